@@ -1,1 +1,381 @@
-//! TODO
+//! [`Kernel`]: one kernel of a built [`Program`], its arguments' signature, and its sub-group
+//! queries (the seed's `info::kernel_device_specific` descriptors).
+
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::plan::local_size::Limits;
+use crate::program::{Program, ResolvedSize, SubGroupSize};
+use crate::range::Range;
+use opencl3::kernel::{
+    Kernel as ClKernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
+    CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_COMPILE_NUM_SUB_GROUPS,
+    CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, CL_KERNEL_MAX_NUM_SUB_GROUPS,
+    CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+};
+use opencl3::program::Program as ClProgram;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// `CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL`.
+const CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL: u32 = 0x410A;
+
+/// Where a kernel argument lives, from `CL_KERNEL_ARG_ADDRESS_QUALIFIER`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgSpace {
+    /// `global` or `constant` pointer: pass a [`crate::Buffer`].
+    Global,
+    /// `local` pointer: pass [`crate::launch::Local`].
+    Local,
+    /// A value: pass a scalar.
+    Private,
+}
+
+/// What the driver says about one kernel argument (`-cl-kernel-arg-info`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgInfo {
+    /// The argument's name, if the driver reports it.
+    pub name: Option<String>,
+    /// The type name without qualifiers (`float*`, `uint`), if the driver reports it.
+    pub type_name: Option<String>,
+    /// Address space, if the driver reports it.
+    pub space: Option<ArgSpace>,
+}
+
+/// A kernel of a built program. Cheap to clone; `Send + Sync` (argument setting and
+/// enqueueing are serialised inside).
+#[derive(Clone)]
+pub struct Kernel {
+    inner: Arc<KernelInner>,
+}
+
+struct KernelInner {
+    name: String,
+    program: Program,
+    raw: Mutex<ClKernel>,
+    /// The range-rounded variant, or why the kernel is not rounded.
+    rounded: std::result::Result<Mutex<ClKernel>, String>,
+    size: ResolvedSize,
+    requested: SubGroupSize,
+    args: Vec<ArgInfo>,
+    limits: Limits,
+    uses_layer: bool,
+}
+
+impl Kernel {
+    pub(crate) fn create(
+        program: Program,
+        build: &ClProgram,
+        name: &str,
+        size: ResolvedSize,
+        rounded: std::result::Result<Arc<ClProgram>, String>,
+    ) -> Result<Kernel> {
+        let dev = program.device().clone();
+        let err = |call: &'static str| {
+            let ctx = format!("kernel `{name}` on {dev}");
+            move |e: opencl3::error_codes::ClError| Error::cl(call, e.0, ctx.clone())
+        };
+        let raw = ClKernel::create(build, name).map_err(err("clCreateKernel"))?;
+        let rounded = match rounded {
+            Ok(p) => ClKernel::create(&p, &crate::program::rounded::rounded_name(name))
+                .map(Mutex::new)
+                .map_err(|e| format!("no rounded variant ({e})")),
+            Err(why) => Err(why),
+        };
+        let n = raw.num_args().map_err(err("clGetKernelInfo(NUM_ARGS)"))? as usize;
+        let args = (0..n as u32).map(|i| arg_info(&raw, i)).collect();
+        let wg = raw
+            .get_work_group_size(dev.id())
+            .map_err(err("clGetKernelWorkGroupInfo(WORK_GROUP_SIZE)"))?;
+        let multiple = raw.get_work_group_size_multiple(dev.id()).unwrap_or(1).max(1);
+        let decl = program.decl(name);
+        let requested = decl
+            .and_then(|d| d.sub_group_size)
+            .unwrap_or(SubGroupSize::Primary);
+        let uses_layer = decl.is_some_and(|d| {
+            crate::program::rounded::rounding_obstacle("", d).is_some() || d.params.is_empty()
+        });
+        let limits = Limits {
+            kind: dev.kind(),
+            max_work_group_size: wg.min(dev.limits().max_work_group_size),
+            max_work_item_sizes: dev.limits().max_work_item_sizes,
+            preferred_multiple: multiple,
+            non_uniform: false,
+        };
+        log::debug!("kernel `{name}` on {dev}: {n} args, {limits:?}, sub-group size {size:?}");
+        Ok(Kernel {
+            inner: Arc::new(KernelInner {
+                name: name.to_string(),
+                program,
+                raw: Mutex::new(raw),
+                rounded,
+                size,
+                requested,
+                args,
+                limits,
+                uses_layer,
+            }),
+        })
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The program it comes from.
+    pub fn program(&self) -> &Program {
+        &self.inner.program
+    }
+
+    /// The driver's description of each argument (entries are `None` where it has none).
+    pub fn args(&self) -> &[ArgInfo] {
+        &self.inner.args
+    }
+
+    /// Work-group limits of this kernel on its device (the inputs of local-size plans).
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// How the kernel's sub-group size resolved on its device.
+    pub fn resolved_sub_group_size(&self) -> ResolvedSize {
+        self.inner.size
+    }
+
+    /// Whether a range-rounded variant exists, or why not.
+    pub fn rounding_support(&self) -> std::result::Result<(), &str> {
+        self.inner.rounded.as_ref().map(|_| ()).map_err(String::as_str)
+    }
+
+    pub(crate) fn raw(&self) -> MutexGuard<'_, ClKernel> {
+        self.inner.raw.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn raw_rounded(&self) -> Option<MutexGuard<'_, ClKernel>> {
+        self.inner
+            .rounded
+            .as_ref()
+            .ok()
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Whether the kernel uses sub-groups, barriers or local memory (scanned from its source).
+    pub(crate) fn uses_collectives(&self) -> bool {
+        self.inner.uses_layer
+    }
+
+    /// Errors with [`Error::FeatureNotSupported`] if the kernel requires a sub-group size the
+    /// device does not support.
+    pub fn check_sub_group_size(&self) -> Result<()> {
+        match self.inner.size {
+            ResolvedSize::Size(_) => Ok(()),
+            ResolvedSize::Unsupported(s) => Err(Error::FeatureNotSupported {
+                device: self.program().device().to_string(),
+                kernel: self.name().to_string(),
+                requested: s,
+                supported: self.program().device().sub_groups().effective.sub_group_sizes.clone(),
+            }),
+        }
+    }
+
+    /// Sub-group queries as clgroups provides them (computed where the backend defines the
+    /// answer, from the driver otherwise).
+    pub fn sub_groups(&self) -> SubGroupQueries<'_> {
+        SubGroupQueries {
+            kernel: self,
+            driver_only: false,
+        }
+    }
+
+    /// Sub-group queries answered by the driver alone (`clGetKernelSubGroupInfo`);
+    /// [`Error::Unsupported`] where the device has no native sub-groups.
+    pub fn driver_sub_groups(&self) -> SubGroupQueries<'_> {
+        SubGroupQueries {
+            kernel: self,
+            driver_only: true,
+        }
+    }
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kernel({} on {})", self.name(), self.program().device())
+    }
+}
+
+fn arg_info(raw: &ClKernel, i: u32) -> ArgInfo {
+    let space = raw.get_arg_address_qualifier(i).ok().map(|q| match q {
+        CL_KERNEL_ARG_ADDRESS_GLOBAL | CL_KERNEL_ARG_ADDRESS_CONSTANT => ArgSpace::Global,
+        CL_KERNEL_ARG_ADDRESS_LOCAL => ArgSpace::Local,
+        _ => ArgSpace::Private,
+    });
+    ArgInfo {
+        name: raw.get_arg_name(i).ok().filter(|s| !s.is_empty()),
+        type_name: raw
+            .get_arg_type_name(i)
+            .ok()
+            .map(|s| s.trim_end_matches('\0').trim().to_string())
+            .filter(|s| !s.is_empty()),
+        space,
+    }
+}
+
+/// The seed's kernel sub-group descriptors for one kernel on its device.
+///
+/// With a fixed sub-group size `S` (required, primary, a warp, or emulation) the answers are
+/// computed: max size for a local range `L` = `min(S, |L|)`, count = `ceil(|L| / S)`, local size
+/// for `n` sub-groups = `n * S` (if the kernel allows it), max number = `ceil(max wg / S)`.
+/// With an automatic size on a native device they come from `clGetKernelSubGroupInfo`.
+pub struct SubGroupQueries<'k> {
+    kernel: &'k Kernel,
+    driver_only: bool,
+}
+
+impl SubGroupQueries<'_> {
+    /// The fixed size `S`, or `None` to ask the driver.
+    fn fixed(&self) -> Result<Option<usize>> {
+        if self.driver_only {
+            return self.native().map(|_| None);
+        }
+        self.kernel.check_sub_group_size()?;
+        Ok(match self.kernel.inner.size {
+            ResolvedSize::Size(0) => None,
+            ResolvedSize::Size(s) => Some(s),
+            ResolvedSize::Unsupported(_) => unreachable!("checked above"),
+        })
+    }
+
+    fn native(&self) -> Result<()> {
+        let dev = self.kernel.program().device();
+        if dev.sub_groups().driver.native() {
+            Ok(())
+        } else {
+            Err(Error::Unsupported {
+                device: dev.to_string(),
+                what: format!("kernel sub-group queries for `{}`", self.kernel.name()),
+                missing: "cl_khr_subgroups (or OpenCL C feature __opencl_c_subgroups)".into(),
+            })
+        }
+    }
+
+    fn driver(&self, param: u32, input: &[usize], what: &str) -> Result<Vec<usize>> {
+        self.native()?;
+        let dev = self.kernel.program().device();
+        ffi::kernel_sub_group_info(&self.kernel.raw(), dev, param, input).map_err(|e| {
+            Error::cl(
+                "clGetKernelSubGroupInfo",
+                e.0,
+                format!("{what} of kernel `{}` on {dev}", self.kernel.name()),
+            )
+        })
+    }
+
+    /// Maximum sub-group size for a launch with this local range.
+    pub fn max_sub_group_size(&self, local: Range) -> Result<usize> {
+        match self.fixed()? {
+            Some(s) => Ok(s.min(local.len())),
+            None => first(self.driver(
+                CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+                local.as_slice(),
+                "MAX_SUB_GROUP_SIZE_FOR_NDRANGE",
+            )?),
+        }
+    }
+
+    /// Number of sub-groups in a work-group of this local range.
+    pub fn sub_group_count(&self, local: Range) -> Result<usize> {
+        match self.fixed()? {
+            Some(s) => Ok(local.len().div_ceil(s)),
+            None => first(self.driver(
+                CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+                local.as_slice(),
+                "SUB_GROUP_COUNT_FOR_NDRANGE",
+            )?),
+        }
+    }
+
+    /// A 1-D local range with exactly `count` sub-groups, or `None` if there is none.
+    pub fn local_size_for_sub_group_count(&self, count: usize) -> Result<Option<Range>> {
+        match self.fixed()? {
+            Some(s) => Ok(count
+                .checked_mul(s)
+                .filter(|&n| count > 0 && n <= self.kernel.limits().max_work_group_size)
+                .map(Range::d1)),
+            None => {
+                let v = self.driver(
+                    CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT,
+                    &[count],
+                    "LOCAL_SIZE_FOR_SUB_GROUP_COUNT",
+                )?;
+                let dims: Vec<usize> = v.into_iter().take(3).collect();
+                Ok(if dims.iter().all(|&d| d == 0) {
+                    None
+                } else {
+                    Some(Range::new(trim_ones(&dims))?)
+                })
+            }
+        }
+    }
+
+    /// Maximum number of sub-groups in a work-group of this kernel.
+    pub fn max_num_sub_groups(&self) -> Result<usize> {
+        match self.fixed()? {
+            Some(s) => Ok(self.kernel.limits().max_work_group_size.div_ceil(s)),
+            None => first(self.driver(CL_KERNEL_MAX_NUM_SUB_GROUPS, &[], "MAX_NUM_SUB_GROUPS")?),
+        }
+    }
+
+    /// Number of sub-groups the kernel requires at compile time (0: none; clgroups kernels
+    /// never fix it).
+    pub fn compile_num_sub_groups(&self) -> Result<usize> {
+        match self.fixed()? {
+            Some(_) => Ok(0),
+            None => first(self.driver(
+                CL_KERNEL_COMPILE_NUM_SUB_GROUPS,
+                &[],
+                "COMPILE_NUM_SUB_GROUPS",
+            )?),
+        }
+    }
+
+    /// The kernel's compile-time sub-group size: the required size, the device's primary size
+    /// for `primary`, 0 for `automatic` (the seed's `compile_sub_group_size`). Driver-only:
+    /// `CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL`.
+    pub fn compile_sub_group_size(&self) -> Result<usize> {
+        if self.driver_only {
+            let dev = self.kernel.program().device();
+            if !dev.sub_groups().driver.has("cl_intel_required_subgroup_size") {
+                return Err(Error::Unsupported {
+                    device: dev.to_string(),
+                    what: "CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL".into(),
+                    missing: "cl_intel_required_subgroup_size".into(),
+                });
+            }
+            return first(self.driver(
+                CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL,
+                &[],
+                "COMPILE_SUB_GROUP_SIZE_INTEL",
+            )?);
+        }
+        self.kernel.check_sub_group_size()?;
+        let dev = self.kernel.program().device();
+        Ok(match self.kernel.inner.requested {
+            SubGroupSize::Exact(s) => s,
+            SubGroupSize::Primary => dev.sub_groups().effective.primary_sub_group_size,
+            SubGroupSize::Automatic => 0,
+        })
+    }
+}
+
+fn first(v: Vec<usize>) -> Result<usize> {
+    v.first()
+        .copied()
+        .ok_or_else(|| Error::input("the driver returned an empty answer"))
+}
+
+fn trim_ones(dims: &[usize]) -> &[usize] {
+    let mut n = dims.len();
+    while n > 1 && dims[n - 1] == 1 {
+        n -= 1;
+    }
+    &dims[..n]
+}

@@ -1,1 +1,258 @@
-//! TODO
+//! Typed launches: ND-ranges with an automatic, exact or tuned local size, and plain ranges
+//! with range rounding. Every check happens before anything is enqueued; every launch returns
+//! a profiled [`Event`].
+//!
+//! Dimension order is OpenCL's: dimension 0 is x, the fastest-varying. SYCL's
+//! `nd_range<3>{{nz, ny, nx}, {lz, ly, lx}}` is `nd_range(Range::d3(nx, ny, nz),
+//! LocalSize::Exact(Range::d3(lx, ly, lz)))` here.
+//!
+//! ```no_run
+//! use clgroups::{launch::LocalSize, Buffer, Program, Queue, Range};
+//! let q = Queue::new(&clgroups::default_device()?)?;
+//! let p = Program::from_source(&q, "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
+//! let mut x = Buffer::from_slice(&q, &[1, 2, 3])?;
+//! // ND-range, local size chosen by the implementation (the seed's auto_range):
+//! p.kernel("inc")?.launch().arg(&x).nd_range(Range::d1(3), LocalSize::Auto)?.wait()?;
+//! // Plain range: rounded up to a good size when that helps, guarded in the kernel:
+//! p.kernel("inc")?.launch().arg(&x).range(3)?.wait()?;
+//! assert_eq!(x.read(&q)?, vec![3, 4, 5]);
+//! # Ok::<(), clgroups::Error>(())
+//! ```
+
+mod args;
+
+pub use args::{check as check_args, Arg, KernelArg, Local};
+
+use crate::device::ShuffleBackend;
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::kernel::Kernel;
+use crate::plan::{local_size, rounding};
+use crate::queue::Queue;
+use crate::range::Range;
+use std::time::Duration;
+
+/// The local size of an ND-range launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalSize {
+    /// The implementation chooses (OpenCL: a NULL local size; the seed's `auto_range`). The
+    /// global range is never changed.
+    Auto,
+    /// Exactly this local range.
+    Exact(Range),
+    /// The largest work-group that divides the global range and suits the kernel's preferred
+    /// multiple and maximum (the seed's "kernel query" approach, built in).
+    Tuned,
+}
+
+/// A finished-or-running command, with profiling times.
+pub struct Event {
+    raw: opencl3::event::Event,
+    context: String,
+}
+
+impl Event {
+    pub(crate) fn new(raw: opencl3::event::Event, context: String) -> Self {
+        Event { raw, context }
+    }
+
+    /// Waits for the command to finish.
+    pub fn wait(&self) -> Result<()> {
+        self.raw
+            .wait()
+            .map_err(|e| Error::cl("clWaitForEvents", e.0, self.context.clone()))
+    }
+
+    /// Device time from start to end of the command (waits for it first).
+    pub fn duration(&self) -> Result<Duration> {
+        self.wait()?;
+        let err = |e: opencl3::error_codes::ClError| {
+            Error::cl("clGetEventProfilingInfo", e.0, self.context.clone())
+        };
+        let start = self.raw.profiling_command_start().map_err(err)?;
+        let end = self.raw.profiling_command_end().map_err(err)?;
+        Ok(Duration::from_nanos(end.saturating_sub(start)))
+    }
+
+    pub(crate) fn raw(&self) -> &opencl3::event::Event {
+        &self.raw
+    }
+}
+
+impl Kernel {
+    /// Starts a launch on the program's queue.
+    pub fn launch(&self) -> Launch<'_> {
+        Launch {
+            kernel: self,
+            queue: self.program().queue().clone(),
+            args: Vec::new(),
+            offset: None,
+        }
+    }
+}
+
+/// A launch being prepared: arguments, then a shape ([`Launch::nd_range`] or
+/// [`Launch::range`]) enqueues it.
+#[must_use = "a launch does nothing until nd_range() or range() is called"]
+pub struct Launch<'k> {
+    kernel: &'k Kernel,
+    queue: Queue,
+    args: Vec<Arg>,
+    offset: Option<Range>,
+}
+
+impl Launch<'_> {
+    /// Appends an argument: `&Buffer<T>`, a scalar, or [`Local`].
+    pub fn arg(mut self, arg: impl KernelArg) -> Self {
+        self.args.push(arg.to_arg());
+        self
+    }
+
+    /// Appends an already-built argument.
+    pub fn raw_arg(mut self, arg: Arg) -> Self {
+        self.args.push(arg);
+        self
+    }
+
+    /// A global offset (OpenCL order) for ND-range launches.
+    pub fn offset(mut self, offset: Range) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+
+    /// Enqueues over an ND-range: `global` work-items in work-groups of `local`.
+    pub fn nd_range(self, global: impl Into<Range>, local: LocalSize) -> Result<Event> {
+        let global = global.into();
+        let local = self.plan_local(global, local)?;
+        self.enqueue(false, global, local, None)
+    }
+
+    /// Enqueues over a plain range (no work-groups promised to the kernel): rounded up and
+    /// guarded when the range is awkward, per [`crate::plan::rounding`].
+    pub fn range(self, global: impl Into<Range>) -> Result<Event> {
+        let user = global.into();
+        self.check_common(user, None)?;
+        let can_round = self.kernel.rounding_support().is_ok();
+        let cfg = self.kernel.program().rounding();
+        let plan = rounding::plan(user, cfg, self.kernel.limits(), can_round);
+        log::debug!("kernel `{}`: rounding plan {plan:?}", self.kernel.name());
+        if cfg.trace {
+            for line in plan.trace_lines() {
+                println!("{line}");
+            }
+        }
+        let extra = plan.rounded_variant.then_some(user);
+        self.enqueue(plan.rounded_variant, plan.launch, plan.local, extra)
+    }
+
+    /// The local range an ND-range launch uses (`None`: NULL), validated.
+    fn plan_local(&self, global: Range, local: LocalSize) -> Result<Option<Range>> {
+        self.check_common(global, None)?;
+        let k = self.kernel;
+        let lim = k.limits();
+        let warp_bound = k.program().device().sub_groups().effective.shuffle_backend
+            == ShuffleBackend::NvidiaPtx
+            && k.uses_collectives();
+        let chosen = match local {
+            LocalSize::Auto if warp_bound => {
+                let tuned = local_size::tuned(global, lim);
+                log::debug!(
+                    "kernel `{}`: auto local size on nvidia-ptx would let the driver pick a \
+                     size that is not a multiple of the warp; using tuned {tuned:?}",
+                    k.name()
+                );
+                Some(tuned)
+            }
+            LocalSize::Auto => None,
+            LocalSize::Exact(l) => Some(l),
+            LocalSize::Tuned => Some(local_size::tuned(global, lim)),
+        };
+        if let Some(l) = chosen {
+            local_size::validate(global, l, lim).map_err(|r| self.invalid(global, Some(l), r))?;
+            if warp_bound && l.len() % 32 != 0 {
+                return Err(self.invalid(
+                    global,
+                    Some(l),
+                    "work-groups of sub-group kernels on NVIDIA must be a multiple of the warp \
+                     (32) work-items"
+                        .into(),
+                ));
+            }
+        }
+        log::debug!(
+            "kernel `{}`: ND-range global {global:?}, local {local:?} -> {chosen:?}",
+            k.name()
+        );
+        Ok(chosen)
+    }
+
+    fn check_common(&self, global: Range, local: Option<Range>) -> Result<()> {
+        self.kernel.check_sub_group_size()?;
+        if global.is_empty() {
+            return Err(self.invalid(global, local, "a global range has no zero sizes".into()));
+        }
+        if let Some(o) = self.offset {
+            if o.rank() != global.rank() {
+                return Err(self.invalid(global, local, format!("offset {o:?} has another rank")));
+            }
+        }
+        Ok(())
+    }
+
+    fn invalid(&self, global: Range, local: Option<Range>, reason: String) -> Error {
+        Error::InvalidLaunch {
+            kernel: self.kernel.name().to_string(),
+            device: self.queue.device().to_string(),
+            global: global.as_slice().to_vec(),
+            local: local.map(|l| l.as_slice().to_vec()).unwrap_or_default(),
+            reason,
+        }
+    }
+
+    /// Sets the arguments and enqueues; `user` adds the rounded variant's range arguments.
+    fn enqueue(
+        mut self,
+        rounded: bool,
+        global: Range,
+        local: Option<Range>,
+        user: Option<Range>,
+    ) -> Result<Event> {
+        let name = self.kernel.name().to_string();
+        check_args(&name, self.kernel.args(), &self.args)?;
+        if let Some(u) = user {
+            self.args
+                .extend(u.padded().iter().map(|&n| KernelArg::to_arg(&(n as u64))));
+        }
+        let guard = if rounded {
+            self.kernel
+                .raw_rounded()
+                .ok_or_else(|| self.invalid(global, local, "no rounded variant".into()))?
+        } else {
+            self.kernel.raw()
+        };
+        let dev = self.queue.device().to_string();
+        for (i, a) in self.args.iter().enumerate() {
+            ffi::set_arg(&guard, i as u32, &a.raw()).map_err(|e| {
+                Error::cl("clSetKernelArg", e.0, format!("argument {i} of `{name}` on {dev}"))
+            })?;
+        }
+        let offset = self.offset.map(|o| o.as_slice().to_vec());
+        let local_v = local.map(|l| l.as_slice().to_vec());
+        let ev = ffi::enqueue_kernel(
+            self.queue.raw(),
+            &guard,
+            offset.as_deref(),
+            global.as_slice(),
+            local_v.as_deref(),
+            &[],
+        )
+        .map_err(|e| {
+            Error::cl(
+                "clEnqueueNDRangeKernel",
+                e.0,
+                format!("`{name}` on {dev}, global {global:?}, local {local:?}"),
+            )
+        })?;
+        Ok(Event::new(ev, format!("`{name}` on {dev}")))
+    }
+}

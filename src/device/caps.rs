@@ -1,0 +1,302 @@
+//! Sub-group capabilities of a device: what the driver reports, and what clgroups provides.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The sub-group extensions and features clgroups looks for, in report order.
+pub const SUB_GROUP_EXTENSIONS: [&str; 8] = [
+    "cl_khr_subgroups",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_intel_subgroups",
+    "cl_intel_required_subgroup_size",
+    "__opencl_c_subgroups",
+];
+
+/// How the `cl/` sub-group layer implements sub-groups on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShuffleBackend {
+    /// `cl_khr_subgroups` + `cl_khr_subgroup_shuffle` builtins.
+    Khr,
+    /// `cl_intel_subgroups` builtins.
+    Intel,
+    /// NVIDIA's OpenCL: inline PTX (`shfl.sync`, `%laneid`), warps of 32.
+    NvidiaPtx,
+    /// Any other device: local memory and work-group barriers.
+    Emulated,
+}
+
+impl ShuffleBackend {
+    /// The name used in reports, JSON and `CLGROUPS_SHUFFLE_BACKEND`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ShuffleBackend::Khr => "khr",
+            ShuffleBackend::Intel => "intel",
+            ShuffleBackend::NvidiaPtx => "nvidia-ptx",
+            ShuffleBackend::Emulated => "emulated",
+        }
+    }
+
+    /// The OpenCL C define the layer selects this backend with.
+    pub const fn define(self) -> &'static str {
+        match self {
+            ShuffleBackend::Khr => "CLG_BACKEND_KHR",
+            ShuffleBackend::Intel => "CLG_BACKEND_INTEL",
+            ShuffleBackend::NvidiaPtx => "CLG_BACKEND_NVIDIA_PTX",
+            ShuffleBackend::Emulated => "CLG_BACKEND_EMULATED",
+        }
+    }
+}
+
+impl fmt::Display for ShuffleBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ShuffleBackend {
+    type Err = crate::Error;
+
+    fn from_str(s: &str) -> crate::Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "khr" => Ok(ShuffleBackend::Khr),
+            "intel" => Ok(ShuffleBackend::Intel),
+            "nvidia-ptx" | "ptx" => Ok(ShuffleBackend::NvidiaPtx),
+            "emulated" => Ok(ShuffleBackend::Emulated),
+            other => Err(crate::Error::input(format!(
+                "unknown shuffle backend {other:?} (expected khr, intel, nvidia-ptx or emulated)"
+            ))),
+        }
+    }
+}
+
+/// The driver's own answers, exactly as `clinfo` shows them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DriverSubGroups {
+    /// `CL_DEVICE_MAX_NUM_SUB_GROUPS` (0: no sub-groups).
+    pub max_num_sub_groups: u32,
+    /// `CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS`.
+    pub independent_forward_progress: bool,
+    /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL`; empty without `cl_intel_required_subgroup_size`.
+    pub sub_group_sizes: Vec<usize>,
+    /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+    pub max_work_group_size: usize,
+    /// `CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE` (0 where the driver has no such query).
+    pub preferred_work_group_size_multiple: usize,
+    /// `CL_DEVICE_OPENCL_C_VERSION`.
+    pub opencl_c_version: String,
+    /// `CL_DEVICE_OPENCL_C_FEATURES` names (OpenCL 3.0 drivers).
+    pub opencl_c_features: Vec<String>,
+    /// Presence of each of [`SUB_GROUP_EXTENSIONS`].
+    pub extensions: BTreeMap<&'static str, bool>,
+    /// `CL_DEVICE_WARP_SIZE_NV` where `cl_nv_device_attribute_query` is present.
+    pub warp_size_nv: Option<u32>,
+}
+
+impl DriverSubGroups {
+    /// Whether the device has extension (or feature) `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.extensions.get(name).copied().unwrap_or(false)
+    }
+
+    /// Whether the driver runs sub-groups natively (and so answers kernel sub-group queries).
+    pub fn native(&self) -> bool {
+        self.max_num_sub_groups > 0
+            && (self.has("cl_khr_subgroups") || self.has("__opencl_c_subgroups"))
+    }
+}
+
+/// What clgroups provides on a device, whatever the driver has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EffectiveSubGroups {
+    /// Sub-group sizes a kernel may require (`CLG_REQD_SUB_GROUP_SIZE`), ascending.
+    pub sub_group_sizes: Vec<usize>,
+    /// The size guaranteed to support every feature of the layer; kernels that say nothing get it.
+    pub primary_sub_group_size: usize,
+    /// How the layer implements sub-groups here.
+    pub shuffle_backend: ShuffleBackend,
+}
+
+/// A device's sub-group capabilities: the driver's view and clgroups' effective view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubGroupCapabilities {
+    /// What the driver reports.
+    pub driver: DriverSubGroups,
+    /// What clgroups provides.
+    pub effective: EffectiveSubGroups,
+}
+
+/// The largest size emulation offers (matching the largest size native CPU drivers list).
+const MAX_EMULATED_SIZE: usize = 512;
+
+/// The backend clgroups picks for a device (pure).
+///
+/// NVIDIA's own platform gets `nvidia-ptx`; a device with `cl_khr_subgroups` and
+/// `cl_khr_subgroup_shuffle` gets `khr` (preferred over `intel`: PoCL 6.0 lists
+/// `cl_intel_subgroups` but lacks `intel_sub_group_shuffle_down`); one with only
+/// `cl_intel_subgroups` gets `intel`; anything else `emulated`.
+pub fn choose_backend(driver: &DriverSubGroups, nvidia_platform: bool) -> ShuffleBackend {
+    if nvidia_platform {
+        ShuffleBackend::NvidiaPtx
+    } else if driver.native() && driver.has("cl_khr_subgroup_shuffle") {
+        ShuffleBackend::Khr
+    } else if driver.has("cl_intel_subgroups") {
+        ShuffleBackend::Intel
+    } else {
+        ShuffleBackend::Emulated
+    }
+}
+
+/// Whether `backend` can run on this device at all.
+pub fn backend_available(
+    backend: ShuffleBackend,
+    driver: &DriverSubGroups,
+    nvidia_platform: bool,
+) -> bool {
+    match backend {
+        ShuffleBackend::Khr => driver.native() && driver.has("cl_khr_subgroup_shuffle"),
+        ShuffleBackend::Intel => driver.has("cl_intel_subgroups"),
+        ShuffleBackend::NvidiaPtx => nvidia_platform,
+        ShuffleBackend::Emulated => true,
+    }
+}
+
+/// clgroups' effective view for a driver and backend (pure).
+///
+/// Primary size, per family:
+/// * `nvidia-ptx`: the warp size (`CL_DEVICE_WARP_SIZE_NV`, 32);
+/// * `khr`/`intel` with `cl_intel_required_subgroup_size`: the device's preferred work-group size
+///   multiple (its SIMD width) if the driver lists it, else the largest listed size below it,
+///   else the smallest listed; the layer pins it with `intel_reqd_sub_group_size`;
+/// * `khr`/`intel` without it: the preferred multiple, the only size offered (kernels run the
+///   driver's choice and the layer reads the real size at run time);
+/// * `emulated`: the preferred multiple rounded down to a power of two (1 if unknown), at most
+///   the maximum work-group size.
+///
+/// Sizes: `nvidia-ptx` offers only the warp size; `khr`/`intel` the driver's list; `emulated`
+/// every power of two up to `min(max work-group size, 512)`.
+pub fn effective_view(driver: &DriverSubGroups, backend: ShuffleBackend) -> EffectiveSubGroups {
+    let simd = driver.preferred_work_group_size_multiple.max(1);
+    let (sizes, primary) = match backend {
+        ShuffleBackend::NvidiaPtx => {
+            let warp = driver.warp_size_nv.map_or(32, |w| w as usize);
+            (vec![warp], warp)
+        }
+        ShuffleBackend::Khr | ShuffleBackend::Intel if !driver.sub_group_sizes.is_empty() => {
+            let mut sizes = driver.sub_group_sizes.clone();
+            sizes.sort_unstable();
+            let primary = sizes
+                .iter()
+                .copied()
+                .filter(|&s| s <= simd)
+                .max()
+                .unwrap_or(sizes[0]);
+            (sizes, primary)
+        }
+        ShuffleBackend::Khr | ShuffleBackend::Intel => (vec![simd], simd),
+        ShuffleBackend::Emulated => {
+            let limit = driver.max_work_group_size.clamp(1, MAX_EMULATED_SIZE);
+            let sizes: Vec<usize> = (0..usize::BITS)
+                .map(|b| 1usize << b)
+                .take_while(|&s| s <= limit)
+                .collect();
+            let primary = prev_power_of_two(simd).min(*sizes.last().unwrap_or(&1));
+            (sizes, primary)
+        }
+    };
+    EffectiveSubGroups {
+        sub_group_sizes: sizes,
+        primary_sub_group_size: primary,
+        shuffle_backend: backend,
+    }
+}
+
+fn prev_power_of_two(n: usize) -> usize {
+    if n == 0 {
+        1
+    } else {
+        1 << (usize::BITS - 1 - n.leading_zeros())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn driver(exts: &[&'static str], max_sg: u32, sizes: &[usize], simd: usize) -> DriverSubGroups {
+        DriverSubGroups {
+            max_num_sub_groups: max_sg,
+            independent_forward_progress: max_sg > 0,
+            sub_group_sizes: sizes.to_vec(),
+            max_work_group_size: 4096,
+            preferred_work_group_size_multiple: simd,
+            opencl_c_version: "OpenCL C 1.2".into(),
+            opencl_c_features: vec![],
+            extensions: SUB_GROUP_EXTENSIONS
+                .iter()
+                .map(|e| (*e, exts.contains(e)))
+                .collect(),
+            warp_size_nv: None,
+        }
+    }
+
+    #[test]
+    fn pocl3_is_emulated_with_simd_primary() {
+        let d = driver(&[], 0, &[], 8);
+        let b = choose_backend(&d, false);
+        assert_eq!(b, ShuffleBackend::Emulated);
+        let e = effective_view(&d, b);
+        assert_eq!(e.primary_sub_group_size, 8);
+        assert_eq!(e.sub_group_sizes, vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512]);
+    }
+
+    #[test]
+    fn pocl6_is_khr_with_listed_sizes() {
+        let sizes = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+        let d = driver(
+            &[
+                "cl_khr_subgroups",
+                "cl_khr_subgroup_shuffle",
+                "cl_intel_subgroups",
+                "cl_intel_required_subgroup_size",
+                "__opencl_c_subgroups",
+            ],
+            128,
+            &sizes,
+            8,
+        );
+        let b = choose_backend(&d, false);
+        assert_eq!(b, ShuffleBackend::Khr);
+        let e = effective_view(&d, b);
+        assert_eq!(e.primary_sub_group_size, 8);
+        assert_eq!(e.sub_group_sizes, sizes.to_vec());
+        assert!(backend_available(ShuffleBackend::Intel, &d, false));
+        assert!(!backend_available(ShuffleBackend::NvidiaPtx, &d, false));
+    }
+
+    #[test]
+    fn nvidia_is_ptx_with_warp_primary() {
+        let mut d = driver(&[], 0, &[], 32);
+        d.warp_size_nv = Some(32);
+        let b = choose_backend(&d, true);
+        assert_eq!(b, ShuffleBackend::NvidiaPtx);
+        let e = effective_view(&d, b);
+        assert_eq!((e.primary_sub_group_size, e.sub_group_sizes), (32, vec![32]));
+        assert!(!backend_available(ShuffleBackend::Khr, &d, true));
+    }
+
+    #[test]
+    fn backend_names_round_trip() {
+        for b in [
+            ShuffleBackend::Khr,
+            ShuffleBackend::Intel,
+            ShuffleBackend::NvidiaPtx,
+            ShuffleBackend::Emulated,
+        ] {
+            assert_eq!(b.name().parse::<ShuffleBackend>().unwrap(), b);
+        }
+        assert!("cuda".parse::<ShuffleBackend>().is_err());
+    }
+}

@@ -1,0 +1,307 @@
+//! Discovery: every platform and device, queried once per process.
+
+use super::caps::{
+    backend_available, choose_backend, effective_view, DriverSubGroups, ShuffleBackend,
+    SubGroupCapabilities, SUB_GROUP_EXTENSIONS,
+};
+use super::{backend_requirement, is_nvidia_platform, Device, DeviceInner, DeviceLimits, Selector};
+use crate::error::{Error, Result};
+use crate::plan::local_size::DeviceKind;
+use once_cell::sync::Lazy;
+use opencl3::device::{
+    Device as ClDevice, SubDevice, CL_DEVICE_PARTITION_EQUALLY, CL_DEVICE_TYPE_ACCELERATOR,
+    CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
+};
+use opencl3::error_codes::{error_text, ClError};
+use std::sync::Arc;
+
+/// `CL_DEVICE_SUB_GROUP_SIZES_INTEL`.
+const CL_DEVICE_SUB_GROUP_SIZES_INTEL: u32 = 0x4108;
+/// ocl-icd: no platform found (`CL_PLATFORM_NOT_FOUND_KHR`).
+const CL_PLATFORM_NOT_FOUND_KHR: i32 = -1001;
+/// opencl3 (`dynamic`): libOpenCL could not be loaded.
+const DLOPEN_RUNTIME_LOAD_FAILED: i32 = -2000;
+
+static DEVICES: Lazy<Result<Vec<Device>>> = Lazy::new(discover);
+
+/// Every device of every platform, in platform order then device order. Discovered once.
+///
+/// Errors with [`Error::NoRuntime`] when there is no OpenCL loader or no driver.
+pub fn devices() -> Result<&'static [Device]> {
+    DEVICES.as_ref().map(Vec::as_slice).map_err(Clone::clone)
+}
+
+/// The device `CLGROUPS_DEVICE` names, or else the first GPU, else accelerator, else CPU.
+pub fn default_device() -> Result<Device> {
+    match std::env::var("CLGROUPS_DEVICE") {
+        Ok(sel) if !sel.trim().is_empty() => select_device(&sel),
+        _ => {
+            let all = devices()?;
+            let pick = [DeviceKind::Gpu, DeviceKind::Accelerator, DeviceKind::Cpu]
+                .iter()
+                .find_map(|k| all.iter().find(|d| d.kind() == *k))
+                .or_else(|| all.first())
+                .ok_or_else(|| Error::NoRuntime {
+                    detail: "the OpenCL platforms have no devices".into(),
+                })?;
+            log::debug!("default device: {pick} (first GPU, else accelerator, else CPU)");
+            Ok(pick.clone())
+        }
+    }
+}
+
+/// The first device a selector (see [`Selector`]) matches; the error lists every device.
+pub fn select_device(selector: &str) -> Result<Device> {
+    let all = devices()?;
+    let sel: Selector = selector.parse()?;
+    let found = all.iter().find(|d| {
+        sel.matches(
+            d.platform_index(),
+            d.device_index(),
+            d.platform_name(),
+            d.name(),
+            d.kind(),
+        )
+    });
+    match found {
+        Some(d) => {
+            log::debug!("device selector {selector:?} chose {d}");
+            Ok(d.clone())
+        }
+        None => Err(Error::NoDevice {
+            request: selector.to_string(),
+            available: all
+                .iter()
+                .map(|d| format!("  {d}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }),
+    }
+}
+
+impl Device {
+    /// Splits this device into `n` equal sub-devices (`clCreateSubDevices`,
+    /// `CL_DEVICE_PARTITION_EQUALLY`), e.g. a CPU into several "stacks".
+    pub fn split_equally(&self, n: usize) -> Result<Vec<Device>> {
+        let units = self
+            .raw()
+            .max_compute_units()
+            .map_err(|e| cl_err("clGetDeviceInfo", e, self))? as usize;
+        if n == 0 || units < n {
+            return Err(Error::input(format!(
+                "cannot split {self} ({units} compute units) into {n} sub-devices"
+            )));
+        }
+        let props = [CL_DEVICE_PARTITION_EQUALLY, (units / n) as isize, 0];
+        let subs = self
+            .raw()
+            .create_sub_devices(&props)
+            .map_err(|e| cl_err("clCreateSubDevices", e, self))?;
+        subs.into_iter()
+            .take(n)
+            .enumerate()
+            .map(|(i, sub)| {
+                let raw = ClDevice::new(sub.id());
+                let name = format!("{} [sub-device {i}]", self.name());
+                let platform = self.platform_name().to_string();
+                build(self.platform_index(), i, platform, name, raw, Some(Arc::new(sub)))
+            })
+            .collect()
+    }
+}
+
+fn cl_err(call: &'static str, e: ClError, dev: &Device) -> Error {
+    Error::cl(call, e.0, dev.to_string())
+}
+
+fn discover() -> Result<Vec<Device>> {
+    let platforms = opencl3::platform::get_platforms().map_err(|e| match e.0 {
+        DLOPEN_RUNTIME_LOAD_FAILED => Error::NoRuntime {
+            detail: "libOpenCL.so.1 could not be loaded".into(),
+        },
+        CL_PLATFORM_NOT_FOUND_KHR => Error::NoRuntime {
+            detail: "the OpenCL loader found no platform".into(),
+        },
+        code => Error::NoRuntime {
+            detail: format!("clGetPlatformIDs failed with {}", error_text(code)),
+        },
+    })?;
+    if platforms.is_empty() {
+        return Err(Error::NoRuntime {
+            detail: "the OpenCL loader found no platform".into(),
+        });
+    }
+    let mut out = Vec::new();
+    for (pi, p) in platforms.iter().enumerate() {
+        let pname = p.name().unwrap_or_default();
+        let ids = match p.get_devices(CL_DEVICE_TYPE_ALL) {
+            Ok(ids) => ids,
+            Err(e) => {
+                log::warn!("platform {pi} ({pname}): no devices ({e})");
+                continue;
+            }
+        };
+        for (di, id) in ids.into_iter().enumerate() {
+            let raw = ClDevice::new(id);
+            let name = raw.name().unwrap_or_default();
+            match build(pi, di, pname.clone(), name, raw, None) {
+                Ok(d) => out.push(d),
+                Err(e) => log::warn!("skipping device {pi}:{di}: {e}"),
+            }
+        }
+    }
+    log::debug!(
+        "discovered {} device(s): {:?}",
+        out.len(),
+        out.iter().map(|d| d.to_string()).collect::<Vec<_>>()
+    );
+    Ok(out)
+}
+
+fn build(
+    platform_index: usize,
+    device_index: usize,
+    platform: String,
+    name: String,
+    raw: ClDevice,
+    sub_device: Option<Arc<SubDevice>>,
+) -> Result<Device> {
+    let ctx = format!("{platform_index}:{device_index} {platform} / {name}");
+    let err = |call: &'static str| move |e: ClError| Error::cl(call, e.0, ctx.clone());
+    let ty = raw.dev_type().map_err(err("clGetDeviceInfo(TYPE)"))?;
+    let kind = if ty & CL_DEVICE_TYPE_GPU != 0 {
+        DeviceKind::Gpu
+    } else if ty & CL_DEVICE_TYPE_ACCELERATOR != 0 {
+        DeviceKind::Accelerator
+    } else if ty & CL_DEVICE_TYPE_CPU != 0 {
+        DeviceKind::Cpu
+    } else {
+        DeviceKind::Other
+    };
+    let ext_string = raw.extensions().unwrap_or_default();
+    let exts: Vec<&str> = ext_string.split_whitespace().collect();
+    let features: Vec<String> = raw
+        .opencl_c_features()
+        .map(|v| v.iter().map(|f| cstr_name(&f.name)).collect())
+        .unwrap_or_default();
+    let has = |e: &str| exts.contains(&e) || features.iter().any(|f| f == e);
+    let extensions = SUB_GROUP_EXTENSIONS.iter().map(|e| (*e, has(e))).collect();
+    let sizes = if has("cl_intel_required_subgroup_size") {
+        raw.get_data(CL_DEVICE_SUB_GROUP_SIZES_INTEL)
+            .map(|b| decode_sizes(&b))
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let items = raw.max_work_item_sizes().map_err(err("clGetDeviceInfo(MAX_WORK_ITEM_SIZES)"))?;
+    let mut max_work_item_sizes = [1; 3];
+    for (d, s) in max_work_item_sizes.iter_mut().zip(&items) {
+        *d = *s;
+    }
+    let max_work_group_size = raw
+        .max_work_group_size()
+        .map_err(err("clGetDeviceInfo(MAX_WORK_GROUP_SIZE)"))?;
+    let driver = DriverSubGroups {
+        max_num_sub_groups: raw.max_num_sub_groups().unwrap_or(0),
+        independent_forward_progress: raw.sub_group_independent_forward_progress().unwrap_or(false),
+        sub_group_sizes: sizes,
+        max_work_group_size,
+        preferred_work_group_size_multiple: raw.preferred_work_group_size_multiple().unwrap_or(0),
+        opencl_c_version: raw.opencl_c_version().unwrap_or_default(),
+        opencl_c_features: features.clone(),
+        extensions,
+        warp_size_nv: if has("cl_nv_device_attribute_query") {
+            raw.wrap_size_nv().ok()
+        } else {
+            None
+        },
+    };
+    let nvidia = is_nvidia_platform(&platform);
+    let backend = backend_from_env(&driver, nvidia, &ctx)?;
+    let limits = DeviceLimits {
+        max_work_group_size,
+        max_work_item_sizes,
+        non_uniform_work_groups: raw.non_uniform_work_group_support().unwrap_or(false),
+        mem_base_addr_align: raw.mem_base_addr_align().unwrap_or(1024) as usize / 8,
+        global_mem_size: raw.global_mem_size().unwrap_or(0),
+        local_mem_size: raw.local_mem_size().unwrap_or(0),
+        fp64: has("cl_khr_fp64"),
+    };
+    let sub_groups = SubGroupCapabilities {
+        effective: effective_view(&driver, backend),
+        driver,
+    };
+    log::debug!(
+        "{ctx}: {kind:?}, backend {backend}, primary sub-group size {}, sizes {:?}",
+        sub_groups.effective.primary_sub_group_size,
+        sub_groups.effective.sub_group_sizes
+    );
+    Ok(Device {
+        inner: Arc::new(DeviceInner {
+            platform_index,
+            device_index,
+            platform,
+            name,
+            kind,
+            raw,
+            sub_device,
+            limits,
+            sub_groups,
+        }),
+    })
+}
+
+/// The backend for a device: `CLGROUPS_SHUFFLE_BACKEND` if set (an error if the device cannot
+/// run it), else [`choose_backend`].
+fn backend_from_env(driver: &DriverSubGroups, nvidia: bool, ctx: &str) -> Result<ShuffleBackend> {
+    let auto = choose_backend(driver, nvidia);
+    let Ok(forced) = std::env::var("CLGROUPS_SHUFFLE_BACKEND") else {
+        return Ok(auto);
+    };
+    let forced: ShuffleBackend = forced.parse()?;
+    if backend_available(forced, driver, nvidia) {
+        log::debug!("{ctx}: backend {forced} forced by CLGROUPS_SHUFFLE_BACKEND (auto: {auto})");
+        Ok(forced)
+    } else {
+        Err(Error::Unsupported {
+            device: ctx.to_string(),
+            what: format!("CLGROUPS_SHUFFLE_BACKEND={forced}"),
+            missing: backend_requirement(forced).into(),
+        })
+    }
+}
+
+/// Decodes a `size_t[]` device-info answer.
+fn decode_sizes(bytes: &[u8]) -> Vec<usize> {
+    bytes
+        .chunks_exact(std::mem::size_of::<usize>())
+        .map(|c| usize::from_ne_bytes(c.try_into().expect("chunks_exact yields full chunks")))
+        .collect()
+}
+
+fn cstr_name(raw: &[u8]) -> String {
+    let end = raw.iter().position(|&c| c == 0).unwrap_or(raw.len());
+    String::from_utf8_lossy(&raw[..end]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_size_lists() {
+        let mut bytes = Vec::new();
+        for s in [1usize, 2, 4, 512] {
+            bytes.extend_from_slice(&s.to_ne_bytes());
+        }
+        assert_eq!(decode_sizes(&bytes), vec![1, 2, 4, 512]);
+        assert!(decode_sizes(&[]).is_empty());
+    }
+
+    #[test]
+    fn reads_nul_terminated_names() {
+        let mut raw = [0u8; 64];
+        raw[..20].copy_from_slice(b"__opencl_c_subgroups");
+        assert_eq!(cstr_name(&raw), "__opencl_c_subgroups");
+    }
+}

@@ -1,0 +1,220 @@
+//! Kernel arguments: what may be passed, and the checks against the kernel's signature.
+
+use crate::buffer::{Buffer, Scalar};
+use crate::error::{Error, Result};
+use crate::ffi::RawArg;
+use crate::kernel::{ArgInfo, ArgSpace};
+use opencl3::types::cl_mem;
+use std::marker::PhantomData;
+
+/// A `__local` buffer argument of `len` elements of `T`.
+///
+/// ```
+/// let scratch = clgroups::launch::Local::<f32>::new(256);
+/// assert_eq!(scratch.bytes(), 1024);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Local<T> {
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T: Scalar> Local<T> {
+    /// `len` elements of local memory per work-group.
+    pub const fn new(len: usize) -> Self {
+        Local {
+            len,
+            _t: PhantomData,
+        }
+    }
+
+    /// Size in bytes.
+    pub const fn bytes(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+}
+
+/// One argument, owned by the launch until it is set.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    /// A buffer: its memory object and element type.
+    Buffer {
+        /// The memory object (kept alive by the borrowed [`Buffer`]).
+        mem: cl_mem,
+        /// OpenCL C name of the element type.
+        elem: &'static str,
+    },
+    /// A scalar value.
+    Scalar {
+        /// The value's bytes.
+        bytes: Vec<u8>,
+        /// OpenCL C name of its type.
+        ty: &'static str,
+    },
+    /// Local memory of this many bytes.
+    Local(usize),
+}
+
+/// Anything that can be a kernel argument: `&Buffer<T>`, a [`Scalar`], [`Local`].
+pub trait KernelArg {
+    /// The argument's value.
+    fn to_arg(&self) -> Arg;
+}
+
+impl<T: Scalar> KernelArg for &Buffer<T> {
+    fn to_arg(&self) -> Arg {
+        Arg::Buffer {
+            mem: self.as_raw(),
+            elem: T::CL_NAME,
+        }
+    }
+}
+
+impl<T: Scalar> KernelArg for &mut Buffer<T> {
+    fn to_arg(&self) -> Arg {
+        Arg::Buffer {
+            mem: self.as_raw(),
+            elem: T::CL_NAME,
+        }
+    }
+}
+
+impl<T: Scalar> KernelArg for T {
+    fn to_arg(&self) -> Arg {
+        Arg::Scalar {
+            bytes: self.to_bytes(),
+            ty: T::CL_NAME,
+        }
+    }
+}
+
+impl<T: Scalar> KernelArg for Local<T> {
+    fn to_arg(&self) -> Arg {
+        Arg::Local(self.bytes())
+    }
+}
+
+impl Arg {
+    pub(crate) fn raw(&self) -> RawArg<'_> {
+        match self {
+            Arg::Buffer { mem, .. } => RawArg::Mem(*mem),
+            Arg::Scalar { bytes, .. } => RawArg::Bytes(bytes),
+            Arg::Local(n) => RawArg::Local(*n),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Arg::Buffer { elem, .. } => format!("a Buffer<{elem}>"),
+            Arg::Scalar { ty, .. } => format!("a {ty} value"),
+            Arg::Local(n) => format!("{n} bytes of local memory"),
+        }
+    }
+}
+
+/// Checks `args` against the kernel's signature: the count always, the kind and type where
+/// the driver reports argument info.
+pub fn check(kernel: &str, sig: &[ArgInfo], args: &[Arg]) -> Result<()> {
+    if sig.len() != args.len() {
+        return Err(Error::InvalidArgument {
+            kernel: kernel.to_string(),
+            index: args.len().min(sig.len()),
+            reason: format!(
+                "the kernel takes {} argument(s), {} given",
+                sig.len(),
+                args.len()
+            ),
+        });
+    }
+    for (index, (info, arg)) in sig.iter().zip(args).enumerate() {
+        if let Some(reason) = mismatch(info, arg) {
+            let name = info.name.as_deref().unwrap_or("?");
+            return Err(Error::InvalidArgument {
+                kernel: kernel.to_string(),
+                index,
+                reason: format!("`{name}` {reason}, got {}", arg.describe()),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn mismatch(info: &ArgInfo, arg: &Arg) -> Option<String> {
+    let ty = info.type_name.as_deref();
+    match (info.space?, arg) {
+        (ArgSpace::Global, Arg::Buffer { elem, .. }) => {
+            let base = ty?.trim_end_matches('*').trim();
+            (!same_scalar(base, elem) && base != "void")
+                .then(|| format!("is a {} pointer", ty.unwrap_or("?")))
+        }
+        (ArgSpace::Global, _) => Some(format!("is a global {} pointer", ty.unwrap_or("?"))),
+        (ArgSpace::Local, Arg::Local(_)) => None,
+        (ArgSpace::Local, _) => Some("is a local pointer (pass launch::Local)".into()),
+        (ArgSpace::Private, Arg::Scalar { ty: given, .. }) => {
+            let want = ty?;
+            (known_scalar(want) && want != *given).then(|| format!("is a {want}"))
+        }
+        (ArgSpace::Private, _) => Some(format!("is a {} value", ty.unwrap_or("?"))),
+    }
+}
+
+/// `float4` and `float` share the scalar `float`.
+fn same_scalar(base: &str, elem: &str) -> bool {
+    base.trim_end_matches(|c: char| c.is_ascii_digit()) == elem
+}
+
+fn known_scalar(ty: &str) -> bool {
+    matches!(
+        ty,
+        "char" | "uchar" | "short" | "ushort" | "int" | "uint" | "long" | "ulong" | "float" | "double"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(space: ArgSpace, ty: &str) -> ArgInfo {
+        ArgInfo {
+            name: Some("a".into()),
+            type_name: Some(ty.into()),
+            space: Some(space),
+        }
+    }
+
+    fn buf(elem: &'static str) -> Arg {
+        Arg::Buffer {
+            mem: std::ptr::null_mut(),
+            elem,
+        }
+    }
+
+    #[test]
+    fn count_and_kinds_are_checked() {
+        let sig = [info(ArgSpace::Global, "float*"), info(ArgSpace::Private, "uint")];
+        assert!(check("k", &sig, &[buf("float"), 3u32.to_arg()]).is_ok());
+        assert!(check("k", &sig, &[buf("float")]).is_err());
+        let e = check("k", &sig, &[buf("int"), 3u32.to_arg()]).unwrap_err();
+        assert!(e.to_string().contains("argument 0"), "{e}");
+        let e = check("k", &sig, &[buf("float"), 3i32.to_arg()]).unwrap_err();
+        assert!(e.to_string().contains("is a uint"), "{e}");
+        assert!(check("k", &sig, &[3u32.to_arg(), buf("float")]).is_err());
+    }
+
+    #[test]
+    fn vectors_local_and_unknown_types() {
+        let sig = [
+            info(ArgSpace::Global, "float4*"),
+            info(ArgSpace::Local, "float*"),
+            info(ArgSpace::Private, "my_t"),
+        ];
+        let args = [buf("float"), Local::<f32>::new(4).to_arg(), 1u64.to_arg()];
+        assert!(check("k", &sig, &args).is_ok());
+        let unknown = ArgInfo {
+            name: None,
+            type_name: None,
+            space: None,
+        };
+        assert!(check("k", &[unknown], &[1i32.to_arg()]).is_ok());
+    }
+}
