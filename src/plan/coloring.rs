@@ -1,1 +1,200 @@
-//! TODO
+//! Memory coloring: how one allocation is spread over several devices ("stacks"), after the
+//! rule Intel's root-device driver uses for implicit scaling.
+//!
+//! The allocation is cut into pages; the pages are split into `stacks` contiguous chunks, in
+//! order (device 0 holds the start), the first chunks taking one more page when the pages do not
+//! divide evenly. An allocation of at most one page lives on device 0 only; three pages on two
+//! devices put two on device 0 and one on device 1. Only the last page may be partial, so the
+//! bytes per device add up exactly to the allocation.
+//!
+//! ```
+//! use clgroups::plan::coloring::color;
+//! assert_eq!(color(3 * 4096, 4096, 2).unwrap(), vec![8192, 4096]);
+//! assert_eq!(color(100, 4096, 2).unwrap(), vec![100, 0]);
+//! ```
+
+use crate::error::{Error, Result};
+
+/// Default coloring page: 64 KiB.
+///
+/// It is the page Intel's GPU driver places device-local memory with (and so, presumably, the
+/// granule of its coloring), it is a multiple of every power-of-two element size and of every
+/// `CL_DEVICE_MEM_BASE_ADDR_ALIGN` seen in practice (at most 1024 bits = 128 bytes on GPUs, the
+/// size of `long16` on CPUs), so sub-buffers cut on its boundaries are valid; and it is large
+/// enough that a chunk's fixed costs (one sub-buffer, one transfer) are small against its data.
+pub const DEFAULT_PAGE_SIZE: usize = 65536;
+
+/// Bytes of a `bytes`-long allocation held by each of `stacks` devices, in device order, at
+/// `page` granularity (see the [module documentation](self)).
+///
+/// Errors ([`Error::InvalidInput`]): `page == 0` or `stacks == 0`. An empty allocation gives
+/// zeros.
+///
+/// ```
+/// use clgroups::plan::coloring::color;
+/// // 10 pages of 1000 bytes, the last one partial, on 4 devices: 3, 3, 2, 2 pages.
+/// assert_eq!(color(9500, 1000, 4).unwrap(), vec![3000, 3000, 2000, 1500]);
+/// ```
+pub fn color(bytes: usize, page: usize, stacks: usize) -> Result<Vec<usize>> {
+    if page == 0 || stacks == 0 {
+        return Err(Error::input(format!(
+            "coloring needs a page size and a device count above 0 (page {page}, devices {stacks})"
+        )));
+    }
+    let pages = bytes.div_ceil(page);
+    let (base, extra) = (pages / stacks, pages % stacks);
+    let mut first_page = 0;
+    let chunks: Vec<usize> = (0..stacks)
+        .map(|i| {
+            let start = first_page;
+            first_page += base + usize::from(i < extra);
+            byte_at(first_page, page, bytes) - byte_at(start, page, bytes)
+        })
+        .collect();
+    log::debug!(
+        "coloring: {bytes} bytes in {pages} pages of {page} over {stacks} devices -> {chunks:?}"
+    );
+    Ok(chunks)
+}
+
+/// Byte offset of page `index`, clamped to the allocation's end.
+fn byte_at(index: usize, page: usize, bytes: usize) -> usize {
+    index.saturating_mul(page).min(bytes)
+}
+
+/// Bytes per device of `len` elements of `T`, colored so that every chunk boundary is a
+/// multiple of `size_of::<T>()` (no element is split) and of `align`, so each chunk can be a
+/// sub-buffer.
+///
+/// `align` is the device's `CL_DEVICE_MEM_BASE_ADDR_ALIGN` divided by 8 (it is in bits); `page`
+/// must be a multiple of it. Pages whose size is not a multiple of `size_of::<T>()` are widened
+/// to the least common multiple (e.g. 64 KiB pages of a 12-byte type become 192 KiB).
+///
+/// Errors ([`Error::InvalidInput`]): `page`, `align` or `stacks` is 0, `T` is zero-sized,
+/// `page` is not a multiple of `align`, or `len` elements overflow `usize` bytes.
+///
+/// ```
+/// use clgroups::plan::coloring::color_elements;
+/// // 40000 floats (160000 bytes) in 64 KiB pages: 3 pages, 2 on device 0.
+/// assert_eq!(color_elements::<f32>(40_000, 65536, 128, 2).unwrap(), vec![131072, 28928]);
+/// assert!(color_elements::<f32>(10, 100, 128, 2).is_err()); // 100 is not a multiple of 128
+/// ```
+pub fn color_elements<T>(
+    len: usize,
+    page: usize,
+    align: usize,
+    stacks: usize,
+) -> Result<Vec<usize>> {
+    let size = std::mem::size_of::<T>();
+    if align == 0 || size == 0 || page == 0 || page % align != 0 {
+        return Err(Error::input(format!(
+            "element coloring needs a page that is a non-zero multiple of a non-zero alignment \
+             and a sized element type (page {page}, align {align}, element size {size})"
+        )));
+    }
+    let bytes = len.checked_mul(size).ok_or_else(|| {
+        Error::input(format!(
+            "{len} elements of {size} bytes overflow the address space"
+        ))
+    })?;
+    let granule = page.checked_mul(size / gcd(page, size)).ok_or_else(|| {
+        Error::input(format!(
+            "page {page} widened to {size}-byte elements overflows"
+        ))
+    })?;
+    color(bytes, granule, stacks)
+}
+
+/// Greatest common divisor (Euclid).
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn seed_examples() {
+        let p = DEFAULT_PAGE_SIZE;
+        assert_eq!(color(3 * p, p, 2).unwrap(), vec![2 * p, p]);
+        assert_eq!(color(p, p, 2).unwrap(), vec![p, 0]);
+        assert_eq!(color(17, p, 4).unwrap(), vec![17, 0, 0, 0]);
+        // Two halves: a[0..N/2] on stack 0, the rest on stack 1.
+        assert_eq!(color(4 * p, p, 2).unwrap(), vec![2 * p, 2 * p]);
+    }
+
+    #[test]
+    fn partial_last_page_and_few_pages() {
+        assert_eq!(color(2 * 4096 + 1, 4096, 2).unwrap(), vec![8192, 1]);
+        assert_eq!(
+            color(2 * 4096 + 1, 4096, 5).unwrap(),
+            vec![4096, 4096, 1, 0, 0]
+        );
+        assert_eq!(color(0, 4096, 3).unwrap(), vec![0, 0, 0]);
+        assert_eq!(
+            color(usize::MAX, 1 << 40, 2).unwrap().iter().sum::<usize>(),
+            usize::MAX
+        );
+    }
+
+    #[test]
+    fn element_granule_widens_page() {
+        // 12-byte elements: 3 * 4096 = 12288-byte granules; 5000 elements = 60000 bytes
+        // = 5 granules (last partial) -> 3 + 2.
+        let c = color_elements::<[f32; 3]>(5000, 4096, 128, 2).unwrap();
+        assert_eq!(c, vec![36864, 23136]);
+        assert_eq!(c[0] % 12, 0);
+        assert_eq!(c[0] % 128, 0);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let msg = |r: Result<Vec<usize>>| r.unwrap_err().to_string();
+        assert!(msg(color(10, 0, 2)).contains("page 0, devices 2"));
+        assert!(msg(color(10, 64, 0)).contains("page 64, devices 0"));
+        assert!(msg(color_elements::<u8>(10, 64, 0, 2)).contains("align 0"));
+        assert!(msg(color_elements::<()>(10, 64, 8, 2)).contains("element size 0"));
+        assert!(msg(color_elements::<u8>(10, 96, 64, 2)).contains("page 96, align 64"));
+        assert!(msg(color_elements::<u64>(usize::MAX, 64, 8, 2)).contains("overflow"));
+    }
+
+    proptest! {
+        #[test]
+        fn coloring_properties(bytes in 0usize..1 << 24, page in 1usize..1 << 16, stacks in 1usize..=8) {
+            let c = color(bytes, page, stacks).unwrap();
+            prop_assert_eq!(c.len(), stacks);
+            prop_assert_eq!(c.iter().sum::<usize>(), bytes);
+            let pages: Vec<usize> = c.iter().map(|b| b.div_ceil(page)).collect();
+            prop_assert_eq!(pages.iter().sum::<usize>(), bytes.div_ceil(page));
+            prop_assert!(pages.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1));
+            // Every chunk but the one holding the last byte is whole pages.
+            let last = c.iter().rposition(|&b| b > 0);
+            for (i, &b) in c.iter().enumerate() {
+                prop_assert!(Some(i) == last || b % page == 0);
+            }
+            if bytes <= page {
+                prop_assert_eq!(c[0], bytes);
+            }
+        }
+
+        #[test]
+        fn element_boundaries_aligned(len in 0usize..1 << 16, align_log in 0u32..8, pages in 1usize..64, stacks in 1usize..=8) {
+            let align = 1usize << align_log;
+            let c = color_elements::<[u8; 12]>(len, align * pages, align, stacks).unwrap();
+            prop_assert_eq!(c.iter().sum::<usize>(), len * 12);
+            let mut offset = 0;
+            // Every non-empty chunk starts on an element and alignment boundary.
+            for b in c.into_iter().filter(|&b| b > 0) {
+                prop_assert_eq!(offset % 12, 0);
+                prop_assert_eq!(offset % align, 0);
+                offset += b;
+            }
+        }
+    }
+}
