@@ -1,1 +1,4 @@
 //! TODO
+
+pub mod rounded;
+pub mod source;
