@@ -1,0 +1,514 @@
+//! Range-rounded ("guard") variants of kernels: a pure text transform of OpenCL C.
+//!
+//! A plain range launch leaves the work-group size to the driver, which must pick a divisor of
+//! the global size: a prime size forces work-groups of one work-item. Like DPC++'s range
+//! rounding, clgroups can instead launch a *rounded variant* of the kernel over a larger range
+//! and let the extra work-items exit at once. Kernel authors write no bounds check; this module
+//! writes the variant from the kernel's own source.
+//!
+//! # The variant of kernel `k`
+//!
+//! * Its name is [`rounded_name`]`("k")` = `k__clg_rounded`.
+//! * Its parameters are `k`'s, plus three trailing ones:
+//!   `const ulong clg_user_size0, const ulong clg_user_size1, const ulong clg_user_size2`,
+//!   the user's global range in OpenCL order, padded with 1.
+//! * Its first statement is the guard
+//!   `if (get_global_id(0) - get_global_offset(0) >= clg_user_size0 || ... (1) ... || ... (2) ...) return;`
+//!   (offsets subtracted, so a launch with a global offset guards the user's range relative to
+//!   that offset, exactly as the unrounded launch would cover it).
+//! * Then comes `k`'s body, copied. Inside it (and in macros it expands), `get_global_size(d)`
+//!   reports the user's range (1 for `d >= 3`, as OpenCL does) and `get_global_linear_id()` is
+//!   `((id2 - off2) * u1 + (id1 - off1)) * u0 + (id0 - off0)` over the user's range `u`.
+//!   Both are function-like `#define`s placed right before the copied body and `#undef`ed
+//!   right after it, so code outside the variant is unaffected.
+//! * Not changed: `get_global_id`, `get_global_offset`, `get_work_dim`, and `get_num_groups`,
+//!   `get_local_size`, `get_enqueued_local_size`, `get_group_id`, `get_local_id` and
+//!   `get_local_linear_id`, which describe the real, rounded launch. Functions the kernel
+//!   calls also see the launched range; [`rounding_obstacle`] therefore refuses kernels whose
+//!   called functions use `get_global_size` or `get_global_linear_id`.
+//!
+//! # Placement and line numbers
+//!
+//! Each variant is written right after its original kernel (not at the end of the source), so
+//! it sits under the same `#if` branch and sees the same macros and helper functions. `#line`
+//! directives make compiler messages about the copied header and body point to the original
+//! lines, and a final `#line` restores the numbering of the text that follows.
+//! With `keep_original == false` (DPC++'s `force` mode), each variant *replaces* its original
+//! kernel, so only the variant is compiled; code that calls the original kernel as a function
+//! then no longer compiles, and a prototype of it stays a harmless declaration.
+//!
+//! # What must not be rounded
+//!
+//! An early return makes the last work-group and sub-group partial, which breaks barriers,
+//! collectives and local memory. [`rounding_obstacle`] says why a kernel must run unrounded.
+
+use crate::error::{Error, Result};
+use crate::program::source::{KernelDecl, Kind, Scanned};
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+/// Suffix of a rounded variant's name.
+pub const ROUNDED_SUFFIX: &str = "__clg_rounded";
+
+/// The name of `kernel`'s rounded variant.
+///
+/// ```
+/// assert_eq!(clgroups::program::rounded::rounded_name("saxpy"), "saxpy__clg_rounded");
+/// ```
+pub fn rounded_name(kernel: &str) -> String {
+    format!("{kernel}{ROUNDED_SUFFIX}")
+}
+
+/// The guard, the first statement of every variant.
+const GUARD: &str = "if (get_global_id(0) - get_global_offset(0) >= clg_user_size0 || \
+get_global_id(1) - get_global_offset(1) >= clg_user_size1 || \
+get_global_id(2) - get_global_offset(2) >= clg_user_size2) return;";
+
+/// The trailing parameters of every variant.
+const EXTRA_PARAMS: &str =
+    "const ulong clg_user_size0, const ulong clg_user_size1, const ulong clg_user_size2";
+
+/// The user-range queries, defined around the copied body.
+const DEFINES: &str = "#define get_global_size(clg_d) ((clg_d) == 0 ? (size_t)clg_user_size0 : \
+(clg_d) == 1 ? (size_t)clg_user_size1 : (clg_d) == 2 ? (size_t)clg_user_size2 : (size_t)1)
+#define get_global_linear_id() ((((size_t)(get_global_id(2) - get_global_offset(2)) * \
+(size_t)clg_user_size1 + (size_t)(get_global_id(1) - get_global_offset(1))) * \
+(size_t)clg_user_size0 + (size_t)(get_global_id(0) - get_global_offset(0))))";
+
+const UNDEFS: &str = "#undef get_global_size\n#undef get_global_linear_id";
+
+/// Why kernel `k` of `src` must not be rounded, or `None` when it may be.
+///
+/// Refused: `local` pointer parameters; and, in the body, in functions it calls (found in `src`)
+/// and in `#define`d macros it uses, transitively: `barrier`, `*_barrier`, `work_group_*`,
+/// `async_work_group_*`, `wait_group_events`, anything containing `sub_group`/`subgroup`
+/// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...), the layer's `sg_*`, and the
+/// `local`/`__local` qualifier. Also refused: a called function that uses `get_global_size` or
+/// `get_global_linear_id` (it would see the rounded range). Comments and literals are ignored.
+///
+/// ```
+/// use clgroups::program::{rounded::rounding_obstacle, source::scan_kernels};
+/// let src = "#define SYNC barrier(CLK_LOCAL_MEM_FENCE)\n\
+///            kernel void a(global int* x) { x[get_global_id(0)] = 1; /* barrier( */ }\n\
+///            kernel void b(global int* x) { SYNC; }";
+/// let k = scan_kernels(src).unwrap();
+/// assert_eq!(rounding_obstacle(src, &k[0]), None);
+/// assert_eq!(
+///     rounding_obstacle(src, &k[1]).unwrap(),
+///     "kernel `b` uses macro `SYNC`, which uses `barrier` (a work-group collective)"
+/// );
+/// ```
+pub fn rounding_obstacle(src: &str, k: &KernelDecl) -> Option<String> {
+    let reason = obstacle(src, k);
+    if let Some(r) = &reason {
+        log::debug!("not rounding kernel `{}`: {r}", k.name);
+    }
+    reason
+}
+
+fn obstacle(src: &str, k: &KernelDecl) -> Option<String> {
+    if let Some(p) = k
+        .params
+        .iter()
+        .find(|p| p.address_space.as_deref() == Some("local"))
+    {
+        return Some(format!(
+            "kernel `{}` has the local-memory parameter `{}`",
+            k.name, p.name
+        ));
+    }
+    let scanned = match Scanned::new(src) {
+        Ok(s) => s,
+        Err(e) => return Some(format!("the source could not be scanned: {e}")),
+    };
+    let body: Vec<(Kind, &str)> = scanned
+        .tokens
+        .iter()
+        .filter(|t| t.span.start > k.body.start && t.span.end < k.body.end)
+        .map(|t| (t.kind, &src[t.span.clone()]))
+        .collect();
+    let mut walk = Walk {
+        scanned: &scanned,
+        seen: HashSet::new(),
+    };
+    walk.check(&body, false)
+        .map(|(via, what)| format!("kernel `{}` {via}{what}", k.name))
+}
+
+/// A depth-first walk through a body, the functions it calls and the macros it uses.
+struct Walk<'s, 'a> {
+    scanned: &'s Scanned<'a>,
+    seen: HashSet<(String, bool)>,
+}
+
+impl<'a> Walk<'_, 'a> {
+    /// The first obstacle in `tokens` as ("uses macro `M`, which ", "uses `barrier` (...)").
+    fn check(&mut self, tokens: &[(Kind, &'a str)], in_function: bool) -> Option<(String, String)> {
+        for &(kind, text) in tokens {
+            if kind != Kind::Ident {
+                continue;
+            }
+            if let Some(what) = forbidden(text, in_function) {
+                return Some((String::new(), what));
+            }
+            if !self.seen.insert((text.to_string(), in_function)) {
+                continue;
+            }
+            if let Some(found) = self.check_callee(text, in_function) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// Checks the function or macro named `name`, if `src` defines one.
+    fn check_callee(&mut self, name: &str, in_function: bool) -> Option<(String, String)> {
+        let scanned = self.scanned;
+        for f in scanned.functions.iter().filter(|f| f.name == name) {
+            let toks: Vec<_> = (f.body.0 + 1..f.body.1)
+                .map(|i| (scanned.tokens[i].kind, scanned.text(i)))
+                .collect();
+            if let Some((via, what)) = self.check(&toks, true) {
+                return Some((format!("calls `{name}`, which {via}"), what));
+            }
+        }
+        for body in scanned.macros.get(name).into_iter().flatten() {
+            let toks: Vec<_> = body
+                .iter()
+                .map(|t| (t.kind, &scanned.src[t.span.clone()]))
+                .collect();
+            if let Some((via, what)) = self.check(&toks, in_function) {
+                return Some((format!("uses macro `{name}`, which {via}"), what));
+            }
+        }
+        None
+    }
+}
+
+/// Why identifier `id` forbids rounding, if it does.
+fn forbidden(id: &str, in_function: bool) -> Option<String> {
+    let collective = id == "barrier"
+        || id.ends_with("_barrier")
+        || id.starts_with("work_group_")
+        || id.starts_with("async_work_group")
+        || id == "wait_group_events";
+    if collective {
+        return Some(format!("uses `{id}` (a work-group collective)"));
+    }
+    if id.contains("sub_group") || id.contains("subgroup") || id.starts_with("sg_") {
+        return Some(format!("uses `{id}` (a sub-group operation)"));
+    }
+    if id == "local" || id == "__local" {
+        return Some(format!("declares `{id}` memory"));
+    }
+    if in_function && (id == "get_global_size" || id == "get_global_linear_id") {
+        return Some(format!(
+            "uses `{id}` (a called function would see the rounded range)"
+        ));
+    }
+    None
+}
+
+/// `src` with a rounded variant of each kernel in `kernels` (see the module docs).
+///
+/// `kernels` must come from [`scan_kernels`](crate::program::source::scan_kernels)`(src)`;
+/// pass only kernels for which [`rounding_obstacle`] is `None`. With `keep_original`, each
+/// variant follows its kernel; without, it replaces it. Errors when a declaration does not
+/// match `src` or two declarations overlap.
+///
+/// ```
+/// use clgroups::program::{rounded::with_rounded_variants, source::scan_kernels};
+/// let src = "kernel void fill(global int* o) {\n  o[get_global_id(0)] = get_global_size(0);\n}\n";
+/// let out = with_rounded_variants(src, &scan_kernels(src).unwrap(), true).unwrap();
+/// assert!(out.starts_with(src.trim_end()));
+/// assert!(out.contains("kernel void fill__clg_rounded(global int* o, const ulong clg_user_size0, "));
+/// assert_eq!(scan_kernels(&out).unwrap().len(), 2);
+/// ```
+pub fn with_rounded_variants(
+    src: &str,
+    kernels: &[KernelDecl],
+    keep_original: bool,
+) -> Result<String> {
+    let mut sorted: Vec<&KernelDecl> = kernels.iter().collect();
+    sorted.sort_by_key(|k| k.decl_start);
+    sorted.dedup_by_key(|k| k.decl_start);
+    let mut out = String::with_capacity(src.len() * 2);
+    let mut pos = 0;
+    for k in sorted {
+        check_decl(src, k)?;
+        if k.decl_start < pos {
+            return Err(Error::input(format!(
+                "kernel `{}` overlaps the kernel before it",
+                k.name
+            )));
+        }
+        let keep = if keep_original {
+            k.body.end
+        } else {
+            k.decl_start
+        };
+        out.push_str(&src[pos..keep]);
+        write_variant(&mut out, src, k);
+        pos = k.body.end;
+    }
+    out.push_str(&src[pos..]);
+    log::debug!(
+        "wrote rounded variants of {} kernel(s) (keep originals: {keep_original})",
+        kernels.len()
+    );
+    Ok(out)
+}
+
+/// Errors unless `k`'s spans are ordered, inside `src` and hold what they claim.
+fn check_decl(src: &str, k: &KernelDecl) -> Result<()> {
+    let ordered = k.decl_start <= k.name_span.start
+        && k.name_span.end <= k.params_span.start
+        && k.params_span.end <= k.body.start
+        && k.body.start < k.body.end;
+    let holds = ordered
+        && src.get(k.name_span.clone()) == Some(k.name.as_str())
+        && src
+            .get(k.params_span.clone())
+            .is_some_and(|p| p.starts_with('(') && p.ends_with(')'))
+        && src
+            .get(k.body.clone())
+            .is_some_and(|b| b.starts_with('{') && b.ends_with('}'))
+        && src.is_char_boundary(k.decl_start);
+    if holds {
+        Ok(())
+    } else {
+        Err(Error::input(format!(
+            "the declaration of kernel `{}` does not match the source; pass scan_kernels(src)",
+            k.name
+        )))
+    }
+}
+
+/// 1-based line of byte offset `at` in `src`.
+fn line_of(src: &str, at: usize) -> usize {
+    1 + src.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count()
+}
+
+/// Appends the variant of `k` (spans already checked).
+fn write_variant(out: &mut String, src: &str, k: &KernelDecl) {
+    let (open, close) = (k.params_span.end - 1, k.body.end - 1);
+    let (params_from, params_text) = if k.params.is_empty() {
+        (k.params_span.start + 1, EXTRA_PARAMS.to_string())
+    } else {
+        (open, format!(", {EXTRA_PARAMS}"))
+    };
+    let _ = write!(
+        out,
+        "\n#line {}\n{}{}{}{}{}\n{GUARD}\n{DEFINES}\n#line {}\n{}\n{UNDEFS}\n}}\n#line {}\n",
+        line_of(src, k.decl_start),
+        &src[k.decl_start..k.name_span.start],
+        rounded_name(&k.name),
+        &src[k.name_span.end..params_from],
+        params_text,
+        &src[open..=k.body.start],
+        line_of(src, k.body.start),
+        &src[k.body.start + 1..close],
+        line_of(src, close),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::source::scan_kernels;
+
+    fn rounded(src: &str, keep: bool) -> String {
+        with_rounded_variants(src, &scan_kernels(src).unwrap(), keep).unwrap()
+    }
+
+    fn obstacle_of(src: &str, kernel: usize) -> Option<String> {
+        rounding_obstacle(src, &scan_kernels(src).unwrap()[kernel])
+    }
+
+    #[test]
+    fn one_dimensional_variant_exact_text() {
+        let src = "// fill\nkernel void fill(global int* o) {\n  o[get_global_id(0)] = get_global_size(0);\n} // end\nint after;\n";
+        let expected = format!(
+            "// fill\nkernel void fill(global int* o) {{\n  o[get_global_id(0)] = get_global_size(0);\n}}\
+             \n#line 2\nkernel void fill__clg_rounded(global int* o, {EXTRA_PARAMS}) {{\
+             \n{GUARD}\n{DEFINES}\n#line 2\n\n  o[get_global_id(0)] = get_global_size(0);\n\
+             \n{UNDEFS}\n}}\n#line 4\n // end\nint after;\n"
+        );
+        assert_eq!(rounded(src, true), expected);
+    }
+
+    #[test]
+    fn key_lines_are_as_documented() {
+        assert_eq!(
+            GUARD,
+            "if (get_global_id(0) - get_global_offset(0) >= clg_user_size0 || \
+             get_global_id(1) - get_global_offset(1) >= clg_user_size1 || \
+             get_global_id(2) - get_global_offset(2) >= clg_user_size2) return;"
+        );
+        assert!(DEFINES.starts_with("#define get_global_size(clg_d) ((clg_d) == 0 ? "));
+        assert!(DEFINES.contains("\n#define get_global_linear_id() ("));
+        assert_eq!(DEFINES.lines().count(), 2);
+    }
+
+    #[test]
+    fn three_dimensional_variant_without_parameters_and_with_attributes() {
+        let src = "__attribute__((reqd_work_group_size(4, 4, 4)))\nkernel void\nvol ( void )\n{\n  size_t i = get_global_linear_id();\n}\n";
+        let out = rounded(src, false);
+        let expected = format!(
+            "\n#line 1\n__attribute__((reqd_work_group_size(4, 4, 4)))\nkernel void\nvol__clg_rounded ({EXTRA_PARAMS})\n{{\
+             \n{GUARD}\n{DEFINES}\n#line 4\n\n  size_t i = get_global_linear_id();\n\n{UNDEFS}\n}}\n#line 6\n\n"
+        );
+        assert_eq!(out, expected);
+        let k = scan_kernels(&out).unwrap();
+        assert_eq!(k.len(), 1);
+        assert_eq!(k[0].name, "vol__clg_rounded");
+        assert_eq!(k[0].params.len(), 3);
+        assert_eq!(k[0].params[2].text, "const ulong clg_user_size2");
+    }
+
+    #[test]
+    fn several_kernels_keep_and_force() {
+        let src = "kernel void a(global int* x) { x[0] = 1; }\nfloat h(float v) { return v; }\n\
+                   CLG_REQD_SUB_GROUP_SIZE(8) kernel void b(global float* y,\n  int n) { y[0] = h(n); }\n";
+        let kept = scan_kernels(&rounded(src, true)).unwrap();
+        let names: Vec<_> = kept.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["a", "a__clg_rounded", "b", "b__clg_rounded"]);
+        assert_eq!(kept[3].params.len(), 5);
+        assert_eq!(kept[3].params[1].name, "n");
+        assert_eq!(kept[3].sub_group_size, kept[2].sub_group_size);
+        let forced = rounded(src, false);
+        let names: Vec<_> = scan_kernels(&forced)
+            .unwrap()
+            .into_iter()
+            .map(|k| k.name)
+            .collect();
+        assert_eq!(names, ["a__clg_rounded", "b__clg_rounded"]);
+        assert!(forced.contains("\nfloat h(float v) { return v; }\n"));
+        // Only the kernels passed in are rounded.
+        let only_b = &scan_kernels(src).unwrap()[1..];
+        let out = with_rounded_variants(src, only_b, false).unwrap();
+        assert!(out.starts_with("kernel void a(global int* x) { x[0] = 1; }\n"));
+        assert_eq!(scan_kernels(&out).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn line_directives_restore_original_numbering() {
+        let src = "kernel void a(global int* x)\n{\n  x[0] = 1;\n}\n\nkernel void b(global int* x) { x[1] = 2; }\n";
+        let out = rounded(src, true);
+        let directives: Vec<_> = out.lines().filter(|l| l.starts_with("#line")).collect();
+        assert_eq!(
+            directives,
+            ["#line 1", "#line 2", "#line 4", "#line 6", "#line 6", "#line 6"]
+        );
+        // The text after the last directive continues original line 6.
+        assert!(out.ends_with("}\n#line 6\n\n"));
+    }
+
+    #[test]
+    fn mismatched_declarations_are_errors() {
+        let src = "kernel void a(global int* x) { }";
+        let mut k = scan_kernels(src).unwrap();
+        k[0].name = "b".into();
+        let e = with_rounded_variants(src, &k, true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("kernel `b` does not match the source"), "{e}");
+        let k = scan_kernels(src).unwrap();
+        assert!(with_rounded_variants("short", &k, true).is_err());
+    }
+
+    #[test]
+    fn obstacles_in_the_body() {
+        let cases = [
+            (
+                "barrier(CLK_LOCAL_MEM_FENCE);",
+                "uses `barrier` (a work-group collective)",
+            ),
+            (
+                "work_group_barrier(CLK_GLOBAL_MEM_FENCE);",
+                "uses `work_group_barrier` (a work-group collective)",
+            ),
+            (
+                "int s = work_group_reduce_add(1);",
+                "uses `work_group_reduce_add` (a work-group collective)",
+            ),
+            (
+                "int s = sub_group_reduce_add(1);",
+                "uses `sub_group_reduce_add` (a sub-group operation)",
+            ),
+            (
+                "uint s = get_sub_group_local_id();",
+                "uses `get_sub_group_local_id` (a sub-group operation)",
+            ),
+            (
+                "uint s = get_max_sub_group_size();",
+                "uses `get_max_sub_group_size` (a sub-group operation)",
+            ),
+            (
+                "int s = intel_sub_group_shuffle(1, 0);",
+                "uses `intel_sub_group_shuffle` (a sub-group operation)",
+            ),
+            (
+                "int s = sg_shuffle_xor(1, 1);",
+                "uses `sg_shuffle_xor` (a sub-group operation)",
+            ),
+            ("local int tile[64];", "declares `local` memory"),
+            ("__local int tile[64];", "declares `__local` memory"),
+            (
+                "wait_group_events(1, &e);",
+                "uses `wait_group_events` (a work-group collective)",
+            ),
+        ];
+        for (body, why) in cases {
+            let src = format!("kernel void k(global int* x) {{ {body} }}");
+            assert_eq!(
+                obstacle_of(&src, 0),
+                Some(format!("kernel `k` {why}")),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn obstacles_through_parameters_functions_and_macros() {
+        let src = "kernel void k(global int* x, local int* tmp) { }";
+        assert_eq!(
+            obstacle_of(src, 0).unwrap(),
+            "kernel `k` has the local-memory parameter `tmp`"
+        );
+        let src = "void sync(void) { barrier(CLK_LOCAL_MEM_FENCE); }\n\
+                   void outer(void) { sync(); }\n\
+                   kernel void k(global int* x) { outer(); }";
+        assert_eq!(
+            obstacle_of(src, 0).unwrap(),
+            "kernel `k` calls `outer`, which calls `sync`, which uses `barrier` (a work-group collective)"
+        );
+        let src = "size_t n(void) { return get_global_size(0); }\n\
+                   kernel void k(global int* x) { x[0] = n(); }";
+        assert_eq!(
+            obstacle_of(src, 0).unwrap(),
+            "kernel `k` calls `n`, which uses `get_global_size` (a called function would see the rounded range)"
+        );
+        let src = "#define RED(v) work_group_reduce_add(v)\n#define TWICE(v) RED(v) * 2\n\
+                   kernel void k(global int* x) { x[0] = TWICE(1); }";
+        assert_eq!(
+            obstacle_of(src, 0).unwrap(),
+            "kernel `k` uses macro `TWICE`, which uses macro `RED`, which uses `work_group_reduce_add` (a work-group collective)"
+        );
+    }
+
+    #[test]
+    fn no_obstacle_for_plain_kernels() {
+        let src = "#define N get_global_size(0)\n\
+                   int twice(int v) { return 2 * v; } // barrier(\n\
+                   kernel void ok(global int* x) {\n\
+                     /* barrier(CLK_LOCAL_MEM_FENCE); local int t[4]; */\n\
+                     const char* s = \"sub_group_reduce_add barrier\";\n\
+                     size_t my_barrier_count = N + get_global_linear_id() + get_local_id(0);\n\
+                     x[get_global_id(0)] = twice(get_num_groups(0));\n\
+                   }\n\
+                   kernel void other(global int* x) { barrier(CLK_LOCAL_MEM_FENCE); }";
+        assert_eq!(obstacle_of(src, 0), None);
+        assert!(obstacle_of(src, 1).is_some());
+    }
+}
