@@ -1,1 +1,864 @@
-//! TODO
+//! Range rounding: DPC++'s `parallel_for(range)` rounding, plus a device-aware default.
+//!
+//! A plain-range launch whose global size has no good divisor (a prime, say) forces tiny
+//! work-groups: both NVIDIA's and PoCL's drivers pick a local size of 1 for any prime. Rounding
+//! launches a guarded variant of the kernel over a larger range, in which the extra work-items
+//! exit at once, while the kernel still observes the user's range.
+//!
+//! The settings come from the environment ([`RoundingConfig::from_env`]):
+//!
+//! | variable | DPC++ twin | effect |
+//! |---|---|---|
+//! | `CLGROUPS_RANGE_ROUNDING_PARAMS=MinFactor:GoodFactor:MinRange` | `SYCL_PARALLEL_FOR_RANGE_ROUNDING_PARAMS` | use DPC++'s rule with these parameters |
+//! | `CLGROUPS_DISABLE_RANGE_ROUNDING` (any value, even `0`) | `SYCL_DISABLE_PARALLEL_FOR_RANGE_ROUNDING` | never round |
+//! | `CLGROUPS_RANGE_ROUNDING_TRACE` (any value) | `SYCL_PARALLEL_FOR_RANGE_ROUNDING_TRACE` | print each adjustment |
+//! | `CLGROUPS_RANGE_ROUNDING=on\|force\|disable` | `-fsycl-range-rounding=` | mode |
+//! | `CLGROUPS_EXP_RANGE_ROUNDING` (any value) | `-fsycl-exp-range-rounding` | round every dimension |
+//!
+//! Dimensions are OpenCL's: DPC++ rounds SYCL dimension 0, the slowest-varying one, which is
+//! dimension `rank - 1` here.
+
+use crate::error::{Error, Result};
+use crate::plan::local_size::{group_score, rounding_group_size, tuned, Limits};
+use crate::range::Range;
+use std::fmt;
+use std::str::FromStr;
+
+/// Environment variable with explicit `MinFactor:GoodFactor:MinRange` parameters.
+pub const ENV_PARAMS: &str = "CLGROUPS_RANGE_ROUNDING_PARAMS";
+/// Environment variable that disables rounding when set to anything, even `0` (as in DPC++).
+pub const ENV_DISABLE: &str = "CLGROUPS_DISABLE_RANGE_ROUNDING";
+/// Environment variable that turns on tracing when set to anything.
+pub const ENV_TRACE: &str = "CLGROUPS_RANGE_ROUNDING_TRACE";
+/// Environment variable with the mode: `on`, `force` or `disable`.
+pub const ENV_MODE: &str = "CLGROUPS_RANGE_ROUNDING";
+/// Environment variable that turns on experimental all-dimension rounding when set to anything.
+pub const ENV_EXPERIMENTAL: &str = "CLGROUPS_EXP_RANGE_ROUNDING";
+
+/// DPC++'s rounding parameters, `MinFactor:GoodFactor:MinRange`.
+///
+/// ```
+/// use clgroups::plan::rounding::RoundingParams;
+/// let p: RoundingParams = "1:256:1".parse().unwrap();
+/// assert_eq!(p, RoundingParams { min_factor: 1, good_factor: 256, min_range: 1 });
+/// assert!("16:0:1024".parse::<RoundingParams>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RoundingParams {
+    /// A slowest dimension divisible by this is left alone (default mode).
+    pub min_factor: usize,
+    /// Rounded dimensions become multiples of this.
+    pub good_factor: usize,
+    /// A slowest dimension below this is left alone (default mode).
+    pub min_range: usize,
+}
+
+impl RoundingParams {
+    /// DPC++'s hard-coded defaults, `16:32:1024`.
+    pub const DPCPP_DEFAULT: Self = RoundingParams {
+        min_factor: 16,
+        good_factor: 32,
+        min_range: 1024,
+    };
+}
+
+impl FromStr for RoundingParams {
+    type Err = Error;
+
+    /// Parses `MinFactor:GoodFactor:MinRange`: all three fields, each a non-negative integer
+    /// (surrounding spaces allowed), both factors above 0. Stricter than DPC++'s `stoi`, which
+    /// accepts trailing junk such as `16abc`.
+    fn from_str(s: &str) -> Result<Self> {
+        let fields: Vec<&str> = s.split(':').collect();
+        let [min_factor, good_factor, min_range] = fields[..] else {
+            return Err(Error::input(format!(
+                "range rounding parameters {s:?}: want MinFactor:GoodFactor:MinRange, \
+                 got {} field(s)",
+                fields.len()
+            )));
+        };
+        let p = RoundingParams {
+            min_factor: parse_field(s, "MinFactor", min_factor)?,
+            good_factor: parse_field(s, "GoodFactor", good_factor)?,
+            min_range: parse_field(s, "MinRange", min_range)?,
+        };
+        if p.min_factor == 0 || p.good_factor == 0 {
+            return Err(Error::input(format!(
+                "range rounding parameters {s:?}: MinFactor and GoodFactor must be above 0"
+            )));
+        }
+        Ok(p)
+    }
+}
+
+/// One field of [`RoundingParams`]'s text form.
+fn parse_field(whole: &str, name: &str, field: &str) -> Result<usize> {
+    field.trim().parse().map_err(|_| {
+        Error::input(format!(
+            "range rounding parameters {whole:?}: {name} {field:?} is not a non-negative integer"
+        ))
+    })
+}
+
+impl fmt::Display for RoundingParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}",
+            self.min_factor, self.good_factor, self.min_range
+        )
+    }
+}
+
+/// Which kernels a plain-range launch may use (DPC++'s `-fsycl-range-rounding=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RoundingMode {
+    /// Round when it helps; otherwise launch the original kernel.
+    #[default]
+    On,
+    /// Always launch the rounded (guarded) variant, even over an unchanged range.
+    Force,
+    /// Never round: the original kernel over the user's range.
+    Disable,
+}
+
+impl FromStr for RoundingMode {
+    type Err = Error;
+
+    /// Parses `on`, `force` or `disable` (ASCII case and surrounding spaces ignored).
+    ///
+    /// ```
+    /// use clgroups::plan::rounding::RoundingMode;
+    /// assert_eq!("force".parse::<RoundingMode>().unwrap(), RoundingMode::Force);
+    /// assert!("off".parse::<RoundingMode>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "on" => Ok(RoundingMode::On),
+            "force" => Ok(RoundingMode::Force),
+            "disable" => Ok(RoundingMode::Disable),
+            _ => Err(Error::input(format!(
+                "range rounding mode {s:?}: want on, force or disable"
+            ))),
+        }
+    }
+}
+
+/// Everything the environment says about range rounding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RoundingConfig {
+    /// The mode; [`RoundingMode::Disable`] also when [`ENV_DISABLE`] is set.
+    pub mode: RoundingMode,
+    /// Explicit DPC++ parameters; `None` selects the device-aware default.
+    pub params: Option<RoundingParams>,
+    /// Round every dimension (ignored when the mode is [`RoundingMode::Disable`]).
+    pub experimental: bool,
+    /// Print [`RoundingPlan::trace_lines`] for every launch.
+    pub trace: bool,
+}
+
+impl RoundingConfig {
+    /// The configuration from the process environment; see [`RoundingConfig::from_vars`].
+    /// It reads the environment on every call, so callers should keep the result.
+    pub fn from_env() -> Self {
+        Self::from_vars(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
+    }
+
+    /// The configuration from a variable lookup (`None` = unset).
+    ///
+    /// "Set" means set to anything, even an empty string or `0`, for [`ENV_DISABLE`],
+    /// [`ENV_TRACE`] and [`ENV_EXPERIMENTAL`], as in DPC++. A malformed [`ENV_PARAMS`] or
+    /// [`ENV_MODE`] is reported with `log::warn!` and one line on stderr, and the default is
+    /// kept (no explicit parameters; mode `on`).
+    ///
+    /// ```
+    /// use clgroups::plan::rounding::{RoundingConfig, RoundingMode};
+    /// let cfg = RoundingConfig::from_vars(|name| match name {
+    ///     "CLGROUPS_DISABLE_RANGE_ROUNDING" => Some("0".to_string()),
+    ///     "CLGROUPS_RANGE_ROUNDING_PARAMS" => Some("16:32:2048".to_string()),
+    ///     _ => None,
+    /// });
+    /// assert_eq!(cfg.mode, RoundingMode::Disable);
+    /// assert_eq!(cfg.params.unwrap().min_range, 2048);
+    /// ```
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Self {
+        let params = get(ENV_PARAMS).and_then(|v| parsed_or_warn(ENV_PARAMS, &v));
+        let mode = if get(ENV_DISABLE).is_some() {
+            RoundingMode::Disable
+        } else {
+            get(ENV_MODE)
+                .and_then(|v| parsed_or_warn(ENV_MODE, &v))
+                .unwrap_or_default()
+        };
+        let cfg = RoundingConfig {
+            mode,
+            params,
+            experimental: get(ENV_EXPERIMENTAL).is_some(),
+            trace: get(ENV_TRACE).is_some(),
+        };
+        log::debug!("range rounding configuration: {cfg:?}");
+        cfg
+    }
+}
+
+/// `value` parsed, or `None` after a warning through `log` and on stderr.
+fn parsed_or_warn<T: FromStr<Err = Error>>(var: &str, value: &str) -> Option<T> {
+    match value.parse() {
+        Ok(v) => Some(v),
+        Err(e) => {
+            log::warn!("ignoring {var}={value:?}: {e}");
+            eprintln!("clgroups: warning: ignoring {var}={value:?} ({e}); using the default");
+            None
+        }
+    }
+}
+
+/// One dimension a plan changed, OpenCL numbering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Adjustment {
+    /// The dimension (0 = x, fastest).
+    pub dim: usize,
+    /// The user's size.
+    pub from: usize,
+    /// The launched size.
+    pub to: usize,
+}
+
+/// How to launch one plain-range kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoundingPlan {
+    /// The global range the kernel observes.
+    pub user: Range,
+    /// The global range enqueued.
+    pub launch: Range,
+    /// The local size to enqueue; `None` passes NULL and lets the driver decide.
+    pub local: Option<Range>,
+    /// `true`: launch the generated guarded variant; `false`: the original kernel.
+    pub rounded_variant: bool,
+    /// The dimensions where `launch` differs from `user`.
+    pub adjustments: Vec<Adjustment>,
+}
+
+impl RoundingPlan {
+    /// DPC++-style trace lines, one per adjusted dimension (none when nothing changed, even in
+    /// [`RoundingMode::Force`]); dimensions are in OpenCL numbering.
+    ///
+    /// ```
+    /// use clgroups::plan::local_size::{DeviceKind, Limits};
+    /// use clgroups::plan::rounding::{plan, RoundingConfig};
+    /// use clgroups::Range;
+    /// let lim = Limits { kind: DeviceKind::Gpu, max_work_group_size: 1024,
+    ///     max_work_item_sizes: [1024, 1024, 64], preferred_multiple: 32, non_uniform: false };
+    /// let p = plan(Range::d1(7727), &RoundingConfig::default(), &lim, true);
+    /// assert_eq!(p.trace_lines(), ["parallel_for range adjusted at dim 0 from 7727 to 7936"]);
+    /// ```
+    pub fn trace_lines(&self) -> Vec<String> {
+        self.adjustments
+            .iter()
+            .map(|a| {
+                format!(
+                    "parallel_for range adjusted at dim {} from {} to {}",
+                    a.dim, a.from, a.to
+                )
+            })
+            .collect()
+    }
+}
+
+/// DPC++'s rounded range for `user` (OpenCL order).
+///
+/// * Default: only dimension `rank - 1` (SYCL's dimension 0, the slowest) is rounded, and only
+///   when `R % min_factor != 0 && R >= min_range`, up to a multiple of `good_factor`.
+/// * `experimental`: every dimension not divisible by the factor is rounded up, with no
+///   thresholds; the factor is 32, 16 or 8 for rank 1, 2 or 3, or `good_factor` when
+///   `explicit_params`.
+///
+/// Unlike DPC++ there is no cap at `floor(u32::MAX / good_factor) * good_factor`: OpenCL global
+/// sizes are `size_t`, and the guarded variant only masks items beyond the user's range, so the
+/// launch must cover it. A dimension whose rounded size would overflow `usize` is left alone.
+/// Zero factors (only possible by building [`RoundingParams`] by hand) count as 1.
+///
+/// ```
+/// use clgroups::plan::rounding::{dpcpp_rounded_range, RoundingParams};
+/// use clgroups::Range;
+/// let d = RoundingParams::DPCPP_DEFAULT;
+/// assert_eq!(dpcpp_rounded_range(Range::d1(7727), &d, false, false), Range::d1(7744));
+/// // SYCL {43, 79, 7} is OpenCL (7, 79, 43)
+/// assert_eq!(dpcpp_rounded_range(Range::d3(7, 79, 43), &d, true, false), Range::d3(8, 80, 48));
+/// ```
+pub fn dpcpp_rounded_range(
+    user: Range,
+    params: &RoundingParams,
+    experimental: bool,
+    explicit_params: bool,
+) -> Range {
+    if experimental {
+        let factor = if explicit_params {
+            params.good_factor
+        } else {
+            [32, 16, 8][user.rank() - 1]
+        };
+        return (0..user.rank()).fold(user, |r, d| {
+            r.with(d, round_up(user.get(d), factor).unwrap_or(user.get(d)))
+        });
+    }
+    let s = user.rank() - 1;
+    let r = user.get(s);
+    if r % params.min_factor.max(1) != 0 && r >= params.min_range {
+        user.with(s, round_up(r, params.good_factor).unwrap_or(r))
+    } else {
+        user
+    }
+}
+
+/// `r` rounded up to a multiple of `factor` (0 counts as 1); `None` on overflow.
+fn round_up(r: usize, factor: usize) -> Option<usize> {
+    let f = factor.max(1);
+    r.div_ceil(f).checked_mul(f)
+}
+
+/// Plans one plain-range launch of a kernel over `user` on a device with limits `lim`.
+///
+/// `kernel_can_round` says whether a guarded variant exists (or may be generated).
+/// * [`RoundingMode::Disable`], no guarded variant, or an empty range: the original kernel over
+///   `user` with a NULL local size, as without rounding.
+/// * Explicit parameters: [`dpcpp_rounded_range`] with `explicit_params = true`.
+/// * No parameters, experimental: [`dpcpp_rounded_range`] with DPC++'s rank factors.
+/// * No parameters, default (device-aware, see [`rounding_group_size`] for `W`): the slowest
+///   dimension `s = rank - 1` is rounded only if `user[s] >= 1024` (DPC++'s MinRange) and the
+///   tuned local size of `user` is poor (total `< W`). The other dimensions keep the shape
+///   their tuned local size has within a budget of `W` work-items (`I` of them); dimension `s`
+///   is rounded up to a multiple of `f = min(W / I, max_work_item_sizes[s])`, so a work-group of
+///   `I * f` (exactly `W` when `I` divides it, at least `W / 2` otherwise) fits. The rounded
+///   range is kept only if its tuned local size scores better than the user range's.
+///
+/// Then `local` is the tuned local size of `launch` ([`tuned`]), or `None` when that is 1
+/// (the driver cannot do worse, and may know better, e.g. with non-uniform work-groups). The
+/// guarded variant runs when a dimension changed or in [`RoundingMode::Force`]; otherwise the
+/// original kernel runs over `user` with that local size.
+///
+/// ```
+/// use clgroups::plan::local_size::{DeviceKind, Limits};
+/// use clgroups::plan::rounding::{plan, RoundingConfig};
+/// use clgroups::Range;
+/// let cpu = Limits { kind: DeviceKind::Cpu, max_work_group_size: 4096,
+///     max_work_item_sizes: [4096; 3], preferred_multiple: 8, non_uniform: true };
+/// let p = plan(Range::d1(4_194_319), &RoundingConfig::default(), &cpu, true);
+/// assert_eq!(p.launch, Range::d1(4_198_400));
+/// assert_eq!(p.local, Some(Range::d1(4096)));
+/// assert!(p.rounded_variant);
+/// ```
+pub fn plan(
+    user: Range,
+    cfg: &RoundingConfig,
+    lim: &Limits,
+    kernel_can_round: bool,
+) -> RoundingPlan {
+    if let Some(why) = no_rounding_reason(user, cfg, kernel_can_round) {
+        log::debug!("range {user:?}: no rounding ({why}); original kernel, NULL local size");
+        return RoundingPlan {
+            user,
+            launch: user,
+            local: None,
+            rounded_variant: false,
+            adjustments: Vec::new(),
+        };
+    }
+    let launch = match cfg.params {
+        Some(p) => dpcpp_rounded_range(user, &p, cfg.experimental, true),
+        None if cfg.experimental => {
+            dpcpp_rounded_range(user, &RoundingParams::DPCPP_DEFAULT, true, false)
+        }
+        None => device_aware_range(user, lim),
+    };
+    let adjustments = adjustments(user, launch);
+    let rounded_variant = !adjustments.is_empty() || cfg.mode == RoundingMode::Force;
+    let local = Some(tuned(launch, lim)).filter(|l| l.len() > 1);
+    log::debug!(
+        "range {user:?}: launch {launch:?}, local {local:?}, {} kernel ({cfg:?})",
+        if rounded_variant {
+            "rounded"
+        } else {
+            "original"
+        }
+    );
+    RoundingPlan {
+        user,
+        launch,
+        local,
+        rounded_variant,
+        adjustments,
+    }
+}
+
+/// Why `plan` must launch the original kernel unchanged, if it must.
+fn no_rounding_reason(user: Range, cfg: &RoundingConfig, can_round: bool) -> Option<&'static str> {
+    if cfg.mode == RoundingMode::Disable {
+        Some("rounding disabled")
+    } else if !can_round {
+        Some("the kernel has no rounded variant")
+    } else if user.is_empty() {
+        Some("empty range")
+    } else {
+        None
+    }
+}
+
+/// The dimensions where `launch` differs from `user`.
+fn adjustments(user: Range, launch: Range) -> Vec<Adjustment> {
+    (0..user.rank())
+        .filter(|&d| user.get(d) != launch.get(d))
+        .map(|d| Adjustment {
+            dim: d,
+            from: user.get(d),
+            to: launch.get(d),
+        })
+        .collect()
+}
+
+/// The device-aware default rounding of [`plan`] (no explicit parameters, not experimental).
+fn device_aware_range(user: Range, lim: &Limits) -> Range {
+    let w = rounding_group_size(lim);
+    let s = user.rank() - 1;
+    let r = user.get(s);
+    let before = tuned(user, lim).len();
+    if r < RoundingParams::DPCPP_DEFAULT.min_range || before >= w {
+        log::debug!("range {user:?}: not rounded (dim {s} = {r}, tuned group {before}, W {w})");
+        return user;
+    }
+    let inner = inner_group_total(user, lim, w);
+    let f = (w / inner).min(lim.max_work_item_sizes[s].max(1));
+    let candidate = match round_up(r, f) {
+        Some(rounded) if f > 1 => user.with(s, rounded),
+        _ => user,
+    };
+    let after = tuned(candidate, lim).len();
+    let pm = lim.preferred_multiple;
+    if group_score(after, pm) <= group_score(before, pm) {
+        log::debug!("range {user:?}: rounding dim {s} to a multiple of {f} does not help");
+        return user;
+    }
+    log::debug!("range {user:?}: dim {s} rounded to a multiple of {f} (W {w}, inner group {inner}): group {before} -> {after}");
+    candidate
+}
+
+/// The work-group total the dimensions below the slowest one reach within `w` work-items.
+fn inner_group_total(user: Range, lim: &Limits, w: usize) -> usize {
+    let inner = match user.rank() {
+        1 => return 1,
+        2 => Range::d1(user.get(0)),
+        _ => Range::d2(user.get(0), user.get(1)),
+    };
+    let budget = Limits {
+        max_work_group_size: w.min(lim.max_work_group_size),
+        ..lim.clone()
+    };
+    tuned(inner, &budget).len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::local_size::{validate, DeviceKind};
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    fn gpu() -> Limits {
+        Limits {
+            kind: DeviceKind::Gpu,
+            max_work_group_size: 1024,
+            max_work_item_sizes: [1024, 1024, 64],
+            preferred_multiple: 32,
+            non_uniform: false,
+        }
+    }
+
+    fn cpu() -> Limits {
+        Limits {
+            kind: DeviceKind::Cpu,
+            max_work_group_size: 4096,
+            max_work_item_sizes: [4096; 3],
+            preferred_multiple: 8,
+            non_uniform: true,
+        }
+    }
+
+    fn sycl(dims: &[usize]) -> Range {
+        Range::from_sycl_order(dims).unwrap()
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> RoundingConfig {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        RoundingConfig::from_vars(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn params_parse() {
+        let p: RoundingParams = "16:32:1024".parse().unwrap();
+        assert_eq!(p, RoundingParams::DPCPP_DEFAULT);
+        assert_eq!(p.to_string(), "16:32:1024");
+        let p: RoundingParams = " 1 : 256 : 0 ".parse().unwrap();
+        assert_eq!((p.min_factor, p.good_factor, p.min_range), (1, 256, 0));
+        for (bad, why) in [
+            ("16:32", "2 field"),
+            ("16:32:1024:5", "4 field"),
+            ("", "1 field"),
+            ("0:32:1024", "above 0"),
+            ("16:0:1024", "above 0"),
+            ("-1:32:1024", "MinFactor \"-1\""),
+            ("16:32:-5", "MinRange \"-5\""),
+            ("16abc:32:1024", "MinFactor \"16abc\""),
+            ("a:b:c", "MinFactor \"a\""),
+        ] {
+            let err = bad.parse::<RoundingParams>().unwrap_err().to_string();
+            assert!(err.contains(why) && err.contains(bad), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!("on".parse::<RoundingMode>().unwrap(), RoundingMode::On);
+        assert_eq!(
+            " Force ".parse::<RoundingMode>().unwrap(),
+            RoundingMode::Force
+        );
+        assert_eq!(
+            "disable".parse::<RoundingMode>().unwrap(),
+            RoundingMode::Disable
+        );
+        let err = "1".parse::<RoundingMode>().unwrap_err().to_string();
+        assert!(err.contains("on, force or disable"), "{err}");
+        assert_eq!(RoundingMode::default(), RoundingMode::On);
+    }
+
+    #[test]
+    fn config_from_vars() {
+        assert_eq!(vars(&[]), RoundingConfig::default());
+        let cfg = vars(&[
+            (ENV_PARAMS, "1:256:1"),
+            (ENV_MODE, "force"),
+            (ENV_TRACE, ""),
+            (ENV_EXPERIMENTAL, "0"),
+        ]);
+        assert_eq!(
+            cfg,
+            RoundingConfig {
+                mode: RoundingMode::Force,
+                params: Some(RoundingParams {
+                    min_factor: 1,
+                    good_factor: 256,
+                    min_range: 1
+                }),
+                experimental: true,
+                trace: true,
+            }
+        );
+        // any value disables, even "0", and it beats the mode variable
+        let cfg = vars(&[(ENV_DISABLE, "0"), (ENV_MODE, "force")]);
+        assert_eq!(cfg.mode, RoundingMode::Disable);
+        // malformed values keep the defaults
+        let cfg = vars(&[(ENV_PARAMS, "16:0:1024"), (ENV_MODE, "sometimes")]);
+        assert_eq!(cfg, RoundingConfig::default());
+        assert_eq!(vars(&[(ENV_MODE, "disable")]).mode, RoundingMode::Disable);
+    }
+
+    #[test]
+    fn dpcpp_default_examples() {
+        let d = RoundingParams::DPCPP_DEFAULT;
+        let r = |n| dpcpp_rounded_range(Range::d1(n), &d, false, false);
+        assert_eq!(r(7727), Range::d1(7744));
+        assert_eq!(r(1500), Range::d1(1504));
+        assert_eq!(r(1040), Range::d1(1040));
+        assert_eq!(r(1000), Range::d1(1000));
+        // only the slowest (SYCL dim 0) is rounded: e2e test {1500, 33} -> {1504, 33}
+        let r2 = dpcpp_rounded_range(sycl(&[1500, 33]), &d, false, false);
+        assert_eq!(r2.to_sycl_order(), vec![1504, 33]);
+        let r3 = dpcpp_rounded_range(sycl(&[1500, 33, 64]), &d, false, false);
+        assert_eq!(r3.to_sycl_order(), vec![1504, 33, 64]);
+    }
+
+    #[test]
+    fn dpcpp_experimental_examples() {
+        let d = RoundingParams::DPCPP_DEFAULT;
+        let e = |dims: &[usize]| dpcpp_rounded_range(sycl(dims), &d, true, false).to_sycl_order();
+        assert_eq!(e(&[43]), vec![64]);
+        assert_eq!(e(&[43, 79]), vec![48, 80]);
+        assert_eq!(e(&[43, 79, 7]), vec![48, 80, 8]);
+        assert_eq!(e(&[1500, 33]), vec![1504, 48]);
+        assert_eq!(e(&[1500, 33, 64]), vec![1504, 40, 64]);
+        assert_eq!(e(&[1]), vec![32]);
+        assert_eq!(
+            dpcpp_rounded_range(Range::d3(7, 79, 43), &d, true, false),
+            Range::d3(8, 80, 48)
+        );
+        let p: RoundingParams = "1:256:1".parse().unwrap();
+        let x = |dims: &[usize]| dpcpp_rounded_range(sycl(dims), &p, true, true).to_sycl_order();
+        assert_eq!(x(&[43]), vec![256]);
+        assert_eq!(x(&[43, 257]), vec![256, 512]);
+        assert_eq!(x(&[43, 257, 7]), vec![256, 512, 256]);
+        // without the experimental flag MinFactor 1 divides everything: nothing is rounded
+        assert_eq!(
+            dpcpp_rounded_range(sycl(&[43, 257, 7]), &p, false, true),
+            sycl(&[43, 257, 7])
+        );
+    }
+
+    #[test]
+    fn rounding_never_overflows() {
+        let d = RoundingParams::DPCPP_DEFAULT;
+        let huge = usize::MAX - 3;
+        assert_eq!(
+            dpcpp_rounded_range(Range::d1(huge), &d, false, false),
+            Range::d1(huge)
+        );
+        assert_eq!(
+            dpcpp_rounded_range(Range::d1(huge), &d, true, false),
+            Range::d1(huge)
+        );
+    }
+
+    #[test]
+    fn device_aware_primes() {
+        let on = RoundingConfig::default();
+        // PoCL CPU: W = 4096
+        let p = plan(Range::d1(4_194_319), &on, &cpu(), true);
+        assert_eq!(p.launch, Range::d1(4_198_400));
+        assert_eq!(p.local, Some(Range::d1(4096)));
+        assert!(p.rounded_variant);
+        assert_eq!(
+            p.adjustments,
+            vec![Adjustment {
+                dim: 0,
+                from: 4_194_319,
+                to: 4_198_400
+            }]
+        );
+        // H100-like GPU: W = 256; 67,108,879 is prime; 67,109,120 = 2^8 * 5 * 13 * 37 * 109,
+        // whose best divisor up to 1024 is 962 = 2 * 13 * 37 (960 items in full warps)
+        let p = plan(Range::d1(67_108_879), &on, &gpu(), true);
+        assert_eq!(p.launch, Range::d1(67_109_120));
+        assert_eq!(p.local, Some(Range::d1(962)));
+        // 7727 -> 31 * 256; 7936 = 2^8 * 31, tuned 992 = 31 warps
+        let p = plan(Range::d1(7727), &on, &gpu(), true);
+        assert_eq!((p.launch, p.local), (Range::d1(7936), Some(Range::d1(992))));
+    }
+
+    #[test]
+    fn device_aware_leaves_good_and_small_ranges() {
+        let on = RoundingConfig::default();
+        // 1500 has the divisor 750: no wrapper needed (DPC++ would round to 1504)
+        let p = plan(Range::d1(1500), &on, &gpu(), true);
+        assert_eq!(p.launch, Range::d1(1500));
+        assert_eq!(p.local, Some(Range::d1(750)));
+        assert!(!p.rounded_variant && p.adjustments.is_empty());
+        // 1009 fits one work-group of the GPU
+        let p = plan(Range::d1(1009), &on, &gpu(), true);
+        assert_eq!((p.local, p.rounded_variant), (Some(Range::d1(1009)), false));
+        // with groups of at most 256 that prime below MinRange gets the original kernel and a
+        // NULL local size
+        let mut small = gpu();
+        small.max_work_group_size = 256;
+        let p = plan(Range::d1(1009), &on, &small, true);
+        assert_eq!(
+            (p.launch, p.local, p.rounded_variant),
+            (Range::d1(1009), None, false)
+        );
+        assert!(p.trace_lines().is_empty());
+        // 2^22 on the CPU already gets 4096
+        let p = plan(Range::d1(1 << 22), &on, &cpu(), true);
+        assert_eq!(
+            (p.launch, p.local),
+            (Range::d1(1 << 22), Some(Range::d1(4096)))
+        );
+    }
+
+    #[test]
+    fn device_aware_multi_dimensional() {
+        let on = RoundingConfig::default();
+        // OpenCL (7, 7727): inner 7 within 256 -> f = 36; 7727 -> 7740 = 2^2 * 3^2 * 5 * 43
+        let p = plan(Range::d2(7, 7727), &on, &gpu(), true);
+        assert_eq!(p.launch, Range::d2(7, 7740));
+        assert_eq!(p.local, Some(Range::d2(7, 129)));
+        // (64, 7727) on the CPU: inner 64 within 4096 -> f = 64 -> 7744 = 121 * 64
+        let p = plan(Range::d2(64, 7727), &on, &cpu(), true);
+        assert_eq!(p.launch, Range::d2(64, 7744));
+        assert_eq!(p.local, Some(Range::d2(64, 64)));
+        // 3-D, dimension 2 capped at 64 on the GPU: (4, 1, 4099) -> f = min(64, 64) = 64
+        let p = plan(Range::d3(4, 1, 4099), &on, &gpu(), true);
+        assert_eq!(p.launch, Range::d3(4, 1, 4160));
+        assert_eq!(p.local, Some(Range::d3(4, 1, 64)));
+        // a prime inner dimension with a good slowest one: nothing to gain by rounding
+        let p = plan(Range::d2(7727, 2048), &on, &gpu(), true);
+        assert_eq!(
+            (p.launch, p.rounded_variant),
+            (Range::d2(7727, 2048), false)
+        );
+        assert_eq!(p.local, Some(Range::d2(1, 1024)));
+    }
+
+    #[test]
+    fn modes_and_explicit_params() {
+        let lim = gpu();
+        let off = RoundingConfig {
+            mode: RoundingMode::Disable,
+            experimental: true,
+            ..RoundingConfig::default()
+        };
+        let p = plan(Range::d1(7727), &off, &lim, true);
+        assert_eq!(
+            (p.launch, p.local, p.rounded_variant),
+            (Range::d1(7727), None, false)
+        );
+        let p = plan(Range::d1(7727), &RoundingConfig::default(), &lim, false);
+        assert_eq!(
+            (p.launch, p.local, p.rounded_variant),
+            (Range::d1(7727), None, false)
+        );
+        // force: the rounded variant even over an unchanged range, without trace lines
+        let force = RoundingConfig {
+            mode: RoundingMode::Force,
+            ..RoundingConfig::default()
+        };
+        let p = plan(Range::d1(4096), &force, &lim, true);
+        assert_eq!(
+            (p.launch, p.local),
+            (Range::d1(4096), Some(Range::d1(1024)))
+        );
+        assert!(p.rounded_variant && p.trace_lines().is_empty());
+        // explicit DPC++ parameters follow DPC++ exactly
+        let explicit = RoundingConfig {
+            params: Some(RoundingParams::DPCPP_DEFAULT),
+            ..RoundingConfig::default()
+        };
+        let p = plan(Range::d1(7727), &explicit, &lim, true);
+        assert_eq!((p.launch, p.local), (Range::d1(7744), Some(Range::d1(968))));
+        assert_eq!(
+            p.trace_lines(),
+            ["parallel_for range adjusted at dim 0 from 7727 to 7744"]
+        );
+        let p = plan(Range::d1(1500), &explicit, &lim, true);
+        assert_eq!((p.launch, p.rounded_variant), (Range::d1(1504), true));
+        // experimental: rank factors without parameters, GoodFactor with them
+        let exp = RoundingConfig {
+            experimental: true,
+            ..RoundingConfig::default()
+        };
+        let p = plan(Range::d3(7, 79, 43), &exp, &lim, true);
+        assert_eq!(p.launch, Range::d3(8, 80, 48));
+        assert_eq!(p.adjustments.len(), 3);
+        assert_eq!(
+            p.trace_lines()[2],
+            "parallel_for range adjusted at dim 2 from 43 to 48"
+        );
+        let exp256 = RoundingConfig {
+            params: Some("1:256:1".parse().unwrap()),
+            ..exp
+        };
+        let p = plan(sycl(&[43, 257, 7]), &exp256, &lim, true);
+        assert_eq!(p.launch.to_sycl_order(), vec![256, 512, 256]);
+        assert_eq!(validate(p.launch, p.local.unwrap(), &lim), Ok(()));
+        // an empty range is never rounded
+        let p = plan(Range::d2(0, 5000), &force, &lim, true);
+        assert_eq!((p.launch, p.rounded_variant), (Range::d2(0, 5000), false));
+    }
+
+    fn any_range() -> impl Strategy<Value = Range> {
+        prop::collection::vec(
+            prop_oneof![1usize..64, 1usize..5000, 1usize..(1 << 24)],
+            1..=3,
+        )
+        .prop_map(|v| Range::new(&v).unwrap())
+    }
+
+    fn any_limits() -> impl Strategy<Value = Limits> {
+        prop_oneof![Just(gpu()), Just(cpu())]
+    }
+
+    /// Properties every plan has, whatever the configuration.
+    fn check_common(
+        user: Range,
+        p: &RoundingPlan,
+        lim: &Limits,
+    ) -> std::result::Result<(), TestCaseError> {
+        prop_assert_eq!(p.user, user);
+        for d in 0..user.rank() {
+            prop_assert!(p.launch.get(d) >= user.get(d));
+        }
+        if let Some(local) = p.local {
+            prop_assert!(local.len() > 1);
+            prop_assert_eq!(validate(p.launch, local, lim), Ok(()));
+            for d in 0..user.rank() {
+                prop_assert_eq!(p.launch.get(d) % local.get(d), 0);
+            }
+        }
+        prop_assert_eq!(p.rounded_variant, !p.adjustments.is_empty());
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn default_mode_rounds_only_the_slowest_dimension(user in any_range(), lim in any_limits()) {
+            let p = plan(user, &RoundingConfig::default(), &lim, true);
+            check_common(user, &p, &lim)?;
+            let s = user.rank() - 1;
+            for d in 0..s {
+                prop_assert_eq!(p.launch.get(d), user.get(d));
+            }
+            if p.rounded_variant {
+                let w = rounding_group_size(&lim);
+                prop_assert!(user.get(s) >= 1024);
+                prop_assert!(p.launch.get(s) < user.get(s) + w);
+                let before = tuned(user, &lim).len();
+                let after = p.local.unwrap().len();
+                prop_assert!(before < w && after > before, "{} -> {}", before, after);
+                prop_assert!(after * 2 >= w - lim.preferred_multiple, "{} for W {}", after, w);
+            }
+        }
+
+        #[test]
+        fn explicit_params_follow_dpcpp(user in any_range(), lim in any_limits(),
+                                        mf in 1usize..64, gf in 1usize..300, mr in 0usize..4096) {
+            let params = RoundingParams { min_factor: mf, good_factor: gf, min_range: mr };
+            let cfg = RoundingConfig { params: Some(params), ..RoundingConfig::default() };
+            let p = plan(user, &cfg, &lim, true);
+            check_common(user, &p, &lim)?;
+            let s = user.rank() - 1;
+            for a in &p.adjustments {
+                prop_assert_eq!(a.dim, s);
+                prop_assert_eq!(a.to % gf, 0);
+                prop_assert!(a.to - a.from < gf);
+                prop_assert!(a.from % mf != 0 && a.from >= mr);
+            }
+        }
+
+        #[test]
+        fn experimental_rounds_every_dimension(user in any_range(), lim in any_limits(),
+                                               gf in prop::option::of(1usize..300)) {
+            let params = gf.map(|g| RoundingParams { good_factor: g, ..RoundingParams::DPCPP_DEFAULT });
+            let cfg = RoundingConfig { params, experimental: true, ..RoundingConfig::default() };
+            let p = plan(user, &cfg, &lim, true);
+            check_common(user, &p, &lim)?;
+            let f = gf.unwrap_or([32, 16, 8][user.rank() - 1]);
+            for d in 0..user.rank() {
+                prop_assert_eq!(p.launch.get(d) % f, 0);
+                prop_assert!(p.launch.get(d) - user.get(d) < f);
+            }
+        }
+
+        #[test]
+        fn disable_and_force(user in any_range(), lim in any_limits(), exp: bool) {
+            let off = RoundingConfig { mode: RoundingMode::Disable, experimental: exp, ..RoundingConfig::default() };
+            let p = plan(user, &off, &lim, true);
+            prop_assert_eq!((p.launch, p.local, p.rounded_variant), (user, None, false));
+            let force = RoundingConfig { mode: RoundingMode::Force, experimental: exp, ..RoundingConfig::default() };
+            let p = plan(user, &force, &lim, true);
+            prop_assert!(p.rounded_variant);
+            if let Some(local) = p.local {
+                prop_assert_eq!(validate(p.launch, local, &lim), Ok(()));
+            }
+        }
+    }
+}
