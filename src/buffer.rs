@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::queue::{Context, Queue};
-use opencl3::memory::Buffer as ClBuffer;
+use opencl3::memory::{Buffer as ClBuffer, ClMem};
 use opencl3::types::cl_mem;
 use std::fmt;
 

@@ -166,9 +166,9 @@ pub fn kernel_sub_group_info(
     )
     .map_err(ClError)?;
     Ok(match info {
-        opencl3::types::InfoType::Size(s) => vec![s],
-        opencl3::types::InfoType::VecSize(v) => v,
-        opencl3::types::InfoType::VecUchar(b) => b
+        cl3::info_type::InfoType::Size(s) => vec![s],
+        cl3::info_type::InfoType::VecSize(v) => v,
+        cl3::info_type::InfoType::VecUchar(b) => b
             .chunks_exact(size_of::<usize>())
             .map(|c| usize::from_ne_bytes(c.try_into().expect("full chunk")))
             .collect(),

@@ -57,7 +57,7 @@ struct KernelInner {
     requested: SubGroupSize,
     args: Vec<ArgInfo>,
     limits: Limits,
-    uses_layer: bool,
+    uses_collectives: bool,
 }
 
 impl Kernel {
@@ -67,6 +67,7 @@ impl Kernel {
         name: &str,
         size: ResolvedSize,
         rounded: std::result::Result<Arc<ClProgram>, String>,
+        uses_collectives: bool,
     ) -> Result<Kernel> {
         let dev = program.device().clone();
         let err = |call: &'static str| {
@@ -90,9 +91,6 @@ impl Kernel {
         let requested = decl
             .and_then(|d| d.sub_group_size)
             .unwrap_or(SubGroupSize::Primary);
-        let uses_layer = decl.is_some_and(|d| {
-            crate::program::rounded::rounding_obstacle("", d).is_some() || d.params.is_empty()
-        });
         let limits = Limits {
             kind: dev.kind(),
             max_work_group_size: wg.min(dev.limits().max_work_group_size),
@@ -111,7 +109,7 @@ impl Kernel {
                 requested,
                 args,
                 limits,
-                uses_layer,
+                uses_collectives,
             }),
         })
     }
@@ -160,7 +158,7 @@ impl Kernel {
 
     /// Whether the kernel uses sub-groups, barriers or local memory (scanned from its source).
     pub(crate) fn uses_collectives(&self) -> bool {
-        self.inner.uses_layer
+        self.inner.uses_collectives
     }
 
     /// Errors with [`Error::FeatureNotSupported`] if the kernel requires a sub-group size the

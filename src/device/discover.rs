@@ -167,7 +167,10 @@ fn build(
     sub_device: Option<Arc<SubDevice>>,
 ) -> Result<Device> {
     let ctx = format!("{platform_index}:{device_index} {platform} / {name}");
-    let err = |call: &'static str| move |e: ClError| Error::cl(call, e.0, ctx.clone());
+    let err = |call: &'static str| {
+        let ctx = ctx.clone();
+        move |e: ClError| Error::cl(call, e.0, ctx)
+    };
     let ty = raw.dev_type().map_err(err("clGetDeviceInfo(TYPE)"))?;
     let kind = if ty & CL_DEVICE_TYPE_GPU != 0 {
         DeviceKind::Gpu

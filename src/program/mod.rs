@@ -111,6 +111,8 @@ struct ProgramInner {
     rounding: RoundingConfig,
     /// Rounded variants exist in the builds for these kernels; others say why not.
     roundable: BTreeMap<String, std::result::Result<(), String>>,
+    /// Kernels that use barriers, local memory or sub-groups.
+    collective: BTreeMap<String, bool>,
 }
 
 type CacheKey = (usize, usize, String, String);
@@ -156,10 +158,18 @@ impl Program {
                 (k.name.clone(), got)
             })
             .collect();
+        let obstacles: BTreeMap<String, Option<String>> = kernels
+            .iter()
+            .map(|k| (k.name.clone(), rounded::rounding_obstacle(&b.source, k)))
+            .collect();
+        let collective = obstacles
+            .iter()
+            .map(|(n, o)| (n.clone(), o.is_some()))
+            .collect();
         let roundable: BTreeMap<String, std::result::Result<(), String>> = kernels
             .iter()
             .map(|k| {
-                let verdict = match rounded::rounding_obstacle(&b.source, k) {
+                let verdict = match obstacles[&k.name].clone() {
                     None if rounding.mode != RoundingMode::Disable => Ok(()),
                     None => Err("range rounding is disabled".to_string()),
                     Some(why) => Err(why),
@@ -167,10 +177,10 @@ impl Program {
                 (k.name.clone(), verdict)
             })
             .collect();
-        let to_round: Vec<KernelDecl> = kernels
+        let to_round: Vec<String> = kernels
             .iter()
             .filter(|k| roundable[&k.name].is_ok())
-            .cloned()
+            .map(|k| k.name.clone())
             .collect();
         let mut wanted: Vec<usize> = sizes
             .values()
@@ -186,7 +196,7 @@ impl Program {
         wanted.dedup();
         let mut builds = BTreeMap::new();
         for size in wanted {
-            let text = compose(&b, device, &kernels, &sizes, &to_round, size)?;
+            let text = compose(&b, device, &kernels, &sizes, &to_round, rounding.mode, size)?;
             builds.insert(size, build_cached(queue, &text, &b.options)?);
         }
         Ok(Program {
@@ -197,6 +207,7 @@ impl Program {
                 builds,
                 rounding,
                 roundable,
+                collective,
             }),
         })
     }
@@ -215,7 +226,8 @@ impl Program {
             Ok(()) => Ok(Arc::clone(build)),
             Err(why) => Err(why.clone()),
         };
-        Kernel::create(self.clone(), build, name, size, rounded)
+        let collective = self.inner.collective[name];
+        Kernel::create(self.clone(), build, name, size, rounded, collective)
     }
 
     /// Names of the program's kernels, in source order.
@@ -279,13 +291,12 @@ fn compose(
     device: &Device,
     kernels: &[KernelDecl],
     sizes: &BTreeMap<String, ResolvedSize>,
-    to_round: &[KernelDecl],
+    to_round: &[String],
+    rounding_mode: RoundingMode,
     size: usize,
 ) -> Result<String> {
     let backend = device.sub_groups().effective.shuffle_backend;
-    let mut user = rounded::with_rounded_variants(&b.source, to_round, true);
-    // Insert from the last kernel to the first so earlier offsets stay valid; the rounded
-    // variants were appended after every original kernel.
+    // Edit from the last kernel to the first so earlier offsets stay valid.
     let mut edits: Vec<(usize, String)> = Vec::new();
     for k in kernels {
         let mine = sizes[&k.name] == ResolvedSize::Size(size);
@@ -303,9 +314,17 @@ fn compose(
         }
     }
     edits.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut user = b.source.clone();
     for (at, text) in edits {
         user.insert_str(at, &text);
     }
+    // The edits add no lines; rescan to place the rounded variants after their originals.
+    let rescanned: Vec<KernelDecl> = source::scan_kernels(&user)?
+        .into_iter()
+        .filter(|k| to_round.contains(&k.name))
+        .collect();
+    let keep = rounding_mode != RoundingMode::Force;
+    let user = rounded::with_rounded_variants(&user, &rescanned, keep)?;
     let body = headers::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
@@ -339,7 +358,6 @@ fn prelude(device: &Device, size: usize) -> String {
             device.limits().max_work_group_size
         ));
     }
-    p.push_str("#define CLG_REQD_SUB_GROUP_SIZE(S)\n#define CLG_NAMED_SUB_GROUP_SIZE(N)\n");
     p
 }
 

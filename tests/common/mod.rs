@@ -1,0 +1,58 @@
+//! Shared fixtures for the integration tests: the device under test and the rules for what a
+//! test may skip.
+#![allow(dead_code)]
+
+use clgroups::{Device, Queue};
+
+/// The device under test (`CLGROUPS_DEVICE` selects it), printed once per test.
+pub fn device() -> Device {
+    let d = clgroups::default_device().expect("an OpenCL device (install pocl-opencl-icd)");
+    eprintln!(
+        "device under test: {d} (backend {})",
+        d.sub_groups().effective.shuffle_backend
+    );
+    d
+}
+
+/// A queue on the device under test.
+pub fn queue() -> Queue {
+    Queue::new(&device()).expect("a queue")
+}
+
+/// Whether native sub-groups are required (`CLGROUPS_REQUIRE_SUBGROUPS=1`): set in CI's
+/// PoCL 6.0 pass, where a device without them is a failure, not a skip.
+pub fn subgroups_required() -> bool {
+    std::env::var("CLGROUPS_REQUIRE_SUBGROUPS").is_ok_and(|v| v == "1")
+}
+
+/// True if the device has native sub-groups; otherwise prints why a native-only test does not
+/// run, and fails instead when native sub-groups are required.
+pub fn native_or_skip(d: &Device, test: &str) -> bool {
+    if d.sub_groups().driver.native() {
+        return true;
+    }
+    assert!(
+        !subgroups_required(),
+        "{test}: CLGROUPS_REQUIRE_SUBGROUPS=1 but {d} has no native sub-groups"
+    );
+    eprintln!("{test}: not run: {d} has no native sub-groups (cl_khr_subgroups)");
+    false
+}
+
+/// Deterministic, lane-revealing test values (never zeros): a small LCG.
+pub fn values(n: usize, seed: u64) -> Vec<i32> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|i| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = ((x >> 33) % 2001) as i32 - 1000;
+            if v == 0 {
+                7 + i as i32
+            } else {
+                v
+            }
+        })
+        .collect()
+}
