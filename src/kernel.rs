@@ -314,11 +314,16 @@ impl SubGroupQueries<'_> {
         }
     }
 
-    /// Maximum number of sub-groups in a work-group of this kernel.
+    /// Maximum number of sub-groups in a work-group of this kernel. Where a driver answers 0
+    /// (PoCL 6.0 does), the effective view answers the device's `CL_DEVICE_MAX_NUM_SUB_GROUPS`.
     pub fn max_num_sub_groups(&self) -> Result<usize> {
         match self.fixed()? {
             Some(s) => Ok(self.kernel.limits().max_work_group_size.div_ceil(s)),
-            None => first(self.driver(CL_KERNEL_MAX_NUM_SUB_GROUPS, &[], "MAX_NUM_SUB_GROUPS")?),
+            None => {
+                let n = first(self.driver(CL_KERNEL_MAX_NUM_SUB_GROUPS, &[], "MAX_NUM_SUB_GROUPS")?)?;
+                let dev = self.kernel.program().device().sub_groups().driver.max_num_sub_groups;
+                Ok(if n == 0 && !self.driver_only { dev as usize } else { n })
+            }
         }
     }
 
