@@ -14,8 +14,18 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
         if path.is_dir() {
             collect(&path, root, out);
         } else if path.extension().is_some_and(|e| e == "h") {
-            let name = path.strip_prefix(root).expect("under cl/").to_string_lossy().replace('\\', "/");
-            out.push((name, path.canonicalize().expect("header path").display().to_string()));
+            let name = path
+                .strip_prefix(root)
+                .expect("under cl/")
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((
+                name,
+                path.canonicalize()
+                    .expect("header path")
+                    .display()
+                    .to_string(),
+            ));
         }
     }
 }

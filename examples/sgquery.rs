@@ -29,7 +29,10 @@ fn main() {
     };
     if args.json {
         let all: Vec<Value> = devices.iter().map(to_json).collect();
-        println!("{}", serde_json::to_string_pretty(&all).expect("JSON values serialise"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&all).expect("JSON values serialise")
+        );
     } else {
         for d in devices {
             print_table(d);
@@ -81,13 +84,20 @@ fn print_table(d: &Device) {
         "preferred work-group size multiple", drv.preferred_work_group_size_multiple
     );
     println!("  driver");
-    println!("    {:<42}{}", "max sub-groups per work-group", drv.max_num_sub_groups);
+    println!(
+        "    {:<42}{}",
+        "max sub-groups per work-group", drv.max_num_sub_groups
+    );
     println!(
         "    {:<42}{}",
         "sub-group independent forward progress",
         yes(drv.independent_forward_progress)
     );
-    println!("    {:<42}{}", "sub-group sizes (Intel)", list(&drv.sub_group_sizes));
+    println!(
+        "    {:<42}{}",
+        "sub-group sizes (Intel)",
+        list(&drv.sub_group_sizes)
+    );
     if let Some(w) = drv.warp_size_nv {
         println!("    {:<42}{w}", "warp size (NV)");
     }
@@ -96,8 +106,15 @@ fn print_table(d: &Device) {
     }
     println!("  clgroups");
     println!("    {:<42}{}", "shuffle backend", eff.shuffle_backend);
-    println!("    {:<42}{}", "primary sub-group size", eff.primary_sub_group_size);
-    println!("    {:<42}{}", "sub-group sizes", list(&eff.sub_group_sizes));
+    println!(
+        "    {:<42}{}",
+        "primary sub-group size", eff.primary_sub_group_size
+    );
+    println!(
+        "    {:<42}{}",
+        "sub-group sizes",
+        list(&eff.sub_group_sizes)
+    );
     println!();
 }
 
@@ -105,6 +122,9 @@ fn list(v: &[usize]) -> String {
     if v.is_empty() {
         "(none)".into()
     } else {
-        v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
+        v.iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }

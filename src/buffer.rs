@@ -157,8 +157,13 @@ impl<T: Scalar> Buffer<T> {
             )));
         }
         self.check(queue, 0, self.len, "copy")?;
-        let ev = ffi::copy(queue.raw(), &self.raw, &mut dst.raw, self.len * size_of::<T>())
-            .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, queue.device().to_string()))?;
+        let ev = ffi::copy(
+            queue.raw(),
+            &self.raw,
+            &mut dst.raw,
+            self.len * size_of::<T>(),
+        )
+        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, queue.device().to_string()))?;
         Ok(crate::launch::Event::new(ev, queue.device().to_string()))
     }
 

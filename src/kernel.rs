@@ -86,7 +86,10 @@ impl Kernel {
         let wg = raw
             .get_work_group_size(dev.id())
             .map_err(err("clGetKernelWorkGroupInfo(WORK_GROUP_SIZE)"))?;
-        let multiple = raw.get_work_group_size_multiple(dev.id()).unwrap_or(1).max(1);
+        let multiple = raw
+            .get_work_group_size_multiple(dev.id())
+            .unwrap_or(1)
+            .max(1);
         let decl = program.decl(name);
         let requested = decl
             .and_then(|d| d.sub_group_size)
@@ -141,7 +144,11 @@ impl Kernel {
 
     /// Whether a range-rounded variant exists, or why not.
     pub fn rounding_support(&self) -> std::result::Result<(), &str> {
-        self.inner.rounded.as_ref().map(|_| ()).map_err(String::as_str)
+        self.inner
+            .rounded
+            .as_ref()
+            .map(|_| ())
+            .map_err(String::as_str)
     }
 
     pub(crate) fn raw(&self) -> MutexGuard<'_, ClKernel> {
@@ -170,7 +177,13 @@ impl Kernel {
                 device: self.program().device().to_string(),
                 kernel: self.name().to_string(),
                 requested: s,
-                supported: self.program().device().sub_groups().effective.sub_group_sizes.clone(),
+                supported: self
+                    .program()
+                    .device()
+                    .sub_groups()
+                    .effective
+                    .sub_group_sizes
+                    .clone(),
             }),
         }
     }
@@ -320,9 +333,20 @@ impl SubGroupQueries<'_> {
         match self.fixed()? {
             Some(s) => Ok(self.kernel.limits().max_work_group_size.div_ceil(s)),
             None => {
-                let n = first(self.driver(CL_KERNEL_MAX_NUM_SUB_GROUPS, &[], "MAX_NUM_SUB_GROUPS")?)?;
-                let dev = self.kernel.program().device().sub_groups().driver.max_num_sub_groups;
-                Ok(if n == 0 && !self.driver_only { dev as usize } else { n })
+                let n =
+                    first(self.driver(CL_KERNEL_MAX_NUM_SUB_GROUPS, &[], "MAX_NUM_SUB_GROUPS")?)?;
+                let dev = self
+                    .kernel
+                    .program()
+                    .device()
+                    .sub_groups()
+                    .driver
+                    .max_num_sub_groups;
+                Ok(if n == 0 && !self.driver_only {
+                    dev as usize
+                } else {
+                    n
+                })
             }
         }
     }
@@ -346,7 +370,11 @@ impl SubGroupQueries<'_> {
     pub fn compile_sub_group_size(&self) -> Result<usize> {
         if self.driver_only {
             let dev = self.kernel.program().device();
-            if !dev.sub_groups().driver.has("cl_intel_required_subgroup_size") {
+            if !dev
+                .sub_groups()
+                .driver
+                .has("cl_intel_required_subgroup_size")
+            {
                 return Err(Error::Unsupported {
                     device: dev.to_string(),
                     what: "CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL".into(),

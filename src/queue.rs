@@ -98,7 +98,13 @@ impl Queue {
             return Err(Error::input(format!("{device} is not in this context")));
         }
         let raw = crate::ffi::create_queue(context.raw(), device, CL_QUEUE_PROFILING_ENABLE)
-            .map_err(|e| Error::cl("clCreateCommandQueueWithProperties", e.0, device.to_string()))?;
+            .map_err(|e| {
+                Error::cl(
+                    "clCreateCommandQueueWithProperties",
+                    e.0,
+                    device.to_string(),
+                )
+            })?;
         Ok(Queue {
             inner: Arc::new(QueueInner {
                 raw,

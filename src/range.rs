@@ -102,7 +102,11 @@ impl Range {
 
     /// This range with dimension `d` (< rank) set to `v`.
     pub fn with(mut self, d: usize, v: usize) -> Self {
-        assert!(d < self.rank, "dimension {d} out of a rank-{} range", self.rank);
+        assert!(
+            d < self.rank,
+            "dimension {d} out of a rank-{} range",
+            self.rank
+        );
         self.dims[d] = v;
         self
     }

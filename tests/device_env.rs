@@ -14,7 +14,10 @@ fn clgroups_device_selects_and_unknown_names_fail() {
     assert!(matches!(e, clgroups::Error::NoDevice { .. }), "{e}");
     assert!(e.to_string().contains(last.name()), "{e}");
     std::env::set_var("CLGROUPS_DEVICE", "cpu");
-    if all.iter().any(|d| d.kind() == clgroups::plan::local_size::DeviceKind::Cpu) {
+    if all
+        .iter()
+        .any(|d| d.kind() == clgroups::plan::local_size::DeviceKind::Cpu)
+    {
         assert_eq!(
             clgroups::default_device().unwrap().kind(),
             clgroups::plan::local_size::DeviceKind::Cpu

@@ -39,7 +39,10 @@ fn backend_matches_the_driver() {
     for d in clgroups::devices().unwrap() {
         let sg = d.sub_groups();
         let (drv, eff) = (&sg.driver, &sg.effective);
-        assert!(eff.sub_group_sizes.contains(&eff.primary_sub_group_size), "{d}");
+        assert!(
+            eff.sub_group_sizes.contains(&eff.primary_sub_group_size),
+            "{d}"
+        );
         if d.is_nvidia_platform() {
             assert_eq!(eff.shuffle_backend, ShuffleBackend::NvidiaPtx);
             assert_eq!(eff.primary_sub_group_size, 32);
@@ -64,7 +67,10 @@ fn backend_matches_the_driver() {
     }
     let d = common::device();
     if common::subgroups_required() {
-        assert!(d.sub_groups().driver.native(), "{d} should have native sub-groups");
+        assert!(
+            d.sub_groups().driver.native(),
+            "{d} should have native sub-groups"
+        );
     }
 }
 
@@ -74,11 +80,20 @@ fn clinfo() -> Option<HashMap<String, HashMap<String, String>>> {
     let text = String::from_utf8_lossy(&out.stdout);
     let mut by_key: HashMap<String, HashMap<String, String>> = HashMap::new();
     for line in text.lines() {
-        let Some(rest) = line.trim().strip_prefix('[') else { continue };
-        let Some((tag, kv)) = rest.split_once(']') else { continue };
+        let Some(rest) = line.trim().strip_prefix('[') else {
+            continue;
+        };
+        let Some((tag, kv)) = rest.split_once(']') else {
+            continue;
+        };
         let mut parts = kv.trim().splitn(2, char::is_whitespace);
-        let (Some(k), v) = (parts.next(), parts.next().unwrap_or("").trim()) else { continue };
-        by_key.entry(tag.to_string()).or_default().insert(k.to_string(), v.to_string());
+        let (Some(k), v) = (parts.next(), parts.next().unwrap_or("").trim()) else {
+            continue;
+        };
+        by_key
+            .entry(tag.to_string())
+            .or_default()
+            .insert(k.to_string(), v.to_string());
     }
     // Re-key by device name.
     Some(
@@ -101,16 +116,31 @@ fn driver_values_equal_clinfo() {
             .unwrap_or_else(|| panic!("clinfo does not list {d}"));
         let drv = &d.sub_groups().driver;
         let get = |k: &str| c.get(k).map(String::as_str).unwrap_or("");
-        assert_eq!(get("CL_DEVICE_MAX_WORK_GROUP_SIZE"), drv.max_work_group_size.to_string());
+        assert_eq!(
+            get("CL_DEVICE_MAX_WORK_GROUP_SIZE"),
+            drv.max_work_group_size.to_string()
+        );
         assert_eq!(
             get("CL_DEVICE_MAX_NUM_SUB_GROUPS"),
             drv.max_num_sub_groups.to_string(),
             "{d}"
         );
-        let fp = if drv.independent_forward_progress { "CL_TRUE" } else { "CL_FALSE" };
-        assert_eq!(get("CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS"), fp, "{d}");
+        let fp = if drv.independent_forward_progress {
+            "CL_TRUE"
+        } else {
+            "CL_FALSE"
+        };
+        assert_eq!(
+            get("CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS"),
+            fp,
+            "{d}"
+        );
         let sizes: Vec<String> = drv.sub_group_sizes.iter().map(|s| s.to_string()).collect();
-        assert_eq!(get("CL_DEVICE_SUB_GROUP_SIZES_INTEL"), sizes.join(" "), "{d}");
+        assert_eq!(
+            get("CL_DEVICE_SUB_GROUP_SIZES_INTEL"),
+            sizes.join(" "),
+            "{d}"
+        );
         assert_eq!(
             get("CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE"),
             drv.preferred_work_group_size_multiple.to_string(),
@@ -122,7 +152,10 @@ fn driver_values_equal_clinfo() {
         let exts: Vec<&str> = get("CL_DEVICE_EXTENSIONS").split_whitespace().collect();
         let feats = get("CL_DEVICE_OPENCL_C_FEATURES");
         for e in SUB_GROUP_EXTENSIONS {
-            let listed = exts.contains(&e) || feats.split_whitespace().any(|f| f.starts_with(&format!("{e}:")));
+            let listed = exts.contains(&e)
+                || feats
+                    .split_whitespace()
+                    .any(|f| f.starts_with(&format!("{e}:")));
             assert_eq!(drv.has(e), listed, "{d}: {e}");
         }
     }
@@ -183,10 +216,23 @@ fn kernel_queries_equal_what_kernels_observe() {
     assert_eq!(k.sub_groups().compile_sub_group_size().unwrap(), primary);
     let auto = p.kernel("probe_layer_auto").unwrap();
     assert_eq!(auto.sub_groups().compile_sub_group_size().unwrap(), 0);
-    for local in [Range::d1(64), Range::d1(24), Range::d2(8, 4), Range::d3(4, 2, 2)] {
+    for local in [
+        Range::d1(64),
+        Range::d1(24),
+        Range::d2(8, 4),
+        Range::d3(4, 2, 2),
+    ] {
         let (max, count) = observe(&p, "probe_primary", local);
-        assert_eq!(k.sub_groups().max_sub_group_size(local).unwrap(), max, "{local:?}");
-        assert_eq!(k.sub_groups().sub_group_count(local).unwrap(), count, "{local:?}");
+        assert_eq!(
+            k.sub_groups().max_sub_group_size(local).unwrap(),
+            max,
+            "{local:?}"
+        );
+        assert_eq!(
+            k.sub_groups().sub_group_count(local).unwrap(),
+            count,
+            "{local:?}"
+        );
     }
     let want = primary * 2;
     assert_eq!(
@@ -196,10 +242,21 @@ fn kernel_queries_equal_what_kernels_observe() {
     assert!(k.sub_groups().max_num_sub_groups().unwrap() >= 1);
     for local in [Range::d1(32), Range::d2(8, 4)] {
         let (max, count) = observe(&p, "probe_layer_auto", local);
-        assert_eq!(auto.sub_groups().max_sub_group_size(local).unwrap(), max, "{local:?}");
-        assert_eq!(auto.sub_groups().sub_group_count(local).unwrap(), count, "{local:?}");
+        assert_eq!(
+            auto.sub_groups().max_sub_group_size(local).unwrap(),
+            max,
+            "{local:?}"
+        );
+        assert_eq!(
+            auto.sub_groups().sub_group_count(local).unwrap(),
+            count,
+            "{local:?}"
+        );
     }
-    if !common::native_or_skip(&d, "kernel_queries_equal_what_kernels_observe (driver part)") {
+    if !common::native_or_skip(
+        &d,
+        "kernel_queries_equal_what_kernels_observe (driver part)",
+    ) {
         let e = auto.driver_sub_groups().max_num_sub_groups();
         assert!(matches!(e, Err(Error::Unsupported { .. })), "{e:?}");
         assert!(e.unwrap_err().to_string().contains("cl_khr_subgroups"));
@@ -207,7 +264,12 @@ fn kernel_queries_equal_what_kernels_observe() {
     }
     let p = Program::from_source(&q, NATIVE_PROBE).unwrap();
     let ka = p.kernel("probe_auto").unwrap();
-    for local in [Range::d1(32), Range::d1(16), Range::d2(8, 4), Range::d2(2, 4)] {
+    for local in [
+        Range::d1(32),
+        Range::d1(16),
+        Range::d2(8, 4),
+        Range::d2(2, 4),
+    ] {
         let (max, count) = observe(&p, "probe_auto", local);
         let drv = ka.driver_sub_groups();
         assert_eq!(drv.max_sub_group_size(local).unwrap(), max, "{local:?}");
@@ -219,7 +281,10 @@ fn kernel_queries_equal_what_kernels_observe() {
     eprintln!("driver CL_KERNEL_MAX_NUM_SUB_GROUPS: {driver_max} (device: {device_max})");
     let max = ka.sub_groups().max_num_sub_groups().unwrap();
     assert!(max >= 4 && max <= device_max, "{max}");
-    assert!(driver_max == 0 || driver_max == max, "{driver_max} vs {max}");
+    assert!(
+        driver_max == 0 || driver_max == max,
+        "{driver_max} vs {max}"
+    );
 }
 
 #[test]
@@ -242,7 +307,9 @@ fn no_runtime_gives_a_clear_error() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("CHILD-ERROR no OpenCL runtime found: install an ICD such as pocl-opencl-icd"),
+        text.contains(
+            "CHILD-ERROR no OpenCL runtime found: install an ICD such as pocl-opencl-icd"
+        ),
         "{text}"
     );
 }

@@ -249,7 +249,10 @@ mod tests {
         assert_eq!(b, ShuffleBackend::Emulated);
         let e = effective_view(&d, b);
         assert_eq!(e.primary_sub_group_size, 8);
-        assert_eq!(e.sub_group_sizes, vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512]);
+        assert_eq!(
+            e.sub_group_sizes,
+            vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+        );
     }
 
     #[test]
@@ -283,7 +286,10 @@ mod tests {
         let b = choose_backend(&d, true);
         assert_eq!(b, ShuffleBackend::NvidiaPtx);
         let e = effective_view(&d, b);
-        assert_eq!((e.primary_sub_group_size, e.sub_group_sizes), (32, vec![32]));
+        assert_eq!(
+            (e.primary_sub_group_size, e.sub_group_sizes),
+            (32, vec![32])
+        );
         assert!(!backend_available(ShuffleBackend::Khr, &d, true));
     }
 

@@ -104,7 +104,14 @@ impl Device {
                 let raw = ClDevice::new(sub.id());
                 let name = format!("{} [sub-device {i}]", self.name());
                 let platform = self.platform_name().to_string();
-                build(self.platform_index(), i, platform, name, raw, Some(Arc::new(sub)))
+                build(
+                    self.platform_index(),
+                    i,
+                    platform,
+                    name,
+                    raw,
+                    Some(Arc::new(sub)),
+                )
             })
             .collect()
     }
@@ -196,7 +203,9 @@ fn build(
     } else {
         Vec::new()
     };
-    let items = raw.max_work_item_sizes().map_err(err("clGetDeviceInfo(MAX_WORK_ITEM_SIZES)"))?;
+    let items = raw
+        .max_work_item_sizes()
+        .map_err(err("clGetDeviceInfo(MAX_WORK_ITEM_SIZES)"))?;
     let mut max_work_item_sizes = [1; 3];
     for (d, s) in max_work_item_sizes.iter_mut().zip(&items) {
         *d = *s;
@@ -206,7 +215,9 @@ fn build(
         .map_err(err("clGetDeviceInfo(MAX_WORK_GROUP_SIZE)"))?;
     let driver = DriverSubGroups {
         max_num_sub_groups: raw.max_num_sub_groups().unwrap_or(0),
-        independent_forward_progress: raw.sub_group_independent_forward_progress().unwrap_or(false),
+        independent_forward_progress: raw
+            .sub_group_independent_forward_progress()
+            .unwrap_or(false),
         sub_group_sizes: sizes,
         max_work_group_size,
         preferred_work_group_size_multiple: raw.preferred_work_group_size_multiple().unwrap_or(0),

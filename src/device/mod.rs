@@ -172,7 +172,10 @@ impl fmt::Display for Device {
         write!(
             f,
             "{}:{} {} / {}",
-            self.inner.platform_index, self.inner.device_index, self.inner.platform, self.inner.name
+            self.inner.platform_index,
+            self.inner.device_index,
+            self.inner.platform,
+            self.inner.name
         )
     }
 }

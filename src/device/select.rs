@@ -98,7 +98,10 @@ mod tests {
             ":h100".parse::<Selector>().unwrap(),
             Selector::Names(String::new(), "h100".into())
         );
-        assert_eq!("GPU".parse::<Selector>().unwrap(), Selector::Word("gpu".into()));
+        assert_eq!(
+            "GPU".parse::<Selector>().unwrap(),
+            Selector::Word("gpu".into())
+        );
         assert!("  ".parse::<Selector>().is_err());
     }
 

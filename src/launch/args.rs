@@ -166,7 +166,16 @@ fn same_scalar(base: &str, elem: &str) -> bool {
 fn known_scalar(ty: &str) -> bool {
     matches!(
         ty,
-        "char" | "uchar" | "short" | "ushort" | "int" | "uint" | "long" | "ulong" | "float" | "double"
+        "char"
+            | "uchar"
+            | "short"
+            | "ushort"
+            | "int"
+            | "uint"
+            | "long"
+            | "ulong"
+            | "float"
+            | "double"
     )
 }
 
@@ -191,7 +200,10 @@ mod tests {
 
     #[test]
     fn count_and_kinds_are_checked() {
-        let sig = [info(ArgSpace::Global, "float*"), info(ArgSpace::Private, "uint")];
+        let sig = [
+            info(ArgSpace::Global, "float*"),
+            info(ArgSpace::Private, "uint"),
+        ];
         assert!(check("k", &sig, &[buf("float"), 3u32.to_arg()]).is_ok());
         assert!(check("k", &sig, &[buf("float")]).is_err());
         let e = check("k", &sig, &[buf("int"), 3u32.to_arg()]).unwrap_err();

@@ -233,7 +233,11 @@ impl Launch<'_> {
         let dev = self.queue.device().to_string();
         for (i, a) in self.args.iter().enumerate() {
             ffi::set_arg(&guard, i as u32, &a.raw()).map_err(|e| {
-                Error::cl("clSetKernelArg", e.0, format!("argument {i} of `{name}` on {dev}"))
+                Error::cl(
+                    "clSetKernelArg",
+                    e.0,
+                    format!("argument {i} of `{name}` on {dev}"),
+                )
             })?;
         }
         let offset = self.offset.map(|o| o.as_slice().to_vec());

@@ -373,7 +373,17 @@ pub fn plan(
     };
     let adjustments = adjustments(user, launch);
     let rounded_variant = !adjustments.is_empty() || cfg.mode == RoundingMode::Force;
-    let local = Some(tuned(launch, lim)).filter(|l| l.len() > 1);
+    // The device-aware default also caps the work-group at W, the size it rounded for (a GPU's
+    // 256, not whatever larger divisor the rounded range happens to have).
+    let local_lim = if cfg.params.is_none() && !cfg.experimental {
+        Limits {
+            max_work_group_size: rounding_group_size(lim),
+            ..lim.clone()
+        }
+    } else {
+        lim.clone()
+    };
+    let local = Some(tuned(launch, &local_lim)).filter(|l| l.len() > 1);
     log::debug!(
         "range {user:?}: launch {launch:?}, local {local:?}, {} kernel ({cfg:?})",
         if rounded_variant {
@@ -419,6 +429,10 @@ fn adjustments(user: Range, launch: Range) -> Vec<Adjustment> {
 /// The device-aware default rounding of [`plan`] (no explicit parameters, not experimental).
 fn device_aware_range(user: Range, lim: &Limits) -> Range {
     let w = rounding_group_size(lim);
+    let lim = &Limits {
+        max_work_group_size: w,
+        ..lim.clone()
+    };
     let s = user.rank() - 1;
     let r = user.get(s);
     let before = tuned(user, lim).len();
@@ -636,27 +650,30 @@ mod tests {
                 to: 4_198_400
             }]
         );
-        // H100-like GPU: W = 256; 67,108,879 is prime; 67,109,120 = 2^8 * 5 * 13 * 37 * 109,
-        // whose best divisor up to 1024 is 962 = 2 * 13 * 37 (960 items in full warps)
+        // H100-like GPU: W = 256; 67,108,879 is prime -> 67,109,120 = 2^8 * 5 * 13 * 37 * 109,
+        // launched in groups of W (the cap), not its larger divisor 962
         let p = plan(Range::d1(67_108_879), &on, &gpu(), true);
         assert_eq!(p.launch, Range::d1(67_109_120));
-        assert_eq!(p.local, Some(Range::d1(962)));
-        // 7727 -> 31 * 256; 7936 = 2^8 * 31, tuned 992 = 31 warps
+        assert_eq!(p.local, Some(Range::d1(256)));
+        // 7727 -> 31 * 256
         let p = plan(Range::d1(7727), &on, &gpu(), true);
-        assert_eq!((p.launch, p.local), (Range::d1(7936), Some(Range::d1(992))));
+        assert_eq!((p.launch, p.local), (Range::d1(7936), Some(Range::d1(256))));
     }
 
     #[test]
     fn device_aware_leaves_good_and_small_ranges() {
         let on = RoundingConfig::default();
-        // 1500 has the divisor 750: no wrapper needed (DPC++ would round to 1504)
+        // 1500's best divisor within W = 256 is 250 < W: rounded to 1536 = 6 * 256 (DPC++ gives
+        // 1504, a multiple of 32); 1536 itself needs nothing
         let p = plan(Range::d1(1500), &on, &gpu(), true);
-        assert_eq!(p.launch, Range::d1(1500));
-        assert_eq!(p.local, Some(Range::d1(750)));
+        assert_eq!((p.launch, p.local), (Range::d1(1536), Some(Range::d1(256))));
+        assert!(p.rounded_variant);
+        let p = plan(Range::d1(1536), &on, &gpu(), true);
+        assert_eq!((p.launch, p.local), (Range::d1(1536), Some(Range::d1(256))));
         assert!(!p.rounded_variant && p.adjustments.is_empty());
-        // 1009 fits one work-group of the GPU
+        // 1009 is below MinRange: the original kernel
         let p = plan(Range::d1(1009), &on, &gpu(), true);
-        assert_eq!((p.local, p.rounded_variant), (Some(Range::d1(1009)), false));
+        assert_eq!((p.local, p.rounded_variant), (None, false));
         // with groups of at most 256 that prime below MinRange gets the original kernel and a
         // NULL local size
         let mut small = gpu();
@@ -681,7 +698,7 @@ mod tests {
         // OpenCL (7, 7727): inner 7 within 256 -> f = 36; 7727 -> 7740 = 2^2 * 3^2 * 5 * 43
         let p = plan(Range::d2(7, 7727), &on, &gpu(), true);
         assert_eq!(p.launch, Range::d2(7, 7740));
-        assert_eq!(p.local, Some(Range::d2(7, 129)));
+        assert_eq!(p.local, Some(Range::d2(7, 36)));
         // (64, 7727) on the CPU: inner 64 within 4096 -> f = 64 -> 7744 = 121 * 64
         let p = plan(Range::d2(64, 7727), &on, &cpu(), true);
         assert_eq!(p.launch, Range::d2(64, 7744));
@@ -696,7 +713,7 @@ mod tests {
             (p.launch, p.rounded_variant),
             (Range::d2(7727, 2048), false)
         );
-        assert_eq!(p.local, Some(Range::d2(1, 1024)));
+        assert_eq!(p.local, Some(Range::d2(1, 256)));
     }
 
     #[test]
@@ -723,10 +740,7 @@ mod tests {
             ..RoundingConfig::default()
         };
         let p = plan(Range::d1(4096), &force, &lim, true);
-        assert_eq!(
-            (p.launch, p.local),
-            (Range::d1(4096), Some(Range::d1(1024)))
-        );
+        assert_eq!((p.launch, p.local), (Range::d1(4096), Some(Range::d1(256))));
         assert!(p.rounded_variant && p.trace_lines().is_empty());
         // explicit DPC++ parameters follow DPC++ exactly
         let explicit = RoundingConfig {
@@ -811,7 +825,8 @@ mod tests {
                 let w = rounding_group_size(&lim);
                 prop_assert!(user.get(s) >= 1024);
                 prop_assert!(p.launch.get(s) < user.get(s) + w);
-                let before = tuned(user, &lim).len();
+                let capped = Limits { max_work_group_size: w, ..lim.clone() };
+                let before = tuned(user, &capped).len();
                 let after = p.local.unwrap().len();
                 prop_assert!(before < w && after > before, "{} -> {}", before, after);
                 prop_assert!(after * 2 >= w - lim.preferred_multiple, "{} for W {}", after, w);

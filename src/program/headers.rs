@@ -70,7 +70,10 @@ mod tests {
 
     #[test]
     fn finds_include_targets() {
-        assert_eq!(include_target("#include <clgroups/subgroup.h>"), Some("clgroups/subgroup.h"));
+        assert_eq!(
+            include_target("#include <clgroups/subgroup.h>"),
+            Some("clgroups/subgroup.h")
+        );
         assert_eq!(include_target("  #  include \"a.h\" // x"), Some("a.h"));
         assert_eq!(include_target("int include;"), None);
     }

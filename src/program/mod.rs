@@ -154,7 +154,10 @@ impl Program {
             .map(|k| {
                 let want = k.sub_group_size.unwrap_or(b.default_size);
                 let got = resolve(want, device);
-                log::debug!("kernel `{}`: sub-group size {want:?} -> {got:?} on {device}", k.name);
+                log::debug!(
+                    "kernel `{}`: sub-group size {want:?} -> {got:?} on {device}",
+                    k.name
+                );
                 (k.name.clone(), got)
             })
             .collect();
@@ -214,10 +217,14 @@ impl Program {
 
     /// The kernel called `name`.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
-        let size = *self.inner.sizes.get(name).ok_or_else(|| Error::NoSuchKernel {
-            kernel: name.to_string(),
-            available: self.kernel_names(),
-        })?;
+        let size = *self
+            .inner
+            .sizes
+            .get(name)
+            .ok_or_else(|| Error::NoSuchKernel {
+                kernel: name.to_string(),
+                available: self.kernel_names(),
+            })?;
         let build = match size {
             ResolvedSize::Size(n) => &self.inner.builds[&n],
             ResolvedSize::Unsupported(_) => self.inner.builds.values().next().expect("one build"),

@@ -41,7 +41,9 @@ pub fn native_or_skip(d: &Device, test: &str) -> bool {
 
 /// Deterministic, lane-revealing test values (never zeros): a small LCG.
 pub fn values(n: usize, seed: u64) -> Vec<i32> {
-    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|i| {
             x = x
