@@ -436,7 +436,7 @@ mod tests {
                         continue;
                     }
                     let key = (group_score(t, lim.preferred_multiple), [a, b, c]);
-                    if best.map_or(true, |b| key > b) {
+                    if best.is_none_or(|b| key > b) {
                         best = Some(key);
                     }
                 }

@@ -320,7 +320,7 @@ fn compose(
             ));
         }
     }
-    edits.sort_by(|a, b| b.0.cmp(&a.0));
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
     let mut user = b.source.clone();
     for (at, text) in edits {
         user.insert_str(at, &text);
