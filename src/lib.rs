@@ -24,6 +24,7 @@ pub mod plan;
 pub mod program;
 pub mod queue;
 pub mod range;
+pub mod scaling;
 
 pub use buffer::Buffer;
 pub use device::{default_device, devices, Device};

@@ -1,0 +1,320 @@
+//! Implicit scaling on whatever the default platform offers: its devices when it has several
+//! (`POCL_DEVICES="pthread pthread"`, two GPUs), else the default device split in two.
+//! `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device setup" into a failure.
+
+mod common;
+
+use clgroups::launch::{Local, LocalSize};
+use clgroups::plan::coloring::color_elements;
+use clgroups::scaling::{ColoredBuffer, RootDevice};
+use clgroups::{Error, Range};
+
+/// Every kernel here indexes with `get_global_id` and takes the sizes it needs as arguments.
+const SOURCE: &str = r#"
+kernel void blend(global float *out, global const float *in, uint nx, uint ny, local float *tile) {
+    size_t x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+    size_t i = x + nx * (y + ny * z);
+    size_t l = get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2));
+    size_t n = get_local_size(0) * get_local_size(1) * get_local_size(2);
+    tile[l] = in[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float acc = 0.0f;
+    for (size_t j = 0; j < n; ++j) acc += tile[j] * (float)(j + 1);
+    out[i] = acc + sin(in[i]) + (float)(x * 3 + y * 5 + z * 7);
+}
+
+kernel void sizes(global uint *out, uint dim) {
+    size_t i = get_global_id(0);
+    out[3 * i] = get_global_size(dim);
+    out[3 * i + 1] = get_group_id(dim);
+    out[3 * i + 2] = get_num_groups(dim);
+}
+"#;
+
+fn multi_required() -> bool {
+    std::env::var("CLGROUPS_REQUIRE_MULTI_DEVICE").is_ok_and(|v| v == "1")
+}
+
+/// The root device under test: the default platform's devices, or the default device split
+/// in two. `None` (after printing why) when neither gives two devices and that is allowed.
+fn root(test: &str) -> Option<RootDevice> {
+    let all = RootDevice::from_env().expect("a root device over the default platform");
+    if all.len() >= 2 {
+        eprintln!("{test}: {all:?}");
+        return Some(all);
+    }
+    let dev = common::device();
+    match RootDevice::split(&dev, 2) {
+        Ok(r) => {
+            eprintln!("{test}: {dev} split in two: {r:?}");
+            Some(r)
+        }
+        Err(e) => {
+            let why = format!("{test}: one device on the platform and it cannot be split: {e}");
+            assert!(
+                !multi_required(),
+                "CLGROUPS_REQUIRE_MULTI_DEVICE=1 but {why}"
+            );
+            eprintln!("not run: {why}");
+            None
+        }
+    }
+}
+
+/// Distinct, non-zero floats.
+fn input(n: usize) -> Vec<f32> {
+    common::values(n, 42)
+        .into_iter()
+        .map(|v| v as f32 * 0.37)
+        .collect()
+}
+
+/// Runs `blend` over `global`/`local` on all devices and on device 0 alone; asserts identical
+/// bits and returns the partitioned dimension.
+fn same_bits(root: &RootDevice, global: Range, local: Range) -> usize {
+    let n = global.len();
+    let prog = root.program(SOURCE).unwrap();
+    let k = prog.kernel("blend").unwrap();
+    let x = ColoredBuffer::from_slice(root, &input(n)).unwrap();
+    let mut multi = ColoredBuffer::<f32>::new(root, n).unwrap();
+    let mut single = ColoredBuffer::<f32>::new(root, n).unwrap();
+    multi.fill(-1.0).unwrap();
+    single.fill(-2.0).unwrap();
+    let (nx, ny) = (global.get(0) as u32, global.get(1) as u32);
+    let tile = Local::<f32>::new(local.len());
+    let ev = k
+        .launch()
+        .arg(&multi)
+        .arg(&x)
+        .arg(nx)
+        .arg(ny)
+        .arg(tile)
+        .nd_range(global, local)
+        .unwrap();
+    ev.wait().unwrap();
+    k.kernels()[0]
+        .launch()
+        .arg(single.parent())
+        .arg(x.parent())
+        .arg(nx)
+        .arg(ny)
+        .arg(tile)
+        .nd_range(global, LocalSize::Exact(local))
+        .unwrap()
+        .wait()
+        .unwrap();
+    let (m, s) = (multi.read().unwrap(), single.read().unwrap());
+    assert!(s.iter().all(|v| *v != -2.0), "single-device run incomplete");
+    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&m), bits(&s), "global {global:?} local {local:?}");
+    let p = ev.partition();
+    let launched: Vec<bool> = ev.events().iter().map(Option::is_some).collect();
+    let want: Vec<bool> = p.chunks.iter().map(|&c| c > 0).collect();
+    assert_eq!(launched, want);
+    assert_eq!(
+        p.chunks.iter().sum::<usize>(),
+        global.get(p.dim) / local.get(p.dim)
+    );
+    p.dim
+}
+
+/// The seed's shapes, scaled down (SYCL order in the comments; OpenCL order in the code).
+#[test]
+fn bit_identical_1d_2d_3d() {
+    let Some(root) = root("bit_identical_1d_2d_3d") else {
+        return;
+    };
+    let two = root.len() == 2;
+    let cases = [
+        // 1-D: 19 and 21 groups.
+        (Range::d1(19 * 64), Range::d1(64), 0),
+        (Range::d1(21 * 32), Range::d1(32), 0),
+        // 2-D, SYCL {19, 64} local {1, 16}: 19 y-groups are 5.3% off, 4 x-groups are even.
+        (Range::d2(64, 19), Range::d2(16, 1), 0),
+        (Range::d2(64, 18), Range::d2(16, 1), 1),
+        // 3-D, SYCL {nz, 32, 64} local {1, 1, 16}: the seed's table.
+        (Range::d3(64, 32, 21), Range::d3(16, 1, 1), 2),
+        (Range::d3(64, 32, 19), Range::d3(16, 1, 1), 1),
+        (Range::d3(64, 32, 18), Range::d3(16, 1, 1), 2),
+        (Range::d3(64, 19, 19), Range::d3(16, 1, 1), 0),
+        // SYCL {38, 32, 64}: local {2, 1, 8} splits y, local {1, 1, 16} splits z.
+        (Range::d3(64, 32, 38), Range::d3(8, 1, 2), 1),
+        (Range::d3(64, 32, 38), Range::d3(16, 1, 1), 2),
+    ];
+    for (global, local, dim) in cases {
+        let got = same_bits(&root, global, local);
+        if two {
+            assert_eq!(got, dim, "global {global:?} local {local:?}");
+        }
+    }
+}
+
+/// get_global_size, get_group_id and get_num_groups report the sub-launch, as documented.
+#[test]
+fn size_queries_report_the_sub_launch() {
+    let Some(root) = root("size_queries_report_the_sub_launch") else {
+        return;
+    };
+    let (global, local) = (Range::d1(19 * 16), Range::d1(16));
+    let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
+    let out = ColoredBuffer::<u32>::new(&root, 3 * global.len()).unwrap();
+    let ev = k
+        .launch()
+        .arg(&out)
+        .arg(0u32)
+        .nd_range(global, local)
+        .unwrap();
+    ev.wait().unwrap();
+    let got = out.read().unwrap();
+    let subs = ev.partition().sub_ranges(global, local);
+    assert!(subs.iter().filter(|s| s.is_some()).count() >= 2);
+    for (off, size) in subs.into_iter().flatten() {
+        for i in off.get(0)..off.get(0) + size.get(0) {
+            let want = [
+                size.get(0) as u32,
+                ((i - off.get(0)) / 16) as u32,
+                (size.get(0) / 16) as u32,
+            ];
+            assert_eq!(got[3 * i..3 * i + 3], want, "work-item {i}");
+        }
+        assert_ne!(size.get(0), global.get(0));
+    }
+}
+
+#[test]
+fn one_work_group_runs_on_device_0_only() {
+    let Some(root) = root("one_work_group_runs_on_device_0_only") else {
+        return;
+    };
+    let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
+    let out = ColoredBuffer::<u32>::new(&root, 3 * 64).unwrap();
+    let ev = k
+        .launch()
+        .arg(&out)
+        .arg(0u32)
+        .nd_range(Range::d1(64), Range::d1(64))
+        .unwrap();
+    let launched: Vec<bool> = ev.events().iter().map(Option::is_some).collect();
+    let mut want = vec![false; root.len()];
+    want[0] = true;
+    assert_eq!(launched, want);
+    assert_eq!(ev.partition().chunks[0], 1);
+    assert!(ev.duration().unwrap() > std::time::Duration::ZERO);
+    assert_eq!(out.read().unwrap()[..3], [64, 0, 1]);
+}
+
+#[test]
+fn every_device_gets_its_chunk_with_an_offset() {
+    let Some(root) = root("every_device_gets_its_chunk_with_an_offset") else {
+        return;
+    };
+    let n = root.len();
+    let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
+    let mut out = ColoredBuffer::<u32>::new(&root, 3 * 64 * (4 * n + 1)).unwrap();
+    out.fill(7).unwrap();
+    let ev = k
+        .launch()
+        .arg(&out)
+        .arg(0u32)
+        .offset(Range::d1(64))
+        .nd_range(Range::d1(64 * 4 * n), Range::d1(64))
+        .unwrap();
+    assert_eq!(ev.partition().chunks, vec![4; n]);
+    let durations = ev.device_durations().unwrap();
+    assert!(durations
+        .iter()
+        .all(|d| d.is_some_and(|d| d > std::time::Duration::ZERO)));
+    let total = ev.duration().unwrap();
+    assert!(durations.iter().all(|d| d.unwrap() <= total));
+    let got = out.read().unwrap();
+    assert_eq!(got[..3 * 64], vec![7; 3 * 64][..], "before the offset");
+    assert_eq!(got[3 * 64..3 * 64 + 3], [256, 0, 4]);
+    assert_eq!(got[3 * (64 * 4 * n + 63)..], [256, 3, 4]);
+}
+
+#[test]
+fn invalid_launches_fail_before_enqueueing() {
+    let Some(root) = root("invalid_launches_fail_before_enqueueing") else {
+        return;
+    };
+    let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
+    let mut out = ColoredBuffer::<u32>::new(&root, 3 * 1024).unwrap();
+    out.fill(9).unwrap();
+    let bad = [
+        (Range::d1(1000), Range::d1(64), "does not divide"),
+        (Range::d2(64, 4), Range::d1(64), "dimensions"),
+    ];
+    for (global, local, msg) in bad {
+        let e = k
+            .launch()
+            .arg(&out)
+            .arg(0u32)
+            .nd_range(global, local)
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidLaunch { .. }) && e.to_string().contains(msg),
+            "{e}"
+        );
+    }
+    let e = k
+        .launch()
+        .arg(&out)
+        .offset(Range::d2(0, 0))
+        .arg(0u32)
+        .nd_range(Range::d1(1024), Range::d1(64))
+        .map(|_| ())
+        .unwrap_err();
+    assert!(e.to_string().contains("another rank"), "{e}");
+    let e = k
+        .launch()
+        .arg(&out)
+        .nd_range(Range::d1(1024), Range::d1(64))
+        .map(|_| ())
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+    root.finish().unwrap();
+    assert!(out.read().unwrap().iter().all(|&v| v == 9), "something ran");
+}
+
+#[test]
+fn root_device_rejects_bad_device_sets() {
+    let e = RootDevice::new(&[]).unwrap_err();
+    assert!(e.to_string().contains("at least one device"), "{e}");
+    let d = common::device();
+    let e = RootDevice::new(&[d.clone(), d]).unwrap_err();
+    assert!(e.to_string().contains("device 1 repeats device 0"), "{e}");
+}
+
+#[test]
+fn colored_buffers_follow_the_coloring_plan() {
+    let Some(root) = root("colored_buffers_follow_the_coloring_plan") else {
+        return;
+    };
+    let page = root.default_page_size();
+    assert_eq!(page % 65536, 0);
+    for d in root.devices() {
+        assert_eq!(page % d.limits().mem_base_addr_align, 0);
+    }
+    let len = 3 * page / 4 + 5; // three pages and a bit of floats: 4 pages
+    let data = input(len);
+    let buf = ColoredBuffer::from_slice(&root, &data).unwrap();
+    let want: Vec<usize> = color_elements::<f32>(len, page, 1, root.len())
+        .unwrap()
+        .iter()
+        .map(|b| b / 4)
+        .collect();
+    assert_eq!(buf.chunks(), want);
+    assert_eq!(buf.chunks().iter().sum::<usize>(), len);
+    for (i, &c) in buf.chunks().iter().enumerate() {
+        assert_eq!(buf.part(i).map(|p| p.len()), (c > 0).then_some(c));
+    }
+    assert_eq!(buf.read().unwrap(), data);
+    let small = ColoredBuffer::from_slice(&root, &[1u8, 2, 3]).unwrap();
+    assert_eq!(small.chunks()[0], 3);
+    assert!(small.part(1).is_none());
+    assert!(ColoredBuffer::<f32>::with_page(&root, 10, page + 1).is_err());
+    assert!(ColoredBuffer::<f32>::new(&root, 0).is_err());
+    let mut b = ColoredBuffer::<f32>::new(&root, 8).unwrap();
+    assert!(b.write(&[1.0; 7]).is_err());
+}
