@@ -828,8 +828,14 @@ mod tests {
                 let capped = Limits { max_work_group_size: w, ..lim.clone() };
                 let before = tuned(user, &capped).len();
                 let after = p.local.unwrap().len();
-                prop_assert!(before < w && after > before, "{} -> {}", before, after);
-                prop_assert!(after * 2 >= w - lim.preferred_multiple, "{} for W {}", after, w);
+                let pm = lim.preferred_multiple;
+                prop_assert!(
+                    before < w && group_score(after, pm) > group_score(before, pm),
+                    "{} -> {}", before, after
+                );
+                // at least half of W, unless the slowest dimension's own limit caps it
+                let reach = w.min(lim.max_work_item_sizes[s]);
+                prop_assert!(after * 2 >= reach - pm.min(reach), "{} for W {}", after, w);
             }
         }
 

@@ -199,7 +199,7 @@ impl Program {
         wanted.dedup();
         let mut builds = BTreeMap::new();
         for size in wanted {
-            let text = compose(&b, device, &kernels, &sizes, &to_round, rounding.mode, size)?;
+            let text = compose(&b, device, &kernels, &sizes, &to_round, size)?;
             builds.insert(size, build_cached(queue, &text, &b.options)?);
         }
         Ok(Program {
@@ -299,7 +299,6 @@ fn compose(
     kernels: &[KernelDecl],
     sizes: &BTreeMap<String, ResolvedSize>,
     to_round: &[String],
-    rounding_mode: RoundingMode,
     size: usize,
 ) -> Result<String> {
     let backend = device.sub_groups().effective.shuffle_backend;
@@ -330,8 +329,9 @@ fn compose(
         .into_iter()
         .filter(|k| to_round.contains(&k.name))
         .collect();
-    let keep = rounding_mode != RoundingMode::Force;
-    let user = rounded::with_rounded_variants(&user, &rescanned, keep)?;
+    // Originals stay even under `force`: ND-range launches and argument checks use them; the
+    // mode only makes `.range()` launch the variant.
+    let user = rounded::with_rounded_variants(&user, &rescanned, true)?;
     let body = headers::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
@@ -382,10 +382,23 @@ fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgra
         log::debug!("program cache hit on {device}");
         return Ok(Arc::clone(p));
     }
-    let mut program = ClProgram::create_from_source(queue.context().raw(), text)
+    let program = ClProgram::create_from_source(queue.context().raw(), text)
         .map_err(|e| Error::cl("clCreateProgramWithSource", e.0, device.to_string()))?;
     log::debug!("building program on {device} with options {options:?}");
-    if let Err(e) = program.build(&[device.id()], &options) {
+    let c_options = std::ffi::CString::new(options.as_str())
+        .map_err(|_| Error::input(format!("build options contain a NUL byte: {options:?}")))?;
+    // Built for this device only: opencl3's `Program::build` would then ask for the kernel
+    // names, which drivers refuse (CL_INVALID_PROGRAM_EXECUTABLE) until every device of a
+    // multi-device context has a build.
+    let built = cl3::program::build_program(
+        program.get(),
+        &[device.id()],
+        &c_options,
+        None,
+        std::ptr::null_mut(),
+    );
+    if let Err(code) = built {
+        let e = opencl3::error_codes::ClError(code);
         let log = program.get_build_log(device.id()).unwrap_or_default();
         log::debug!("build failed ({e}):\n{log}");
         return Err(Error::Build {
