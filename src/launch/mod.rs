@@ -79,6 +79,12 @@ impl Event {
     }
 }
 
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Event({})", self.context)
+    }
+}
+
 impl Kernel {
     /// Starts a launch on the program's queue.
     pub fn launch(&self) -> Launch<'_> {
