@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::plan::local_size::Limits;
+use crate::plan::rounding::Variant;
 use crate::program::{Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use opencl3::kernel::{
@@ -51,8 +52,8 @@ struct KernelInner {
     name: String,
     program: Program,
     raw: Mutex<ClKernel>,
-    /// The range-rounded variant, or why the kernel is not rounded.
-    rounded: std::result::Result<Mutex<ClKernel>, String>,
+    /// The rounded and sized variants, or why the kernel is not rounded.
+    rounded: std::result::Result<[Mutex<ClKernel>; 2], String>,
     size: ResolvedSize,
     requested: SubGroupSize,
     args: Vec<ArgInfo>,
@@ -75,12 +76,17 @@ impl Kernel {
             move |e: opencl3::error_codes::ClError| Error::cl(call, e.0, ctx.clone())
         };
         let raw = ClKernel::create(build, name).map_err(err("clCreateKernel"))?;
-        let rounded = match rounded {
-            Ok(p) => ClKernel::create(&p, &crate::program::rounded::rounded_name(name))
+        let variant = |p: &ClProgram, n: String| {
+            ClKernel::create(p, &n)
                 .map(Mutex::new)
-                .map_err(|e| format!("no rounded variant ({e})")),
-            Err(why) => Err(why),
+                .map_err(|e| format!("no variant `{n}` ({e})"))
         };
+        let rounded = rounded.and_then(|p| {
+            Ok([
+                variant(&p, crate::program::rounded::rounded_name(name))?,
+                variant(&p, crate::program::rounded::sized_name(name))?,
+            ])
+        });
         let n = raw.num_args().map_err(err("clGetKernelInfo(NUM_ARGS)"))? as usize;
         let args = (0..n as u32).map(|i| arg_info(&raw, i)).collect();
         let wg = raw
@@ -155,12 +161,15 @@ impl Kernel {
         self.inner.raw.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn raw_rounded(&self) -> Option<MutexGuard<'_, ClKernel>> {
-        self.inner
-            .rounded
-            .as_ref()
-            .ok()
-            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    /// The kernel that runs a piece of a plain-range launch (`None`: no such variant).
+    pub(crate) fn raw_variant(&self, v: Variant) -> Option<MutexGuard<'_, ClKernel>> {
+        let m = match (v, &self.inner.rounded) {
+            (Variant::Original, _) => &self.inner.raw,
+            (Variant::Rounded, Ok([r, _])) => r,
+            (Variant::Sized, Ok([_, z])) => z,
+            (_, Err(_)) => return None,
+        };
+        Some(m.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Whether the kernel uses sub-groups, barriers or local memory (scanned from its source).

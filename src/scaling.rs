@@ -595,7 +595,7 @@ impl MultiEvent {
         self.wait()?;
         let mut span: Option<(u64, u64)> = None;
         for ev in self.launched() {
-            let (s, e) = profile(ev)?;
+            let (s, e) = ev.span()?;
             span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
         }
         let (start, end) = span.unwrap_or_default();
@@ -615,13 +615,6 @@ impl MultiEvent {
     }
 }
 
-/// `(start, end)` profiling times of a finished event, in nanoseconds.
-fn profile(ev: &Event) -> Result<(u64, u64)> {
-    let err = |e: opencl3::error_codes::ClError| Error::cl("clGetEventProfilingInfo", e.0, "");
-    let start = ev.raw().profiling_command_start().map_err(err)?;
-    let end = ev.raw().profiling_command_end().map_err(err)?;
-    Ok((start, end))
-}
 
 #[cfg(test)]
 mod tests {

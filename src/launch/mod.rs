@@ -27,6 +27,7 @@ use crate::device::ShuffleBackend;
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::Kernel;
+use crate::plan::rounding::Variant;
 use crate::plan::{local_size, rounding};
 use crate::queue::Queue;
 use crate::range::Range;
@@ -45,43 +46,47 @@ pub enum LocalSize {
     Tuned,
 }
 
-/// A finished-or-running command, with profiling times.
+/// A finished-or-running command (or several in one in-order queue, for a plain range that
+/// runs as pieces), with profiling times.
+#[derive(Debug)]
 pub struct Event {
-    raw: opencl3::event::Event,
+    raw: Vec<opencl3::event::Event>,
     context: String,
 }
 
 impl Event {
     pub(crate) fn new(raw: opencl3::event::Event, context: String) -> Self {
-        Event { raw, context }
+        Event {
+            raw: vec![raw],
+            context,
+        }
     }
 
-    /// Waits for the command to finish.
+    /// Waits for the command(s) to finish.
     pub fn wait(&self) -> Result<()> {
-        self.raw
-            .wait()
-            .map_err(|e| Error::cl("clWaitForEvents", e.0, self.context.clone()))
+        for e in &self.raw {
+            e.wait()
+                .map_err(|e| Error::cl("clWaitForEvents", e.0, self.context.clone()))?;
+        }
+        Ok(())
     }
 
-    /// Device time from start to end of the command (waits for it first).
+    /// Device time from the start of the first command to the end of the last (waits first).
     pub fn duration(&self) -> Result<Duration> {
+        let (start, end) = self.span()?;
+        Ok(Duration::from_nanos(end.saturating_sub(start)))
+    }
+
+    /// Profiling start of the first command and end of the last, in device nanoseconds.
+    pub fn span(&self) -> Result<(u64, u64)> {
         self.wait()?;
         let err = |e: opencl3::error_codes::ClError| {
             Error::cl("clGetEventProfilingInfo", e.0, self.context.clone())
         };
-        let start = self.raw.profiling_command_start().map_err(err)?;
-        let end = self.raw.profiling_command_end().map_err(err)?;
-        Ok(Duration::from_nanos(end.saturating_sub(start)))
-    }
-
-    pub(crate) fn raw(&self) -> &opencl3::event::Event {
-        &self.raw
-    }
-}
-
-impl std::fmt::Debug for Event {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Event({})", self.context)
+        let (first, last) = (&self.raw[0], &self.raw[self.raw.len() - 1]);
+        let start = first.profiling_command_start().map_err(err)?;
+        let end = last.profiling_command_end().map_err(err)?;
+        Ok((start, end))
     }
 }
 
@@ -130,11 +135,14 @@ impl Launch<'_> {
     pub fn nd_range(self, global: impl Into<Range>, local: LocalSize) -> Result<Event> {
         let global = global.into();
         let local = self.plan_local(global, local)?;
-        self.enqueue(false, global, local, None)
+        check_args(self.kernel.name(), self.kernel.args(), &self.args)?;
+        let offset = self.offset.unwrap_or(Range::new(&vec![0; global.rank()])?);
+        self.enqueue(Variant::Original, &self.args, global, local, offset)
     }
 
     /// Enqueues over a plain range (no work-groups promised to the kernel): rounded up and
-    /// guarded when the range is awkward, per [`crate::plan::rounding`].
+    /// guarded when the range is awkward, per [`crate::plan::rounding`] (its
+    /// [`pieces`](rounding::RoundingPlan::pieces) are enqueued in order).
     pub fn range(self, global: impl Into<Range>) -> Result<Event> {
         let user = global.into();
         self.check_common(user, None)?;
@@ -147,8 +155,31 @@ impl Launch<'_> {
                 println!("{line}");
             }
         }
-        let extra = plan.rounded_variant.then_some(user);
-        self.enqueue(plan.rounded_variant, plan.launch, plan.local, extra)
+        let name = self.kernel.name().to_string();
+        check_args(&name, self.kernel.args(), &self.args)?;
+        let base = self.offset.unwrap_or(plan.pieces()[0].offset);
+        let mut args = self.args.clone();
+        if plan.rounded_variant {
+            let sizes = user.padded().into_iter();
+            let offsets = base.padded().into_iter().take(user.rank());
+            let offsets = offsets.chain(std::iter::repeat(0)).take(3);
+            args.extend(sizes.chain(offsets).map(|n| KernelArg::to_arg(&(n as u64))));
+        }
+        let mut events = Vec::new();
+        for piece in plan.pieces() {
+            let offset = Range::new(
+                &(0..user.rank())
+                    .map(|d| base.get(d) + piece.offset.get(d))
+                    .collect::<Vec<_>>(),
+            )?;
+            log::debug!("kernel `{name}`: {piece:?} at offset {offset:?}");
+            let ev = self.enqueue(piece.variant, &args, piece.global, plan.local, offset)?;
+            events.extend(ev.raw);
+        }
+        Ok(Event {
+            raw: events,
+            context: format!("`{name}` on {}", self.queue.device()),
+        })
     }
 
     /// The local range an ND-range launch uses (`None`: NULL), validated.
@@ -215,43 +246,31 @@ impl Launch<'_> {
         }
     }
 
-    /// Sets the arguments and enqueues; `user` adds the rounded variant's range arguments.
+    /// Sets `args` on the variant's kernel and enqueues it.
     fn enqueue(
-        mut self,
-        rounded: bool,
+        &self,
+        variant: Variant,
+        args: &[Arg],
         global: Range,
         local: Option<Range>,
-        user: Option<Range>,
+        offset: Range,
     ) -> Result<Event> {
         let name = self.kernel.name().to_string();
-        check_args(&name, self.kernel.args(), &self.args)?;
-        if let Some(u) = user {
-            self.args
-                .extend(u.padded().iter().map(|&n| KernelArg::to_arg(&(n as u64))));
-        }
-        let guard = if rounded {
-            self.kernel
-                .raw_rounded()
-                .ok_or_else(|| self.invalid(global, local, "no rounded variant".into()))?
-        } else {
-            self.kernel.raw()
-        };
+        let guard = self
+            .kernel
+            .raw_variant(variant)
+            .ok_or_else(|| self.invalid(global, local, format!("no {variant:?} variant")))?;
         let dev = self.queue.device().to_string();
-        for (i, a) in self.args.iter().enumerate() {
+        for (i, a) in args.iter().enumerate() {
             ffi::set_arg(&guard, i as u32, &a.raw()).map_err(|e| {
-                Error::cl(
-                    "clSetKernelArg",
-                    e.0,
-                    format!("argument {i} of `{name}` on {dev}"),
-                )
+                Error::cl("clSetKernelArg", e.0, format!("argument {i} of `{name}` on {dev}"))
             })?;
         }
-        let offset = self.offset.map(|o| o.as_slice().to_vec());
         let local_v = local.map(|l| l.as_slice().to_vec());
         let ev = ffi::enqueue_kernel(
             self.queue.raw(),
             &guard,
-            offset.as_deref(),
+            Some(offset.as_slice()),
             global.as_slice(),
             local_v.as_deref(),
             &[],
@@ -260,7 +279,7 @@ impl Launch<'_> {
             Error::cl(
                 "clEnqueueNDRangeKernel",
                 e.0,
-                format!("`{name}` on {dev}, global {global:?}, local {local:?}"),
+                format!("`{name}` on {dev}, global {global:?}, local {local:?}, offset {offset:?}"),
             )
         })?;
         Ok(Event::new(ev, format!("`{name}` on {dev}")))

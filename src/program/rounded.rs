@@ -6,26 +6,31 @@
 //! and let the extra work-items exit at once. Kernel authors write no bounds check; this module
 //! writes the variant from the kernel's own source.
 //!
-//! # The variant of kernel `k`
+//! # The variants of kernel `k`
 //!
-//! * Its name is [`rounded_name`]`("k")` = `k__clg_rounded`.
-//! * Its parameters are `k`'s, plus three trailing ones:
-//!   `const ulong clg_user_size0, const ulong clg_user_size1, const ulong clg_user_size2`,
-//!   the user's global range in OpenCL order, padded with 1.
-//! * Its first statement is the guard
-//!   `if (get_global_id(0) - get_global_offset(0) >= clg_user_size0 || ... (1) ... || ... (2) ...) return;`
-//!   (offsets subtracted, so a launch with a global offset guards the user's range relative to
-//!   that offset, exactly as the unrounded launch would cover it).
+//! * Two are written: the *rounded* variant [`rounded_name`]`("k")` = `k__clg_rounded`, whose
+//!   first statement is the guard, and the *sized* variant [`sized_name`]`("k")` =
+//!   `k__clg_sized`, identical but without the guard. A rounded launch runs the sized variant
+//!   over the part of the range where every work-item is inside the user's range (no branch,
+//!   so CPU drivers keep vectorising) and the rounded variant over the last row of
+//!   work-groups only.
+//! * Their parameters are `k`'s, plus six trailing ones: `const ulong clg_user_size0..2`, the
+//!   user's global range in OpenCL order padded with 1, then `const ulong clg_user_offset0..2`,
+//!   the user's global offset (0 when none).
+//! * The guard is
+//!   `if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || ... (1) ... || ... (2) ...) return;`.
 //! * Then comes `k`'s body, copied. Inside it (and in macros it expands), `get_global_size(d)`
-//!   reports the user's range (1 for `d >= 3`, as OpenCL does) and `get_global_linear_id()` is
-//!   `((id2 - off2) * u1 + (id1 - off1)) * u0 + (id0 - off0)` over the user's range `u`.
-//!   Both are function-like `#define`s placed right before the copied body and `#undef`ed
-//!   right after it, so code outside the variant is unaffected.
-//! * Not changed: `get_global_id`, `get_global_offset`, `get_work_dim`, and `get_num_groups`,
-//!   `get_local_size`, `get_enqueued_local_size`, `get_group_id`, `get_local_id` and
-//!   `get_local_linear_id`, which describe the real, rounded launch. Functions the kernel
-//!   calls also see the launched range; [`rounding_obstacle`] therefore refuses kernels whose
-//!   called functions use `get_global_size` or `get_global_linear_id`.
+//!   reports the user's range (1 for `d >= 3`, as OpenCL does), `get_global_offset(d)` the
+//!   user's offset, and `get_global_linear_id()` is
+//!   `((id2 - off2) * u1 + (id1 - off1)) * u0 + (id0 - off0)` over the user's range `u` and
+//!   offset `off`. All three are function-like `#define`s placed right before the copied body
+//!   and `#undef`ed right after it, so code outside the variant is unaffected.
+//! * Not changed: `get_global_id` (so indexing is exactly as in the unrounded launch),
+//!   `get_work_dim`, and `get_num_groups`, `get_local_size`, `get_enqueued_local_size`,
+//!   `get_group_id`, `get_local_id` and `get_local_linear_id`, which describe the real launch.
+//!   Functions the kernel calls also see the launched range; [`rounding_obstacle`] therefore
+//!   refuses kernels whose called functions use `get_global_size`, `get_global_offset` or
+//!   `get_global_linear_id`.
 //!
 //! # Placement and line numbers
 //!
@@ -33,9 +38,8 @@
 //! it sits under the same `#if` branch and sees the same macros and helper functions. `#line`
 //! directives make compiler messages about the copied header and body point to the original
 //! lines, and a final `#line` restores the numbering of the text that follows.
-//! With `keep_original == false` (DPC++'s `force` mode), each variant *replaces* its original
-//! kernel, so only the variant is compiled; code that calls the original kernel as a function
-//! then no longer compiles, and a prototype of it stays a harmless declaration.
+//! With `keep_original == false`, the variants *replace* their original kernel, so only they
+//! are compiled (programs keep the originals: ND-range launches use them).
 //!
 //! # What must not be rounded
 //!
@@ -59,23 +63,40 @@ pub fn rounded_name(kernel: &str) -> String {
     format!("{kernel}{ROUNDED_SUFFIX}")
 }
 
-/// The guard, the first statement of every variant.
-const GUARD: &str = "if (get_global_id(0) - get_global_offset(0) >= clg_user_size0 || \
-get_global_id(1) - get_global_offset(1) >= clg_user_size1 || \
-get_global_id(2) - get_global_offset(2) >= clg_user_size2) return;";
+/// Suffix of the unguarded ("sized") variant's name.
+pub const SIZED_SUFFIX: &str = "__clg_sized";
 
-/// The trailing parameters of every variant.
+/// The name of `kernel`'s sized variant: the rounded variant without the guard, for the bulk
+/// of a rounded launch where every work-item is inside the user's range.
+///
+/// ```
+/// assert_eq!(clgroups::program::rounded::sized_name("saxpy"), "saxpy__clg_sized");
+/// ```
+pub fn sized_name(kernel: &str) -> String {
+    format!("{kernel}{SIZED_SUFFIX}")
+}
+
+/// The guard, the first statement of the rounded variant.
+const GUARD: &str = "if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
+get_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
+get_global_id(2) - clg_user_offset2 >= clg_user_size2) return;";
+
+/// The trailing parameters of every variant: the user's range and offset.
 const EXTRA_PARAMS: &str =
-    "const ulong clg_user_size0, const ulong clg_user_size1, const ulong clg_user_size2";
+    "const ulong clg_user_size0, const ulong clg_user_size1, const ulong clg_user_size2, \
+const ulong clg_user_offset0, const ulong clg_user_offset1, const ulong clg_user_offset2";
 
 /// The user-range queries, defined around the copied body.
 const DEFINES: &str = "#define get_global_size(clg_d) ((clg_d) == 0 ? (size_t)clg_user_size0 : \
 (clg_d) == 1 ? (size_t)clg_user_size1 : (clg_d) == 2 ? (size_t)clg_user_size2 : (size_t)1)
-#define get_global_linear_id() ((((size_t)(get_global_id(2) - get_global_offset(2)) * \
-(size_t)clg_user_size1 + (size_t)(get_global_id(1) - get_global_offset(1))) * \
-(size_t)clg_user_size0 + (size_t)(get_global_id(0) - get_global_offset(0))))";
+#define get_global_offset(clg_d) ((clg_d) == 0 ? (size_t)clg_user_offset0 : \
+(clg_d) == 1 ? (size_t)clg_user_offset1 : (clg_d) == 2 ? (size_t)clg_user_offset2 : (size_t)0)
+#define get_global_linear_id() ((((size_t)(get_global_id(2) - clg_user_offset2) * \
+(size_t)clg_user_size1 + (size_t)(get_global_id(1) - clg_user_offset1)) * \
+(size_t)clg_user_size0 + (size_t)(get_global_id(0) - clg_user_offset0)))";
 
-const UNDEFS: &str = "#undef get_global_size\n#undef get_global_linear_id";
+const UNDEFS: &str =
+    "#undef get_global_size\n#undef get_global_offset\n#undef get_global_linear_id";
 
 /// Why kernel `k` of `src` must not be rounded, or `None` when it may be.
 ///
@@ -83,8 +104,8 @@ const UNDEFS: &str = "#undef get_global_size\n#undef get_global_linear_id";
 /// and in `#define`d macros it uses, transitively: `barrier`, `*_barrier`, `work_group_*`,
 /// `async_work_group_*`, `wait_group_events`, anything containing `sub_group`/`subgroup`
 /// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...), the layer's `sg_*`, and the
-/// `local`/`__local` qualifier. Also refused: a called function that uses `get_global_size` or
-/// `get_global_linear_id` (it would see the rounded range). Comments and literals are ignored.
+/// `local`/`__local` qualifier. Also refused: a called function that uses `get_global_size`,
+/// `get_global_offset` or `get_global_linear_id` (it would see the launched range). Comments and literals are ignored.
 ///
 /// ```
 /// use clgroups::program::{rounded::rounding_obstacle, source::scan_kernels};
@@ -201,7 +222,7 @@ fn forbidden(id: &str, in_function: bool) -> Option<String> {
     if id == "local" || id == "__local" {
         return Some(format!("declares `{id}` memory"));
     }
-    if in_function && (id == "get_global_size" || id == "get_global_linear_id") {
+    if in_function && (matches!(id, "get_global_size" | "get_global_offset" | "get_global_linear_id")) {
         return Some(format!(
             "uses `{id}` (a called function would see the rounded range)"
         ));
@@ -222,7 +243,7 @@ fn forbidden(id: &str, in_function: bool) -> Option<String> {
 /// let out = with_rounded_variants(src, &scan_kernels(src).unwrap(), true).unwrap();
 /// assert!(out.starts_with(src.trim_end()));
 /// assert!(out.contains("kernel void fill__clg_rounded(global int* o, const ulong clg_user_size0, "));
-/// assert_eq!(scan_kernels(&out).unwrap().len(), 2);
+/// assert_eq!(scan_kernels(&out).unwrap().len(), 3);
 /// ```
 pub fn with_rounded_variants(
     src: &str,
@@ -289,8 +310,13 @@ fn line_of(src: &str, at: usize) -> usize {
     1 + src.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count()
 }
 
-/// Appends the variant of `k` (spans already checked).
+/// Appends the rounded (guarded) and sized (unguarded) variants of `k` (spans already checked).
 fn write_variant(out: &mut String, src: &str, k: &KernelDecl) {
+    write_one(out, src, k, &rounded_name(&k.name), GUARD);
+    write_one(out, src, k, &sized_name(&k.name), "");
+}
+
+fn write_one(out: &mut String, src: &str, k: &KernelDecl, name: &str, guard: &str) {
     let (open, close) = (k.params_span.end - 1, k.body.end - 1);
     let (params_from, params_text) = if k.params.is_empty() {
         (k.params_span.start + 1, EXTRA_PARAMS.to_string())
@@ -299,10 +325,10 @@ fn write_variant(out: &mut String, src: &str, k: &KernelDecl) {
     };
     let _ = write!(
         out,
-        "\n#line {}\n{}{}{}{}{}\n{GUARD}\n{DEFINES}\n#line {}\n{}\n{UNDEFS}\n}}\n#line {}\n",
+        "\n#line {}\n{}{}{}{}{}\n{guard}\n{DEFINES}\n#line {}\n{}\n{UNDEFS}\n}}\n#line {}\n",
         line_of(src, k.decl_start),
         &src[k.decl_start..k.name_span.start],
-        rounded_name(&k.name),
+        name,
         &src[k.name_span.end..params_from],
         params_text,
         &src[open..=k.body.start],
@@ -328,11 +354,13 @@ mod tests {
     #[test]
     fn one_dimensional_variant_exact_text() {
         let src = "// fill\nkernel void fill(global int* o) {\n  o[get_global_id(0)] = get_global_size(0);\n} // end\nint after;\n";
+        let body = "\n  o[get_global_id(0)] = get_global_size(0);\n";
         let expected = format!(
             "// fill\nkernel void fill(global int* o) {{\n  o[get_global_id(0)] = get_global_size(0);\n}}\
              \n#line 2\nkernel void fill__clg_rounded(global int* o, {EXTRA_PARAMS}) {{\
-             \n{GUARD}\n{DEFINES}\n#line 2\n\n  o[get_global_id(0)] = get_global_size(0);\n\
-             \n{UNDEFS}\n}}\n#line 4\n // end\nint after;\n"
+             \n{GUARD}\n{DEFINES}\n#line 2\n{body}\n{UNDEFS}\n}}\n#line 4\n\
+             \n#line 2\nkernel void fill__clg_sized(global int* o, {EXTRA_PARAMS}) {{\
+             \n\n{DEFINES}\n#line 2\n{body}\n{UNDEFS}\n}}\n#line 4\n // end\nint after;\n"
         );
         assert_eq!(rounded(src, true), expected);
     }
@@ -341,29 +369,39 @@ mod tests {
     fn key_lines_are_as_documented() {
         assert_eq!(
             GUARD,
-            "if (get_global_id(0) - get_global_offset(0) >= clg_user_size0 || \
-             get_global_id(1) - get_global_offset(1) >= clg_user_size1 || \
-             get_global_id(2) - get_global_offset(2) >= clg_user_size2) return;"
+            "if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
+             get_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
+             get_global_id(2) - clg_user_offset2 >= clg_user_size2) return;"
         );
         assert!(DEFINES.starts_with("#define get_global_size(clg_d) ((clg_d) == 0 ? "));
+        assert!(DEFINES.contains("\n#define get_global_offset(clg_d) ("));
         assert!(DEFINES.contains("\n#define get_global_linear_id() ("));
-        assert_eq!(DEFINES.lines().count(), 2);
+        assert_eq!(DEFINES.lines().count(), 3);
     }
 
     #[test]
     fn three_dimensional_variant_without_parameters_and_with_attributes() {
         let src = "__attribute__((reqd_work_group_size(4, 4, 4)))\nkernel void\nvol ( void )\n{\n  size_t i = get_global_linear_id();\n}\n";
         let out = rounded(src, false);
+        let one = |name: &str, guard: &str| {
+            format!(
+                "\n#line 1\n__attribute__((reqd_work_group_size(4, 4, 4)))\nkernel void\n{name} ({EXTRA_PARAMS})\n{{\
+                 \n{guard}\n{DEFINES}\n#line 4\n\n  size_t i = get_global_linear_id();\n\n{UNDEFS}\n}}\n#line 6\n"
+            )
+        };
         let expected = format!(
-            "\n#line 1\n__attribute__((reqd_work_group_size(4, 4, 4)))\nkernel void\nvol__clg_rounded ({EXTRA_PARAMS})\n{{\
-             \n{GUARD}\n{DEFINES}\n#line 4\n\n  size_t i = get_global_linear_id();\n\n{UNDEFS}\n}}\n#line 6\n\n"
+            "{}{}\n",
+            one("vol__clg_rounded", GUARD),
+            one("vol__clg_sized", "")
         );
         assert_eq!(out, expected);
         let k = scan_kernels(&out).unwrap();
-        assert_eq!(k.len(), 1);
+        assert_eq!(k.len(), 2);
         assert_eq!(k[0].name, "vol__clg_rounded");
-        assert_eq!(k[0].params.len(), 3);
+        assert_eq!(k[1].name, "vol__clg_sized");
+        assert_eq!(k[0].params.len(), 6);
         assert_eq!(k[0].params[2].text, "const ulong clg_user_size2");
+        assert_eq!(k[0].params[5].text, "const ulong clg_user_offset2");
     }
 
     #[test]
@@ -372,23 +410,29 @@ mod tests {
                    CLG_REQD_SUB_GROUP_SIZE(8) kernel void b(global float* y,\n  int n) { y[0] = h(n); }\n";
         let kept = scan_kernels(&rounded(src, true)).unwrap();
         let names: Vec<_> = kept.iter().map(|k| k.name.as_str()).collect();
-        assert_eq!(names, ["a", "a__clg_rounded", "b", "b__clg_rounded"]);
-        assert_eq!(kept[3].params.len(), 5);
-        assert_eq!(kept[3].params[1].name, "n");
-        assert_eq!(kept[3].sub_group_size, kept[2].sub_group_size);
+        assert_eq!(
+            names,
+            ["a", "a__clg_rounded", "a__clg_sized", "b", "b__clg_rounded", "b__clg_sized"]
+        );
+        assert_eq!(kept[4].params.len(), 8);
+        assert_eq!(kept[4].params[1].name, "n");
+        assert_eq!(kept[4].sub_group_size, kept[3].sub_group_size);
         let forced = rounded(src, false);
         let names: Vec<_> = scan_kernels(&forced)
             .unwrap()
             .into_iter()
             .map(|k| k.name)
             .collect();
-        assert_eq!(names, ["a__clg_rounded", "b__clg_rounded"]);
+        assert_eq!(
+            names,
+            ["a__clg_rounded", "a__clg_sized", "b__clg_rounded", "b__clg_sized"]
+        );
         assert!(forced.contains("\nfloat h(float v) { return v; }\n"));
         // Only the kernels passed in are rounded.
         let only_b = &scan_kernels(src).unwrap()[1..];
         let out = with_rounded_variants(src, only_b, false).unwrap();
         assert!(out.starts_with("kernel void a(global int* x) { x[0] = 1; }\n"));
-        assert_eq!(scan_kernels(&out).unwrap().len(), 2);
+        assert_eq!(scan_kernels(&out).unwrap().len(), 3);
     }
 
     #[test]
@@ -396,10 +440,10 @@ mod tests {
         let src = "kernel void a(global int* x)\n{\n  x[0] = 1;\n}\n\nkernel void b(global int* x) { x[1] = 2; }\n";
         let out = rounded(src, true);
         let directives: Vec<_> = out.lines().filter(|l| l.starts_with("#line")).collect();
-        assert_eq!(
-            directives,
-            ["#line 1", "#line 2", "#line 4", "#line 6", "#line 6", "#line 6"]
-        );
+        // rounded and sized variant of `a`, then of `b`
+        let a = ["#line 1", "#line 2", "#line 4"];
+        let b = ["#line 6", "#line 6", "#line 6"];
+        assert_eq!(directives, [a, a, b, b].concat());
         // The text after the last directive continues original line 6.
         assert!(out.ends_with("}\n#line 6\n\n"));
     }
