@@ -14,6 +14,7 @@
 //!
 //! Dimension order is OpenCL's everywhere (dimension 0 = x, fastest-varying); see [`Range`].
 
+pub mod algorithms;
 pub mod buffer;
 pub mod device;
 pub mod error;

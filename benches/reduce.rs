@@ -1,0 +1,97 @@
+//! Criterion benchmarks (wall time of enqueue + wait) on the default device:
+//! * `reduce/*`: the sub-group reduce vs the local-memory tree reduce of 2^22 floats;
+//! * `backend/*`: the same reduce through the native backend vs `emulated` (native devices);
+//! * `launch/*`: a tiny kernel launched through clgroups vs through raw opencl3.
+//!
+//! `cargo bench --bench reduce`; ratios from one run: `examples/bench_reduce.rs`.
+
+#[path = "../examples/common/raw_cl.rs"]
+mod raw_cl;
+#[path = "../examples/common/tree.rs"]
+mod tree;
+
+use clgroups::algorithms::{ReduceOp, Reduction};
+use clgroups::device::ShuffleBackend;
+use clgroups::launch::{Event, LocalSize};
+use clgroups::{Buffer, Program, Queue, Range};
+use criterion::{Criterion, Throughput};
+
+const N: usize = 1 << 22;
+
+fn wait_all(events: clgroups::Result<Vec<Event>>) {
+    for e in events.expect("launch") {
+        e.wait().expect("wait");
+    }
+}
+
+fn input(queue: &Queue) -> Buffer<f32> {
+    let data: Vec<f32> = (0..N).map(|i| (i % 97) as f32 + 1.0).collect();
+    Buffer::from_slice(queue, &data).expect("buffer")
+}
+
+fn reduce(c: &mut Criterion) {
+    let queue = Queue::new(&clgroups::default_device().expect("device")).expect("queue");
+    let x = input(&queue);
+    let mut ours = Reduction::<f32>::new(&queue, ReduceOp::Sum).expect("reduction");
+    let local = ours.plan(N).local;
+    let mut tree = tree::TreeReduce::new(&queue, 1 << local.ilog2()).expect("tree");
+    let mut g = c.benchmark_group("reduce");
+    g.throughput(Throughput::Bytes((N * 4) as u64));
+    g.bench_function("subgroup", |b| b.iter(|| wait_all(ours.enqueue(&x))));
+    g.bench_function("tree", |b| b.iter(|| wait_all(tree.enqueue(&x))));
+    g.finish();
+}
+
+fn backend(c: &mut Criterion) {
+    let device = clgroups::default_device().expect("device");
+    if !device.sub_groups().driver.native() {
+        eprintln!("backend/*: not run: {device} has no native sub-groups");
+        return;
+    }
+    let mut g = c.benchmark_group("backend");
+    g.throughput(Throughput::Bytes((N * 4) as u64));
+    for backend in [
+        device.sub_groups().effective.shuffle_backend,
+        ShuffleBackend::Emulated,
+    ] {
+        let queue = Queue::new(&device.with_backend(backend).expect("backend")).expect("queue");
+        let x = input(&queue);
+        let mut r = Reduction::<f32>::new(&queue, ReduceOp::Sum).expect("reduction");
+        g.bench_function(backend.name(), |b| b.iter(|| wait_all(r.enqueue(&x))));
+    }
+    g.finish();
+}
+
+fn launch(c: &mut Criterion) {
+    let queue = Queue::new(&clgroups::default_device().expect("device")).expect("queue");
+    let kernel = Program::from_source(&queue, raw_cl::TINY_SOURCE)
+        .and_then(|p| p.kernel("tiny"))
+        .expect("tiny kernel");
+    let buf = Buffer::from_slice(&queue, &[1i32]).expect("buffer");
+    let local = kernel.limits().preferred_multiple.clamp(1, 64);
+    let raw = raw_cl::RawLauncher::new(queue.device().id()).expect("raw opencl3");
+    let mut g = c.benchmark_group("launch");
+    g.bench_function("clgroups", |b| {
+        b.iter(|| {
+            kernel
+                .launch()
+                .arg(&buf)
+                .nd_range(Range::d1(local), LocalSize::Exact(Range::d1(local)))
+                .and_then(|e| e.wait())
+                .expect("launch")
+        })
+    });
+    g.bench_function("raw_opencl3", |b| {
+        b.iter(|| raw.launch(local, local).expect("launch"))
+    });
+    g.finish();
+}
+
+/// Runs the three groups with criterion's command-line settings.
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    reduce(&mut c);
+    backend(&mut c);
+    launch(&mut c);
+    c.final_summary();
+}
