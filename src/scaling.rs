@@ -615,7 +615,6 @@ impl MultiEvent {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,7 +58,7 @@ pub fn select_device(selector: &str) -> Result<Device> {
         sel.matches(
             d.platform_index(),
             d.device_index(),
-            d.platform_name(),
+            d.platform_words(),
             d.name(),
             d.kind(),
         )
@@ -103,7 +103,10 @@ impl Device {
             .map(|(i, sub)| {
                 let raw = ClDevice::new(sub.id());
                 let name = format!("{} [sub-device {i}]", self.name());
-                let platform = self.platform_name().to_string();
+                let platform = (
+                    self.platform_name().to_string(),
+                    self.platform_words().to_string(),
+                );
                 build(
                     self.platform_index(),
                     i,
@@ -141,6 +144,12 @@ fn discover() -> Result<Vec<Device>> {
     let mut out = Vec::new();
     for (pi, p) in platforms.iter().enumerate() {
         let pname = p.name().unwrap_or_default();
+        let words = format!(
+            "{pname} {} {}",
+            p.vendor().unwrap_or_default(),
+            p.version().unwrap_or_default()
+        )
+        .to_lowercase();
         let ids = match p.get_devices(CL_DEVICE_TYPE_ALL) {
             Ok(ids) => ids,
             Err(e) => {
@@ -151,7 +160,7 @@ fn discover() -> Result<Vec<Device>> {
         for (di, id) in ids.into_iter().enumerate() {
             let raw = ClDevice::new(id);
             let name = raw.name().unwrap_or_default();
-            match build(pi, di, pname.clone(), name, raw, None) {
+            match build(pi, di, (pname.clone(), words.clone()), name, raw, None) {
                 Ok(d) => out.push(d),
                 Err(e) => log::warn!("skipping device {pi}:{di}: {e}"),
             }
@@ -168,7 +177,7 @@ fn discover() -> Result<Vec<Device>> {
 fn build(
     platform_index: usize,
     device_index: usize,
-    platform: String,
+    (platform, platform_words): (String, String),
     name: String,
     raw: ClDevice,
     sub_device: Option<Arc<SubDevice>>,
@@ -255,6 +264,7 @@ fn build(
             platform_index,
             device_index,
             platform,
+            platform_words,
             name,
             kind,
             raw,

@@ -53,6 +53,8 @@ struct DeviceInner {
     platform_index: usize,
     device_index: usize,
     platform: String,
+    /// Platform name, vendor and version, lower case: what selectors match.
+    platform_words: String,
     name: String,
     kind: DeviceKind,
     raw: opencl3::device::Device,
@@ -81,6 +83,11 @@ impl Device {
     /// `CL_DEVICE_NAME`.
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The platform's name, vendor and version, as device selectors match them.
+    pub fn platform_words(&self) -> &str {
+        &self.inner.platform_words
     }
 
     /// CPU, GPU, accelerator or other.
@@ -134,6 +141,7 @@ impl Device {
                 platform_index: i.platform_index,
                 device_index: i.device_index,
                 platform: i.platform.clone(),
+                platform_words: i.platform_words.clone(),
                 name: i.name.clone(),
                 kind: i.kind,
                 raw: opencl3::device::Device::new(i.raw.id()),

@@ -6,8 +6,9 @@ use crate::plan::local_size::DeviceKind;
 /// A device selector, as `CLGROUPS_DEVICE` spells it.
 ///
 /// * `P:D`: platform index `P`, device index `D` within it (both from 0);
-/// * `platform:device`: case-insensitive substrings of the platform and device names
-///   (`pocl:cpu`, `nvidia:h100`); either side may be empty (`:h100`);
+/// * `platform:device`: case-insensitive substrings of the platform (its name, vendor or
+///   version: `pocl` matches PoCL, whose platform is called "Portable Computing Language") and
+///   of the device name (`pocl:cpu`, `nvidia:h100`); either side may be empty (`:h100`);
 /// * one word: a substring of the platform or the device name, or a device type
 ///   (`gpu`, `cpu`, `accelerator`).
 ///
@@ -117,6 +118,10 @@ mod tests {
         assert!(!g.matches(0, 0, pocl.0, pocl.1, DeviceKind::Cpu));
         let n: Selector = "nvidia".parse().unwrap();
         assert!(n.matches(1, 0, nv.0, nv.1, DeviceKind::Gpu));
+        // PoCL's platform words include its vendor and version
+        let pocl_words = "portable computing language the pocl project opencl 3.0 pocl 3.1";
+        let s: Selector = "pocl:cpu".parse().unwrap();
+        assert!(s.matches(0, 0, pocl_words, pocl.1, DeviceKind::Cpu));
         let i: Selector = "0:1".parse().unwrap();
         assert!(!i.matches(0, 0, pocl.0, pocl.1, DeviceKind::Cpu));
         assert!(i.matches(0, 1, pocl.0, pocl.1, DeviceKind::Cpu));

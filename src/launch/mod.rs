@@ -190,16 +190,30 @@ impl Launch<'_> {
         let warp_bound = k.program().device().sub_groups().effective.shuffle_backend
             == ShuffleBackend::NvidiaPtx
             && k.uses_collectives();
+        let whole_warps = |what: &str| {
+            local_size::tuned_whole(global, lim, 32).ok_or_else(|| {
+                self.invalid(
+                    global,
+                    None,
+                    format!(
+                        "{what}: no work-group of whole warps (a multiple of 32 work-items) \
+                         divides the global range, and sub-group kernels on NVIDIA need one; \
+                         pad the range, or launch a plain range (rounded)"
+                    ),
+                )
+            })
+        };
         let chosen = match local {
             LocalSize::Auto if warp_bound => {
-                let tuned = local_size::tuned(global, lim);
+                let l = whole_warps("auto local size")?;
                 log::debug!(
                     "kernel `{}`: auto local size on nvidia-ptx would let the driver pick a \
-                     size that is not a multiple of the warp; using tuned {tuned:?}",
+                     size that is not a whole number of warps; using {l:?}",
                     k.name()
                 );
-                Some(tuned)
+                Some(l)
             }
+            LocalSize::Tuned if warp_bound => Some(whole_warps("tuned local size")?),
             LocalSize::Auto => None,
             LocalSize::Exact(l) => Some(l),
             LocalSize::Tuned => Some(local_size::tuned(global, lim)),
@@ -263,7 +277,11 @@ impl Launch<'_> {
         let dev = self.queue.device().to_string();
         for (i, a) in args.iter().enumerate() {
             ffi::set_arg(&guard, i as u32, &a.raw()).map_err(|e| {
-                Error::cl("clSetKernelArg", e.0, format!("argument {i} of `{name}` on {dev}"))
+                Error::cl(
+                    "clSetKernelArg",
+                    e.0,
+                    format!("argument {i} of `{name}` on {dev}"),
+                )
             })?;
         }
         let local_v = local.map(|l| l.as_slice().to_vec());

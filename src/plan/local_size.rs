@@ -111,6 +111,28 @@ pub fn tuned(global: Range, lim: &Limits) -> Range {
     local
 }
 
+/// Like [`tuned`], among work-groups whose total is a multiple of `unit` only (whole warps for
+/// sub-group kernels on NVIDIA); `None` when no such work-group divides `global`.
+///
+/// ```
+/// use clgroups::plan::local_size::{tuned_whole, DeviceKind, Limits};
+/// use clgroups::Range;
+/// let lim = Limits { kind: DeviceKind::Gpu, max_work_group_size: 1024,
+///     max_work_item_sizes: [1024, 1024, 64], preferred_multiple: 32, non_uniform: false };
+/// assert_eq!(tuned_whole(Range::d2(97, 64), &lim, 32), Some(Range::d2(1, 64)));
+/// assert_eq!(tuned_whole(Range::d1(7727), &lim, 32), None);
+/// ```
+pub fn tuned_whole(global: Range, lim: &Limits, unit: usize) -> Option<Range> {
+    let unit = unit.max(1);
+    let (total, shape) = shapes_by_total(global, lim)
+        .into_iter()
+        .filter(|(total, _)| total % unit == 0)
+        .max_by_key(|(total, shape)| (*total, *shape))?;
+    let local = (0..global.rank()).fold(global, |r, d| r.with(d, shape[d]));
+    log::debug!("tuned local size in units of {unit} for {global:?}: {local:?} (total {total})");
+    Some(local)
+}
+
 /// Every reachable work-group total mapped to its preferred shape (largest `L[0]`, then `L[1]`).
 fn shapes_by_total(global: Range, lim: &Limits) -> BTreeMap<usize, [usize; 3]> {
     let cap = lim.group_cap();

@@ -222,7 +222,12 @@ fn forbidden(id: &str, in_function: bool) -> Option<String> {
     if id == "local" || id == "__local" {
         return Some(format!("declares `{id}` memory"));
     }
-    if in_function && (matches!(id, "get_global_size" | "get_global_offset" | "get_global_linear_id")) {
+    if in_function
+        && (matches!(
+            id,
+            "get_global_size" | "get_global_offset" | "get_global_linear_id"
+        ))
+    {
         return Some(format!(
             "uses `{id}` (a called function would see the rounded range)"
         ));
@@ -412,7 +417,14 @@ mod tests {
         let names: Vec<_> = kept.iter().map(|k| k.name.as_str()).collect();
         assert_eq!(
             names,
-            ["a", "a__clg_rounded", "a__clg_sized", "b", "b__clg_rounded", "b__clg_sized"]
+            [
+                "a",
+                "a__clg_rounded",
+                "a__clg_sized",
+                "b",
+                "b__clg_rounded",
+                "b__clg_sized"
+            ]
         );
         assert_eq!(kept[4].params.len(), 8);
         assert_eq!(kept[4].params[1].name, "n");
@@ -425,7 +437,12 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["a__clg_rounded", "a__clg_sized", "b__clg_rounded", "b__clg_sized"]
+            [
+                "a__clg_rounded",
+                "a__clg_sized",
+                "b__clg_rounded",
+                "b__clg_sized"
+            ]
         );
         assert!(forced.contains("\nfloat h(float v) { return v; }\n"));
         // Only the kernels passed in are rounded.
