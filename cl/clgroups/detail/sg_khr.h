@@ -43,11 +43,11 @@ CLG_FOREACH_TYPE(CLG_GEN_SHUFFLES)
 
 #if CLG_SUB_GROUP_SIZE > 0
 /* Pinned size: the runtime may mis-handle a partial last sub-group (PoCL 6.0 reports S as its size), so
- * the builtins are used only when the work-group holds whole sub-groups (a work-group-uniform test). */
+ * reductions, scans and votes are built on the exchange with lane masking. (A work-group-uniform branch
+ * between builtins and this path made PoCL 6.0's compiler hang: barriers in conditionals.) */
 CLG_FOREACH_TYPE(CLG_GEN_ALGORITHMS)
 CLG_GEN_VOTES()
-#define CLG_KHR_WHOLE() (clg_wg_size() % CLG_SUB_GROUP_SIZE == 0)
-#define CLG_KHR_PICK(builtin, generic) return CLG_KHR_WHOLE() ? builtin : generic
+#define CLG_KHR_PICK(builtin, generic) return generic
 #else
 #define CLG_KHR_PICK(builtin, generic) return builtin
 #endif
