@@ -26,6 +26,7 @@ CLG_FN CLG_OVL ulong clg_xchg(ulong v, uint src CLG_SP) { return clg_s[clg_emu_p
 #include <clgroups/detail/sg_generic.h>
 
 CLG_FOREACH_TYPE(CLG_GEN_SHUFFLES)
+CLG_FOREACH_TYPE(CLG_GEN_RELATIVE)
 
 /* Reductions and scans read the sub-group's slots directly (2 barriers each), in lane order. */
 #define CLG_EMU_REDUCE(T, NAME, OP)                                                                      \

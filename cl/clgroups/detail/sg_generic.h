@@ -21,7 +21,10 @@ CLG_FN uint clg_down_src(uint delta) {
     }                                                                                                    \
     CLG_FN CLG_OVL T clg_shuffle_xor(T x, uint mask CLG_SP) {                                            \
         return clg_unbits_##T(clg_xchg(clg_bits(x), clg_src_or_self(clg_lane() ^ mask) CLG_SA));          \
-    }                                                                                                    \
+    }
+
+/* shuffle_up / shuffle_down through the exchange. */
+#define CLG_GEN_RELATIVE(T)                                                                              \
     CLG_FN CLG_OVL T clg_shuffle_up(T x, uint delta CLG_SP) {                                            \
         return clg_unbits_##T(clg_xchg(clg_bits(x), clg_up_src(delta) CLG_SA));                           \
     }                                                                                                    \

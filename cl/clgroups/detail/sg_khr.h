@@ -7,12 +7,7 @@
 #ifdef cl_khr_subgroups
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
 #endif
-#ifdef cl_khr_subgroup_shuffle
-#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
-#endif
-#if CLG_HAS_SHUFFLE_RELATIVE && defined(cl_khr_subgroup_shuffle_relative)
-#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle_relative : enable
-#endif
+/* cl_khr_subgroup_shuffle(_relative) need no pragma (clang warns "does not require pragma"). */
 #ifdef CLG_BACKEND_INTEL
 #pragma OPENCL EXTENSION cl_intel_subgroups : enable
 #endif
@@ -41,13 +36,22 @@ CLG_FN CLG_OVL ulong clg_xchg(ulong v, uint src) { return sub_group_shuffle(v, s
 
 CLG_FOREACH_TYPE(CLG_GEN_SHUFFLES)
 
+#if CLG_HAS_SHUFFLE_RELATIVE
+#define CLG_KHR_RELATIVE(T)                                                                              \
+    CLG_FN CLG_OVL T clg_shuffle_up(T x, uint delta) { return sub_group_shuffle_up(x, delta); }          \
+    CLG_FN CLG_OVL T clg_shuffle_down(T x, uint delta) { return sub_group_shuffle_down(x, delta); }
+CLG_FOREACH_TYPE(CLG_KHR_RELATIVE)
+#else
+CLG_FOREACH_TYPE(CLG_GEN_RELATIVE)
+#endif
+
 #if CLG_SUB_GROUP_SIZE > 0
 /* Pinned size: the runtime may mis-handle a partial last sub-group (PoCL 6.0 reports S as its size), so
- * the builtins are used only when the work-group holds whole sub-groups (a work-group-uniform test). */
+ * reductions, scans and votes are built on the exchange with lane masking. (A work-group-uniform branch
+ * between builtins and this path made PoCL 6.0's compiler hang: barriers in conditionals.) */
 CLG_FOREACH_TYPE(CLG_GEN_ALGORITHMS)
 CLG_GEN_VOTES()
-#define CLG_KHR_WHOLE() (clg_wg_size() % CLG_SUB_GROUP_SIZE == 0)
-#define CLG_KHR_PICK(builtin, generic) return CLG_KHR_WHOLE() ? builtin : generic
+#define CLG_KHR_PICK(builtin, generic) return generic
 #else
 #define CLG_KHR_PICK(builtin, generic) return builtin
 #endif
