@@ -35,6 +35,13 @@ fn reduce(c: &mut Criterion) {
     let mut ours = Reduction::<f32>::new(&queue, ReduceOp::Sum).expect("reduction");
     let local = ours.plan(N).local;
     let mut tree = tree::TreeReduce::new(&queue, 1 << local.ilog2()).expect("tree");
+    // Both compute the same exact sum (integer-valued floats) before anything is timed.
+    wait_all(ours.enqueue(&x));
+    wait_all(tree.enqueue(&x));
+    assert_eq!(
+        ours.result().expect("sub-group sum"),
+        tree.result(&queue).expect("tree sum")
+    );
     let mut g = c.benchmark_group("reduce");
     g.throughput(Throughput::Bytes((N * 4) as u64));
     g.bench_function("subgroup", |b| b.iter(|| wait_all(ours.enqueue(&x))));
