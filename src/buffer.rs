@@ -164,7 +164,7 @@ impl<T: Scalar> Buffer<T> {
             self.len * size_of::<T>(),
         )
         .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, queue.device().to_string()))?;
-        Ok(crate::launch::Event::new(ev, queue.device().to_string()))
+        Ok(crate::launch::Event::new(ev, queue.device().clone(), None))
     }
 
     /// The raw memory object (valid while `self` lives).

@@ -23,7 +23,7 @@ mod args;
 
 pub use args::{check as check_args, Arg, KernelArg, Local};
 
-use crate::device::ShuffleBackend;
+use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::Kernel;
@@ -51,14 +51,24 @@ pub enum LocalSize {
 #[derive(Debug)]
 pub struct Event {
     raw: Vec<opencl3::event::Event>,
-    context: String,
+    device: Device,
+    kernel: Option<Kernel>,
 }
 
 impl Event {
-    pub(crate) fn new(raw: opencl3::event::Event, context: String) -> Self {
+    pub(crate) fn new(raw: opencl3::event::Event, device: Device, kernel: Option<Kernel>) -> Self {
         Event {
             raw: vec![raw],
-            context,
+            device,
+            kernel,
+        }
+    }
+
+    /// What the event is for, in error messages (built only when needed: launches stay cheap).
+    fn context(&self) -> String {
+        match &self.kernel {
+            Some(k) => format!("`{}` on {}", k.name(), self.device),
+            None => self.device.to_string(),
         }
     }
 
@@ -66,7 +76,7 @@ impl Event {
     pub fn wait(&self) -> Result<()> {
         for e in &self.raw {
             e.wait()
-                .map_err(|e| Error::cl("clWaitForEvents", e.0, self.context.clone()))?;
+                .map_err(|e| Error::cl("clWaitForEvents", e.0, self.context()))?;
         }
         Ok(())
     }
@@ -81,7 +91,7 @@ impl Event {
     pub fn span(&self) -> Result<(u64, u64)> {
         self.wait()?;
         let err = |e: opencl3::error_codes::ClError| {
-            Error::cl("clGetEventProfilingInfo", e.0, self.context.clone())
+            Error::cl("clGetEventProfilingInfo", e.0, self.context())
         };
         let (first, last) = (&self.raw[0], &self.raw[self.raw.len() - 1]);
         let start = first.profiling_command_start().map_err(err)?;
@@ -155,8 +165,8 @@ impl Launch<'_> {
                 println!("{line}");
             }
         }
-        let name = self.kernel.name().to_string();
-        check_args(&name, self.kernel.args(), &self.args)?;
+        let name = self.kernel.name();
+        check_args(name, self.kernel.args(), &self.args)?;
         let base = self.offset.unwrap_or(plan.pieces()[0].offset);
         let mut args = self.args.clone();
         if plan.rounded_variant {
@@ -178,7 +188,8 @@ impl Launch<'_> {
         }
         Ok(Event {
             raw: events,
-            context: format!("`{name}` on {}", self.queue.device()),
+            device: self.queue.device().clone(),
+            kernel: Some(self.kernel.clone()),
         })
     }
 
@@ -269,12 +280,12 @@ impl Launch<'_> {
         local: Option<Range>,
         offset: Range,
     ) -> Result<Event> {
-        let name = self.kernel.name().to_string();
+        let name = self.kernel.name();
+        let dev = self.queue.device();
         let guard = self
             .kernel
             .raw_variant(variant)
             .ok_or_else(|| self.invalid(global, local, format!("no {variant:?} variant")))?;
-        let dev = self.queue.device().to_string();
         for (i, a) in args.iter().enumerate() {
             ffi::set_arg(&guard, i as u32, &a.raw()).map_err(|e| {
                 Error::cl(
@@ -300,6 +311,6 @@ impl Launch<'_> {
                 format!("`{name}` on {dev}, global {global:?}, local {local:?}, offset {offset:?}"),
             )
         })?;
-        Ok(Event::new(ev, format!("`{name}` on {dev}")))
+        Ok(Event::new(ev, dev.clone(), Some(self.kernel.clone())))
     }
 }
