@@ -1,5 +1,6 @@
 //! Sub-group capabilities of a device: what the driver reports, and what clgroups provides.
 
+use crate::plan::local_size::prev_power_of_two;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -210,14 +211,6 @@ pub fn effective_view(driver: &DriverSubGroups, backend: ShuffleBackend) -> Effe
         sub_group_sizes: sizes,
         primary_sub_group_size: primary,
         shuffle_backend: backend,
-    }
-}
-
-fn prev_power_of_two(n: usize) -> usize {
-    if n == 0 {
-        1
-    } else {
-        1 << (usize::BITS - 1 - n.leading_zeros())
     }
 }
 

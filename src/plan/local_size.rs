@@ -298,17 +298,18 @@ pub fn rounding_group_size(lim: &Limits) -> usize {
     w
 }
 
-/// The largest power of two `<= n` (`n >= 1`).
-fn prev_power_of_two(n: usize) -> usize {
+/// The largest power of two `<= n` (1 for `n = 0`).
+pub(crate) fn prev_power_of_two(n: usize) -> usize {
     1 << (usize::BITS - 1 - n.max(1).leading_zeros())
 }
 
+/// Limits of the devices the plans' tests reason about.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
+pub(crate) mod fixtures {
+    use super::{DeviceKind, Limits};
 
-    fn gpu() -> Limits {
+    /// An H100-like GPU.
+    pub(crate) fn gpu() -> Limits {
         Limits {
             kind: DeviceKind::Gpu,
             max_work_group_size: 1024,
@@ -318,7 +319,8 @@ mod tests {
         }
     }
 
-    fn cpu() -> Limits {
+    /// PoCL's CPU device.
+    pub(crate) fn cpu() -> Limits {
         Limits {
             kind: DeviceKind::Cpu,
             max_work_group_size: 4096,
@@ -327,6 +329,13 @@ mod tests {
             non_uniform: true,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{cpu, gpu};
+    use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn factors_and_divisors() {

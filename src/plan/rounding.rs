@@ -555,29 +555,10 @@ fn inner_group_total(user: Range, lim: &Limits, w: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::local_size::{validate, DeviceKind};
+    use crate::plan::local_size::fixtures::{cpu, gpu};
+    use crate::plan::local_size::validate;
     use proptest::prelude::*;
     use std::collections::HashMap;
-
-    fn gpu() -> Limits {
-        Limits {
-            kind: DeviceKind::Gpu,
-            max_work_group_size: 1024,
-            max_work_item_sizes: [1024, 1024, 64],
-            preferred_multiple: 32,
-            non_uniform: false,
-        }
-    }
-
-    fn cpu() -> Limits {
-        Limits {
-            kind: DeviceKind::Cpu,
-            max_work_group_size: 4096,
-            max_work_item_sizes: [4096; 3],
-            preferred_multiple: 8,
-            non_uniform: true,
-        }
-    }
 
     fn sycl(dims: &[usize]) -> Range {
         Range::from_sycl_order(dims).unwrap()
