@@ -41,7 +41,7 @@ use crate::queue::Queue;
 use once_cell::sync::Lazy;
 use opencl3::program::Program as ClProgram;
 use source::KernelDecl;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// How a kernel's sub-group size resolved on a device.
@@ -113,6 +113,8 @@ struct ProgramInner {
     roundable: BTreeMap<String, std::result::Result<(), String>>,
     /// Kernels that use barriers, local memory or sub-groups.
     collective: BTreeMap<String, bool>,
+    /// Kernels given the hidden trailing `__local ulong *clg_sg_scratch` parameter (emulated).
+    scratch: BTreeSet<String>,
 }
 
 type CacheKey = (usize, usize, String, String);
@@ -149,6 +151,7 @@ impl Program {
         let device = queue.device();
         let kernels = source::scan_kernels(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
+        let scratch = scratch_kernels(&b.source, device, &kernels);
         let sizes: BTreeMap<String, ResolvedSize> = kernels
             .iter()
             .map(|k| {
@@ -173,6 +176,9 @@ impl Program {
             .iter()
             .map(|k| {
                 let verdict = match obstacles[&k.name].clone() {
+                    None if scratch.contains(&k.name) => {
+                        Err("it takes the emulated sub-group scratch".to_string())
+                    }
                     None if rounding.mode != RoundingMode::Disable => Ok(()),
                     None => Err("range rounding is disabled".to_string()),
                     Some(why) => Err(why),
@@ -199,7 +205,7 @@ impl Program {
         wanted.dedup();
         let mut builds = BTreeMap::new();
         for size in wanted {
-            let text = compose(&b, device, &kernels, &sizes, &to_round, size)?;
+            let text = compose(&b, device, &kernels, &sizes, &scratch, &to_round, size)?;
             builds.insert(size, build_cached(queue, &text, &b.options)?);
         }
         Ok(Program {
@@ -211,6 +217,7 @@ impl Program {
                 rounding,
                 roundable,
                 collective,
+                scratch,
             }),
         })
     }
@@ -234,7 +241,8 @@ impl Program {
             Err(why) => Err(why.clone()),
         };
         let collective = self.inner.collective[name];
-        Kernel::create(self.clone(), build, name, size, rounded, collective)
+        let scratch = self.inner.scratch.contains(name);
+        Kernel::create(self.clone(), build, name, size, rounded, collective, scratch)
     }
 
     /// Names of the program's kernels, in source order.
@@ -292,37 +300,53 @@ pub fn resolve(want: SubGroupSize, device: &Device) -> ResolvedSize {
     }
 }
 
+/// Kernels that get the emulated scratch as a hidden trailing `__local` parameter: those whose
+/// body uses the layer, on `emulated`.
+///
+/// A parameter, not a `__local` array in the body: the launch sizes it to the work-group, and
+/// PoCL 3.1's pthread device was seen to let work-groups running at once on different threads
+/// share a kernel-scope `__local` array (items read another work-group's values).
+fn scratch_kernels(source: &str, device: &Device, kernels: &[KernelDecl]) -> BTreeSet<String> {
+    if device.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated {
+        return BTreeSet::new();
+    }
+    let set: BTreeSet<String> = kernels
+        .iter()
+        .filter(|k| uses_layer(&source[k.body.clone()]))
+        .map(|k| k.name.clone())
+        .collect();
+    log::debug!("emulated sub-group scratch parameter for kernels {set:?}");
+    set
+}
+
 /// The full text compiled for one sub-group size.
 fn compose(
     b: &ProgramBuilder,
     device: &Device,
     kernels: &[KernelDecl],
     sizes: &BTreeMap<String, ResolvedSize>,
+    scratch: &BTreeSet<String>,
     to_round: &[String],
     size: usize,
 ) -> Result<String> {
     let backend = device.sub_groups().effective.shuffle_backend;
-    // Edit from the last kernel to the first so earlier offsets stay valid.
-    let mut edits: Vec<(usize, String)> = Vec::new();
+    // Replacements (start, end, text), applied from the last to the first so earlier offsets
+    // stay valid.
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
     for k in kernels {
         let mine = sizes[&k.name] == ResolvedSize::Size(size);
         if mine && size > 0 && matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel) {
-            edits.push((
-                k.decl_start,
-                format!("__attribute__((intel_reqd_sub_group_size({size}))) "),
-            ));
+            let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
+            edits.push((k.decl_start, k.decl_start, attr));
         }
-        if backend == ShuffleBackend::Emulated && uses_layer(&b.source[k.body.clone()]) {
-            edits.push((
-                k.body.start + 1,
-                " __local ulong clg_sg_scratch[CLG_EMU_SCRATCH_ITEMS];".to_string(),
-            ));
+        if scratch.contains(&k.name) {
+            edits.push(scratch_param_edit(k));
         }
     }
     edits.sort_by_key(|e| std::cmp::Reverse(e.0));
     let mut user = b.source.clone();
-    for (at, text) in edits {
-        user.insert_str(at, &text);
+    for (start, end, text) in edits {
+        user.replace_range(start..end, &text);
     }
     // The edits add no lines; rescan to place the rounded variants after their originals.
     let rescanned: Vec<KernelDecl> = source::scan_kernels(&user)?
@@ -337,6 +361,18 @@ fn compose(
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
     out.push_str(&body);
     Ok(out)
+}
+
+/// The edit appending `__local ulong *clg_sg_scratch` to a kernel's parameters.
+fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
+    const PARAM: &str = "__local ulong *clg_sg_scratch";
+    let span = &k.params_span;
+    if k.params.is_empty() {
+        // `()` or `(void)`.
+        (span.start, span.end, format!("({PARAM})"))
+    } else {
+        (span.end - 1, span.end - 1, format!(", {PARAM}"))
+    }
 }
 
 fn uses_layer(body: &str) -> bool {
