@@ -103,7 +103,7 @@ impl Kernel {
         let decl = program.decl(name);
         let requested = decl
             .and_then(|d| d.sub_group_size)
-            .unwrap_or(SubGroupSize::Primary);
+            .unwrap_or(program.default_sub_group_size());
         let limits = Limits {
             kind: dev.kind(),
             max_work_group_size: wg.min(dev.limits().max_work_group_size),

@@ -113,6 +113,8 @@ struct ProgramInner {
     roundable: BTreeMap<String, std::result::Result<(), String>>,
     /// Kernels that use barriers, local memory or sub-groups.
     collective: BTreeMap<String, bool>,
+    /// The size of kernels that ask for none.
+    default_size: SubGroupSize,
     /// Kernels given the hidden trailing `__local ulong *clg_sg_scratch` parameter (emulated).
     scratch: BTreeSet<String>,
 }
@@ -217,6 +219,7 @@ impl Program {
                 rounding,
                 roundable,
                 collective,
+                default_size: b.default_size,
                 scratch,
             }),
         })
@@ -263,6 +266,11 @@ impl Program {
     /// The range-rounding settings kernels of this program launch with.
     pub fn rounding(&self) -> &RoundingConfig {
         &self.inner.rounding
+    }
+
+    /// The sub-group size of kernels that ask for none.
+    pub fn default_sub_group_size(&self) -> SubGroupSize {
+        self.inner.default_size
     }
 
     /// The scanned declaration of kernel `name`.
