@@ -245,7 +245,15 @@ impl Program {
         };
         let collective = self.inner.collective[name];
         let scratch = self.inner.scratch.contains(name);
-        Kernel::create(self.clone(), build, name, size, rounded, collective, scratch)
+        Kernel::create(
+            self.clone(),
+            build,
+            name,
+            size,
+            rounded,
+            collective,
+            scratch,
+        )
     }
 
     /// Names of the program's kernels, in source order.
@@ -337,38 +345,57 @@ fn compose(
     to_round: &[String],
     size: usize,
 ) -> Result<String> {
-    let backend = device.sub_groups().effective.shuffle_backend;
-    // Replacements (start, end, text), applied from the last to the first so earlier offsets
-    // stay valid.
-    let mut edits: Vec<(usize, usize, String)> = Vec::new();
-    for k in kernels {
-        let mine = sizes[&k.name] == ResolvedSize::Size(size);
-        if mine && size > 0 && matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel) {
-            let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
-            edits.push((k.decl_start, k.decl_start, attr));
-        }
-        if scratch.contains(&k.name) {
-            edits.push(scratch_param_edit(k));
-        }
-    }
-    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
-    let mut user = b.source.clone();
-    for (start, end, text) in edits {
-        user.replace_range(start..end, &text);
-    }
-    // The edits add no lines; rescan to place the rounded variants after their originals.
+    // 1. Scratch parameters (those kernels are never rounded). The edits add no lines.
+    let edits = kernels
+        .iter()
+        .filter(|k| scratch.contains(&k.name))
+        .map(scratch_param_edit)
+        .collect();
+    let user = apply_edits(&b.source, edits);
+    // 2. Rounded variants after their originals. Originals stay even under `force`: ND-range
+    // launches and argument checks use them; the mode only makes `.range()` launch the variant.
     let rescanned: Vec<KernelDecl> = source::scan_kernels(&user)?
         .into_iter()
         .filter(|k| to_round.contains(&k.name))
         .collect();
-    // Originals stay even under `force`: ND-range launches and argument checks use them; the
-    // mode only makes `.range()` launch the variant.
     let user = rounded::with_rounded_variants(&user, &rescanned, true)?;
+    // 3. The pinned size, last: a scan would read it next to a user's
+    // `CLG_REQD_SUB_GROUP_SIZE`/`CLG_NAMED_SUB_GROUP_SIZE` as a second size request.
+    let backend = device.sub_groups().effective.shuffle_backend;
+    let user = if size > 0 && matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel) {
+        let owner: BTreeMap<String, &String> = to_round
+            .iter()
+            .flat_map(|n| [(rounded::rounded_name(n), n), (rounded::sized_name(n), n)])
+            .collect();
+        let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
+        let edits = source::scan_kernels(&user)?
+            .iter()
+            .filter(|k| {
+                let name = owner.get(&k.name).copied().unwrap_or(&k.name);
+                sizes.get(name) == Some(&ResolvedSize::Size(size))
+            })
+            .map(|k| (k.decl_start, k.decl_start, attr.clone()))
+            .collect();
+        apply_edits(&user, edits)
+    } else {
+        user
+    };
     let body = headers::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
     out.push_str(&body);
     Ok(out)
+}
+
+/// `text` with the replacements `(start, end, new text)`, applied from the last to the first so
+/// earlier offsets stay valid.
+fn apply_edits(text: &str, mut edits: Vec<(usize, usize, String)>) -> String {
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = text.to_string();
+    for (start, end, new) in edits {
+        out.replace_range(start..end, &new);
+    }
+    out
 }
 
 /// The edit appending `__local ulong *clg_sg_scratch` to a kernel's parameters.
@@ -461,4 +488,29 @@ fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgra
         .expect("program cache")
         .insert(key, Arc::clone(&program));
     Ok(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_scratch(src: &str) -> String {
+        let edits = source::scan_kernels(src)
+            .unwrap()
+            .iter()
+            .map(scratch_param_edit)
+            .collect();
+        apply_edits(src, edits)
+    }
+
+    #[test]
+    fn scratch_parameter_is_appended_to_every_form_of_parameter_list() {
+        let src = "kernel void a(global int *x,\n uint n) { }\nkernel void b(void) { }\nkernel void c() { }";
+        assert_eq!(
+            with_scratch(src),
+            "kernel void a(global int *x,\n uint n, __local ulong *clg_sg_scratch) { }\n\
+             kernel void b(__local ulong *clg_sg_scratch) { }\n\
+             kernel void c(__local ulong *clg_sg_scratch) { }"
+        );
+    }
 }
