@@ -59,6 +59,8 @@ struct KernelInner {
     args: Vec<ArgInfo>,
     limits: Limits,
     uses_collectives: bool,
+    /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
+    hidden_scratch: bool,
 }
 
 impl Kernel {
@@ -69,6 +71,7 @@ impl Kernel {
         size: ResolvedSize,
         rounded: std::result::Result<Arc<ClProgram>, String>,
         uses_collectives: bool,
+        hidden_scratch: bool,
     ) -> Result<Kernel> {
         let dev = program.device().clone();
         let err = |call: &'static str| {
@@ -87,7 +90,8 @@ impl Kernel {
                 variant(&p, crate::program::rounded::sized_name(name))?,
             ])
         });
-        let n = raw.num_args().map_err(err("clGetKernelInfo(NUM_ARGS)"))? as usize;
+        let all = raw.num_args().map_err(err("clGetKernelInfo(NUM_ARGS)"))? as usize;
+        let n = all - usize::from(hidden_scratch);
         let args = (0..n as u32).map(|i| arg_info(&raw, i)).collect();
         let wg = raw
             .get_work_group_size(dev.id())
@@ -99,7 +103,7 @@ impl Kernel {
         let decl = program.decl(name);
         let requested = decl
             .and_then(|d| d.sub_group_size)
-            .unwrap_or(SubGroupSize::Primary);
+            .unwrap_or(program.default_sub_group_size());
         let limits = Limits {
             kind: dev.kind(),
             max_work_group_size: wg.min(dev.limits().max_work_group_size),
@@ -119,6 +123,7 @@ impl Kernel {
                 args,
                 limits,
                 uses_collectives,
+                hidden_scratch,
             }),
         })
     }
@@ -134,6 +139,7 @@ impl Kernel {
     }
 
     /// The driver's description of each argument (entries are `None` where it has none).
+    /// The emulated backend's hidden sub-group scratch argument is not listed.
     pub fn args(&self) -> &[ArgInfo] {
         &self.inner.args
     }
@@ -170,6 +176,12 @@ impl Kernel {
             (_, Err(_)) => return None,
         };
         Some(m.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Whether the kernel's last parameter is the hidden emulated sub-group scratch, which the
+    /// launch sets after the user's arguments.
+    pub(crate) fn hidden_scratch(&self) -> bool {
+        self.inner.hidden_scratch
     }
 
     /// Whether the kernel uses sub-groups, barriers or local memory (scanned from its source).

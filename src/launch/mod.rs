@@ -271,6 +271,13 @@ impl Launch<'_> {
         }
     }
 
+    /// Bytes of the emulated sub-group scratch: one `ulong` per work-item of the work-group (of
+    /// the largest one the kernel allows when the driver picks the local size).
+    fn scratch_bytes(&self, local: Option<Range>) -> usize {
+        let items = local.map_or(self.kernel.limits().max_work_group_size, |l| l.len());
+        items * std::mem::size_of::<u64>()
+    }
+
     /// Sets `args` on the variant's kernel and enqueues it.
     fn enqueue(
         &self,
@@ -292,6 +299,16 @@ impl Launch<'_> {
                     "clSetKernelArg",
                     e.0,
                     format!("argument {i} of `{name}` on {dev}"),
+                )
+            })?;
+        }
+        if self.kernel.hidden_scratch() {
+            let bytes = self.scratch_bytes(local);
+            ffi::set_arg(&guard, args.len() as u32, &ffi::RawArg::Local(bytes)).map_err(|e| {
+                Error::cl(
+                    "clSetKernelArg",
+                    e.0,
+                    format!("the {bytes}-byte sub-group scratch of `{name}` on {dev}"),
                 )
             })?;
         }

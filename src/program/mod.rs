@@ -41,7 +41,7 @@ use crate::queue::Queue;
 use once_cell::sync::Lazy;
 use opencl3::program::Program as ClProgram;
 use source::KernelDecl;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// How a kernel's sub-group size resolved on a device.
@@ -113,6 +113,10 @@ struct ProgramInner {
     roundable: BTreeMap<String, std::result::Result<(), String>>,
     /// Kernels that use barriers, local memory or sub-groups.
     collective: BTreeMap<String, bool>,
+    /// The size of kernels that ask for none.
+    default_size: SubGroupSize,
+    /// Kernels given the hidden trailing `__local ulong *clg_sg_scratch` parameter (emulated).
+    scratch: BTreeSet<String>,
 }
 
 type CacheKey = (usize, usize, String, String);
@@ -149,6 +153,7 @@ impl Program {
         let device = queue.device();
         let kernels = source::scan_kernels(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
+        let scratch = scratch_kernels(&b.source, device, &kernels);
         let sizes: BTreeMap<String, ResolvedSize> = kernels
             .iter()
             .map(|k| {
@@ -173,6 +178,9 @@ impl Program {
             .iter()
             .map(|k| {
                 let verdict = match obstacles[&k.name].clone() {
+                    None if scratch.contains(&k.name) => {
+                        Err("it takes the emulated sub-group scratch".to_string())
+                    }
                     None if rounding.mode != RoundingMode::Disable => Ok(()),
                     None => Err("range rounding is disabled".to_string()),
                     Some(why) => Err(why),
@@ -199,7 +207,7 @@ impl Program {
         wanted.dedup();
         let mut builds = BTreeMap::new();
         for size in wanted {
-            let text = compose(&b, device, &kernels, &sizes, &to_round, size)?;
+            let text = compose(&b, device, &kernels, &sizes, &scratch, &to_round, size)?;
             builds.insert(size, build_cached(queue, &text, &b.options)?);
         }
         Ok(Program {
@@ -211,6 +219,8 @@ impl Program {
                 rounding,
                 roundable,
                 collective,
+                default_size: b.default_size,
+                scratch,
             }),
         })
     }
@@ -234,7 +244,16 @@ impl Program {
             Err(why) => Err(why.clone()),
         };
         let collective = self.inner.collective[name];
-        Kernel::create(self.clone(), build, name, size, rounded, collective)
+        let scratch = self.inner.scratch.contains(name);
+        Kernel::create(
+            self.clone(),
+            build,
+            name,
+            size,
+            rounded,
+            collective,
+            scratch,
+        )
     }
 
     /// Names of the program's kernels, in source order.
@@ -255,6 +274,11 @@ impl Program {
     /// The range-rounding settings kernels of this program launch with.
     pub fn rounding(&self) -> &RoundingConfig {
         &self.inner.rounding
+    }
+
+    /// The sub-group size of kernels that ask for none.
+    pub fn default_sub_group_size(&self) -> SubGroupSize {
+        self.inner.default_size
     }
 
     /// The scanned declaration of kernel `name`.
@@ -292,51 +316,98 @@ pub fn resolve(want: SubGroupSize, device: &Device) -> ResolvedSize {
     }
 }
 
+/// Kernels that get the emulated scratch as a hidden trailing `__local` parameter: those whose
+/// body uses the layer, on `emulated`.
+///
+/// A parameter, not a `__local` array in the body: the launch sizes it to the work-group, and
+/// PoCL 3.1's pthread device was seen to let work-groups running at once on different threads
+/// share a kernel-scope `__local` array (items read another work-group's values).
+fn scratch_kernels(source: &str, device: &Device, kernels: &[KernelDecl]) -> BTreeSet<String> {
+    if device.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated {
+        return BTreeSet::new();
+    }
+    let set: BTreeSet<String> = kernels
+        .iter()
+        .filter(|k| uses_layer(&source[k.body.clone()]))
+        .map(|k| k.name.clone())
+        .collect();
+    log::debug!("emulated sub-group scratch parameter for kernels {set:?}");
+    set
+}
+
 /// The full text compiled for one sub-group size.
 fn compose(
     b: &ProgramBuilder,
     device: &Device,
     kernels: &[KernelDecl],
     sizes: &BTreeMap<String, ResolvedSize>,
+    scratch: &BTreeSet<String>,
     to_round: &[String],
     size: usize,
 ) -> Result<String> {
-    let backend = device.sub_groups().effective.shuffle_backend;
-    // Edit from the last kernel to the first so earlier offsets stay valid.
-    let mut edits: Vec<(usize, String)> = Vec::new();
-    for k in kernels {
-        let mine = sizes[&k.name] == ResolvedSize::Size(size);
-        if mine && size > 0 && matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel) {
-            edits.push((
-                k.decl_start,
-                format!("__attribute__((intel_reqd_sub_group_size({size}))) "),
-            ));
-        }
-        if backend == ShuffleBackend::Emulated && uses_layer(&b.source[k.body.clone()]) {
-            edits.push((
-                k.body.start + 1,
-                " __local ulong clg_sg_scratch[CLG_EMU_SCRATCH_ITEMS];".to_string(),
-            ));
-        }
-    }
-    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
-    let mut user = b.source.clone();
-    for (at, text) in edits {
-        user.insert_str(at, &text);
-    }
-    // The edits add no lines; rescan to place the rounded variants after their originals.
+    // 1. Scratch parameters (those kernels are never rounded). The edits add no lines.
+    let edits = kernels
+        .iter()
+        .filter(|k| scratch.contains(&k.name))
+        .map(scratch_param_edit)
+        .collect();
+    let user = apply_edits(&b.source, edits);
+    // 2. Rounded variants after their originals. Originals stay even under `force`: ND-range
+    // launches and argument checks use them; the mode only makes `.range()` launch the variant.
     let rescanned: Vec<KernelDecl> = source::scan_kernels(&user)?
         .into_iter()
         .filter(|k| to_round.contains(&k.name))
         .collect();
-    // Originals stay even under `force`: ND-range launches and argument checks use them; the
-    // mode only makes `.range()` launch the variant.
     let user = rounded::with_rounded_variants(&user, &rescanned, true)?;
+    // 3. The pinned size, last: a scan would read it next to a user's
+    // `CLG_REQD_SUB_GROUP_SIZE`/`CLG_NAMED_SUB_GROUP_SIZE` as a second size request.
+    let backend = device.sub_groups().effective.shuffle_backend;
+    let user = if size > 0 && matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel) {
+        let owner: BTreeMap<String, &String> = to_round
+            .iter()
+            .flat_map(|n| [(rounded::rounded_name(n), n), (rounded::sized_name(n), n)])
+            .collect();
+        let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
+        let edits = source::scan_kernels(&user)?
+            .iter()
+            .filter(|k| {
+                let name = owner.get(&k.name).copied().unwrap_or(&k.name);
+                sizes.get(name) == Some(&ResolvedSize::Size(size))
+            })
+            .map(|k| (k.decl_start, k.decl_start, attr.clone()))
+            .collect();
+        apply_edits(&user, edits)
+    } else {
+        user
+    };
     let body = headers::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
     out.push_str(&body);
     Ok(out)
+}
+
+/// `text` with the replacements `(start, end, new text)`, applied from the last to the first so
+/// earlier offsets stay valid.
+fn apply_edits(text: &str, mut edits: Vec<(usize, usize, String)>) -> String {
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = text.to_string();
+    for (start, end, new) in edits {
+        out.replace_range(start..end, &new);
+    }
+    out
+}
+
+/// The edit appending `__local ulong *clg_sg_scratch` to a kernel's parameters.
+fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
+    const PARAM: &str = "__local ulong *clg_sg_scratch";
+    let span = &k.params_span;
+    if k.params.is_empty() {
+        // `()` or `(void)`.
+        (span.start, span.end, format!("({PARAM})"))
+    } else {
+        (span.end - 1, span.end - 1, format!(", {PARAM}"))
+    }
 }
 
 fn uses_layer(body: &str) -> bool {
@@ -417,4 +488,29 @@ fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgra
         .expect("program cache")
         .insert(key, Arc::clone(&program));
     Ok(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_scratch(src: &str) -> String {
+        let edits = source::scan_kernels(src)
+            .unwrap()
+            .iter()
+            .map(scratch_param_edit)
+            .collect();
+        apply_edits(src, edits)
+    }
+
+    #[test]
+    fn scratch_parameter_is_appended_to_every_form_of_parameter_list() {
+        let src = "kernel void a(global int *x,\n uint n) { }\nkernel void b(void) { }\nkernel void c() { }";
+        assert_eq!(
+            with_scratch(src),
+            "kernel void a(global int *x,\n uint n, __local ulong *clg_sg_scratch) { }\n\
+             kernel void b(__local ulong *clg_sg_scratch) { }\n\
+             kernel void c(__local ulong *clg_sg_scratch) { }"
+        );
+    }
 }

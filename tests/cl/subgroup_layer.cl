@@ -1,5 +1,5 @@
 /* Test kernels for clgroups/subgroup.h. Every kernel writes per work-item results indexed by the GLOBAL
- * LINEAR id g = x + GX*(y + GY*z); the host reference (see the harness / tests/subgroup_layer.rs) maps g to
+ * LINEAR id g = x + GX*(y + GY*z); the host reference (tests/subgroup_layer.rs) maps g to
  * (work-group, linear local id l), lane i = l % S, sub-group j = l / S, range n = min(S, W - j*S).
  *
  *   clg_test_ids(out uint[10*G])           out[10g+k] = local_id, local_linear_id, local_range,
@@ -17,35 +17,24 @@
  *                                          through __local memory across sg_barrier() (W <= 256)
  *   clg_test_helpers(in int[G], out int[2*G]) helper functions taking the scratch:
  *                                          out[2g] = reduce_add(in) + i, out[2g+1] = n
+ *
+ * The host finds kernels by scanning this text (macros are not expanded), inserts the sub-group size
+ * attribute and the emulated scratch itself, and spots sub-group use by `sg_` in a kernel's own body:
+ * so every kernel is written out and names an sg_ function in its body.
  */
 #include <clgroups/subgroup.h>
-
-/* The emulated scratch the host will insert itself; define CLG_TEST_SCRATCH empty once it does. */
-#ifndef CLG_TEST_SCRATCH
-#ifdef CLG_BACKEND_EMULATED
-#define CLG_TEST_SCRATCH __local ulong clg_sg_scratch[CLG_EMU_SCRATCH_ITEMS];
-#else
-#define CLG_TEST_SCRATCH
-#endif
-#endif
-
-/* The kernel attribute the host will insert itself for pinned khr/intel sizes. */
-#ifndef CLG_TEST_KERNEL_ATTR
-#if (defined(CLG_BACKEND_KHR) || defined(CLG_BACKEND_INTEL)) && CLG_SUB_GROUP_SIZE > 0
-#define CLG_TEST_KERNEL_ATTR __attribute__((intel_reqd_sub_group_size(CLG_SUB_GROUP_SIZE)))
-#else
-#define CLG_TEST_KERNEL_ATTR
-#endif
-#endif
 
 static uint test_gid(void) {
     return (uint)(get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2)));
 }
 
-__kernel CLG_TEST_KERNEL_ATTR void clg_test_ids(__global uint *out) {
-    CLG_TEST_SCRATCH
+static uint test_lid(void) {
+    return (uint)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
+}
+
+__kernel void clg_test_ids(__global uint *out) {
     uint g = test_gid();
-    uint l = (uint)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
+    uint l = test_lid();
     __global uint *o = out + 10 * g;
     o[0] = sg_get_local_id();
     o[1] = sg_get_local_linear_id();
@@ -59,47 +48,89 @@ __kernel CLG_TEST_KERNEL_ATTR void clg_test_ids(__global uint *out) {
     o[9] = sg_get_local_id() == l % sg_get_max_local_range() ? 1u : 0u;
 }
 
-#define TEST_TYPE(T)                                                                                     \
-    __kernel CLG_TEST_KERNEL_ATTR void clg_test_shuffles_##T(__global const T *in, __global T *out, uint nargs) { \
-        CLG_TEST_SCRATCH                                                                                 \
-        uint g = test_gid();                                                                             \
-        T x = in[g];                                                                                     \
-        uint lane = sg_get_local_id();                                                                   \
-        uint wrap = 2 * sg_get_max_local_range();                                                        \
-        for (uint k = 0; k < nargs; ++k) {                                                               \
-            uint a = k + 1 < nargs ? k : 0xffffffffu;                                                    \
-            __global T *o = out + 6 * ((size_t)g * nargs + k);                                           \
-            o[0] = sg_shuffle(x, a);                                                                     \
-            o[1] = sg_shuffle_xor(x, a);                                                                 \
-            o[2] = sg_shuffle_up(x, a);                                                                  \
-            o[3] = sg_shuffle_down(x, a);                                                                \
-            o[4] = sg_broadcast(x, a);                                                                   \
-            o[5] = sg_shuffle(x, (lane + a) % wrap);                                                     \
-        }                                                                                                \
-    }                                                                                                    \
-    __kernel CLG_TEST_KERNEL_ATTR void clg_test_algorithms_##T(__global const T *in, __global T *out) {  \
-        CLG_TEST_SCRATCH                                                                                 \
-        uint g = test_gid();                                                                             \
-        T x = in[g];                                                                                     \
-        __global T *o = out + 5 * g;                                                                     \
-        o[0] = sg_reduce_add(x);                                                                         \
-        o[1] = sg_reduce_min(x);                                                                         \
-        o[2] = sg_reduce_max(x);                                                                         \
-        o[3] = sg_inclusive_scan_add(x);                                                                 \
-        o[4] = sg_exclusive_scan_add(x);                                                                 \
+/* Statements of clg_test_shuffles_T after `uint lane = sg_get_local_id();`. */
+#define SHUFFLES(T)                                                                                      \
+    uint g = test_gid();                                                                                 \
+    T x = in[g];                                                                                         \
+    uint wrap = 2 * sg_get_max_local_range();                                                            \
+    for (uint k = 0; k < nargs; ++k) {                                                                   \
+        uint a = k + 1 < nargs ? k : 0xffffffffu;                                                        \
+        __global T *o = out + 6 * ((size_t)g * nargs + k);                                               \
+        o[0] = sg_shuffle(x, a);                                                                         \
+        o[1] = sg_shuffle_xor(x, a);                                                                     \
+        o[2] = sg_shuffle_up(x, a);                                                                      \
+        o[3] = sg_shuffle_down(x, a);                                                                    \
+        o[4] = sg_broadcast(x, a);                                                                       \
+        o[5] = sg_shuffle(x, (lane + a) % wrap);                                                         \
     }
 
-TEST_TYPE(int)
-TEST_TYPE(uint)
-TEST_TYPE(long)
-TEST_TYPE(ulong)
-TEST_TYPE(float)
+/* Statements of clg_test_algorithms_T after `T x = in[test_gid()]; T sum = sg_reduce_add(x);`. */
+#define ALGORITHMS(T)                                                                                    \
+    __global T *o = out + 5 * test_gid();                                                                \
+    o[0] = sum;                                                                                          \
+    o[1] = sg_reduce_min(x);                                                                             \
+    o[2] = sg_reduce_max(x);                                                                             \
+    o[3] = sg_inclusive_scan_add(x);                                                                     \
+    o[4] = sg_exclusive_scan_add(x);
+
+__kernel void clg_test_shuffles_int(__global const int *in, __global int *out, uint nargs) {
+    uint lane = sg_get_local_id();
+    SHUFFLES(int)
+}
+__kernel void clg_test_algorithms_int(__global const int *in, __global int *out) {
+    int x = in[test_gid()];
+    int sum = sg_reduce_add(x);
+    ALGORITHMS(int)
+}
+__kernel void clg_test_shuffles_uint(__global const uint *in, __global uint *out, uint nargs) {
+    uint lane = sg_get_local_id();
+    SHUFFLES(uint)
+}
+__kernel void clg_test_algorithms_uint(__global const uint *in, __global uint *out) {
+    uint x = in[test_gid()];
+    uint sum = sg_reduce_add(x);
+    ALGORITHMS(uint)
+}
+__kernel void clg_test_shuffles_long(__global const long *in, __global long *out, uint nargs) {
+    uint lane = sg_get_local_id();
+    SHUFFLES(long)
+}
+__kernel void clg_test_algorithms_long(__global const long *in, __global long *out) {
+    long x = in[test_gid()];
+    long sum = sg_reduce_add(x);
+    ALGORITHMS(long)
+}
+__kernel void clg_test_shuffles_ulong(__global const ulong *in, __global ulong *out, uint nargs) {
+    uint lane = sg_get_local_id();
+    SHUFFLES(ulong)
+}
+__kernel void clg_test_algorithms_ulong(__global const ulong *in, __global ulong *out) {
+    ulong x = in[test_gid()];
+    ulong sum = sg_reduce_add(x);
+    ALGORITHMS(ulong)
+}
+__kernel void clg_test_shuffles_float(__global const float *in, __global float *out, uint nargs) {
+    uint lane = sg_get_local_id();
+    SHUFFLES(float)
+}
+__kernel void clg_test_algorithms_float(__global const float *in, __global float *out) {
+    float x = in[test_gid()];
+    float sum = sg_reduce_add(x);
+    ALGORITHMS(float)
+}
 #if CLG_HAS_FP64
-TEST_TYPE(double)
+__kernel void clg_test_shuffles_double(__global const double *in, __global double *out, uint nargs) {
+    uint lane = sg_get_local_id();
+    SHUFFLES(double)
+}
+__kernel void clg_test_algorithms_double(__global const double *in, __global double *out) {
+    double x = in[test_gid()];
+    double sum = sg_reduce_add(x);
+    ALGORITHMS(double)
+}
 #endif
 
-__kernel CLG_TEST_KERNEL_ATTR void clg_test_votes(__global const int *in, __global int *out) {
-    CLG_TEST_SCRATCH
+__kernel void clg_test_votes(__global const int *in, __global int *out) {
     uint g = test_gid();
     uint lane = sg_get_local_id();
     uint last = sg_get_local_range() - 1;
@@ -116,11 +147,10 @@ __kernel CLG_TEST_KERNEL_ATTR void clg_test_votes(__global const int *in, __glob
     o[9] = sg_all(lane != 0);
 }
 
-__kernel CLG_TEST_KERNEL_ATTR void clg_test_barrier(__global const int *in, __global int *out) {
-    CLG_TEST_SCRATCH
+__kernel void clg_test_barrier(__global const int *in, __global int *out) {
     __local int buf[256];
     uint g = test_gid();
-    uint l = (uint)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
+    uint l = test_lid();
     uint lane = sg_get_local_id();
     buf[l] = in[g];
     sg_barrier();
@@ -130,8 +160,7 @@ __kernel CLG_TEST_KERNEL_ATTR void clg_test_barrier(__global const int *in, __gl
 static int helper_sum_plus_lane(int v CLG_SG_SCRATCH_PARAM) { return sg_reduce_add(v) + (int)sg_get_local_id(); }
 static int helper_range(CLG_SG_SCRATCH_PARAM_ONLY) { return (int)sg_get_local_range(); }
 
-__kernel CLG_TEST_KERNEL_ATTR void clg_test_helpers(__global const int *in, __global int *out) {
-    CLG_TEST_SCRATCH
+__kernel void clg_test_helpers(__global const int *in, __global int *out) {
     uint g = test_gid();
     out[2 * g] = helper_sum_plus_lane(in[g] CLG_SG_SCRATCH);
     out[2 * g + 1] = helper_range(CLG_SG_SCRATCH_ONLY);
