@@ -254,7 +254,7 @@ fn arg_info(raw: &ClKernel, i: u32) -> ArgInfo {
 /// The seed's kernel sub-group descriptors for one kernel on its device.
 ///
 /// With a fixed sub-group size `S` (required, primary, a warp, or emulation) the answers are
-/// computed: max size for a local range `L` = `min(S, |L|)`, count = `ceil(|L| / S)`, local size
+/// computed: max size for a local range `L` = `S`, count = `ceil(|L| / S)`, local size
 /// for `n` sub-groups = `n * S` (if the kernel allows it), max number = `ceil(max wg / S)`.
 /// With an automatic size on a native device they come from `clGetKernelSubGroupInfo`.
 pub struct SubGroupQueries<'k> {
@@ -301,10 +301,12 @@ impl SubGroupQueries<'_> {
         })
     }
 
-    /// Maximum sub-group size for a launch with this local range.
+    /// Maximum sub-group size for a launch with this local range. With a fixed size `S` this is
+    /// `S`, also for a smaller work-group (as `sg_get_max_local_range()` reports, and as a warp
+    /// stays 32 wide on NVIDIA).
     pub fn max_sub_group_size(&self, local: Range) -> Result<usize> {
         match self.fixed()? {
-            Some(s) => Ok(s.min(local.len())),
+            Some(s) => Ok(s),
             None => first(self.driver(
                 CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
                 local.as_slice(),

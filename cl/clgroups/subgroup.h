@@ -9,15 +9,17 @@
  *   CLG_HAS_FP64         1 when the device has cl_khr_fp64 (enables the double overloads), else 0
  *   CLG_HAS_SHUFFLE_RELATIVE  1 when cl_khr_subgroup_shuffle_relative is present, else 0
  *   CLG_EMU_SCRATCH_ITEMS     emulated only: largest work-group size the scratch must cover
- *   emulated only: the host inserts `__local ulong clg_sg_scratch[CLG_EMU_SCRATCH_ITEMS];` as the first
- *   statement of every kernel body.
+ *   emulated only: the host appends a trailing `__local ulong *clg_sg_scratch` parameter to every kernel
+ *   whose body uses sg_*, and sets it at launch to one ulong per work-item of the work-group (a kernel-scope
+ *   __local array was shared between concurrently running work-groups on PoCL 3.1's pthread device).
  *
  * SEMANTICS (identical on every backend; S = CLG_SUB_GROUP_SIZE, or the native size when automatic):
  *   - Sub-groups are 1-D and numbered over the work-group LINEAR local id
  *     l = x + X*(y + Y*z) (x fastest): sub-group id = l / S, lane (local id) = l % S.
  *     Lane i+1 of a sub-group is the work-item with linear local id l+1.
  *   - Local range = min(S, W - id*S) where W is the work-group size: only the last sub-group may be
- *     partial. Max local range = S. Group range = ceil(W / S). Max group range = group range
+ *     partial. Max local range = S (also when the
+ *     work-group is smaller than S, as a warp stays 32 wide). Group range = ceil(W / S). Max group range = group range
  *     (clgroups launches uniform work-groups).
  *   - Uniform control flow rule: EVERY work-item of the WORK-GROUP must reach each sg_* call (same calls,
  *     same order, uniform loop trip counts, no early return before them). The emulated backend and PoCL

@@ -1,5 +1,5 @@
 /* clgroups internal: emulated backend. Sub-groups of width CLG_SUB_GROUP_SIZE live in the __local scratch
- * `clg_sg_scratch` (one ulong per work-item, CLG_EMU_SCRATCH_ITEMS >= work-group size). Every operation
+ * `clg_sg_scratch` (a hidden __local kernel argument the host sizes to one ulong per work-item). Every operation
  * starts with a work-group barrier (no write-after-read hazard with the previous call) and therefore must be
  * reached by the whole work-group. */
 #ifndef CLGROUPS_DETAIL_SG_EMULATED_H
