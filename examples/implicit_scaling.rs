@@ -11,13 +11,15 @@
 //!
 //! Ranges are OpenCL order (x first); partition chunks count work-groups. `CLGROUPS_DEVICES`
 //! (e.g. `0:0,0:1`) picks the devices of the measurement; `RUST_LOG=debug` shows the plans.
+//! The placement of the colored buffers is the root device's (`shared` on host-unified
+//! memory, else `partitioned`; `CLGROUPS_PLACEMENT=shared|partitioned` overrides it).
 
 use clap::Parser;
 use clgroups::launch::LocalSize;
 use clgroups::plan::coloring::{color, DEFAULT_PAGE_SIZE};
 use clgroups::plan::local_size::DeviceKind;
 use clgroups::plan::partition::partition;
-use clgroups::scaling::{ColoredBuffer, RootDevice};
+use clgroups::scaling::{ColoredBuffer, Placement, RootDevice};
 use clgroups::{Buffer, Program, Queue, Range};
 use std::time::{Duration, Instant};
 
@@ -145,8 +147,9 @@ fn measure(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
 
     // Every device of the root device, on colored buffers.
     let kn = root.program(SAXPY)?.kernel("saxpy")?;
-    let xc = ColoredBuffer::from_slice(&root, &x)?;
-    let mut yc = ColoredBuffer::from_slice(&root, &y0)?;
+    let xc = colored(&root, &x, local)?;
+    let mut yc = colored(&root, &y0, local)?;
+    println!("placement: {}", root.placement());
     println!("colored chunks (elements): {}", join(yc.chunks()));
     let all = |y: &ColoredBuffer<f32>| {
         let ev = kn.launch().arg(y).arg(&xc).arg(A).nd_range(n, local)?;
@@ -177,6 +180,17 @@ fn measure(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         single_wall.as_secs_f64() / multi_wall.as_secs_f64()
     );
     Ok(())
+}
+
+/// `data` colored over `root`; in partitioned placement in pages of one work-group of `local`,
+/// so that the chunks match the launch's partition for any `n`.
+fn colored(root: &RootDevice, data: &[f32], local: Range) -> clgroups::Result<ColoredBuffer<f32>> {
+    let mut buf = match root.placement() {
+        Placement::Partitioned => ColoredBuffer::with_page(root, data.len(), local.get(0) * 4)?,
+        Placement::Shared => ColoredBuffer::new(root, data.len())?,
+    };
+    buf.write(data)?;
+    Ok(buf)
 }
 
 fn report(what: &str, n: usize, dev: Duration, wall: Duration) {

@@ -1,13 +1,18 @@
 //! Implicit scaling on whatever the default platform offers: its devices when it has several
 //! (`POCL_DEVICES="pthread pthread"`, two GPUs), else the default device split in two.
 //! `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device setup" into a failure.
+//! The placement is the root device's (`CLGROUPS_PLACEMENT=partitioned` tests the other one
+//! on shared-memory devices); in partitioned placement buffers get pages of one work-group
+//! slab so that their chunks match the launch's partition.
 
 mod common;
 
+use clgroups::buffer::Scalar;
 use clgroups::launch::{Local, LocalSize};
 use clgroups::plan::coloring::color_elements;
-use clgroups::scaling::{ColoredBuffer, RootDevice};
-use clgroups::{Error, Range};
+use clgroups::plan::partition::partition;
+use clgroups::scaling::{ColoredBuffer, Placement, RootDevice};
+use clgroups::{Buffer, Error, Program, Range};
 
 /// Every kernel here indexes with `get_global_id` and takes the sizes it needs as arguments.
 const SOURCE: &str = r#"
@@ -69,33 +74,58 @@ fn input(n: usize) -> Vec<f32> {
         .collect()
 }
 
-/// Runs `blend` over `global`/`local` on all devices and on device 0 alone; asserts identical
-/// bits and returns the partitioned dimension.
+/// A colored buffer of `len` elements: in partitioned placement in pages of `slab` elements,
+/// else with the default page.
+fn colored<T: Scalar>(root: &RootDevice, len: usize, slab: usize) -> ColoredBuffer<T> {
+    match root.placement() {
+        Placement::Partitioned => {
+            ColoredBuffer::with_page(root, len, slab * size_of::<T>()).unwrap()
+        }
+        Placement::Shared => ColoredBuffer::new(root, len).unwrap(),
+    }
+}
+
+/// Runs `blend` over `global`/`local` on all devices and on device 0 alone (plain buffers);
+/// asserts identical bits and returns the partitioned dimension. In partitioned placement a
+/// split of any but the slowest dimension must fail with the chunk error instead.
 fn same_bits(root: &RootDevice, global: Range, local: Range) -> usize {
     let n = global.len();
+    let dim = partition(global, local, root.len()).unwrap().dim;
+    let slab = n / global.get(dim) * local.get(dim);
     let prog = root.program(SOURCE).unwrap();
     let k = prog.kernel("blend").unwrap();
-    let x = ColoredBuffer::from_slice(root, &input(n)).unwrap();
-    let mut multi = ColoredBuffer::<f32>::new(root, n).unwrap();
-    let mut single = ColoredBuffer::<f32>::new(root, n).unwrap();
+    let mut x = colored(root, n, slab);
+    x.write(&input(n)).unwrap();
+    let mut multi = colored::<f32>(root, n, slab);
     multi.fill(-1.0).unwrap();
-    single.fill(-2.0).unwrap();
     let (nx, ny) = (global.get(0) as u32, global.get(1) as u32);
     let tile = Local::<f32>::new(local.len());
-    let ev = k
+    let launched = k
         .launch()
         .arg(&multi)
         .arg(&x)
         .arg(nx)
         .arg(ny)
         .arg(tile)
-        .nd_range(global, local)
-        .unwrap();
+        .nd_range(global, local);
+    let contiguous = (dim + 1..global.rank()).all(|d| global.get(d) == 1);
+    if root.placement() == Placement::Partitioned && !contiguous {
+        let e = launched.map(|_| ()).unwrap_err();
+        assert!(e.to_string().contains("holds only"), "{e}");
+        return dim;
+    }
+    let ev = launched.unwrap();
     ev.wait().unwrap();
-    k.kernels()[0]
+    let q = &root.queues()[0];
+    let one = Program::from_source(q, SOURCE).unwrap();
+    let mut single = Buffer::<f32>::new(root.context(), n).unwrap();
+    single.fill(q, -2.0).unwrap();
+    let xs = Buffer::from_slice(q, &input(n)).unwrap();
+    one.kernel("blend")
+        .unwrap()
         .launch()
-        .arg(single.parent())
-        .arg(x.parent())
+        .arg(&single)
+        .arg(&xs)
         .arg(nx)
         .arg(ny)
         .arg(tile)
@@ -103,7 +133,7 @@ fn same_bits(root: &RootDevice, global: Range, local: Range) -> usize {
         .unwrap()
         .wait()
         .unwrap();
-    let (m, s) = (multi.read().unwrap(), single.read().unwrap());
+    let (m, s) = (multi.read().unwrap(), single.read(q).unwrap());
     assert!(s.iter().all(|v| *v != -2.0), "single-device run incomplete");
     let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&m), bits(&s), "global {global:?} local {local:?}");
@@ -157,7 +187,7 @@ fn size_queries_report_the_sub_launch() {
     };
     let (global, local) = (Range::d1(19 * 16), Range::d1(16));
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
-    let out = ColoredBuffer::<u32>::new(&root, 3 * global.len()).unwrap();
+    let out = colored::<u32>(&root, 3 * global.len(), 3 * 16);
     let ev = k
         .launch()
         .arg(&out)
@@ -210,7 +240,7 @@ fn every_device_gets_its_chunk_with_an_offset() {
     };
     let n = root.len();
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
-    let mut out = ColoredBuffer::<u32>::new(&root, 3 * 64 * (4 * n + 1)).unwrap();
+    let mut out = colored::<u32>(&root, 3 * 64 * (4 * n + 1), 3 * 64);
     out.fill(7).unwrap();
     let ev = k
         .launch()
@@ -238,7 +268,7 @@ fn invalid_launches_fail_before_enqueueing() {
         return;
     };
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
-    let mut out = ColoredBuffer::<u32>::new(&root, 3 * 1024).unwrap();
+    let mut out = colored::<u32>(&root, 3 * 1024, 3 * 64);
     out.fill(9).unwrap();
     let bad = [
         (Range::d1(1000), Range::d1(64), "does not divide"),
@@ -313,8 +343,59 @@ fn colored_buffers_follow_the_coloring_plan() {
     let small = ColoredBuffer::from_slice(&root, &[1u8, 2, 3]).unwrap();
     assert_eq!(small.chunks()[0], 3);
     assert!(small.part(1).is_none());
-    assert!(ColoredBuffer::<f32>::with_page(&root, 10, page + 1).is_err());
+    if root.placement() == Placement::Shared {
+        assert!(ColoredBuffer::<f32>::with_page(&root, 10, page + 1).is_err());
+    }
     assert!(ColoredBuffer::<f32>::new(&root, 0).is_err());
     let mut b = ColoredBuffer::<f32>::new(&root, 8).unwrap();
     assert!(b.write(&[1.0; 7]).is_err());
+}
+
+/// In partitioned placement, a device whose work leaves its chunk is refused before anything
+/// runs, with the buffer, device, ranges and a page that fits.
+#[test]
+fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
+    let Some(root) = root("partitioned_launches_outside_a_chunk_fail_before_enqueueing") else {
+        return;
+    };
+    let root = root.with_placement(Placement::Partitioned);
+    let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
+    let n = 64 * 2 * root.len();
+    // Default 64 KiB pages: every element on device 0.
+    let mut out = ColoredBuffer::<u32>::new(&root, 3 * n).unwrap();
+    assert_eq!(out.chunks()[0], 3 * n);
+    assert_eq!(out.placement(), Placement::Partitioned);
+    assert!(out.parent().is_none());
+    out.fill(5).unwrap();
+    let e = k
+        .launch()
+        .arg(&out)
+        .arg(0u32)
+        .nd_range(Range::d1(n), Range::d1(64))
+        .map(|_| ())
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
+    let (lo, hi) = (3 * n / root.len(), 3 * 2 * n / root.len());
+    let want = format!("device 1 works on elements [{lo}, {hi}) of argument 0 (ColoredBuffer<uint> of {} elements), but holds only [{}, {})", 3 * n, 3 * n, 3 * n);
+    assert!(text.contains(&want), "{text}");
+    let fix = format!("ColoredBuffer::with_page(&root, {}, {})", 3 * n, 3 * 64 * 4);
+    assert!(text.contains(&fix), "{text}");
+    root.finish().unwrap();
+    assert!(out.read().unwrap().iter().all(|&v| v == 5), "something ran");
+    // The suggested page works.
+    let good = ColoredBuffer::<u32>::with_page(&root, 3 * n, 3 * 64 * 4).unwrap();
+    k.launch()
+        .arg(&good)
+        .arg(0u32)
+        .nd_range(Range::d1(n), Range::d1(64))
+        .unwrap()
+        .wait()
+        .unwrap();
+    let got = good.read().unwrap();
+    let per = n / root.len();
+    assert_eq!(
+        got[3 * (n - 1)..],
+        [per as u32, (per / 64 - 1) as u32, (per / 64) as u32]
+    );
 }

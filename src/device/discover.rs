@@ -249,6 +249,7 @@ fn build(
         global_mem_size: raw.global_mem_size().unwrap_or(0),
         local_mem_size: raw.local_mem_size().unwrap_or(0),
         fp64: has("cl_khr_fp64"),
+        host_unified_memory: raw.host_unified_memory().unwrap_or(true),
     };
     let sub_groups = SubGroupCapabilities {
         effective: effective_view(&driver, backend),

@@ -41,6 +41,9 @@ pub struct DeviceLimits {
     pub local_mem_size: u64,
     /// Whether the device has `cl_khr_fp64`.
     pub fp64: bool,
+    /// `CL_DEVICE_HOST_UNIFIED_MEMORY`: whether the device shares the host's memory (true
+    /// when the driver does not say).
+    pub host_unified_memory: bool,
 }
 
 /// One OpenCL device, with its platform and capabilities. Cheap to clone; `Send + Sync`.

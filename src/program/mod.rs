@@ -28,6 +28,7 @@
 //! ```
 
 mod headers;
+pub mod partitioned;
 pub mod rounded;
 pub mod source;
 

@@ -286,7 +286,7 @@ pub fn with_rounded_variants(
 }
 
 /// Errors unless `k`'s spans are ordered, inside `src` and hold what they claim.
-fn check_decl(src: &str, k: &KernelDecl) -> Result<()> {
+pub(crate) fn check_decl(src: &str, k: &KernelDecl) -> Result<()> {
     let ordered = k.decl_start <= k.name_span.start
         && k.name_span.end <= k.params_span.start
         && k.params_span.end <= k.body.start
@@ -311,7 +311,7 @@ fn check_decl(src: &str, k: &KernelDecl) -> Result<()> {
 }
 
 /// 1-based line of byte offset `at` in `src`.
-fn line_of(src: &str, at: usize) -> usize {
+pub(crate) fn line_of(src: &str, at: usize) -> usize {
     1 + src.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count()
 }
 
