@@ -114,7 +114,7 @@ fn same_bits(root: &RootDevice, global: Range, local: Range) -> usize {
         assert!(e.to_string().contains("holds only"), "{e}");
         return dim;
     }
-    let ev = launched.unwrap();
+    let ev = launched.unwrap_or_else(|e| panic!("global {global:?} local {local:?}: {e}"));
     ev.wait().unwrap();
     let q = &root.queues()[0];
     let one = Program::from_source(q, SOURCE).unwrap();

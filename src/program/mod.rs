@@ -27,6 +27,7 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
+pub mod build_log;
 mod headers;
 pub mod partitioned;
 pub mod rounded;
@@ -471,7 +472,10 @@ fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgra
     );
     if let Err(code) = built {
         let e = opencl3::error_codes::ClError(code);
-        let log = program.get_build_log(device.id()).unwrap_or_default();
+        let log = build_log::map_positions(
+            &program.get_build_log(device.id()).unwrap_or_default(),
+            text,
+        );
         log::debug!("build failed ({e}):\n{log}");
         return Err(Error::Build {
             device: device.to_string(),
