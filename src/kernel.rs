@@ -58,7 +58,7 @@ struct KernelInner {
     requested: SubGroupSize,
     args: Vec<ArgInfo>,
     limits: Limits,
-    uses_collectives: bool,
+    uses_sub_groups: bool,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
 }
@@ -70,7 +70,7 @@ impl Kernel {
         name: &str,
         size: ResolvedSize,
         rounded: std::result::Result<Arc<ClProgram>, String>,
-        uses_collectives: bool,
+        uses_sub_groups: bool,
         hidden_scratch: bool,
     ) -> Result<Kernel> {
         let dev = program.device().clone();
@@ -122,7 +122,7 @@ impl Kernel {
                 requested,
                 args,
                 limits,
-                uses_collectives,
+                uses_sub_groups,
                 hidden_scratch,
             }),
         })
@@ -184,9 +184,9 @@ impl Kernel {
         self.inner.hidden_scratch
     }
 
-    /// Whether the kernel uses sub-groups, barriers or local memory (scanned from its source).
-    pub(crate) fn uses_collectives(&self) -> bool {
-        self.inner.uses_collectives
+    /// Whether the kernel's body calls the sub-group layer (`sg_*`).
+    pub(crate) fn uses_sub_groups(&self) -> bool {
+        self.inner.uses_sub_groups
     }
 
     /// Errors with [`Error::FeatureNotSupported`] if the kernel requires a sub-group size the

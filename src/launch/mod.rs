@@ -200,7 +200,7 @@ impl Launch<'_> {
         let lim = k.limits();
         let warp_bound = k.program().device().sub_groups().effective.shuffle_backend
             == ShuffleBackend::NvidiaPtx
-            && k.uses_collectives();
+            && k.uses_sub_groups();
         let whole_warps = |what: &str| {
             local_size::tuned_whole(global, lim, 32).ok_or_else(|| {
                 self.invalid(

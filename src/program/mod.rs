@@ -113,8 +113,8 @@ struct ProgramInner {
     rounding: RoundingConfig,
     /// Rounded variants exist in the builds for these kernels; others say why not.
     roundable: BTreeMap<String, std::result::Result<(), String>>,
-    /// Kernels that use barriers, local memory or sub-groups.
-    collective: BTreeMap<String, bool>,
+    /// Kernels whose body calls the sub-group layer.
+    layer: BTreeMap<String, bool>,
     /// The size of kernels that ask for none.
     default_size: SubGroupSize,
     /// Kernels given the hidden trailing `__local ulong *clg_sg_scratch` parameter (emulated).
@@ -172,9 +172,9 @@ impl Program {
             .iter()
             .map(|k| (k.name.clone(), rounded::rounding_obstacle(&b.source, k)))
             .collect();
-        let collective = obstacles
+        let layer = kernels
             .iter()
-            .map(|(n, o)| (n.clone(), o.is_some()))
+            .map(|k| (k.name.clone(), uses_layer(&b.source[k.body.clone()])))
             .collect();
         let roundable: BTreeMap<String, std::result::Result<(), String>> = kernels
             .iter()
@@ -220,7 +220,7 @@ impl Program {
                 builds,
                 rounding,
                 roundable,
-                collective,
+                layer,
                 default_size: b.default_size,
                 scratch,
             }),
@@ -245,7 +245,7 @@ impl Program {
             Ok(()) => Ok(Arc::clone(build)),
             Err(why) => Err(why.clone()),
         };
-        let collective = self.inner.collective[name];
+        let uses_layer = self.inner.layer[name];
         let scratch = self.inner.scratch.contains(name);
         Kernel::create(
             self.clone(),
@@ -253,7 +253,7 @@ impl Program {
             name,
             size,
             rounded,
-            collective,
+            uses_layer,
             scratch,
         )
     }
