@@ -11,6 +11,8 @@
 //!   ranges (with range rounding).
 //! * [`plan`]: the pure decisions behind launches: local sizes, rounding, partitioning over
 //!   several devices, memory coloring.
+//! * [`scaling`]: one ND-range over several devices (partitioned launches, colored buffers).
+//! * [`algorithms`]: device-wide reduce and scan built on the sub-group layer.
 //!
 //! Dimension order is OpenCL's everywhere (dimension 0 = x, fastest-varying); see [`Range`].
 

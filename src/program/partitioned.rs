@@ -44,24 +44,7 @@ pub fn partitioned_name(kernel: &str) -> String {
 /// assert_eq!(scan_kernels(&out).unwrap().len(), 2);
 /// ```
 pub fn with_partitioned_variants(src: &str, kernels: &[KernelDecl]) -> Result<String> {
-    let mut sorted: Vec<&KernelDecl> = kernels.iter().collect();
-    sorted.sort_by_key(|k| k.decl_start);
-    sorted.dedup_by_key(|k| k.decl_start);
-    let mut out = String::with_capacity(src.len() * 2);
-    let mut pos = 0;
-    for k in sorted {
-        crate::program::rounded::check_decl(src, k)?;
-        if k.decl_start < pos {
-            return Err(crate::error::Error::input(format!(
-                "kernel `{}` overlaps the kernel before it",
-                k.name
-            )));
-        }
-        out.push_str(&src[pos..k.body.end]);
-        write_variant(&mut out, src, k);
-        pos = k.body.end;
-    }
-    out.push_str(&src[pos..]);
+    let out = crate::program::rounded::with_variants(src, kernels, true, write_variant)?;
     log::debug!("wrote partitioned variants of {} kernel(s)", kernels.len());
     Ok(out)
 }

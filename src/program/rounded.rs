@@ -255,6 +255,22 @@ pub fn with_rounded_variants(
     kernels: &[KernelDecl],
     keep_original: bool,
 ) -> Result<String> {
+    let out = with_variants(src, kernels, keep_original, write_variant)?;
+    log::debug!(
+        "wrote rounded variants of {} kernel(s) (keep originals: {keep_original})",
+        kernels.len()
+    );
+    Ok(out)
+}
+
+/// `src` with `write(out, src, k)` called right after each kernel `k` of `kernels` (which
+/// replaces the kernel unless `keep_original`); shared by the variant generators.
+pub(crate) fn with_variants(
+    src: &str,
+    kernels: &[KernelDecl],
+    keep_original: bool,
+    mut write: impl FnMut(&mut String, &str, &KernelDecl),
+) -> Result<String> {
     let mut sorted: Vec<&KernelDecl> = kernels.iter().collect();
     sorted.sort_by_key(|k| k.decl_start);
     sorted.dedup_by_key(|k| k.decl_start);
@@ -274,19 +290,15 @@ pub fn with_rounded_variants(
             k.decl_start
         };
         out.push_str(&src[pos..keep]);
-        write_variant(&mut out, src, k);
+        write(&mut out, src, k);
         pos = k.body.end;
     }
     out.push_str(&src[pos..]);
-    log::debug!(
-        "wrote rounded variants of {} kernel(s) (keep originals: {keep_original})",
-        kernels.len()
-    );
     Ok(out)
 }
 
 /// Errors unless `k`'s spans are ordered, inside `src` and hold what they claim.
-pub(crate) fn check_decl(src: &str, k: &KernelDecl) -> Result<()> {
+fn check_decl(src: &str, k: &KernelDecl) -> Result<()> {
     let ordered = k.decl_start <= k.name_span.start
         && k.name_span.end <= k.params_span.start
         && k.params_span.end <= k.body.start
