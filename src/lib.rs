@@ -36,3 +36,8 @@ pub use kernel::Kernel;
 pub use program::Program;
 pub use queue::Queue;
 pub use range::Range;
+
+/// The README's Rust examples, compiled as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
