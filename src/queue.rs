@@ -59,7 +59,8 @@ impl Context {
     }
 }
 
-fn names(devices: &[Device]) -> String {
+/// The devices as one line, `P:D platform / device` each, comma-separated.
+pub(crate) fn names(devices: &[Device]) -> String {
     devices
         .iter()
         .map(|d| d.to_string())

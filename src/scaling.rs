@@ -82,10 +82,10 @@ use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
 use crate::plan::coloring::{color_elements, DEFAULT_PAGE_SIZE};
 use crate::plan::local_size;
 use crate::plan::partition::{partition, Partition};
-use crate::program::partitioned::{partitioned_name, with_partitioned_variants};
+use crate::program::partitioned::{is_global_pointer, partitioned_name, with_partitioned_variants};
 use crate::program::source::scan_kernels;
 use crate::program::Program;
-use crate::queue::{Context, Queue};
+use crate::queue::{names, Context, Queue};
 use crate::range::Range;
 use std::fmt;
 use std::time::Duration;
@@ -321,11 +321,6 @@ fn check_devices(keys: &[(usize, usize)]) -> std::result::Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn names(devices: &[Device]) -> String {
-    let v: Vec<String> = devices.iter().map(Device::to_string).collect();
-    v.join(", ")
 }
 
 fn gcd(a: usize, b: usize) -> usize {
@@ -667,12 +662,7 @@ impl RootProgram {
             })?;
         let globals = self.programs[0]
             .decl(name)
-            .map(|k| {
-                k.params
-                    .iter()
-                    .map(|p| p.is_pointer && p.address_space.as_deref() == Some("global"))
-                    .collect()
-            })
+            .map(|k| k.params.iter().map(is_global_pointer).collect())
             .unwrap_or_default();
         Ok(RootKernel {
             kernels,

@@ -167,7 +167,8 @@ impl Launch<'_> {
         }
         let name = self.kernel.name();
         check_args(name, self.kernel.args(), &self.args)?;
-        let base = self.offset.unwrap_or(plan.pieces()[0].offset);
+        let pieces = plan.pieces();
+        let base = self.offset.unwrap_or(pieces[0].offset);
         let mut args = self.args.clone();
         if plan.rounded_variant {
             let sizes = user.padded().into_iter();
@@ -176,7 +177,7 @@ impl Launch<'_> {
             args.extend(sizes.chain(offsets).map(|n| KernelArg::to_arg(&(n as u64))));
         }
         let mut events = Vec::new();
-        for piece in plan.pieces() {
+        for piece in pieces {
             let offset = Range::new(
                 &(0..user.rank())
                     .map(|d| base.get(d) + piece.offset.get(d))

@@ -113,12 +113,11 @@ struct ProgramInner {
     rounding: RoundingConfig,
     /// Rounded variants exist in the builds for these kernels; others say why not.
     roundable: BTreeMap<String, std::result::Result<(), String>>,
-    /// Kernels whose body calls the sub-group layer.
-    layer: BTreeMap<String, bool>,
+    /// Kernels whose body calls the sub-group layer (on `emulated` they take the hidden
+    /// trailing `__local ulong *clg_sg_scratch` parameter).
+    layer: BTreeSet<String>,
     /// The size of kernels that ask for none.
     default_size: SubGroupSize,
-    /// Kernels given the hidden trailing `__local ulong *clg_sg_scratch` parameter (emulated).
-    scratch: BTreeSet<String>,
 }
 
 type CacheKey = (usize, usize, String, String);
@@ -155,7 +154,6 @@ impl Program {
         let device = queue.device();
         let kernels = source::scan_kernels(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        let scratch = scratch_kernels(&b.source, device, &kernels);
         let sizes: BTreeMap<String, ResolvedSize> = kernels
             .iter()
             .map(|k| {
@@ -172,10 +170,12 @@ impl Program {
             .iter()
             .map(|k| (k.name.clone(), rounded::rounding_obstacle(&b.source, k)))
             .collect();
-        let layer = kernels
+        let layer: BTreeSet<String> = kernels
             .iter()
-            .map(|k| (k.name.clone(), uses_layer(&b.source[k.body.clone()])))
+            .filter(|k| uses_layer(&b.source[k.body.clone()]))
+            .map(|k| k.name.clone())
             .collect();
+        let scratch = scratch_kernels(device, &layer);
         let roundable: BTreeMap<String, std::result::Result<(), String>> = kernels
             .iter()
             .map(|k| {
@@ -222,7 +222,6 @@ impl Program {
                 roundable,
                 layer,
                 default_size: b.default_size,
-                scratch,
             }),
         })
     }
@@ -245,8 +244,8 @@ impl Program {
             Ok(()) => Ok(Arc::clone(build)),
             Err(why) => Err(why.clone()),
         };
-        let uses_layer = self.inner.layer[name];
-        let scratch = self.inner.scratch.contains(name);
+        let uses_layer = self.inner.layer.contains(name);
+        let scratch = uses_layer && emulated(self.device());
         Kernel::create(
             self.clone(),
             build,
@@ -324,17 +323,16 @@ pub fn resolve(want: SubGroupSize, device: &Device) -> ResolvedSize {
 /// A parameter, not a `__local` array in the body: the launch sizes it to the work-group, and
 /// PoCL 3.1's pthread device was seen to let work-groups running at once on different threads
 /// share a kernel-scope `__local` array (items read another work-group's values).
-fn scratch_kernels(source: &str, device: &Device, kernels: &[KernelDecl]) -> BTreeSet<String> {
-    if device.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated {
+fn scratch_kernels(device: &Device, layer: &BTreeSet<String>) -> BTreeSet<String> {
+    if !emulated(device) {
         return BTreeSet::new();
     }
-    let set: BTreeSet<String> = kernels
-        .iter()
-        .filter(|k| uses_layer(&source[k.body.clone()]))
-        .map(|k| k.name.clone())
-        .collect();
-    log::debug!("emulated sub-group scratch parameter for kernels {set:?}");
-    set
+    log::debug!("emulated sub-group scratch parameter for kernels {layer:?}");
+    layer.clone()
+}
+
+fn emulated(device: &Device) -> bool {
+    device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated
 }
 
 /// The full text compiled for one sub-group size.

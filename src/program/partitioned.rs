@@ -50,7 +50,7 @@ pub fn with_partitioned_variants(src: &str, kernels: &[KernelDecl]) -> Result<St
 }
 
 /// Whether `p` is a pointer to global memory.
-fn is_global_pointer(p: &Param) -> bool {
+pub(crate) fn is_global_pointer(p: &Param) -> bool {
     p.is_pointer && p.address_space.as_deref() == Some("global")
 }
 
