@@ -410,8 +410,11 @@ fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
     }
 }
 
+/// Whether a kernel body calls the sub-group layer: a word starting with `sg_` or
+/// `CLG_SG_SCRATCH` (a name like `msg_len` that merely contains `sg_` does not count).
 fn uses_layer(body: &str) -> bool {
-    body.contains("sg_") || body.contains("CLG_SG_SCRATCH")
+    body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w.starts_with("sg_") || w.starts_with("CLG_SG_SCRATCH"))
 }
 
 /// The defines that select and configure the layer's backend.
@@ -496,6 +499,13 @@ fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgra
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layer_use_is_a_whole_word() {
+        assert!(uses_layer("{ float s = sg_reduce_add(x); }"));
+        assert!(uses_layer("{ helper(v CLG_SG_SCRATCH); }"));
+        assert!(!uses_layer("{ int msg_len = 1; out[msg_len] = 2; }"));
+    }
 
     fn with_scratch(src: &str) -> String {
         let edits = source::scan_kernels(src)
