@@ -18,6 +18,20 @@ pub enum Error {
         /// What the loader said.
         detail: String,
     },
+    /// The loader found platforms, but none of them offered a usable device: usually an
+    /// environment variable (`POCL_DEVICES`, `OCL_ICD_VENDORS`, `CLGROUPS_SHUFFLE_BACKEND`, ...)
+    /// excludes them.
+    #[error(
+        "the OpenCL platforms {platforms} offer no usable device\n{reasons}\nenvironment: {environment}"
+    )]
+    NoDevices {
+        /// The platforms the loader found.
+        platforms: String,
+        /// Why each platform or device was passed over, one per line.
+        reasons: String,
+        /// The set environment variables that select devices or drivers, or `(none set)`.
+        environment: String,
+    },
     /// `CLGROUPS_DEVICE` (or an explicit selector) matched no device.
     #[error("no OpenCL device matches {request:?}; available devices:\n{available}")]
     NoDevice {

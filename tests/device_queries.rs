@@ -324,3 +324,44 @@ fn no_runtime_gives_a_clear_error() {
         "{text}"
     );
 }
+
+/// A loader with a driver that offers no device (here: PoCL told to create none) names the
+/// platform and the environment that caused it, instead of asking for a driver install.
+#[test]
+fn platforms_without_devices_name_the_environment() {
+    if std::env::var("CLGROUPS_TEST_CHILD").is_ok() {
+        match clgroups::devices() {
+            Ok(d) => println!("CHILD-FOUND {}", d.len()),
+            Err(e) => println!("CHILD-ERROR {e}"),
+        }
+        return;
+    }
+    let pocl_only = clgroups::devices()
+        .unwrap()
+        .iter()
+        .all(|d| d.platform_name().contains("Portable Computing Language"));
+    if !pocl_only {
+        eprintln!(
+            "not run: a platform other than PoCL is present, and POCL_DEVICES hides only PoCL's"
+        );
+        return;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "platforms_without_devices_name_the_environment",
+            "--nocapture",
+        ])
+        .env("CLGROUPS_TEST_CHILD", "1")
+        .env("POCL_DEVICES", "no-such-driver")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "CHILD-ERROR the OpenCL platforms Portable Computing Language offer no usable device"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("POCL_DEVICES=\"no-such-driver\""), "{text}");
+}

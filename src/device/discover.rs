@@ -142,6 +142,7 @@ fn discover() -> Result<Vec<Device>> {
         });
     }
     let mut out = Vec::new();
+    let mut passed_over = Vec::new();
     for (pi, p) in platforms.iter().enumerate() {
         let pname = p.name().unwrap_or_default();
         let words = format!(
@@ -154,6 +155,7 @@ fn discover() -> Result<Vec<Device>> {
             Ok(ids) => ids,
             Err(e) => {
                 log::warn!("platform {pi} ({pname}): no devices ({e})");
+                passed_over.push(format!("  platform {pi} ({pname}): no devices ({e})"));
                 continue;
             }
         };
@@ -162,9 +164,15 @@ fn discover() -> Result<Vec<Device>> {
             let name = raw.name().unwrap_or_default();
             match build(pi, di, (pname.clone(), words.clone()), name, raw, None) {
                 Ok(d) => out.push(d),
-                Err(e) => log::warn!("skipping device {pi}:{di}: {e}"),
+                Err(e) => {
+                    log::warn!("skipping device {pi}:{di}: {e}");
+                    passed_over.push(format!("  device {pi}:{di}: {e}"));
+                }
             }
         }
+    }
+    if out.is_empty() {
+        return Err(no_devices(&platforms, passed_over));
     }
     log::debug!(
         "discovered {} device(s): {:?}",
@@ -172,6 +180,40 @@ fn discover() -> Result<Vec<Device>> {
         out.iter().map(|d| d.to_string()).collect::<Vec<_>>()
     );
     Ok(out)
+}
+
+/// Environment variables that decide which drivers and devices the loader and clgroups offer.
+const DEVICE_ENV: &[&str] = &[
+    "OCL_ICD_VENDORS",
+    "OCL_ICD_FILENAMES",
+    "POCL_DEVICES",
+    "CUDA_VISIBLE_DEVICES",
+    "CLGROUPS_SHUFFLE_BACKEND",
+];
+
+/// The error for platforms without a usable device, with the environment that likely caused it.
+fn no_devices(platforms: &[opencl3::platform::Platform], reasons: Vec<String>) -> Error {
+    let names: Vec<String> = platforms
+        .iter()
+        .map(|p| p.name().unwrap_or_default())
+        .collect();
+    let env: Vec<String> = DEVICE_ENV
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| format!("{k}={v:?}")))
+        .collect();
+    Error::NoDevices {
+        platforms: names.join(", "),
+        reasons: if reasons.is_empty() {
+            "  (every platform answered with an empty device list)".into()
+        } else {
+            reasons.join("\n")
+        },
+        environment: if env.is_empty() {
+            "(none set)".into()
+        } else {
+            env.join(" ")
+        },
+    }
 }
 
 fn build(
