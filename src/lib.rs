@@ -33,9 +33,29 @@ pub use buffer::Buffer;
 pub use device::{default_device, devices, Device};
 pub use error::{Error, Result};
 pub use kernel::Kernel;
-pub use program::Program;
-pub use queue::Queue;
+pub use launch::{Event, Local, LocalSize};
+pub use program::{Program, ProgramBuilder};
+pub use queue::{Context, Queue};
 pub use range::Range;
+pub use scaling::{ColoredBuffer, MultiEvent, Placement, RootDevice};
+
+/// Everything a typical program names, in one import: `use clgroups::prelude::*;`.
+///
+/// ```
+/// use clgroups::prelude::*;
+/// let global = Range::d2(1024, 768);
+/// assert_eq!(global.len(), 1024 * 768);
+/// let _auto = LocalSize::Auto;
+/// ```
+pub mod prelude {
+    pub use crate::algorithms::{
+        exclusive_scan_sum, inclusive_scan_sum, reduce_max, reduce_min, reduce_sum,
+    };
+    pub use crate::{
+        default_device, devices, Buffer, ColoredBuffer, Context, Device, Error, Event, Kernel,
+        Local, LocalSize, Placement, Program, Queue, Range, Result, RootDevice,
+    };
+}
 
 /// The README's Rust examples, compiled as doctests.
 #[doc = include_str!("../README.md")]
