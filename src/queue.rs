@@ -53,6 +53,18 @@ impl Context {
         &self.inner.raw
     }
 
+    /// The underlying [`opencl3`] context, for OpenCL calls clgroups does not wrap.
+    ///
+    /// ```
+    /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
+    /// let raw: &opencl3::context::Context = queue.context().as_opencl3();
+    /// assert_eq!(raw.devices().len(), 1);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn as_opencl3(&self) -> &opencl3::context::Context {
+        &self.inner.raw
+    }
+
     /// Identity of the context (for caches).
     pub(crate) fn key(&self) -> usize {
         self.inner.raw.get() as usize
@@ -135,6 +147,18 @@ impl Queue {
 
     pub(crate) fn raw(&self) -> &CommandQueue {
         &self.inner.raw
+    }
+
+    /// The underlying [`opencl3`] command queue (in order, profiling enabled), for OpenCL calls
+    /// clgroups does not wrap. Commands enqueued through it are ordered with clgroups' own.
+    pub fn as_opencl3(&self) -> &CommandQueue {
+        &self.inner.raw
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Context({})", names(self.devices()))
     }
 }
 
