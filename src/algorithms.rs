@@ -319,6 +319,8 @@ pub struct Reduction<T: Element> {
     kernels: Kernels,
     partials: Buffer<T>,
     result: Buffer<T>,
+    /// Whether a reduction was enqueued (before that, `result` is uninitialised).
+    enqueued: bool,
 }
 
 impl<T: Element> Reduction<T> {
@@ -332,6 +334,7 @@ impl<T: Element> Reduction<T> {
             kernels,
             partials,
             result,
+            enqueued: false,
         })
     }
 
@@ -346,13 +349,18 @@ impl<T: Element> Reduction<T> {
         same_context(&self.queue, input, "reduce")?;
         let p = self.plan(input.len());
         let n = input.len();
-        if p.groups == 1 {
-            return Ok(vec![self.launch(input, &self.result, n, p)?]);
-        }
-        let first = self.launch(input, &self.partials, n, p)?;
-        let one = LaunchPlan { groups: 1, ..p };
-        let second = self.launch(&self.partials, &self.result, p.groups, one)?;
-        Ok(vec![first, second])
+        let events = if p.groups == 1 {
+            vec![self.launch(input, &self.result, n, p)?]
+        } else {
+            let first = self.launch(input, &self.partials, n, p)?;
+            let one = LaunchPlan { groups: 1, ..p };
+            vec![
+                first,
+                self.launch(&self.partials, &self.result, p.groups, one)?,
+            ]
+        };
+        self.enqueued = true;
+        Ok(events)
     }
 
     /// Reduces `input` and returns the result.
@@ -361,8 +369,14 @@ impl<T: Element> Reduction<T> {
         self.result()
     }
 
-    /// Reads the result of the last [`Reduction::enqueue`] (blocking).
+    /// Reads the result of the last [`Reduction::enqueue`] (blocking); an
+    /// [`Error::InvalidInput`] before the first.
     pub fn result(&self) -> Result<T> {
+        if !self.enqueued {
+            return Err(Error::input(
+                "Reduction::result before any enqueue or run: there is no result yet",
+            ));
+        }
         Ok(self.result.read(&self.queue)?[0])
     }
 

@@ -80,6 +80,7 @@ use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::Kernel;
+use crate::launch::bounds::check_global;
 use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
 use crate::plan::coloring::{color_elements, DEFAULT_PAGE_SIZE};
 use crate::plan::local_size;
@@ -773,10 +774,6 @@ impl<'a> RootLaunch<'a> {
     ) -> Result<MultiEvent> {
         let (global, local) = (global.into(), local.into());
         let kernels = &self.kernel.kernels;
-        let plan = partition(global, local, kernels.len()).map_err(|e| match e {
-            Error::InvalidInput { reason } => self.invalid(global, local, reason),
-            other => other,
-        })?;
         let base = match self.offset {
             Some(o) if o.rank() != global.rank() => {
                 return Err(self.invalid(global, local, format!("offset {o:?} has another rank")))
@@ -784,6 +781,16 @@ impl<'a> RootLaunch<'a> {
             Some(o) => o.padded(),
             None => [0; 3],
         };
+        let bits = kernels
+            .iter()
+            .map(|k| k.program().device().limits().address_bits);
+        let offset = Range::new(&base[..global.rank()])?;
+        check_global(global, offset, bits.min().unwrap_or(32))
+            .map_err(|r| self.invalid(global, local, r))?;
+        let plan = partition(global, local, kernels.len()).map_err(|e| match e {
+            Error::InvalidInput { reason } => self.invalid(global, local, reason),
+            other => other,
+        })?;
         let subs = plan.sub_ranges(global, local);
         let mut per_device = Vec::with_capacity(kernels.len());
         for (d, (k, sub)) in kernels.iter().zip(&subs).enumerate() {

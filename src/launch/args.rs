@@ -28,20 +28,42 @@ impl<T: Scalar> Local<T> {
         }
     }
 
-    /// Size in bytes.
+    /// Size in bytes, saturating at `usize::MAX` (which no device has: launches refuse it).
+    ///
+    /// ```
+    /// assert_eq!(clgroups::launch::Local::<f32>::new(usize::MAX / 4 + 1).bytes(), usize::MAX);
+    /// ```
     pub const fn bytes(&self) -> usize {
-        self.len * size_of::<T>()
+        self.len.saturating_mul(size_of::<T>())
     }
 }
 
 /// A memory object taken from a live [`Buffer`]; only clgroups can make one, so safe code
 /// cannot hand the driver an arbitrary pointer:
 ///
-/// ```compile_fail,E0423
-/// let forged = clgroups::launch::Mem(std::ptr::null_mut());
+/// ```compile_fail,E0451
+/// let forged = clgroups::launch::Mem { raw: std::ptr::null_mut(), context: 0 };
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mem(cl_mem);
+pub struct Mem {
+    raw: cl_mem,
+    /// The buffer's context (launches refuse buffers of another context).
+    context: usize,
+}
+
+impl Mem {
+    fn of<T: Scalar>(buffer: &Buffer<T>) -> Self {
+        Mem {
+            raw: buffer.as_raw(),
+            context: buffer.context().key(),
+        }
+    }
+
+    /// Identity of the buffer's context.
+    pub(crate) fn context(&self) -> usize {
+        self.context
+    }
+}
 
 /// One argument, owned by the launch until it is set. Only [`KernelArg`] values reach a
 /// launch; an `Arg` built by hand cannot be passed to one.
@@ -84,7 +106,7 @@ impl<T: Scalar> sealed::Sealed for Local<T> {}
 impl<T: Scalar> KernelArg for &Buffer<T> {
     fn to_arg(&self) -> Arg {
         Arg::Buffer {
-            mem: Mem(self.as_raw()),
+            mem: Mem::of(self),
             elem: T::CL_NAME,
         }
     }
@@ -93,7 +115,7 @@ impl<T: Scalar> KernelArg for &Buffer<T> {
 impl<T: Scalar> KernelArg for &mut Buffer<T> {
     fn to_arg(&self) -> Arg {
         Arg::Buffer {
-            mem: Mem(self.as_raw()),
+            mem: Mem::of(self),
             elem: T::CL_NAME,
         }
     }
@@ -117,7 +139,7 @@ impl<T: Scalar> KernelArg for Local<T> {
 impl Arg {
     pub(crate) fn raw(&self) -> RawArg<'_> {
         match self {
-            Arg::Buffer { mem, .. } => RawArg::Mem(mem.0),
+            Arg::Buffer { mem, .. } => RawArg::Mem(mem.raw),
             Arg::Scalar { bytes, .. } => RawArg::Bytes(bytes),
             Arg::Local(n) => RawArg::Local(*n),
         }
@@ -213,7 +235,10 @@ mod tests {
 
     fn buf(elem: &'static str) -> Arg {
         Arg::Buffer {
-            mem: Mem(std::ptr::null_mut()),
+            mem: Mem {
+                raw: std::ptr::null_mut(),
+                context: 0,
+            },
             elem,
         }
     }

@@ -55,6 +55,7 @@
 //! ```
 
 mod args;
+pub mod bounds;
 
 pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
 
@@ -68,6 +69,15 @@ use crate::queue::Queue;
 use crate::range::Range;
 use std::marker::PhantomData;
 use std::time::Duration;
+
+/// Extra work-items a rounded plain range may add beyond twice the user's range; a plan that
+/// adds more (e.g. from abusive `CLGROUPS_RANGE_ROUNDING_PARAMS`) runs unrounded instead.
+pub const ROUNDING_SLACK: usize = 1 << 20;
+
+/// A range of zeros of `like`'s rank.
+fn zero(like: Range) -> Range {
+    Range::new(&[0, 0, 0][..like.rank()]).unwrap_or(Range::d1(0))
+}
 
 /// The local size of an ND-range launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,8 +222,8 @@ impl<'a> Launch<'a> {
     pub unsafe fn nd_range(self, global: impl Into<Range>, local: LocalSize) -> Result<Event> {
         let global = global.into();
         let local = self.plan_local(global, local)?;
-        check_args(self.kernel.name(), self.kernel.args(), &self.args)?;
-        let offset = self.offset.unwrap_or(Range::new(&vec![0; global.rank()])?);
+        self.check_args(&self.args, global, local)?;
+        let offset = self.offset.unwrap_or(zero(global));
         // SAFETY: the caller upholds this function's contract for `global` at `offset`, which
         // is exactly what is enqueued.
         unsafe { self.enqueue(Variant::Original, &self.args, global, local, offset) }
@@ -231,20 +241,26 @@ impl<'a> Launch<'a> {
     pub unsafe fn range(self, global: impl Into<Range>) -> Result<Event> {
         let user = global.into();
         self.check_common(user, None)?;
-        let can_round = self.kernel.rounding_support().is_ok();
+        let name = self.kernel.name();
+        let base = self.offset.unwrap_or(zero(user));
         let cfg = self.kernel.program().rounding();
-        let plan = rounding::plan(user, cfg, self.kernel.limits(), can_round);
-        log::debug!("kernel `{}`: rounding plan {plan:?}", self.kernel.name());
+        let lim = self.kernel.limits();
+        let mut plan = rounding::plan(user, cfg, lim, self.kernel.rounding_support().is_ok());
+        let mut pieces = self.checked_pieces(&plan, base);
+        if let (Err(why), true) = (&pieces, plan.rounded_variant) {
+            log::debug!("kernel `{name}`: not rounded: {why}");
+            plan = rounding::plan(user, cfg, lim, false);
+            pieces = self.checked_pieces(&plan, base);
+        }
+        let pieces = pieces.map_err(|why| self.invalid(user, None, why))?;
+        log::debug!("kernel `{name}`: rounding plan {plan:?}");
         if cfg.trace {
             for line in plan.trace_lines() {
                 println!("{line}");
             }
         }
-        let name = self.kernel.name();
-        check_args(name, self.kernel.args(), &self.args)?;
-        let pieces = plan.pieces();
-        let base = self.offset.unwrap_or(pieces[0].offset);
         let mut args = self.args.clone();
+        self.check_args(&args, user, plan.local)?;
         if plan.rounded_variant {
             let sizes = user.padded().into_iter();
             let offsets = base.padded().into_iter().take(user.rank());
@@ -252,12 +268,7 @@ impl<'a> Launch<'a> {
             args.extend(sizes.chain(offsets).map(|n| KernelArg::to_arg(&(n as u64))));
         }
         let mut events = Vec::new();
-        for piece in pieces {
-            let offset = Range::new(
-                &(0..user.rank())
-                    .map(|d| base.get(d) + piece.offset.get(d))
-                    .collect::<Vec<_>>(),
-            )?;
+        for (piece, offset) in pieces {
             log::debug!("kernel `{name}`: {piece:?} at offset {offset:?}");
             // SAFETY: the pieces tile `user` at `base` (sized/original variants run only
             // work-items inside it, rounded ones are guarded by the user sizes passed above),
@@ -309,6 +320,7 @@ impl<'a> Launch<'a> {
             LocalSize::Exact(l) => Some(l),
             LocalSize::Tuned => Some(local_size::tuned(global, lim)),
         };
+        bounds::check_groups(global, chosen).map_err(|r| self.invalid(global, chosen, r))?;
         if let Some(l) = chosen {
             local_size::validate(global, l, lim).map_err(|r| self.invalid(global, Some(l), r))?;
             if warp_bound && l.len() % 32 != 0 {
@@ -338,7 +350,70 @@ impl<'a> Launch<'a> {
                 return Err(self.invalid(global, local, format!("offset {o:?} has another rank")));
             }
         }
-        Ok(())
+        let bits = self.queue.device().limits().address_bits;
+        let offset = self.offset.unwrap_or(zero(global));
+        bounds::check_global(global, offset, bits).map_err(|r| self.invalid(global, local, r))
+    }
+
+    /// The pieces of `plan` with their absolute offsets, each within the device's bounds (all
+    /// checked before the first is enqueued), or why not. A rounded plan must also stay within
+    /// [`ROUNDING_SLACK`] of the user's range.
+    fn checked_pieces(
+        &self,
+        plan: &rounding::RoundingPlan,
+        base: Range,
+    ) -> std::result::Result<Vec<(rounding::Piece, Range)>, String> {
+        let (user, launch) = (plan.user.len(), plan.launch.len());
+        if plan.rounded_variant && launch > user.saturating_mul(2).max(user + ROUNDING_SLACK) {
+            return Err(format!(
+                "the rounded range {:?} has {launch} work-items, far more than the {user}                  asked for (check CLGROUPS_RANGE_ROUNDING_PARAMS)",
+                plan.launch
+            ));
+        }
+        let bits = self.queue.device().limits().address_bits;
+        plan.pieces()
+            .into_iter()
+            .map(|piece| {
+                let dims = (0..base.rank())
+                    .map(|d| base.get(d).checked_add(piece.offset.get(d)))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| format!("offset {base:?} overflows"))?;
+                let offset = Range::new(&dims).map_err(|e| e.to_string())?;
+                bounds::check_global(piece.global, offset, bits)?;
+                bounds::check_groups(piece.global, plan.local)?;
+                Ok((piece, offset))
+            })
+            .collect()
+    }
+
+    /// Arguments against the signature, buffers against the queue's context, and local
+    /// memory (arguments and the emulated sub-group scratch) against the device's.
+    fn check_args(&self, args: &[Arg], global: Range, local: Option<Range>) -> Result<()> {
+        let name = self.kernel.name();
+        check_args(name, self.kernel.args(), args)?;
+        let context = self.queue.context().key();
+        let mut local_bytes = Vec::new();
+        for (index, a) in args.iter().enumerate() {
+            match a {
+                Arg::Buffer { mem, .. } if mem.context() != context => {
+                    return Err(Error::InvalidArgument {
+                        kernel: name.to_string(),
+                        index,
+                        reason: format!(
+                            "the buffer belongs to another context than the queue on {}",
+                            self.queue.device()
+                        ),
+                    });
+                }
+                Arg::Local(n) => local_bytes.push(*n),
+                _ => {}
+            }
+        }
+        if self.kernel.hidden_scratch() {
+            local_bytes.push(self.scratch_bytes(local));
+        }
+        let device = self.queue.device().limits().local_mem_size;
+        bounds::check_local_mem(&local_bytes, device).map_err(|r| self.invalid(global, local, r))
     }
 
     fn invalid(&self, global: Range, local: Option<Range>, reason: String) -> Error {
@@ -355,7 +430,7 @@ impl<'a> Launch<'a> {
     /// the largest one the kernel allows when the driver picks the local size).
     fn scratch_bytes(&self, local: Option<Range>) -> usize {
         let items = local.map_or(self.kernel.limits().max_work_group_size, |l| l.len());
-        items * std::mem::size_of::<u64>()
+        items.saturating_mul(std::mem::size_of::<u64>())
     }
 
     /// Sets `args` on the variant's kernel and enqueues it.
