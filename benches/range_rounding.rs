@@ -38,11 +38,15 @@ fn setup() -> Result<Setup> {
 
 /// One launch over `n` items: plain range (rounded when it helps) or NULL local size.
 fn launch(s: &Setup, n: usize, rounded: bool) -> Result<Event> {
+    assert!(n <= POW2, "{n} items over buffers of {POW2}");
     let l = s.kernel.launch().arg(&s.a).arg(&s.b).arg(&s.c);
-    if rounded {
-        l.range(n)
-    } else {
-        l.nd_range(n, LocalSize::Auto)
+    // SAFETY: `vadd` touches element get_global_id(0) < n <= POW2 of each buffer.
+    unsafe {
+        if rounded {
+            l.range(n)
+        } else {
+            l.nd_range(n, LocalSize::Auto)
+        }
     }
 }
 

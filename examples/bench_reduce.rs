@@ -176,11 +176,9 @@ fn launch_overhead(queue: &Queue, launches: usize) -> Result<Vec<Row>, Box<dyn s
     let buf = Buffer::from_slice(queue, &[1i32])?;
     let local = kernel.limits().preferred_multiple.clamp(1, 64);
     let ours = || -> Result<(), Box<dyn std::error::Error>> {
-        kernel
-            .launch()
-            .arg(&buf)
-            .nd_range(Range::d1(local), LocalSize::Exact(Range::d1(local)))?
-            .wait()?;
+        let launch = kernel.launch().arg(&buf);
+        // SAFETY: `tiny` writes x[0] only; `buf` has one element.
+        unsafe { launch.nd_range(Range::d1(local), LocalSize::Exact(Range::d1(local))) }?.wait()?;
         Ok(())
     };
     let raw = raw_cl::RawLauncher::new(queue.device().id())?;

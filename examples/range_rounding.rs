@@ -173,11 +173,20 @@ struct Vectors {
 
 /// Enqueues one run of `case`.
 fn launch(k: &Kernel, v: &Vectors, case: &Case) -> Result<Event> {
+    if case.n > v.c.len() {
+        return Err(clgroups::Error::InvalidInput {
+            reason: format!("{} elements of {}", case.n, v.c.len()),
+        });
+    }
     let l = k.launch().arg(&v.a).arg(&v.b).arg(&v.c);
-    if case.rounded {
-        l.range(case.n)
-    } else {
-        l.nd_range(case.n, LocalSize::Auto)
+    // SAFETY: `vadd` touches element get_global_id(0) of each buffer, below `case.n`, which
+    // is at most their common length.
+    unsafe {
+        if case.rounded {
+            l.range(case.n)
+        } else {
+            l.nd_range(case.n, LocalSize::Auto)
+        }
     }
 }
 

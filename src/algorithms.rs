@@ -297,9 +297,10 @@ fn same_context<T: Scalar>(queue: &Queue, buffer: &Buffer<T>, what: &str) -> Res
     }
 }
 
-/// Local memory for one slot per sub-group of a work-group of `local` items.
-fn per_sub_group<T: Scalar>(local: usize, inputs: &PlanInputs) -> Local<T> {
-    Local::new(local.div_ceil(inputs.sub_group_size.max(1)))
+/// Local memory for the kernels' one slot per sub-group, sized for one per work-item: the
+/// sub-group size a compiler picks for a kernel may be smaller than the device's primary one.
+fn per_work_item<T: Scalar>(local: usize) -> Local<T> {
+    Local::new(local)
 }
 
 /// A reusable reduction on one queue: kernels, the partials buffer and the result buffer.
@@ -318,6 +319,8 @@ pub struct Reduction<T: Element> {
     kernels: Kernels,
     partials: Buffer<T>,
     result: Buffer<T>,
+    /// Whether a reduction was enqueued (before that, `result` is uninitialised).
+    enqueued: bool,
 }
 
 impl<T: Element> Reduction<T> {
@@ -331,6 +334,7 @@ impl<T: Element> Reduction<T> {
             kernels,
             partials,
             result,
+            enqueued: false,
         })
     }
 
@@ -345,13 +349,18 @@ impl<T: Element> Reduction<T> {
         same_context(&self.queue, input, "reduce")?;
         let p = self.plan(input.len());
         let n = input.len();
-        if p.groups == 1 {
-            return Ok(vec![self.launch(input, &self.result, n, p)?]);
-        }
-        let first = self.launch(input, &self.partials, n, p)?;
-        let one = LaunchPlan { groups: 1, ..p };
-        let second = self.launch(&self.partials, &self.result, p.groups, one)?;
-        Ok(vec![first, second])
+        let events = if p.groups == 1 {
+            vec![self.launch(input, &self.result, n, p)?]
+        } else {
+            let first = self.launch(input, &self.partials, n, p)?;
+            let one = LaunchPlan { groups: 1, ..p };
+            vec![
+                first,
+                self.launch(&self.partials, &self.result, p.groups, one)?,
+            ]
+        };
+        self.enqueued = true;
+        Ok(events)
     }
 
     /// Reduces `input` and returns the result.
@@ -360,24 +369,46 @@ impl<T: Element> Reduction<T> {
         self.result()
     }
 
-    /// Reads the result of the last [`Reduction::enqueue`] (blocking).
+    /// Reads the result of the last [`Reduction::enqueue`] (blocking); an
+    /// [`Error::InvalidInput`] before the first.
     pub fn result(&self) -> Result<T> {
+        if !self.enqueued {
+            return Err(Error::input(
+                "Reduction::result before any enqueue or run: there is no result yet",
+            ));
+        }
         Ok(self.result.read(&self.queue)?[0])
     }
 
     /// Reduces the first `n` elements of `input` into `out[0..p.groups)`.
     fn launch(&self, input: &Buffer<T>, out: &Buffer<T>, n: usize, p: LaunchPlan) -> Result<Event> {
-        self.kernels
+        if n > input.len() || p.groups > out.len() {
+            return Err(Error::input(format!(
+                "reduce: {n} of {} elements into {} of {} partials",
+                input.len(),
+                p.groups,
+                out.len()
+            )));
+        }
+        let launch = self
+            .kernels
             .reduce
             .launch()
             .arg(input)
             .arg(out)
             .arg(n as u64)
-            .arg(per_sub_group::<T>(p.local, &self.kernels.inputs))
-            .nd_range(
+            .arg(per_work_item::<T>(p.local));
+        // SAFETY: `clg_reduce` reads `in` only below `n` <= `input.len()` (vector reads below
+        // `n / 4 * 4`), writes `out[get_group_id(0)]` for `p.groups` <= `out.len()` groups, and
+        // `tmp` below the sub-group count, at most one per work-item (the `Local` size). All
+        // commands on these buffers run in order on `self.queue`; other queues can only make
+        // the values unspecified (every bit pattern is a valid `T`), not move the accesses.
+        unsafe {
+            launch.nd_range(
                 Range::d1(p.local * p.groups),
                 LocalSize::Exact(Range::d1(p.local)),
             )
+        }
     }
 }
 
@@ -454,17 +485,30 @@ fn chunk_reduce<T: Element>(
     chunk: usize,
     p: LaunchPlan,
 ) -> Result<Event> {
-    k.chunk_reduce
+    if p.groups > sums.len() {
+        return Err(Error::input(format!(
+            "scan: {} chunks into {} sums",
+            p.groups,
+            sums.len()
+        )));
+    }
+    let launch = k
+        .chunk_reduce
         .launch()
         .arg(input)
         .arg(sums)
         .arg(input.len() as u64)
         .arg(chunk as u64)
-        .arg(per_sub_group::<T>(p.local, &k.inputs))
-        .nd_range(
+        .arg(per_work_item::<T>(p.local));
+    // SAFETY: work-group g reads `in` in [g * chunk, min(n, (g + 1) * chunk)) with n =
+    // `input.len()`, writes `out[g]` for `p.groups` <= `sums.len()` groups, and `tmp` below
+    // the sub-group count (at most the work-item count, the `Local` size). One in-order queue.
+    unsafe {
+        launch.nd_range(
             Range::d1(p.local * p.groups),
             LocalSize::Exact(Range::d1(p.local)),
         )
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -478,7 +522,17 @@ fn chunk_scan<T: Element>(
     chunk: usize,
     p: LaunchPlan,
 ) -> Result<Event> {
-    k.chunk_scan
+    if output.len() < input.len() || (has_offsets && offsets.len() < p.groups) {
+        return Err(Error::input(format!(
+            "scan of {} elements into {} with {} offsets for {} chunks",
+            input.len(),
+            output.len(),
+            offsets.len(),
+            p.groups
+        )));
+    }
+    let launch = k
+        .chunk_scan
         .launch()
         .arg(input)
         .arg(output)
@@ -487,11 +541,18 @@ fn chunk_scan<T: Element>(
         .arg(offsets)
         .arg(i32::from(has_offsets))
         .arg(i32::from(exclusive))
-        .arg(per_sub_group::<T>(p.local, &k.inputs))
-        .nd_range(
+        .arg(per_work_item::<T>(p.local));
+    // SAFETY: work-group g reads `in` and writes `out` only in [g * chunk, min(n, (g + 1) *
+    // chunk)) with n = `input.len()` <= `output.len()` (each element access is compared with
+    // that end), reads `offsets[g]` only when `has_offsets` (checked above for all
+    // `p.groups`), and `tmp` below the sub-group count (at most the work-item count, the
+    // `Local` size). One in-order queue.
+    unsafe {
+        launch.nd_range(
             Range::d1(p.local * p.groups),
             LocalSize::Exact(Range::d1(p.local)),
         )
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! The only place with `unsafe`: thin, safe wrappers over the opencl3 calls that take raw
-//! pointers or handles. Each wrapper states why its call is sound.
+//! The only place that calls OpenCL's `unsafe` entry points: thin wrappers over the opencl3
+//! calls that take raw pointers or handles. Each safe wrapper states why its call is sound;
+//! [`enqueue_kernel`] cannot be made safe (the kernel is user code) and stays `unsafe`.
 
 use crate::buffer::Scalar;
 use crate::device::Device;
@@ -125,7 +126,12 @@ pub fn set_arg(kernel: &ClKernel, index: u32, arg: &RawArg<'_>) -> ClResult<()> 
 }
 
 /// Enqueues `kernel` over `global` (with `offset`, and `local` or NULL).
-pub fn enqueue_kernel(
+///
+/// # Safety
+///
+/// Every argument of `kernel` is set, and the kernel's accesses for this range stay inside its
+/// arguments (the contract of [`crate::launch::Launch::nd_range`]).
+pub unsafe fn enqueue_kernel(
     q: &CommandQueue,
     kernel: &ClKernel,
     offset: Option<&[usize]>,
@@ -135,9 +141,9 @@ pub fn enqueue_kernel(
 ) -> ClResult<Event> {
     debug_assert!(offset.is_none_or(|o| o.len() == global.len()));
     debug_assert!(local.is_none_or(|l| l.len() == global.len()));
-    // SAFETY: every argument of `kernel` was set (the launch checks the count first); the
-    // offset/global/local arrays have `global.len()` elements and outlive the call; buffers
-    // bound as arguments are kept alive by the launch until the event completes.
+    // SAFETY: the caller set every argument and vouches for the kernel's accesses; the
+    // offset/global/local arrays have `global.len()` elements and outlive the call (OpenCL
+    // copies them); OpenCL retains the argument memory objects until the command completes.
     unsafe {
         q.enqueue_nd_range_kernel(
             kernel.get(),

@@ -111,9 +111,23 @@ impl Range {
         self
     }
 
-    /// Total number of items (product of the sizes).
+    /// Total number of items (product of the sizes), saturating at `usize::MAX`: launches
+    /// refuse ranges whose product overflows ([`Range::checked_len`]) before using it.
     pub fn len(&self) -> usize {
-        self.as_slice().iter().product()
+        self.checked_len().unwrap_or(usize::MAX)
+    }
+
+    /// Total number of items, or `None` when the product overflows `usize`.
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::d2(3, 4).checked_len(), Some(12));
+    /// assert_eq!(Range::d3(1 << 22, 1 << 22, 1 << 22).checked_len(), None);
+    /// ```
+    pub fn checked_len(&self) -> Option<usize> {
+        self.as_slice()
+            .iter()
+            .try_fold(1usize, |a, &b| a.checked_mul(b))
     }
 
     /// Whether any dimension is zero.

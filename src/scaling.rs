@@ -67,7 +67,9 @@
 //! let root = RootDevice::from_env()?;
 //! let prog = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
 //! let mut x = ColoredBuffer::from_slice(&root, &vec![1; 1 << 20])?;
-//! let ev = prog.kernel("inc")?.launch().arg(&x).nd_range(Range::d1(1 << 20), Range::d1(64))?;
+//! let k = prog.kernel("inc")?;
+//! // SAFETY: `inc` touches x[get_global_id(0)] only, for ids 0..2^20 of the 2^20-element `x`.
+//! let ev = unsafe { k.launch().arg(&x).nd_range(Range::d1(1 << 20), Range::d1(64))? };
 //! println!("{:?} over {} devices", ev.duration()?, root.len());
 //! assert!(x.read()?.iter().all(|&v| v == 2));
 //! # Ok::<(), clgroups::Error>(())
@@ -78,6 +80,7 @@ use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::Kernel;
+use crate::launch::bounds::check_global;
 use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
 use crate::plan::coloring::{color_elements, DEFAULT_PAGE_SIZE};
 use crate::plan::local_size;
@@ -88,6 +91,7 @@ use crate::program::Program;
 use crate::queue::{names, Context, Queue};
 use crate::range::Range;
 use std::fmt;
+use std::marker::PhantomData;
 use std::time::Duration;
 
 /// The environment variable naming the devices of [`RootDevice::from_env`].
@@ -584,10 +588,14 @@ impl<T: Scalar> fmt::Debug for ColoredBuffer<T> {
     }
 }
 
+mod sealed {
+    pub trait Sealed {}
+}
+
 /// An argument of a [`RootLaunch`]: `&ColoredBuffer<T>`, or anything a single-device launch
 /// takes ([`KernelArg`]: `&Buffer<T>` of the root device's context, a scalar,
-/// [`crate::launch::Local`]).
-pub trait RootArg {
+/// [`crate::launch::Local`]). Sealed, like [`KernelArg`].
+pub trait RootArg: sealed::Sealed {
     /// The argument's value for every device.
     fn to_root_arg(&self) -> RootArgValue;
 }
@@ -614,6 +622,10 @@ struct ColoredArg {
     starts: Vec<usize>,
     chunks: Vec<usize>,
 }
+
+impl<A: KernelArg> sealed::Sealed for A {}
+impl<T: Scalar> sealed::Sealed for &ColoredBuffer<T> {}
+impl<T: Scalar> sealed::Sealed for &mut ColoredBuffer<T> {}
 
 impl<A: KernelArg> RootArg for A {
     fn to_root_arg(&self) -> RootArgValue {
@@ -700,6 +712,7 @@ impl RootKernel {
             kernel: self,
             args: Vec::new(),
             offset: None,
+            _borrows: PhantomData,
         }
     }
 
@@ -716,17 +729,20 @@ impl RootKernel {
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] enqueues it.
 #[must_use = "a launch does nothing until nd_range() is called"]
-pub struct RootLaunch<'k> {
-    kernel: &'k RootKernel,
+pub struct RootLaunch<'a> {
+    kernel: &'a RootKernel,
     args: Vec<Value>,
     offset: Option<Range>,
+    /// The buffers behind `args`.
+    _borrows: PhantomData<&'a ()>,
 }
 
-impl RootLaunch<'_> {
+impl<'a> RootLaunch<'a> {
     /// Appends an argument ([`RootArg`]): `&ColoredBuffer<T>` (the whole buffer in shared
     /// placement, the device's chunk in partitioned placement), `&Buffer<T>` of the root
-    /// device's context (passed as it is), a scalar, or [`crate::launch::Local`].
-    pub fn arg(mut self, arg: impl RootArg) -> Self {
+    /// device's context (passed as it is), a scalar, or [`crate::launch::Local`]. Buffers stay
+    /// borrowed until the launch is enqueued or dropped.
+    pub fn arg<A: RootArg + 'a>(mut self, arg: A) -> Self {
         self.args.push(arg.to_root_arg().0);
         self
     }
@@ -741,13 +757,23 @@ impl RootLaunch<'_> {
     /// and enqueues one sub-launch per non-empty chunk. Every check (ranks, `local` dividing
     /// `global`, arguments, each device's work-group limits, and in partitioned placement
     /// each device's work lying in its chunks) happens before anything is enqueued.
-    pub fn nd_range(self, global: impl Into<Range>, local: impl Into<Range>) -> Result<MultiEvent> {
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`Launch::nd_range`](crate::launch::Launch::nd_range) for the whole
+    /// launch (`global` at the offset), with buffers indexed as whole arrays: in shared
+    /// placement every device sees whole buffers, and the caller also guarantees that work-items
+    /// on different devices never write the same element, nor one reads what another writes;
+    /// in partitioned placement each device holds only its chunk of a colored buffer, and the
+    /// checks above refuse launches whose work lies outside it under the
+    /// [partitioned contract](self#the-partitioned-contract), which the kernel must follow.
+    pub unsafe fn nd_range(
+        self,
+        global: impl Into<Range>,
+        local: impl Into<Range>,
+    ) -> Result<MultiEvent> {
         let (global, local) = (global.into(), local.into());
         let kernels = &self.kernel.kernels;
-        let plan = partition(global, local, kernels.len()).map_err(|e| match e {
-            Error::InvalidInput { reason } => self.invalid(global, local, reason),
-            other => other,
-        })?;
         let base = match self.offset {
             Some(o) if o.rank() != global.rank() => {
                 return Err(self.invalid(global, local, format!("offset {o:?} has another rank")))
@@ -755,6 +781,16 @@ impl RootLaunch<'_> {
             Some(o) => o.padded(),
             None => [0; 3],
         };
+        let bits = kernels
+            .iter()
+            .map(|k| k.program().device().limits().address_bits);
+        let offset = Range::new(&base[..global.rank()])?;
+        check_global(global, offset, bits.min().unwrap_or(32))
+            .map_err(|r| self.invalid(global, local, r))?;
+        let plan = partition(global, local, kernels.len()).map_err(|e| match e {
+            Error::InvalidInput { reason } => self.invalid(global, local, reason),
+            other => other,
+        })?;
         let subs = plan.sub_ranges(global, local);
         let mut per_device = Vec::with_capacity(kernels.len());
         for (d, (k, sub)) in kernels.iter().zip(&subs).enumerate() {
@@ -781,7 +817,9 @@ impl RootLaunch<'_> {
             .zip(&subs)
             .zip(per_device)
             .map(|((k, sub), args)| {
-                sub.map(|(off, size)| enqueue(k, args, shift(off, base), size, local))
+                // SAFETY: each sub-launch is a part of the launch the caller vouches for, with
+                // the arguments of its device (chunks checked above in partitioned placement).
+                sub.map(|(off, size)| unsafe { enqueue(k, args, shift(off, base), size, local) })
                     .transpose()
             })
             .collect::<Result<Vec<_>>>()?;
@@ -912,11 +950,24 @@ impl RootLaunch<'_> {
     }
 }
 
-fn enqueue(k: &Kernel, args: Vec<Arg>, offset: Range, size: Range, local: Range) -> Result<Event> {
+/// # Safety
+///
+/// The contract of [`RootLaunch::nd_range`] for this sub-launch; `args` keep their buffers
+/// alive (the [`RootLaunch`] borrows them).
+unsafe fn enqueue(
+    k: &Kernel,
+    args: Vec<Arg>,
+    offset: Range,
+    size: Range,
+    local: Range,
+) -> Result<Event> {
     let launch = args.into_iter().fold(k.launch(), |l, a| l.raw_arg(a));
-    launch
-        .offset(offset)
-        .nd_range(size, LocalSize::Exact(local))
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        launch
+            .offset(offset)
+            .nd_range(size, LocalSize::Exact(local))
+    }
 }
 
 /// The global linear ids `[first, end)` one sub-launch covers, over the whole launch's

@@ -193,14 +193,15 @@ fn observe(p: &Program, kernel: &str, local: Range) -> (usize, usize) {
     let n = local.len();
     let mut out = Buffer::<u32>::new(q.context(), 2 * n).unwrap();
     out.fill(q, 0xdead).unwrap();
-    p.kernel(kernel)
-        .unwrap()
-        .launch()
-        .arg(&out)
-        .nd_range(local, LocalSize::Exact(local))
-        .unwrap()
-        .wait()
-        .unwrap();
+    let k = p.kernel(kernel).unwrap();
+    // SAFETY: one work-group of n work-items; the probes write out[2l] and out[2l + 1] for a
+    // linear id l < n, and `out` has 2n elements.
+    let ev = unsafe {
+        k.launch()
+            .arg(&out)
+            .nd_range(local, LocalSize::Exact(local))
+    };
+    ev.unwrap().wait().unwrap();
     let v = out.read(q).unwrap();
     let max = v.iter().step_by(2).copied().max().unwrap() as usize;
     (max, v[1] as usize)

@@ -61,7 +61,8 @@ fn record(q: &Queue, k: &Kernel, global: Range, local: LocalSize) -> Option<Vec<
     let mut o = Buffer::<u32>::new(q.context(), global.len() * 7).unwrap();
     o.fill(q, 0xdead_beef).unwrap();
     let warps = q.device().sub_groups().effective.shuffle_backend == ShuffleBackend::NvidiaPtx;
-    match k.launch().arg(&o).nd_range(global, local) {
+    // SAFETY: `record` writes o[7i..7i + 7] for the linear id i < global.len(); `o` has 7 per id.
+    match unsafe { k.launch().arg(&o).nd_range(global, local) } {
         Ok(ev) => ev.wait().unwrap(),
         Err(e) if warps && local_size::tuned_whole(global, k.limits(), 32).is_none() => {
             assert!(matches!(e, Error::InvalidLaunch { .. }), "{e:?}");
@@ -165,14 +166,9 @@ fn exact_tuned_and_auto_agree() {
         let mut results = Vec::new();
         for local in [LocalSize::Exact(exact), LocalSize::Tuned, LocalSize::Auto] {
             let yb = Buffer::from_slice(&q, &y0).unwrap();
-            let ev = k
-                .launch()
-                .arg(&yb)
-                .arg(&xb)
-                .arg(2.5f32)
-                .arg(n as u32)
-                .nd_range(g, local)
-                .unwrap();
+            let launch = k.launch().arg(&yb).arg(&xb).arg(2.5f32).arg(n as u32);
+            // SAFETY: `saxpy` touches x[i] and y[i] only for i < n, their length.
+            let ev = unsafe { launch.nd_range(g, local) }.unwrap();
             ev.wait().unwrap();
             let y = yb.read(&q).unwrap();
             // The kernel adds get_local_size(0): strip it to compare the arithmetic.
@@ -242,41 +238,45 @@ fn invalid_ranges_are_rejected_before_enqueue() {
     let t = Guarded::new();
     let lim = t.k.limits().clone();
     let launch = || t.k.launch().arg(&t.out).arg(7u32);
-    let e = launch()
-        .nd_range(Range::d2(0, 4), LocalSize::Auto)
-        .unwrap_err();
-    invalid_launch(e, &[0, 4], &[], "zero");
-    let e = launch().range(0).unwrap_err();
-    invalid_launch(e, &[0], &[], "zero");
-    let e = launch()
-        .nd_range(64, LocalSize::Exact(Range::d1(0)))
-        .unwrap_err();
-    invalid_launch(e, &[64], &[0], "local size of dimension 0 is 0");
-    let e = launch()
-        .nd_range(100, LocalSize::Exact(Range::d1(8)))
-        .unwrap_err();
-    invalid_launch(e, &[100], &[8], "8 does not divide global size 100");
-    let big = lim.max_work_item_sizes[0] * 2;
-    let e = launch()
-        .nd_range(big, LocalSize::Exact(Range::d1(big)))
-        .unwrap_err();
-    invalid_launch(e, &[big], &[big], "exceeds the maximum work-item size");
-    // Each dimension within its limit, the total above the work-group maximum.
-    let x = lim.max_work_item_sizes[0].min(lim.max_work_group_size);
-    let y = lim.max_work_group_size / x + 1;
-    let e = launch()
-        .nd_range(Range::d2(x, y), LocalSize::Exact(Range::d2(x, y)))
-        .unwrap_err();
-    invalid_launch(e, &[x, y], &[x, y], "exceeds the maximum work-group size");
-    let e = launch()
-        .nd_range(Range::d2(64, 2), LocalSize::Exact(Range::d1(64)))
-        .unwrap_err();
-    invalid_launch(e, &[64, 2], &[64], "has 2 dimensions but local range");
-    let e = launch()
-        .offset(Range::d2(1, 1))
-        .nd_range(64, LocalSize::Auto)
-        .unwrap_err();
-    invalid_launch(e, &[64], &[], "another rank");
+    // SAFETY: every launch here is refused before enqueueing (`untouched` checks it); `fill`
+    // writes o[get_global_id(0)] and `out` has 8192 elements, more than any valid range here.
+    unsafe {
+        let e = launch()
+            .nd_range(Range::d2(0, 4), LocalSize::Auto)
+            .unwrap_err();
+        invalid_launch(e, &[0, 4], &[], "zero");
+        let e = launch().range(0).unwrap_err();
+        invalid_launch(e, &[0], &[], "zero");
+        let e = launch()
+            .nd_range(64, LocalSize::Exact(Range::d1(0)))
+            .unwrap_err();
+        invalid_launch(e, &[64], &[0], "local size of dimension 0 is 0");
+        let e = launch()
+            .nd_range(100, LocalSize::Exact(Range::d1(8)))
+            .unwrap_err();
+        invalid_launch(e, &[100], &[8], "8 does not divide global size 100");
+        let big = lim.max_work_item_sizes[0] * 2;
+        let e = launch()
+            .nd_range(big, LocalSize::Exact(Range::d1(big)))
+            .unwrap_err();
+        invalid_launch(e, &[big], &[big], "exceeds the maximum work-item size");
+        // Each dimension within its limit, the total above the work-group maximum.
+        let x = lim.max_work_item_sizes[0].min(lim.max_work_group_size);
+        let y = lim.max_work_group_size / x + 1;
+        let e = launch()
+            .nd_range(Range::d2(x, y), LocalSize::Exact(Range::d2(x, y)))
+            .unwrap_err();
+        invalid_launch(e, &[x, y], &[x, y], "exceeds the maximum work-group size");
+        let e = launch()
+            .nd_range(Range::d2(64, 2), LocalSize::Exact(Range::d1(64)))
+            .unwrap_err();
+        invalid_launch(e, &[64, 2], &[64], "has 2 dimensions but local range");
+        let e = launch()
+            .offset(Range::d2(1, 1))
+            .nd_range(64, LocalSize::Auto)
+            .unwrap_err();
+        invalid_launch(e, &[64], &[], "another rank");
+    }
     let e = Range::new(&[1, 2, 3, 4]).unwrap_err();
     assert!(matches!(e, Error::InvalidInput { .. }), "{e:?}");
     assert!(e.to_string().contains('4'), "{e}");
@@ -304,29 +304,32 @@ fn invalid_arguments_are_rejected_before_enqueue() {
     let t = Guarded::new();
     let floats = Buffer::<f32>::new(t.q.context(), 64).unwrap();
     let l = LocalSize::Exact(Range::d1(64));
-    // Missing argument, with ND-range and plain range.
-    let e = t.k.launch().arg(&t.out).nd_range(64, l).unwrap_err();
-    invalid_argument(e, "fill", 1, "takes 2 argument(s), 1 given");
-    let e = t.k.launch().arg(&t.out).range(64).unwrap_err();
-    invalid_argument(e, "fill", 1, "takes 2 argument(s), 1 given");
-    // One too many.
-    let e =
-        t.k.launch()
-            .arg(&t.out)
-            .arg(1u32)
-            .arg(2u32)
-            .nd_range(64, l)
-            .unwrap_err();
-    invalid_argument(e, "fill", 2, "takes 2 argument(s), 3 given");
-    // A float buffer for an int pointer.
-    let e = t.k.launch().arg(&floats).arg(1u32).range(64).unwrap_err();
-    invalid_argument(e, "fill", 0, "got a Buffer<float>");
-    // An int for a uint.
-    let e = t.k.launch().arg(&t.out).arg(1i32).range(64).unwrap_err();
-    invalid_argument(e, "fill", 1, "is a uint, got a int value");
-    // A scalar for the buffer.
-    let e = t.k.launch().arg(5i32).arg(1u32).range(64).unwrap_err();
-    invalid_argument(e, "fill", 0, "is a global int* pointer");
+    // SAFETY: every launch here is refused before enqueueing (`untouched` checks it).
+    unsafe {
+        // Missing argument, with ND-range and plain range.
+        let e = t.k.launch().arg(&t.out).nd_range(64, l).unwrap_err();
+        invalid_argument(e, "fill", 1, "takes 2 argument(s), 1 given");
+        let e = t.k.launch().arg(&t.out).range(64).unwrap_err();
+        invalid_argument(e, "fill", 1, "takes 2 argument(s), 1 given");
+        // One too many.
+        let e =
+            t.k.launch()
+                .arg(&t.out)
+                .arg(1u32)
+                .arg(2u32)
+                .nd_range(64, l)
+                .unwrap_err();
+        invalid_argument(e, "fill", 2, "takes 2 argument(s), 3 given");
+        // A float buffer for an int pointer.
+        let e = t.k.launch().arg(&floats).arg(1u32).range(64).unwrap_err();
+        invalid_argument(e, "fill", 0, "got a Buffer<float>");
+        // An int for a uint.
+        let e = t.k.launch().arg(&t.out).arg(1i32).range(64).unwrap_err();
+        invalid_argument(e, "fill", 1, "is a uint, got a int value");
+        // A scalar for the buffer.
+        let e = t.k.launch().arg(5i32).arg(1u32).range(64).unwrap_err();
+        invalid_argument(e, "fill", 0, "is a global int* pointer");
+    }
     t.untouched();
 }
 
@@ -340,14 +343,10 @@ fn offsets_shift_nd_ranges() {
     ] {
         let mut out = Buffer::new(t.q.context(), 512).unwrap();
         out.fill(&t.q, POISON).unwrap();
-        t.k.launch()
-            .arg(&out)
-            .arg(9u32)
-            .offset(Range::d1(100))
-            .nd_range(256, local)
-            .unwrap()
-            .wait()
-            .unwrap();
+        let launch = t.k.launch().arg(&out).arg(9u32).offset(Range::d1(100));
+        // SAFETY: `fill` writes o[i] for ids 100 <= i < 356; `out` has 512 elements.
+        let ev = unsafe { launch.nd_range(256, local) }.unwrap();
+        ev.wait().unwrap();
         let v = out.read(&t.q).unwrap();
         for (i, &x) in v.iter().enumerate() {
             let want = if (100..356).contains(&i) { 9 } else { POISON };
@@ -359,12 +358,9 @@ fn offsets_shift_nd_ranges() {
 #[test]
 fn events_are_profiled() {
     let t = Guarded::new();
-    let ev =
-        t.k.launch()
-            .arg(&t.out)
-            .arg(3u32)
-            .nd_range(8192, LocalSize::Tuned)
-            .unwrap();
+    let launch = t.k.launch().arg(&t.out).arg(3u32);
+    // SAFETY: `fill` writes o[i] for i < 8192, the length of `out`.
+    let ev = unsafe { launch.nd_range(8192, LocalSize::Tuned) }.unwrap();
     assert!(ev.duration().unwrap().as_nanos() > 0);
     assert!(t.out.read(&t.q).unwrap().iter().all(|&v| v == 3));
 }

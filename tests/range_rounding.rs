@@ -93,17 +93,11 @@ fn run_shape(q: &Queue, cfg: RoundingConfig, user: Range, cap: usize) -> [Vec<i3
     let input = common::values(cap, user.len() as u64);
     let inb = Buffer::from_slice(q, &input).unwrap();
     let bufs = [poisoned(q, cap), poisoned(q, cap), poisoned(q, cap)];
-    k.launch()
-        .arg(&bufs[0])
-        .arg(&bufs[1])
-        .arg(&bufs[2])
-        .arg(&inb)
-        .arg(3i32)
-        .arg(cap as u64)
-        .range(user)
-        .expect("launch")
-        .wait()
-        .unwrap();
+    let launch = k.launch().arg(&bufs[0]).arg(&bufs[1]).arg(&bufs[2]);
+    let launch = launch.arg(&inb).arg(3i32).arg(cap as u64);
+    // SAFETY: `shape` compares every index with `cap`, the length of all four buffers.
+    let ev = unsafe { launch.range(user) }.expect("launch");
+    ev.wait().unwrap();
     bufs.map(|b| b.read(q).unwrap())
 }
 
@@ -193,11 +187,9 @@ fn which_variant(cfg: RoundingConfig, n: usize) -> Vec<i32> {
     let q = common::queue();
     let p = program(&q, cfg);
     let out = poisoned(&q, n + 64);
-    p.kernel("which")
-        .unwrap()
-        .launch()
-        .arg(&out)
-        .range(n)
+    let k = p.kernel("which").unwrap();
+    // SAFETY: `which` writes o[get_global_id(0)] for ids below n; `out` has n + 64 elements.
+    unsafe { k.launch().arg(&out).range(n) }
         .unwrap()
         .wait()
         .unwrap();
@@ -241,16 +233,12 @@ fn force_matches_unrounded_results() {
 fn run_shifted(q: &Queue, cfg: RoundingConfig, offset: usize, n: usize, cap: usize) -> Vec<i32> {
     let p = program(q, cfg);
     let out = poisoned(q, cap);
-    p.kernel("shifted")
-        .unwrap()
-        .launch()
-        .arg(&out)
-        .arg(11i32)
-        .offset(Range::d1(offset))
-        .range(n)
-        .expect("launch with an offset")
-        .wait()
-        .unwrap();
+    assert!(offset + n <= cap, "`shifted` writes o[offset..offset + n]");
+    let k = p.kernel("shifted").unwrap();
+    let launch = k.launch().arg(&out).arg(11i32).offset(Range::d1(offset));
+    // SAFETY: `shifted` writes o[i] for ids offset <= i < offset + n <= cap (asserted).
+    let ev = unsafe { launch.range(n) }.expect("launch with an offset");
+    ev.wait().unwrap();
     out.read(q).unwrap()
 }
 
@@ -286,13 +274,12 @@ fn trace_prints_adjustments() {
         let p = Program::from_source(&q, SRC).unwrap();
         let out = poisoned(&q, 8192);
         let k = p.kernel("which").unwrap();
-        k.launch().arg(&out).range(7727).unwrap().wait().unwrap();
-        k.launch()
-            .arg(&out)
-            .range(Range::d2(37, 100))
-            .unwrap()
-            .wait()
-            .unwrap();
+        // SAFETY: `which` writes o[get_global_id(0)], below 7727 and then 37; `out` has 8192.
+        unsafe {
+            k.launch().arg(&out).range(7727).unwrap().wait().unwrap();
+            let ev = k.launch().arg(&out).range(Range::d2(37, 100)).unwrap();
+            ev.wait().unwrap();
+        }
         println!("CHILD-DONE");
         return;
     }

@@ -100,14 +100,10 @@ fn same_bits(root: &RootDevice, global: Range, local: Range) -> usize {
     multi.fill(-1.0).unwrap();
     let (nx, ny) = (global.get(0) as u32, global.get(1) as u32);
     let tile = Local::<f32>::new(local.len());
-    let launched = k
-        .launch()
-        .arg(&multi)
-        .arg(&x)
-        .arg(nx)
-        .arg(ny)
-        .arg(tile)
-        .nd_range(global, local);
+    let launch = k.launch().arg(&multi).arg(&x).arg(nx).arg(ny).arg(tile);
+    // SAFETY: `blend` touches element x + nx * (y + ny * z) < n of `out` and `in` (n elements
+    // each) and tile[l] below the local size; shared placement: one writer per element.
+    let launched = unsafe { launch.nd_range(global, local) };
     let contiguous = (dim + 1..global.rank()).all(|d| global.get(d) == 1);
     if root.placement() == Placement::Partitioned && !contiguous {
         let e = launched.map(|_| ()).unwrap_err();
@@ -121,18 +117,17 @@ fn same_bits(root: &RootDevice, global: Range, local: Range) -> usize {
     let mut single = Buffer::<f32>::new(root.context(), n).unwrap();
     single.fill(q, -2.0).unwrap();
     let xs = Buffer::from_slice(q, &input(n)).unwrap();
-    one.kernel("blend")
-        .unwrap()
+    let blend = one.kernel("blend").unwrap();
+    let launch = blend
         .launch()
         .arg(&single)
         .arg(&xs)
         .arg(nx)
         .arg(ny)
-        .arg(tile)
-        .nd_range(global, LocalSize::Exact(local))
-        .unwrap()
-        .wait()
-        .unwrap();
+        .arg(tile);
+    // SAFETY: as above, on one device.
+    let one_ev = unsafe { launch.nd_range(global, LocalSize::Exact(local)) };
+    one_ev.unwrap().wait().unwrap();
     let (m, s) = (multi.read().unwrap(), single.read(q).unwrap());
     assert!(s.iter().all(|v| *v != -2.0), "single-device run incomplete");
     let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
@@ -188,12 +183,8 @@ fn size_queries_report_the_sub_launch() {
     let (global, local) = (Range::d1(19 * 16), Range::d1(16));
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
     let out = colored::<u32>(&root, 3 * global.len(), 3 * 16);
-    let ev = k
-        .launch()
-        .arg(&out)
-        .arg(0u32)
-        .nd_range(global, local)
-        .unwrap();
+    // SAFETY: `sizes` writes out[3i..3i+3] for global ids i < 19 * 16; `out` has 3 per id.
+    let ev = unsafe { k.launch().arg(&out).arg(0u32).nd_range(global, local) }.unwrap();
     ev.wait().unwrap();
     let got = out.read().unwrap();
     let subs = ev.partition().sub_ranges(global, local);
@@ -218,12 +209,14 @@ fn one_work_group_runs_on_device_0_only() {
     };
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
     let out = ColoredBuffer::<u32>::new(&root, 3 * 64).unwrap();
-    let ev = k
-        .launch()
-        .arg(&out)
-        .arg(0u32)
-        .nd_range(Range::d1(64), Range::d1(64))
-        .unwrap();
+    // SAFETY: `sizes` writes out[3i..3i+3] for i < 64; `out` has 3 * 64 elements.
+    let ev = unsafe {
+        k.launch()
+            .arg(&out)
+            .arg(0u32)
+            .nd_range(Range::d1(64), Range::d1(64))
+    };
+    let ev = ev.unwrap();
     let launched: Vec<bool> = ev.events().iter().map(Option::is_some).collect();
     let mut want = vec![false; root.len()];
     want[0] = true;
@@ -242,13 +235,9 @@ fn every_device_gets_its_chunk_with_an_offset() {
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
     let mut out = colored::<u32>(&root, 3 * 64 * (4 * n + 1), 3 * 64);
     out.fill(7).unwrap();
-    let ev = k
-        .launch()
-        .arg(&out)
-        .arg(0u32)
-        .offset(Range::d1(64))
-        .nd_range(Range::d1(64 * 4 * n), Range::d1(64))
-        .unwrap();
+    let launch = k.launch().arg(&out).arg(0u32).offset(Range::d1(64));
+    // SAFETY: `sizes` writes out[3i..3i+3] for ids 64 <= i < 64 * (4n + 1), which `out` holds.
+    let ev = unsafe { launch.nd_range(Range::d1(64 * 4 * n), Range::d1(64)) }.unwrap();
     assert_eq!(ev.partition().chunks, vec![4; n]);
     let durations = ev.device_durations().unwrap();
     assert!(durations
@@ -275,11 +264,8 @@ fn invalid_launches_fail_before_enqueueing() {
         (Range::d2(64, 4), Range::d1(64), "dimensions"),
     ];
     for (global, local, msg) in bad {
-        let e = k
-            .launch()
-            .arg(&out)
-            .arg(0u32)
-            .nd_range(global, local)
+        // SAFETY: refused before anything is enqueued (asserted below: nothing ran).
+        let e = unsafe { k.launch().arg(&out).arg(0u32).nd_range(global, local) }
             .map(|_| ())
             .unwrap_err();
         assert!(
@@ -287,21 +273,20 @@ fn invalid_launches_fail_before_enqueueing() {
             "{e}"
         );
     }
-    let e = k
-        .launch()
-        .arg(&out)
-        .offset(Range::d2(0, 0))
-        .arg(0u32)
-        .nd_range(Range::d1(1024), Range::d1(64))
+    let launch = k.launch().arg(&out).offset(Range::d2(0, 0)).arg(0u32);
+    // SAFETY: refused before anything is enqueued (asserted below: nothing ran).
+    let e = unsafe { launch.nd_range(Range::d1(1024), Range::d1(64)) }
         .map(|_| ())
         .unwrap_err();
     assert!(e.to_string().contains("another rank"), "{e}");
-    let e = k
-        .launch()
-        .arg(&out)
-        .nd_range(Range::d1(1024), Range::d1(64))
-        .map(|_| ())
-        .unwrap_err();
+    // SAFETY: as above.
+    let e = unsafe {
+        k.launch()
+            .arg(&out)
+            .nd_range(Range::d1(1024), Range::d1(64))
+    }
+    .map(|_| ())
+    .unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
     root.finish().unwrap();
     assert!(out.read().unwrap().iter().all(|&v| v == 9), "something ran");
@@ -367,13 +352,15 @@ fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
     assert_eq!(out.placement(), Placement::Partitioned);
     assert!(out.parent().is_none());
     out.fill(5).unwrap();
-    let e = k
-        .launch()
-        .arg(&out)
-        .arg(0u32)
-        .nd_range(Range::d1(n), Range::d1(64))
-        .map(|_| ())
-        .unwrap_err();
+    // SAFETY: refused before anything is enqueued (asserted below: nothing ran).
+    let e = unsafe {
+        k.launch()
+            .arg(&out)
+            .arg(0u32)
+            .nd_range(Range::d1(n), Range::d1(64))
+    }
+    .map(|_| ())
+    .unwrap_err();
     let text = e.to_string();
     assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
     let (lo, hi) = (3 * n / root.len(), 3 * 2 * n / root.len());
@@ -385,13 +372,14 @@ fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
     assert!(out.read().unwrap().iter().all(|&v| v == 5), "something ran");
     // The suggested page works.
     let good = ColoredBuffer::<u32>::with_page(&root, 3 * n, 3 * 64 * 4).unwrap();
-    k.launch()
-        .arg(&good)
-        .arg(0u32)
-        .nd_range(Range::d1(n), Range::d1(64))
-        .unwrap()
-        .wait()
-        .unwrap();
+    // SAFETY: `sizes` writes out[3i..3i+3] for i < n; `good` has 3n elements.
+    let ev = unsafe {
+        k.launch()
+            .arg(&good)
+            .arg(0u32)
+            .nd_range(Range::d1(n), Range::d1(64))
+    };
+    ev.unwrap().wait().unwrap();
     let got = good.read().unwrap();
     let per = n / root.len();
     assert_eq!(

@@ -180,11 +180,18 @@ impl Suite<'_> {
         b.read(self.queue).expect("read")
     }
 
-    fn run(&self, launch: clgroups::launch::Launch<'_>, geo: &Geo) {
+    /// Launches over `geo` and waits.
+    ///
+    /// # Safety
+    ///
+    /// The buffers of `launch` have the sizes the kernel's entry in the header of
+    /// `tests/cl/subgroup_layer.cl` gives for `G = geo.n()` work-items.
+    unsafe fn run(&self, launch: clgroups::launch::Launch<'_>, geo: &Geo) {
         let global = Range::new(&geo.global).expect("global");
         let local = Range::new(&geo.local).expect("local");
-        launch
-            .nd_range(global, LocalSize::Exact(local))
+        // SAFETY: the kernels index their buffers as their header entry says, and the caller
+        // sized them for this launch's `G` work-items.
+        unsafe { launch.nd_range(global, LocalSize::Exact(local)) }
             .and_then(|e| e.wait())
             .unwrap_or_else(|e| panic!("{}: launch over {:?}: {e}", self.label, geo.local));
     }
@@ -215,7 +222,8 @@ impl Suite<'_> {
 
     fn ids(&mut self, geo: &Geo) {
         let out = self.upload(&vec![POISON; 10 * geo.n()]);
-        self.run(self.kernel("clg_test_ids").launch().arg(&out), geo);
+        // SAFETY: sized per the kernel's header entry (`G` = n work-items).
+        unsafe { self.run(self.kernel("clg_test_ids").launch().arg(&out), geo) };
         let v = self.read(&out);
         let groups = geo.wg().div_ceil(geo.s);
         for g in 0..geo.n() {
@@ -237,7 +245,8 @@ impl Suite<'_> {
         let inb = self.upload(&input);
         let out = self.upload(&vec![T::shuf(n + 1); 6 * nargs * n]);
         let k = self.kernel(&format!("clg_test_shuffles_{}", T::CL_NAME));
-        self.run(k.launch().arg(&inb).arg(&out).arg(nargs as u32), geo);
+        // SAFETY: sized per the kernel's header entry (`G` = n work-items).
+        unsafe { self.run(k.launch().arg(&inb).arg(&out).arg(nargs as u32), geo) };
         let v = self.read(&out);
         let t = geo.table();
         for g in 0..n {
@@ -275,7 +284,8 @@ impl Suite<'_> {
         let inb = self.upload(&input);
         let out = self.upload(&vec![T::shuf(n + 1); 5 * n]);
         let k = self.kernel(&format!("clg_test_algorithms_{}", T::CL_NAME));
-        self.run(k.launch().arg(&inb).arg(&out), geo);
+        // SAFETY: sized per the kernel's header entry (`G` = n work-items).
+        unsafe { self.run(k.launch().arg(&inb).arg(&out), geo) };
         let v = self.read(&out);
         let t = geo.table();
         let fold = |f: fn(T, T) -> T, vs: &[T]| vs[1..].iter().fold(vs[0], |a, b| f(a, *b));
@@ -319,10 +329,9 @@ impl Suite<'_> {
             .collect();
         let inb = self.upload(&input);
         let out = self.upload(&vec![7i32; 10 * n]);
-        self.run(
-            self.kernel("clg_test_votes").launch().arg(&inb).arg(&out),
-            geo,
-        );
+        let k = self.kernel("clg_test_votes");
+        // SAFETY: sized per the kernel's header entry (`G` = n work-items).
+        unsafe { self.run(k.launch().arg(&inb).arg(&out), geo) };
         let v = self.read(&out);
         let t = geo.table();
         let any = |p: &[bool]| p.iter().any(|&b| b) as i32;
@@ -362,7 +371,9 @@ impl Suite<'_> {
         if geo.wg() <= 256 {
             let out = self.upload(&vec![POISON as i32; n]);
             let k = self.kernel("clg_test_barrier");
-            self.run(k.launch().arg(&inb).arg(&out), geo);
+            // SAFETY: sized per the kernel's header entry; its 256-slot local array holds the
+            // work-group (checked above).
+            unsafe { self.run(k.launch().arg(&inb).arg(&out), geo) };
             let v = self.read(&out);
             for (g, got) in v.into_iter().enumerate() {
                 let members = geo.members(&t, g);
@@ -374,7 +385,8 @@ impl Suite<'_> {
         }
         let out = self.upload(&vec![POISON as i32; 2 * n]);
         let k = self.kernel("clg_test_helpers");
-        self.run(k.launch().arg(&inb).arg(&out), geo);
+        // SAFETY: sized per the kernel's header entry (`G` = n work-items).
+        unsafe { self.run(k.launch().arg(&inb).arg(&out), geo) };
         let v = self.read(&out);
         for g in 0..n {
             let members = geo.members(&t, g);
@@ -508,11 +520,13 @@ fn observe(p: &Program, name: &str, local: Range) -> Result<Vec<u32>, Error> {
     let q = p.queue();
     let out = Buffer::from_slice(q, &[POISON; 64]).expect("buffer");
     let k = p.kernel(name).expect(name);
-    let launched = k
-        .launch()
-        .arg(&out)
-        .nd_range(Range::d1(64), LocalSize::Exact(local))
-        .and_then(|e| e.wait());
+    // SAFETY: every kernel of SIZES writes o[get_global_id(0)] for 64 ids; `out` has 64.
+    let launched = unsafe {
+        k.launch()
+            .arg(&out)
+            .nd_range(Range::d1(64), LocalSize::Exact(local))
+    }
+    .and_then(|e| e.wait());
     let v = out.read(q).expect("read");
     match launched {
         Ok(()) => Ok(v),

@@ -53,19 +53,18 @@ impl TreeReduce {
         loop {
             let (groups, seq) = self.stage(n);
             let from = src.map_or(input, |i| &self.partials[i]);
-            events.push(
-                self.kernel
-                    .launch()
-                    .arg(from)
-                    .arg(&self.partials[dst])
-                    .arg(n as u64)
-                    .arg(seq as u64)
-                    .arg(Local::<f32>::new(self.local))
-                    .nd_range(
-                        Range::d1(groups * self.local),
-                        LocalSize::Exact(Range::d1(self.local)),
-                    )?,
-            );
+            let launch = self.kernel.launch().arg(from).arg(&self.partials[dst]);
+            let launch = launch.arg(n as u64).arg(seq as u64);
+            let launch = launch.arg(Local::<f32>::new(self.local));
+            // SAFETY: `tree_reduce` reads `in` below `n` (its length, or the previous stage's
+            // group count), writes out[group] for at most MAX_GROUPS groups (the partials'
+            // length) and ldata below the work-group size (the `Local` size).
+            events.push(unsafe {
+                launch.nd_range(
+                    Range::d1(groups * self.local),
+                    LocalSize::Exact(Range::d1(self.local)),
+                )
+            }?);
             if groups == 1 {
                 self.last = dst;
                 return Ok(events);

@@ -22,13 +22,25 @@ const CL_PLATFORM_NOT_FOUND_KHR: i32 = -1001;
 /// opencl3 (`dynamic`): libOpenCL could not be loaded.
 const DLOPEN_RUNTIME_LOAD_FAILED: i32 = -2000;
 
-static DEVICES: Lazy<Result<Vec<Device>>> = Lazy::new(discover);
+/// The devices found, and why each skipped device was skipped.
+struct Discovered {
+    devices: Vec<Device>,
+    skipped: Vec<Error>,
+}
+
+static DEVICES: Lazy<Result<Discovered>> = Lazy::new(discover);
 
 /// Every device of every platform, in platform order then device order. Discovered once.
+/// A device clgroups cannot use (e.g. one that cannot run a forced `CLGROUPS_SHUFFLE_BACKEND`)
+/// is left out; [`default_device`] and [`select_device`] report why.
 ///
 /// Errors with [`Error::NoRuntime`] when there is no OpenCL loader or no driver.
 pub fn devices() -> Result<&'static [Device]> {
-    DEVICES.as_ref().map(Vec::as_slice).map_err(Clone::clone)
+    discovered().map(|d| d.devices.as_slice())
+}
+
+fn discovered() -> Result<&'static Discovered> {
+    DEVICES.as_ref().map_err(Clone::clone)
 }
 
 /// The device `CLGROUPS_DEVICE` names, or else the first GPU, else accelerator, else CPU.
@@ -36,14 +48,12 @@ pub fn default_device() -> Result<Device> {
     match std::env::var("CLGROUPS_DEVICE") {
         Ok(sel) if !sel.trim().is_empty() => select_device(&sel),
         _ => {
+            // Discovery fails with Error::NoDevices when no device is usable: `all` is not empty.
             let all = devices()?;
             let pick = [DeviceKind::Gpu, DeviceKind::Accelerator, DeviceKind::Cpu]
                 .iter()
                 .find_map(|k| all.iter().find(|d| d.kind() == *k))
-                .or_else(|| all.first())
-                .ok_or_else(|| Error::NoRuntime {
-                    detail: "the OpenCL platforms have no devices".into(),
-                })?;
+                .unwrap_or(&all[0]);
             log::debug!("default device: {pick} (first GPU, else accelerator, else CPU)");
             Ok(pick.clone())
         }
@@ -73,6 +83,12 @@ pub fn select_device(selector: &str) -> Result<Device> {
             available: all
                 .iter()
                 .map(|d| format!("  {d}"))
+                .chain(
+                    discovered()?
+                        .skipped
+                        .iter()
+                        .map(|e| format!("  skipped: {e}")),
+                )
                 .collect::<Vec<_>>()
                 .join("\n"),
         }),
@@ -124,7 +140,7 @@ fn cl_err(call: &'static str, e: ClError, dev: &Device) -> Error {
     Error::cl(call, e.0, dev.to_string())
 }
 
-fn discover() -> Result<Vec<Device>> {
+fn discover() -> Result<Discovered> {
     let platforms = opencl3::platform::get_platforms().map_err(|e| match e.0 {
         DLOPEN_RUNTIME_LOAD_FAILED => Error::NoRuntime {
             detail: "libOpenCL.so.1 could not be loaded".into(),
@@ -141,7 +157,7 @@ fn discover() -> Result<Vec<Device>> {
             detail: "the OpenCL loader found no platform".into(),
         });
     }
-    let mut out = Vec::new();
+    let (mut out, mut skipped) = (Vec::new(), Vec::new());
     let mut passed_over = Vec::new();
     for (pi, p) in platforms.iter().enumerate() {
         let pname = p.name().unwrap_or_default();
@@ -167,6 +183,7 @@ fn discover() -> Result<Vec<Device>> {
                 Err(e) => {
                     log::warn!("skipping device {pi}:{di}: {e}");
                     passed_over.push(format!("  device {pi}:{di}: {e}"));
+                    skipped.push(e);
                 }
             }
         }
@@ -179,7 +196,10 @@ fn discover() -> Result<Vec<Device>> {
         out.len(),
         out.iter().map(|d| d.to_string()).collect::<Vec<_>>()
     );
-    Ok(out)
+    Ok(Discovered {
+        devices: out,
+        skipped,
+    })
 }
 
 /// Environment variables that decide which drivers and devices the loader and clgroups offer.
@@ -290,6 +310,7 @@ fn build(
         mem_base_addr_align: raw.mem_base_addr_align().unwrap_or(1024) as usize / 8,
         global_mem_size: raw.global_mem_size().unwrap_or(0),
         local_mem_size: raw.local_mem_size().unwrap_or(0),
+        address_bits: raw.address_bits().unwrap_or(32),
         fp64: has("cl_khr_fp64"),
         host_unified_memory: raw.host_unified_memory().unwrap_or(true),
     };

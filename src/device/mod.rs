@@ -39,6 +39,8 @@ pub struct DeviceLimits {
     pub global_mem_size: u64,
     /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
     pub local_mem_size: u64,
+    /// `CL_DEVICE_ADDRESS_BITS`: the width of the device's `size_t` (32 when not reported).
+    pub address_bits: u32,
     /// Whether the device has `cl_khr_fp64`.
     pub fp64: bool,
     /// `CL_DEVICE_HOST_UNIFIED_MEMORY`: whether the device shares the host's memory (true

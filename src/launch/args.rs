@@ -28,19 +28,51 @@ impl<T: Scalar> Local<T> {
         }
     }
 
-    /// Size in bytes.
+    /// Size in bytes, saturating at `usize::MAX` (which no device has: launches refuse it).
+    ///
+    /// ```
+    /// assert_eq!(clgroups::launch::Local::<f32>::new(usize::MAX / 4 + 1).bytes(), usize::MAX);
+    /// ```
     pub const fn bytes(&self) -> usize {
-        self.len * size_of::<T>()
+        self.len.saturating_mul(size_of::<T>())
     }
 }
 
-/// One argument, owned by the launch until it is set.
+/// A memory object taken from a live [`Buffer`]; only clgroups can make one, so safe code
+/// cannot hand the driver an arbitrary pointer:
+///
+/// ```compile_fail,E0451
+/// let forged = clgroups::launch::Mem { raw: std::ptr::null_mut(), context: 0 };
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mem {
+    raw: cl_mem,
+    /// The buffer's context (launches refuse buffers of another context).
+    context: usize,
+}
+
+impl Mem {
+    fn of<T: Scalar>(buffer: &Buffer<T>) -> Self {
+        Mem {
+            raw: buffer.as_raw(),
+            context: buffer.context().key(),
+        }
+    }
+
+    /// Identity of the buffer's context.
+    pub(crate) fn context(&self) -> usize {
+        self.context
+    }
+}
+
+/// One argument, owned by the launch until it is set. Only [`KernelArg`] values reach a
+/// launch; an `Arg` built by hand cannot be passed to one.
 #[derive(Clone, Debug)]
 pub enum Arg {
     /// A buffer: its memory object and element type.
     Buffer {
-        /// The memory object (kept alive by the borrowed [`Buffer`]).
-        mem: cl_mem,
+        /// The memory object (kept alive by the [`Buffer`] the launch borrows).
+        mem: Mem,
         /// OpenCL C name of the element type.
         elem: &'static str,
     },
@@ -55,16 +87,26 @@ pub enum Arg {
     Local(usize),
 }
 
-/// Anything that can be a kernel argument: `&Buffer<T>`, a [`Scalar`], [`Local`].
-pub trait KernelArg {
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Anything that can be a kernel argument: `&Buffer<T>`, a [`Scalar`], [`Local`]. Sealed: a
+/// launch only ever sees arguments whose memory objects it borrows.
+pub trait KernelArg: sealed::Sealed {
     /// The argument's value.
     fn to_arg(&self) -> Arg;
 }
 
+impl<T: Scalar> sealed::Sealed for &Buffer<T> {}
+impl<T: Scalar> sealed::Sealed for &mut Buffer<T> {}
+impl<T: Scalar> sealed::Sealed for T {}
+impl<T: Scalar> sealed::Sealed for Local<T> {}
+
 impl<T: Scalar> KernelArg for &Buffer<T> {
     fn to_arg(&self) -> Arg {
         Arg::Buffer {
-            mem: self.as_raw(),
+            mem: Mem::of(self),
             elem: T::CL_NAME,
         }
     }
@@ -73,7 +115,7 @@ impl<T: Scalar> KernelArg for &Buffer<T> {
 impl<T: Scalar> KernelArg for &mut Buffer<T> {
     fn to_arg(&self) -> Arg {
         Arg::Buffer {
-            mem: self.as_raw(),
+            mem: Mem::of(self),
             elem: T::CL_NAME,
         }
     }
@@ -97,7 +139,7 @@ impl<T: Scalar> KernelArg for Local<T> {
 impl Arg {
     pub(crate) fn raw(&self) -> RawArg<'_> {
         match self {
-            Arg::Buffer { mem, .. } => RawArg::Mem(*mem),
+            Arg::Buffer { mem, .. } => RawArg::Mem(mem.raw),
             Arg::Scalar { bytes, .. } => RawArg::Bytes(bytes),
             Arg::Local(n) => RawArg::Local(*n),
         }
@@ -193,7 +235,10 @@ mod tests {
 
     fn buf(elem: &'static str) -> Arg {
         Arg::Buffer {
-            mem: std::ptr::null_mut(),
+            mem: Mem {
+                raw: std::ptr::null_mut(),
+                context: 0,
+            },
             elem,
         }
     }

@@ -6,22 +6,58 @@
 //! `nd_range<3>{{nz, ny, nx}, {lz, ly, lx}}` is `nd_range(Range::d3(nx, ny, nz),
 //! LocalSize::Exact(Range::d3(lx, ly, lz)))` here.
 //!
+//! # Safety: launching a kernel is `unsafe`
+//!
+//! A kernel is code clgroups cannot verify: nothing stops `o[get_global_id(0)] = 0` from
+//! writing past the end of `o`, and on devices whose buffers live in host memory (PoCL, CPUs,
+//! integrated GPUs) that corrupts the process's heap. So, like `ocl`, `opencl3` and `cudarc`,
+//! the raw launches [`Launch::nd_range`] and [`Launch::range`] are `unsafe fn`; their
+//! `# Safety` sections say what the caller promises. Everything clgroups *can* check (ranges
+//! against the device's limits, argument count and types, buffer contexts) is still checked,
+//! with an [`Error`] before anything is enqueued. Launches that clgroups can prove in bounds
+//! (the [`algorithms`](crate::algorithms)) are safe functions.
+//!
+//! What the types already guarantee: a launch borrows its buffers, so none can be dropped
+//! while the launch is being built, and OpenCL keeps a released buffer's memory until the
+//! commands using it have finished; kernel arguments come only from [`KernelArg`] values.
+//!
 //! ```no_run
 //! use clgroups::{launch::LocalSize, Buffer, Program, Queue, Range};
 //! let q = Queue::new(&clgroups::default_device()?)?;
 //! let p = Program::from_source(&q, "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
 //! let mut x = Buffer::from_slice(&q, &[1, 2, 3])?;
-//! // ND-range, local size chosen by the implementation (the seed's auto_range):
-//! p.kernel("inc")?.launch().arg(&x).nd_range(Range::d1(3), LocalSize::Auto)?.wait()?;
-//! // Plain range: rounded up to a good size when that helps, guarded in the kernel:
-//! p.kernel("inc")?.launch().arg(&x).range(3)?.wait()?;
+//! let k = p.kernel("inc")?;
+//! // SAFETY: `inc` touches x[get_global_id(0)] only, and both launches cover ids 0..3 of the
+//! // 3-element `x`; nothing else uses `x` meanwhile.
+//! unsafe {
+//!     // ND-range, local size chosen by the implementation (the seed's auto_range):
+//!     k.launch().arg(&x).nd_range(Range::d1(3), LocalSize::Auto)?.wait()?;
+//!     // Plain range: rounded up to a good size when that helps, guarded in the kernel:
+//!     k.launch().arg(&x).range(3)?.wait()?;
+//! }
 //! assert_eq!(x.read(&q)?, vec![3, 4, 5]);
+//! # Ok::<(), clgroups::Error>(())
+//! ```
+//!
+//! Dropping a buffer while a launch still holds it does not compile:
+//!
+//! ```compile_fail,E0505
+//! use clgroups::{launch::LocalSize, Buffer, Program, Queue, Range};
+//! let q = Queue::new(&clgroups::default_device()?)?;
+//! let p = Program::from_source(&q, "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
+//! let x = Buffer::from_slice(&q, &[1, 2, 3])?;
+//! let k = p.kernel("inc")?;
+//! let launch = k.launch().arg(&x);
+//! drop(x);
+//! // SAFETY: in bounds, but `x` is gone: rejected by the borrow checker.
+//! unsafe { launch.nd_range(Range::d1(3), LocalSize::Auto)? };
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
 mod args;
+pub mod bounds;
 
-pub use args::{check as check_args, Arg, KernelArg, Local};
+pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
 
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
@@ -31,7 +67,17 @@ use crate::plan::rounding::Variant;
 use crate::plan::{local_size, rounding};
 use crate::queue::Queue;
 use crate::range::Range;
+use std::marker::PhantomData;
 use std::time::Duration;
+
+/// Extra work-items a rounded plain range may add beyond twice the user's range; a plan that
+/// adds more (e.g. from abusive `CLGROUPS_RANGE_ROUNDING_PARAMS`) runs unrounded instead.
+pub const ROUNDING_SLACK: usize = 1 << 20;
+
+/// A range of zeros of `like`'s rank.
+fn zero(like: Range) -> Range {
+    Range::new(&[0, 0, 0][..like.rank()]).unwrap_or(Range::d1(0))
+}
 
 /// The local size of an ND-range launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,29 +154,34 @@ impl Kernel {
             queue: self.program().queue().clone(),
             args: Vec::new(),
             offset: None,
+            _borrows: PhantomData,
         }
     }
 }
 
 /// A launch being prepared: arguments, then a shape ([`Launch::nd_range`] or
-/// [`Launch::range`]) enqueues it.
+/// [`Launch::range`]) enqueues it. It borrows the kernel and every buffer argument for `'a`.
 #[must_use = "a launch does nothing until nd_range() or range() is called"]
-pub struct Launch<'k> {
-    kernel: &'k Kernel,
+pub struct Launch<'a> {
+    kernel: &'a Kernel,
     queue: Queue,
     args: Vec<Arg>,
     offset: Option<Range>,
+    /// The buffers behind `args` (their memory objects are raw handles in `args`).
+    _borrows: PhantomData<&'a ()>,
 }
 
-impl Launch<'_> {
-    /// Appends an argument: `&Buffer<T>`, a scalar, or [`Local`].
-    pub fn arg(mut self, arg: impl KernelArg) -> Self {
+impl<'a> Launch<'a> {
+    /// Appends an argument: `&Buffer<T>`, a scalar, or [`Local`]. A buffer stays borrowed
+    /// until the launch is enqueued or dropped.
+    pub fn arg<A: KernelArg + 'a>(mut self, arg: A) -> Self {
         self.args.push(arg.to_arg());
         self
     }
 
-    /// Appends an already-built argument.
-    pub fn raw_arg(mut self, arg: Arg) -> Self {
+    /// Appends an argument built by clgroups itself (multi-device launches), whose memory
+    /// objects the caller keeps alive.
+    pub(crate) fn raw_arg(mut self, arg: Arg) -> Self {
         self.args.push(arg);
         self
     }
@@ -142,34 +193,74 @@ impl Launch<'_> {
     }
 
     /// Enqueues over an ND-range: `global` work-items in work-groups of `local`.
-    pub fn nd_range(self, global: impl Into<Range>, local: LocalSize) -> Result<Event> {
+    ///
+    /// Ranges, offset, local size and arguments are checked first; an invalid launch is an
+    /// [`Error`] and enqueues nothing.
+    ///
+    /// # Safety
+    ///
+    /// clgroups cannot see what the kernel does; the caller guarantees that, for every
+    /// work-item of `global` (global ids shifted by the [`offset`](Launch::offset)):
+    ///
+    /// 1. every global or constant memory access of the kernel lies inside the buffer
+    ///    argument it goes through (`0 <= index < len`), and every local memory access inside
+    ///    the [`Local`] size passed for it;
+    /// 2. no buffer the kernel writes is read or written, and no buffer it reads is written,
+    ///    by a command that may run at the same time (on another queue or device) or by the
+    ///    host through a mapping, until the returned [`Event`] has completed (commands of this
+    ///    queue run in order and need nothing);
+    /// 3. where the driver reports no argument information, every argument has the kind the
+    ///    kernel declares (a `&Buffer` for each pointer, a scalar of the declared type
+    ///    otherwise): clgroups then checks only the count;
+    /// 4. the kernel respects OpenCL's rules for barriers and the sub-group layer's contract
+    ///    (`sg_*` calls reached by every work-item of the sub-group, see
+    ///    `cl/clgroups/subgroup.h`).
+    ///
+    /// Lifetimes are not the caller's concern: OpenCL keeps a buffer's memory until every
+    /// command using it has finished, even if the [`Buffer`](crate::Buffer) is dropped
+    /// first, and the launch copies scalar arguments when it enqueues.
+    pub unsafe fn nd_range(self, global: impl Into<Range>, local: LocalSize) -> Result<Event> {
         let global = global.into();
         let local = self.plan_local(global, local)?;
-        check_args(self.kernel.name(), self.kernel.args(), &self.args)?;
-        let offset = self.offset.unwrap_or(Range::new(&vec![0; global.rank()])?);
-        self.enqueue(Variant::Original, &self.args, global, local, offset)
+        self.check_args(&self.args, global, local)?;
+        let offset = self.offset.unwrap_or(zero(global));
+        // SAFETY: the caller upholds this function's contract for `global` at `offset`, which
+        // is exactly what is enqueued.
+        unsafe { self.enqueue(Variant::Original, &self.args, global, local, offset) }
     }
 
     /// Enqueues over a plain range (no work-groups promised to the kernel): rounded up and
     /// guarded when the range is awkward, per [`crate::plan::rounding`] (its
     /// [`pieces`](rounding::RoundingPlan::pieces) are enqueued in order).
-    pub fn range(self, global: impl Into<Range>) -> Result<Event> {
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`Launch::nd_range`], for the work-items of `global` (shifted by the
+    /// offset). Rounding adds work-items only outside `global`, and the generated guard makes
+    /// them exit before the kernel's body runs, so they make no accesses.
+    pub unsafe fn range(self, global: impl Into<Range>) -> Result<Event> {
         let user = global.into();
         self.check_common(user, None)?;
-        let can_round = self.kernel.rounding_support().is_ok();
+        let name = self.kernel.name();
+        let base = self.offset.unwrap_or(zero(user));
         let cfg = self.kernel.program().rounding();
-        let plan = rounding::plan(user, cfg, self.kernel.limits(), can_round);
-        log::debug!("kernel `{}`: rounding plan {plan:?}", self.kernel.name());
+        let lim = self.kernel.limits();
+        let mut plan = rounding::plan(user, cfg, lim, self.kernel.rounding_support().is_ok());
+        let mut pieces = self.checked_pieces(&plan, base);
+        if let (Err(why), true) = (&pieces, plan.rounded_variant) {
+            log::debug!("kernel `{name}`: not rounded: {why}");
+            plan = rounding::plan(user, cfg, lim, false);
+            pieces = self.checked_pieces(&plan, base);
+        }
+        let pieces = pieces.map_err(|why| self.invalid(user, None, why))?;
+        log::debug!("kernel `{name}`: rounding plan {plan:?}");
         if cfg.trace {
             for line in plan.trace_lines() {
                 println!("{line}");
             }
         }
-        let name = self.kernel.name();
-        check_args(name, self.kernel.args(), &self.args)?;
-        let pieces = plan.pieces();
-        let base = self.offset.unwrap_or(pieces[0].offset);
         let mut args = self.args.clone();
+        self.check_args(&args, user, plan.local)?;
         if plan.rounded_variant {
             let sizes = user.padded().into_iter();
             let offsets = base.padded().into_iter().take(user.rank());
@@ -177,14 +268,13 @@ impl Launch<'_> {
             args.extend(sizes.chain(offsets).map(|n| KernelArg::to_arg(&(n as u64))));
         }
         let mut events = Vec::new();
-        for piece in pieces {
-            let offset = Range::new(
-                &(0..user.rank())
-                    .map(|d| base.get(d) + piece.offset.get(d))
-                    .collect::<Vec<_>>(),
-            )?;
+        for (piece, offset) in pieces {
             log::debug!("kernel `{name}`: {piece:?} at offset {offset:?}");
-            let ev = self.enqueue(piece.variant, &args, piece.global, plan.local, offset)?;
+            // SAFETY: the pieces tile `user` at `base` (sized/original variants run only
+            // work-items inside it, rounded ones are guarded by the user sizes passed above),
+            // so the caller's contract for `user` covers every access.
+            let ev =
+                unsafe { self.enqueue(piece.variant, &args, piece.global, plan.local, offset)? };
             events.extend(ev.raw);
         }
         Ok(Event {
@@ -230,6 +320,7 @@ impl Launch<'_> {
             LocalSize::Exact(l) => Some(l),
             LocalSize::Tuned => Some(local_size::tuned(global, lim)),
         };
+        bounds::check_groups(global, chosen).map_err(|r| self.invalid(global, chosen, r))?;
         if let Some(l) = chosen {
             local_size::validate(global, l, lim).map_err(|r| self.invalid(global, Some(l), r))?;
             if warp_bound && l.len() % 32 != 0 {
@@ -259,7 +350,70 @@ impl Launch<'_> {
                 return Err(self.invalid(global, local, format!("offset {o:?} has another rank")));
             }
         }
-        Ok(())
+        let bits = self.queue.device().limits().address_bits;
+        let offset = self.offset.unwrap_or(zero(global));
+        bounds::check_global(global, offset, bits).map_err(|r| self.invalid(global, local, r))
+    }
+
+    /// The pieces of `plan` with their absolute offsets, each within the device's bounds (all
+    /// checked before the first is enqueued), or why not. A rounded plan must also stay within
+    /// [`ROUNDING_SLACK`] of the user's range.
+    fn checked_pieces(
+        &self,
+        plan: &rounding::RoundingPlan,
+        base: Range,
+    ) -> std::result::Result<Vec<(rounding::Piece, Range)>, String> {
+        let (user, launch) = (plan.user.len(), plan.launch.len());
+        if plan.rounded_variant && launch > user.saturating_mul(2).max(user + ROUNDING_SLACK) {
+            return Err(format!(
+                "the rounded range {:?} has {launch} work-items, far more than the {user}                  asked for (check CLGROUPS_RANGE_ROUNDING_PARAMS)",
+                plan.launch
+            ));
+        }
+        let bits = self.queue.device().limits().address_bits;
+        plan.pieces()
+            .into_iter()
+            .map(|piece| {
+                let dims = (0..base.rank())
+                    .map(|d| base.get(d).checked_add(piece.offset.get(d)))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| format!("offset {base:?} overflows"))?;
+                let offset = Range::new(&dims).map_err(|e| e.to_string())?;
+                bounds::check_global(piece.global, offset, bits)?;
+                bounds::check_groups(piece.global, plan.local)?;
+                Ok((piece, offset))
+            })
+            .collect()
+    }
+
+    /// Arguments against the signature, buffers against the queue's context, and local
+    /// memory (arguments and the emulated sub-group scratch) against the device's.
+    fn check_args(&self, args: &[Arg], global: Range, local: Option<Range>) -> Result<()> {
+        let name = self.kernel.name();
+        check_args(name, self.kernel.args(), args)?;
+        let context = self.queue.context().key();
+        let mut local_bytes = Vec::new();
+        for (index, a) in args.iter().enumerate() {
+            match a {
+                Arg::Buffer { mem, .. } if mem.context() != context => {
+                    return Err(Error::InvalidArgument {
+                        kernel: name.to_string(),
+                        index,
+                        reason: format!(
+                            "the buffer belongs to another context than the queue on {}",
+                            self.queue.device()
+                        ),
+                    });
+                }
+                Arg::Local(n) => local_bytes.push(*n),
+                _ => {}
+            }
+        }
+        if self.kernel.hidden_scratch() {
+            local_bytes.push(self.scratch_bytes(local));
+        }
+        let device = self.queue.device().limits().local_mem_size;
+        bounds::check_local_mem(&local_bytes, device).map_err(|r| self.invalid(global, local, r))
     }
 
     fn invalid(&self, global: Range, local: Option<Range>, reason: String) -> Error {
@@ -276,11 +430,16 @@ impl Launch<'_> {
     /// the largest one the kernel allows when the driver picks the local size).
     fn scratch_bytes(&self, local: Option<Range>) -> usize {
         let items = local.map_or(self.kernel.limits().max_work_group_size, |l| l.len());
-        items * std::mem::size_of::<u64>()
+        items.saturating_mul(std::mem::size_of::<u64>())
     }
 
     /// Sets `args` on the variant's kernel and enqueues it.
-    fn enqueue(
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`Launch::nd_range`] for `global` at `offset`, and `args` checked
+    /// against the variant's signature.
+    unsafe fn enqueue(
         &self,
         variant: Variant,
         args: &[Arg],
@@ -314,14 +473,17 @@ impl Launch<'_> {
             })?;
         }
         let local_v = local.map(|l| l.as_slice().to_vec());
-        let ev = ffi::enqueue_kernel(
-            self.queue.raw(),
-            &guard,
-            Some(offset.as_slice()),
-            global.as_slice(),
-            local_v.as_deref(),
-            &[],
-        )
+        // SAFETY: every argument was just set; the caller vouches for the kernel's accesses.
+        let ev = unsafe {
+            ffi::enqueue_kernel(
+                self.queue.raw(),
+                &guard,
+                Some(offset.as_slice()),
+                global.as_slice(),
+                local_v.as_deref(),
+                &[],
+            )
+        }
         .map_err(|e| {
             Error::cl(
                 "clEnqueueNDRangeKernel",
