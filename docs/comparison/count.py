@@ -68,6 +68,13 @@ def main():
             _, _, chars, unsafe = table[t, lib]
             cells.append(f"{chars}" if lib == "PyOpenCL" else f"{chars}; {unsafe}")
         print(f"| {name} | " + " | ".join(cells) + " |")
+    totals = [sum(table[t, lib][2] for t, _ in TASKS) for lib in LIBS]
+    unsafe = [sum(table[t, lib][3] for t, _ in TASKS) for lib in LIBS]
+    cells = [
+        f"**{c}**" if lib == "PyOpenCL" else f"**{c}; {u}**"
+        for lib, c, u in zip(LIBS, totals, unsafe)
+    ]
+    print("| **total** | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

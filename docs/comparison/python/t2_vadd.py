@@ -20,7 +20,8 @@ mf = cl.mem_flags
 a_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
 b_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
 c_buf = cl.Buffer(ctx, mf.WRITE_ONLY, a.nbytes)
-prg.vadd(queue, ((N + LOCAL - 1) // LOCAL * LOCAL,), (LOCAL,), a_buf, b_buf, c_buf, np.uint32(N))
+global_size = ((N + LOCAL - 1) // LOCAL * LOCAL,)
+prg.vadd(queue, global_size, (LOCAL,), a_buf, b_buf, c_buf, np.uint32(N))
 c = np.empty_like(a)
 cl.enqueue_copy(queue, c, c_buf)
 assert (c == a + b).all(), "wrong sum"

@@ -12,14 +12,16 @@ SRC = """kernel void saxpy(global float *y, global const float *x, float a) {
     y[i] = a * x[i] + y[i];
 }"""
 
-devices = next((p.get_devices() for p in cl.get_platforms() if len(p.get_devices()) >= 2), None)
-assert devices, "needs a platform with two devices"
+platforms = [p for p in cl.get_platforms() if len(p.get_devices()) >= 2]
+assert platforms, "needs a platform with two devices"
+devices = platforms[0].get_devices()
 ctx = cl.Context(devices)
 saxpy = cl.Program(ctx, SRC).build().saxpy
 x = (np.arange(N) % 1000).astype(np.float32)
 y = (np.arange(N) % 777).astype(np.float32)
 parts = []
-for device, xs, ys in zip(devices, np.array_split(x, len(devices)), np.array_split(y, len(devices))):
+n = len(devices)
+for device, xs, ys in zip(devices, np.array_split(x, n), np.array_split(y, n)):
     queue = cl.CommandQueue(ctx, device)
     x_g, y_g = cl_array.to_device(queue, xs), cl_array.to_device(queue, ys)
     saxpy(queue, xs.shape, None, y_g.data, x_g.data, np.float32(A))
