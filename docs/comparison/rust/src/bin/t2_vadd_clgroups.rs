@@ -18,12 +18,8 @@ fn main() -> Result<()> {
     let a_buf = Buffer::from_slice(&queue, &a)?;
     let b_buf = Buffer::from_slice(&queue, &b)?;
     let c_buf = Buffer::<f32>::new(queue.context(), N)?;
-    vadd.launch()
-        .arg(&a_buf)
-        .arg(&b_buf)
-        .arg(&c_buf)
-        .range(N)?
-        .wait()?;
+    // SAFETY: each work-item touches a, b and c at its global id, below N = their length.
+    unsafe { vadd.launch().arg(&a_buf).arg(&b_buf).arg(&c_buf).range(N) }?.wait()?;
     let c = c_buf.read(&queue)?;
     assert!((0..N).all(|i| c[i] == a[i] + b[i]), "wrong sum");
     println!("vadd of {N} elements on {}: ok", queue.device());

@@ -18,13 +18,16 @@ fn main() -> Result<()> {
     let y: Vec<f32> = (0..N).map(|i| (i % 777) as f32).collect();
     let x_buf = ColoredBuffer::from_slice(&root, &x)?;
     let mut y_buf = ColoredBuffer::from_slice(&root, &y)?;
-    saxpy
-        .launch()
-        .arg(&mut y_buf)
-        .arg(&x_buf)
-        .arg(A)
-        .nd_range(N, 256)?
-        .wait()?;
+    // SAFETY: each work-item reads x and updates y at its own global id, below N = their length.
+    unsafe {
+        saxpy
+            .launch()
+            .arg(&mut y_buf)
+            .arg(&x_buf)
+            .arg(A)
+            .nd_range(N, 256)
+    }?
+    .wait()?;
     let out = y_buf.read()?;
     assert!((0..N).all(|i| out[i] == A * x[i] + y[i]), "wrong saxpy");
     println!("saxpy of {N} elements on {} devices: ok", root.len());
