@@ -1,18 +1,106 @@
-//! # clgroups
+//! OpenCL work-groups and sub-groups, easy and fast, on every OpenCL device: from PoCL on a
+//! laptop CPU to NVIDIA data-centre GPUs.
 //!
-//! OpenCL work-groups and sub-groups, easy and fast, on every OpenCL device.
+//! clgroups is a layer over [`opencl3`] that adds what plain OpenCL lacks:
 //!
-//! * [`device`]: every platform and device, cached; `CLGROUPS_DEVICE` selects one; each device's
-//!   sub-group capabilities, as the driver reports them and as clgroups provides them.
-//! * [`program`]: OpenCL C built with the `cl/` sub-group layer on the include path and the
-//!   device's shuffle backend selected; required and named sub-group sizes.
-//! * [`kernel`]: kernels and their sub-group queries.
-//! * [`launch`]: typed launches over ND-ranges (exact, automatic or tuned local sizes) and plain
-//!   ranges (with range rounding).
-//! * [`plan`]: the pure decisions behind launches: local sizes, rounding, partitioning over
-//!   several devices, memory coloring.
-//! * [`scaling`]: one ND-range over several devices (partitioned launches, colored buffers).
-//! * [`algorithms`]: device-wide reduce and scan built on the sub-group layer.
+//! * **Sub-groups everywhere.** Device and kernel sub-group queries, and an OpenCL C sub-group
+//!   layer (`sg_shuffle`, `sg_reduce_add`, `sg_inclusive_scan_add`, ...) with one meaning on
+//!   every device: native `cl_khr_subgroups` or `cl_intel_subgroups` where the driver has them,
+//!   inline PTX on NVIDIA's OpenCL, and local-memory emulation anywhere else. It follows the
+//!   SYCL sub-group specification (`SYCL_INTEL_sub_group`), required and named sub-group sizes
+//!   included. See [`opencl_c`] for the OpenCL C side.
+//! * **Launches with a good local size.** [`LocalSize::Auto`] (the driver's choice),
+//!   [`LocalSize::Exact`] or [`LocalSize::Tuned`] (the largest work-group that divides the
+//!   range and suits the kernel), following `sycl_ext_oneapi_auto_local_range`.
+//! * **Range rounding.** A plain range of an awkward (e.g. prime) size runs over a rounded range
+//!   with the extra work-items masked off, as DPC++ does for `parallel_for`.
+//! * **Several devices as one.** [`RootDevice`] splits one ND-range over several devices
+//!   (Intel's implicit scaling), with [`ColoredBuffer`]s spread over them.
+//! * **Algorithms.** Device-wide reduce and scan ([`algorithms`]) at memory speed.
+//!
+//! Every check happens before anything is enqueued and fails with a typed [`Error`]; every
+//! decision (device, backend, sub-group size, local size, rounding, partition) is logged with
+//! `RUST_LOG=debug`.
+//!
+//! # Quick start
+//!
+//! Sum 1..=1024 on the default device with a kernel that reduces within each sub-group, then
+//! once more with the built-in algorithm:
+//!
+//! ```
+//! use clgroups::prelude::*;
+//!
+//! // The device `CLGROUPS_DEVICE` names, else the first GPU, accelerator or CPU.
+//! let queue = Queue::new(&default_device()?)?;
+//!
+//! // OpenCL C with the sub-group layer: each sub-group adds its values, and one work-item per
+//! // sub-group adds that to the total.
+//! let program = Program::from_source(&queue, r#"
+//!     #include <clgroups/subgroup.h>
+//!     kernel void sum(global const int *x, global int *total) {
+//!         int s = sg_reduce_add(x[get_global_id(0)]);
+//!         if (sg_get_local_id() == 0) atomic_add(total, s);
+//!     }
+//! "#)?;
+//! let sum = program.kernel("sum")?;
+//!
+//! let n = 1024;
+//! let x: Vec<i32> = (1..=n).collect();
+//! let xs = Buffer::from_slice(&queue, &x)?;
+//! let total = Buffer::from_slice(&queue, &[0i32])?;
+//! // SAFETY: work-item i reads xs[i] for i < 1024 = xs.len(), and only adds to total[0];
+//! // nothing else uses the buffers meanwhile.
+//! let event = unsafe {
+//!     sum.launch().arg(&xs).arg(&total).nd_range(Range::d1(n as usize), LocalSize::Tuned)?
+//! };
+//! event.wait()?;
+//! let got = total.read(&queue)?[0];
+//! println!("{}: sum of 1..={n} = {got} in {:?}", queue.device(), event.duration()?);
+//! assert_eq!(got, n * (n + 1) / 2);
+//!
+//! // The same without writing a kernel (safe: clgroups' own kernels stay in bounds).
+//! assert_eq!(reduce_sum(&queue, &xs)?, n * (n + 1) / 2);
+//! # Ok::<(), clgroups::Error>(())
+//! ```
+//!
+//! # How it fits together
+//!
+//! ```text
+//! Device ──▶ Queue (Context) ──▶ Program ──▶ Kernel ──▶ Launch ──▶ Event
+//!   │         Buffer<T>            │ builds your OpenCL C with the sub-group layer
+//!   └ sub-group capabilities       │ for the device's backend and sub-group sizes
+//! plan: the pure decisions behind launches (local size, rounding, partition, coloring)
+//! RootDevice: the same chain over several devices; algorithms: ready-made kernels
+//! ```
+//!
+//! [`devices()`] finds every device once per process; a [`Device`] knows its limits and
+//! sub-group capabilities. A [`Queue`] is an in-order profiling queue in a [`Context`];
+//! [`Buffer`]s belong to the context. A [`Program`] builds OpenCL C for the queue's device with
+//! `#include <clgroups/subgroup.h>` available; [`Kernel::launch`] checks the arguments and the
+//! range and enqueues. The [`plan`] module holds the decisions as pure functions, testable
+//! without a device.
+//!
+//! # Safety
+//!
+//! Launching your own kernel is `unsafe`: [`Launch::nd_range`](launch::Launch::nd_range),
+//! [`Launch::range`](launch::Launch::range) and the multi-device launch are `unsafe fn`, because
+//! clgroups cannot prove that a kernel stays inside its buffers, and on devices whose buffers
+//! live in host memory (PoCL, CPUs, integrated GPUs) an out-of-bounds write corrupts the
+//! process. The caller promises what each `# Safety` section lists (accesses in bounds for the
+//! launched range, no conflicting use of the buffers from other queues, the sub-group layer's
+//! rules); everything else is still checked before enqueueing. Everything else in the crate is
+//! safe, including the [`algorithms`], whose kernels are proven in bounds.
+//!
+//! # Modules
+//!
+//! * [`device`]: discovery, selection (`CLGROUPS_DEVICE`) and sub-group capabilities;
+//! * [`queue`]: [`Context`] and [`Queue`]; [`buffer`]: typed device buffers;
+//! * [`program`] and [`kernel`]: building OpenCL C, kernels and their sub-group queries;
+//! * [`launch`]: ND-range and plain-range launches, [`Event`]s; [`range`]: [`Range`];
+//! * [`plan`]: local size, rounding, partition and coloring decisions (pure functions);
+//! * [`scaling`]: one launch over several devices; [`algorithms`]: reduce and scan;
+//! * [`opencl_c`]: the OpenCL C sub-group layer, function by function, per backend;
+//! * [`prelude`]: the names a typical program uses, in one import.
 //!
 //! Dimension order is OpenCL's everywhere (dimension 0 = x, fastest-varying); see [`Range`].
 
@@ -23,6 +111,8 @@ pub mod error;
 mod ffi;
 pub mod kernel;
 pub mod launch;
+#[doc = include_str!("opencl_c.md")]
+pub mod opencl_c {}
 pub mod plan;
 pub mod program;
 pub mod queue;
