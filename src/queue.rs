@@ -8,6 +8,21 @@ use std::fmt;
 use std::sync::Arc;
 
 /// An OpenCL context over one or more devices of one platform. Cheap to clone; `Send + Sync`.
+///
+/// Buffers belong to a context; programs and launches to a [`Queue`] on one of its devices.
+/// [`Queue::new`] makes a context for one device; make one yourself to share buffers between
+/// the queues of several devices.
+///
+/// ```
+/// use clgroups::{Buffer, Context, Queue};
+/// let dev = clgroups::default_device()?;
+/// let context = Context::new(std::slice::from_ref(&dev))?;
+/// let (a, b) = (Queue::on(&context, &dev)?, Queue::on(&context, &dev)?);
+/// let x = Buffer::from_slice(&a, &[1u32, 2, 3])?; // written through queue `a`
+/// a.finish()?;
+/// assert_eq!(x.read(&b)?, [1, 2, 3]); // read through queue `b` of the same context
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Context {
     inner: Arc<ContextInner>,
@@ -19,7 +34,22 @@ struct ContextInner {
 }
 
 impl Context {
-    /// A context over `devices`, which must be non-empty and share one platform.
+    /// A context over `devices`, which must be non-empty and share one platform
+    /// ([`Error::InvalidInput`] otherwise, before any OpenCL call).
+    ///
+    /// ```
+    /// use clgroups::Context;
+    /// let dev = clgroups::default_device()?;
+    /// let platform: Vec<_> = clgroups::devices()?
+    ///     .iter()
+    ///     .filter(|d| d.platform_index() == dev.platform_index())
+    ///     .cloned()
+    ///     .collect();
+    /// let context = Context::new(&platform)?; // e.g. both devices of POCL_DEVICES="cpu cpu"
+    /// assert_eq!(context.devices(), &platform[..]);
+    /// assert!(Context::new(&[]).is_err());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn new(devices: &[Device]) -> Result<Self> {
         let first = devices
             .first()
@@ -45,6 +75,12 @@ impl Context {
     }
 
     /// The context's devices, in the order given.
+    ///
+    /// ```
+    /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
+    /// assert_eq!(queue.context().devices(), std::slice::from_ref(queue.device()));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn devices(&self) -> &[Device] {
         &self.inner.devices
     }
@@ -83,9 +119,17 @@ pub(crate) fn names(devices: &[Device]) -> String {
 /// An in-order command queue with profiling on one device of a [`Context`].
 /// Cheap to clone; `Send + Sync`.
 ///
-/// ```no_run
-/// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
-/// println!("{}", queue.device());
+/// Commands run in the order they were enqueued; transfers such as
+/// [`Buffer::read`](crate::Buffer::read) wait for the commands before them, and every launch
+/// returns an [`Event`](crate::Event) with its device time.
+///
+/// ```
+/// use clgroups::{Buffer, Queue};
+/// let queue = Queue::new(&clgroups::default_device()?)?;
+/// let mut x = Buffer::<f32>::new(queue.context(), 4)?;
+/// x.fill(&queue, 2.5)?;
+/// assert_eq!(x.read(&queue)?, [2.5; 4]);
+/// println!("{queue:?}");
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 #[derive(Clone)]
@@ -101,11 +145,34 @@ struct QueueInner {
 
 impl Queue {
     /// A new context with this one device, and a queue on it.
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// let queue = clgroups::Queue::new(&dev)?;
+    /// assert_eq!(queue.device(), &dev);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn new(device: &Device) -> Result<Self> {
         Queue::on(&Context::new(std::slice::from_ref(device))?, device)
     }
 
-    /// A queue on `device`, which must belong to `context`.
+    /// A queue on `device`, which must belong to `context` ([`Error::InvalidInput`]
+    /// otherwise). One queue per device of a shared context lets several devices work on the
+    /// same buffers.
+    ///
+    /// ```
+    /// use clgroups::{Context, Queue};
+    /// let dev = clgroups::default_device()?;
+    /// let platform: Vec<_> = clgroups::devices()?
+    ///     .iter()
+    ///     .filter(|d| d.platform_index() == dev.platform_index())
+    ///     .cloned()
+    ///     .collect();
+    /// let context = Context::new(&platform)?;
+    /// let queues = platform.iter().map(|d| Queue::on(&context, d)).collect::<Result<Vec<_>, _>>()?;
+    /// assert_eq!(queues.len(), context.devices().len());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn on(context: &Context, device: &Device) -> Result<Self> {
         if !context.devices().iter().any(|d| d.id() == device.id()) {
             return Err(Error::input(format!("{device} is not in this context")));
@@ -128,16 +195,41 @@ impl Queue {
     }
 
     /// The queue's device.
+    ///
+    /// ```
+    /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
+    /// let primary = queue.device().sub_groups().effective.primary_sub_group_size;
+    /// println!("{}: primary sub-group size {primary}", queue.device());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.inner.device
     }
 
-    /// The queue's context.
+    /// The queue's context, which new buffers are made in.
+    ///
+    /// ```
+    /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
+    /// let out = clgroups::Buffer::<i32>::new(queue.context(), 1024)?;
+    /// assert_eq!(out.len(), 1024);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn context(&self) -> &Context {
         &self.inner.context
     }
 
     /// Waits until every command enqueued so far has finished.
+    ///
+    /// ```
+    /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
+    /// let (a, mut b) = (
+    ///     clgroups::Buffer::from_slice(&queue, &[7u8; 64])?,
+    ///     clgroups::Buffer::<u8>::new(queue.context(), 64)?,
+    /// );
+    /// a.copy_to(&queue, &mut b)?; // enqueued, not waited for
+    /// queue.finish()?;            // now done
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn finish(&self) -> Result<()> {
         self.inner
             .raw
@@ -151,6 +243,16 @@ impl Queue {
 
     /// The underlying [`opencl3`] command queue (in order, profiling enabled), for OpenCL calls
     /// clgroups does not wrap. Commands enqueued through it are ordered with clgroups' own.
+    ///
+    /// ```
+    /// use opencl3::command_queue::CL_QUEUE_PROFILING_ENABLE;
+    /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
+    /// let raw = queue.as_opencl3();
+    /// assert_eq!(raw.device().expect("CL_QUEUE_DEVICE"), queue.device().id());
+    /// assert_ne!(raw.properties().expect("CL_QUEUE_PROPERTIES") & CL_QUEUE_PROFILING_ENABLE, 0);
+    /// raw.flush().expect("clFlush");
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn as_opencl3(&self) -> &CommandQueue {
         &self.inner.raw
     }

@@ -34,7 +34,18 @@ static DEVICES: Lazy<Result<Discovered>> = Lazy::new(discover);
 /// A device clgroups cannot use (e.g. one that cannot run a forced `CLGROUPS_SHUFFLE_BACKEND`)
 /// is left out; [`default_device`] and [`select_device`] report why.
 ///
-/// Errors with [`Error::NoRuntime`] when there is no OpenCL loader or no driver.
+/// Errors with [`Error::NoRuntime`] when there is no OpenCL loader or no driver, and with
+/// [`Error::NoDevices`] when drivers are present but none offers a usable device (the error
+/// names the environment variables that decide it, such as `POCL_DEVICES`).
+///
+/// ```
+/// let all = clgroups::devices()?;
+/// assert!(!all.is_empty());
+/// for dev in all {
+///     println!("{dev}: {:?}, {} backend", dev.kind(), dev.sub_groups().effective.shuffle_backend);
+/// }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn devices() -> Result<&'static [Device]> {
     discovered().map(|d| d.devices.as_slice())
 }
@@ -43,7 +54,16 @@ fn discovered() -> Result<&'static Discovered> {
     DEVICES.as_ref().map_err(Clone::clone)
 }
 
-/// The device `CLGROUPS_DEVICE` names, or else the first GPU, else accelerator, else CPU.
+/// The device `CLGROUPS_DEVICE` names (see [`Selector`]), or else the first GPU, else
+/// accelerator, else CPU. The usual start of a program.
+///
+/// ```
+/// // `CLGROUPS_DEVICE=gpu`, `=1:0` or `=pocl:cpu` choose; unset, the first GPU wins.
+/// let dev = clgroups::default_device()?;
+/// let queue = clgroups::Queue::new(&dev)?;
+/// println!("running on {}", queue.device());
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn default_device() -> Result<Device> {
     match std::env::var("CLGROUPS_DEVICE") {
         Ok(sel) if !sel.trim().is_empty() => select_device(&sel),
@@ -60,7 +80,19 @@ pub fn default_device() -> Result<Device> {
     }
 }
 
-/// The first device a selector (see [`Selector`]) matches; the error lists every device.
+/// The first device a selector (see [`Selector`]) matches; the error,
+/// [`Error::NoDevice`], lists every device.
+///
+/// ```
+/// use clgroups::device::select_device;
+/// let first = &clgroups::devices()?[0];
+/// let by_index = format!("{}:{}", first.platform_index(), first.device_index()); // often "0:0"
+/// assert_eq!(&select_device(&by_index)?, first);
+/// let err = select_device("no-such-device").unwrap_err();
+/// assert!(matches!(err, clgroups::Error::NoDevice { .. }));
+/// assert!(err.to_string().contains(&first.to_string()));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn select_device(selector: &str) -> Result<Device> {
     let all = devices()?;
     let sel: Selector = selector.parse()?;
@@ -97,7 +129,23 @@ pub fn select_device(selector: &str) -> Result<Device> {
 
 impl Device {
     /// Splits this device into `n` equal sub-devices (`clCreateSubDevices`,
-    /// `CL_DEVICE_PARTITION_EQUALLY`), e.g. a CPU into several "stacks".
+    /// `CL_DEVICE_PARTITION_EQUALLY`), e.g. a CPU into several "stacks". Errors when the device
+    /// has fewer than `n` compute units or cannot be partitioned (most GPUs).
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// match dev.split_equally(2) {
+    ///     Ok(halves) => {
+    ///         assert_eq!(halves.len(), 2);
+    ///         for half in &halves {
+    ///             println!("{half}"); // e.g. "0:1 Portable ... / cpu-... [sub-device 1]"
+    ///             clgroups::Queue::new(half)?;
+    ///         }
+    ///     }
+    ///     Err(e) => println!("{dev} cannot be split: {e}"),
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn split_equally(&self, n: usize) -> Result<Vec<Device>> {
         let units = self
             .raw()

@@ -1,10 +1,24 @@
 //! Devices: discovery (cached), selection through `CLGROUPS_DEVICE`, and capabilities.
 //!
-//! ```no_run
-//! let dev = clgroups::default_device()?;
-//! let caps = dev.sub_groups();
-//! println!("{dev}: backend {}, primary sub-group size {}",
-//!     caps.effective.shuffle_backend, caps.effective.primary_sub_group_size);
+//! [`devices`] lists every device of every platform, found once per process;
+//! [`default_device`] picks the one `CLGROUPS_DEVICE` names (see [`Selector`]), else the first
+//! GPU, accelerator or CPU. Each [`Device`] carries its [`DeviceLimits`] and its
+//! [`SubGroupCapabilities`]: what the driver reports ([`DriverSubGroups`]) and what clgroups
+//! provides on top ([`EffectiveSubGroups`]: the [`ShuffleBackend`] of the OpenCL C sub-group
+//! layer, its sub-group sizes and primary size).
+//!
+//! ```
+//! for dev in clgroups::devices()? {
+//!     let caps = dev.sub_groups();
+//!     println!(
+//!         "{dev}: {:?}, backend {}, sub-group sizes {:?} (primary {}), native sub-groups: {}",
+//!         dev.kind(),
+//!         caps.effective.shuffle_backend,
+//!         caps.effective.sub_group_sizes,
+//!         caps.effective.primary_sub_group_size,
+//!         caps.driver.native(),
+//!     );
+//! }
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
@@ -19,12 +33,22 @@ pub use caps::{
 pub use discover::{default_device, devices, select_device};
 pub use select::Selector;
 
-use crate::plan::local_size::DeviceKind;
+/// CPU, GPU, accelerator or other, as [`Device::kind`] reports it.
+pub use crate::plan::local_size::DeviceKind;
 use opencl3::types::cl_device_id;
 use std::fmt;
 use std::sync::Arc;
 
 /// Work-group limits and memory facts of a device.
+///
+/// ```
+/// let dev = clgroups::default_device()?;
+/// let l = dev.limits();
+/// println!("{dev}: work-groups up to {} ({:?} per dimension), {} KiB local memory",
+///     l.max_work_group_size, l.max_work_item_sizes, l.local_mem_size / 1024);
+/// assert!(l.max_work_group_size >= 1 && l.max_work_item_sizes.iter().all(|&s| s >= 1));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceLimits {
     /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
@@ -49,6 +73,20 @@ pub struct DeviceLimits {
 }
 
 /// One OpenCL device, with its platform and capabilities. Cheap to clone; `Send + Sync`.
+///
+/// Get one from [`devices`], [`default_device`] or [`select_device`]; make a
+/// [`Queue`](crate::Queue) on it to run work. It prints as `platform:device platform name /
+/// device name`, the indices that `CLGROUPS_DEVICE` accepts.
+///
+/// ```
+/// let dev = clgroups::default_device()?;
+/// let shown = dev.to_string();
+/// assert!(shown.starts_with(&format!("{}:{} ", dev.platform_index(), dev.device_index())));
+/// assert!(shown.ends_with(dev.name()));
+/// let queue = clgroups::Queue::new(&dev)?;
+/// assert_eq!(queue.device(), &dev);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Device {
     inner: Arc<DeviceInner>,
@@ -71,46 +109,132 @@ struct DeviceInner {
 
 impl Device {
     /// Index of the platform in discovery order.
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// // Every device of a context shares one platform.
+    /// let same_platform: Vec<_> = clgroups::devices()?
+    ///     .iter()
+    ///     .filter(|d| d.platform_index() == dev.platform_index())
+    ///     .cloned()
+    ///     .collect();
+    /// let context = clgroups::Context::new(&same_platform)?;
+    /// assert!(context.devices().contains(&dev));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn platform_index(&self) -> usize {
         self.inner.platform_index
     }
 
     /// Index of the device within its platform.
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// let selector = format!("{}:{}", dev.platform_index(), dev.device_index());
+    /// assert_eq!(clgroups::device::select_device(&selector)?, dev);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn device_index(&self) -> usize {
         self.inner.device_index
     }
 
     /// `CL_PLATFORM_NAME`.
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// println!("{} on {}", dev.name(), dev.platform_name());
+    /// assert!(!dev.platform_name().is_empty());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn platform_name(&self) -> &str {
         &self.inner.platform
     }
 
     /// `CL_DEVICE_NAME`.
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// // A substring of the name selects the device, as `CLGROUPS_DEVICE=:name` does.
+    /// let by_name = clgroups::device::select_device(&format!(":{}", dev.name()))?;
+    /// assert_eq!(by_name.name(), dev.name());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
-    /// The platform's name, vendor and version, as device selectors match them.
+    /// The platform's name, vendor and version, in lower case, as device selectors match
+    /// them (PoCL's platform is named "Portable Computing Language"; `pocl` matches its vendor).
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// assert!(dev.platform_words().contains(&dev.platform_name().to_lowercase()));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn platform_words(&self) -> &str {
         &self.inner.platform_words
     }
 
     /// CPU, GPU, accelerator or other.
+    ///
+    /// ```
+    /// use clgroups::device::DeviceKind;
+    /// let dev = clgroups::default_device()?;
+    /// let what = match dev.kind() {
+    ///     DeviceKind::Gpu => "a GPU",
+    ///     DeviceKind::Cpu => "a CPU",
+    ///     DeviceKind::Accelerator => "an accelerator",
+    ///     DeviceKind::Other => "another kind of device",
+    /// };
+    /// println!("{dev} is {what}");
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn kind(&self) -> DeviceKind {
         self.inner.kind
     }
 
     /// Work-group limits and memory facts.
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// let bytes = (1usize << 20) * std::mem::size_of::<f32>();
+    /// assert!(bytes as u64 <= dev.limits().global_mem_size, "{dev} is too small for this");
+    /// // `double` in kernels and in the algorithms needs cl_khr_fp64:
+    /// println!("{dev}: fp64 {}", dev.limits().fp64);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn limits(&self) -> &DeviceLimits {
         &self.inner.limits
     }
 
     /// Sub-group capabilities: the driver's answers and clgroups' effective view.
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// let caps = dev.sub_groups();
+    /// // What the OpenCL driver itself offers (nothing on PoCL 3.1 or NVIDIA's OpenCL) ...
+    /// println!("cl_khr_subgroups: {}", caps.driver.has("cl_khr_subgroups"));
+    /// // ... and what kernels get through `#include <clgroups/subgroup.h>`, on every device.
+    /// let eff = &caps.effective;
+    /// assert!(eff.sub_group_sizes.contains(&eff.primary_sub_group_size));
+    /// println!("{dev}: {} backend, primary size {}", eff.shuffle_backend, eff.primary_sub_group_size);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn sub_groups(&self) -> &SubGroupCapabilities {
         &self.inner.sub_groups
     }
 
-    /// The raw OpenCL device id (valid while this `Device` lives).
+    /// The raw OpenCL device id (valid while this `Device` lives), for OpenCL calls clgroups
+    /// does not wrap.
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// let raw = opencl3::device::Device::new(dev.id());
+    /// let units = raw.max_compute_units().expect("CL_DEVICE_MAX_COMPUTE_UNITS");
+    /// println!("{dev}: {units} compute units");
+    /// assert!(units >= 1);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn id(&self) -> cl_device_id {
         self.inner.raw.id()
     }
@@ -120,13 +244,38 @@ impl Device {
         &self.inner.raw
     }
 
-    /// Whether this is NVIDIA's own OpenCL platform (not PoCL's CUDA driver).
+    /// Whether this is NVIDIA's own OpenCL platform (not PoCL's CUDA driver). Its devices get
+    /// the `nvidia-ptx` backend.
+    ///
+    /// ```
+    /// use clgroups::device::ShuffleBackend;
+    /// let dev = clgroups::default_device()?;
+    /// if dev.is_nvidia_platform() {
+    ///     assert_eq!(dev.sub_groups().effective.primary_sub_group_size, 32);
+    /// }
+    /// // `nvidia-ptx` runs on NVIDIA's platform only.
+    /// assert_eq!(dev.with_backend(ShuffleBackend::NvidiaPtx).is_ok(), dev.is_nvidia_platform());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn is_nvidia_platform(&self) -> bool {
         is_nvidia_platform(&self.inner.platform)
     }
 
     /// The same device seen with another effective shuffle backend (e.g. to compare
-    /// `emulated` with `khr` on one device). Errors if the device cannot run `backend`.
+    /// `emulated` with `khr` on one device). Programs built on a queue of the returned device
+    /// use that backend. Errors with [`Error::Unsupported`](crate::Error::Unsupported) if the
+    /// device cannot run `backend`; `emulated` runs everywhere.
+    ///
+    /// ```
+    /// use clgroups::device::ShuffleBackend;
+    /// let dev = clgroups::default_device()?;
+    /// let emulated = dev.with_backend(ShuffleBackend::Emulated)?;
+    /// assert_eq!(emulated.sub_groups().effective.shuffle_backend, ShuffleBackend::Emulated);
+    /// assert_eq!(emulated.id(), dev.id()); // the same OpenCL device
+    /// let queue = clgroups::Queue::new(&emulated)?; // its programs use the emulated layer
+    /// assert_eq!(queue.device().sub_groups().effective.shuffle_backend, ShuffleBackend::Emulated);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn with_backend(&self, backend: ShuffleBackend) -> crate::Result<Device> {
         let driver = &self.inner.sub_groups.driver;
         if !backend_available(backend, driver, self.is_nvidia_platform()) {

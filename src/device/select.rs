@@ -13,8 +13,7 @@ use crate::plan::local_size::DeviceKind;
 ///   (`gpu`, `cpu`, `accelerator`).
 ///
 /// ```
-/// use clgroups::device::Selector;
-/// use clgroups::plan::local_size::DeviceKind;
+/// use clgroups::device::{DeviceKind, Selector};
 /// let s: Selector = "PoCL:cpu".parse().unwrap();
 /// assert!(s.matches(0, 0, "Portable Computing Language (pocl)", "cpu-haswell", DeviceKind::Cpu));
 /// let s: Selector = "1:0".parse().unwrap();
@@ -53,7 +52,22 @@ impl std::str::FromStr for Selector {
 }
 
 impl Selector {
-    /// Whether a device with these properties matches.
+    /// Whether a device with these properties matches (`platform` is matched as given, e.g.
+    /// [`Device::platform_words`](crate::Device::platform_words)).
+    ///
+    /// ```
+    /// use clgroups::device::{DeviceKind, Selector};
+    /// let gpu: Selector = "gpu".parse()?;
+    /// assert!(gpu.matches(1, 0, "NVIDIA CUDA", "NVIDIA H100 80GB HBM3", DeviceKind::Gpu));
+    /// assert!(!gpu.matches(0, 0, "Portable Computing Language", "cpu-haswell", DeviceKind::Cpu));
+    /// // The devices of this machine that `CLGROUPS_DEVICE=cpu` could choose:
+    /// let cpu: Selector = "cpu".parse()?;
+    /// let cpus = clgroups::devices()?.iter().filter(|d| {
+    ///     cpu.matches(d.platform_index(), d.device_index(), d.platform_words(), d.name(), d.kind())
+    /// });
+    /// println!("{} CPU device(s)", cpus.count());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn matches(
         &self,
         platform_index: usize,
