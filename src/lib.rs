@@ -16,13 +16,17 @@
 //!   with the extra work-items masked off, as DPC++ does for `parallel_for`.
 //! * **Several devices as one.** [`RootDevice`] splits one ND-range over several devices
 //!   (Intel's implicit scaling), with [`ColoredBuffer`]s spread over them.
-//! * **Algorithms.** Device-wide reduce and scan ([`algorithms`]) at memory speed.
+//! * **Algorithms.** Device-wide reduce and scan ([`algorithms`]), close to the memory's
+//!   bandwidth.
 //!
-//! Every check happens before anything is enqueued and fails with a typed [`Error`]; every
-//! decision (device, backend, sub-group size, local size, rounding, partition) is logged with
-//! `RUST_LOG=debug`.
+//! Bad input is a typed [`Error`] before anything is enqueued; every decision (device, backend,
+//! sub-group size, local size, rounding, partition) is logged with `RUST_LOG=debug`.
 //!
 //! # Quick start
+//!
+//! clgroups needs an OpenCL driver at run time (`libOpenCL.so.1` and an ICD: on Debian or
+//! Ubuntu, `apt install ocl-icd-libopencl1 pocl-opencl-icd` gives PoCL on the CPU); without
+//! one, calls return [`Error::NoRuntime`]. Nothing is needed at build time.
 //!
 //! Sum 1..=1024 on the default device with a kernel that reduces within each sub-group, then
 //! once more with the built-in algorithm:
@@ -83,13 +87,15 @@
 //! # Safety
 //!
 //! Launching your own kernel is `unsafe`: [`Launch::nd_range`](launch::Launch::nd_range),
-//! [`Launch::range`](launch::Launch::range) and the multi-device launch are `unsafe fn`, because
-//! clgroups cannot prove that a kernel stays inside its buffers, and on devices whose buffers
-//! live in host memory (PoCL, CPUs, integrated GPUs) an out-of-bounds write corrupts the
-//! process. The caller promises what each `# Safety` section lists (accesses in bounds for the
-//! launched range, no conflicting use of the buffers from other queues, the sub-group layer's
-//! rules); everything else is still checked before enqueueing. Everything else in the crate is
-//! safe, including the [`algorithms`], whose kernels are proven in bounds.
+//! [`Launch::range`](launch::Launch::range) and
+//! [`RootLaunch::nd_range`](scaling::RootLaunch::nd_range) are `unsafe fn`, because clgroups
+//! cannot prove that a kernel stays inside its buffers, and on devices whose buffers live in
+//! host memory (PoCL, CPUs, integrated GPUs) an out-of-bounds write corrupts the process. The
+//! caller promises what their `# Safety` sections list (accesses in bounds for the launched
+//! range, no conflicting use of the buffers from other queues, the sub-group layer's rules);
+//! what clgroups can check (ranges, argument count and types, contexts) it still checks before
+//! enqueueing. The rest of the crate is safe, the [`algorithms`] included: their kernels are
+//! proven in bounds.
 //!
 //! # Modules
 //!
