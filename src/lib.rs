@@ -103,7 +103,8 @@
 //! * [`queue`]: [`Context`] and [`Queue`]; [`buffer`]: typed device buffers;
 //! * [`program`] and [`kernel`]: building OpenCL C, kernels and their sub-group queries;
 //! * [`launch`]: ND-range and plain-range launches, [`Event`]s; [`range`]: [`Range`];
-//! * [`plan`]: local size, rounding, partition and coloring decisions (pure functions);
+//! * [`plan`]: local size, rounding, partition and coloring decisions, as pure functions
+//!   (public so that each decision can be inspected and tested without a device);
 //! * [`scaling`]: one launch over several devices; [`algorithms`]: reduce and scan;
 //! * [`opencl_c`]: the OpenCL C sub-group layer, function by function, per backend;
 //! * [`prelude`]: the names a typical program uses, in one import.
