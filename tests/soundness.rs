@@ -409,3 +409,73 @@ fn root_launches_refuse_overflows_in_both_placements() {
         },
     );
 }
+
+/// Resident set size of this process in KiB (Linux), or `None` elsewhere.
+fn rss_kib() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// One new queue (and context), program, launch and reduction.
+fn queue_program_launch() {
+    let q = Queue::new(&common::device()).unwrap();
+    let p = Program::from_source(&q, SRC).unwrap();
+    let out = Buffer::<i32>::new(q.context(), 64).unwrap();
+    let k = p.kernel("fill").unwrap();
+    // SAFETY: `fill` writes o[gid] for 64 ids; `out` has 64 elements.
+    unsafe { k.launch().arg(&out).arg(5).range(64) }
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(clgroups::algorithms::reduce_sum(&q, &out).unwrap(), 5 * 64);
+}
+
+/// Caches are tied to their context or bounded: memory stays flat over many short-lived
+/// queues, and over many launches on one queue.
+#[test]
+fn memory_stays_flat() {
+    in_child("memory_stays_flat", &[], || {
+        let Some(_) = rss_kib() else {
+            println!("not run: no /proc/self/status");
+            return;
+        };
+        let (warm, runs) = (20, 40);
+        for _ in 0..warm {
+            queue_program_launch();
+        }
+        let before = rss_kib().unwrap();
+        for _ in 0..runs {
+            queue_program_launch();
+        }
+        let grown = rss_kib().unwrap().saturating_sub(before);
+        println!("queue + program + launch: {grown} KiB over {runs} iterations");
+        // The unbounded caches grew ~1.1 MB per iteration.
+        assert!(grown < 200 * runs, "{grown} KiB over {runs} iterations");
+
+        let q = common::queue();
+        let p = Program::from_source(&q, SRC).unwrap();
+        let k = p.kernel("fill").unwrap();
+        let out = Buffer::<i32>::new(q.context(), 64).unwrap();
+        let launch = || {
+            // SAFETY: as above.
+            unsafe { k.launch().arg(&out).arg(5).nd_range(64, LocalSize::Auto) }.unwrap()
+        };
+        for _ in 0..1000 {
+            launch();
+        }
+        q.finish().unwrap();
+        let before = rss_kib().unwrap();
+        let n = 100_000;
+        for i in 0..n {
+            let ev = launch();
+            if i % 1000 == 999 {
+                ev.wait().unwrap();
+            }
+        }
+        q.finish().unwrap();
+        let grown = rss_kib().unwrap().saturating_sub(before);
+        println!("{n} launches on one queue: {grown} KiB");
+        assert!(grown < 8 * 1024, "{grown} KiB over {n} launches");
+    });
+}
