@@ -479,3 +479,21 @@ fn memory_stays_flat() {
         assert!(grown < 8 * 1024, "{grown} KiB over {n} launches");
     });
 }
+
+/// A build log names the user's line even when a roundable kernel (whose generated variants
+/// carry `#line` directives) precedes an `#include` of the layer.
+#[test]
+fn build_log_lines_survive_variants_before_an_include() {
+    let q = common::queue();
+    let src = "kernel void a(global int *o) {\n  o[get_global_id(0)] = 1;\n}\n\
+               #include <clgroups/subgroup.h>\nkernel void b(global int *o) {\n  int x = 1;\n  oops;\n}\n";
+    let e = Program::from_source(&q, src).err().expect("a build error");
+    let Error::Build { log, .. } = &e else {
+        panic!("want Build, got {e:?}")
+    };
+    let named: Vec<&str> = log.lines().filter(|l| l.contains("oops")).collect();
+    assert!(!named.is_empty(), "{log}");
+    for l in named {
+        assert!(l.contains("kernel.cl:7:"), "{l}\n{log}");
+    }
+}
