@@ -9,7 +9,7 @@ use opencl3::context::Context as ClContext;
 use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel as ClKernel;
-use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
+use opencl3::memory::{Buffer as ClBuffer, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
 use opencl3::types::{cl_event, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING};
 use std::ffi::c_void;
 use std::ptr;
@@ -23,11 +23,32 @@ pub fn create_queue(ctx: &ClContext, device: &Device, properties: u64) -> ClResu
     unsafe { CommandQueue::create_with_properties(ctx, device.id(), properties, 0) }
 }
 
-/// An uninitialised device buffer of `len` elements (`len` ≥ 1).
+/// An uninitialised device buffer of `len` elements (`len` ≥ 1, `len * size_of::<T>()`
+/// without overflow).
 pub fn create_buffer<T: Scalar>(ctx: &ClContext, len: usize) -> ClResult<ClBuffer<T>> {
     // SAFETY: no host pointer is passed, so OpenCL reads no host memory; the size is
     // `len * size_of::<T>()` bytes, computed by opencl3.
     unsafe { ClBuffer::create(ctx, CL_MEM_READ_WRITE, len, ptr::null_mut()) }
+}
+
+/// A device buffer of `len` elements (`len` ≥ 1, `len * size_of::<T>()` without overflow)
+/// whose every byte starts as `byte` (checked mode's canary).
+pub fn create_buffer_filled<T: Scalar>(
+    ctx: &ClContext,
+    len: usize,
+    byte: u8,
+) -> ClResult<ClBuffer<T>> {
+    let init = vec![byte; len * size_of::<T>()];
+    // SAFETY: with CL_MEM_COPY_HOST_PTR OpenCL copies `len * size_of::<T>()` bytes from the
+    // host pointer during the call, and `init` holds exactly that many; it is not used after.
+    unsafe {
+        ClBuffer::create(
+            ctx,
+            CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+            len,
+            init.as_ptr().cast_mut().cast::<c_void>(),
+        )
+    }
 }
 
 /// A sub-buffer of `parent` covering elements `[origin, origin + count)`.
@@ -85,6 +106,62 @@ pub fn copy<T: Scalar>(
 ) -> ClResult<Event> {
     // SAFETY: both buffers are live memory objects; OpenCL checks the sizes.
     unsafe { q.enqueue_copy_buffer(src, dst, 0, 0, bytes, &[]) }
+}
+
+/// Blocking read of `out.len()` bytes of memory object `mem` from byte `offset`.
+///
+/// # Safety
+///
+/// `mem` is a live buffer of at least `offset + out.len()` bytes.
+pub unsafe fn read_bytes(
+    q: &CommandQueue,
+    mem: cl_mem,
+    offset: usize,
+    out: &mut [u8],
+) -> ClResult<()> {
+    // SAFETY: blocking, so `out` is written before the call returns and not afterwards; the
+    // caller vouches for `mem` and the range; the event returned is released by `Event`.
+    let ev = unsafe {
+        cl3::command_queue::enqueue_read_buffer(
+            q.get(),
+            mem,
+            CL_BLOCKING,
+            offset,
+            out.len(),
+            out.as_mut_ptr().cast::<c_void>(),
+            0,
+            ptr::null(),
+        )
+    };
+    ev.map(Event::new).map(drop).map_err(ClError)
+}
+
+/// Blocking write of `data` into memory object `mem` at byte `offset`.
+///
+/// # Safety
+///
+/// `mem` is a live buffer of at least `offset + data.len()` bytes.
+pub unsafe fn write_bytes(
+    q: &CommandQueue,
+    mem: cl_mem,
+    offset: usize,
+    data: &[u8],
+) -> ClResult<()> {
+    // SAFETY: blocking, so `data` is not read after the call returns; the caller vouches for
+    // `mem` and the range; the event returned is released by `Event`.
+    let ev = unsafe {
+        cl3::command_queue::enqueue_write_buffer(
+            q.get(),
+            mem,
+            CL_BLOCKING,
+            offset,
+            data.len(),
+            data.as_ptr().cast::<c_void>(),
+            0,
+            ptr::null(),
+        )
+    };
+    ev.map(Event::new).map(drop).map_err(ClError)
 }
 
 /// Migrates memory objects to the queue's device.

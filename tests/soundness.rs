@@ -497,3 +497,76 @@ fn build_log_lines_survive_variants_before_an_include() {
         assert!(l.contains("kernel.cl:7:"), "{l}\n{log}");
     }
 }
+
+/// Checked mode reports a write past the end of a buffer as an error naming the kernel,
+/// the argument and the element, and the buffer stays usable.
+#[test]
+fn checked_mode_reports_out_of_bounds_writes() {
+    in_child(
+        "checked_mode_reports_out_of_bounds_writes",
+        &[("CLGROUPS_CHECKED", "1")],
+        || {
+            assert!(clgroups::launch::checked::enabled());
+            let q = common::queue();
+            let p = Program::from_source(&q, SRC).unwrap();
+            let fill = p.kernel("fill").unwrap();
+            let out = poisoned(&q, 100);
+            // SAFETY: 100 writes past the end, inside the checked-mode guard (64 KiB).
+            let r = unsafe { fill.launch().arg(&out).arg(1).range(200) };
+            match r {
+                Err(Error::OutOfBounds {
+                    kernel,
+                    argument: 0,
+                    index: 100,
+                    len: 100,
+                    ..
+                }) => assert_eq!(kernel, "fill"),
+                other => panic!("want OutOfBounds, got {:?}", other.map(|_| ())),
+            }
+            let mixed = p.kernel("mixed").unwrap();
+            let (f, i) = (
+                Buffer::<f32>::new(q.context(), 100).unwrap(),
+                Buffer::<i32>::from_slice(&q, &[2; 200]).unwrap(),
+            );
+            let l = LocalSize::Exact(Range::d1(64));
+            // SAFETY: `mixed` writes f[gid] for gid < 150 (50 in the guard of `f`).
+            let r = unsafe {
+                mixed
+                    .launch()
+                    .arg(&f)
+                    .arg(&i)
+                    .arg(150u32)
+                    .arg(1f32)
+                    .nd_range(192, l)
+            };
+            match r {
+                Err(
+                    e @ Error::OutOfBounds {
+                        argument: 0,
+                        index: 100,
+                        ..
+                    },
+                ) => println!("{e}"),
+                other => panic!("want OutOfBounds, got {:?}", other.map(|_| ())),
+            }
+            // In bounds now: no error, and the guard was restored.
+            // SAFETY: `mixed` writes f[gid] for gid < 100, the length of `f`.
+            let ev = unsafe {
+                mixed
+                    .launch()
+                    .arg(&f)
+                    .arg(&i)
+                    .arg(100u32)
+                    .arg(1f32)
+                    .nd_range(192, l)
+            };
+            ev.unwrap().wait().unwrap();
+            assert_eq!(f.read(&q).unwrap(), vec![3.0; 100]);
+            // SAFETY: `fill` writes o[gid] for 100 ids.
+            unsafe { fill.launch().arg(&out).arg(7).range(100) }.unwrap();
+            assert_eq!(out.read(&q).unwrap(), vec![7; 100]);
+            let x = Buffer::from_slice(&q, &(1..=1000).collect::<Vec<i32>>()).unwrap();
+            assert_eq!(clgroups::algorithms::reduce_sum(&q, &x).unwrap(), 500500);
+        },
+    );
+}
