@@ -26,8 +26,8 @@ pub fn create_queue(ctx: &ClContext, device: &Device, properties: u64) -> ClResu
 /// An uninitialised device buffer of `len` elements (`len` ≥ 1, `len * size_of::<T>()`
 /// without overflow).
 pub fn create_buffer<T: Scalar>(ctx: &ClContext, len: usize) -> ClResult<ClBuffer<T>> {
-    // SAFETY: no host pointer is passed, so OpenCL reads no host memory; the size is
-    // `len * size_of::<T>()` bytes, computed by opencl3.
+    // SAFETY: no host pointer is passed, so OpenCL reads no host memory; opencl3 computes the
+    // size as `len * size_of::<T>()` bytes, which the caller checked does not overflow.
     unsafe { ClBuffer::create(ctx, CL_MEM_READ_WRITE, len, ptr::null_mut()) }
 }
 
@@ -184,10 +184,11 @@ pub enum RawArg<'a> {
 pub fn set_arg(kernel: &ClKernel, index: u32, arg: &RawArg<'_>) -> ClResult<()> {
     match arg {
         // SAFETY: a `cl_mem` argument is passed by pointer to the handle, which lives across
-        // the call; OpenCL copies it.
+        // the call; OpenCL copies the handle (the launch borrows the buffer, so it is live).
         RawArg::Mem(mem) => unsafe { kernel.set_arg(index, mem) },
-        // SAFETY: the bytes are a plain scalar whose size the caller checked against the
-        // kernel's argument; OpenCL copies them.
+        // SAFETY: OpenCL reads `bytes.len()` bytes from the live slice during the call (it
+        // refuses a size that differs from the parameter's: CL_INVALID_ARG_SIZE) and copies
+        // them; nothing is read afterwards.
         RawArg::Bytes(bytes) => unsafe {
             opencl3::kernel::set_kernel_arg(
                 kernel.get(),
@@ -220,7 +221,9 @@ pub unsafe fn enqueue_kernel(
     debug_assert!(local.is_none_or(|l| l.len() == global.len()));
     // SAFETY: the caller set every argument and vouches for the kernel's accesses; the
     // offset/global/local arrays have `global.len()` elements and outlive the call (OpenCL
-    // copies them); OpenCL retains the argument memory objects until the command completes.
+    // copies them, and captures argument values at enqueue); a memory object released before
+    // the command finishes is deleted only after the commands using it have finished
+    // (clReleaseMemObject in the OpenCL 3.0 API spec), so dropping a buffer early is sound.
     unsafe {
         q.enqueue_nd_range_kernel(
             kernel.get(),
