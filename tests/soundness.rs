@@ -389,17 +389,16 @@ fn root_launches_refuse_overflows_in_both_placements() {
                     }
                 }
                 let huge = Range::d3(1 << 22, 1 << 22, 1 << 22);
-                // SAFETY: as above.
-                let r = unsafe {
-                    k.launch()
-                        .arg(&out)
-                        .arg(1)
-                        .nd_range(huge, Range::d3(1, 1, 1))
-                };
-                assert!(
-                    matches!(r, Err(Error::InvalidLaunch { .. })),
-                    "{placement}: 2^66"
-                );
+                let empty = (Range::d2(0, 64), Range::d2(1, 1));
+                for (global, local) in [(huge, Range::d3(1, 1, 1)), empty] {
+                    // SAFETY: as above.
+                    let r = unsafe { k.launch().arg(&out).arg(1).nd_range(global, local) };
+                    assert!(
+                        matches!(r, Err(Error::InvalidLaunch { .. })),
+                        "{placement} {global:?}: {:?}",
+                        r.map(|_| ())
+                    );
+                }
                 root.finish().unwrap();
                 assert!(
                     out.read().unwrap().iter().all(|&v| v == POISON),
