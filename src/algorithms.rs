@@ -12,7 +12,8 @@
 //! across sub-groups, a running carry across tiles).
 //!
 //! Work-group sizes and counts come from the device ([`plan`]); built kernels are cached per
-//! queue (each cache entry keeps its queue alive).
+//! queue, for the 16 most recently used (queue, type, operation) sets (each entry keeps its
+//! queue alive, so the cache is bounded).
 //!
 //! Accuracy: integer results are exact (wrapping on overflow, as in OpenCL C). Float and double
 //! sums are not summed in order; the error is bounded by `|s - S| <= (n - 1) ε Σ|x_i|`
@@ -41,7 +42,6 @@ use crate::program::Program;
 use crate::queue::Queue;
 use crate::range::Range;
 use once_cell::sync::Lazy;
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// The OpenCL C source of the reduce and scan kernels.
@@ -220,19 +220,36 @@ struct Kernels {
     inputs: PlanInputs,
 }
 
+/// Queue (alive while its entry is: the kernels hold it), type, operation.
 type CacheKey = (usize, &'static str, u8);
-static KERNELS: Lazy<Mutex<HashMap<CacheKey, Kernels>>> = Lazy::new(Default::default);
+
+/// The most recently used kernel sets, newest first. Bounded: an entry keeps its queue and
+/// context alive, so an unbounded cache would keep every queue ever used.
+static KERNELS: Lazy<Mutex<Vec<(CacheKey, Kernels)>>> = Lazy::new(Default::default);
+
+/// Kernel sets [`KERNELS`] keeps.
+const CACHED_KERNEL_SETS: usize = 16;
 
 fn kernels<T: Element>(queue: &Queue, op: ReduceOp) -> Result<Kernels> {
     let key = (queue.raw().get() as usize, T::CL_NAME, op.code());
-    if let Some(k) = KERNELS.lock().expect("kernel cache").get(&key) {
-        return Ok(k.clone());
+    // A poisoned lock only means a panic elsewhere while it was held; the list is intact.
+    let cache = || {
+        KERNELS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    {
+        let mut c = cache();
+        if let Some(i) = c.iter().position(|(k, _)| *k == key) {
+            let hit = c.remove(i);
+            c.insert(0, hit.clone());
+            return Ok(hit.1);
+        }
     }
     let built = build::<T>(queue, op)?;
-    KERNELS
-        .lock()
-        .expect("kernel cache")
-        .insert(key, built.clone());
+    let mut c = cache();
+    c.insert(0, (key, built.clone()));
+    c.truncate(CACHED_KERNEL_SETS);
     Ok(built)
 }
 

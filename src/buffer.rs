@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::launch::checked;
 use crate::queue::{Context, Queue};
 use opencl3::memory::{Buffer as ClBuffer, ClMem};
 use opencl3::types::cl_mem;
@@ -50,25 +51,42 @@ scalar! {
 pub struct Buffer<T: Scalar> {
     raw: ClBuffer<T>,
     len: usize,
+    /// Elements of the checked-mode guard region after `len` (0 outside checked mode).
+    guard: usize,
     context: Context,
 }
 
 impl<T: Scalar> Buffer<T> {
-    /// An uninitialised buffer of `len` (≥ 1) elements.
+    /// An uninitialised buffer of `len` (≥ 1) elements. In
+    /// [checked mode](crate::launch::checked) it has a guard region after its elements.
     pub fn new(context: &Context, len: usize) -> Result<Self> {
         if len == 0 {
             return Err(Error::input("a buffer needs at least one element"));
         }
-        let raw = ffi::create_buffer::<T>(context.raw(), len).map_err(|e| {
+        let guard = checked::guard_len(len, size_of::<T>());
+        let total = len
+            .checked_add(guard)
+            .filter(|n| n.checked_mul(size_of::<T>()).is_some())
+            .ok_or_else(|| Error::input(format!("a buffer of {len} x {} overflows", T::CL_NAME)))?;
+        let raw = match guard {
+            0 => ffi::create_buffer::<T>(context.raw(), total),
+            _ => ffi::create_buffer_filled::<T>(context.raw(), total, checked::CANARY),
+        }
+        .map_err(|e| {
             Error::cl(
                 "clCreateBuffer",
                 e.0,
-                format!("{len} x {} ({} bytes)", T::CL_NAME, len * size_of::<T>()),
+                format!(
+                    "{total} x {} ({} bytes)",
+                    T::CL_NAME,
+                    total * size_of::<T>()
+                ),
             )
         })?;
         Ok(Buffer {
             raw,
             len,
+            guard,
             context: context.clone(),
         })
     }
@@ -92,6 +110,7 @@ impl<T: Scalar> Buffer<T> {
         Ok(Buffer {
             raw,
             len,
+            guard: 0,
             context: self.context.clone(),
         })
     }
@@ -165,6 +184,11 @@ impl<T: Scalar> Buffer<T> {
         )
         .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, queue.device().to_string()))?;
         Ok(crate::launch::Event::new(ev, queue.device().clone(), None))
+    }
+
+    /// Elements of the checked-mode guard region after the buffer's own.
+    pub(crate) fn guard_len(&self) -> usize {
+        self.guard
     }
 
     /// The raw memory object (valid while `self` lives).

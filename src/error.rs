@@ -115,6 +115,21 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// Checked mode ([`crate::launch::checked`]): a launch wrote past the end of a buffer
+    /// argument (into its guard region, so nothing else was corrupted).
+    #[error("kernel `{kernel}` on {device} wrote element {index} of argument {argument}, a buffer of {len} elements (checked mode)")]
+    OutOfBounds {
+        /// The kernel.
+        kernel: String,
+        /// The device.
+        device: String,
+        /// The argument's index.
+        argument: usize,
+        /// The first element written past the end.
+        index: usize,
+        /// The buffer's length in elements.
+        len: usize,
+    },
     /// The program has no kernel of that name.
     #[error("no kernel `{kernel}` in the program; it defines: {available:?}")]
     NoSuchKernel {

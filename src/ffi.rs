@@ -9,7 +9,7 @@ use opencl3::context::Context as ClContext;
 use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel as ClKernel;
-use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
+use opencl3::memory::{Buffer as ClBuffer, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
 use opencl3::types::{cl_event, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING};
 use std::ffi::c_void;
 use std::ptr;
@@ -23,11 +23,32 @@ pub fn create_queue(ctx: &ClContext, device: &Device, properties: u64) -> ClResu
     unsafe { CommandQueue::create_with_properties(ctx, device.id(), properties, 0) }
 }
 
-/// An uninitialised device buffer of `len` elements (`len` ≥ 1).
+/// An uninitialised device buffer of `len` elements (`len` ≥ 1, `len * size_of::<T>()`
+/// without overflow).
 pub fn create_buffer<T: Scalar>(ctx: &ClContext, len: usize) -> ClResult<ClBuffer<T>> {
-    // SAFETY: no host pointer is passed, so OpenCL reads no host memory; the size is
-    // `len * size_of::<T>()` bytes, computed by opencl3.
+    // SAFETY: no host pointer is passed, so OpenCL reads no host memory; opencl3 computes the
+    // size as `len * size_of::<T>()` bytes, which the caller checked does not overflow.
     unsafe { ClBuffer::create(ctx, CL_MEM_READ_WRITE, len, ptr::null_mut()) }
+}
+
+/// A device buffer of `len` elements (`len` ≥ 1, `len * size_of::<T>()` without overflow)
+/// whose every byte starts as `byte` (checked mode's canary).
+pub fn create_buffer_filled<T: Scalar>(
+    ctx: &ClContext,
+    len: usize,
+    byte: u8,
+) -> ClResult<ClBuffer<T>> {
+    let init = vec![byte; len * size_of::<T>()];
+    // SAFETY: with CL_MEM_COPY_HOST_PTR OpenCL copies `len * size_of::<T>()` bytes from the
+    // host pointer during the call, and `init` holds exactly that many; it is not used after.
+    unsafe {
+        ClBuffer::create(
+            ctx,
+            CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+            len,
+            init.as_ptr().cast_mut().cast::<c_void>(),
+        )
+    }
 }
 
 /// A sub-buffer of `parent` covering elements `[origin, origin + count)`.
@@ -87,6 +108,62 @@ pub fn copy<T: Scalar>(
     unsafe { q.enqueue_copy_buffer(src, dst, 0, 0, bytes, &[]) }
 }
 
+/// Blocking read of `out.len()` bytes of memory object `mem` from byte `offset`.
+///
+/// # Safety
+///
+/// `mem` is a live buffer of at least `offset + out.len()` bytes.
+pub unsafe fn read_bytes(
+    q: &CommandQueue,
+    mem: cl_mem,
+    offset: usize,
+    out: &mut [u8],
+) -> ClResult<()> {
+    // SAFETY: blocking, so `out` is written before the call returns and not afterwards; the
+    // caller vouches for `mem` and the range; the event returned is released by `Event`.
+    let ev = unsafe {
+        cl3::command_queue::enqueue_read_buffer(
+            q.get(),
+            mem,
+            CL_BLOCKING,
+            offset,
+            out.len(),
+            out.as_mut_ptr().cast::<c_void>(),
+            0,
+            ptr::null(),
+        )
+    };
+    ev.map(Event::new).map(drop).map_err(ClError)
+}
+
+/// Blocking write of `data` into memory object `mem` at byte `offset`.
+///
+/// # Safety
+///
+/// `mem` is a live buffer of at least `offset + data.len()` bytes.
+pub unsafe fn write_bytes(
+    q: &CommandQueue,
+    mem: cl_mem,
+    offset: usize,
+    data: &[u8],
+) -> ClResult<()> {
+    // SAFETY: blocking, so `data` is not read after the call returns; the caller vouches for
+    // `mem` and the range; the event returned is released by `Event`.
+    let ev = unsafe {
+        cl3::command_queue::enqueue_write_buffer(
+            q.get(),
+            mem,
+            CL_BLOCKING,
+            offset,
+            data.len(),
+            data.as_ptr().cast::<c_void>(),
+            0,
+            ptr::null(),
+        )
+    };
+    ev.map(Event::new).map(drop).map_err(ClError)
+}
+
 /// Migrates memory objects to the queue's device.
 pub fn migrate(q: &CommandQueue, mems: &[cl_mem]) -> ClResult<Event> {
     // SAFETY: `mems` holds live memory objects for the duration of the call.
@@ -107,10 +184,11 @@ pub enum RawArg<'a> {
 pub fn set_arg(kernel: &ClKernel, index: u32, arg: &RawArg<'_>) -> ClResult<()> {
     match arg {
         // SAFETY: a `cl_mem` argument is passed by pointer to the handle, which lives across
-        // the call; OpenCL copies it.
+        // the call; OpenCL copies the handle (the launch borrows the buffer, so it is live).
         RawArg::Mem(mem) => unsafe { kernel.set_arg(index, mem) },
-        // SAFETY: the bytes are a plain scalar whose size the caller checked against the
-        // kernel's argument; OpenCL copies them.
+        // SAFETY: OpenCL reads `bytes.len()` bytes from the live slice during the call (it
+        // refuses a size that differs from the parameter's: CL_INVALID_ARG_SIZE) and copies
+        // them; nothing is read afterwards.
         RawArg::Bytes(bytes) => unsafe {
             opencl3::kernel::set_kernel_arg(
                 kernel.get(),
@@ -143,7 +221,9 @@ pub unsafe fn enqueue_kernel(
     debug_assert!(local.is_none_or(|l| l.len() == global.len()));
     // SAFETY: the caller set every argument and vouches for the kernel's accesses; the
     // offset/global/local arrays have `global.len()` elements and outlive the call (OpenCL
-    // copies them); OpenCL retains the argument memory objects until the command completes.
+    // copies them, and captures argument values at enqueue); a memory object released before
+    // the command finishes is deleted only after the commands using it have finished
+    // (clReleaseMemObject in the OpenCL 3.0 API spec), so dropping a buffer early is sound.
     unsafe {
         q.enqueue_nd_range_kernel(
             kernel.get(),

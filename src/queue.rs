@@ -4,8 +4,10 @@
 use crate::device::Device;
 use crate::error::{Error, Result};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::program::Program as ClProgram;
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// An OpenCL context over one or more devices of one platform. Cheap to clone; `Send + Sync`.
 ///
@@ -29,9 +31,15 @@ pub struct Context {
 }
 
 struct ContextInner {
+    /// Programs built in this context (see [`Context::programs`]); dropped with it, before
+    /// the context is released.
+    programs: Mutex<HashMap<ProgramKey, Arc<ClProgram>>>,
     raw: opencl3::context::Context,
     devices: Vec<Device>,
 }
+
+/// A build: device id, final source, options.
+pub(crate) type ProgramKey = (usize, String, String);
 
 impl Context {
     /// A context over `devices`, which must be non-empty and share one platform
@@ -68,6 +76,7 @@ impl Context {
         log::debug!("context over {}", names(devices));
         Ok(Context {
             inner: Arc::new(ContextInner {
+                programs: Mutex::default(),
                 raw,
                 devices: devices.to_vec(),
             }),
@@ -104,6 +113,19 @@ impl Context {
     /// Identity of the context (for caches).
     pub(crate) fn key(&self) -> usize {
         self.inner.raw.get() as usize
+    }
+
+    /// The program builds of this context, by device, source and options: a cache that
+    /// lives exactly as long as the context, so dropping the last handle of a context frees
+    /// its programs.
+    pub(crate) fn programs(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<ProgramKey, Arc<ClProgram>>> {
+        // A poisoned lock only means a panic elsewhere while it was held; the map is intact.
+        self.inner
+            .programs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

@@ -389,23 +389,183 @@ fn root_launches_refuse_overflows_in_both_placements() {
                     }
                 }
                 let huge = Range::d3(1 << 22, 1 << 22, 1 << 22);
-                // SAFETY: as above.
-                let r = unsafe {
-                    k.launch()
-                        .arg(&out)
-                        .arg(1)
-                        .nd_range(huge, Range::d3(1, 1, 1))
-                };
-                assert!(
-                    matches!(r, Err(Error::InvalidLaunch { .. })),
-                    "{placement}: 2^66"
-                );
+                let empty = (Range::d2(0, 64), Range::d2(1, 1));
+                for (global, local) in [(huge, Range::d3(1, 1, 1)), empty] {
+                    // SAFETY: as above.
+                    let r = unsafe { k.launch().arg(&out).arg(1).nd_range(global, local) };
+                    assert!(
+                        matches!(r, Err(Error::InvalidLaunch { .. })),
+                        "{placement} {global:?}: {:?}",
+                        r.map(|_| ())
+                    );
+                }
                 root.finish().unwrap();
                 assert!(
                     out.read().unwrap().iter().all(|&v| v == POISON),
                     "{placement}: ran"
                 );
             }
+        },
+    );
+}
+
+/// Resident set size of this process in KiB (Linux), or `None` elsewhere.
+fn rss_kib() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// One new queue (and context), program, launch and reduction.
+fn queue_program_launch() {
+    let q = Queue::new(&common::device()).unwrap();
+    let p = Program::from_source(&q, SRC).unwrap();
+    let out = Buffer::<i32>::new(q.context(), 64).unwrap();
+    let k = p.kernel("fill").unwrap();
+    // SAFETY: `fill` writes o[gid] for 64 ids; `out` has 64 elements.
+    unsafe { k.launch().arg(&out).arg(5).range(64) }
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(clgroups::algorithms::reduce_sum(&q, &out).unwrap(), 5 * 64);
+}
+
+/// Caches are tied to their context or bounded: memory stays flat over many short-lived
+/// queues, and over many launches on one queue.
+#[test]
+fn memory_stays_flat() {
+    in_child("memory_stays_flat", &[], || {
+        let Some(_) = rss_kib() else {
+            println!("not run: no /proc/self/status");
+            return;
+        };
+        let (warm, runs) = (20, 40);
+        for _ in 0..warm {
+            queue_program_launch();
+        }
+        let before = rss_kib().unwrap();
+        for _ in 0..runs {
+            queue_program_launch();
+        }
+        let grown = rss_kib().unwrap().saturating_sub(before);
+        println!("queue + program + launch: {grown} KiB over {runs} iterations");
+        // The unbounded caches grew ~1.1 MB per iteration.
+        assert!(grown < 200 * runs, "{grown} KiB over {runs} iterations");
+
+        let q = common::queue();
+        let p = Program::from_source(&q, SRC).unwrap();
+        let k = p.kernel("fill").unwrap();
+        let out = Buffer::<i32>::new(q.context(), 64).unwrap();
+        let launch = || {
+            // SAFETY: as above.
+            unsafe { k.launch().arg(&out).arg(5).nd_range(64, LocalSize::Auto) }.unwrap()
+        };
+        for _ in 0..1000 {
+            launch();
+        }
+        q.finish().unwrap();
+        let before = rss_kib().unwrap();
+        let n = 100_000;
+        for i in 0..n {
+            let ev = launch();
+            if i % 1000 == 999 {
+                ev.wait().unwrap();
+            }
+        }
+        q.finish().unwrap();
+        let grown = rss_kib().unwrap().saturating_sub(before);
+        println!("{n} launches on one queue: {grown} KiB");
+        assert!(grown < 8 * 1024, "{grown} KiB over {n} launches");
+    });
+}
+
+/// A build log names the user's line even when a roundable kernel (whose generated variants
+/// carry `#line` directives) precedes an `#include` of the layer.
+#[test]
+fn build_log_lines_survive_variants_before_an_include() {
+    let q = common::queue();
+    let src = "kernel void a(global int *o) {\n  o[get_global_id(0)] = 1;\n}\n\
+               #include <clgroups/subgroup.h>\nkernel void b(global int *o) {\n  int x = 1;\n  oops;\n}\n";
+    let e = Program::from_source(&q, src).err().expect("a build error");
+    let Error::Build { log, .. } = &e else {
+        panic!("want Build, got {e:?}")
+    };
+    let named: Vec<&str> = log.lines().filter(|l| l.contains("oops")).collect();
+    assert!(!named.is_empty(), "{log}");
+    for l in named {
+        assert!(l.contains("kernel.cl:7:"), "{l}\n{log}");
+    }
+}
+
+/// Checked mode reports a write past the end of a buffer as an error naming the kernel,
+/// the argument and the element, and the buffer stays usable.
+#[test]
+fn checked_mode_reports_out_of_bounds_writes() {
+    in_child(
+        "checked_mode_reports_out_of_bounds_writes",
+        &[("CLGROUPS_CHECKED", "1")],
+        || {
+            assert!(clgroups::launch::checked::enabled());
+            let q = common::queue();
+            let p = Program::from_source(&q, SRC).unwrap();
+            let fill = p.kernel("fill").unwrap();
+            let out = poisoned(&q, 100);
+            // SAFETY: 100 writes past the end, inside the checked-mode guard (64 KiB).
+            let r = unsafe { fill.launch().arg(&out).arg(1).range(200) };
+            match r {
+                Err(Error::OutOfBounds {
+                    kernel,
+                    argument: 0,
+                    index: 100,
+                    len: 100,
+                    ..
+                }) => assert_eq!(kernel, "fill"),
+                other => panic!("want OutOfBounds, got {:?}", other.map(|_| ())),
+            }
+            let mixed = p.kernel("mixed").unwrap();
+            let (f, i) = (
+                Buffer::<f32>::new(q.context(), 100).unwrap(),
+                Buffer::<i32>::from_slice(&q, &[2; 200]).unwrap(),
+            );
+            let l = LocalSize::Exact(Range::d1(64));
+            // SAFETY: `mixed` writes f[gid] for gid < 150 (50 in the guard of `f`).
+            let r = unsafe {
+                mixed
+                    .launch()
+                    .arg(&f)
+                    .arg(&i)
+                    .arg(150u32)
+                    .arg(1f32)
+                    .nd_range(192, l)
+            };
+            match r {
+                Err(
+                    e @ Error::OutOfBounds {
+                        argument: 0,
+                        index: 100,
+                        ..
+                    },
+                ) => println!("{e}"),
+                other => panic!("want OutOfBounds, got {:?}", other.map(|_| ())),
+            }
+            // In bounds now: no error, and the guard was restored.
+            // SAFETY: `mixed` writes f[gid] for gid < 100, the length of `f`.
+            let ev = unsafe {
+                mixed
+                    .launch()
+                    .arg(&f)
+                    .arg(&i)
+                    .arg(100u32)
+                    .arg(1f32)
+                    .nd_range(192, l)
+            };
+            ev.unwrap().wait().unwrap();
+            assert_eq!(f.read(&q).unwrap(), vec![3.0; 100]);
+            // SAFETY: `fill` writes o[gid] for 100 ids.
+            unsafe { fill.launch().arg(&out).arg(7).range(100) }.unwrap();
+            assert_eq!(out.read(&q).unwrap(), vec![7; 100]);
+            let x = Buffer::from_slice(&q, &(1..=1000).collect::<Vec<i32>>()).unwrap();
+            assert_eq!(clgroups::algorithms::reduce_sum(&q, &x).unwrap(), 500500);
         },
     );
 }

@@ -4,6 +4,7 @@ use crate::buffer::{Buffer, Scalar};
 use crate::error::{Error, Result};
 use crate::ffi::RawArg;
 use crate::kernel::{ArgInfo, ArgSpace};
+use crate::launch::checked::Guard;
 use opencl3::types::cl_mem;
 use std::marker::PhantomData;
 
@@ -42,13 +43,15 @@ impl<T: Scalar> Local<T> {
 /// cannot hand the driver an arbitrary pointer:
 ///
 /// ```compile_fail,E0451
-/// let forged = clgroups::launch::Mem { raw: std::ptr::null_mut(), context: 0 };
+/// let forged = clgroups::launch::Mem { raw: std::ptr::null_mut(), context: 0, guard: None };
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mem {
     raw: cl_mem,
     /// The buffer's context (launches refuse buffers of another context).
     context: usize,
+    /// The buffer's guard region in checked mode.
+    guard: Option<Guard>,
 }
 
 impl Mem {
@@ -56,12 +59,27 @@ impl Mem {
         Mem {
             raw: buffer.as_raw(),
             context: buffer.context().key(),
+            guard: (buffer.guard_len() > 0).then(|| Guard {
+                len: buffer.len(),
+                guard: buffer.guard_len(),
+                elem: size_of::<T>(),
+            }),
         }
     }
 
     /// Identity of the buffer's context.
     pub(crate) fn context(&self) -> usize {
         self.context
+    }
+
+    /// The memory object.
+    pub(crate) fn raw(&self) -> cl_mem {
+        self.raw
+    }
+
+    /// The guard region, in checked mode.
+    pub(crate) fn guard(&self) -> Option<Guard> {
+        self.guard
     }
 }
 
@@ -238,6 +256,7 @@ mod tests {
             mem: Mem {
                 raw: std::ptr::null_mut(),
                 context: 0,
+                guard: None,
             },
             elem,
         }

@@ -56,6 +56,7 @@
 
 mod args;
 pub mod bounds;
+pub mod checked;
 
 pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
 
@@ -226,7 +227,8 @@ impl<'a> Launch<'a> {
         let offset = self.offset.unwrap_or(zero(global));
         // SAFETY: the caller upholds this function's contract for `global` at `offset`, which
         // is exactly what is enqueued.
-        unsafe { self.enqueue(Variant::Original, &self.args, global, local, offset) }
+        let ev = unsafe { self.enqueue(Variant::Original, &self.args, global, local, offset)? };
+        self.verified(ev, &self.args)
     }
 
     /// Enqueues over a plain range (no work-groups promised to the kernel): rounded up and
@@ -277,11 +279,22 @@ impl<'a> Launch<'a> {
                 unsafe { self.enqueue(piece.variant, &args, piece.global, plan.local, offset)? };
             events.extend(ev.raw);
         }
-        Ok(Event {
+        let ev = Event {
             raw: events,
             device: self.queue.device().clone(),
             kernel: Some(self.kernel.clone()),
-        })
+        };
+        self.verified(ev, &args)
+    }
+
+    /// `ev`, after verifying the guards of the buffer arguments in
+    /// [checked mode](checked) (which waits for it first).
+    fn verified(&self, ev: Event, args: &[Arg]) -> Result<Event> {
+        if checked::enabled() {
+            ev.wait()?;
+            checked::verify(&self.queue, self.kernel.name(), args)?;
+        }
+        Ok(ev)
     }
 
     /// The local range an ND-range launch uses (`None`: NULL), validated.

@@ -57,7 +57,7 @@ fn origins(source: &str) -> Vec<(String, usize)> {
 }
 
 /// `#line N` or `#line N "file"`.
-fn line_directive(text: &str) -> Option<(usize, Option<String>)> {
+pub(crate) fn line_directive(text: &str) -> Option<(usize, Option<String>)> {
     let rest = text.trim_start().strip_prefix('#')?.trim_start();
     let rest = rest.strip_prefix("line")?.trim();
     let (num, name) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));

@@ -21,13 +21,22 @@ pub fn inline_includes(src: &str, file_name: &str) -> Result<String> {
 
 fn inline(src: &str, file_name: &str, stack: &mut Vec<String>) -> Result<String> {
     let mut out = String::with_capacity(src.len());
-    for (i, line) in src.lines().enumerate() {
+    // The file and line the compiler assigns to each line, through the `#line` directives
+    // already in `src` (generated variants carry some): the directive after an inlined header
+    // must restore those, not the line's index in `src`.
+    let (mut file, mut next) = (file_name.to_string(), 1);
+    for line in src.lines() {
+        let here = next;
+        next += 1;
+        if let Some((n, name)) = crate::program::build_log::line_directive(line) {
+            next = n;
+            file = name.unwrap_or(file);
+        }
         match include_target(line) {
             Some(name) if name.starts_with("clgroups/") => {
                 let text = header(name).ok_or_else(|| {
                     Error::input(format!(
-                        "{file_name}:{}: no clgroups header {name:?} (known: {:?})",
-                        i + 1,
+                        "{file}:{here}: no clgroups header {name:?} (known: {:?})",
                         HEADERS.iter().map(|(n, _)| *n).collect::<Vec<_>>()
                     ))
                 })?;
@@ -39,7 +48,7 @@ fn inline(src: &str, file_name: &str, stack: &mut Vec<String>) -> Result<String>
                 stack.push(name.to_string());
                 out.push_str(&format!("#line 1 \"{name}\"\n"));
                 out.push_str(&inline(text, name, stack)?);
-                out.push_str(&format!("\n#line {} \"{file_name}\"\n", i + 2));
+                out.push_str(&format!("\n#line {} \"{file}\"\n", here + 1));
                 stack.pop();
             }
             _ => {
@@ -85,6 +94,15 @@ mod tests {
         assert!(out.starts_with("int a;\n#line 1 \"clgroups/subgroup.h\"\n"));
         assert!(out.contains("\n#line 3 \"k.cl\"\nint b;\n"));
         assert!(out.contains("CLGROUPS_SUB_GROUP"));
+    }
+
+    #[test]
+    fn restores_the_line_numbering_of_earlier_directives() {
+        // A generated variant (its own `#line`s) before the include: line 4 of `src` is
+        // logical line 2, so the text after the header continues at 3, not 5.
+        let src = "int a;\n#line 1\nint a2;\n#line 2\n#include <clgroups/subgroup.h>\nint b;\n";
+        let out = inline_includes(src, "k.cl").unwrap();
+        assert!(out.contains("\n#line 3 \"k.cl\"\nint b;\n"), "{out}");
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //!    from copies of `cl/` embedded in the library, and `#line` directives so that the
 //!    compiler's log names the user's file and lines.
 //!
-//! Builds are cached per (context, device, final source, options).
+//! Builds are cached per (context, device, final source, options), in the context: they are
+//! freed with it.
 //!
 //! ```no_run
 //! use clgroups::{Program, Queue};
@@ -40,11 +41,10 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::queue::Queue;
-use once_cell::sync::Lazy;
 use opencl3::program::Program as ClProgram;
 use source::KernelDecl;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// How a kernel's sub-group size resolved on a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,9 +119,6 @@ struct ProgramInner {
     /// The size of kernels that ask for none.
     default_size: SubGroupSize,
 }
-
-type CacheKey = (usize, usize, String, String);
-static CACHE: Lazy<Mutex<HashMap<CacheKey, Arc<ClProgram>>>> = Lazy::new(Default::default);
 
 impl Program {
     /// A builder for `source`.
@@ -446,13 +443,8 @@ fn prelude(device: &Device, size: usize) -> String {
 fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgram>> {
     let device = queue.device();
     let options = format!("{options} -cl-kernel-arg-info").trim().to_string();
-    let key = (
-        queue.context().key(),
-        device.id() as usize,
-        text.to_string(),
-        options.clone(),
-    );
-    if let Some(p) = CACHE.lock().expect("program cache").get(&key) {
+    let key = (device.id() as usize, text.to_string(), options.clone());
+    if let Some(p) = queue.context().programs().get(&key) {
         log::debug!("program cache hit on {device}");
         return Ok(Arc::clone(p));
     }
@@ -489,10 +481,7 @@ fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgra
         });
     }
     let program = Arc::new(program);
-    CACHE
-        .lock()
-        .expect("program cache")
-        .insert(key, Arc::clone(&program));
+    queue.context().programs().insert(key, Arc::clone(&program));
     Ok(program)
 }
 
