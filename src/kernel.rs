@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
-use crate::program::{Program, ResolvedSize, SubGroupSize};
+use crate::program::{KernelPlan, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use opencl3::kernel::{
     Kernel as ClKernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
@@ -58,6 +58,8 @@ struct KernelInner {
     requested: SubGroupSize,
     args: Vec<ArgInfo>,
     limits: Limits,
+    /// `CL_KERNEL_COMPILE_WORK_GROUP_SIZE` when the kernel has `reqd_work_group_size`.
+    required: Option<Range>,
     uses_sub_groups: bool,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
@@ -68,11 +70,10 @@ impl Kernel {
         program: Program,
         build: &ClProgram,
         name: &str,
-        size: ResolvedSize,
+        plan: &KernelPlan,
         rounded: std::result::Result<Arc<ClProgram>, String>,
-        uses_sub_groups: bool,
-        hidden_scratch: bool,
     ) -> Result<Kernel> {
+        let (size, hidden_scratch) = (plan.size, plan.scratch);
         let dev = program.device().clone();
         let err = |call: &'static str| {
             let ctx = format!("kernel `{name}` on {dev}");
@@ -100,10 +101,11 @@ impl Kernel {
             .get_work_group_size_multiple(dev.id())
             .unwrap_or(1)
             .max(1);
-        let decl = program.decl(name);
-        let requested = decl
-            .and_then(|d| d.sub_group_size)
-            .unwrap_or(program.default_sub_group_size());
+        let required = raw
+            .get_compile_work_group_size(dev.id())
+            .ok()
+            .filter(|r| r.iter().any(|&n| n > 0))
+            .and_then(|r| Range::new(trim_ones(&r[..r.len().min(3)])).ok());
         let limits = Limits {
             kind: dev.kind(),
             max_work_group_size: wg.min(dev.limits().max_work_group_size),
@@ -111,7 +113,10 @@ impl Kernel {
             preferred_multiple: multiple,
             non_uniform: false,
         };
-        log::debug!("kernel `{name}` on {dev}: {n} args, {limits:?}, sub-group size {size:?}");
+        log::debug!(
+            "kernel `{name}` on {dev}: {n} args, {limits:?}, required work-group {required:?}, \
+             sub-group size {size:?}"
+        );
         Ok(Kernel {
             inner: Arc::new(KernelInner {
                 name: name.to_string(),
@@ -119,10 +124,11 @@ impl Kernel {
                 raw: Mutex::new(raw),
                 rounded,
                 size,
-                requested,
+                requested: plan.requested,
                 args,
                 limits,
-                uses_sub_groups,
+                required,
+                uses_sub_groups: plan.uses_layer,
                 hidden_scratch,
             }),
         })
@@ -152,6 +158,12 @@ impl Kernel {
     /// How the kernel's sub-group size resolved on its device.
     pub fn resolved_sub_group_size(&self) -> ResolvedSize {
         self.inner.size
+    }
+
+    /// The work-group size the kernel requires (`reqd_work_group_size`, as the driver reports
+    /// it in `CL_KERNEL_COMPILE_WORK_GROUP_SIZE`), OpenCL order, trailing 1s trimmed.
+    pub fn required_work_group_size(&self) -> Option<Range> {
+        self.inner.required
     }
 
     /// Whether a range-rounded variant exists, or why not.

@@ -29,6 +29,7 @@
 
 pub mod build_log;
 mod headers;
+pub mod layer;
 pub mod partitioned;
 pub mod rounded;
 pub mod source;
@@ -105,19 +106,185 @@ pub struct Program {
 
 struct ProgramInner {
     queue: Queue,
+    /// The scanner's declarations (possibly fewer than the driver's kernels).
     kernels: Vec<KernelDecl>,
-    /// Resolved sub-group size per kernel name.
-    sizes: BTreeMap<String, ResolvedSize>,
-    /// One build per distinct runnable size.
+    /// The kernel names, from the driver.
+    names: Vec<String>,
+    /// What the build decided per scanned kernel.
+    plans: BTreeMap<String, KernelPlan>,
+    /// One build per distinct pinned size (kernels that are not pinned use the first).
     builds: BTreeMap<usize, Arc<ClProgram>>,
     rounding: RoundingConfig,
-    /// Rounded variants exist in the builds for these kernels; others say why not.
-    roundable: BTreeMap<String, std::result::Result<(), String>>,
-    /// Kernels whose body calls the sub-group layer (on `emulated` they take the hidden
-    /// trailing `__local ulong *clg_sg_scratch` parameter).
-    layer: BTreeSet<String>,
     /// The size of kernels that ask for none.
     default_size: SubGroupSize,
+}
+
+/// What a build decided for one kernel.
+#[derive(Clone, Debug)]
+pub(crate) struct KernelPlan {
+    /// The resolved sub-group size.
+    pub(crate) size: ResolvedSize,
+    /// The size asked for (an attribute, the program default for layer kernels, or automatic).
+    pub(crate) requested: SubGroupSize,
+    /// Whether clgroups pins the size with `intel_reqd_sub_group_size` (layer kernels without
+    /// an attribute of their own, on `khr`/`intel`).
+    pub(crate) pinned: bool,
+    /// Whether the kernel uses the sub-group layer (directly or through helpers).
+    pub(crate) uses_layer: bool,
+    /// Whether it takes the emulated scratch as a hidden trailing parameter.
+    pub(crate) scratch: bool,
+    /// Rounded variants exist in the build, or why not.
+    pub(crate) rounded: std::result::Result<(), String>,
+}
+
+impl KernelPlan {
+    fn new(
+        k: &KernelDecl,
+        b: &ProgramBuilder,
+        device: &Device,
+        rounding: &RoundingConfig,
+        uses_layer: bool,
+    ) -> KernelPlan {
+        let backend = device.sub_groups().effective.shuffle_backend;
+        let requested = match (k.sub_group_size, uses_layer) {
+            (Some(s), _) => s,
+            (None, true) => b.default_size,
+            (None, false) => SubGroupSize::Automatic,
+        };
+        let size = if k.own_sub_group_attr && k.sub_group_size.is_none() {
+            ResolvedSize::Size(0)
+        } else {
+            resolve(requested, device)
+        };
+        let pinned = uses_layer
+            && !k.own_sub_group_attr
+            && matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel)
+            && matches!(size, ResolvedSize::Size(n) if n > 0);
+        let scratch = uses_layer && backend == ShuffleBackend::Emulated;
+        let rounded = if let Some(why) = &k.rewrite_obstacle {
+            Err(format!("kernel `{}` is not rewritten: {why}", k.name))
+        } else if scratch {
+            Err("it takes the emulated sub-group scratch".to_string())
+        } else if rounding.mode == RoundingMode::Disable {
+            Err("range rounding is disabled".to_string())
+        } else {
+            match rounded::rounding_obstacle(&b.source, k) {
+                Some(why) => Err(why),
+                None => Ok(()),
+            }
+        };
+        log::debug!(
+            "kernel `{}`: sub-group size {requested:?} -> {size:?} on {device} (pinned: {pinned}, \
+             layer: {uses_layer}), rounded variants: {rounded:?}",
+            k.name
+        );
+        KernelPlan {
+            size,
+            requested,
+            pinned,
+            uses_layer,
+            scratch,
+            rounded,
+        }
+    }
+
+    /// A kernel the scanner did not find: nothing rewritten, the driver's sub-group size.
+    fn unscanned(device: &Device) -> KernelPlan {
+        KernelPlan {
+            size: resolve(SubGroupSize::Automatic, device),
+            requested: SubGroupSize::Automatic,
+            pinned: false,
+            uses_layer: false,
+            scratch: false,
+            rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
+        }
+    }
+}
+
+/// Marks kernels defined more than once (in `#if` branches) as not rewritable: their variants
+/// would be written once per definition.
+fn mark_duplicates(kernels: &mut [KernelDecl]) {
+    let mut seen = BTreeMap::new();
+    for k in kernels.iter() {
+        *seen.entry(k.name.clone()).or_insert(0usize) += 1;
+    }
+    for k in kernels.iter_mut().filter(|k| seen[&k.name] > 1) {
+        k.rewrite_obstacle
+            .get_or_insert_with(|| "it is defined more than once (under #if branches?)".into());
+    }
+}
+
+/// The kernel names the driver reports (`CL_PROGRAM_KERNEL_NAMES`, else the function names of
+/// `clCreateKernelsInProgram`; NVIDIA refuses the first in multi-device contexts until every
+/// device has a build), without clgroups' generated variants.
+fn driver_kernel_names(
+    program: &ClProgram,
+    device: &Device,
+) -> std::result::Result<Vec<String>, String> {
+    let listed = match program.get_kernel_names() {
+        Ok(names) => names.split(';').map(|n| n.trim().to_string()).collect(),
+        Err(e) => {
+            log::debug!(
+                "CL_PROGRAM_KERNEL_NAMES on {device}: {e}; trying clCreateKernelsInProgram"
+            );
+            let raw = cl3::kernel::create_kernels_in_program(program.get()).map_err(|e| {
+                format!(
+                    "clCreateKernelsInProgram: {}",
+                    opencl3::error_codes::ClError(e)
+                )
+            })?;
+            raw.into_iter()
+                .map(|k| opencl3::kernel::Kernel::new(k).function_name())
+                .collect::<std::result::Result<Vec<String>, _>>()
+                .map_err(|e| format!("CL_KERNEL_FUNCTION_NAME: {e}"))?
+        }
+    };
+    let mut names: Vec<String> = listed
+        .into_iter()
+        .map(|n| n.trim_end_matches('\0').to_string())
+        .filter(|n| !n.is_empty() && !n.contains("__clg_"))
+        .collect();
+    names.dedup();
+    Ok(names)
+}
+
+/// Builds the program for one pinned size: with every rewrite; if that fails, without the
+/// generated variants (rounding then falls back at launch); if that fails too, without any
+/// rewrite at all. The error reported is the one of the build with the rewrites the kernels
+/// need (scratch threading, pinned sizes), whose log points at the user's lines.
+fn build_with_fallbacks(
+    queue: &Queue,
+    b: &ProgramBuilder,
+    kernels: &[KernelDecl],
+    plans: &mut BTreeMap<String, KernelPlan>,
+    size: usize,
+) -> Result<Arc<ClProgram>> {
+    let attempt = |plans: &BTreeMap<String, KernelPlan>, round: bool, rewrite: bool| {
+        let text = compose(b, queue.device(), kernels, plans, round, rewrite, size)?;
+        build_cached(queue, &text, &b.options)
+    };
+    let mut needed = attempt(plans, true, true);
+    if let Err(e) = &needed {
+        if plans.values().any(|p| p.rounded.is_ok()) {
+            log::debug!("build with generated variants failed ({e}); building without them");
+            let why = format!("its generated variants did not build: {e}");
+            for p in plans.values_mut().filter(|p| p.rounded.is_ok()) {
+                p.rounded = Err(why.clone());
+            }
+            needed = attempt(plans, false, true);
+        }
+    }
+    let Err(e) = needed else { return needed };
+    log::debug!("build with clgroups' rewrites failed ({e}); building the source as written");
+    let bare = attempt(plans, false, false);
+    if bare.is_ok() {
+        for p in plans.values_mut() {
+            p.pinned = false;
+            p.scratch = false;
+            p.rounded = Err("the program builds only without clgroups' rewrites".into());
+        }
+    }
+    bare.map_err(|_| e)
 }
 
 type CacheKey = (usize, usize, String, String);
@@ -152,75 +319,53 @@ impl Program {
 
     fn build(b: ProgramBuilder, queue: &Queue) -> Result<Program> {
         let device = queue.device();
-        let kernels = source::scan_kernels(&b.source)?;
+        let (mut kernels, unscanned) = source::scan_for_build(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        let sizes: BTreeMap<String, ResolvedSize> = kernels
+        let layer: BTreeSet<String> = match source::Scanned::new(&b.source) {
+            Ok(s) => layer::layer_users(&s),
+            Err(_) => BTreeSet::new(),
+        };
+        mark_duplicates(&mut kernels);
+        let plans: BTreeMap<String, KernelPlan> = kernels
             .iter()
             .map(|k| {
-                let want = k.sub_group_size.unwrap_or(b.default_size);
-                let got = resolve(want, device);
-                log::debug!(
-                    "kernel `{}`: sub-group size {want:?} -> {got:?} on {device}",
-                    k.name
-                );
-                (k.name.clone(), got)
+                let plan = KernelPlan::new(k, &b, device, &rounding, layer.contains(&k.name));
+                (k.name.clone(), plan)
             })
             .collect();
-        let obstacles: BTreeMap<String, Option<String>> = kernels
-            .iter()
-            .map(|k| (k.name.clone(), rounded::rounding_obstacle(&b.source, k)))
-            .collect();
-        let layer: BTreeSet<String> = kernels
-            .iter()
-            .filter(|k| uses_layer(&b.source[k.body.clone()]))
-            .map(|k| k.name.clone())
-            .collect();
-        let scratch = scratch_kernels(device, &layer);
-        let roundable: BTreeMap<String, std::result::Result<(), String>> = kernels
-            .iter()
-            .map(|k| {
-                let verdict = match obstacles[&k.name].clone() {
-                    None if scratch.contains(&k.name) => {
-                        Err("it takes the emulated sub-group scratch".to_string())
-                    }
-                    None if rounding.mode != RoundingMode::Disable => Ok(()),
-                    None => Err("range rounding is disabled".to_string()),
-                    Some(why) => Err(why),
-                };
-                (k.name.clone(), verdict)
-            })
-            .collect();
-        let to_round: Vec<String> = kernels
-            .iter()
-            .filter(|k| roundable[&k.name].is_ok())
-            .map(|k| k.name.clone())
-            .collect();
-        let mut wanted: Vec<usize> = sizes
+        let mut wanted: Vec<usize> = plans
             .values()
-            .filter_map(|s| match s {
-                ResolvedSize::Size(n) => Some(*n),
+            .filter(|p| p.pinned)
+            .filter_map(|p| match p.size {
+                ResolvedSize::Size(n) => Some(n),
                 ResolvedSize::Unsupported(_) => None,
             })
             .collect();
-        if wanted.is_empty() {
-            wanted.push(resolve(SubGroupSize::Automatic, device).size_or(0));
-        }
+        wanted.push(resolve(b.default_size, device).size_or(0));
         wanted.sort_unstable();
         wanted.dedup();
         let mut builds = BTreeMap::new();
+        let mut plans = plans;
         for size in wanted {
-            let text = compose(&b, device, &kernels, &sizes, &scratch, &to_round, size)?;
-            builds.insert(size, build_cached(queue, &text, &b.options)?);
+            let program = build_with_fallbacks(queue, &b, &kernels, &mut plans, size)?;
+            builds.insert(size, program);
+        }
+        let first = builds.values().next().expect("one build");
+        let names = driver_kernel_names(first, device).unwrap_or_else(|why| {
+            log::debug!("kernel names from the scanner: the driver gave none ({why})");
+            kernels.iter().map(|k| k.name.clone()).collect()
+        });
+        if let Some(why) = &unscanned {
+            log::debug!("kernels {names:?} built without rewrites: {why}");
         }
         Ok(Program {
             inner: Arc::new(ProgramInner {
                 queue: queue.clone(),
                 kernels,
-                sizes,
+                names,
+                plans,
                 builds,
                 rounding,
-                roundable,
-                layer,
                 default_size: b.default_size,
             }),
         })
@@ -228,38 +373,35 @@ impl Program {
 
     /// The kernel called `name`.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
-        let size = *self
-            .inner
-            .sizes
-            .get(name)
-            .ok_or_else(|| Error::NoSuchKernel {
+        if !self.inner.names.iter().any(|n| n == name) {
+            return Err(Error::NoSuchKernel {
                 kernel: name.to_string(),
                 available: self.kernel_names(),
-            })?;
-        let build = match size {
-            ResolvedSize::Size(n) => &self.inner.builds[&n],
-            ResolvedSize::Unsupported(_) => self.inner.builds.values().next().expect("one build"),
+            });
+        }
+        let unscanned;
+        let plan = match self.inner.plans.get(name) {
+            Some(p) => p,
+            None => {
+                unscanned = KernelPlan::unscanned(self.device());
+                &unscanned
+            }
         };
-        let rounded = match &self.inner.roundable[name] {
+        let build = match plan.size {
+            ResolvedSize::Size(n) if plan.pinned => &self.inner.builds[&n],
+            _ => self.inner.builds.values().next().expect("one build"),
+        };
+        let rounded = match &plan.rounded {
             Ok(()) => Ok(Arc::clone(build)),
             Err(why) => Err(why.clone()),
         };
-        let uses_layer = self.inner.layer.contains(name);
-        let scratch = uses_layer && emulated(self.device());
-        Kernel::create(
-            self.clone(),
-            build,
-            name,
-            size,
-            rounded,
-            uses_layer,
-            scratch,
-        )
+        Kernel::create(self.clone(), build, name, plan, rounded)
     }
 
-    /// Names of the program's kernels, in source order.
+    /// Names of the program's kernels, as the driver reports them (from the scanner where the
+    /// driver cannot answer).
     pub fn kernel_names(&self) -> Vec<String> {
-        self.inner.kernels.iter().map(|k| k.name.clone()).collect()
+        self.inner.names.clone()
     }
 
     /// The queue the program was built for.
@@ -282,9 +424,14 @@ impl Program {
         self.inner.default_size
     }
 
-    /// The scanned declaration of kernel `name`.
+    /// The scanned declaration of kernel `name` (`None` for kernels the scanner did not find,
+    /// e.g. ones made by macros, and for names defined twice under `#if` branches).
     pub(crate) fn decl(&self, name: &str) -> Option<&KernelDecl> {
-        self.inner.kernels.iter().find(|k| k.name == name)
+        let mut found = self.inner.kernels.iter().filter(|k| k.name == name);
+        match (found.next(), found.next()) {
+            (Some(k), None) => Some(k),
+            _ => None,
+        }
     }
 }
 
@@ -317,74 +464,77 @@ pub fn resolve(want: SubGroupSize, device: &Device) -> ResolvedSize {
     }
 }
 
-/// Kernels that get the emulated scratch as a hidden trailing `__local` parameter: those whose
-/// body uses the layer, on `emulated`.
-///
-/// A parameter, not a `__local` array in the body: the launch sizes it to the work-group, and
-/// PoCL 3.1's pthread device was seen to let work-groups running at once on different threads
-/// share a kernel-scope `__local` array (items read another work-group's values).
-fn scratch_kernels(device: &Device, layer: &BTreeSet<String>) -> BTreeSet<String> {
-    if !emulated(device) {
-        return BTreeSet::new();
-    }
-    log::debug!("emulated sub-group scratch parameter for kernels {layer:?}");
-    layer.clone()
-}
-
-fn emulated(device: &Device) -> bool {
-    device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated
-}
-
-/// The full text compiled for one sub-group size.
+/// The full text compiled for one sub-group size: the user's source with the emulated scratch
+/// threaded, rounded variants (if `round`), sizes pinned — none of it unless `rewrite` — then
+/// the includes resolved and the backend's prelude in front.
 fn compose(
     b: &ProgramBuilder,
     device: &Device,
     kernels: &[KernelDecl],
-    sizes: &BTreeMap<String, ResolvedSize>,
-    scratch: &BTreeSet<String>,
-    to_round: &[String],
+    plans: &BTreeMap<String, KernelPlan>,
+    round: bool,
+    rewrite: bool,
     size: usize,
 ) -> Result<String> {
-    // 1. Scratch parameters (those kernels are never rounded). The edits add no lines.
-    let edits = kernels
-        .iter()
-        .filter(|k| scratch.contains(&k.name))
-        .map(scratch_param_edit)
-        .collect();
-    let user = apply_edits(&b.source, edits);
-    // 2. Rounded variants after their originals. Originals stay even under `force`: ND-range
-    // launches and argument checks use them; the mode only makes `.range()` launch the variant.
-    let rescanned: Vec<KernelDecl> = source::scan_kernels(&user)?
-        .into_iter()
-        .filter(|k| to_round.contains(&k.name))
-        .collect();
-    let user = rounded::with_rounded_variants(&user, &rescanned, true)?;
-    // 3. The pinned size, last: a scan would read it next to a user's
-    // `CLG_REQD_SUB_GROUP_SIZE`/`CLG_NAMED_SUB_GROUP_SIZE` as a second size request.
-    let backend = device.sub_groups().effective.shuffle_backend;
-    let user = if size > 0 && matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel) {
-        let owner: BTreeMap<String, &String> = to_round
-            .iter()
-            .flat_map(|n| [(rounded::rounded_name(n), n), (rounded::sized_name(n), n)])
-            .collect();
-        let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
-        let edits = source::scan_kernels(&user)?
-            .iter()
-            .filter(|k| {
-                let name = owner.get(&k.name).copied().unwrap_or(&k.name);
-                sizes.get(name) == Some(&ResolvedSize::Size(size))
-            })
-            .map(|k| (k.decl_start, k.decl_start, attr.clone()))
-            .collect();
-        apply_edits(&user, edits)
+    let user = if rewrite {
+        rewritten(&b.source, kernels, plans, round, size)?
     } else {
-        user
+        b.source.clone()
     };
     let body = headers::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
     out.push_str(&body);
     Ok(out)
+}
+
+/// The user's source with clgroups' rewrites for one build (none of them adds a line).
+fn rewritten(
+    src: &str,
+    kernels: &[KernelDecl],
+    plans: &BTreeMap<String, KernelPlan>,
+    round: bool,
+    size: usize,
+) -> Result<String> {
+    let plan = |name: &str| plans.get(name);
+    // 1. The emulated scratch: hidden kernel parameters, threaded through helpers.
+    let mut edits: Vec<(usize, usize, String)> = kernels
+        .iter()
+        .filter(|k| plan(&k.name).is_some_and(|p| p.scratch))
+        .map(scratch_param_edit)
+        .collect();
+    if plans.values().any(|p| p.scratch) {
+        let scanned = source::Scanned::new(src)?;
+        edits.extend(layer::scratch_edits(
+            &scanned,
+            &layer::layer_users(&scanned),
+        ));
+    }
+    let user = apply_edits(src, edits);
+    // 2. Rounded variants after their originals. Originals stay even under `force`: ND-range
+    // launches and argument checks use them; the mode only makes `.range()` launch the variant.
+    let user = if round {
+        let to_round: Vec<KernelDecl> = source::scan_kernels(&user)?
+            .into_iter()
+            .filter(|k| plan(&k.name).is_some_and(|p| p.rounded.is_ok()))
+            .collect();
+        rounded::with_rounded_variants(&user, &to_round, true)?
+    } else {
+        user
+    };
+    // 3. The pinned size, last, on layer kernels without a size attribute of their own.
+    let pinned =
+        |name: &str| plan(name).is_some_and(|p| p.pinned && p.size == ResolvedSize::Size(size));
+    if !plans.values().any(|p| p.pinned) {
+        return Ok(user);
+    }
+    let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
+    let edits = source::scan_kernels(&user)?
+        .iter()
+        .filter(|k| pinned(&k.name))
+        .map(|k| (k.decl_start, k.decl_start, attr.clone()))
+        .collect();
+    Ok(apply_edits(&user, edits))
 }
 
 /// `text` with the replacements `(start, end, new text)`, applied from the last to the first so
@@ -408,13 +558,6 @@ fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
     } else {
         (span.end - 1, span.end - 1, format!(", {PARAM}"))
     }
-}
-
-/// Whether a kernel body calls the sub-group layer: a word starting with `sg_` or
-/// `CLG_SG_SCRATCH` (a name like `msg_len` that merely contains `sg_` does not count).
-fn uses_layer(body: &str) -> bool {
-    body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w.starts_with("sg_") || w.starts_with("CLG_SG_SCRATCH"))
 }
 
 /// The defines that select and configure the layer's backend.
@@ -500,11 +643,40 @@ fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgra
 mod tests {
     use super::*;
 
+    fn layer_of(src: &str) -> BTreeSet<String> {
+        layer::layer_users(&source::Scanned::new(src).unwrap())
+    }
+
     #[test]
-    fn layer_use_is_a_whole_word() {
-        assert!(uses_layer("{ float s = sg_reduce_add(x); }"));
-        assert!(uses_layer("{ helper(v CLG_SG_SCRATCH); }"));
-        assert!(!uses_layer("{ int msg_len = 1; out[msg_len] = 2; }"));
+    fn layer_use_is_a_whole_word_and_transitive() {
+        assert_eq!(
+            layer_of("kernel void a() { float s = sg_reduce_add(x); }"),
+            BTreeSet::from(["a".to_string()])
+        );
+        assert!(layer_of("kernel void a() { int msg_len = 1; }").is_empty());
+        let src = "#define SUM(v) sg_reduce_add(v)\nfloat h(float v) { return SUM(v); }\n\
+                   float g(float v) { return h(v) + 1; }\nkernel void k(global float* x) { x[0] = g(x[0]); }\n\
+                   kernel void plain(global float* x) { x[0] = 1; }";
+        let users: Vec<String> = layer_of(src).into_iter().collect();
+        assert_eq!(users, ["g", "h", "k"]);
+    }
+
+    #[test]
+    fn scratch_is_threaded_through_helpers() {
+        let src = "float h(float v);\nfloat h(float v) { return sg_reduce_add(v); }\n\
+                   uint lane(void) { return sg_get_local_id(); }\n\
+                   float mine(float v CLG_SG_SCRATCH_PARAM) { return sg_reduce_add(v); }\n\
+                   kernel void k(global float* x) { x[0] = h(x[0]) + lane() + mine(1 CLG_SG_SCRATCH); }";
+        let s = source::Scanned::new(src).unwrap();
+        let out = apply_edits(src, layer::scratch_edits(&s, &layer::layer_users(&s)));
+        assert_eq!(
+            out,
+            "float h(float v, __local ulong *clg_sg_scratch);\n\
+             float h(float v, __local ulong *clg_sg_scratch) { return sg_reduce_add(v); }\n\
+             uint lane(__local ulong *clg_sg_scratch) { return sg_get_local_id(); }\n\
+             float mine(float v CLG_SG_SCRATCH_PARAM) { return sg_reduce_add(v); }\n\
+             kernel void k(global float* x) { x[0] = h(x[0], clg_sg_scratch) + lane(clg_sg_scratch) + mine(1 CLG_SG_SCRATCH); }"
+        );
     }
 
     fn with_scratch(src: &str) -> String {

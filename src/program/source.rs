@@ -40,6 +40,13 @@ pub struct KernelDecl {
     /// `CLG_NAMED_SUB_GROUP_SIZE(primary|automatic)` or
     /// `__attribute__((intel_reqd_sub_group_size(n)))`; `None` when it asks for none.
     pub sub_group_size: Option<SubGroupSizeAttr>,
+    /// Whether the kernel carries its own `intel_reqd_sub_group_size` attribute (with a literal
+    /// or, e.g., a macro argument): clgroups then never pins a size of its own.
+    pub own_sub_group_attr: bool,
+    /// Why a generated variant of this kernel could not be proven correct (a preprocessor line
+    /// inside the declaration, an `#if` that the body does not close, a macro before the
+    /// declaration, parameters the scanner cannot read); `None` when the kernel may be rewritten.
+    pub rewrite_obstacle: Option<String>,
 }
 
 /// One kernel parameter.
@@ -103,6 +110,29 @@ pub fn scan_kernels(src: &str) -> Result<Vec<KernelDecl>> {
     Ok(kernels)
 }
 
+/// The kernels of `src` for a program build, which must not fail where the compiler would
+/// succeed: a source the scanner cannot read as a whole (an `#if` whose branches each open a
+/// kernel, say) gives no kernels and the reason, so the build goes on without rewrites and takes
+/// kernel names from the driver. Only a malformed clgroups attribute
+/// (`CLG_REQD_SUB_GROUP_SIZE(...)`, `CLG_NAMED_SUB_GROUP_SIZE(...)`) is an error: it asks the
+/// host for something it cannot read.
+pub(crate) fn scan_for_build(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
+    let scanned = match Scanned::new(src) {
+        Ok(s) => s,
+        Err(e) => {
+            log::debug!("source not scanned ({e}): no generated variants, names from the driver");
+            return Ok((Vec::new(), Some(e.to_string())));
+        }
+    };
+    let kernels = scanned
+        .functions
+        .iter()
+        .filter(|f| f.is_kernel)
+        .map(|f| scanned.kernel_decl(f))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((kernels, None))
+}
+
 /// Token classes; only identifiers and punctuation matter to the scanner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -126,10 +156,12 @@ pub(crate) struct FunctionDef {
     pub(crate) is_kernel: bool,
     /// First token of the declaration (see [`KernelDecl::decl_start`]).
     decl: usize,
+    /// First token of the top-level item (after the previous `;` or `}`).
+    item: usize,
     /// The name token.
     name_tok: usize,
     /// The `(` of the parameter list (its partner is the `)`).
-    open_paren: usize,
+    pub(crate) open_paren: usize,
     /// The body's `{` and `}`.
     pub(crate) body: (usize, usize),
 }
@@ -143,6 +175,21 @@ pub(crate) struct Scanned<'a> {
     pub(crate) functions: Vec<FunctionDef>,
     /// Every `#define`d name with the token spans of each of its replacement lists.
     pub(crate) macros: HashMap<String, Vec<Vec<Token>>>,
+    /// Every preprocessor directive: its byte offset and kind.
+    directives: Vec<(usize, Directive)>,
+}
+
+/// Preprocessor directives, as far as rewriting cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Directive {
+    /// `#if`, `#ifdef`, `#ifndef`.
+    If,
+    /// `#else`, `#elif`, `#elifdef`, `#elifndef`.
+    Else,
+    /// `#endif`.
+    EndIf,
+    /// Anything else (`#define`, `#pragma`, ...).
+    Other,
 }
 
 impl<'a> Scanned<'a> {
@@ -152,6 +199,7 @@ impl<'a> Scanned<'a> {
         let mut lexer = Lexer::new(src, &lines);
         lexer.run(true)?;
         let tokens = lexer.tokens;
+        let directives = lexer.directives;
         let mut macros: HashMap<String, Vec<Vec<Token>>> = HashMap::new();
         for (name, body) in lexer.defines {
             let mut sub = Lexer::new(src, &lines);
@@ -168,6 +216,7 @@ impl<'a> Scanned<'a> {
             lines,
             functions: Vec::new(),
             macros,
+            directives,
         };
         scanned.functions = scanned.find_functions();
         Ok(scanned)
@@ -181,6 +230,16 @@ impl<'a> Scanned<'a> {
     /// The 1-based line of byte offset `at`.
     pub(crate) fn line(&self, at: usize) -> usize {
         self.lines.line(at)
+    }
+
+    /// The partner of bracket token `i`.
+    pub(crate) fn partner(&self, i: usize) -> usize {
+        self.partner[i]
+    }
+
+    /// Whether token `i` is an identifier followed by `(`.
+    pub(crate) fn is_call(&self, i: usize) -> bool {
+        self.tokens[i].kind == Kind::Ident && i + 1 < self.tokens.len() && self.is_punct(i + 1, "(")
     }
 
     fn is_punct(&self, i: usize, p: &str) -> bool {
@@ -247,6 +306,7 @@ impl<'a> Scanned<'a> {
                 name: self.text(name_tok).to_string(),
                 is_kernel: kernel_kw.is_some(),
                 decl: kernel_kw.map_or(start, |kw| self.extend_back(start, kw)),
+                item: start,
                 name_tok,
                 open_paren: open,
                 body: (open_brace, self.partner[open_brace]),
@@ -294,16 +354,64 @@ impl<'a> Scanned<'a> {
     fn kernel_decl(&self, f: &FunctionDef) -> Result<KernelDecl> {
         let close_paren = self.partner[f.open_paren];
         let decl_start = self.tokens[f.decl].span.start;
+        let body = self.tokens[f.body.0].span.start..self.tokens[f.body.1].span.end;
+        let (params, params_obstacle) = match self.params(f, f.open_paren + 1, close_paren) {
+            Ok(p) => (p, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        let (sub_group_size, own_sub_group_attr) = self.sub_group_size(f)?;
+        let rewrite_obstacle = params_obstacle.or_else(|| self.rewrite_obstacle(f, &body));
+        if let Some(why) = &rewrite_obstacle {
+            log::debug!("kernel `{}` will not be rewritten: {why}", f.name);
+        }
         Ok(KernelDecl {
             name: f.name.clone(),
-            params: self.params(f, f.open_paren + 1, close_paren)?,
+            params,
             decl_start,
             line: self.line(decl_start),
             name_span: self.tokens[f.name_tok].span.clone(),
             params_span: self.tokens[f.open_paren].span.start..self.tokens[close_paren].span.end,
-            body: self.tokens[f.body.0].span.start..self.tokens[f.body.1].span.end,
-            sub_group_size: self.sub_group_size(f)?,
+            body,
+            sub_group_size,
+            own_sub_group_attr,
+            rewrite_obstacle,
         })
+    }
+
+    /// Why copying kernel `f`'s text into a variant might not compile or mean the same.
+    fn rewrite_obstacle(&self, f: &FunctionDef, body: &Range<usize>) -> Option<String> {
+        if f.decl != f.item {
+            return Some(format!(
+                "`{}` before its declaration is not understood (a macro?)",
+                self.text(f.item)
+            ));
+        }
+        let header = self.tokens[f.item].span.start..body.start;
+        if let Some((at, _)) = self.directives.iter().find(|(at, _)| header.contains(at)) {
+            return Some(format!(
+                "a preprocessor line (line {}) inside its declaration",
+                self.line(*at)
+            ));
+        }
+        let mut depth = 0usize;
+        for &(at, d) in self.directives.iter().filter(|(at, _)| body.contains(at)) {
+            let unbalanced = match d {
+                Directive::If => {
+                    depth += 1;
+                    false
+                }
+                Directive::Else => depth == 0,
+                Directive::EndIf => depth.checked_sub(1).map(|d| depth = d).is_none(),
+                Directive::Other => false,
+            };
+            if unbalanced {
+                return Some(format!(
+                    "its body has a conditional directive (line {}) opened outside it",
+                    self.line(at)
+                ));
+            }
+        }
+        (depth > 0).then(|| "its body opens an `#if` it does not close".to_string())
     }
 
     /// The parameters in tokens `from..to` (inside the parentheses).
@@ -386,9 +494,11 @@ impl<'a> Scanned<'a> {
         s
     }
 
-    /// The sub-group size attribute in kernel `f`'s header, if any.
-    fn sub_group_size(&self, f: &FunctionDef) -> Result<Option<SubGroupSizeAttr>> {
+    /// The sub-group size attribute in kernel `f`'s header, if any, and whether the kernel has
+    /// its own `intel_reqd_sub_group_size` (whose argument may be a macro: then no size).
+    fn sub_group_size(&self, f: &FunctionDef) -> Result<(Option<SubGroupSizeAttr>, bool)> {
         let mut found: Option<(SubGroupSizeAttr, usize)> = None;
+        let mut own = false;
         for i in f.decl..f.body.0 {
             let is_call = i + 1 < f.body.0 && self.is_punct(i + 1, "(");
             let macro_name = self.text(i);
@@ -403,7 +513,18 @@ impl<'a> Scanned<'a> {
                 continue;
             }
             let line = self.line(self.tokens[i].span.start);
-            let attr = self.sub_group_arg(f, i, line)?;
+            let attr = if macro_name == "intel_reqd_sub_group_size" {
+                own = true;
+                match self.sub_group_arg(f, i, line) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        log::debug!("{e}: the driver applies it; clgroups does not read it");
+                        continue;
+                    }
+                }
+            } else {
+                self.sub_group_arg(f, i, line)?
+            };
             if let Some((_, first)) = found {
                 return Err(Error::input(format!(
                     "kernel `{}` has more than one sub-group size attribute (lines {first} and {line})",
@@ -412,7 +533,7 @@ impl<'a> Scanned<'a> {
             }
             found = Some((attr, line));
         }
-        Ok(found.map(|(a, _)| a))
+        Ok((found.map(|(a, _)| a), own))
     }
 
     /// Parses the argument of the sub-group size macro at token `i`.
@@ -556,6 +677,8 @@ struct Lexer<'a> {
     tokens: Vec<Token>,
     /// `#define` names with the byte span of their replacement lists.
     defines: Vec<(String, Range<usize>)>,
+    /// Every directive's offset and kind.
+    directives: Vec<(usize, Directive)>,
 }
 
 impl<'a> Lexer<'a> {
@@ -567,6 +690,7 @@ impl<'a> Lexer<'a> {
             end: src.len(),
             tokens: Vec::new(),
             defines: Vec::new(),
+            directives: Vec::new(),
         }
     }
 
@@ -675,6 +799,8 @@ impl<'a> Lexer<'a> {
             };
         }
         self.record_define(start + 1, i);
+        self.directives
+            .push((start, directive_kind(&self.src[start + 1..i])));
         Ok(i)
     }
 
@@ -749,6 +875,22 @@ impl<'a> Lexer<'a> {
             i += 1;
         }
         i
+    }
+}
+
+/// The kind of the directive whose text after `#` is `text`.
+fn directive_kind(text: &[u8]) -> Directive {
+    let text = String::from_utf8_lossy(text);
+    let word: String = text
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    match word.as_str() {
+        "if" | "ifdef" | "ifndef" => Directive::If,
+        "else" | "elif" | "elifdef" | "elifndef" => Directive::Else,
+        "endif" => Directive::EndIf,
+        _ => Directive::Other,
     }
 }
 
@@ -949,12 +1091,43 @@ void __kernel third(local int* scratch, image2d_t img) {}
     }
 
     #[test]
-    fn unnamed_parameter_is_an_error() {
-        let e = err("kernel void k(global int*) { }");
+    fn unreadable_parameters_stop_rewrites_not_the_scan() {
+        let k = &scan_kernels("kernel void k(global int*) { }").unwrap()[0];
         assert_eq!(
-            e,
-            "invalid input: parameter 0 of kernel `k` (line 1) has no name"
+            k.rewrite_obstacle.as_deref(),
+            Some("invalid input: parameter 0 of kernel `k` (line 1) has no name")
         );
+    }
+
+    #[test]
+    fn preprocessor_lines_in_a_declaration_stop_rewrites() {
+        let src = "#if RELAX == 1\n__kernel\n#else\n__kernel __attribute__((reqd_work_group_size(WGS,1,1)))\n\
+                   #endif\nvoid Xaxpy(global float* x) { x[0] = 1; }\n\
+                   kernel void fine(global float* x) {\n#if A\n x[0] = 1;\n#else\n x[0] = 2;\n#endif\n}\n\
+                   ATTR kernel void attr(global float* x) { }\n\
+                   kernel void open_if(global float* x) {\n#if A\n}\n#endif\n";
+        let k = scan_kernels(src).unwrap();
+        let why: Vec<Option<&str>> = k.iter().map(|k| k.rewrite_obstacle.as_deref()).collect();
+        assert_eq!(k[0].name, "Xaxpy");
+        assert_eq!(why[0], Some("a preprocessor line (line 3) inside its declaration"));
+        assert_eq!(why[1], None);
+        assert_eq!(
+            why[2],
+            Some("`ATTR` before its declaration is not understood (a macro?)")
+        );
+        assert_eq!(why[3], Some("its body opens an `#if` it does not close"));
+    }
+
+    #[test]
+    fn scan_for_build_never_fails_on_structure() {
+        let src = "#ifdef A\nkernel void k(global int* x) {\n#else\nkernel void k(global int* x) {\n#endif\n x[0] = 1; }";
+        let (k, why) = scan_for_build(src).unwrap();
+        assert!(k.is_empty());
+        assert!(why.unwrap().contains("unclosed"));
+        let src = "#define SIMD 16\nkernel __attribute__((intel_reqd_sub_group_size(SIMD))) void k() { }";
+        let (k, _) = scan_for_build(src).unwrap();
+        assert_eq!((k[0].sub_group_size, k[0].own_sub_group_attr), (None, true));
+        assert!(scan_for_build("CLG_REQD_SUB_GROUP_SIZE(S) kernel void k() { }").is_err());
     }
 
     #[test]

@@ -1,0 +1,132 @@
+//! Which functions use the sub-group layer, and the emulated backend's scratch threading.
+//!
+//! On the `emulated` backend every layer operation reads and writes a `__local ulong` scratch
+//! that the launch passes as a hidden trailing kernel argument, `clg_sg_scratch`. The rule the
+//! build applies, so that users never plumb it by hand:
+//!
+//! * a function *uses the layer* when its body has a word that [`is_layer_word`] accepts, uses a
+//!   `#define`d macro whose replacement does (transitively), or calls a function of the same
+//!   source that uses the layer (transitively);
+//! * every such kernel gets the hidden parameter `__local ulong *clg_sg_scratch`;
+//! * every such helper function gets it appended to its parameters (definition and prototypes),
+//!   and every call to such a helper from a function of the source gets `clg_sg_scratch`
+//!   appended to its arguments;
+//! * a helper that already declares `CLG_SG_SCRATCH_PARAM` (or `_ONLY`) is left as written,
+//!   with its calls: the macros remain for code that threads the scratch itself.
+//!
+//! Calls made inside `#define` replacement lists are not rewritten (a build that then fails is
+//! retried without rewrites and reports the compiler's error).
+
+use crate::program::source::Scanned;
+use std::collections::BTreeSet;
+
+/// Prefixes of the identifiers that count as "uses the sub-group layer": the layer's `sg_*`
+/// operations and the `CLG_SG_SCRATCH*` plumbing macros. Other polyfills built on the layer
+/// extend this list.
+pub const LAYER_PREFIXES: &[&str] = &["sg_", "CLG_SG_SCRATCH"];
+
+/// Whether identifier `word` is a use of the layer (a whole word: `msg_len` is not).
+///
+/// ```
+/// use clgroups::program::layer::is_layer_word;
+/// assert!(is_layer_word("sg_reduce_add"));
+/// assert!(!is_layer_word("msg_len"));
+/// ```
+pub fn is_layer_word(word: &str) -> bool {
+    LAYER_PREFIXES.iter().any(|p| word.starts_with(p))
+}
+
+/// Names of the functions (kernels included) of `s` that use the layer, transitively.
+pub(crate) fn layer_users(s: &Scanned<'_>) -> BTreeSet<String> {
+    let macro_users = macro_users(s);
+    let direct = |w: &str| is_layer_word(w) || macro_users.contains(w);
+    let mut users: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let before = users.len();
+        for f in &s.functions {
+            if users.contains(&f.name) {
+                continue;
+            }
+            let hit = (f.body.0 + 1..f.body.1).any(|i| {
+                let w = s.text(i);
+                direct(w) || (users.contains(w) && s.is_call(i))
+            });
+            if hit {
+                users.insert(f.name.clone());
+            }
+        }
+        if users.len() == before {
+            return users;
+        }
+    }
+}
+
+/// Macros whose replacement uses the layer, transitively.
+fn macro_users(s: &Scanned<'_>) -> BTreeSet<String> {
+    let mut users: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let before = users.len();
+        for (name, bodies) in &s.macros {
+            let hit = bodies.iter().flatten().any(|t| {
+                let w = &s.src[t.span.clone()];
+                is_layer_word(w) || users.contains(w)
+            });
+            if hit {
+                users.insert(name.clone());
+            }
+        }
+        if users.len() == before {
+            return users;
+        }
+    }
+}
+
+/// The edits `(start, end, text)` that thread `clg_sg_scratch` through the helper functions in
+/// `users` (see the module docs); kernels get their parameter elsewhere.
+pub(crate) fn scratch_edits(
+    s: &Scanned<'_>,
+    users: &BTreeSet<String>,
+) -> Vec<(usize, usize, String)> {
+    const PARAM: &str = "__local ulong *clg_sg_scratch";
+    let threaded: BTreeSet<&str> = s
+        .functions
+        .iter()
+        .filter(|f| !f.is_kernel && users.contains(&f.name))
+        .filter(|f| {
+            let (open, close) = (f.open_paren, s.partner(f.open_paren));
+            !(open + 1..close).any(|i| s.text(i).starts_with("CLG_SG_SCRATCH"))
+        })
+        .map(|f| f.name.as_str())
+        .collect();
+    if threaded.is_empty() {
+        return Vec::new();
+    }
+    log::debug!("emulated sub-group scratch threaded through helpers {threaded:?}");
+    let in_body = |i: usize| s.functions.iter().any(|f| f.body.0 < i && i < f.body.1);
+    let mut edits = Vec::new();
+    for i in 0..s.tokens.len() {
+        if !threaded.contains(s.text(i)) || !s.is_call(i) {
+            continue;
+        }
+        let (open, close) = (i + 1, s.partner(i + 1));
+        let empty = close == open + 1 || (close == open + 2 && s.text(open + 1) == "void");
+        let at = s.tokens[close].span.start;
+        let (from, what) = if in_body(i) {
+            (
+                at,
+                if close == open + 1 {
+                    "clg_sg_scratch".to_string()
+                } else {
+                    ", clg_sg_scratch".to_string()
+                },
+            )
+        } else if empty {
+            (s.tokens[open].span.end, PARAM.to_string())
+        } else {
+            (at, format!(", {PARAM}"))
+        };
+        let to = if !in_body(i) && empty { at } else { from };
+        edits.push((from, to, what));
+    }
+    edits
+}
