@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::Kernel;
 use crate::plan::rounding::Variant;
-use crate::plan::{local_size, rounding};
+use crate::plan::{local_size, rounding, split};
 use crate::queue::Queue;
 use crate::range::Range;
 use std::time::Duration;
@@ -156,42 +156,147 @@ impl Launch<'_> {
     pub fn range(self, global: impl Into<Range>) -> Result<Event> {
         let user = global.into();
         self.check_common(user, None)?;
+        let name = self.kernel.name();
+        check_args(name, self.kernel.args(), &self.args)?;
         let can_round = self.kernel.rounding_support().is_ok();
+        if let Some(req) = self.kernel.required_work_group_size() {
+            return self.range_required(user, req, can_round);
+        }
         let cfg = self.kernel.program().rounding();
         let plan = rounding::plan(user, cfg, self.kernel.limits(), can_round);
-        log::debug!("kernel `{}`: rounding plan {plan:?}", self.kernel.name());
+        log::debug!("kernel `{name}`: rounding plan {plan:?}");
         if cfg.trace {
             for line in plan.trace_lines() {
                 println!("{line}");
             }
         }
-        let name = self.kernel.name();
-        check_args(name, self.kernel.args(), &self.args)?;
-        let pieces = plan.pieces();
+        if !plan.rounded_variant {
+            if let Some(ev) = self.range_fallback(user, plan.local)? {
+                return Ok(ev);
+            }
+        }
+        let pieces = if plan.rounded_variant && self.kernel.program().uses_group_ids() {
+            // A tail piece at a global offset would renumber its groups from 0.
+            let zero = Range::new(&vec![0; user.rank()])?;
+            vec![rounding::Piece {
+                variant: Variant::Rounded,
+                offset: zero,
+                global: plan.launch,
+            }]
+        } else {
+            plan.pieces()
+        };
         let base = self.offset.unwrap_or(pieces[0].offset);
         let mut args = self.args.clone();
         if plan.rounded_variant {
-            let sizes = user.padded().into_iter();
-            let offsets = base.padded().into_iter().take(user.rank());
-            let offsets = offsets.chain(std::iter::repeat(0)).take(3);
-            args.extend(sizes.chain(offsets).map(|n| KernelArg::to_arg(&(n as u64))));
+            args.extend(user_range_args(user, base));
         }
         let mut events = Vec::new();
         for piece in pieces {
-            let offset = Range::new(
-                &(0..user.rank())
-                    .map(|d| base.get(d) + piece.offset.get(d))
-                    .collect::<Vec<_>>(),
-            )?;
+            let offset = shifted(base, piece.offset)?;
             log::debug!("kernel `{name}`: {piece:?} at offset {offset:?}");
             let ev = self.enqueue(piece.variant, &args, piece.global, plan.local, offset)?;
             events.extend(ev.raw);
         }
-        Ok(Event {
-            raw: events,
+        Ok(self.event(events))
+    }
+
+    /// A plain range of a kernel without a rounded launch: a bulk + tail split where the kernel
+    /// allows it and it gives larger work-groups ([`crate::plan::split`]); layer kernels on
+    /// PoCL's `khr` backend never get a work-group of one work-item (PoCL 6.0 aborts the process:
+    /// `undefined symbol: __pocl_work_group_alloca`). `None`: launch as planned.
+    fn range_fallback(&self, user: Range, planned: Option<Range>) -> Result<Option<Event>> {
+        let k = self.kernel;
+        let no_single = self.single_item_groups_abort();
+        let why = k
+            .rounding_support()
+            .err()
+            .unwrap_or("rounding did not help");
+        if k.program().splittable() {
+            if let Some(pieces) = split::split(user, k.limits(), no_single) {
+                log::debug!(
+                    "kernel `{}`: not rounded ({why}); bulk + tail launches",
+                    k.name()
+                );
+                let base = self.offset.unwrap_or(Range::new(&vec![0; user.rank()])?);
+                let mut events = Vec::new();
+                for p in pieces {
+                    let offset = shifted(base, p.offset)?;
+                    let ev = self.enqueue(
+                        Variant::Original,
+                        &self.args,
+                        p.global,
+                        Some(p.local),
+                        offset,
+                    )?;
+                    events.extend(ev.raw);
+                }
+                return Ok(Some(self.event(events)));
+            }
+        }
+        if !no_single || planned.is_some_and(|l| l.len() > 1) {
+            return Ok(None);
+        }
+        let local = local_size::tuned(user, k.limits());
+        if local.len() == 1 && user.len() > 1 {
+            return Err(self.invalid(
+                user,
+                Some(local),
+                "this sub-group kernel would run in work-groups of one work-item, which aborts \
+                 PoCL's process (undefined symbol __pocl_work_group_alloca), and it asks for \
+                 its global size or group ids, so it cannot run as bulk + tail launches; pad \
+                 the range"
+                    .into(),
+            ));
+        }
+        let offset = self.offset.unwrap_or(Range::new(&vec![0; user.rank()])?);
+        let ev = self.enqueue(Variant::Original, &self.args, user, Some(local), offset)?;
+        Ok(Some(ev))
+    }
+
+    /// A plain range of a kernel with `reqd_work_group_size(required)`: rounded up to a
+    /// multiple of it (guarded variant) where the kernel has one, else run as is when it fits.
+    fn range_required(&self, user: Range, required: Range, can_round: bool) -> Result<Event> {
+        let name = self.kernel.name();
+        let base = self.offset.unwrap_or(Range::new(&vec![0; user.rank()])?);
+        if split::fits_required(user, required) {
+            log::debug!("kernel `{name}`: plain range {user:?} in required groups {required:?}");
+            return self.enqueue(Variant::Original, &self.args, user, Some(required), base);
+        }
+        let launch = split::round_to_required(user, required);
+        if !can_round || !split::fits_required(launch, required) {
+            return Err(self.invalid(
+                user,
+                Some(required),
+                format!(
+                    "the kernel requires work-groups of {:?} (reqd_work_group_size), which do not \
+                     divide the range, and it cannot be rounded ({})",
+                    required.as_slice(),
+                    self.kernel.rounding_support().err().unwrap_or("?")
+                ),
+            ));
+        }
+        log::debug!("kernel `{name}`: plain range {user:?} rounded to {launch:?} for required groups {required:?}");
+        let mut args = self.args.clone();
+        args.extend(user_range_args(user, base));
+        self.enqueue(Variant::Rounded, &args, launch, Some(required), base)
+    }
+
+    /// Whether a work-group of one work-item would abort the process: sub-group kernels on
+    /// PoCL's `khr` backend (seen on PoCL 6.0).
+    fn single_item_groups_abort(&self) -> bool {
+        let dev = self.kernel.program().device();
+        self.kernel.uses_sub_groups()
+            && dev.sub_groups().effective.shuffle_backend == ShuffleBackend::Khr
+            && dev.platform_words().contains("Portable Computing Language")
+    }
+
+    fn event(&self, raw: Vec<opencl3::event::Event>) -> Event {
+        Event {
+            raw,
             device: self.queue.device().clone(),
             kernel: Some(self.kernel.clone()),
-        })
+        }
     }
 
     /// The local range an ND-range launch uses (`None`: NULL), validated.
@@ -215,7 +320,26 @@ impl Launch<'_> {
                 )
             })
         };
+        if let Some(req) = k.required_work_group_size() {
+            let exact_other = matches!(local, LocalSize::Exact(l) if l.padded() != req.padded());
+            if exact_other || !split::fits_required(global, req) {
+                return Err(self.invalid(
+                    global,
+                    Some(req),
+                    format!(
+                        "the kernel requires work-groups of {:?} (reqd_work_group_size): the \
+                         local size must be that and divide the global range",
+                        req.as_slice()
+                    ),
+                ));
+            }
+            log::debug!("kernel `{}`: {local:?} -> required {req:?}", k.name());
+            return Ok(Some(req));
+        }
         let chosen = match local {
+            LocalSize::Auto if self.single_item_groups_abort() => {
+                Some(local_size::tuned(global, lim))
+            }
             LocalSize::Auto if warp_bound => {
                 let l = whole_warps("auto local size")?;
                 log::debug!(
@@ -230,6 +354,17 @@ impl Launch<'_> {
             LocalSize::Exact(l) => Some(l),
             LocalSize::Tuned => Some(local_size::tuned(global, lim)),
         };
+        let single = chosen.map_or(global.len() == 1, |l| l.len() == 1);
+        if single && self.single_item_groups_abort() {
+            return Err(self.invalid(
+                global,
+                chosen,
+                "a sub-group kernel in work-groups of one work-item aborts PoCL's process \
+                 (undefined symbol __pocl_work_group_alloca); use a larger work-group or a \
+                 plain range"
+                    .into(),
+            ));
+        }
         if let Some(l) = chosen {
             local_size::validate(global, l, lim).map_err(|r| self.invalid(global, Some(l), r))?;
             if warp_bound && l.len() % 32 != 0 {
@@ -331,4 +466,21 @@ impl Launch<'_> {
         })?;
         Ok(Event::new(ev, dev.clone(), Some(self.kernel.clone())))
     }
+}
+
+/// The trailing arguments of a rounded variant: the user's range and offset, padded to 3.
+fn user_range_args(user: Range, base: Range) -> impl Iterator<Item = Arg> {
+    let sizes = user.padded().into_iter();
+    let offsets = base.padded().into_iter().take(user.rank());
+    let offsets = offsets.chain(std::iter::repeat(0)).take(3);
+    sizes.chain(offsets).map(|n| KernelArg::to_arg(&(n as u64)))
+}
+
+/// `base + delta`, dimension by dimension.
+fn shifted(base: Range, delta: Range) -> Result<Range> {
+    Range::new(
+        &(0..base.rank())
+            .map(|d| base.get(d) + delta.get(d))
+            .collect::<Vec<_>>(),
+    )
 }

@@ -117,6 +117,12 @@ struct ProgramInner {
     rounding: RoundingConfig,
     /// The size of kernels that ask for none.
     default_size: SubGroupSize,
+    /// Whether plain ranges of kernels without variants may run as bulk + tail launches
+    /// ([`crate::plan::split::splittable`] of the whole source).
+    splittable: bool,
+    /// Whether the source asks for group ids (`get_group_id`, `get_num_groups`), which a rounded
+    /// launch's tail piece at a global offset would change: then one rounded launch.
+    group_ids: bool,
 }
 
 /// What a build decided for one kernel.
@@ -367,13 +373,19 @@ impl Program {
                 builds,
                 rounding,
                 default_size: b.default_size,
+                splittable: crate::plan::split::splittable(&b.source),
+                group_ids: crate::plan::split::uses_any(
+                    &b.source,
+                    &["get_group_id", "get_num_groups"],
+                ),
             }),
         })
     }
 
     /// The kernel called `name`.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
-        if !self.inner.names.iter().any(|n| n == name) {
+        // Generated variants (`__clg_` names, e.g. the partitioned placement's) are not listed.
+        if !self.inner.names.iter().any(|n| n == name) && !name.contains("__clg_") {
             return Err(Error::NoSuchKernel {
                 kernel: name.to_string(),
                 available: self.kernel_names(),
@@ -422,6 +434,16 @@ impl Program {
     /// The sub-group size of kernels that ask for none.
     pub fn default_sub_group_size(&self) -> SubGroupSize {
         self.inner.default_size
+    }
+
+    /// Whether no kernel of the source asks for what a bulk + tail split would change.
+    pub(crate) fn splittable(&self) -> bool {
+        self.inner.splittable
+    }
+
+    /// Whether the source asks for group ids.
+    pub(crate) fn uses_group_ids(&self) -> bool {
+        self.inner.group_ids
     }
 
     /// The scanned declaration of kernel `name` (`None` for kernels the scanner did not find,

@@ -1109,7 +1109,10 @@ void __kernel third(local int* scratch, image2d_t img) {}
         let k = scan_kernels(src).unwrap();
         let why: Vec<Option<&str>> = k.iter().map(|k| k.rewrite_obstacle.as_deref()).collect();
         assert_eq!(k[0].name, "Xaxpy");
-        assert_eq!(why[0], Some("a preprocessor line (line 3) inside its declaration"));
+        assert_eq!(
+            why[0],
+            Some("a preprocessor line (line 3) inside its declaration")
+        );
         assert_eq!(why[1], None);
         assert_eq!(
             why[2],
@@ -1124,7 +1127,8 @@ void __kernel third(local int* scratch, image2d_t img) {}
         let (k, why) = scan_for_build(src).unwrap();
         assert!(k.is_empty());
         assert!(why.unwrap().contains("unclosed"));
-        let src = "#define SIMD 16\nkernel __attribute__((intel_reqd_sub_group_size(SIMD))) void k() { }";
+        let src =
+            "#define SIMD 16\nkernel __attribute__((intel_reqd_sub_group_size(SIMD))) void k() { }";
         let (k, _) = scan_for_build(src).unwrap();
         assert_eq!((k[0].sub_group_size, k[0].own_sub_group_attr), (None, true));
         assert!(scan_for_build("CLG_REQD_SUB_GROUP_SIZE(S) kernel void k() { }").is_err());
