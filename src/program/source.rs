@@ -1151,4 +1151,66 @@ void __kernel third(local int* scratch, image2d_t img) {}
         assert_eq!(parse_c_integer("1.5"), None);
         assert_eq!(parse_c_integer(""), None);
     }
+
+    use proptest::prelude::*;
+
+    const SOUP: &[&str] = &[
+        "kernel",
+        "__kernel",
+        "void",
+        "k",
+        "f",
+        "global",
+        "float*",
+        "int",
+        "x",
+        "n",
+        "(",
+        ")",
+        "{",
+        "}",
+        "[",
+        "]",
+        ";",
+        ",",
+        "=",
+        "*",
+        "1",
+        "0x10",
+        "\"s}\"",
+        "'{'",
+        "/* { */",
+        "// }\n",
+        "\n#if A\n",
+        "\n#else\n",
+        "\n#endif\n",
+        "\n#define M(a) a {\n",
+        "\\\n",
+        "__attribute__((reqd_work_group_size(4,1,1)))",
+        "intel_reqd_sub_group_size(S)",
+        "CLG_REQD_SUB_GROUP_SIZE(8)",
+        "sg_reduce_add",
+        "barrier",
+        "get_global_size",
+        "é",
+        "\r\n",
+        "/*",
+        "\"",
+    ];
+
+    proptest! {
+        #[test]
+        fn token_soups_never_panic(picks in prop::collection::vec(0..SOUP.len(), 0..60)) {
+            let src: String = picks.iter().map(|&i| SOUP[i]).collect::<Vec<_>>().join(" ");
+            let _ = scan_for_build(&src);
+            if let Ok(kernels) = scan_kernels(&src) {
+                let out = crate::program::rounded::with_rounded_variants(&src, &kernels, true);
+                let out = out.expect("variants of scanned kernels are written");
+                let rewritable = kernels.iter().filter(|k| k.rewrite_obstacle.is_none()).count();
+                let again = scan_kernels(&out).expect("the rewritten source scans");
+                prop_assert_eq!(again.len(), kernels.len() + 2 * rewritable);
+                let _ = crate::program::partitioned::with_partitioned_variants(&src, &kernels);
+            }
+        }
+    }
 }
