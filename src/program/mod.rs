@@ -112,7 +112,8 @@ struct ProgramInner {
     names: Vec<String>,
     /// What the build decided per scanned kernel.
     plans: BTreeMap<String, KernelPlan>,
-    /// One build per distinct pinned size (kernels that are not pinned use the first).
+    /// One build per distinct size of layer kernels (`CLG_SUB_GROUP_SIZE`; kernels that do not
+    /// use the layer take the first).
     builds: BTreeMap<usize, Arc<ClProgram>>,
     rounding: RoundingConfig,
     /// The size of kernels that ask for none.
@@ -341,7 +342,7 @@ impl Program {
             .collect();
         let mut wanted: Vec<usize> = plans
             .values()
-            .filter(|p| p.pinned)
+            .filter(|p| p.uses_layer)
             .filter_map(|p| match p.size {
                 ResolvedSize::Size(n) => Some(n),
                 ResolvedSize::Unsupported(_) => None,
@@ -400,7 +401,7 @@ impl Program {
             }
         };
         let build = match plan.size {
-            ResolvedSize::Size(n) if plan.pinned => &self.inner.builds[&n],
+            ResolvedSize::Size(n) if plan.uses_layer => &self.inner.builds[&n],
             _ => self.inner.builds.values().next().expect("one build"),
         };
         let rounded = match &plan.rounded {
