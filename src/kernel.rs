@@ -61,6 +61,8 @@ struct KernelInner {
     /// `CL_KERNEL_COMPILE_WORK_GROUP_SIZE` when the kernel has `reqd_work_group_size`.
     required: Option<Range>,
     uses_sub_groups: bool,
+    /// Whether it uses sub-groups at all (the layer or OpenCL's built-ins).
+    any_sub_groups: bool,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
 }
@@ -129,6 +131,7 @@ impl Kernel {
                 limits,
                 required,
                 uses_sub_groups: plan.uses_layer,
+                any_sub_groups: plan.sub_groups,
                 hidden_scratch,
             }),
         })
@@ -199,6 +202,11 @@ impl Kernel {
     /// Whether the kernel's body calls the sub-group layer (`sg_*`).
     pub(crate) fn uses_sub_groups(&self) -> bool {
         self.inner.uses_sub_groups
+    }
+
+    /// Whether the kernel uses sub-groups at all: the layer or OpenCL's built-ins.
+    pub(crate) fn uses_any_sub_groups(&self) -> bool {
+        self.inner.any_sub_groups
     }
 
     /// Errors with [`Error::FeatureNotSupported`] if the kernel requires a sub-group size the

@@ -399,3 +399,56 @@ fn real_kernels_in_every_mode() {
         failures.join("\n")
     );
 }
+
+/// Sub-group kernels at sizes whose only work-group is one work-item: PoCL 6.0 aborts the whole
+/// process there (`undefined symbol: __pocl_work_group_alloca`), for the layer and for OpenCL's
+/// own `sub_group_*` built-ins. clgroups must give a typed error instead on PoCL with native
+/// sub-groups, and run correctly everywhere else; other sizes always run.
+#[test]
+fn sub_group_kernels_never_crash_in_single_item_groups() {
+    let q = common::queue();
+    let d = q.device();
+    let pocl_native = d.platform_name().contains("Portable Computing Language")
+        && d.sub_groups().effective.shuffle_backend == clgroups::device::ShuffleBackend::Khr;
+    let mut sources = vec![(
+        "layer",
+        "#include <clgroups/subgroup.h>\n\
+         kernel void k(global float *o) { o[get_global_id(0)] = sg_shuffle(1.0f, 0) + 1.0f; }",
+    )];
+    if d.sub_groups().driver.native() {
+        sources.push((
+            "built-in",
+            "kernel void k(global float *o) { o[get_global_id(0)] = sub_group_broadcast(1.0f, 0) + 1.0f; }",
+        ));
+    }
+    for (what, src) in sources {
+        let p = Program::from_source(&q, src).unwrap();
+        let k = p.kernel("k").unwrap();
+        for (n, mode) in [
+            (1, None),
+            (1, Some(LocalSize::Auto)),
+            (7, None),
+            (7, Some(LocalSize::Auto)),
+        ] {
+            let mut o = Buffer::<f32>::new(q.context(), n).unwrap();
+            o.fill(&q, -1.0).unwrap();
+            let l = k.launch().arg(&o);
+            let r = match mode {
+                Some(m) => l.nd_range(Range::d1(n), m),
+                None => l.range(n),
+            };
+            match r {
+                Ok(ev) => {
+                    ev.wait().unwrap();
+                    assert_eq!(o.read(&q).unwrap(), vec![2.0; n], "{what} n={n} {mode:?}");
+                }
+                Err(e) => {
+                    assert!(pocl_native && n == 1, "{what} n={n} {mode:?}: {e}");
+                    assert!(e.to_string().contains("__pocl_work_group_alloca"), "{e}");
+                    assert_eq!(o.read(&q).unwrap(), vec![-1.0; n], "nothing ran");
+                    eprintln!("{what} n={n} {mode:?}: refused as expected: {e}");
+                }
+            }
+        }
+    }
+}

@@ -238,14 +238,14 @@ impl Launch<'_> {
             return Ok(None);
         }
         let local = local_size::tuned(user, k.limits());
-        if local.len() == 1 && user.len() > 1 {
+        if local.len() == 1 {
             return Err(self.invalid(
                 user,
                 Some(local),
                 "this sub-group kernel would run in work-groups of one work-item, which aborts \
-                 PoCL's process (undefined symbol __pocl_work_group_alloca), and it asks for \
-                 its global size or group ids, so it cannot run as bulk + tail launches; pad \
-                 the range"
+                 PoCL's process (undefined symbol __pocl_work_group_alloca), and no bulk + tail \
+                 split avoids it (a single work-item, or the kernel asks for its global size, \
+                 offset or group ids); pad the range"
                     .into(),
             ));
         }
@@ -282,13 +282,14 @@ impl Launch<'_> {
         self.enqueue(Variant::Rounded, &args, launch, Some(required), base)
     }
 
-    /// Whether a work-group of one work-item would abort the process: sub-group kernels on
-    /// PoCL's `khr` backend (seen on PoCL 6.0).
+    /// Whether a work-group of one work-item would abort the process: kernels that use
+    /// sub-groups (the layer or OpenCL's `sub_group_*` built-ins) on PoCL with native
+    /// sub-groups (seen on PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`).
     fn single_item_groups_abort(&self) -> bool {
         let dev = self.kernel.program().device();
-        self.kernel.uses_sub_groups()
+        self.kernel.uses_any_sub_groups()
             && dev.sub_groups().effective.shuffle_backend == ShuffleBackend::Khr
-            && dev.platform_words().contains("Portable Computing Language")
+            && dev.platform_name().contains("Portable Computing Language")
     }
 
     fn event(&self, raw: Vec<opencl3::event::Event>) -> Event {

@@ -36,10 +36,28 @@ pub fn is_layer_word(word: &str) -> bool {
     LAYER_PREFIXES.iter().any(|p| word.starts_with(p))
 }
 
+/// Whether identifier `word` is a sub-group operation of any kind: the layer's, or OpenCL's
+/// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...).
+///
+/// ```
+/// use clgroups::program::layer::is_sub_group_word;
+/// assert!(is_sub_group_word("sub_group_broadcast") && is_sub_group_word("sg_shuffle"));
+/// assert!(!is_sub_group_word("barrier"));
+/// ```
+pub fn is_sub_group_word(word: &str) -> bool {
+    is_layer_word(word) || word.contains("sub_group") || word.contains("subgroup")
+}
+
 /// Names of the functions (kernels included) of `s` that use the layer, transitively.
 pub(crate) fn layer_users(s: &Scanned<'_>) -> BTreeSet<String> {
-    let macro_users = macro_users(s);
-    let direct = |w: &str| is_layer_word(w) || macro_users.contains(w);
+    users(s, is_layer_word)
+}
+
+/// Names of the functions (kernels included) of `s` whose body has a word accepted by `direct`,
+/// uses a macro whose replacement has one, or calls such a function, transitively.
+pub(crate) fn users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
+    let macro_users = macro_users(s, direct);
+    let direct = |w: &str| direct(w) || macro_users.contains(w);
     let mut users: BTreeSet<String> = BTreeSet::new();
     loop {
         let before = users.len();
@@ -61,15 +79,15 @@ pub(crate) fn layer_users(s: &Scanned<'_>) -> BTreeSet<String> {
     }
 }
 
-/// Macros whose replacement uses the layer, transitively.
-fn macro_users(s: &Scanned<'_>) -> BTreeSet<String> {
+/// Macros whose replacement has a word accepted by `direct`, transitively.
+fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
     let mut users: BTreeSet<String> = BTreeSet::new();
     loop {
         let before = users.len();
         for (name, bodies) in &s.macros {
             let hit = bodies.iter().flatten().any(|t| {
                 let w = &s.src[t.span.clone()];
-                is_layer_word(w) || users.contains(w)
+                direct(w) || users.contains(w)
             });
             if hit {
                 users.insert(name.clone());

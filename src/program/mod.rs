@@ -44,7 +44,7 @@ use crate::queue::Queue;
 use once_cell::sync::Lazy;
 use opencl3::program::Program as ClProgram;
 use source::KernelDecl;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// How a kernel's sub-group size resolved on a device.
@@ -124,6 +124,8 @@ struct ProgramInner {
     /// Whether the source asks for group ids (`get_group_id`, `get_num_groups`), which a rounded
     /// launch's tail piece at a global offset would change: then one rounded launch.
     group_ids: bool,
+    /// Whether a word of the source is a sub-group operation.
+    sub_group_words: bool,
 }
 
 /// What a build decided for one kernel.
@@ -138,6 +140,8 @@ pub(crate) struct KernelPlan {
     pub(crate) pinned: bool,
     /// Whether the kernel uses the sub-group layer (directly or through helpers).
     pub(crate) uses_layer: bool,
+    /// Whether it uses sub-groups at all: the layer or OpenCL's built-ins.
+    pub(crate) sub_groups: bool,
     /// Whether it takes the emulated scratch as a hidden trailing parameter.
     pub(crate) scratch: bool,
     /// Rounded variants exist in the build, or why not.
@@ -190,18 +194,21 @@ impl KernelPlan {
             requested,
             pinned,
             uses_layer,
+            sub_groups: uses_layer,
             scratch,
             rounded,
         }
     }
 
-    /// A kernel the scanner did not find: nothing rewritten, the driver's sub-group size.
-    fn unscanned(device: &Device) -> KernelPlan {
+    /// A kernel the scanner did not find: nothing rewritten, the driver's sub-group size; it
+    /// counts as using sub-groups when any word of the source is a sub-group operation.
+    fn unscanned(device: &Device, source_sub_groups: bool) -> KernelPlan {
         KernelPlan {
             size: resolve(SubGroupSize::Automatic, device),
             requested: SubGroupSize::Automatic,
             pinned: false,
             uses_layer: false,
+            sub_groups: source_sub_groups,
             scratch: false,
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
         }
@@ -328,15 +335,19 @@ impl Program {
         let device = queue.device();
         let (mut kernels, unscanned) = source::scan_for_build(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        let layer: BTreeSet<String> = match source::Scanned::new(&b.source) {
-            Ok(s) => layer::layer_users(&s),
-            Err(_) => BTreeSet::new(),
+        let (layer, sub_groups) = match source::Scanned::new(&b.source) {
+            Ok(s) => (
+                layer::layer_users(&s),
+                layer::users(&s, layer::is_sub_group_word),
+            ),
+            Err(_) => Default::default(),
         };
         mark_duplicates(&mut kernels);
         let plans: BTreeMap<String, KernelPlan> = kernels
             .iter()
             .map(|k| {
-                let plan = KernelPlan::new(k, &b, device, &rounding, layer.contains(&k.name));
+                let mut plan = KernelPlan::new(k, &b, device, &rounding, layer.contains(&k.name));
+                plan.sub_groups = sub_groups.contains(&k.name);
                 (k.name.clone(), plan)
             })
             .collect();
@@ -375,6 +386,10 @@ impl Program {
                 rounding,
                 default_size: b.default_size,
                 splittable: crate::plan::split::splittable(&b.source),
+                sub_group_words: b
+                    .source
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(layer::is_sub_group_word),
                 group_ids: crate::plan::split::uses_any(
                     &b.source,
                     &["get_group_id", "get_num_groups"],
@@ -396,7 +411,7 @@ impl Program {
         let plan = match self.inner.plans.get(name) {
             Some(p) => p,
             None => {
-                unscanned = KernelPlan::unscanned(self.device());
+                unscanned = KernelPlan::unscanned(self.device(), self.inner.sub_group_words);
                 &unscanned
             }
         };
@@ -665,6 +680,7 @@ fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgra
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     fn layer_of(src: &str) -> BTreeSet<String> {
         layer::layer_users(&source::Scanned::new(src).unwrap())
