@@ -60,6 +60,8 @@ struct KernelInner {
     limits: Limits,
     /// `CL_KERNEL_COMPILE_WORK_GROUP_SIZE` when the kernel has `reqd_work_group_size`.
     required: Option<Range>,
+    /// `work_group_size_hint`, from `CL_KERNEL_ATTRIBUTES` or else the kernel's header.
+    hint: Option<Range>,
     uses_sub_groups: bool,
     /// Whether it uses sub-groups at all (the layer or OpenCL's built-ins).
     any_sub_groups: bool,
@@ -108,6 +110,11 @@ impl Kernel {
             .ok()
             .filter(|r| r.iter().any(|&n| n > 0))
             .and_then(|r| Range::new(trim_ones(&r[..r.len().min(3)])).ok());
+        let hint = size_hint(&raw.attributes().unwrap_or_default()).or_else(|| {
+            let decl = program.decl(name)?;
+            let header = program.source().get(decl.decl_start..decl.body.start)?;
+            size_hint(header)
+        });
         let limits = Limits {
             kind: dev.kind(),
             max_work_group_size: wg.min(dev.limits().max_work_group_size),
@@ -130,6 +137,7 @@ impl Kernel {
                 args,
                 limits,
                 required,
+                hint,
                 uses_sub_groups: plan.uses_layer,
                 any_sub_groups: plan.sub_groups,
                 hidden_scratch,
@@ -167,6 +175,13 @@ impl Kernel {
     /// it in `CL_KERNEL_COMPILE_WORK_GROUP_SIZE`), OpenCL order, trailing 1s trimmed.
     pub fn required_work_group_size(&self) -> Option<Range> {
         self.inner.required
+    }
+
+    /// The kernel's `work_group_size_hint`, from the driver's `CL_KERNEL_ATTRIBUTES` or else
+    /// the kernel's declaration; [`crate::launch::LocalSize::Tuned`] uses it where it divides
+    /// the global range and fits the kernel's limits.
+    pub fn work_group_size_hint(&self) -> Option<Range> {
+        self.inner.hint
     }
 
     /// Whether a range-rounded variant exists, or why not.
@@ -440,6 +455,22 @@ impl SubGroupQueries<'_> {
     }
 }
 
+/// The sizes of a `work_group_size_hint(x, y, z)` in `text` (integer literals only).
+fn size_hint(text: &str) -> Option<Range> {
+    let at = text.find("work_group_size_hint")?;
+    let rest = text[at..].split_once('(')?.1;
+    let dims: Vec<usize> = rest
+        .split_once(')')?
+        .0
+        .split(',')
+        .map(|d| d.trim().trim_end_matches(['u', 'U']).parse().ok())
+        .collect::<Option<_>>()?;
+    if dims.is_empty() || dims.len() > 3 || dims.contains(&0) {
+        return None;
+    }
+    Range::new(trim_ones(&dims)).ok()
+}
+
 fn first(v: Vec<usize>) -> Result<usize> {
     v.first()
         .copied()
@@ -452,4 +483,23 @@ fn trim_ones(dims: &[usize]) -> &[usize] {
         n -= 1;
     }
     &dims[..n]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_hints_are_read_from_attribute_text() {
+        assert_eq!(
+            size_hint("work_group_size_hint(64,1,1) vec_type_hint(float4)"),
+            Some(Range::d1(64))
+        );
+        assert_eq!(
+            size_hint("kernel __attribute__((work_group_size_hint(8, 4, 1))) void"),
+            Some(Range::d2(8, 4))
+        );
+        assert_eq!(size_hint("work_group_size_hint(WGS, 1, 1)"), None);
+        assert_eq!(size_hint("reqd_work_group_size(4,1,1)"), None);
+    }
 }

@@ -404,6 +404,50 @@ fn real_kernels_in_every_mode() {
 /// process there (`undefined symbol: __pocl_work_group_alloca`), for the layer and for OpenCL's
 /// own `sub_group_*` built-ins. clgroups must give a typed error instead on PoCL with native
 /// sub-groups, and run correctly everywhere else; other sizes always run.
+/// Attributes come from the driver (or the kernel's header): required sizes are honoured in
+/// every mode and named in errors, hints steer Tuned.
+#[test]
+fn work_group_attributes() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let q = common::queue();
+    let p = Program::from_source(&q, &source("attrs")).unwrap();
+    let k = |n: &str| p.kernel(n).unwrap();
+    assert_eq!(k("reqd16").required_work_group_size(), Some(Range::d1(16)));
+    assert_eq!(
+        k("reqd2d").required_work_group_size(),
+        Some(Range::d2(4, 2))
+    );
+    assert_eq!(k("wghint").work_group_size_hint(), Some(Range::d1(64)));
+    assert_eq!(k("vechint").required_work_group_size(), None);
+    let out = Buffer::<f32>::new(q.context(), 4096).unwrap();
+    let inp = Buffer::<f32>::new(q.context(), 4096).unwrap();
+    let launch = |name: &str, g: Range, l: LocalSize| {
+        k(name)
+            .launch()
+            .arg(&out)
+            .arg(&inp)
+            .arg(4096u32)
+            .nd_range(g, l)
+    };
+    for l in [
+        LocalSize::Auto,
+        LocalSize::Tuned,
+        LocalSize::Exact(Range::d1(8)),
+    ] {
+        let e = launch("reqd16", Range::d1(100), l).unwrap_err().to_string();
+        assert!(e.contains("reqd_work_group_size"), "{e}");
+    }
+    // 2-D launches of a 1-D requirement get it in both dimensions' terms.
+    launch("reqd16", Range::d2(32, 3), LocalSize::Auto)
+        .unwrap()
+        .wait()
+        .unwrap();
+    launch("wghint", Range::d1(4096), LocalSize::Tuned)
+        .unwrap()
+        .wait()
+        .unwrap();
+}
+
 #[test]
 fn sub_group_kernels_never_crash_in_single_item_groups() {
     let q = common::queue();

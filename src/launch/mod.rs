@@ -160,7 +160,18 @@ impl Launch<'_> {
         check_args(name, self.kernel.args(), &self.args)?;
         let can_round = self.kernel.rounding_support().is_ok();
         if let Some(req) = self.kernel.required_work_group_size() {
-            return self.range_required(user, req, can_round);
+            let at_rank = split::at_rank(req, user.rank()).ok_or_else(|| {
+                self.invalid(
+                    user,
+                    Some(req),
+                    format!(
+                        "the kernel requires work-groups of {:?} (reqd_work_group_size), more \
+                         dimensions than the range",
+                        req.as_slice()
+                    ),
+                )
+            })?;
+            return self.range_required(user, at_rank, can_round);
         }
         let cfg = self.kernel.program().rounding();
         let plan = rounding::plan(user, cfg, self.kernel.limits(), can_round);
@@ -282,6 +293,18 @@ impl Launch<'_> {
         self.enqueue(Variant::Rounded, &args, launch, Some(required), base)
     }
 
+    /// The kernel's `work_group_size_hint` when it divides `global` and fits the kernel.
+    fn hinted(&self, global: Range) -> Option<Range> {
+        let hint = split::at_rank(self.kernel.work_group_size_hint()?, global.rank())?;
+        let fits = split::fits_required(global, hint)
+            && local_size::validate(global, hint, self.kernel.limits()).is_ok();
+        log::debug!(
+            "kernel `{}`: work_group_size_hint {hint:?} fits: {fits}",
+            self.kernel.name()
+        );
+        fits.then_some(hint)
+    }
+
     /// Whether a work-group of one work-item would abort the process: kernels that use
     /// sub-groups (the layer or OpenCL's `sub_group_*` built-ins) on PoCL with native
     /// sub-groups (seen on PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`).
@@ -323,7 +346,8 @@ impl Launch<'_> {
         };
         if let Some(req) = k.required_work_group_size() {
             let exact_other = matches!(local, LocalSize::Exact(l) if l.padded() != req.padded());
-            if exact_other || !split::fits_required(global, req) {
+            let at_rank = split::at_rank(req, global.rank());
+            if exact_other || at_rank.is_none() || !split::fits_required(global, req) {
                 return Err(self.invalid(
                     global,
                     Some(req),
@@ -335,7 +359,7 @@ impl Launch<'_> {
                 ));
             }
             log::debug!("kernel `{}`: {local:?} -> required {req:?}", k.name());
-            return Ok(Some(req));
+            return Ok(at_rank);
         }
         let chosen = match local {
             LocalSize::Auto if self.single_item_groups_abort() => {
@@ -353,7 +377,10 @@ impl Launch<'_> {
             LocalSize::Tuned if warp_bound => Some(whole_warps("tuned local size")?),
             LocalSize::Auto => None,
             LocalSize::Exact(l) => Some(l),
-            LocalSize::Tuned => Some(local_size::tuned(global, lim)),
+            LocalSize::Tuned => Some(
+                self.hinted(global)
+                    .unwrap_or_else(|| local_size::tuned(global, lim)),
+            ),
         };
         let single = chosen.map_or(global.len() == 1, |l| l.len() == 1);
         if single && self.single_item_groups_abort() {

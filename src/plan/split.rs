@@ -121,6 +121,23 @@ pub fn round_to_required(user: Range, required: Range) -> Range {
     })
 }
 
+/// `r` with `rank` dimensions (missing ones are 1); `None` when `r` has a dimension above 1
+/// beyond `rank`.
+///
+/// ```
+/// use clgroups::plan::split::at_rank;
+/// use clgroups::Range;
+/// assert_eq!(at_rank(Range::d1(16), 2), Some(Range::d2(16, 1)));
+/// assert_eq!(at_rank(Range::d2(4, 2), 1), None);
+/// ```
+pub fn at_rank(r: Range, rank: usize) -> Option<Range> {
+    let p = r.padded();
+    if p[rank..].iter().any(|&d| d != 1) {
+        return None;
+    }
+    Range::new(&p[..rank]).ok()
+}
+
 /// Whether `required` divides `global` in every dimension (missing dimensions are 1).
 ///
 /// ```

@@ -1,18 +1,26 @@
 //! Programs: OpenCL C built for one device with the `cl/` sub-group layer available.
 //!
 //! What a build does, in order (each step logged at debug level):
-//! 1. scans the source for kernels and their sub-group size attributes
-//!    (`CLG_REQD_SUB_GROUP_SIZE(S)`, `CLG_NAMED_SUB_GROUP_SIZE(primary|automatic)`; kernels that
-//!    say nothing get the program's default, [`SubGroupSize::Primary`] unless set — the seed's
-//!    `-fsycl-default-sub-group-size`);
-//! 2. resolves each kernel's size on the device's backend; a size the device does not support
-//!    is remembered and reported as [`Error::FeatureNotSupported`] when that kernel is launched;
-//! 3. appends range-rounded variants of the kernels that can be rounded
-//!    (see [`rounded`]);
-//! 4. builds once per distinct sub-group size (usually once), with the backend's defines
-//!    (`CLG_BACKEND_*`, `CLG_SUB_GROUP_SIZE`, ...) prepended, `#include <clgroups/...>` resolved
-//!    from copies of `cl/` embedded in the library, and `#line` directives so that the
-//!    compiler's log names the user's file and lines.
+//! 1. scans the source for kernels, their sub-group size attributes
+//!    (`CLG_REQD_SUB_GROUP_SIZE(S)`, `CLG_NAMED_SUB_GROUP_SIZE(primary|automatic)`,
+//!    `intel_reqd_sub_group_size`) and whether each may be rewritten; a source the scanner cannot
+//!    read as a whole is built as written (see [`source::KernelDecl::rewrite_obstacle`]);
+//! 2. finds the functions that use the sub-group layer, transitively ([`layer`]), and resolves
+//!    the sub-group size of those kernels (attribute, else the program's default,
+//!    [`SubGroupSize::Primary`] unless set — the seed's `-fsycl-default-sub-group-size`); other
+//!    kernels run the driver's size, and a size the device does not support is reported as
+//!    [`Error::FeatureNotSupported`] when that kernel is launched;
+//! 3. rewrites: the emulated scratch threaded through layer kernels and helpers, range-rounded
+//!    variants of the kernels that can be rounded ([`rounded`]), and `intel_reqd_sub_group_size`
+//!    on layer kernels without a size attribute of their own (khr/intel);
+//! 4. builds once per distinct sub-group size of layer kernels (usually once), with the
+//!    backend's defines (`CLG_BACKEND_*`, `CLG_SUB_GROUP_SIZE`, ...) prepended,
+//!    `#include <clgroups/...>` resolved from copies of `cl/` embedded in the library, and
+//!    `#line` directives so that the compiler's log names the user's file and lines; a build that
+//!    fails is retried without the variants, then as written, and the kernels lose what was
+//!    dropped (launches fall back, see [`crate::plan::split`]);
+//! 5. takes the kernel names from the driver (`CL_PROGRAM_KERNEL_NAMES`, else
+//!    `clCreateKernelsInProgram`, else the scanner's).
 //!
 //! Builds are cached per (context, device, final source, options).
 //!
@@ -106,6 +114,8 @@ pub struct Program {
 
 struct ProgramInner {
     queue: Queue,
+    /// The user's source, as given.
+    source: String,
     /// The scanner's declarations (possibly fewer than the driver's kernels).
     kernels: Vec<KernelDecl>,
     /// The kernel names, from the driver.
@@ -379,6 +389,7 @@ impl Program {
         Ok(Program {
             inner: Arc::new(ProgramInner {
                 queue: queue.clone(),
+                source: b.source.clone(),
                 kernels,
                 names,
                 plans,
@@ -430,6 +441,11 @@ impl Program {
     /// driver cannot answer).
     pub fn kernel_names(&self) -> Vec<String> {
         self.inner.names.clone()
+    }
+
+    /// The source as given (before clgroups' rewrites).
+    pub fn source(&self) -> &str {
+        &self.inner.source
     }
 
     /// The queue the program was built for.
