@@ -9,7 +9,7 @@ use crate::program::{KernelPlan, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use opencl3::kernel::{
     Kernel as ClKernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
-    CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_COMPILE_NUM_SUB_GROUPS,
+    CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_TYPE_CONST, CL_KERNEL_COMPILE_NUM_SUB_GROUPS,
     CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, CL_KERNEL_MAX_NUM_SUB_GROUPS,
     CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
 };
@@ -39,6 +39,9 @@ pub struct ArgInfo {
     pub type_name: Option<String>,
     /// Address space, if the driver reports it.
     pub space: Option<ArgSpace>,
+    /// Whether the argument is `const` (`CL_KERNEL_ARG_TYPE_CONST`; for pointers, the pointee),
+    /// if the driver reports it.
+    pub is_const: Option<bool>,
 }
 
 /// A kernel of a built program. Cheap to clone; `Send + Sync` (argument setting and
@@ -101,10 +104,17 @@ impl Kernel {
         let wg = raw
             .get_work_group_size(dev.id())
             .map_err(err("clGetKernelWorkGroupInfo(WORK_GROUP_SIZE)"))?;
+        // A driver that cannot answer (or answers 0) gets the device's multiple, else the SIMD
+        // width clgroups assumes when nothing is known.
         let multiple = raw
             .get_work_group_size_multiple(dev.id())
-            .unwrap_or(1)
-            .max(1);
+            .ok()
+            .filter(|&m| m > 0)
+            .or(Some(
+                dev.sub_groups().driver.preferred_work_group_size_multiple,
+            ))
+            .filter(|&m| m > 0)
+            .unwrap_or(crate::device::UNKNOWN_SIMD_WIDTH);
         let required = raw
             .get_compile_work_group_size(dev.id())
             .ok()
@@ -283,6 +293,10 @@ fn arg_info(raw: &ClKernel, i: u32) -> ArgInfo {
             .map(|s| s.trim_end_matches('\0').trim().to_string())
             .filter(|s| !s.is_empty()),
         space,
+        is_const: raw
+            .get_arg_type_qualifier(i)
+            .ok()
+            .map(|q| q & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0),
     }
 }
 

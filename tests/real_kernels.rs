@@ -404,6 +404,47 @@ fn real_kernels_in_every_mode() {
 /// process there (`undefined symbol: __pocl_work_group_alloca`), for the layer and for OpenCL's
 /// own `sub_group_*` built-ins. clgroups must give a typed error instead on PoCL with native
 /// sub-groups, and run correctly everywhere else; other sizes always run.
+/// Kernel names, argument count, spaces and `const` come from the driver, also for kernels
+/// made by macros; wrong arguments are refused before anything runs.
+#[test]
+fn driver_signatures() {
+    let q = common::queue();
+    let p = Program::from_source(&q, &source("macros")).unwrap();
+    assert_eq!(
+        p.kernel_names(),
+        ["scale3", "scale_half", "axpb_float", "add_one"]
+    );
+    let k = p.kernel("axpb_float").unwrap();
+    let args = k.args();
+    assert_eq!(args.len(), 3);
+    assert_eq!(args[0].space, Some(clgroups::kernel::ArgSpace::Global));
+    assert_eq!(
+        (args[0].is_const, args[1].is_const),
+        (Some(false), Some(true))
+    );
+    assert_eq!(args[2].space, Some(clgroups::kernel::ArgSpace::Private));
+    let out = Buffer::<f32>::new(q.context(), 8).unwrap();
+    let ints = Buffer::<i32>::new(q.context(), 8).unwrap();
+    let e = k
+        .launch()
+        .arg(&out)
+        .arg(&ints)
+        .arg(8u32)
+        .range(8)
+        .unwrap_err();
+    assert!(e.to_string().contains("argument 1"), "{e}");
+    let e = k
+        .launch()
+        .arg(&out)
+        .arg(8u32)
+        .arg(&out)
+        .range(8)
+        .unwrap_err();
+    assert!(e.to_string().contains("argument 1"), "{e}");
+    let e = p.kernel("missing").unwrap_err().to_string();
+    assert!(e.contains("scale3"), "{e}");
+}
+
 /// Attributes come from the driver (or the kernel's header): required sizes are honoured in
 /// every mode and named in errors, hints steer Tuned.
 #[test]

@@ -125,7 +125,8 @@ impl Arg {
 /// ```
 /// use clgroups::kernel::{ArgInfo, ArgSpace};
 /// use clgroups::launch::{check_args, KernelArg};
-/// let real = ArgInfo { name: Some("n".into()), type_name: Some("real".into()), space: Some(ArgSpace::Private) };
+/// let real = ArgInfo { name: Some("n".into()), type_name: Some("real".into()),
+///     space: Some(ArgSpace::Private), is_const: Some(true) };
 /// assert!(check_args("k", &[real.clone()], &[2.0f32.to_arg()]).is_ok());
 /// assert!(check_args("k", &[real], &[]).is_err());
 /// ```
@@ -199,6 +200,7 @@ mod tests {
             name: Some("a".into()),
             type_name: Some(ty.into()),
             space: Some(space),
+            is_const: None,
         }
     }
 
@@ -260,6 +262,7 @@ mod tests {
             name: None,
             type_name: None,
             space: None,
+            is_const: None,
         };
         assert!(check("k", &[unknown], &[1i32.to_arg()]).is_ok());
     }
