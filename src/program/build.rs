@@ -48,10 +48,12 @@ impl KernelPlan {
             (None, true) => b.default_size,
             (None, false) => SubGroupSize::Automatic,
         };
-        let size = if k.own_sub_group_attr && k.sub_group_size.is_none() {
-            ResolvedSize::Size(0)
-        } else {
-            resolve(requested, device)
+        // The driver accepted the build, so a kernel that does not use the layer is never
+        // refused for its own size attribute: an unsupported one leaves the size to the driver.
+        let size = match resolve(requested, device) {
+            _ if k.own_sub_group_attr && k.sub_group_size.is_none() => ResolvedSize::Size(0),
+            ResolvedSize::Unsupported(_) if !uses_layer => ResolvedSize::Size(0),
+            r => r,
         };
         let pinned = uses_layer
             && !k.own_sub_group_attr
