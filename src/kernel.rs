@@ -66,7 +66,7 @@ struct KernelInner {
     /// `work_group_size_hint`, from `CL_KERNEL_ATTRIBUTES` or else the kernel's header.
     hint: Option<Range>,
     uses_sub_groups: bool,
-    /// Whether it uses sub-groups at all (the layer or OpenCL's built-ins).
+    /// Whether it uses sub-group collectives (the layer's or OpenCL's built-ins).
     any_sub_groups: bool,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
@@ -229,8 +229,8 @@ impl Kernel {
         self.inner.uses_sub_groups
     }
 
-    /// Whether the kernel uses sub-groups at all: the layer or OpenCL's built-ins.
-    pub(crate) fn uses_any_sub_groups(&self) -> bool {
+    /// Whether the kernel uses sub-group collectives: the layer's or OpenCL's built-ins.
+    pub(crate) fn uses_sub_group_collectives(&self) -> bool {
         self.inner.any_sub_groups
     }
 

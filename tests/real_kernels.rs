@@ -400,10 +400,10 @@ fn real_kernels_in_every_mode() {
     );
 }
 
-/// Sub-group kernels at sizes whose only work-group is one work-item: PoCL 6.0 aborts the whole
-/// process there (`undefined symbol: __pocl_work_group_alloca`), for the layer and for OpenCL's
-/// own `sub_group_*` built-ins. clgroups must give a typed error instead on PoCL with native
-/// sub-groups, and run correctly everywhere else; other sizes always run.
+/// Sub-group collectives at sizes whose only work-group is one work-item: PoCL 6.0 aborts the
+/// whole process there (`undefined symbol: __pocl_work_group_alloca`), for the layer's and for
+/// OpenCL's own `sub_group_*` collectives (queries run). clgroups must give a typed error instead
+/// on PoCL with native sub-groups, and run correctly everywhere else; other sizes always run.
 /// Kernel names, argument count, spaces and `const` come from the driver, also for kernels
 /// made by macros; wrong arguments are refused before anything runs.
 #[test]
@@ -506,6 +506,15 @@ fn sub_group_kernels_never_crash_in_single_item_groups() {
             "kernel void k(global float *o) { o[get_global_id(0)] = sub_group_broadcast(1.0f, 0) + 1.0f; }",
         ));
     }
+    // Queries run in single-item groups everywhere.
+    let query = "#include <clgroups/subgroup.h>\n\
+        kernel void k(global float *o) { o[get_global_id(0)] = 2.0f * sg_get_local_range(); }";
+    let p = Program::from_source(&q, query).unwrap();
+    let mut o = Buffer::<f32>::new(q.context(), 1).unwrap();
+    o.fill(&q, -1.0).unwrap();
+    let k = p.kernel("k").unwrap();
+    k.launch().arg(&o).range(1).unwrap().wait().unwrap();
+    assert_eq!(o.read(&q).unwrap(), [2.0]);
     for (what, src) in sources {
         let p = Program::from_source(&q, src).unwrap();
         let k = p.kernel("k").unwrap();

@@ -253,7 +253,7 @@ impl Launch<'_> {
             return Err(self.invalid(
                 user,
                 Some(local),
-                "this sub-group kernel would run in work-groups of one work-item, which aborts \
+                "this kernel with sub-group collectives would run in work-groups of one work-item, which aborts \
                  PoCL's process (undefined symbol __pocl_work_group_alloca), and no bulk + tail \
                  split avoids it (a single work-item, or the kernel asks for its global size, \
                  offset or group ids); pad the range"
@@ -306,11 +306,12 @@ impl Launch<'_> {
     }
 
     /// Whether a work-group of one work-item would abort the process: kernels that use
-    /// sub-groups (the layer or OpenCL's `sub_group_*` built-ins) on PoCL with native
-    /// sub-groups (seen on PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`).
+    /// sub-group collectives (the layer's or OpenCL's `sub_group_*`) on PoCL with native
+    /// sub-groups (seen on PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`; queries such
+    /// as `get_sub_group_local_id` run).
     fn single_item_groups_abort(&self) -> bool {
         let dev = self.kernel.program().device();
-        self.kernel.uses_any_sub_groups()
+        self.kernel.uses_sub_group_collectives()
             && dev.sub_groups().effective.shuffle_backend == ShuffleBackend::Khr
             && dev.platform_name().contains("Portable Computing Language")
     }
@@ -387,7 +388,7 @@ impl Launch<'_> {
             return Err(self.invalid(
                 global,
                 chosen,
-                "a sub-group kernel in work-groups of one work-item aborts PoCL's process \
+                "a kernel with sub-group collectives in work-groups of one work-item aborts PoCL's process \
                  (undefined symbol __pocl_work_group_alloca); use a larger work-group or a \
                  plain range"
                     .into(),

@@ -26,7 +26,7 @@ pub(crate) struct KernelPlan {
     pub(crate) pinned: bool,
     /// Whether the kernel uses the sub-group layer (directly or through helpers).
     pub(crate) uses_layer: bool,
-    /// Whether it uses sub-groups at all: the layer or OpenCL's built-ins.
+    /// Whether it uses sub-group collectives (the layer's or OpenCL's built-ins).
     pub(crate) sub_groups: bool,
     /// Whether it takes the emulated scratch as a hidden trailing parameter.
     pub(crate) scratch: bool,
@@ -89,7 +89,7 @@ impl KernelPlan {
     }
 
     /// A kernel the scanner did not find: nothing rewritten, the driver's sub-group size; it
-    /// counts as using sub-groups when any word of the source is a sub-group operation.
+    /// counts as using sub-group collectives when any word of the source is one.
     pub(super) fn unscanned(device: &Device, source_sub_groups: bool) -> KernelPlan {
         KernelPlan {
             size: resolve(SubGroupSize::Automatic, device),

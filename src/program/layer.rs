@@ -48,6 +48,23 @@ pub fn is_sub_group_word(word: &str) -> bool {
     is_layer_word(word) || word.contains("sub_group") || word.contains("subgroup")
 }
 
+/// Whether identifier `word` is a sub-group *collective* (a shuffle, broadcast, reduction, scan,
+/// vote or barrier), as opposed to a query such as `get_sub_group_local_id` or
+/// `sg_get_local_range`. PoCL 6.0 aborts the process for collectives in work-groups of one
+/// work-item (measured: every query runs there, every collective tried aborts).
+///
+/// ```
+/// use clgroups::program::layer::is_sub_group_collective;
+/// assert!(is_sub_group_collective("sg_reduce_add") && is_sub_group_collective("sub_group_broadcast"));
+/// assert!(!is_sub_group_collective("get_sub_group_size") && !is_sub_group_collective("sg_get_local_id"));
+/// ```
+pub fn is_sub_group_collective(word: &str) -> bool {
+    is_sub_group_word(word)
+        && !word.starts_with("get_")
+        && !word.starts_with("sg_get_")
+        && !word.starts_with("CLG_SG_SCRATCH")
+}
+
 /// Names of the functions (kernels included) of `s` that use the layer, transitively.
 pub(crate) fn layer_users(s: &Scanned<'_>) -> BTreeSet<String> {
     users(s, is_layer_word)

@@ -137,7 +137,7 @@ struct ProgramInner {
     /// Whether the source asks for group ids (`get_group_id`, `get_num_groups`), which a rounded
     /// launch's tail piece at a global offset would change: then one rounded launch.
     group_ids: bool,
-    /// Whether a word of the source is a sub-group operation.
+    /// Whether a word of the source is a sub-group collective.
     sub_group_words: bool,
 }
 
@@ -175,7 +175,7 @@ impl Program {
         let (layer, sub_groups) = match source::Scanned::new(&b.source) {
             Ok(s) => (
                 layer::layer_users(&s),
-                layer::users(&s, layer::is_sub_group_word),
+                layer::users(&s, layer::is_sub_group_collective),
             ),
             Err(_) => Default::default(),
         };
@@ -227,7 +227,7 @@ impl Program {
                 sub_group_words: b
                     .source
                     .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .any(layer::is_sub_group_word),
+                    .any(layer::is_sub_group_collective),
                 group_ids: crate::plan::split::uses_any(
                     &b.source,
                     &["get_group_id", "get_num_groups"],
