@@ -152,7 +152,10 @@ impl Launch<'_> {
 
     /// Enqueues over a plain range (no work-groups promised to the kernel): rounded up and
     /// guarded when the range is awkward, per [`crate::plan::rounding`] (its
-    /// [`pieces`](rounding::RoundingPlan::pieces) are enqueued in order).
+    /// [`pieces`](rounding::RoundingPlan::pieces) are enqueued in order; one rounded launch
+    /// when the source asks for group ids). A kernel without rounded variants runs as bulk +
+    /// tail launches where [`crate::plan::split`] allows it (not when rounding is disabled),
+    /// else unrounded. A kernel with `reqd_work_group_size` runs in exactly those groups.
     pub fn range(self, global: impl Into<Range>) -> Result<Event> {
         let user = global.into();
         self.check_common(user, None)?;
