@@ -205,7 +205,8 @@ fn compose(
     size: usize,
 ) -> Result<String> {
     let user = if rewrite {
-        rewritten(&b.source, kernels, plans, round, size)?
+        let emulated = device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated;
+        rewritten(&b.source, kernels, plans, round, emulated, size)?
     } else {
         b.source.clone()
     };
@@ -222,21 +223,24 @@ fn rewritten(
     kernels: &[KernelDecl],
     plans: &BTreeMap<String, KernelPlan>,
     round: bool,
+    emulated: bool,
     size: usize,
 ) -> Result<String> {
     let plan = |name: &str| plans.get(name);
-    // 1. The emulated scratch: hidden kernel parameters, threaded through helpers.
+    // 1. The emulated scratch: hidden kernel parameters, threaded through helpers (also those
+    // no kernel calls: they must compile too).
     let mut edits: Vec<(usize, usize, String)> = kernels
         .iter()
         .filter(|k| plan(&k.name).is_some_and(|p| p.scratch))
         .map(scratch_param_edit)
         .collect();
-    if plans.values().any(|p| p.scratch) {
-        let scanned = source::Scanned::new(src)?;
-        edits.extend(layer::scratch_edits(
-            &scanned,
-            &layer::layer_users(&scanned),
-        ));
+    if emulated {
+        if let Ok(scanned) = source::Scanned::new(src) {
+            edits.extend(layer::scratch_edits(
+                &scanned,
+                &layer::layer_users(&scanned),
+            ));
+        }
     }
     let user = apply_edits(src, edits);
     // 2. Rounded variants after their originals. Originals stay even under `force`: ND-range

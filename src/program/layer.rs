@@ -146,22 +146,16 @@ pub(crate) fn scratch_edits(
         let (open, close) = (i + 1, s.partner(i + 1));
         let empty = close == open + 1 || (close == open + 2 && s.text(open + 1) == "void");
         let at = s.tokens[close].span.start;
-        let (from, what) = if in_body(i) {
-            (
-                at,
-                if close == open + 1 {
-                    "clg_sg_scratch".to_string()
-                } else {
-                    ", clg_sg_scratch".to_string()
-                },
-            )
+        edits.push(if in_body(i) {
+            // A call: the kernel's or helper's own `clg_sg_scratch` goes last.
+            let sep = if close == open + 1 { "" } else { ", " };
+            (at, at, format!("{sep}clg_sg_scratch"))
         } else if empty {
-            (s.tokens[open].span.end, PARAM.to_string())
+            // A definition or prototype with `()` or `(void)`.
+            (s.tokens[open].span.end, at, PARAM.to_string())
         } else {
-            (at, format!(", {PARAM}"))
-        };
-        let to = if !in_body(i) && empty { at } else { from };
-        edits.push((from, to, what));
+            (at, at, format!(", {PARAM}"))
+        });
     }
     edits
 }
