@@ -5,11 +5,11 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
-use crate::program::{Program, ResolvedSize, SubGroupSize};
+use crate::program::{KernelPlan, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use opencl3::kernel::{
     Kernel as ClKernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
-    CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_COMPILE_NUM_SUB_GROUPS,
+    CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_TYPE_CONST, CL_KERNEL_COMPILE_NUM_SUB_GROUPS,
     CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, CL_KERNEL_MAX_NUM_SUB_GROUPS,
     CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
 };
@@ -39,6 +39,9 @@ pub struct ArgInfo {
     pub type_name: Option<String>,
     /// Address space, if the driver reports it.
     pub space: Option<ArgSpace>,
+    /// Whether the argument is `const` (`CL_KERNEL_ARG_TYPE_CONST`; for pointers, the pointee),
+    /// if the driver reports it.
+    pub is_const: Option<bool>,
 }
 
 /// A kernel of a built program. Cheap to clone; `Send + Sync` (argument setting and
@@ -58,7 +61,13 @@ struct KernelInner {
     requested: SubGroupSize,
     args: Vec<ArgInfo>,
     limits: Limits,
+    /// `CL_KERNEL_COMPILE_WORK_GROUP_SIZE` when the kernel has `reqd_work_group_size`.
+    required: Option<Range>,
+    /// `work_group_size_hint`, from `CL_KERNEL_ATTRIBUTES` or else the kernel's header.
+    hint: Option<Range>,
     uses_sub_groups: bool,
+    /// Whether it uses sub-group collectives (the layer's or OpenCL's built-ins).
+    any_sub_groups: bool,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
 }
@@ -68,11 +77,10 @@ impl Kernel {
         program: Program,
         build: &ClProgram,
         name: &str,
-        size: ResolvedSize,
+        plan: &KernelPlan,
         rounded: std::result::Result<Arc<ClProgram>, String>,
-        uses_sub_groups: bool,
-        hidden_scratch: bool,
     ) -> Result<Kernel> {
+        let (size, hidden_scratch) = (plan.size, plan.scratch);
         let dev = program.device().clone();
         let err = |call: &'static str| {
             let ctx = format!("kernel `{name}` on {dev}");
@@ -96,14 +104,27 @@ impl Kernel {
         let wg = raw
             .get_work_group_size(dev.id())
             .map_err(err("clGetKernelWorkGroupInfo(WORK_GROUP_SIZE)"))?;
+        // A driver that cannot answer (or answers 0) gets the device's multiple, else the SIMD
+        // width clgroups assumes when nothing is known.
         let multiple = raw
             .get_work_group_size_multiple(dev.id())
-            .unwrap_or(1)
-            .max(1);
-        let decl = program.decl(name);
-        let requested = decl
-            .and_then(|d| d.sub_group_size)
-            .unwrap_or(program.default_sub_group_size());
+            .ok()
+            .filter(|&m| m > 0)
+            .or(Some(
+                dev.sub_groups().driver.preferred_work_group_size_multiple,
+            ))
+            .filter(|&m| m > 0)
+            .unwrap_or(crate::device::UNKNOWN_SIMD_WIDTH);
+        let required = raw
+            .get_compile_work_group_size(dev.id())
+            .ok()
+            .filter(|r| r.iter().any(|&n| n > 0))
+            .and_then(|r| Range::new(trim_ones(&r[..r.len().min(3)])).ok());
+        let hint = size_hint(&raw.attributes().unwrap_or_default()).or_else(|| {
+            let decl = program.decl(name)?;
+            let header = program.source().get(decl.decl_start..decl.body.start)?;
+            size_hint(header)
+        });
         let limits = Limits {
             kind: dev.kind(),
             max_work_group_size: wg.min(dev.limits().max_work_group_size),
@@ -111,7 +132,10 @@ impl Kernel {
             preferred_multiple: multiple,
             non_uniform: false,
         };
-        log::debug!("kernel `{name}` on {dev}: {n} args, {limits:?}, sub-group size {size:?}");
+        log::debug!(
+            "kernel `{name}` on {dev}: {n} args, {limits:?}, required work-group {required:?}, \
+             sub-group size {size:?}"
+        );
         Ok(Kernel {
             inner: Arc::new(KernelInner {
                 name: name.to_string(),
@@ -119,10 +143,13 @@ impl Kernel {
                 raw: Mutex::new(raw),
                 rounded,
                 size,
-                requested,
+                requested: plan.requested,
                 args,
                 limits,
-                uses_sub_groups,
+                required,
+                hint,
+                uses_sub_groups: plan.uses_layer,
+                any_sub_groups: plan.sub_groups,
                 hidden_scratch,
             }),
         })
@@ -152,6 +179,19 @@ impl Kernel {
     /// How the kernel's sub-group size resolved on its device.
     pub fn resolved_sub_group_size(&self) -> ResolvedSize {
         self.inner.size
+    }
+
+    /// The work-group size the kernel requires (`reqd_work_group_size`, as the driver reports
+    /// it in `CL_KERNEL_COMPILE_WORK_GROUP_SIZE`), OpenCL order, trailing 1s trimmed.
+    pub fn required_work_group_size(&self) -> Option<Range> {
+        self.inner.required
+    }
+
+    /// The kernel's `work_group_size_hint`, from the driver's `CL_KERNEL_ATTRIBUTES` or else
+    /// the kernel's declaration; [`crate::launch::LocalSize::Tuned`] uses it where it divides
+    /// the global range and fits the kernel's limits.
+    pub fn work_group_size_hint(&self) -> Option<Range> {
+        self.inner.hint
     }
 
     /// Whether a range-rounded variant exists, or why not.
@@ -187,6 +227,11 @@ impl Kernel {
     /// Whether the kernel's body calls the sub-group layer (`sg_*`).
     pub(crate) fn uses_sub_groups(&self) -> bool {
         self.inner.uses_sub_groups
+    }
+
+    /// Whether the kernel uses sub-group collectives: the layer's or OpenCL's built-ins.
+    pub(crate) fn uses_sub_group_collectives(&self) -> bool {
+        self.inner.any_sub_groups
     }
 
     /// Errors with [`Error::FeatureNotSupported`] if the kernel requires a sub-group size the
@@ -248,6 +293,10 @@ fn arg_info(raw: &ClKernel, i: u32) -> ArgInfo {
             .map(|s| s.trim_end_matches('\0').trim().to_string())
             .filter(|s| !s.is_empty()),
         space,
+        is_const: raw
+            .get_arg_type_qualifier(i)
+            .ok()
+            .map(|q| q & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0),
     }
 }
 
@@ -420,6 +469,22 @@ impl SubGroupQueries<'_> {
     }
 }
 
+/// The sizes of a `work_group_size_hint(x, y, z)` in `text` (integer literals only).
+fn size_hint(text: &str) -> Option<Range> {
+    let at = text.find("work_group_size_hint")?;
+    let rest = text[at..].split_once('(')?.1;
+    let dims: Vec<usize> = rest
+        .split_once(')')?
+        .0
+        .split(',')
+        .map(|d| d.trim().trim_end_matches(['u', 'U']).parse().ok())
+        .collect::<Option<_>>()?;
+    if dims.is_empty() || dims.len() > 3 || dims.contains(&0) {
+        return None;
+    }
+    Range::new(trim_ones(&dims)).ok()
+}
+
 fn first(v: Vec<usize>) -> Result<usize> {
     v.first()
         .copied()
@@ -432,4 +497,23 @@ fn trim_ones(dims: &[usize]) -> &[usize] {
         n -= 1;
     }
     &dims[..n]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_hints_are_read_from_attribute_text() {
+        assert_eq!(
+            size_hint("work_group_size_hint(64,1,1) vec_type_hint(float4)"),
+            Some(Range::d1(64))
+        );
+        assert_eq!(
+            size_hint("kernel __attribute__((work_group_size_hint(8, 4, 1))) void"),
+            Some(Range::d2(8, 4))
+        );
+        assert_eq!(size_hint("work_group_size_hint(WGS, 1, 1)"), None);
+        assert_eq!(size_hint("reqd_work_group_size(4,1,1)"), None);
+    }
 }

@@ -44,12 +44,13 @@
  *   T sg_reduce_add(T x), sg_reduce_min(T x), sg_reduce_max(T x), sg_inclusive_scan_add(T x),
  *     sg_exclusive_scan_add(T x);
  *   int sg_any(int pred), sg_all(int pred).
- *   The sg_* names are macros. Helper functions that call them must take and pass the emulated scratch:
+ *   The sg_* names are macros. Helper functions may call them like any function: when built through clgroups,
+ *   the emulated backend's scratch is threaded through every function that (transitively) uses the layer.
+ *   Code that threads it by hand (or is built without clgroups' host) uses CLG_SG_SCRATCH_PARAM / CLG_SG_SCRATCH:
  *     float row_sum(float v CLG_SG_SCRATCH_PARAM) { return sg_reduce_add(v); }   // declare
  *     ... row_sum(v CLG_SG_SCRATCH) ...                                           // call
- *   and, for helpers without other parameters, CLG_SG_SCRATCH_PARAM_ONLY / CLG_SG_SCRATCH_ONLY:
- *     uint lane_of(CLG_SG_SCRATCH_PARAM_ONLY);  lane_of(CLG_SG_SCRATCH_ONLY);
- *   (they expand to nothing except on the emulated backend).
+ *   and, for helpers without other parameters, CLG_SG_SCRATCH_PARAM_ONLY / CLG_SG_SCRATCH_ONLY
+ *   (they expand to nothing except on the emulated backend; such helpers are left as written).
  *   Kernel attributes CLG_REQD_SUB_GROUP_SIZE(S) and CLG_NAMED_SUB_GROUP_SIZE(primary|automatic) are read by
  *   the host and expand to nothing here.
  *   Feature-test macro: CLGROUPS_SUB_GROUP == 1.

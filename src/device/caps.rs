@@ -164,6 +164,10 @@ pub fn backend_available(
     }
 }
 
+/// The SIMD width assumed where a driver reports a preferred work-group size multiple of 0: 8,
+/// the width of 32-bit lanes in the AVX2 registers PoCL's CPU devices vectorise for.
+pub const UNKNOWN_SIMD_WIDTH: usize = 8;
+
 /// clgroups' effective view for a driver and backend (pure).
 ///
 /// Primary size, per family:
@@ -173,13 +177,19 @@ pub fn backend_available(
 ///   else the smallest listed; the layer pins it with `intel_reqd_sub_group_size`;
 /// * `khr`/`intel` without it: the preferred multiple, the only size offered (kernels run the
 ///   driver's choice and the layer reads the real size at run time);
-/// * `emulated`: the preferred multiple rounded down to a power of two (1 if unknown), at most
-///   the maximum work-group size.
+/// * `emulated`: the preferred multiple rounded down to a power of two, at most the maximum
+///   work-group size.
+///
+/// A preferred multiple of 0 means the driver does not know (PoCL's remote driver reports 0);
+/// clgroups then assumes [`UNKNOWN_SIMD_WIDTH`] rather than a primary size of 1.
 ///
 /// Sizes: `nvidia-ptx` offers only the warp size; `khr`/`intel` the driver's list; `emulated`
 /// every power of two up to `min(max work-group size, 512)`.
 pub fn effective_view(driver: &DriverSubGroups, backend: ShuffleBackend) -> EffectiveSubGroups {
-    let simd = driver.preferred_work_group_size_multiple.max(1);
+    let simd = match driver.preferred_work_group_size_multiple {
+        0 => UNKNOWN_SIMD_WIDTH,
+        n => n,
+    };
     let (sizes, primary) = match backend {
         ShuffleBackend::NvidiaPtx => {
             let warp = driver.warp_size_nv.map_or(32, |w| w as usize);
@@ -233,6 +243,16 @@ mod tests {
                 .collect(),
             warp_size_nv: None,
         }
+    }
+
+    #[test]
+    fn unknown_preferred_multiple_gives_a_sane_primary() {
+        let d = driver(&[], 0, &[], 0);
+        let e = effective_view(&d, ShuffleBackend::Emulated);
+        assert_eq!(e.primary_sub_group_size, UNKNOWN_SIMD_WIDTH);
+        let d = driver(&["cl_khr_subgroups", "cl_khr_subgroup_shuffle"], 1, &[], 0);
+        let e = effective_view(&d, ShuffleBackend::Khr);
+        assert_eq!(e.primary_sub_group_size, UNKNOWN_SIMD_WIDTH);
     }
 
     #[test]

@@ -28,7 +28,7 @@ mod select;
 
 pub use caps::{
     backend_available, choose_backend, effective_view, DriverSubGroups, EffectiveSubGroups,
-    ShuffleBackend, SubGroupCapabilities, SUB_GROUP_EXTENSIONS,
+    ShuffleBackend, SubGroupCapabilities, SUB_GROUP_EXTENSIONS, UNKNOWN_SIMD_WIDTH,
 };
 pub use discover::{default_device, devices, select_device};
 pub use select::Selector;

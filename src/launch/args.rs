@@ -172,8 +172,24 @@ impl Arg {
     }
 }
 
-/// Checks `args` against the kernel's signature: the count always, the kind and type where
-/// the driver reports argument info.
+/// Checks `args` against the kernel's signature: the count always; where the driver reports
+/// argument info, the kind (memory object, value, local memory) always, and types only where
+/// the kernel names a built-in type:
+///
+/// * a pointer to a built-in scalar or vector (`float*`, `float4*`, `uint*`) takes a buffer of
+///   that scalar; a pointer to `char`, `uchar` or `void` (a byte view) or to anything else
+///   (typedefs, structs) takes any buffer;
+/// * a built-in scalar value takes exactly that scalar; other value types (typedefs, `size_t`)
+///   take any scalar.
+///
+/// ```
+/// use clgroups::kernel::{ArgInfo, ArgSpace};
+/// use clgroups::launch::{check_args, KernelArg};
+/// let real = ArgInfo { name: Some("n".into()), type_name: Some("real".into()),
+///     space: Some(ArgSpace::Private), is_const: Some(true) };
+/// assert!(check_args("k", &[real.clone()], &[2.0f32.to_arg()]).is_ok());
+/// assert!(check_args("k", &[real], &[]).is_err());
+/// ```
 pub fn check(kernel: &str, sig: &[ArgInfo], args: &[Arg]) -> Result<()> {
     if sig.len() != args.len() {
         return Err(Error::InvalidArgument {
@@ -204,8 +220,9 @@ fn mismatch(info: &ArgInfo, arg: &Arg) -> Option<String> {
     match (info.space?, arg) {
         (ArgSpace::Global, Arg::Buffer { elem, .. }) => {
             let base = ty?.trim_end_matches('*').trim();
-            (!same_scalar(base, elem) && base != "void")
-                .then(|| format!("is a {} pointer", ty.unwrap_or("?")))
+            let scalar = base.trim_end_matches(|c: char| c.is_ascii_digit());
+            let checked = known_scalar(scalar) && !matches!(scalar, "char" | "uchar");
+            (checked && scalar != *elem).then(|| format!("is a {} pointer", ty.unwrap_or("?")))
         }
         (ArgSpace::Global, _) => Some(format!("is a global {} pointer", ty.unwrap_or("?"))),
         (ArgSpace::Local, Arg::Local(_)) => None,
@@ -216,11 +233,6 @@ fn mismatch(info: &ArgInfo, arg: &Arg) -> Option<String> {
         }
         (ArgSpace::Private, _) => Some(format!("is a {} value", ty.unwrap_or("?"))),
     }
-}
-
-/// `float4` and `float` share the scalar `float`.
-fn same_scalar(base: &str, elem: &str) -> bool {
-    base.trim_end_matches(|c: char| c.is_ascii_digit()) == elem
 }
 
 fn known_scalar(ty: &str) -> bool {
@@ -248,6 +260,7 @@ mod tests {
             name: Some("a".into()),
             type_name: Some(ty.into()),
             space: Some(space),
+            is_const: None,
         }
     }
 
@@ -278,6 +291,29 @@ mod tests {
     }
 
     #[test]
+    fn typedefs_structs_and_byte_pointers_take_any_buffer() {
+        for ty in [
+            "real*",
+            "struct particle*",
+            "pair_t*",
+            "char*",
+            "uchar*",
+            "void*",
+            "half*",
+        ] {
+            let sig = [info(ArgSpace::Global, ty)];
+            assert!(check("k", &sig, &[buf("float")]).is_ok(), "{ty}");
+            assert!(check("k", &sig, &[1.0f32.to_arg()]).is_err(), "{ty}");
+        }
+        let sig = [info(ArgSpace::Global, "int2*")];
+        assert!(check("k", &sig, &[buf("int")]).is_ok());
+        assert!(check("k", &sig, &[buf("float")]).is_err());
+        let sig = [info(ArgSpace::Private, "size_t")];
+        assert!(check("k", &sig, &[7u64.to_arg()]).is_ok());
+        assert!(check("k", &sig, &[buf("float")]).is_err());
+    }
+
+    #[test]
     fn vectors_local_and_unknown_types() {
         let sig = [
             info(ArgSpace::Global, "float4*"),
@@ -290,6 +326,7 @@ mod tests {
             name: None,
             type_name: None,
             space: None,
+            is_const: None,
         };
         assert!(check("k", &[unknown], &[1i32.to_arg()]).is_ok());
     }

@@ -65,7 +65,7 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::Kernel;
 use crate::plan::rounding::Variant;
-use crate::plan::{local_size, rounding};
+use crate::plan::{local_size, rounding, split};
 use crate::queue::Queue;
 use crate::range::Range;
 use std::marker::PhantomData;
@@ -233,21 +233,41 @@ impl<'a> Launch<'a> {
 
     /// Enqueues over a plain range (no work-groups promised to the kernel): rounded up and
     /// guarded when the range is awkward, per [`crate::plan::rounding`] (its
-    /// [`pieces`](rounding::RoundingPlan::pieces) are enqueued in order).
+    /// [`pieces`](rounding::RoundingPlan::pieces) are enqueued in order; one rounded launch
+    /// when the source asks for group ids). A kernel without rounded variants runs as bulk +
+    /// tail launches where [`crate::plan::split`] allows it (not when rounding is disabled),
+    /// else unrounded. A kernel with `reqd_work_group_size` runs in exactly those groups.
     ///
     /// # Safety
     ///
     /// The contract of [`Launch::nd_range`], for the work-items of `global` (shifted by the
     /// offset). Rounding adds work-items only outside `global`, and the generated guard makes
-    /// them exit before the kernel's body runs, so they make no accesses.
+    /// them exit before the kernel's body runs, so they make no accesses; bulk + tail launches
+    /// run exactly the work-items of `global`.
     pub unsafe fn range(self, global: impl Into<Range>) -> Result<Event> {
         let user = global.into();
         self.check_common(user, None)?;
         let name = self.kernel.name();
+        let can_round = self.kernel.rounding_support().is_ok();
+        if let Some(req) = self.kernel.required_work_group_size() {
+            let at_rank = split::at_rank(req, user.rank()).ok_or_else(|| {
+                self.invalid(
+                    user,
+                    Some(req),
+                    format!(
+                        "the kernel requires work-groups of {:?} (reqd_work_group_size), more \
+                         dimensions than the range",
+                        req.as_slice()
+                    ),
+                )
+            })?;
+            // SAFETY: this function's contract, for the same `user` range.
+            return unsafe { self.range_required(user, at_rank, can_round) };
+        }
         let base = self.offset.unwrap_or(zero(user));
         let cfg = self.kernel.program().rounding();
         let lim = self.kernel.limits();
-        let mut plan = rounding::plan(user, cfg, lim, self.kernel.rounding_support().is_ok());
+        let mut plan = rounding::plan(user, cfg, lim, can_round);
         let mut pieces = self.checked_pieces(&plan, base);
         if let (Err(why), true) = (&pieces, plan.rounded_variant) {
             log::debug!("kernel `{name}`: not rounded: {why}");
@@ -261,13 +281,16 @@ impl<'a> Launch<'a> {
                 println!("{line}");
             }
         }
+        if !plan.rounded_variant {
+            // SAFETY: this function's contract, for the same `user` range.
+            if let Some(ev) = unsafe { self.range_fallback(user, plan.local)? } {
+                return Ok(ev);
+            }
+        }
         let mut args = self.args.clone();
         self.check_args(&args, user, plan.local)?;
         if plan.rounded_variant {
-            let sizes = user.padded().into_iter();
-            let offsets = base.padded().into_iter().take(user.rank());
-            let offsets = offsets.chain(std::iter::repeat(0)).take(3);
-            args.extend(sizes.chain(offsets).map(|n| KernelArg::to_arg(&(n as u64))));
+            args.extend(user_range_args(user, base));
         }
         let mut events = Vec::new();
         for (piece, offset) in pieces {
@@ -279,12 +302,7 @@ impl<'a> Launch<'a> {
                 unsafe { self.enqueue(piece.variant, &args, piece.global, plan.local, offset)? };
             events.extend(ev.raw);
         }
-        let ev = Event {
-            raw: events,
-            device: self.queue.device().clone(),
-            kernel: Some(self.kernel.clone()),
-        };
-        self.verified(ev, &args)
+        self.verified(self.event(events), &args)
     }
 
     /// `ev`, after verifying the guards of the buffer arguments in
@@ -295,6 +313,161 @@ impl<'a> Launch<'a> {
             checked::verify(&self.queue, self.kernel.name(), args)?;
         }
         Ok(ev)
+    }
+
+    /// A plain range of a kernel without a rounded launch: a bulk + tail split where the kernel
+    /// allows it and it gives larger work-groups ([`crate::plan::split`]); layer kernels on
+    /// PoCL's `khr` backend never get a work-group of one work-item (PoCL 6.0 aborts the process:
+    /// `undefined symbol: __pocl_work_group_alloca`). `None`: launch as planned.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`Launch::range`] for `user`.
+    unsafe fn range_fallback(&self, user: Range, planned: Option<Range>) -> Result<Option<Event>> {
+        let k = self.kernel;
+        let no_single = self.single_item_groups_abort();
+        let why = k
+            .rounding_support()
+            .err()
+            .unwrap_or("rounding did not help");
+        let base = self.offset.unwrap_or(zero(user));
+        if k.program().splittable() {
+            if let Some(pieces) = split::split(user, k.limits(), no_single) {
+                log::debug!(
+                    "kernel `{}`: not rounded ({why}); bulk + tail launches",
+                    k.name()
+                );
+                // Every piece is checked before the first is enqueued.
+                let mut placed = Vec::with_capacity(pieces.len());
+                for p in &pieces {
+                    let offset = self
+                        .place(base, p.offset, p.global, Some(p.local))
+                        .map_err(|r| self.invalid(user, Some(p.local), r))?;
+                    self.check_args(&self.args, p.global, Some(p.local))?;
+                    placed.push((p, offset));
+                }
+                let mut events = Vec::new();
+                for (p, offset) in placed {
+                    // SAFETY: the pieces tile `user` at `base` exactly (plan::split), so the
+                    // caller's contract for `user` covers every work-item enqueued.
+                    let ev = unsafe {
+                        self.enqueue(
+                            Variant::Original,
+                            &self.args,
+                            p.global,
+                            Some(p.local),
+                            offset,
+                        )?
+                    };
+                    events.extend(ev.raw);
+                }
+                return self.verified(self.event(events), &self.args).map(Some);
+            }
+        }
+        if !no_single || planned.is_some_and(|l| l.len() > 1) {
+            return Ok(None);
+        }
+        let local = local_size::tuned(user, k.limits());
+        if local.len() == 1 {
+            return Err(self.invalid(
+                user,
+                Some(local),
+                "this kernel with sub-group collectives would run in work-groups of one work-item, \
+                 which aborts PoCL's process (undefined symbol __pocl_work_group_alloca), and no \
+                 bulk + tail split avoids it (a single work-item, or the kernel asks for its \
+                 global size, offset or group ids); pad the range"
+                    .into(),
+            ));
+        }
+        bounds::check_groups(user, Some(local)).map_err(|r| self.invalid(user, Some(local), r))?;
+        self.check_args(&self.args, user, Some(local))?;
+        // SAFETY: exactly the work-items of `user` at `base`: the caller's contract.
+        let ev = unsafe { self.enqueue(Variant::Original, &self.args, user, Some(local), base)? };
+        self.verified(ev, &self.args).map(Some)
+    }
+
+    /// A plain range of a kernel with `reqd_work_group_size(required)`: rounded up to a
+    /// multiple of it (guarded variant) where the kernel has one, else run as is when it fits.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`Launch::range`] for `user`.
+    unsafe fn range_required(
+        &self,
+        user: Range,
+        required: Range,
+        can_round: bool,
+    ) -> Result<Event> {
+        let name = self.kernel.name();
+        let base = self.offset.unwrap_or(zero(user));
+        if split::fits_required(user, required) {
+            log::debug!("kernel `{name}`: plain range {user:?} in required groups {required:?}");
+            bounds::check_groups(user, Some(required))
+                .map_err(|r| self.invalid(user, Some(required), r))?;
+            self.check_args(&self.args, user, Some(required))?;
+            // SAFETY: exactly the work-items of `user` at `base`: the caller's contract.
+            let ev =
+                unsafe { self.enqueue(Variant::Original, &self.args, user, Some(required), base)? };
+            return self.verified(ev, &self.args);
+        }
+        let launch = split::round_to_required(user, required);
+        if !can_round || !split::fits_required(launch, required) {
+            return Err(self.invalid(
+                user,
+                Some(required),
+                format!(
+                    "the kernel requires work-groups of {:?} (reqd_work_group_size), which do not \
+                     divide the range, and it cannot be rounded ({})",
+                    required.as_slice(),
+                    self.kernel.rounding_support().err().unwrap_or("?")
+                ),
+            ));
+        }
+        log::debug!(
+            "kernel `{name}`: plain range {user:?} rounded to {launch:?} for required groups \
+             {required:?}"
+        );
+        let offset = self
+            .place(base, zero(user), launch, Some(required))
+            .map_err(|r| self.invalid(user, Some(required), r))?;
+        let mut args = self.args.clone();
+        self.check_args(&args, user, Some(required))?;
+        args.extend(user_range_args(user, base));
+        // SAFETY: the rounded variant runs the body only for work-items inside `user` (its
+        // guard compares with the user sizes passed above): the caller's contract covers them.
+        let ev = unsafe { self.enqueue(Variant::Rounded, &args, launch, Some(required), offset)? };
+        self.verified(ev, &args)
+    }
+
+    /// The kernel's `work_group_size_hint` when it divides `global` and fits the kernel.
+    fn hinted(&self, global: Range) -> Option<Range> {
+        let hint = split::at_rank(self.kernel.work_group_size_hint()?, global.rank())?;
+        let fits = split::fits_required(global, hint)
+            && local_size::validate(global, hint, self.kernel.limits()).is_ok();
+        log::debug!(
+            "kernel `{}`: work_group_size_hint {hint:?} fits: {fits}",
+            self.kernel.name()
+        );
+        fits.then_some(hint)
+    }
+
+    /// Whether a work-group of one work-item would abort the process: kernels that use
+    /// sub-group collectives (the layer's or OpenCL's `sub_group_*`) on PoCL with native
+    /// sub-groups (seen on PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`; queries such
+    /// as `get_sub_group_local_id` run).
+    fn single_item_groups_abort(&self) -> bool {
+        let dev = self.kernel.program().device();
+        self.kernel.uses_sub_group_collectives()
+            && dev.sub_groups().effective.shuffle_backend == ShuffleBackend::Khr
+            && dev.platform_name().contains("Portable Computing Language")
+    }
+
+    fn event(&self, raw: Vec<opencl3::event::Event>) -> Event {
+        Event {
+            raw,
+            device: self.queue.device().clone(),
+            kernel: Some(self.kernel.clone()),
+        }
     }
 
     /// The local range an ND-range launch uses (`None`: NULL), validated.
@@ -318,7 +491,27 @@ impl<'a> Launch<'a> {
                 )
             })
         };
+        if let Some(req) = k.required_work_group_size() {
+            let exact_other = matches!(local, LocalSize::Exact(l) if l.padded() != req.padded());
+            let at_rank = split::at_rank(req, global.rank());
+            if exact_other || at_rank.is_none() || !split::fits_required(global, req) {
+                return Err(self.invalid(
+                    global,
+                    Some(req),
+                    format!(
+                        "the kernel requires work-groups of {:?} (reqd_work_group_size): the \
+                         local size must be that and divide the global range",
+                        req.as_slice()
+                    ),
+                ));
+            }
+            log::debug!("kernel `{}`: {local:?} -> required {req:?}", k.name());
+            return Ok(at_rank);
+        }
         let chosen = match local {
+            LocalSize::Auto if self.single_item_groups_abort() => {
+                Some(local_size::tuned(global, lim))
+            }
             LocalSize::Auto if warp_bound => {
                 let l = whole_warps("auto local size")?;
                 log::debug!(
@@ -331,9 +524,23 @@ impl<'a> Launch<'a> {
             LocalSize::Tuned if warp_bound => Some(whole_warps("tuned local size")?),
             LocalSize::Auto => None,
             LocalSize::Exact(l) => Some(l),
-            LocalSize::Tuned => Some(local_size::tuned(global, lim)),
+            LocalSize::Tuned => Some(
+                self.hinted(global)
+                    .unwrap_or_else(|| local_size::tuned(global, lim)),
+            ),
         };
         bounds::check_groups(global, chosen).map_err(|r| self.invalid(global, chosen, r))?;
+        let single = chosen.map_or(global.len() == 1, |l| l.len() == 1);
+        if single && self.single_item_groups_abort() {
+            return Err(self.invalid(
+                global,
+                chosen,
+                "a kernel with sub-group collectives in work-groups of one work-item aborts PoCL's process \
+                 (undefined symbol __pocl_work_group_alloca); use a larger work-group or a \
+                 plain range"
+                    .into(),
+            ));
+        }
         if let Some(l) = chosen {
             local_size::validate(global, l, lim).map_err(|r| self.invalid(global, Some(l), r))?;
             if warp_bound && l.len() % 32 != 0 {
@@ -379,24 +586,47 @@ impl<'a> Launch<'a> {
         let (user, launch) = (plan.user.len(), plan.launch.len());
         if plan.rounded_variant && launch > user.saturating_mul(2).max(user + ROUNDING_SLACK) {
             return Err(format!(
-                "the rounded range {:?} has {launch} work-items, far more than the {user}                  asked for (check CLGROUPS_RANGE_ROUNDING_PARAMS)",
+                "the rounded range {:?} has {launch} work-items, far more than the {user} \
+                 asked for (check CLGROUPS_RANGE_ROUNDING_PARAMS)",
                 plan.launch
             ));
         }
-        let bits = self.queue.device().limits().address_bits;
-        plan.pieces()
+        let pieces = if plan.rounded_variant && self.kernel.program().uses_group_ids() {
+            // A tail piece at a global offset would renumber its groups from 0.
+            vec![rounding::Piece {
+                variant: Variant::Rounded,
+                offset: zero(plan.user),
+                global: plan.launch,
+            }]
+        } else {
+            plan.pieces()
+        };
+        pieces
             .into_iter()
             .map(|piece| {
-                let dims = (0..base.rank())
-                    .map(|d| base.get(d).checked_add(piece.offset.get(d)))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| format!("offset {base:?} overflows"))?;
-                let offset = Range::new(&dims).map_err(|e| e.to_string())?;
-                bounds::check_global(piece.global, offset, bits)?;
-                bounds::check_groups(piece.global, plan.local)?;
+                let offset = self.place(base, piece.offset, piece.global, plan.local)?;
                 Ok((piece, offset))
             })
             .collect()
+    }
+
+    /// The absolute offset `base + delta` of a piece of `global` work-items in groups of
+    /// `local`, checked against the device's bounds (overflow, address bits, group counts).
+    fn place(
+        &self,
+        base: Range,
+        delta: Range,
+        global: Range,
+        local: Option<Range>,
+    ) -> std::result::Result<Range, String> {
+        let dims = (0..base.rank())
+            .map(|d| base.get(d).checked_add(delta.get(d)))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| format!("offset {base:?} + {delta:?} overflows"))?;
+        let offset = Range::new(&dims).map_err(|e| e.to_string())?;
+        bounds::check_global(global, offset, self.queue.device().limits().address_bits)?;
+        bounds::check_groups(global, local)?;
+        Ok(offset)
     }
 
     /// Arguments against the signature, buffers against the queue's context, and local
@@ -506,4 +736,12 @@ impl<'a> Launch<'a> {
         })?;
         Ok(Event::new(ev, dev.clone(), Some(self.kernel.clone())))
     }
+}
+
+/// The trailing arguments of a rounded variant: the user's range and offset, padded to 3.
+fn user_range_args(user: Range, base: Range) -> impl Iterator<Item = Arg> {
+    let sizes = user.padded().into_iter();
+    let offsets = base.padded().into_iter().take(user.rank());
+    let offsets = offsets.chain(std::iter::repeat(0)).take(3);
+    sizes.chain(offsets).map(|n| KernelArg::to_arg(&(n as u64)))
 }

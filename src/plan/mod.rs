@@ -6,3 +6,4 @@ pub mod coloring;
 pub mod local_size;
 pub mod partition;
 pub mod rounding;
+pub mod split;

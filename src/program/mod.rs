@@ -1,18 +1,26 @@
 //! Programs: OpenCL C built for one device with the `cl/` sub-group layer available.
 //!
 //! What a build does, in order (each step logged at debug level):
-//! 1. scans the source for kernels and their sub-group size attributes
-//!    (`CLG_REQD_SUB_GROUP_SIZE(S)`, `CLG_NAMED_SUB_GROUP_SIZE(primary|automatic)`; kernels that
-//!    say nothing get the program's default, [`SubGroupSize::Primary`] unless set — the seed's
-//!    `-fsycl-default-sub-group-size`);
-//! 2. resolves each kernel's size on the device's backend; a size the device does not support
-//!    is remembered and reported as [`Error::FeatureNotSupported`] when that kernel is launched;
-//! 3. appends range-rounded variants of the kernels that can be rounded
-//!    (see [`rounded`]);
-//! 4. builds once per distinct sub-group size (usually once), with the backend's defines
-//!    (`CLG_BACKEND_*`, `CLG_SUB_GROUP_SIZE`, ...) prepended, `#include <clgroups/...>` resolved
-//!    from copies of `cl/` embedded in the library, and `#line` directives so that the
-//!    compiler's log names the user's file and lines.
+//! 1. scans the source for kernels, their sub-group size attributes
+//!    (`CLG_REQD_SUB_GROUP_SIZE(S)`, `CLG_NAMED_SUB_GROUP_SIZE(primary|automatic)`,
+//!    `intel_reqd_sub_group_size`) and whether each may be rewritten; a source the scanner cannot
+//!    read as a whole is built as written (see [`source::KernelDecl::rewrite_obstacle`]);
+//! 2. finds the functions that use the sub-group layer, transitively ([`layer`]), and resolves
+//!    the sub-group size of those kernels (attribute, else the program's default,
+//!    [`SubGroupSize::Primary`] unless set — the seed's `-fsycl-default-sub-group-size`); other
+//!    kernels run the driver's size, and a size the device does not support is reported as
+//!    [`Error::FeatureNotSupported`] when that kernel is launched;
+//! 3. rewrites: the emulated scratch threaded through layer kernels and helpers, range-rounded
+//!    variants of the kernels that can be rounded ([`rounded`]), and `intel_reqd_sub_group_size`
+//!    on layer kernels without a size attribute of their own (khr/intel);
+//! 4. builds once per distinct sub-group size of layer kernels (usually once), with the
+//!    backend's defines (`CLG_BACKEND_*`, `CLG_SUB_GROUP_SIZE`, ...) prepended,
+//!    `#include <clgroups/...>` resolved from copies of `cl/` embedded in the library, and
+//!    `#line` directives so that the compiler's log names the user's file and lines; a build that
+//!    fails is retried without the variants, then as written, and the kernels lose what was
+//!    dropped (launches fall back, see [`crate::plan::split`]);
+//! 5. takes the kernel names from the driver (`CL_PROGRAM_KERNEL_NAMES`, else
+//!    `clCreateKernelsInProgram`, else the scanner's).
 //!
 //! Builds are cached per (context, device, final source, options), in the context: they are
 //! freed with it.
@@ -28,8 +36,11 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
+mod build;
 pub mod build_log;
 mod headers;
+pub mod layer;
+mod lex;
 pub mod partitioned;
 pub mod rounded;
 pub mod source;
@@ -39,11 +50,13 @@ pub use source::SubGroupSizeAttr as SubGroupSize;
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::plan::rounding::{RoundingConfig, RoundingMode};
+use crate::plan::rounding::RoundingConfig;
 use crate::queue::Queue;
+pub(crate) use build::KernelPlan;
+use build::{build_with_fallbacks, driver_kernel_names, mark_duplicates};
 use opencl3::program::Program as ClProgram;
 use source::KernelDecl;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// How a kernel's sub-group size resolved on a device.
@@ -105,19 +118,28 @@ pub struct Program {
 
 struct ProgramInner {
     queue: Queue,
+    /// The user's source, as given.
+    source: String,
+    /// The scanner's declarations (possibly fewer than the driver's kernels).
     kernels: Vec<KernelDecl>,
-    /// Resolved sub-group size per kernel name.
-    sizes: BTreeMap<String, ResolvedSize>,
-    /// One build per distinct runnable size.
+    /// The kernel names, from the driver.
+    names: Vec<String>,
+    /// What the build decided per scanned kernel.
+    plans: BTreeMap<String, KernelPlan>,
+    /// One build per distinct size of layer kernels (`CLG_SUB_GROUP_SIZE`; kernels that do not
+    /// use the layer take the first).
     builds: BTreeMap<usize, Arc<ClProgram>>,
     rounding: RoundingConfig,
-    /// Rounded variants exist in the builds for these kernels; others say why not.
-    roundable: BTreeMap<String, std::result::Result<(), String>>,
-    /// Kernels whose body calls the sub-group layer (on `emulated` they take the hidden
-    /// trailing `__local ulong *clg_sg_scratch` parameter).
-    layer: BTreeSet<String>,
     /// The size of kernels that ask for none.
     default_size: SubGroupSize,
+    /// Whether plain ranges of kernels without variants may run as bulk + tail launches
+    /// ([`crate::plan::split::splittable`] of the whole source).
+    splittable: bool,
+    /// Whether the source asks for group ids (`get_group_id`, `get_num_groups`), which a rounded
+    /// launch's tail piece at a global offset would change: then one rounded launch.
+    group_ids: bool,
+    /// Whether a word of the source is a sub-group collective.
+    sub_group_words: bool,
 }
 
 impl Program {
@@ -149,114 +171,109 @@ impl Program {
 
     fn build(b: ProgramBuilder, queue: &Queue) -> Result<Program> {
         let device = queue.device();
-        let kernels = source::scan_kernels(&b.source)?;
+        let (mut kernels, unscanned) = source::scan_for_build(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        let sizes: BTreeMap<String, ResolvedSize> = kernels
+        let (layer, sub_groups) = match source::Scanned::new(&b.source) {
+            Ok(s) => (
+                layer::layer_users(&s),
+                layer::users(&s, layer::is_sub_group_collective),
+            ),
+            Err(_) => Default::default(),
+        };
+        mark_duplicates(&mut kernels);
+        let plans: BTreeMap<String, KernelPlan> = kernels
             .iter()
             .map(|k| {
-                let want = k.sub_group_size.unwrap_or(b.default_size);
-                let got = resolve(want, device);
-                log::debug!(
-                    "kernel `{}`: sub-group size {want:?} -> {got:?} on {device}",
-                    k.name
-                );
-                (k.name.clone(), got)
+                let mut plan = KernelPlan::new(k, &b, device, &rounding, layer.contains(&k.name));
+                plan.sub_groups = sub_groups.contains(&k.name);
+                (k.name.clone(), plan)
             })
             .collect();
-        let obstacles: BTreeMap<String, Option<String>> = kernels
-            .iter()
-            .map(|k| (k.name.clone(), rounded::rounding_obstacle(&b.source, k)))
-            .collect();
-        let layer: BTreeSet<String> = kernels
-            .iter()
-            .filter(|k| uses_layer(&b.source[k.body.clone()]))
-            .map(|k| k.name.clone())
-            .collect();
-        let scratch = scratch_kernels(device, &layer);
-        let roundable: BTreeMap<String, std::result::Result<(), String>> = kernels
-            .iter()
-            .map(|k| {
-                let verdict = match obstacles[&k.name].clone() {
-                    None if scratch.contains(&k.name) => {
-                        Err("it takes the emulated sub-group scratch".to_string())
-                    }
-                    None if rounding.mode != RoundingMode::Disable => Ok(()),
-                    None => Err("range rounding is disabled".to_string()),
-                    Some(why) => Err(why),
-                };
-                (k.name.clone(), verdict)
-            })
-            .collect();
-        let to_round: Vec<String> = kernels
-            .iter()
-            .filter(|k| roundable[&k.name].is_ok())
-            .map(|k| k.name.clone())
-            .collect();
-        let mut wanted: Vec<usize> = sizes
+        let mut wanted: Vec<usize> = plans
             .values()
-            .filter_map(|s| match s {
-                ResolvedSize::Size(n) => Some(*n),
+            .filter(|p| p.uses_layer)
+            .filter_map(|p| match p.size {
+                ResolvedSize::Size(n) => Some(n),
                 ResolvedSize::Unsupported(_) => None,
             })
             .collect();
-        if wanted.is_empty() {
-            wanted.push(resolve(SubGroupSize::Automatic, device).size_or(0));
-        }
+        wanted.push(resolve(b.default_size, device).size_or(0));
         wanted.sort_unstable();
         wanted.dedup();
         let mut builds = BTreeMap::new();
+        let mut plans = plans;
         for size in wanted {
-            let text = compose(&b, device, &kernels, &sizes, &scratch, &to_round, size)?;
-            builds.insert(size, build_cached(queue, &text, &b.options)?);
+            let program = build_with_fallbacks(queue, &b, &kernels, &mut plans, size)?;
+            builds.insert(size, program);
+        }
+        let first = builds.values().next().expect("one build");
+        let names = driver_kernel_names(first, device).unwrap_or_else(|why| {
+            log::debug!("kernel names from the scanner: the driver gave none ({why})");
+            kernels.iter().map(|k| k.name.clone()).collect()
+        });
+        if let Some(why) = &unscanned {
+            log::debug!("kernels {names:?} built without rewrites: {why}");
         }
         Ok(Program {
             inner: Arc::new(ProgramInner {
                 queue: queue.clone(),
+                source: b.source.clone(),
                 kernels,
-                sizes,
+                names,
+                plans,
                 builds,
                 rounding,
-                roundable,
-                layer,
                 default_size: b.default_size,
+                splittable: crate::plan::split::splittable(&b.source),
+                sub_group_words: b
+                    .source
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(layer::is_sub_group_collective),
+                group_ids: crate::plan::split::uses_any(
+                    &b.source,
+                    &["get_group_id", "get_num_groups"],
+                ),
             }),
         })
     }
 
     /// The kernel called `name`.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
-        let size = *self
-            .inner
-            .sizes
-            .get(name)
-            .ok_or_else(|| Error::NoSuchKernel {
+        // Generated variants (`__clg_` names, e.g. the partitioned placement's) are not listed.
+        if !self.inner.names.iter().any(|n| n == name) && !name.contains("__clg_") {
+            return Err(Error::NoSuchKernel {
                 kernel: name.to_string(),
                 available: self.kernel_names(),
-            })?;
-        let build = match size {
-            ResolvedSize::Size(n) => &self.inner.builds[&n],
-            ResolvedSize::Unsupported(_) => self.inner.builds.values().next().expect("one build"),
+            });
+        }
+        let unscanned;
+        let plan = match self.inner.plans.get(name) {
+            Some(p) => p,
+            None => {
+                unscanned = KernelPlan::unscanned(self.device(), self.inner.sub_group_words);
+                &unscanned
+            }
         };
-        let rounded = match &self.inner.roundable[name] {
+        let build = match plan.size {
+            ResolvedSize::Size(n) if plan.uses_layer => &self.inner.builds[&n],
+            _ => self.inner.builds.values().next().expect("one build"),
+        };
+        let rounded = match &plan.rounded {
             Ok(()) => Ok(Arc::clone(build)),
             Err(why) => Err(why.clone()),
         };
-        let uses_layer = self.inner.layer.contains(name);
-        let scratch = uses_layer && emulated(self.device());
-        Kernel::create(
-            self.clone(),
-            build,
-            name,
-            size,
-            rounded,
-            uses_layer,
-            scratch,
-        )
+        Kernel::create(self.clone(), build, name, plan, rounded)
     }
 
-    /// Names of the program's kernels, in source order.
+    /// Names of the program's kernels, as the driver reports them (from the scanner where the
+    /// driver cannot answer).
     pub fn kernel_names(&self) -> Vec<String> {
-        self.inner.kernels.iter().map(|k| k.name.clone()).collect()
+        self.inner.names.clone()
+    }
+
+    /// The source as given (before clgroups' rewrites).
+    pub fn source(&self) -> &str {
+        &self.inner.source
     }
 
     /// The queue the program was built for.
@@ -279,9 +296,24 @@ impl Program {
         self.inner.default_size
     }
 
-    /// The scanned declaration of kernel `name`.
+    /// Whether no kernel of the source asks for what a bulk + tail split would change.
+    pub(crate) fn splittable(&self) -> bool {
+        self.inner.splittable
+    }
+
+    /// Whether the source asks for group ids.
+    pub(crate) fn uses_group_ids(&self) -> bool {
+        self.inner.group_ids
+    }
+
+    /// The scanned declaration of kernel `name` (`None` for kernels the scanner did not find,
+    /// e.g. ones made by macros, and for names defined twice under `#if` branches).
     pub(crate) fn decl(&self, name: &str) -> Option<&KernelDecl> {
-        self.inner.kernels.iter().find(|k| k.name == name)
+        let mut found = self.inner.kernels.iter().filter(|k| k.name == name);
+        match (found.next(), found.next()) {
+            (Some(k), None) => Some(k),
+            _ => None,
+        }
     }
 }
 
@@ -311,208 +343,5 @@ pub fn resolve(want: SubGroupSize, device: &Device) -> ResolvedSize {
                 ResolvedSize::Size(eff.primary_sub_group_size)
             }
         },
-    }
-}
-
-/// Kernels that get the emulated scratch as a hidden trailing `__local` parameter: those whose
-/// body uses the layer, on `emulated`.
-///
-/// A parameter, not a `__local` array in the body: the launch sizes it to the work-group, and
-/// PoCL 3.1's pthread device was seen to let work-groups running at once on different threads
-/// share a kernel-scope `__local` array (items read another work-group's values).
-fn scratch_kernels(device: &Device, layer: &BTreeSet<String>) -> BTreeSet<String> {
-    if !emulated(device) {
-        return BTreeSet::new();
-    }
-    log::debug!("emulated sub-group scratch parameter for kernels {layer:?}");
-    layer.clone()
-}
-
-fn emulated(device: &Device) -> bool {
-    device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated
-}
-
-/// The full text compiled for one sub-group size.
-fn compose(
-    b: &ProgramBuilder,
-    device: &Device,
-    kernels: &[KernelDecl],
-    sizes: &BTreeMap<String, ResolvedSize>,
-    scratch: &BTreeSet<String>,
-    to_round: &[String],
-    size: usize,
-) -> Result<String> {
-    // 1. Scratch parameters (those kernels are never rounded). The edits add no lines.
-    let edits = kernels
-        .iter()
-        .filter(|k| scratch.contains(&k.name))
-        .map(scratch_param_edit)
-        .collect();
-    let user = apply_edits(&b.source, edits);
-    // 2. Rounded variants after their originals. Originals stay even under `force`: ND-range
-    // launches and argument checks use them; the mode only makes `.range()` launch the variant.
-    let rescanned: Vec<KernelDecl> = source::scan_kernels(&user)?
-        .into_iter()
-        .filter(|k| to_round.contains(&k.name))
-        .collect();
-    let user = rounded::with_rounded_variants(&user, &rescanned, true)?;
-    // 3. The pinned size, last: a scan would read it next to a user's
-    // `CLG_REQD_SUB_GROUP_SIZE`/`CLG_NAMED_SUB_GROUP_SIZE` as a second size request.
-    let backend = device.sub_groups().effective.shuffle_backend;
-    let user = if size > 0 && matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel) {
-        let owner: BTreeMap<String, &String> = to_round
-            .iter()
-            .flat_map(|n| [(rounded::rounded_name(n), n), (rounded::sized_name(n), n)])
-            .collect();
-        let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
-        let edits = source::scan_kernels(&user)?
-            .iter()
-            .filter(|k| {
-                let name = owner.get(&k.name).copied().unwrap_or(&k.name);
-                sizes.get(name) == Some(&ResolvedSize::Size(size))
-            })
-            .map(|k| (k.decl_start, k.decl_start, attr.clone()))
-            .collect();
-        apply_edits(&user, edits)
-    } else {
-        user
-    };
-    let body = headers::inline_includes(&user, &b.file_name)?;
-    let mut out = prelude(device, size);
-    out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
-    out.push_str(&body);
-    Ok(out)
-}
-
-/// `text` with the replacements `(start, end, new text)`, applied from the last to the first so
-/// earlier offsets stay valid.
-fn apply_edits(text: &str, mut edits: Vec<(usize, usize, String)>) -> String {
-    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
-    let mut out = text.to_string();
-    for (start, end, new) in edits {
-        out.replace_range(start..end, &new);
-    }
-    out
-}
-
-/// The edit appending `__local ulong *clg_sg_scratch` to a kernel's parameters.
-fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
-    const PARAM: &str = "__local ulong *clg_sg_scratch";
-    let span = &k.params_span;
-    if k.params.is_empty() {
-        // `()` or `(void)`.
-        (span.start, span.end, format!("({PARAM})"))
-    } else {
-        (span.end - 1, span.end - 1, format!(", {PARAM}"))
-    }
-}
-
-/// Whether a kernel body calls the sub-group layer: a word starting with `sg_` or
-/// `CLG_SG_SCRATCH` (a name like `msg_len` that merely contains `sg_` does not count).
-fn uses_layer(body: &str) -> bool {
-    body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w.starts_with("sg_") || w.starts_with("CLG_SG_SCRATCH"))
-}
-
-/// The defines that select and configure the layer's backend.
-fn prelude(device: &Device, size: usize) -> String {
-    let eff = &device.sub_groups().effective;
-    let backend = eff.shuffle_backend;
-    let driver = &device.sub_groups().driver;
-    let mut p = format!(
-        "#define {} 1\n#define CLG_SUB_GROUP_SIZE {size}\n#define CLG_PRIMARY_SUB_GROUP_SIZE {}\n",
-        backend.define(),
-        eff.primary_sub_group_size
-    );
-    if device.limits().fp64 {
-        p.push_str("#define CLG_HAS_FP64 1\n");
-    }
-    if driver.has("cl_khr_subgroup_shuffle_relative") {
-        p.push_str("#define CLG_HAS_SHUFFLE_RELATIVE 1\n");
-    }
-    if backend == ShuffleBackend::Emulated {
-        p.push_str(&format!(
-            "#define CLG_EMU_SCRATCH_ITEMS {}\n",
-            device.limits().max_work_group_size
-        ));
-    }
-    p
-}
-
-/// Builds (or finds in the cache) `text` for the queue's device.
-fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgram>> {
-    let device = queue.device();
-    let options = format!("{options} -cl-kernel-arg-info").trim().to_string();
-    let key = (device.id() as usize, text.to_string(), options.clone());
-    if let Some(p) = queue.context().programs().get(&key) {
-        log::debug!("program cache hit on {device}");
-        return Ok(Arc::clone(p));
-    }
-    let program = ClProgram::create_from_source(queue.context().raw(), text)
-        .map_err(|e| Error::cl("clCreateProgramWithSource", e.0, device.to_string()))?;
-    log::debug!("building program on {device} with options {options:?}");
-    let c_options = std::ffi::CString::new(options.as_str())
-        .map_err(|_| Error::input(format!("build options contain a NUL byte: {options:?}")))?;
-    // Built for this device only: opencl3's `Program::build` would then ask for the kernel
-    // names, which drivers refuse (CL_INVALID_PROGRAM_EXECUTABLE) until every device of a
-    // multi-device context has a build.
-    let built = cl3::program::build_program(
-        program.get(),
-        &[device.id()],
-        &c_options,
-        None,
-        std::ptr::null_mut(),
-    );
-    if let Err(code) = built {
-        let e = opencl3::error_codes::ClError(code);
-        let log = build_log::map_positions(
-            &program.get_build_log(device.id()).unwrap_or_default(),
-            text,
-        );
-        log::debug!("build failed ({e}):\n{log}");
-        return Err(Error::Build {
-            device: device.to_string(),
-            options,
-            log: if log.trim().is_empty() {
-                format!("(the driver gave no log; status {e})")
-            } else {
-                log
-            },
-        });
-    }
-    let program = Arc::new(program);
-    queue.context().programs().insert(key, Arc::clone(&program));
-    Ok(program)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn layer_use_is_a_whole_word() {
-        assert!(uses_layer("{ float s = sg_reduce_add(x); }"));
-        assert!(uses_layer("{ helper(v CLG_SG_SCRATCH); }"));
-        assert!(!uses_layer("{ int msg_len = 1; out[msg_len] = 2; }"));
-    }
-
-    fn with_scratch(src: &str) -> String {
-        let edits = source::scan_kernels(src)
-            .unwrap()
-            .iter()
-            .map(scratch_param_edit)
-            .collect();
-        apply_edits(src, edits)
-    }
-
-    #[test]
-    fn scratch_parameter_is_appended_to_every_form_of_parameter_list() {
-        let src = "kernel void a(global int *x,\n uint n) { }\nkernel void b(void) { }\nkernel void c() { }";
-        assert_eq!(
-            with_scratch(src),
-            "kernel void a(global int *x,\n uint n, __local ulong *clg_sg_scratch) { }\n\
-             kernel void b(__local ulong *clg_sg_scratch) { }\n\
-             kernel void c(__local ulong *clg_sg_scratch) { }"
-        );
     }
 }

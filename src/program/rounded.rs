@@ -264,14 +264,24 @@ pub fn with_rounded_variants(
 }
 
 /// `src` with `write(out, src, k)` called right after each kernel `k` of `kernels` (which
-/// replaces the kernel unless `keep_original`); shared by the variant generators.
+/// replaces the kernel unless `keep_original`); shared by the variant generators. Kernels with a
+/// [`KernelDecl::rewrite_obstacle`] are left alone.
 pub(crate) fn with_variants(
     src: &str,
     kernels: &[KernelDecl],
     keep_original: bool,
     mut write: impl FnMut(&mut String, &str, &KernelDecl),
 ) -> Result<String> {
-    let mut sorted: Vec<&KernelDecl> = kernels.iter().collect();
+    let mut sorted: Vec<&KernelDecl> = kernels
+        .iter()
+        .filter(|k| match &k.rewrite_obstacle {
+            Some(why) => {
+                log::debug!("no variant of kernel `{}`: {why}", k.name);
+                false
+            }
+            None => true,
+        })
+        .collect();
     sorted.sort_by_key(|k| k.decl_start);
     sorted.dedup_by_key(|k| k.decl_start);
     let mut out = String::with_capacity(src.len() * 2);

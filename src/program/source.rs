@@ -14,6 +14,8 @@
 //! code that unbalances brackets is reported as an error.
 
 use crate::error::{Error, Result};
+use crate::program::lex::{match_brackets, parse_c_integer, Directive, Lexer, LineIndex};
+pub(crate) use crate::program::lex::{Kind, Token};
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -40,6 +42,13 @@ pub struct KernelDecl {
     /// `CLG_NAMED_SUB_GROUP_SIZE(primary|automatic)` or
     /// `__attribute__((intel_reqd_sub_group_size(n)))`; `None` when it asks for none.
     pub sub_group_size: Option<SubGroupSizeAttr>,
+    /// Whether the kernel carries its own `intel_reqd_sub_group_size` attribute (with a literal
+    /// or, e.g., a macro argument): clgroups then never pins a size of its own.
+    pub own_sub_group_attr: bool,
+    /// Why a generated variant of this kernel could not be proven correct (a preprocessor line
+    /// inside the declaration, an `#if` that the body does not close, a macro before the
+    /// declaration, parameters the scanner cannot read); `None` when the kernel may be rewritten.
+    pub rewrite_obstacle: Option<String>,
 }
 
 /// One kernel parameter.
@@ -103,20 +112,27 @@ pub fn scan_kernels(src: &str) -> Result<Vec<KernelDecl>> {
     Ok(kernels)
 }
 
-/// Token classes; only identifiers and punctuation matter to the scanner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Ident,
-    Number,
-    Literal,
-    Punct,
-}
-
-/// A token and its byte span in the source.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Token {
-    pub(crate) kind: Kind,
-    pub(crate) span: Range<usize>,
+/// The kernels of `src` for a program build, which must not fail where the compiler would
+/// succeed: a source the scanner cannot read as a whole (an `#if` whose branches each open a
+/// kernel, say) gives no kernels and the reason, so the build goes on without rewrites and takes
+/// kernel names from the driver. Only a malformed clgroups attribute
+/// (`CLG_REQD_SUB_GROUP_SIZE(...)`, `CLG_NAMED_SUB_GROUP_SIZE(...)`) is an error: it asks the
+/// host for something it cannot read.
+pub(crate) fn scan_for_build(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
+    let scanned = match Scanned::new(src) {
+        Ok(s) => s,
+        Err(e) => {
+            log::debug!("source not scanned ({e}): no generated variants, names from the driver");
+            return Ok((Vec::new(), Some(e.to_string())));
+        }
+    };
+    let kernels = scanned
+        .functions
+        .iter()
+        .filter(|f| f.is_kernel)
+        .map(|f| scanned.kernel_decl(f))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((kernels, None))
 }
 
 /// A function definition (kernel or not), as token indices into [`Scanned::tokens`].
@@ -126,10 +142,12 @@ pub(crate) struct FunctionDef {
     pub(crate) is_kernel: bool,
     /// First token of the declaration (see [`KernelDecl::decl_start`]).
     decl: usize,
+    /// First token of the top-level item (after the previous `;` or `}`).
+    item: usize,
     /// The name token.
     name_tok: usize,
     /// The `(` of the parameter list (its partner is the `)`).
-    open_paren: usize,
+    pub(crate) open_paren: usize,
     /// The body's `{` and `}`.
     pub(crate) body: (usize, usize),
 }
@@ -143,6 +161,8 @@ pub(crate) struct Scanned<'a> {
     pub(crate) functions: Vec<FunctionDef>,
     /// Every `#define`d name with the token spans of each of its replacement lists.
     pub(crate) macros: HashMap<String, Vec<Vec<Token>>>,
+    /// Every preprocessor directive: its byte offset and kind.
+    directives: Vec<(usize, Directive)>,
 }
 
 impl<'a> Scanned<'a> {
@@ -152,6 +172,7 @@ impl<'a> Scanned<'a> {
         let mut lexer = Lexer::new(src, &lines);
         lexer.run(true)?;
         let tokens = lexer.tokens;
+        let directives = lexer.directives;
         let mut macros: HashMap<String, Vec<Vec<Token>>> = HashMap::new();
         for (name, body) in lexer.defines {
             let mut sub = Lexer::new(src, &lines);
@@ -168,6 +189,7 @@ impl<'a> Scanned<'a> {
             lines,
             functions: Vec::new(),
             macros,
+            directives,
         };
         scanned.functions = scanned.find_functions();
         Ok(scanned)
@@ -181,6 +203,16 @@ impl<'a> Scanned<'a> {
     /// The 1-based line of byte offset `at`.
     pub(crate) fn line(&self, at: usize) -> usize {
         self.lines.line(at)
+    }
+
+    /// The partner of bracket token `i`.
+    pub(crate) fn partner(&self, i: usize) -> usize {
+        self.partner[i]
+    }
+
+    /// Whether token `i` is an identifier followed by `(`.
+    pub(crate) fn is_call(&self, i: usize) -> bool {
+        self.tokens[i].kind == Kind::Ident && i + 1 < self.tokens.len() && self.is_punct(i + 1, "(")
     }
 
     fn is_punct(&self, i: usize, p: &str) -> bool {
@@ -247,6 +279,7 @@ impl<'a> Scanned<'a> {
                 name: self.text(name_tok).to_string(),
                 is_kernel: kernel_kw.is_some(),
                 decl: kernel_kw.map_or(start, |kw| self.extend_back(start, kw)),
+                item: start,
                 name_tok,
                 open_paren: open,
                 body: (open_brace, self.partner[open_brace]),
@@ -294,16 +327,64 @@ impl<'a> Scanned<'a> {
     fn kernel_decl(&self, f: &FunctionDef) -> Result<KernelDecl> {
         let close_paren = self.partner[f.open_paren];
         let decl_start = self.tokens[f.decl].span.start;
+        let body = self.tokens[f.body.0].span.start..self.tokens[f.body.1].span.end;
+        let (params, params_obstacle) = match self.params(f, f.open_paren + 1, close_paren) {
+            Ok(p) => (p, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        let (sub_group_size, own_sub_group_attr) = self.sub_group_size(f)?;
+        let rewrite_obstacle = params_obstacle.or_else(|| self.rewrite_obstacle(f, &body));
+        if let Some(why) = &rewrite_obstacle {
+            log::debug!("kernel `{}` will not be rewritten: {why}", f.name);
+        }
         Ok(KernelDecl {
             name: f.name.clone(),
-            params: self.params(f, f.open_paren + 1, close_paren)?,
+            params,
             decl_start,
             line: self.line(decl_start),
             name_span: self.tokens[f.name_tok].span.clone(),
             params_span: self.tokens[f.open_paren].span.start..self.tokens[close_paren].span.end,
-            body: self.tokens[f.body.0].span.start..self.tokens[f.body.1].span.end,
-            sub_group_size: self.sub_group_size(f)?,
+            body,
+            sub_group_size,
+            own_sub_group_attr,
+            rewrite_obstacle,
         })
+    }
+
+    /// Why copying kernel `f`'s text into a variant might not compile or mean the same.
+    fn rewrite_obstacle(&self, f: &FunctionDef, body: &Range<usize>) -> Option<String> {
+        if f.decl != f.item {
+            return Some(format!(
+                "`{}` before its declaration is not understood (a macro?)",
+                self.text(f.item)
+            ));
+        }
+        let header = self.tokens[f.item].span.start..body.start;
+        if let Some((at, _)) = self.directives.iter().find(|(at, _)| header.contains(at)) {
+            return Some(format!(
+                "a preprocessor line (line {}) inside its declaration",
+                self.line(*at)
+            ));
+        }
+        let mut depth = 0usize;
+        for &(at, d) in self.directives.iter().filter(|(at, _)| body.contains(at)) {
+            let unbalanced = match d {
+                Directive::If => {
+                    depth += 1;
+                    false
+                }
+                Directive::Else => depth == 0,
+                Directive::EndIf => depth.checked_sub(1).map(|d| depth = d).is_none(),
+                Directive::Other => false,
+            };
+            if unbalanced {
+                return Some(format!(
+                    "its body has a conditional directive (line {}) opened outside it",
+                    self.line(at)
+                ));
+            }
+        }
+        (depth > 0).then(|| "its body opens an `#if` it does not close".to_string())
     }
 
     /// The parameters in tokens `from..to` (inside the parentheses).
@@ -386,9 +467,11 @@ impl<'a> Scanned<'a> {
         s
     }
 
-    /// The sub-group size attribute in kernel `f`'s header, if any.
-    fn sub_group_size(&self, f: &FunctionDef) -> Result<Option<SubGroupSizeAttr>> {
+    /// The sub-group size attribute in kernel `f`'s header, if any, and whether the kernel has
+    /// its own `intel_reqd_sub_group_size` (whose argument may be a macro: then no size).
+    fn sub_group_size(&self, f: &FunctionDef) -> Result<(Option<SubGroupSizeAttr>, bool)> {
         let mut found: Option<(SubGroupSizeAttr, usize)> = None;
+        let mut own = false;
         for i in f.decl..f.body.0 {
             let is_call = i + 1 < f.body.0 && self.is_punct(i + 1, "(");
             let macro_name = self.text(i);
@@ -403,7 +486,18 @@ impl<'a> Scanned<'a> {
                 continue;
             }
             let line = self.line(self.tokens[i].span.start);
-            let attr = self.sub_group_arg(f, i, line)?;
+            let attr = if macro_name == "intel_reqd_sub_group_size" {
+                own = true;
+                match self.sub_group_arg(f, i, line) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        log::debug!("{e}: the driver applies it; clgroups does not read it");
+                        continue;
+                    }
+                }
+            } else {
+                self.sub_group_arg(f, i, line)?
+            };
             if let Some((_, first)) = found {
                 return Err(Error::input(format!(
                     "kernel `{}` has more than one sub-group size attribute (lines {first} and {line})",
@@ -412,7 +506,7 @@ impl<'a> Scanned<'a> {
             }
             found = Some((attr, line));
         }
-        Ok(found.map(|(a, _)| a))
+        Ok((found.map(|(a, _)| a), own))
     }
 
     /// Parses the argument of the sub-group size macro at token `i`.
@@ -449,529 +543,6 @@ impl<'a> Scanned<'a> {
     }
 }
 
-/// A C integer literal (decimal, octal or hex, optional `u`/`l` suffixes).
-fn parse_c_integer(text: &str) -> Option<usize> {
-    let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
-    if let Some(hex) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        usize::from_str_radix(hex, 16).ok()
-    } else if digits.len() > 1 && digits.starts_with('0') {
-        usize::from_str_radix(&digits[1..], 8).ok()
-    } else {
-        digits.parse().ok()
-    }
-}
-
-/// For each bracket token, the index of its partner (`usize::MAX` for other tokens).
-fn match_brackets(src: &str, tokens: &[Token], lines: &LineIndex) -> Result<Vec<usize>> {
-    let mut partner = vec![usize::MAX; tokens.len()];
-    let mut stack: Vec<usize> = Vec::new();
-    let text = |i: usize| &src[tokens[i].span.clone()];
-    let line = |i: usize| lines.line(tokens[i].span.start);
-    for (i, t) in tokens.iter().enumerate() {
-        if t.kind != Kind::Punct {
-            continue;
-        }
-        let want = match text(i) {
-            "(" | "[" | "{" => {
-                stack.push(i);
-                continue;
-            }
-            ")" => "(",
-            "]" => "[",
-            "}" => "{",
-            _ => continue,
-        };
-        let Some(open) = stack.pop() else {
-            return Err(Error::input(format!(
-                "unmatched `{}` at line {}{}",
-                text(i),
-                line(i),
-                kernel_context(src, tokens, i)
-            )));
-        };
-        if text(open) != want {
-            return Err(Error::input(format!(
-                "`{}` at line {} is closed by `{}` at line {}{}",
-                text(open),
-                line(open),
-                text(i),
-                line(i),
-                kernel_context(src, tokens, i)
-            )));
-        }
-        partner[open] = i;
-        partner[i] = open;
-    }
-    match stack.first() {
-        Some(&open) => Err(Error::input(format!(
-            "unclosed `{}` at line {}{}",
-            text(open),
-            line(open),
-            kernel_context(src, tokens, open)
-        ))),
-        None => Ok(partner),
-    }
-}
-
-/// " (in kernel `k`)" for the last kernel declared before token `at`, or "".
-fn kernel_context(src: &str, tokens: &[Token], at: usize) -> String {
-    let text = |i: usize| &src[tokens[i].span.clone()];
-    let Some(kw) = (0..at)
-        .rev()
-        .find(|&i| matches!(text(i), "kernel" | "__kernel"))
-    else {
-        return String::new();
-    };
-    (kw + 1..=at)
-        .find(|&i| text(i) == "(" && tokens[i - 1].kind == Kind::Ident)
-        .filter(|&i| !text(i - 1).starts_with("CLG_") && !text(i - 1).starts_with("__attribute"))
-        .map_or(String::new(), |i| format!(" (in kernel `{}`)", text(i - 1)))
-}
-
-/// Byte offset → 1-based line number.
-pub(crate) struct LineIndex(Vec<usize>);
-
-impl LineIndex {
-    fn new(src: &str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(src.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        LineIndex(starts)
-    }
-
-    fn line(&self, at: usize) -> usize {
-        self.0.partition_point(|&s| s <= at)
-    }
-}
-
-/// A byte-level lexer over `src[pos..end]`.
-struct Lexer<'a> {
-    src: &'a [u8],
-    lines: &'a LineIndex,
-    pos: usize,
-    end: usize,
-    tokens: Vec<Token>,
-    /// `#define` names with the byte span of their replacement lists.
-    defines: Vec<(String, Range<usize>)>,
-}
-
-impl<'a> Lexer<'a> {
-    fn new(src: &'a str, lines: &'a LineIndex) -> Self {
-        Lexer {
-            src: src.as_bytes(),
-            lines,
-            pos: 0,
-            end: src.len(),
-            tokens: Vec::new(),
-            defines: Vec::new(),
-        }
-    }
-
-    fn at(&self, i: usize) -> u8 {
-        if i < self.end {
-            self.src[i]
-        } else {
-            0
-        }
-    }
-
-    fn error(&self, what: &str, at: usize) -> Error {
-        Error::input(format!("{what} at line {}", self.lines.line(at)))
-    }
-
-    /// Lexes everything; `directives` says whether `#` at a line start opens a directive.
-    fn run(&mut self, directives: bool) -> Result<()> {
-        let mut line_start = true;
-        while self.pos < self.end {
-            let c = self.at(self.pos);
-            match c {
-                b'\n' => {
-                    line_start = true;
-                    self.pos += 1;
-                }
-                b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
-                b'\\' if self.continuation(self.pos).is_some() => {
-                    self.pos = self.continuation(self.pos).unwrap_or(self.pos + 1);
-                }
-                b'/' if self.at(self.pos + 1) == b'/' => self.pos = self.line_comment(self.pos),
-                b'/' if self.at(self.pos + 1) == b'*' => self.pos = self.block_comment(self.pos)?,
-                b'#' if directives && line_start => self.pos = self.directive(self.pos)?,
-                _ => {
-                    line_start = false;
-                    let tok = self.token(self.pos)?;
-                    self.pos = tok.span.end;
-                    self.tokens.push(tok);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// If a line continuation (`\` + newline) starts at `i`, the offset after it.
-    fn continuation(&self, i: usize) -> Option<usize> {
-        match (self.at(i + 1), self.at(i + 2)) {
-            (b'\n', _) => Some(i + 2),
-            (b'\r', b'\n') => Some(i + 3),
-            _ => None,
-        }
-    }
-
-    /// End of a `//` comment (at its newline), following continuations.
-    fn line_comment(&self, mut i: usize) -> usize {
-        while i < self.end && self.at(i) != b'\n' {
-            i = match self.at(i) {
-                b'\\' => self.continuation(i).unwrap_or(i + 1),
-                _ => i + 1,
-            };
-        }
-        i
-    }
-
-    /// End of a `/* */` comment.
-    fn block_comment(&self, start: usize) -> Result<usize> {
-        let mut i = start + 2;
-        while i + 1 < self.end {
-            if self.at(i) == b'*' && self.at(i + 1) == b'/' {
-                return Ok(i + 2);
-            }
-            i += 1;
-        }
-        Err(self.error("unterminated comment", start))
-    }
-
-    /// End of a string or character literal opened by the quote at `start`.
-    fn literal(&self, start: usize, in_directive: bool) -> Result<usize> {
-        let quote = self.at(start);
-        let mut i = start + 1;
-        while i < self.end {
-            match self.at(i) {
-                b'\\' => i += 2,
-                b'\n' if in_directive => return Ok(i),
-                b'\n' => break,
-                c if c == quote => return Ok(i + 1),
-                _ => i += 1,
-            }
-        }
-        if in_directive {
-            return Ok(i.min(self.end));
-        }
-        Err(self.error("unterminated literal", start))
-    }
-
-    /// Skips a directive starting at `#` (offset `start`), recording `#define`s; returns the
-    /// offset of its final newline.
-    fn directive(&mut self, start: usize) -> Result<usize> {
-        let mut i = start + 1;
-        while i < self.end && self.at(i) != b'\n' {
-            i = match self.at(i) {
-                b'\\' => self.continuation(i).unwrap_or(i + 1),
-                b'/' if self.at(i + 1) == b'*' => self.block_comment(i)?,
-                b'/' if self.at(i + 1) == b'/' => self.line_comment(i),
-                b'"' | b'\'' => self.literal(i, true)?,
-                _ => i + 1,
-            };
-        }
-        self.record_define(start + 1, i);
-        Ok(i)
-    }
-
-    /// If `src[from..to]` is `define NAME...`, remembers NAME and its replacement list.
-    fn record_define(&mut self, from: usize, to: usize) {
-        let text = &self.src[from..to];
-        let skip_ws = |mut i: usize| {
-            while i < text.len() && matches!(text[i], b' ' | b'\t') {
-                i += 1;
-            }
-            i
-        };
-        let ident_end = |mut i: usize| {
-            while i < text.len() && is_ident_byte(text[i]) {
-                i += 1;
-            }
-            i
-        };
-        let kw = skip_ws(0);
-        if &text[kw..ident_end(kw)] != b"define" {
-            return;
-        }
-        let name_start = skip_ws(ident_end(kw));
-        let name_end = ident_end(name_start);
-        if name_end == name_start {
-            return;
-        }
-        let mut body = name_end;
-        if text.get(body) == Some(&b'(') {
-            while body < text.len() && text[body] != b')' {
-                body += 1;
-            }
-            body += 1;
-        }
-        let name = String::from_utf8_lossy(&text[name_start..name_end]).into_owned();
-        self.defines
-            .push((name, from + body.min(text.len())..from + text.len()));
-    }
-
-    /// The token starting at `i`.
-    fn token(&self, i: usize) -> Result<Token> {
-        let c = self.at(i);
-        let (kind, end) = if is_ident_start(c) {
-            (Kind::Ident, self.scan_while(i, is_ident_byte))
-        } else if c.is_ascii_digit() || (c == b'.' && self.at(i + 1).is_ascii_digit()) {
-            (Kind::Number, self.number(i))
-        } else if c == b'"' || c == b'\'' {
-            (Kind::Literal, self.literal(i, false)?)
-        } else {
-            (Kind::Punct, i + 1)
-        };
-        Ok(Token { kind, span: i..end })
-    }
-
-    fn scan_while(&self, mut i: usize, f: fn(u8) -> bool) -> usize {
-        while i < self.end && f(self.at(i)) {
-            i += 1;
-        }
-        i
-    }
-
-    /// End of a preprocessing number starting at `i`.
-    fn number(&self, mut i: usize) -> usize {
-        i += 1;
-        while i < self.end {
-            let c = self.at(i);
-            let exp_sign =
-                matches!(c, b'+' | b'-') && matches!(self.at(i - 1), b'e' | b'E' | b'p' | b'P');
-            if !(is_ident_byte(c) || c == b'.' || exp_sign) {
-                break;
-            }
-            i += 1;
-        }
-        i
-    }
-}
-
-fn is_ident_start(c: u8) -> bool {
-    c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
-}
-
-fn is_ident_byte(c: u8) -> bool {
-    is_ident_start(c) || c.is_ascii_digit()
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(src: &str) -> Vec<String> {
-        scan_kernels(src)
-            .unwrap()
-            .into_iter()
-            .map(|k| k.name)
-            .collect()
-    }
-
-    fn err(src: &str) -> String {
-        scan_kernels(src).unwrap_err().to_string()
-    }
-
-    const TRICKY: &str = r#"// kernel void in_comment(global int* x) {}
-#define KERNEL_HELPER(x) { (x) }  \
-    kernel void in_macro() {
-/* kernel void in_block(
-   global int* x) { */
-typedef struct { int a; } pair;
-constant int table[3] = {1, 2, 3};
-int my_kernel_fn(int kernel_count) { return kernel_count + 1; }
-void helper(global int* p);
-__attribute__((reqd_work_group_size(64, 1, 1)))
-__kernel void
-first(global const float* restrict in, // the input
-      __global float *out,
-      const int n) {
-    const char* s = "}{ kernel void fake() {";
-    char c = '}';
-    if (n > 0) { for (int i = 0; i < n; i++) { out[i] = in[i]; } }
-}
-kernel void CLG_NAMED_SUB_GROUP_SIZE(primary) second(void) { }
-void __kernel third(local int* scratch, image2d_t img) {}
-"#;
-
-    #[test]
-    fn finds_only_kernel_definitions() {
-        assert_eq!(names(TRICKY), ["first", "second", "third"]);
-    }
-
-    #[test]
-    fn spans_lines_and_attributes() {
-        let k = scan_kernels(TRICKY).unwrap();
-        let first = &k[0];
-        assert_eq!(first.line, 10);
-        assert!(TRICKY[first.decl_start..].starts_with("__attribute__((reqd_work_group_size"));
-        assert_eq!(&TRICKY[first.name_span.clone()], "first");
-        assert!(TRICKY[first.params_span.clone()].starts_with("(global const float*"));
-        assert!(TRICKY[first.params_span.clone()].ends_with("const int n)"));
-        let body = &TRICKY[first.body.clone()];
-        assert!(body.starts_with("{\n    const char*"));
-        assert!(body.ends_with("} }\n}"));
-        assert_eq!(first.sub_group_size, None);
-        assert_eq!(k[1].sub_group_size, Some(SubGroupSizeAttr::Primary));
-        assert!(TRICKY[k[1].decl_start..].starts_with("kernel void CLG_NAMED"));
-        assert!(TRICKY[k[2].decl_start..].starts_with("void __kernel third"));
-        assert_eq!(k[2].line, 20);
-    }
-
-    #[test]
-    fn parameters() {
-        let k = scan_kernels(TRICKY).unwrap();
-        let p = &k[0].params;
-        assert_eq!(p.len(), 3);
-        assert_eq!(p[0].text, "global const float* restrict in");
-        assert_eq!(p[0].name, "in");
-        assert!(p[0].is_pointer);
-        assert_eq!(p[0].address_space.as_deref(), Some("global"));
-        assert_eq!(p[1].text, "__global float *out");
-        assert_eq!(p[1].address_space.as_deref(), Some("global"));
-        assert_eq!(p[2].text, "const int n");
-        assert!(!p[2].is_pointer);
-        assert_eq!(p[2].address_space, None);
-        assert!(k[1].params.is_empty());
-        assert_eq!(k[2].params[0].address_space.as_deref(), Some("local"));
-        assert_eq!(k[2].params[1].name, "img");
-        assert_eq!(k[2].params[1].address_space, None);
-    }
-
-    #[test]
-    fn attributes_in_parameters_and_after_them() {
-        let src = "kernel void k(global float4* __attribute__((aligned(16))) a, int b[4])\n\
-                   __attribute__((work_group_size_hint(8, 1, 1))) { }";
-        let k = &scan_kernels(src).unwrap()[0];
-        assert_eq!(k.params[0].name, "a");
-        assert_eq!(k.params[1].name, "b");
-        assert_eq!(k.params[1].text, "int b[4]");
-        assert!(src[k.body.clone()] == *"{ }");
-    }
-
-    #[test]
-    fn sub_group_size_macros() {
-        let size = |attr: &str| {
-            let src = format!("{attr}\nkernel void k(global int* x) {{ }}");
-            scan_kernels(&src).map(|k| k[0].sub_group_size)
-        };
-        assert_eq!(size("").unwrap(), None);
-        assert_eq!(
-            size("CLG_REQD_SUB_GROUP_SIZE(16)").unwrap(),
-            Some(SubGroupSizeAttr::Exact(16))
-        );
-        assert_eq!(
-            size("CLG_REQD_SUB_GROUP_SIZE(0x20u)").unwrap(),
-            Some(SubGroupSizeAttr::Exact(32))
-        );
-        assert_eq!(
-            size("__attribute__((intel_reqd_sub_group_size(8)))").unwrap(),
-            Some(SubGroupSizeAttr::Exact(8))
-        );
-        assert_eq!(
-            size("CLG_NAMED_SUB_GROUP_SIZE(automatic)").unwrap(),
-            Some(SubGroupSizeAttr::Automatic)
-        );
-        let e = size("CLG_REQD_SUB_GROUP_SIZE(SG)").unwrap_err().to_string();
-        assert!(e.contains("kernel `k` (line 1)"), "{e}");
-        assert!(
-            e.contains("CLG_REQD_SUB_GROUP_SIZE(SG) needs a positive integer"),
-            "{e}"
-        );
-        assert!(size("CLG_REQD_SUB_GROUP_SIZE(0)").is_err());
-        assert!(size("CLG_REQD_SUB_GROUP_SIZE(8 + 8)").is_err());
-        let e = size("CLG_NAMED_SUB_GROUP_SIZE(large)")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("`primary` or `automatic`"), "{e}");
-        let e = size("CLG_REQD_SUB_GROUP_SIZE(8)\nCLG_REQD_SUB_GROUP_SIZE(16)")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("lines 1 and 2"), "{e}");
-    }
-
-    #[test]
-    fn preprocessor_lines_are_skipped() {
-        let src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
-                   #if 0 /* a comment that spans\n lines */ kernel void no(){\n#endif\n\
-                   # define X(a) a \\\n   kernel void nope() {\n\
-                   kernel void yes(global int* x) {\n#pragma unroll\n for(;;){} }";
-        assert_eq!(names(src), ["yes"]);
-        let k = &scan_kernels(src).unwrap()[0];
-        assert_eq!(k.line, 7);
-    }
-
-    #[test]
-    fn macro_definitions_are_remembered() {
-        let src = "#define SYNC() barrier(CLK_LOCAL_MEM_FENCE)\n#define N 4\n#define F(a, b) \\\n  a + b\n";
-        let s = Scanned::new(src).unwrap();
-        let texts = |name: &str| -> Vec<&str> {
-            s.macros[name][0]
-                .iter()
-                .map(|t| &src[t.span.clone()])
-                .collect()
-        };
-        assert_eq!(texts("SYNC"), ["barrier", "(", "CLK_LOCAL_MEM_FENCE", ")"]);
-        assert_eq!(texts("N"), ["4"]);
-        assert_eq!(texts("F"), ["a", "+", "b"]);
-        assert!(s.tokens.is_empty());
-    }
-
-    #[test]
-    fn unbalanced_brackets_are_errors_with_lines() {
-        let e = err("kernel void k(global int* x) {\n  x[0] = (1;\n}\n");
-        assert_eq!(
-            e,
-            "invalid input: `(` at line 2 is closed by `}` at line 3 (in kernel `k`)"
-        );
-        let e = err("kernel void k(global int* x) {\n  if (1) {\n}\n");
-        assert_eq!(e, "invalid input: unclosed `{` at line 1 (in kernel `k`)");
-        let e = err("kernel void k(global int* x\n{ }");
-        assert_eq!(e, "invalid input: unclosed `(` at line 1 (in kernel `k`)");
-        let e = err("void f() { }\n}\n");
-        assert_eq!(e, "invalid input: unmatched `}` at line 2");
-    }
-
-    #[test]
-    fn unterminated_comments_and_literals_are_errors() {
-        assert_eq!(
-            err("kernel void k() {}\n/* open"),
-            "invalid input: unterminated comment at line 2"
-        );
-        assert_eq!(
-            err("kernel void k() {\n char* s = \"abc\n\"; }"),
-            "invalid input: unterminated literal at line 2"
-        );
-    }
-
-    #[test]
-    fn unnamed_parameter_is_an_error() {
-        let e = err("kernel void k(global int*) { }");
-        assert_eq!(
-            e,
-            "invalid input: parameter 0 of kernel `k` (line 1) has no name"
-        );
-    }
-
-    #[test]
-    fn utf8_and_crlf() {
-        let src = "// é\r\nkernel void k(global int* x) { /* ü */ x[0] = 1; }\r\n";
-        let k = &scan_kernels(src).unwrap()[0];
-        assert_eq!(k.line, 2);
-        assert_eq!(k.params[0].name, "x");
-    }
-
-    #[test]
-    fn c_integers() {
-        assert_eq!(parse_c_integer("16"), Some(16));
-        assert_eq!(parse_c_integer("0x10"), Some(16));
-        assert_eq!(parse_c_integer("020"), Some(16));
-        assert_eq!(parse_c_integer("16UL"), Some(16));
-        assert_eq!(parse_c_integer("1.5"), None);
-        assert_eq!(parse_c_integer(""), None);
-    }
-}
+#[path = "source_tests.rs"]
+mod tests;

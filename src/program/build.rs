@@ -1,0 +1,422 @@
+//! A program build: what is decided per kernel ([`KernelPlan`]), the rewritten text per
+//! sub-group size, the build with its fallbacks, and the driver's kernel names.
+
+use super::{
+    build_log, headers, layer, resolve, rounded, source, ProgramBuilder, ResolvedSize, SubGroupSize,
+};
+use crate::device::{Device, ShuffleBackend};
+use crate::error::{Error, Result};
+use crate::plan::rounding::{RoundingConfig, RoundingMode};
+use crate::queue::Queue;
+use opencl3::program::Program as ClProgram;
+use source::KernelDecl;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What a build decided for one kernel.
+#[derive(Clone, Debug)]
+pub(crate) struct KernelPlan {
+    /// The resolved sub-group size.
+    pub(crate) size: ResolvedSize,
+    /// The size asked for (an attribute, the program default for layer kernels, or automatic).
+    pub(crate) requested: SubGroupSize,
+    /// Whether clgroups pins the size with `intel_reqd_sub_group_size` (layer kernels without
+    /// an attribute of their own, on `khr`/`intel`).
+    pub(crate) pinned: bool,
+    /// Whether the kernel uses the sub-group layer (directly or through helpers).
+    pub(crate) uses_layer: bool,
+    /// Whether it uses sub-group collectives (the layer's or OpenCL's built-ins).
+    pub(crate) sub_groups: bool,
+    /// Whether it takes the emulated scratch as a hidden trailing parameter.
+    pub(crate) scratch: bool,
+    /// Rounded variants exist in the build, or why not.
+    pub(crate) rounded: std::result::Result<(), String>,
+}
+
+impl KernelPlan {
+    pub(super) fn new(
+        k: &KernelDecl,
+        b: &ProgramBuilder,
+        device: &Device,
+        rounding: &RoundingConfig,
+        uses_layer: bool,
+    ) -> KernelPlan {
+        let backend = device.sub_groups().effective.shuffle_backend;
+        let requested = match (k.sub_group_size, uses_layer) {
+            (Some(s), _) => s,
+            (None, true) => b.default_size,
+            (None, false) => SubGroupSize::Automatic,
+        };
+        // The driver accepted the build, so a kernel that does not use the layer is never
+        // refused for its own size attribute: an unsupported one leaves the size to the driver.
+        let size = match resolve(requested, device) {
+            _ if k.own_sub_group_attr && k.sub_group_size.is_none() => ResolvedSize::Size(0),
+            ResolvedSize::Unsupported(_) if !uses_layer => ResolvedSize::Size(0),
+            r => r,
+        };
+        let pinned = uses_layer
+            && !k.own_sub_group_attr
+            && matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel)
+            && matches!(size, ResolvedSize::Size(n) if n > 0);
+        let scratch = uses_layer && backend == ShuffleBackend::Emulated;
+        let rounded = if let Some(why) = &k.rewrite_obstacle {
+            Err(format!("kernel `{}` is not rewritten: {why}", k.name))
+        } else if scratch {
+            Err("it takes the emulated sub-group scratch".to_string())
+        } else if rounding.mode == RoundingMode::Disable {
+            Err("range rounding is disabled".to_string())
+        } else {
+            match rounded::rounding_obstacle(&b.source, k) {
+                Some(why) => Err(why),
+                None => Ok(()),
+            }
+        };
+        log::debug!(
+            "kernel `{}`: sub-group size {requested:?} -> {size:?} on {device} (pinned: {pinned}, \
+             layer: {uses_layer}), rounded variants: {rounded:?}",
+            k.name
+        );
+        KernelPlan {
+            size,
+            requested,
+            pinned,
+            uses_layer,
+            sub_groups: uses_layer,
+            scratch,
+            rounded,
+        }
+    }
+
+    /// A kernel the scanner did not find: nothing rewritten, the driver's sub-group size; it
+    /// counts as using sub-group collectives when any word of the source is one.
+    pub(super) fn unscanned(device: &Device, source_sub_groups: bool) -> KernelPlan {
+        KernelPlan {
+            size: resolve(SubGroupSize::Automatic, device),
+            requested: SubGroupSize::Automatic,
+            pinned: false,
+            uses_layer: false,
+            sub_groups: source_sub_groups,
+            scratch: false,
+            rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
+        }
+    }
+}
+
+/// Marks kernels defined more than once (in `#if` branches) as not rewritable: their variants
+/// would be written once per definition.
+pub(super) fn mark_duplicates(kernels: &mut [KernelDecl]) {
+    let mut seen = BTreeMap::new();
+    for k in kernels.iter() {
+        *seen.entry(k.name.clone()).or_insert(0usize) += 1;
+    }
+    for k in kernels.iter_mut().filter(|k| seen[&k.name] > 1) {
+        k.rewrite_obstacle
+            .get_or_insert_with(|| "it is defined more than once (under #if branches?)".into());
+    }
+}
+
+/// The kernel names the driver reports (`CL_PROGRAM_KERNEL_NAMES`, else the function names of
+/// `clCreateKernelsInProgram`; NVIDIA refuses the first in multi-device contexts until every
+/// device has a build), without clgroups' generated variants.
+pub(super) fn driver_kernel_names(
+    program: &ClProgram,
+    device: &Device,
+) -> std::result::Result<Vec<String>, String> {
+    let listed = match program.get_kernel_names() {
+        Ok(names) => names.split(';').map(|n| n.trim().to_string()).collect(),
+        Err(e) => {
+            log::debug!(
+                "CL_PROGRAM_KERNEL_NAMES on {device}: {e}; trying clCreateKernelsInProgram"
+            );
+            let raw = cl3::kernel::create_kernels_in_program(program.get()).map_err(|e| {
+                format!(
+                    "clCreateKernelsInProgram: {}",
+                    opencl3::error_codes::ClError(e)
+                )
+            })?;
+            raw.into_iter()
+                .map(|k| opencl3::kernel::Kernel::new(k).function_name())
+                .collect::<std::result::Result<Vec<String>, _>>()
+                .map_err(|e| format!("CL_KERNEL_FUNCTION_NAME: {e}"))?
+        }
+    };
+    let mut names: Vec<String> = listed
+        .into_iter()
+        .map(|n| n.trim_end_matches('\0').to_string())
+        .filter(|n| !n.is_empty() && !n.contains("__clg_"))
+        .collect();
+    names.dedup();
+    Ok(names)
+}
+
+/// Builds the program for one pinned size: with every rewrite; if that fails, without the
+/// generated variants (rounding then falls back at launch); if that fails too, without any
+/// rewrite at all. The error reported is the one of the build with the rewrites the kernels
+/// need (scratch threading, pinned sizes), whose log points at the user's lines.
+pub(super) fn build_with_fallbacks(
+    queue: &Queue,
+    b: &ProgramBuilder,
+    kernels: &[KernelDecl],
+    plans: &mut BTreeMap<String, KernelPlan>,
+    size: usize,
+) -> Result<Arc<ClProgram>> {
+    let attempt = |plans: &BTreeMap<String, KernelPlan>, round: bool, rewrite: bool| {
+        let text = compose(b, queue.device(), kernels, plans, round, rewrite, size)?;
+        build_cached(queue, &text, &b.options)
+    };
+    let mut needed = attempt(plans, true, true);
+    if let Err(e) = &needed {
+        if plans.values().any(|p| p.rounded.is_ok()) {
+            log::debug!("build with generated variants failed ({e}); building without them");
+            let why = format!("its generated variants did not build: {e}");
+            for p in plans.values_mut().filter(|p| p.rounded.is_ok()) {
+                p.rounded = Err(why.clone());
+            }
+            needed = attempt(plans, false, true);
+        }
+    }
+    let Err(e) = needed else { return needed };
+    log::debug!("build with clgroups' rewrites failed ({e}); building the source as written");
+    let bare = attempt(plans, false, false);
+    if bare.is_ok() {
+        for p in plans.values_mut() {
+            p.pinned = false;
+            p.scratch = false;
+            p.rounded = Err("the program builds only without clgroups' rewrites".into());
+        }
+    }
+    bare.map_err(|_| e)
+}
+
+/// The full text compiled for one sub-group size: the user's source with the emulated scratch
+/// threaded, rounded variants (if `round`), sizes pinned — none of it unless `rewrite` — then
+/// the includes resolved and the backend's prelude in front.
+fn compose(
+    b: &ProgramBuilder,
+    device: &Device,
+    kernels: &[KernelDecl],
+    plans: &BTreeMap<String, KernelPlan>,
+    round: bool,
+    rewrite: bool,
+    size: usize,
+) -> Result<String> {
+    let user = if rewrite {
+        let emulated = device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated;
+        rewritten(&b.source, kernels, plans, round, emulated, size)?
+    } else {
+        b.source.clone()
+    };
+    let body = headers::inline_includes(&user, &b.file_name)?;
+    let mut out = prelude(device, size);
+    out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
+    out.push_str(&body);
+    Ok(out)
+}
+
+/// The user's source with clgroups' rewrites for one build (none of them adds a line).
+fn rewritten(
+    src: &str,
+    kernels: &[KernelDecl],
+    plans: &BTreeMap<String, KernelPlan>,
+    round: bool,
+    emulated: bool,
+    size: usize,
+) -> Result<String> {
+    let plan = |name: &str| plans.get(name);
+    // 1. The emulated scratch: hidden kernel parameters, threaded through helpers (also those
+    // no kernel calls: they must compile too).
+    let mut edits: Vec<(usize, usize, String)> = kernels
+        .iter()
+        .filter(|k| plan(&k.name).is_some_and(|p| p.scratch))
+        .map(scratch_param_edit)
+        .collect();
+    if emulated {
+        if let Ok(scanned) = source::Scanned::new(src) {
+            edits.extend(layer::scratch_edits(
+                &scanned,
+                &layer::layer_users(&scanned),
+            ));
+        }
+    }
+    let user = apply_edits(src, edits);
+    // 2. Rounded variants after their originals. Originals stay even under `force`: ND-range
+    // launches and argument checks use them; the mode only makes `.range()` launch the variant.
+    let user = if round {
+        let to_round: Vec<KernelDecl> = source::scan_kernels(&user)?
+            .into_iter()
+            .filter(|k| plan(&k.name).is_some_and(|p| p.rounded.is_ok()))
+            .collect();
+        rounded::with_rounded_variants(&user, &to_round, true)?
+    } else {
+        user
+    };
+    // 3. The pinned size, last, on layer kernels without a size attribute of their own.
+    let pinned =
+        |name: &str| plan(name).is_some_and(|p| p.pinned && p.size == ResolvedSize::Size(size));
+    if !plans.values().any(|p| p.pinned) {
+        return Ok(user);
+    }
+    let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
+    let edits = source::scan_kernels(&user)?
+        .iter()
+        .filter(|k| pinned(&k.name))
+        .map(|k| (k.decl_start, k.decl_start, attr.clone()))
+        .collect();
+    Ok(apply_edits(&user, edits))
+}
+
+/// `text` with the replacements `(start, end, new text)`, applied from the last to the first so
+/// earlier offsets stay valid.
+fn apply_edits(text: &str, mut edits: Vec<(usize, usize, String)>) -> String {
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = text.to_string();
+    for (start, end, new) in edits {
+        out.replace_range(start..end, &new);
+    }
+    out
+}
+
+/// The edit appending `__local ulong *clg_sg_scratch` to a kernel's parameters.
+fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
+    const PARAM: &str = "__local ulong *clg_sg_scratch";
+    let span = &k.params_span;
+    if k.params.is_empty() {
+        // `()` or `(void)`.
+        (span.start, span.end, format!("({PARAM})"))
+    } else {
+        (span.end - 1, span.end - 1, format!(", {PARAM}"))
+    }
+}
+
+/// The defines that select and configure the layer's backend.
+fn prelude(device: &Device, size: usize) -> String {
+    let eff = &device.sub_groups().effective;
+    let backend = eff.shuffle_backend;
+    let driver = &device.sub_groups().driver;
+    let mut p = format!(
+        "#define {} 1\n#define CLG_SUB_GROUP_SIZE {size}\n#define CLG_PRIMARY_SUB_GROUP_SIZE {}\n",
+        backend.define(),
+        eff.primary_sub_group_size
+    );
+    if device.limits().fp64 {
+        p.push_str("#define CLG_HAS_FP64 1\n");
+    }
+    if driver.has("cl_khr_subgroup_shuffle_relative") {
+        p.push_str("#define CLG_HAS_SHUFFLE_RELATIVE 1\n");
+    }
+    if backend == ShuffleBackend::Emulated {
+        p.push_str(&format!(
+            "#define CLG_EMU_SCRATCH_ITEMS {}\n",
+            device.limits().max_work_group_size
+        ));
+    }
+    p
+}
+
+/// Builds (or finds in the cache) `text` for the queue's device.
+fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgram>> {
+    let device = queue.device();
+    let options = format!("{options} -cl-kernel-arg-info").trim().to_string();
+    let key = (device.id() as usize, text.to_string(), options.clone());
+    if let Some(p) = queue.context().programs().get(&key) {
+        log::debug!("program cache hit on {device}");
+        return Ok(Arc::clone(p));
+    }
+    let program = ClProgram::create_from_source(queue.context().raw(), text)
+        .map_err(|e| Error::cl("clCreateProgramWithSource", e.0, device.to_string()))?;
+    log::debug!("building program on {device} with options {options:?}");
+    let c_options = std::ffi::CString::new(options.as_str())
+        .map_err(|_| Error::input(format!("build options contain a NUL byte: {options:?}")))?;
+    // Built for this device only: opencl3's `Program::build` would then ask for the kernel
+    // names, which drivers refuse (CL_INVALID_PROGRAM_EXECUTABLE) until every device of a
+    // multi-device context has a build.
+    let built = cl3::program::build_program(
+        program.get(),
+        &[device.id()],
+        &c_options,
+        None,
+        std::ptr::null_mut(),
+    );
+    if let Err(code) = built {
+        let e = opencl3::error_codes::ClError(code);
+        let log = build_log::map_positions(
+            &program.get_build_log(device.id()).unwrap_or_default(),
+            text,
+        );
+        log::debug!("build failed ({e}):\n{log}");
+        return Err(Error::Build {
+            device: device.to_string(),
+            options,
+            log: if log.trim().is_empty() {
+                format!("(the driver gave no log; status {e})")
+            } else {
+                log
+            },
+        });
+    }
+    let program = Arc::new(program);
+    queue.context().programs().insert(key, Arc::clone(&program));
+    Ok(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn layer_of(src: &str) -> BTreeSet<String> {
+        layer::layer_users(&source::Scanned::new(src).unwrap())
+    }
+
+    #[test]
+    fn layer_use_is_a_whole_word_and_transitive() {
+        assert_eq!(
+            layer_of("kernel void a() { float s = sg_reduce_add(x); }"),
+            BTreeSet::from(["a".to_string()])
+        );
+        assert!(layer_of("kernel void a() { int msg_len = 1; }").is_empty());
+        let src = "#define SUM(v) sg_reduce_add(v)\nfloat h(float v) { return SUM(v); }\n\
+                   float g(float v) { return h(v) + 1; }\nkernel void k(global float* x) { x[0] = g(x[0]); }\n\
+                   kernel void plain(global float* x) { x[0] = 1; }";
+        let users: Vec<String> = layer_of(src).into_iter().collect();
+        assert_eq!(users, ["g", "h", "k"]);
+    }
+
+    #[test]
+    fn scratch_is_threaded_through_helpers() {
+        let src = "float h(float v);\nfloat h(float v) { return sg_reduce_add(v); }\n\
+                   uint lane(void) { return sg_get_local_id(); }\n\
+                   float mine(float v CLG_SG_SCRATCH_PARAM) { return sg_reduce_add(v); }\n\
+                   kernel void k(global float* x) { x[0] = h(x[0]) + lane() + mine(1 CLG_SG_SCRATCH); }";
+        let s = source::Scanned::new(src).unwrap();
+        let out = apply_edits(src, layer::scratch_edits(&s, &layer::layer_users(&s)));
+        assert_eq!(
+            out,
+            "float h(float v, __local ulong *clg_sg_scratch);\n\
+             float h(float v, __local ulong *clg_sg_scratch) { return sg_reduce_add(v); }\n\
+             uint lane(__local ulong *clg_sg_scratch) { return sg_get_local_id(); }\n\
+             float mine(float v CLG_SG_SCRATCH_PARAM) { return sg_reduce_add(v); }\n\
+             kernel void k(global float* x) { x[0] = h(x[0], clg_sg_scratch) + lane(clg_sg_scratch) + mine(1 CLG_SG_SCRATCH); }"
+        );
+    }
+
+    fn with_scratch(src: &str) -> String {
+        let edits = source::scan_kernels(src)
+            .unwrap()
+            .iter()
+            .map(scratch_param_edit)
+            .collect();
+        apply_edits(src, edits)
+    }
+
+    #[test]
+    fn scratch_parameter_is_appended_to_every_form_of_parameter_list() {
+        let src = "kernel void a(global int *x,\n uint n) { }\nkernel void b(void) { }\nkernel void c() { }";
+        assert_eq!(
+            with_scratch(src),
+            "kernel void a(global int *x,\n uint n, __local ulong *clg_sg_scratch) { }\n\
+             kernel void b(__local ulong *clg_sg_scratch) { }\n\
+             kernel void c(__local ulong *clg_sg_scratch) { }"
+        );
+    }
+}

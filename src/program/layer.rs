@@ -1,0 +1,161 @@
+//! Which functions use the sub-group layer, and the emulated backend's scratch threading.
+//!
+//! On the `emulated` backend every layer operation reads and writes a `__local ulong` scratch
+//! that the launch passes as a hidden trailing kernel argument, `clg_sg_scratch`. The rule the
+//! build applies, so that users never plumb it by hand:
+//!
+//! * a function *uses the layer* when its body has a word that [`is_layer_word`] accepts, uses a
+//!   `#define`d macro whose replacement does (transitively), or calls a function of the same
+//!   source that uses the layer (transitively);
+//! * every such kernel gets the hidden parameter `__local ulong *clg_sg_scratch`;
+//! * every such helper function gets it appended to its parameters (definition and prototypes),
+//!   and every call to such a helper from a function of the source gets `clg_sg_scratch`
+//!   appended to its arguments;
+//! * a helper that already declares `CLG_SG_SCRATCH_PARAM` (or `_ONLY`) is left as written,
+//!   with its calls: the macros remain for code that threads the scratch itself.
+//!
+//! Calls made inside `#define` replacement lists are not rewritten (a build that then fails is
+//! retried without rewrites and reports the compiler's error).
+
+use crate::program::source::Scanned;
+use std::collections::BTreeSet;
+
+/// Prefixes of the identifiers that count as "uses the sub-group layer": the layer's `sg_*`
+/// operations and the `CLG_SG_SCRATCH*` plumbing macros. Other polyfills built on the layer
+/// extend this list.
+pub const LAYER_PREFIXES: &[&str] = &["sg_", "CLG_SG_SCRATCH"];
+
+/// Whether identifier `word` is a use of the layer (a whole word: `msg_len` is not).
+///
+/// ```
+/// use clgroups::program::layer::is_layer_word;
+/// assert!(is_layer_word("sg_reduce_add"));
+/// assert!(!is_layer_word("msg_len"));
+/// ```
+pub fn is_layer_word(word: &str) -> bool {
+    LAYER_PREFIXES.iter().any(|p| word.starts_with(p))
+}
+
+/// Whether identifier `word` is a sub-group operation of any kind: the layer's, or OpenCL's
+/// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...).
+///
+/// ```
+/// use clgroups::program::layer::is_sub_group_word;
+/// assert!(is_sub_group_word("sub_group_broadcast") && is_sub_group_word("sg_shuffle"));
+/// assert!(!is_sub_group_word("barrier"));
+/// ```
+pub fn is_sub_group_word(word: &str) -> bool {
+    is_layer_word(word) || word.contains("sub_group") || word.contains("subgroup")
+}
+
+/// Whether identifier `word` is a sub-group *collective* (a shuffle, broadcast, reduction, scan,
+/// vote or barrier), as opposed to a query such as `get_sub_group_local_id` or
+/// `sg_get_local_range`. PoCL 6.0 aborts the process for collectives in work-groups of one
+/// work-item (measured: every query runs there, every collective tried aborts).
+///
+/// ```
+/// use clgroups::program::layer::is_sub_group_collective;
+/// assert!(is_sub_group_collective("sg_reduce_add") && is_sub_group_collective("sub_group_broadcast"));
+/// assert!(!is_sub_group_collective("get_sub_group_size") && !is_sub_group_collective("sg_get_local_id"));
+/// ```
+pub fn is_sub_group_collective(word: &str) -> bool {
+    is_sub_group_word(word)
+        && !word.starts_with("get_")
+        && !word.starts_with("sg_get_")
+        && !word.starts_with("CLG_SG_SCRATCH")
+}
+
+/// Names of the functions (kernels included) of `s` that use the layer, transitively.
+pub(crate) fn layer_users(s: &Scanned<'_>) -> BTreeSet<String> {
+    users(s, is_layer_word)
+}
+
+/// Names of the functions (kernels included) of `s` whose body has a word accepted by `direct`,
+/// uses a macro whose replacement has one, or calls such a function, transitively.
+pub(crate) fn users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
+    let macro_users = macro_users(s, direct);
+    let direct = |w: &str| direct(w) || macro_users.contains(w);
+    let mut users: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let before = users.len();
+        for f in &s.functions {
+            if users.contains(&f.name) {
+                continue;
+            }
+            let hit = (f.body.0 + 1..f.body.1).any(|i| {
+                let w = s.text(i);
+                direct(w) || (users.contains(w) && s.is_call(i))
+            });
+            if hit {
+                users.insert(f.name.clone());
+            }
+        }
+        if users.len() == before {
+            return users;
+        }
+    }
+}
+
+/// Macros whose replacement has a word accepted by `direct`, transitively.
+fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
+    let mut users: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let before = users.len();
+        for (name, bodies) in &s.macros {
+            let hit = bodies.iter().flatten().any(|t| {
+                let w = &s.src[t.span.clone()];
+                direct(w) || users.contains(w)
+            });
+            if hit {
+                users.insert(name.clone());
+            }
+        }
+        if users.len() == before {
+            return users;
+        }
+    }
+}
+
+/// The edits `(start, end, text)` that thread `clg_sg_scratch` through the helper functions in
+/// `users` (see the module docs); kernels get their parameter elsewhere.
+pub(crate) fn scratch_edits(
+    s: &Scanned<'_>,
+    users: &BTreeSet<String>,
+) -> Vec<(usize, usize, String)> {
+    const PARAM: &str = "__local ulong *clg_sg_scratch";
+    let threaded: BTreeSet<&str> = s
+        .functions
+        .iter()
+        .filter(|f| !f.is_kernel && users.contains(&f.name))
+        .filter(|f| {
+            let (open, close) = (f.open_paren, s.partner(f.open_paren));
+            !(open + 1..close).any(|i| s.text(i).starts_with("CLG_SG_SCRATCH"))
+        })
+        .map(|f| f.name.as_str())
+        .collect();
+    if threaded.is_empty() {
+        return Vec::new();
+    }
+    log::debug!("emulated sub-group scratch threaded through helpers {threaded:?}");
+    let in_body = |i: usize| s.functions.iter().any(|f| f.body.0 < i && i < f.body.1);
+    let mut edits = Vec::new();
+    for i in 0..s.tokens.len() {
+        if !threaded.contains(s.text(i)) || !s.is_call(i) {
+            continue;
+        }
+        let (open, close) = (i + 1, s.partner(i + 1));
+        let empty = close == open + 1 || (close == open + 2 && s.text(open + 1) == "void");
+        let at = s.tokens[close].span.start;
+        edits.push(if in_body(i) {
+            // A call: the kernel's or helper's own `clg_sg_scratch` goes last.
+            let sep = if close == open + 1 { "" } else { ", " };
+            (at, at, format!("{sep}clg_sg_scratch"))
+        } else if empty {
+            // A definition or prototype with `()` or `(void)`.
+            (s.tokens[open].span.end, at, PARAM.to_string())
+        } else {
+            (at, at, format!(", {PARAM}"))
+        });
+    }
+    edits
+}
