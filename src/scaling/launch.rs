@@ -1,0 +1,295 @@
+//! [`RootLaunch`]: one ND-range split over the devices of a root device.
+
+use super::colored::{ColoredArg, Value};
+use super::{MultiEvent, Placement, RootArg, RootKernel};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
+use crate::plan::local_size;
+use crate::plan::partition::{partition, Partition};
+use crate::queue::names;
+use crate::range::Range;
+
+/// A launch over several devices being prepared; [`RootLaunch::nd_range`] enqueues it.
+#[must_use = "a launch does nothing until nd_range() is called"]
+pub struct RootLaunch<'k> {
+    kernel: &'k RootKernel,
+    args: Vec<Value>,
+    offset: Option<Range>,
+}
+
+impl<'k> RootLaunch<'k> {
+    pub(super) fn new(kernel: &'k RootKernel) -> Self {
+        RootLaunch {
+            kernel,
+            args: Vec::new(),
+            offset: None,
+        }
+    }
+
+    /// Appends an argument ([`RootArg`]): `&ColoredBuffer<T>` (the whole buffer in shared
+    /// placement, the device's chunk in partitioned placement), `&Buffer<T>` of the root
+    /// device's context (passed as it is), a scalar, or [`crate::launch::Local`].
+    pub fn arg(mut self, arg: impl RootArg) -> Self {
+        self.args.push(arg.to_root_arg().0);
+        self
+    }
+
+    /// A global offset (OpenCL order) for the whole launch.
+    pub fn offset(mut self, offset: Range) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+
+    /// Splits the ND-range `global` (work-groups of `local`, OpenCL order) over the devices
+    /// and enqueues one sub-launch per non-empty chunk. Every check (ranks, `local` dividing
+    /// `global`, arguments, each device's work-group limits, and in partitioned placement
+    /// each device's work lying in its chunks) happens before anything is enqueued.
+    pub fn nd_range(self, global: impl Into<Range>, local: impl Into<Range>) -> Result<MultiEvent> {
+        let (global, local) = (global.into(), local.into());
+        let kernels = &self.kernel.kernels;
+        let plan = partition(global, local, kernels.len()).map_err(|e| match e {
+            Error::InvalidInput { reason } => self.invalid(global, local, reason),
+            other => other,
+        })?;
+        let base = match self.offset {
+            Some(o) if o.rank() != global.rank() => {
+                return Err(self.invalid(global, local, format!("offset {o:?} has another rank")))
+            }
+            Some(o) => o.padded(),
+            None => [0; 3],
+        };
+        let subs = plan.sub_ranges(global, local);
+        let mut per_device = Vec::with_capacity(kernels.len());
+        for (d, (k, sub)) in kernels.iter().zip(&subs).enumerate() {
+            let args = match sub {
+                Some((off, size)) => {
+                    let span = Span::new(global, base, shift(*off, base), *size);
+                    self.check_chunks(d, &span, local, &plan)?;
+                    let args = self.device_args(d)?;
+                    self.check(k, &args, *size, local)?;
+                    args
+                }
+                None => Vec::new(),
+            };
+            per_device.push(args);
+        }
+        log::debug!(
+            "kernel `{}` over {} devices ({} placement): {plan:?}, sub-launches {subs:?}",
+            self.kernel.name(),
+            kernels.len(),
+            self.kernel.placement
+        );
+        let events = kernels
+            .iter()
+            .zip(&subs)
+            .zip(per_device)
+            .map(|((k, sub), args)| {
+                sub.map(|(off, size)| enqueue(k, args, shift(off, base), size, local))
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for k in kernels {
+            let q = k.program().queue();
+            q.raw()
+                .flush()
+                .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
+        }
+        Ok(MultiEvent {
+            partition: plan,
+            events,
+        })
+    }
+
+    /// Device `d`'s arguments: in partitioned placement, chunks for colored buffers and then
+    /// one byte origin per global pointer parameter.
+    fn device_args(&self, d: usize) -> Result<Vec<Arg>> {
+        let mut args = Vec::with_capacity(self.args.len() * 2);
+        for (i, value) in self.args.iter().enumerate() {
+            args.push(match value {
+                Value::Plain(a) => a.clone(),
+                Value::Colored(c) => self.colored_arg(c, i, d)?,
+            });
+        }
+        if self.kernel.placement == Placement::Partitioned {
+            for (i, _) in self.kernel.globals.iter().enumerate().filter(|g| *g.1) {
+                let origin = match self.args.get(i) {
+                    Some(Value::Colored(c)) => (c.starts[d] * c.elem_size) as u64,
+                    _ => 0,
+                };
+                args.push(origin.to_arg());
+            }
+        }
+        Ok(args)
+    }
+
+    /// What device `d` receives for colored argument `i`.
+    fn colored_arg(&self, c: &ColoredArg, i: usize, d: usize) -> Result<Arg> {
+        let placement = self.kernel.placement;
+        let got = match placement {
+            Placement::Shared => c.whole.clone(),
+            Placement::Partitioned => c.parts.get(d).cloned().flatten(),
+        };
+        got.ok_or_else(|| {
+            let why = match c.placement == placement {
+                true => format!("device {d} holds none of its elements"),
+                false => format!("it is in {} placement", c.placement),
+            };
+            Error::input(format!(
+                "kernel `{}` ({placement} placement): argument {i}, a ColoredBuffer<{}>, \
+                 cannot be passed to device {d}: {why}",
+                self.kernel.name(),
+                c.elem,
+            ))
+        })
+    }
+
+    /// In partitioned placement, errors unless device `d`'s work lies in its chunk of every
+    /// colored argument (the [contract](self#the-partitioned-contract)).
+    fn check_chunks(&self, d: usize, span: &Span, local: Range, plan: &Partition) -> Result<()> {
+        if self.kernel.placement != Placement::Partitioned {
+            return Ok(());
+        }
+        for (i, value) in self.args.iter().enumerate() {
+            let Value::Colored(c) = value else { continue };
+            let m = if c.len % span.extent == 0 {
+                c.len / span.extent
+            } else {
+                1
+            };
+            let (lo, hi) = (m * span.first, m * span.end);
+            let (start, end) = (c.starts[d], c.starts[d] + c.chunks[d]);
+            if start <= lo && hi <= end {
+                continue;
+            }
+            let slab = m * span.extent / span.extents[plan.dim] * local.get(plan.dim);
+            return Err(Error::InvalidLaunch {
+                kernel: self.kernel.name().to_string(),
+                device: self.kernel.kernels[d].program().device().to_string(),
+                global: span.global.as_slice().to_vec(),
+                local: local.as_slice().to_vec(),
+                reason: format!(
+                    "partitioned placement: device {d} works on elements [{lo}, {hi}) of \
+                     argument {i} (ColoredBuffer<{}> of {} elements), but holds only \
+                     [{start}, {end}). Colored buffers must be indexed by the global linear \
+                     id (see clgroups::scaling) and colored like the launch's partition \
+                     (dimension {}): e.g. ColoredBuffer::with_page(&root, {}, {}) (one \
+                     work-group slab per page), or use CLGROUPS_PLACEMENT=shared",
+                    c.elem,
+                    c.len,
+                    plan.dim,
+                    c.len,
+                    slab * c.elem_size
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The checks one device's sub-launch must pass before anything is enqueued.
+    fn check(&self, k: &Kernel, args: &[Arg], size: Range, local: Range) -> Result<()> {
+        k.check_sub_group_size()?;
+        check_args(k.name(), k.args(), args)?;
+        local_size::validate(size, local, k.limits()).map_err(|reason| Error::InvalidLaunch {
+            kernel: k.name().to_string(),
+            device: k.program().device().to_string(),
+            global: size.as_slice().to_vec(),
+            local: local.as_slice().to_vec(),
+            reason,
+        })
+    }
+
+    fn invalid(&self, global: Range, local: Range, reason: String) -> Error {
+        let devices: Vec<Device> = self
+            .kernel
+            .kernels
+            .iter()
+            .map(|k| k.program().device().clone())
+            .collect();
+        Error::InvalidLaunch {
+            kernel: self.kernel.name().to_string(),
+            device: format!("root device [{}]", names(&devices)),
+            global: global.as_slice().to_vec(),
+            local: local.as_slice().to_vec(),
+            reason,
+        }
+    }
+}
+
+fn enqueue(k: &Kernel, args: Vec<Arg>, offset: Range, size: Range, local: Range) -> Result<Event> {
+    let launch = args.into_iter().fold(k.launch(), |l, a| l.raw_arg(a));
+    launch
+        .offset(offset)
+        .nd_range(size, LocalSize::Exact(local))
+}
+
+/// The global linear ids `[first, end)` one sub-launch covers, over the whole launch's
+/// `extent` ids (global offset included).
+#[derive(Debug, PartialEq, Eq)]
+struct Span {
+    global: Range,
+    extents: [usize; 3],
+    extent: usize,
+    first: usize,
+    end: usize,
+}
+
+impl Span {
+    /// For a launch of `global` at offset `base` whose sub-launch starts at `offset` (base
+    /// included) with `size`.
+    fn new(global: Range, base: [usize; 3], offset: Range, size: Range) -> Self {
+        let (g, s, rank) = (global.padded(), size.padded(), global.rank());
+        // Offsets beyond the rank are 0 (`Range::padded` pads with 1).
+        let zero_padded = |v: [usize; 3]| [0, 1, 2].map(|i| if i < rank { v[i] } else { 0 });
+        let (o, base) = (zero_padded(offset.padded()), zero_padded(base));
+        let extents = [0, 1, 2].map(|i| g[i] + base[i]);
+        let linear = |v: [usize; 3]| v[0] + extents[0] * (v[1] + extents[1] * v[2]);
+        let last = [0, 1, 2].map(|i| o[i] + s[i] - 1);
+        Span {
+            global,
+            extents,
+            extent: extents.iter().product(),
+            first: linear(o),
+            end: linear(last) + 1,
+        }
+    }
+}
+
+/// `offset` moved by `base` (padded), keeping `offset`'s rank.
+fn shift(offset: Range, base: [usize; 3]) -> Range {
+    let mut r = offset;
+    for (d, b) in base.iter().enumerate().take(offset.rank()) {
+        r = r.with(d, offset.get(d) + b);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_shift_by_the_launch_offset() {
+        assert_eq!(shift(Range::d2(0, 32), [5, 7, 0]), Range::d2(5, 39));
+        assert_eq!(shift(Range::d1(64), [0; 3]), Range::d1(64));
+    }
+
+    #[test]
+    fn spans_are_global_linear_ids() {
+        // 1-D, 64 ids from 128 of a launch of 256 at offset 64: ids 192..256 of 320.
+        let s = Span::new(Range::d1(256), [64, 1, 1], Range::d1(192), Range::d1(64));
+        assert_eq!((s.extent, s.first, s.end), (320, 192, 256));
+        // 3-D 8x4x6, z split at 3: rows z = 3..6 are ids 96..192.
+        let s = Span::new(
+            Range::d3(8, 4, 6),
+            [0; 3],
+            Range::d3(0, 0, 3),
+            Range::d3(8, 4, 3),
+        );
+        assert_eq!((s.extents, s.first, s.end), ([8, 4, 6], 96, 192));
+        // 2-D 8x4 split in x at 4: ids 4..32, not contiguous but bounded.
+        let s = Span::new(Range::d2(8, 4), [0; 3], Range::d2(4, 0), Range::d2(4, 4));
+        assert_eq!((s.first, s.end), (4, 32));
+    }
+}

@@ -1,0 +1,170 @@
+//! Implicit scaling: one launch over several devices, after Intel's root-device rules.
+//!
+//! A [`RootDevice`] is N OpenCL devices of one platform in one context (separate GPUs, PoCL
+//! devices, or the sub-devices of one device), with a queue on each. A [`RootProgram`] is the
+//! same source built once per device; a launch of one of its kernels
+//! ([`RootKernel::launch`]) is split by [`plan::partition`](crate::plan::partition) into one
+//! contiguous sub-launch per device, at work-group granularity, each enqueued on its device's
+//! queue with the chunk's global offset and size. A [`ColoredBuffer`] is an array whose pages
+//! are spread over the devices by [`plan::coloring`](crate::plan::coloring), each device
+//! holding one contiguous chunk.
+//!
+//! # What a kernel sees
+//!
+//! Each sub-launch is an ordinary ND-range launch with a global offset, so:
+//!
+//! * `get_global_id`, `get_local_id` and `get_local_size` are those of the whole launch: a
+//!   kernel that indexes with `get_global_id` (and takes sizes as arguments) gives
+//!   bit-identical results on one device and on several;
+//! * `get_global_size`, `get_num_groups` and `get_group_id` report the *sub-launch* (its
+//!   chunk size, its group count, group ids from 0 within the chunk), and `get_global_offset`
+//!   the chunk's offset: OpenCL cannot change that. Pass the full sizes as arguments instead;
+//! * work-items of one work-group always run on one device, so local memory, barriers and
+//!   sub-groups work as usual; a launch of one work-group runs on device 0 only.
+//!
+//! # Memory: two placements
+//!
+//! A root device picks a [`Placement`] for its [`ColoredBuffer`]s when it is made:
+//! [`Placement::Shared`] when every device shares the host's memory
+//! (`CL_DEVICE_HOST_UNIFIED_MEMORY`, e.g. PoCL, integrated GPUs), else
+//! [`Placement::Partitioned`] (e.g. several discrete GPUs). [`PLACEMENT_ENV`]
+//! (`CLGROUPS_PLACEMENT=shared|partitioned`) overrides the choice.
+//!
+//! * **Shared**: a colored buffer is one buffer of the shared context with one sub-buffer per
+//!   device chunk, migrated to its device; kernels receive the whole (*parent*) buffer and may
+//!   index any element. Concurrent writes from several devices to one buffer are disjoint
+//!   writes to one allocation on PoCL and on shared-memory devices; a driver that keeps one
+//!   copy per device may lose them (measured on two NVIDIA GPUs): use partitioned placement
+//!   there.
+//! * **Partitioned**: a colored buffer is one separate buffer per device holding exactly its
+//!   chunk, written and read through that device's queue (host reads and writes still see one
+//!   contiguous array). Kernels run as their `__clg_part` variant
+//!   ([`crate::program::partitioned`]): each colored argument is the device's chunk, shifted so
+//!   that whole-array indices address it. No data moves between devices during launches.
+//!
+//! ## The partitioned contract
+//!
+//! In partitioned placement a device can only reach its own chunk, so each launch checks,
+//! before enqueueing anything, that every device's work lies inside its chunk of every
+//! colored argument, assuming that a colored buffer is indexed by the launch's *global linear
+//! id* `x + X * (y + Y * z)` (global ids `x, y, z` with the global offset included, `X` and `Y`
+//! the offset plus the global size of dimensions 0 and 1; `x` alone for a 1-D launch), or, for a
+//! buffer of `m` times as many elements, by `m * id + j` with `0 <= j < m`. A launch that
+//! breaks this fails with [`Error::InvalidLaunch`], which suggests a page size (see
+//! [`ColoredBuffer::with_page`]) that makes the chunks match the partition.
+//!
+//! Chunks match the partition when the partition splits the slowest dimension and the page
+//! holds a whole number of work-group slabs: [`plan::coloring`](crate::plan::coloring) and
+//! [`plan::partition`](crate::plan::partition) both give the first devices one extra unit,
+//! so a page of exactly one slab (`m * X * Y * local_z` elements for a 3-D split of z, `m *
+//! local_x` for 1-D) gives the same chunks. [`ColoredBuffer::new`] keeps 64 KiB pages, so
+//! large power-of-two arrays split evenly over a power-of-two device count match without
+//! care; kernels that index colored buffers otherwise need shared placement.
+//!
+//! ```no_run
+//! use clgroups::scaling::{ColoredBuffer, RootDevice};
+//! use clgroups::Range;
+//! let root = RootDevice::from_env()?;
+//! let prog = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
+//! let mut x = ColoredBuffer::from_slice(&root, &vec![1; 1 << 20])?;
+//! let ev = prog.kernel("inc")?.launch().arg(&x).nd_range(Range::d1(1 << 20), Range::d1(64))?;
+//! println!("{:?} over {} devices", ev.duration()?, root.len());
+//! assert!(x.read()?.iter().all(|&v| v == 2));
+//! # Ok::<(), clgroups::Error>(())
+//! ```
+
+mod colored;
+mod event;
+mod launch;
+mod root;
+
+pub use colored::{ColoredBuffer, RootArg, RootArgValue};
+pub use event::MultiEvent;
+pub use launch::RootLaunch;
+pub use root::{RootDevice, RootKernel, RootProgram};
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// The environment variable naming the devices of [`RootDevice::from_env`].
+pub const DEVICES_ENV: &str = "CLGROUPS_DEVICES";
+
+/// The environment variable overriding the [`Placement`] of new root devices: `shared` or
+/// `partitioned`.
+pub const PLACEMENT_ENV: &str = "CLGROUPS_PLACEMENT";
+
+/// Where the chunks of a [`ColoredBuffer`] live (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// One buffer in the shared context; kernels receive all of it.
+    Shared,
+    /// One buffer per device holding its chunk; kernels run as `__clg_part` variants.
+    Partitioned,
+}
+
+impl Placement {
+    /// [`PLACEMENT_ENV`] if set, else `Shared` when every device has host-unified memory and
+    /// `Partitioned` otherwise. Errors ([`Error::InvalidInput`]) for another value of the
+    /// variable.
+    pub fn choose(devices: &[Device]) -> Result<Self> {
+        let unified = devices.iter().all(|d| d.limits().host_unified_memory);
+        let env = std::env::var(PLACEMENT_ENV).ok();
+        let chosen = Placement::pick(env.as_deref(), unified)?;
+        log::debug!("placement {chosen} ({PLACEMENT_ENV}={env:?}, host-unified memory {unified})");
+        Ok(chosen)
+    }
+
+    /// The placement for an environment value and whether all memory is host-unified.
+    fn pick(env: Option<&str>, unified: bool) -> Result<Self> {
+        match env.map(str::trim) {
+            Some("shared") => Ok(Placement::Shared),
+            Some("partitioned") => Ok(Placement::Partitioned),
+            Some("") | None if unified => Ok(Placement::Shared),
+            Some("") | None => Ok(Placement::Partitioned),
+            Some(other) => Err(Error::input(format!(
+                "{PLACEMENT_ENV}={other:?}: expected `shared` or `partitioned`"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Placement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Placement::Shared => "shared",
+            Placement::Partitioned => "partitioned",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_follows_the_environment_value_then_the_memory() {
+        assert_eq!(Placement::pick(None, true).unwrap(), Placement::Shared);
+        assert_eq!(
+            Placement::pick(None, false).unwrap(),
+            Placement::Partitioned
+        );
+        assert_eq!(
+            Placement::pick(Some(""), false).unwrap(),
+            Placement::Partitioned
+        );
+        assert_eq!(
+            Placement::pick(Some("partitioned"), true).unwrap(),
+            Placement::Partitioned
+        );
+        assert_eq!(
+            Placement::pick(Some(" shared"), false).unwrap(),
+            Placement::Shared
+        );
+        let e = Placement::pick(Some("split"), true).unwrap_err();
+        assert!(
+            e.to_string().contains("CLGROUPS_PLACEMENT=\"split\""),
+            "{e}"
+        );
+    }
+}
