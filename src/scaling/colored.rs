@@ -9,18 +9,65 @@ use crate::plan::coloring::color_elements;
 use crate::queue::Queue;
 use std::fmt;
 
-/// An array colored over a [`RootDevice`]'s devices: device `i` holds elements
+/// How kernels reach a [`ColoredBuffer`] in partitioned placement, where each device holds
+/// only part of it (see [the contract](super#the-contract)). Shared placement ignores it:
+/// every device sees the whole buffer there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Let the library decide: launches accept the buffer when they can prove from the kernel
+    /// source that every access is at the work-item's own global id, and refuse it otherwise
+    /// (with an error saying which kind to declare).
+    #[default]
+    Auto,
+    /// Declared by the user: every access, read or write, is at the launch's global linear id
+    /// `i` (or at `m * i + j`, `0 <= j < m`, for a buffer `m` times as long). Each device holds
+    /// its chunk. Checked mode verifies it.
+    Partitioned,
+    /// Read-only, any index: each device holds a copy of the whole buffer (host writes update
+    /// every copy). Kernels must not write it.
+    Replicated,
+    /// Read-only, indices within `n` elements of the work-item's own (as [`Partitioned`]):
+    /// each device holds its chunk and `n` elements either side. Kernels must not write it.
+    ///
+    /// [`Partitioned`]: Access::Partitioned
+    Halo(usize),
+}
+
+/// An array colored over a [`RootDevice`]'s devices: device `i` owns elements
 /// `[starts[i], starts[i] + chunks[i])`, in one buffer of the shared context with a sub-buffer
-/// per chunk ([`Placement::Shared`]) or in one buffer per device ([`Placement::Partitioned`]).
-/// Host reads and writes see one contiguous array.
+/// per chunk ([`Placement::Shared`]) or in one buffer per device ([`Placement::Partitioned`])
+/// that holds its chunk and whatever else its [`Access`] asks for. Host reads and writes see
+/// one contiguous array.
 pub struct ColoredBuffer<T: Scalar> {
     parent: Option<Buffer<T>>,
     parts: Vec<Option<Buffer<T>>>,
     chunks: Vec<usize>,
+    /// Per device, the element range `[lo, hi)` its part holds.
+    stored: Vec<(usize, usize)>,
     len: usize,
     page: usize,
     queues: Vec<Queue>,
     placement: Placement,
+    access: Access,
+}
+
+/// The elements `[lo, hi)` device chunk `[start, start + chunk)` stores for `access` in
+/// partitioned placement (`(start, start)` when it stores none).
+pub(super) fn stored_range(
+    access: Access,
+    len: usize,
+    start: usize,
+    chunk: usize,
+) -> (usize, usize) {
+    match access {
+        Access::Auto | Access::Partitioned => (start, start + chunk),
+        Access::Replicated => (0, len),
+        Access::Halo(_) if chunk == 0 => (start, start),
+        Access::Halo(n) => (
+            start.saturating_sub(n),
+            (start + chunk).saturating_add(n).min(len),
+        ),
+    }
 }
 
 impl<T: Scalar> ColoredBuffer<T> {
@@ -44,6 +91,25 @@ impl<T: Scalar> ColoredBuffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn with_page(root: &RootDevice, len: usize, page: usize) -> Result<Self> {
+        ColoredBuffer::with_layout(root, len, page, Access::Auto)
+    }
+
+    /// An uninitialised buffer of `len` (≥ 1) elements with the default page, reached by
+    /// kernels as `access` says.
+    ///
+    /// ```no_run
+    /// use clgroups::scaling::{Access, ColoredBuffer, RootDevice};
+    /// let root = RootDevice::from_env()?;
+    /// // A 3-point stencil's input: each device also holds one element either side.
+    /// let x = ColoredBuffer::<f32>::with_access(&root, 1 << 20, Access::Halo(1))?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn with_access(root: &RootDevice, len: usize, access: Access) -> Result<Self> {
+        ColoredBuffer::with_layout(root, len, root.default_page_size(), access)
+    }
+
+    /// [`with_page`](Self::with_page) and [`with_access`](Self::with_access) together.
+    pub fn with_layout(root: &RootDevice, len: usize, page: usize, access: Access) -> Result<Self> {
         if len == 0 {
             return Err(Error::input("a colored buffer needs at least one element"));
         }
@@ -58,33 +124,41 @@ impl<T: Scalar> ColoredBuffer<T> {
             Placement::Shared => Some(Buffer::new(root.context(), len)?),
             Placement::Partitioned => None,
         };
-        let mut origin = 0;
-        let parts = chunks
+        let starts = starts_of(&chunks);
+        let stored: Vec<(usize, usize)> = starts
             .iter()
-            .map(|&n| {
-                let part = (n > 0)
+            .zip(&chunks)
+            .map(|(&start, &n)| match placement {
+                Placement::Shared => (start, start + n),
+                Placement::Partitioned => stored_range(access, len, start, n),
+            })
+            .collect();
+        let parts = stored
+            .iter()
+            .map(|&(lo, hi)| {
+                (hi > lo)
                     .then(|| match &parent {
-                        Some(p) => p.sub_buffer(origin, n),
-                        None => Buffer::new(root.context(), n),
+                        Some(p) => p.sub_buffer(lo, hi - lo),
+                        None => Buffer::new(root.context(), hi - lo),
                     })
-                    .transpose();
-                origin += n;
-                part
+                    .transpose()
             })
             .collect::<Result<Vec<_>>>()?;
         log::debug!(
-            "colored buffer of {len} x {} in {page}-byte pages, {placement} placement: \
-             elements per device {chunks:?}",
+            "colored buffer of {len} x {} in {page}-byte pages, {placement} placement, \
+             {access:?}: elements per device {chunks:?}, stored {stored:?}",
             T::CL_NAME
         );
         let buf = ColoredBuffer {
             parent,
             parts,
             chunks,
+            stored,
             len,
             page,
             queues: root.queues().to_vec(),
             placement,
+            access,
         };
         buf.migrate()?;
         Ok(buf)
@@ -114,14 +188,18 @@ impl<T: Scalar> ColoredBuffer<T> {
 
     /// The index of each device's first element, in device order.
     pub fn starts(&self) -> Vec<usize> {
-        self.chunks
-            .iter()
-            .scan(0, |at, &n| {
-                let start = *at;
-                *at += n;
-                Some(start)
-            })
-            .collect()
+        starts_of(&self.chunks)
+    }
+
+    /// How kernels reach this buffer in partitioned placement.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// Per device, the elements `[lo, hi)` its part holds: its chunk, plus the halo or the
+    /// whole array its [`Access`] asks for in partitioned placement.
+    pub fn stored(&self) -> &[(usize, usize)] {
+        &self.stored
     }
 
     /// The coloring page in bytes.
@@ -140,8 +218,9 @@ impl<T: Scalar> ColoredBuffer<T> {
         self.parent.as_ref()
     }
 
-    /// Device `i`'s chunk (a sub-buffer in shared placement, its own buffer in partitioned
-    /// placement), `None` when it holds no elements or `i` is out of range.
+    /// Device `i`'s part, elements [`stored`](Self::stored)`()[i]` (a sub-buffer in shared
+    /// placement, its own buffer in partitioned placement), `None` when it holds no elements or
+    /// `i` is out of range.
     pub fn part(&self, i: usize) -> Option<&Buffer<T>> {
         self.parts.get(i).and_then(Option::as_ref)
     }
@@ -178,9 +257,10 @@ impl<T: Scalar> ColoredBuffer<T> {
             return parent.read(&self.queues[0]);
         }
         let mut out = vec![T::default(); self.len];
-        for ((part, q), start) in self.parts.iter().zip(&self.queues).zip(self.starts()) {
-            if let Some(p) = part {
-                p.read_into(q, 0, &mut out[start..start + p.len()])?;
+        for (d, start) in self.starts().into_iter().enumerate() {
+            if let (Some(p), n) = (&self.parts[d], self.chunks[d]) {
+                let at = start - self.stored[d].0;
+                p.read_into(&self.queues[d], at, &mut out[start..start + n])?;
             }
         }
         Ok(out)
@@ -200,11 +280,9 @@ impl<T: Scalar> ColoredBuffer<T> {
             parent.write(&self.queues[0], data)?;
             return self.migrate();
         }
-        let starts = self.starts();
-        for ((part, q), start) in self.parts.iter_mut().zip(&self.queues).zip(starts) {
+        for ((part, q), &(lo, hi)) in self.parts.iter_mut().zip(&self.queues).zip(&self.stored) {
             if let Some(p) = part {
-                let n = p.len();
-                p.write(q, &data[start..start + n])?;
+                p.write(q, &data[lo..hi])?;
             }
         }
         Ok(())
@@ -237,6 +315,8 @@ impl<T: Scalar> ColoredBuffer<T> {
             elem_size: size_of::<T>(),
             len: self.len,
             placement: self.placement,
+            access: self.access,
+            stored: self.stored.clone(),
             whole: self.parent.as_ref().map(|p| p.to_arg()),
             parts: self
                 .parts
@@ -260,6 +340,18 @@ impl<T: Scalar> fmt::Debug for ColoredBuffer<T> {
             self.placement
         )
     }
+}
+
+/// The index of each chunk's first element.
+fn starts_of(chunks: &[usize]) -> Vec<usize> {
+    chunks
+        .iter()
+        .scan(0, |at, &n| {
+            let start = *at;
+            *at += n;
+            Some(start)
+        })
+        .collect()
 }
 
 /// An argument of a [`RootLaunch`]: `&ColoredBuffer<T>`, or anything a single-device launch
@@ -291,6 +383,8 @@ pub(super) struct ColoredArg {
     pub(super) parts: Vec<Option<Arg>>,
     pub(super) starts: Vec<usize>,
     pub(super) chunks: Vec<usize>,
+    pub(super) access: Access,
+    pub(super) stored: Vec<(usize, usize)>,
 }
 
 impl<A: KernelArg> RootArg for A {

@@ -1,13 +1,16 @@
 //! [`RootLaunch`]: one ND-range split over the devices of a root device.
 
 use super::colored::{ColoredArg, Value};
+use super::contract::{self, Cover, LaunchFacts};
 use super::{MultiEvent, Placement, RootArg, RootKernel};
+use crate::buffer::Buffer;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
 use crate::plan::local_size;
 use crate::plan::partition::{partition, Partition};
+use crate::program::partitioned::CHECK_WORDS;
 use crate::queue::names;
 use crate::range::Range;
 
@@ -44,8 +47,10 @@ impl<'k> RootLaunch<'k> {
 
     /// Splits the ND-range `global` (work-groups of `local`, OpenCL order) over the devices
     /// and enqueues one sub-launch per non-empty chunk. Every check (ranks, `local` dividing
-    /// `global`, arguments, each device's work-group limits, and in partitioned placement
-    /// each device's work lying in its chunks) happens before anything is enqueued.
+    /// `global`, arguments, each device's work-group limits, [the contract](super#the-contract)
+    /// for every buffer argument) happens before anything is enqueued. In [checked
+    /// mode](super::checked_mode) the launch then waits and reports the first out-of-chunk
+    /// access as [`Error::OutOfChunk`].
     pub fn nd_range(self, global: impl Into<Range>, local: impl Into<Range>) -> Result<MultiEvent> {
         let (global, local) = (global.into(), local.into());
         let kernels = &self.kernel.kernels;
@@ -53,27 +58,68 @@ impl<'k> RootLaunch<'k> {
             Error::InvalidInput { reason } => self.invalid(global, local, reason),
             other => other,
         })?;
+        let rank = global.rank();
         let base = match self.offset {
-            Some(o) if o.rank() != global.rank() => {
+            Some(o) if o.rank() != rank => {
                 return Err(self.invalid(global, local, format!("offset {o:?} has another rank")))
             }
-            Some(o) => o.padded(),
+            Some(o) => [0, 1, 2].map(|d| if d < rank { o.get(d) } else { 0 }),
             None => [0; 3],
         };
         let subs = plan.sub_ranges(global, local);
+        let facts = LaunchFacts {
+            placement: self.kernel.placement,
+            rank,
+            offset_is_zero: base == [0; 3],
+            busy: subs.iter().flatten().count(),
+        };
+        if let (Some(why), true) = (&self.kernel.whole_obstacle, facts.busy > 1) {
+            return Err(self.invalid(
+                global,
+                local,
+                format!(
+                    "{why}, which would describe one device's part of the launch there; pass                      the value as a kernel argument or ask for it in the kernel itself"
+                ),
+            ));
+        }
+        let covers = self
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, v)| contract::check(i, self.kernel.params.get(i), v, &facts))
+            .collect::<std::result::Result<Vec<_>, String>>()
+            .map_err(|reason| {
+                self.invalid(
+                    global,
+                    local,
+                    format!("{} placement: {reason}", facts.placement),
+                )
+            })?;
+        let whole: Vec<Arg> = global
+            .padded()
+            .iter()
+            .chain(&base)
+            .map(|&v| (v as u64).to_arg())
+            .collect();
         let mut per_device = Vec::with_capacity(kernels.len());
+        let mut checks = Vec::with_capacity(kernels.len());
         for (d, (k, sub)) in kernels.iter().zip(&subs).enumerate() {
-            let args = match sub {
-                Some((off, size)) => {
-                    let span = Span::new(global, base, shift(*off, base), *size);
-                    self.check_chunks(d, &span, local, &plan)?;
-                    let args = self.device_args(d)?;
-                    self.check(k, &args, *size, local)?;
-                    args
-                }
-                None => Vec::new(),
+            let Some((off, size)) = sub else {
+                per_device.push(Vec::new());
+                checks.push(None);
+                continue;
             };
+            let span = Span::new(global, base, shift(*off, base), *size);
+            self.check_chunks(d, &span, &covers, local, &plan)?;
+            let mut args = self.device_args(d)?;
+            args.extend(whole.iter().cloned());
+            let check = match self.kernel.checked {
+                true => Some(self.check_args(d, &mut args)?),
+                false => None,
+            };
+            self.check(k, &args, *size, local)?;
             per_device.push(args);
+            checks.push(check);
         }
         log::debug!(
             "kernel `{}` over {} devices ({} placement): {plan:?}, sub-launches {subs:?}",
@@ -96,32 +142,104 @@ impl<'k> RootLaunch<'k> {
                 .flush()
                 .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
         }
-        Ok(MultiEvent {
+        let launched = MultiEvent {
             partition: plan,
             events,
-        })
+        };
+        if self.kernel.checked {
+            launched.wait()?;
+            for (d, check) in checks.iter().enumerate() {
+                if let Some(buf) = check {
+                    self.report(d, buf)?;
+                }
+            }
+        }
+        Ok(launched)
     }
 
-    /// Device `d`'s arguments: in partitioned placement, chunks for colored buffers and then
-    /// one byte origin per global pointer parameter.
+    /// Device `d`'s arguments: chunks (partitioned placement) or whole buffers (shared) for
+    /// colored buffers, then one byte origin per global pointer parameter.
     fn device_args(&self, d: usize) -> Result<Vec<Arg>> {
-        let mut args = Vec::with_capacity(self.args.len() * 2);
+        let mut args = Vec::with_capacity(self.args.len() * 2 + 6);
         for (i, value) in self.args.iter().enumerate() {
             args.push(match value {
                 Value::Plain(a) => a.clone(),
                 Value::Colored(c) => self.colored_arg(c, i, d)?,
             });
         }
-        if self.kernel.placement == Placement::Partitioned {
-            for (i, _) in self.kernel.globals.iter().enumerate().filter(|g| *g.1) {
-                let origin = match self.args.get(i) {
-                    Some(Value::Colored(c)) => (c.starts[d] * c.elem_size) as u64,
-                    _ => 0,
-                };
-                args.push(origin.to_arg());
-            }
+        for i in self.global_params() {
+            args.push((self.held(i, d).0 * self.elem_size(i)).to_arg());
         }
         Ok(args)
+    }
+
+    /// Indices of the kernel's global pointer parameters.
+    fn global_params(&self) -> impl Iterator<Item = usize> + '_ {
+        let params = &self.kernel.params;
+        (0..params.len()).filter(|&i| params[i].global)
+    }
+
+    /// Element indices `[lo, hi)` device `d` holds of argument `i` (whole-array numbering).
+    fn held(&self, i: usize, d: usize) -> (u64, u64) {
+        match (self.args.get(i), self.kernel.placement) {
+            (Some(Value::Colored(c)), Placement::Partitioned) => {
+                let (lo, hi) = c.stored[d];
+                (lo as u64, hi as u64)
+            }
+            (Some(Value::Colored(c)), Placement::Shared) => (0, c.len as u64),
+            _ => (0, i64::MAX as u64),
+        }
+    }
+
+    fn elem_size(&self, i: usize) -> u64 {
+        match self.args.get(i) {
+            Some(Value::Colored(c)) => c.elem_size as u64,
+            _ => 0,
+        }
+    }
+
+    /// Appends the checked variant's arguments for device `d` (held ranges and a zeroed
+    /// check buffer, which it returns).
+    fn check_args(&self, d: usize, args: &mut Vec<Arg>) -> Result<Buffer<u32>> {
+        for i in self.global_params() {
+            let (lo, hi) = self.held(i, d);
+            args.push(lo.to_arg());
+            args.push(hi.to_arg());
+        }
+        let q = self.kernel.kernels[d].program().queue();
+        let buf = Buffer::from_slice(q, &[0u32; CHECK_WORDS])?;
+        args.push((&buf).to_arg());
+        Ok(buf)
+    }
+
+    /// The first out-of-chunk access device `d`'s checked variant recorded, as an error.
+    fn report(&self, d: usize, buf: &Buffer<u32>) -> Result<()> {
+        let k = &self.kernel.kernels[d];
+        let w = buf.read(k.program().queue())?;
+        if w[0] == 0 {
+            return Ok(());
+        }
+        let argument = w[1] as usize;
+        let (lo, hi) = self.held(argument, d);
+        let name = self
+            .kernel
+            .params
+            .get(argument)
+            .map(|p| p.name.clone())
+            .unwrap_or_default();
+        Err(Error::OutOfChunk {
+            kernel: self.kernel.name().to_string(),
+            device: k.program().device().to_string(),
+            argument,
+            name,
+            index: (u64::from(w[2]) | u64::from(w[3]) << 32) as i64,
+            lo,
+            hi,
+            global_id: [w[4], w[5], w[6]],
+            hint: "declare the buffer's Access (Halo(n) or Replicated for reads) or use shared \
+                   placement (CLGROUPS_PLACEMENT=shared)"
+                .into(),
+        })
     }
 
     /// What device `d` receives for colored argument `i`.
@@ -145,18 +263,23 @@ impl<'k> RootLaunch<'k> {
         })
     }
 
-    /// In partitioned placement, errors unless device `d`'s work lies in its chunk of every
-    /// colored argument (the [contract](self#the-partitioned-contract)).
-    fn check_chunks(&self, d: usize, span: &Span, local: Range, plan: &Partition) -> Result<()> {
-        if self.kernel.placement != Placement::Partitioned {
-            return Ok(());
-        }
-        for (i, value) in self.args.iter().enumerate() {
+    /// Errors unless device `d`'s work lies in the chunk of every colored argument that
+    /// `covers` says must hold it (the [contract](super#the-contract)).
+    fn check_chunks(
+        &self,
+        d: usize,
+        span: &Span,
+        covers: &[Cover],
+        local: Range,
+        plan: &Partition,
+    ) -> Result<()> {
+        for (i, (value, cover)) in self.args.iter().zip(covers).enumerate() {
             let Value::Colored(c) = value else { continue };
-            let m = if c.len % span.extent == 0 {
-                c.len / span.extent
-            } else {
-                1
+            let m = match cover {
+                Cover::Anything => continue,
+                Cover::OwnId => 1,
+                Cover::Multiple if c.len % span.extent == 0 => c.len / span.extent,
+                Cover::Multiple => 1,
             };
             let (lo, hi) = (m * span.first, m * span.end);
             let (start, end) = (c.starts[d], c.starts[d] + c.chunks[d]);

@@ -73,12 +73,14 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
+mod access;
 mod colored;
+mod contract;
 mod event;
 mod launch;
 mod root;
 
-pub use colored::{ColoredBuffer, RootArg, RootArgValue};
+pub use colored::{Access, ColoredBuffer, RootArg, RootArgValue};
 pub use event::MultiEvent;
 pub use launch::RootLaunch;
 pub use root::{RootDevice, RootKernel, RootProgram};
@@ -93,6 +95,26 @@ pub const DEVICES_ENV: &str = "CLGROUPS_DEVICES";
 /// The environment variable overriding the [`Placement`] of new root devices: `shared` or
 /// `partitioned`.
 pub const PLACEMENT_ENV: &str = "CLGROUPS_PLACEMENT";
+
+/// The environment variable switching [checked mode](checked_mode): `1` on, `0` off.
+pub const CHECKED_ENV: &str = "CLGROUPS_CHECKED";
+
+/// Whether programs made now get checked variants: [`CHECKED_ENV`] (`CLGROUPS_CHECKED=1|0`)
+/// if set, else on in debug builds (`debug_assertions`). In checked mode every launch over a
+/// root device waits for its sub-launches and fails with [`Error::OutOfChunk`] if a work-item
+/// indexed a buffer outside the elements its device holds (see
+/// [`crate::program::partitioned`]); the check costs a comparison per access.
+pub fn checked_mode() -> Result<bool> {
+    let env = std::env::var(CHECKED_ENV).ok();
+    match env.as_deref().map(str::trim) {
+        Some("1") => Ok(true),
+        Some("0") => Ok(false),
+        Some("") | None => Ok(cfg!(debug_assertions)),
+        Some(other) => Err(Error::input(format!(
+            "{CHECKED_ENV}={other:?}: expected `1` or `0`"
+        ))),
+    }
+}
 
 /// Where the chunks of a [`ColoredBuffer`] live (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

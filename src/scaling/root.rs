@@ -1,15 +1,20 @@
 //! [`RootDevice`], [`RootProgram`] and [`RootKernel`].
 
+use super::access::{is_const_pointee, own_id_index, IdIndex};
 use super::{Placement, RootLaunch, DEVICES_ENV};
 use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
-use crate::program::partitioned::{is_global_pointer, partitioned_name, with_partitioned_variants};
-use crate::program::source::scan_kernels;
+use crate::program::partitioned::{
+    is_global_pointer, partitioned_name, whole_launch_obstacle, with_partitioned_variants,
+};
+use crate::program::source::{scan_kernels, KernelDecl, Scanned};
 use crate::program::Program;
 use crate::queue::{names, Context, Queue};
+use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
 use std::fmt;
+use std::sync::Arc;
 
 /// Several devices of one platform used as one: a shared context and one queue per device.
 /// Cheap to clone; `Send + Sync`.
@@ -120,13 +125,13 @@ impl RootDevice {
         self
     }
 
-    /// `source` built for every device; in partitioned placement with the `__clg_part`
-    /// variant of every kernel ([`with_partitioned_variants`]) after it.
+    /// `source` built for every device, with the `__clg_part` variant of every kernel
+    /// ([`with_partitioned_variants`]) after it; checked variants in [checked
+    /// mode](super::checked_mode).
     pub fn program(&self, source: &str) -> Result<RootProgram> {
-        let text = match self.placement {
-            Placement::Shared => source.to_string(),
-            Placement::Partitioned => with_partitioned_variants(source, &scan_kernels(source)?)?,
-        };
+        let decls = scan_kernels(source)?;
+        let checked = super::checked_mode()?;
+        let text = with_partitioned_variants(source, &decls, checked)?;
         let programs = self
             .queues
             .iter()
@@ -135,6 +140,9 @@ impl RootDevice {
         Ok(RootProgram {
             programs,
             placement: self.placement,
+            source: source.into(),
+            decls,
+            checked,
         })
     }
 
@@ -206,36 +214,60 @@ fn gcd(a: usize, b: usize) -> usize {
 pub struct RootProgram {
     programs: Vec<Program>,
     placement: Placement,
+    source: Arc<str>,
+    decls: Vec<KernelDecl>,
+    checked: bool,
 }
 
 impl RootProgram {
-    /// The kernel called `name`, on every device (its `__clg_part` variant in partitioned
-    /// placement).
+    /// The kernel called `name`, on every device (as its `__clg_part` variant).
     pub fn kernel(&self, name: &str) -> Result<RootKernel> {
-        let variant = match self.placement {
-            Placement::Shared => name.to_string(),
-            Placement::Partitioned => partitioned_name(name),
+        let no_such = || Error::NoSuchKernel {
+            kernel: name.to_string(),
+            available: self.programs[0].kernel_names(),
         };
+        let decl = self
+            .decls
+            .iter()
+            .find(|k| k.name == name)
+            .ok_or_else(no_such)?;
+        let variant = partitioned_name(name);
         let kernels = self
             .programs
             .iter()
             .map(|p| p.kernel(&variant))
             .collect::<Result<Vec<_>>>()
             .map_err(|e| match e {
-                Error::NoSuchKernel { .. } => Error::NoSuchKernel {
-                    kernel: name.to_string(),
-                    available: self.programs[0].kernel_names(),
-                },
+                Error::NoSuchKernel { .. } => no_such(),
                 other => other,
             })?;
-        let globals = self.programs[0]
-            .decl(name)
-            .map(|k| k.params.iter().map(is_global_pointer).collect())
-            .unwrap_or_default();
+        let scanned = Scanned::new(&self.source)?;
+        let params = decl
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let driver = kernels[0].raw().get_arg_type_qualifier(i as u32).ok();
+                let read_only = match driver {
+                    Some(q) => q & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0,
+                    None => is_const_pointee(p),
+                };
+                ParamFacts {
+                    name: p.name.clone(),
+                    global: is_global_pointer(p),
+                    read_only,
+                    own_id: own_id_index(&scanned, decl, &p.name),
+                }
+            })
+            .collect();
+        let whole_obstacle = whole_launch_obstacle(&self.source, decl);
+        log::debug!("root kernel `{name}`: {params:?}, whole-launch obstacle {whole_obstacle:?}");
         Ok(RootKernel {
             kernels,
             name: name.to_string(),
-            globals,
+            params,
+            whole_obstacle,
+            checked: self.checked,
             placement: self.placement,
         })
     }
@@ -251,13 +283,28 @@ impl RootProgram {
     }
 }
 
+/// What a launch needs to know about one parameter of the original kernel.
+#[derive(Clone, Debug)]
+pub(super) struct ParamFacts {
+    pub(super) name: String,
+    /// A global pointer.
+    pub(super) global: bool,
+    /// The pointee is `const` (driver's `CL_KERNEL_ARG_TYPE_QUALIFIER`, else the source).
+    pub(super) read_only: bool,
+    /// Proven to be indexed only by the work-item's own global id.
+    pub(super) own_id: Option<IdIndex>,
+}
+
 /// One kernel on every device of a [`RootDevice`].
 #[derive(Clone)]
 pub struct RootKernel {
     pub(super) kernels: Vec<Kernel>,
     pub(super) name: String,
-    /// Per parameter of the original kernel: whether it is a global pointer.
-    pub(super) globals: Vec<bool>,
+    pub(super) params: Vec<ParamFacts>,
+    /// Why the kernel cannot see whole-launch values (a called function asks for them).
+    pub(super) whole_obstacle: Option<String>,
+    /// Built as checked variants.
+    pub(super) checked: bool,
     pub(super) placement: Placement,
 }
 
@@ -267,8 +314,7 @@ impl RootKernel {
         RootLaunch::new(self)
     }
 
-    /// The per-device kernels, in device order: the kernel itself in shared placement (device
-    /// 0's alone is a single-device launch), its `__clg_part` variant in partitioned placement.
+    /// The per-device kernels (the `__clg_part` variants), in device order.
     pub fn kernels(&self) -> &[Kernel] {
         &self.kernels
     }
