@@ -11,7 +11,7 @@ use clgroups::buffer::Scalar;
 use clgroups::launch::{Local, LocalSize};
 use clgroups::plan::coloring::color_elements;
 use clgroups::plan::partition::partition;
-use clgroups::scaling::{ColoredBuffer, Placement, RootDevice};
+use clgroups::scaling::{Access, ColoredBuffer, Placement, RootDevice};
 use clgroups::{Buffer, Error, Program, Range};
 
 /// Every kernel here indexes with `get_global_id` and takes the sizes it needs as arguments.
@@ -74,12 +74,14 @@ fn input(n: usize) -> Vec<f32> {
         .collect()
 }
 
-/// A colored buffer of `len` elements: in partitioned placement in pages of `slab` elements,
-/// else with the default page.
+/// A colored buffer of `len` elements: in partitioned placement in pages of `slab` elements
+/// and declared [`Access::Partitioned`] (the kernels index it by `m * id + j`), else with the
+/// default page.
 fn colored<T: Scalar>(root: &RootDevice, len: usize, slab: usize) -> ColoredBuffer<T> {
     match root.placement() {
         Placement::Partitioned => {
-            ColoredBuffer::with_page(root, len, slab * size_of::<T>()).unwrap()
+            ColoredBuffer::with_layout(root, len, slab * size_of::<T>(), Access::Partitioned)
+                .unwrap()
         }
         Placement::Shared => ColoredBuffer::new(root, len).unwrap(),
     }
@@ -179,10 +181,10 @@ fn bit_identical_1d_2d_3d() {
     }
 }
 
-/// get_global_size, get_group_id and get_num_groups report the sub-launch, as documented.
+/// get_global_size, get_group_id and get_num_groups report the whole launch, as on one device.
 #[test]
-fn size_queries_report_the_sub_launch() {
-    let Some(root) = root("size_queries_report_the_sub_launch") else {
+fn size_queries_report_the_whole_launch() {
+    let Some(root) = root("size_queries_report_the_whole_launch") else {
         return;
     };
     let (global, local) = (Range::d1(19 * 16), Range::d1(16));
@@ -200,11 +202,7 @@ fn size_queries_report_the_sub_launch() {
     assert!(subs.iter().filter(|s| s.is_some()).count() >= 2);
     for (off, size) in subs.into_iter().flatten() {
         for i in off.get(0)..off.get(0) + size.get(0) {
-            let want = [
-                size.get(0) as u32,
-                ((i - off.get(0)) / 16) as u32,
-                (size.get(0) / 16) as u32,
-            ];
+            let want = [global.get(0) as u32, (i / 16) as u32, 19];
             assert_eq!(got[3 * i..3 * i + 3], want, "work-item {i}");
         }
         assert_ne!(size.get(0), global.get(0));
@@ -217,7 +215,7 @@ fn one_work_group_runs_on_device_0_only() {
         return;
     };
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
-    let out = ColoredBuffer::<u32>::new(&root, 3 * 64).unwrap();
+    let out = ColoredBuffer::<u32>::with_access(&root, 3 * 64, Access::Partitioned).unwrap();
     let ev = k
         .launch()
         .arg(&out)
@@ -258,8 +256,9 @@ fn every_device_gets_its_chunk_with_an_offset() {
     assert!(durations.iter().all(|d| d.unwrap() <= total));
     let got = out.read().unwrap();
     assert_eq!(got[..3 * 64], vec![7; 3 * 64][..], "before the offset");
-    assert_eq!(got[3 * 64..3 * 64 + 3], [256, 0, 4]);
-    assert_eq!(got[3 * (64 * 4 * n + 63)..], [256, 3, 4]);
+    let (size, groups) = (64 * 4 * n as u32, 4 * n as u32);
+    assert_eq!(got[3 * 64..3 * 64 + 3], [size, 0, groups]);
+    assert_eq!(got[3 * (64 * 4 * n + 63)..], [size, groups - 1, groups]);
 }
 
 #[test]
@@ -362,7 +361,7 @@ fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
     let n = 64 * 2 * root.len();
     // Default 64 KiB pages: every element on device 0.
-    let mut out = ColoredBuffer::<u32>::new(&root, 3 * n).unwrap();
+    let mut out = ColoredBuffer::<u32>::with_access(&root, 3 * n, Access::Partitioned).unwrap();
     assert_eq!(out.chunks()[0], 3 * n);
     assert_eq!(out.placement(), Placement::Partitioned);
     assert!(out.parent().is_none());
@@ -384,7 +383,8 @@ fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
     root.finish().unwrap();
     assert!(out.read().unwrap().iter().all(|&v| v == 5), "something ran");
     // The suggested page works.
-    let good = ColoredBuffer::<u32>::with_page(&root, 3 * n, 3 * 64 * 4).unwrap();
+    let good =
+        ColoredBuffer::<u32>::with_layout(&root, 3 * n, 3 * 64 * 4, Access::Partitioned).unwrap();
     k.launch()
         .arg(&good)
         .arg(0u32)
@@ -393,9 +393,8 @@ fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
         .wait()
         .unwrap();
     let got = good.read().unwrap();
-    let per = n / root.len();
     assert_eq!(
         got[3 * (n - 1)..],
-        [per as u32, (per / 64 - 1) as u32, (per / 64) as u32]
+        [n as u32, (n / 64 - 1) as u32, (n / 64) as u32]
     );
 }
