@@ -36,34 +36,8 @@ kernel void sizes(global uint *out, uint dim) {
 }
 "#;
 
-fn multi_required() -> bool {
-    std::env::var("CLGROUPS_REQUIRE_MULTI_DEVICE").is_ok_and(|v| v == "1")
-}
-
-/// The root device under test: the default platform's devices, or the default device split
-/// in two. `None` (after printing why) when neither gives two devices and that is allowed.
 fn root(test: &str) -> Option<RootDevice> {
-    let all = RootDevice::from_env().expect("a root device over the default platform");
-    if all.len() >= 2 {
-        eprintln!("{test}: {all:?}");
-        return Some(all);
-    }
-    let dev = common::device();
-    match RootDevice::split(&dev, 2) {
-        Ok(r) => {
-            eprintln!("{test}: {dev} split in two: {r:?}");
-            Some(r)
-        }
-        Err(e) => {
-            let why = format!("{test}: one device on the platform and it cannot be split: {e}");
-            assert!(
-                !multi_required(),
-                "CLGROUPS_REQUIRE_MULTI_DEVICE=1 but {why}"
-            );
-            eprintln!("not run: {why}");
-            None
-        }
-    }
+    common::root_device(test)
 }
 
 /// Distinct, non-zero floats.

@@ -78,7 +78,8 @@ impl<'k> RootLaunch<'k> {
                 global,
                 local,
                 format!(
-                    "{why}, which would describe one device's part of the launch there; pass                      the value as a kernel argument or ask for it in the kernel itself"
+                    "{why}, which would describe one device's part of the launch there; pass \
+                     the value as a kernel argument or ask for it in the kernel itself"
                 ),
             ));
         }
