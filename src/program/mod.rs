@@ -180,6 +180,9 @@ impl Program {
             .iter()
             .map(|k| {
                 let verdict = match obstacles[&k.name].clone() {
+                    None if k.name.ends_with(partitioned::PARTITIONED_SUFFIX) => {
+                        Err("root-launch variants are launched over exact ND-ranges".to_string())
+                    }
                     None if scratch.contains(&k.name) => {
                         Err("it takes the emulated sub-group scratch".to_string())
                     }
