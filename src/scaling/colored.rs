@@ -81,7 +81,7 @@ impl<T: Scalar> ColoredBuffer<T> {
     /// [`color_elements`]). In shared placement `page` must be a multiple of every device's
     /// `CL_DEVICE_MEM_BASE_ADDR_ALIGN`; in partitioned placement any page works, and a page of
     /// one work-group slab makes the chunks match a launch's partition (see the
-    /// [module docs](self)).
+    /// [module docs](super)).
     ///
     /// ```no_run
     /// use clgroups::scaling::{ColoredBuffer, RootDevice};
@@ -354,7 +354,7 @@ fn starts_of(chunks: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// An argument of a [`RootLaunch`]: `&ColoredBuffer<T>`, or anything a single-device launch
+/// An argument of a [`RootLaunch`](super::RootLaunch): `&ColoredBuffer<T>`, or anything a single-device launch
 /// takes ([`KernelArg`]: `&Buffer<T>` of the root device's context, a scalar,
 /// [`crate::launch::Local`]).
 pub trait RootArg {

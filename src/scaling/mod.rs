@@ -11,14 +11,17 @@
 //!
 //! # What a kernel sees
 //!
-//! Each sub-launch is an ordinary ND-range launch with a global offset, so:
+//! Each sub-launch is an ND-range launch with a global offset of a generated variant of the
+//! kernel ([`crate::program::partitioned`]), so a kernel sees the whole launch, as on one
+//! device:
 //!
-//! * `get_global_id`, `get_local_id` and `get_local_size` are those of the whole launch: a
-//!   kernel that indexes with `get_global_id` (and takes sizes as arguments) gives
-//!   bit-identical results on one device and on several;
-//! * `get_global_size`, `get_num_groups` and `get_group_id` report the *sub-launch* (its
-//!   chunk size, its group count, group ids from 0 within the chunk), and `get_global_offset`
-//!   the chunk's offset: OpenCL cannot change that. Pass the full sizes as arguments instead;
+//! * `get_global_id`, `get_local_id`, `get_local_size` and `get_work_dim` are those of the
+//!   whole launch by construction;
+//! * `get_global_size`, `get_global_offset`, `get_global_linear_id`, `get_num_groups` and
+//!   `get_group_id` are redefined in the variant to report the whole launch (a grid-stride loop
+//!   covers the array once, not once per device). Functions the kernel calls cannot be
+//!   redefined: a launch over several devices of a kernel whose helpers ask for these is
+//!   refused, naming the helper;
 //! * work-items of one work-group always run on one device, so local memory, barriers and
 //!   sub-groups work as usual; a launch of one work-group runs on device 0 only.
 //!
@@ -36,22 +39,39 @@
 //!   writes to one allocation on PoCL and on shared-memory devices; a driver that keeps one
 //!   copy per device may lose them (measured on two NVIDIA GPUs): use partitioned placement
 //!   there.
-//! * **Partitioned**: a colored buffer is one separate buffer per device holding exactly its
-//!   chunk, written and read through that device's queue (host reads and writes still see one
-//!   contiguous array). Kernels run as their `__clg_part` variant
-//!   ([`crate::program::partitioned`]): each colored argument is the device's chunk, shifted so
-//!   that whole-array indices address it. No data moves between devices during launches.
+//! * **Partitioned**: a colored buffer is one separate buffer per device holding its chunk
+//!   (plus what its [`Access`] asks for), written and read through that device's queue (host
+//!   reads and writes still see one contiguous array). Each colored argument is the device's
+//!   part, shifted so that whole-array indices address it. No data moves between devices
+//!   during launches.
 //!
-//! ## The partitioned contract
+//! # The contract
 //!
-//! In partitioned placement a device can only reach its own chunk, so each launch checks,
-//! before enqueueing anything, that every device's work lies inside its chunk of every
-//! colored argument, assuming that a colored buffer is indexed by the launch's *global linear
-//! id* `x + X * (y + Y * z)` (global ids `x, y, z` with the global offset included, `X` and `Y`
-//! the offset plus the global size of dimensions 0 and 1; `x` alone for a 1-D launch), or, for a
-//! buffer of `m` times as many elements, by `m * id + j` with `0 <= j < m`. A launch that
-//! breaks this fails with [`Error::InvalidLaunch`], which suggests a page size (see
-//! [`ColoredBuffer::with_page`]) that makes the chunks match the partition.
+//! A kernel that is correct on one device is correct over a root device, or the launch is
+//! refused with [`Error::InvalidLaunch`] before anything is enqueued, naming the argument and
+//! what to declare. In shared placement every device sees every buffer whole, so every
+//! launch runs. In partitioned placement each buffer argument must be one of:
+//!
+//! * a [`ColoredBuffer`] with [`Access::Auto`] (the default) that the library *proves* is
+//!   indexed only at the work-item's own global linear id: every use in the kernel body is
+//!   `p[get_global_id(0)]` (1-D), `p[get_global_linear_id()]` (no offset), or `p[i]` with `i`
+//!   initialised once to one of them and never changed; no macro names `p` and `p` is never
+//!   passed on. SAXPY-style kernels need no declaration;
+//! * a [`ColoredBuffer`] whose [`Access`] the user declares: [`Access::Replicated`] (only read,
+//!   any index: each device holds a copy), [`Access::Halo`]`(n)` (only read, within `n`
+//!   elements of its own: each device holds its chunk and `n` elements either side; a 2-D
+//!   stencil over rows of width `w` needs `Halo(w)`), or [`Access::Partitioned`] (read and
+//!   written at the global linear id `i`, or at `m * i + j` for a buffer `m` times as long);
+//! * a plain [`crate::Buffer`] the kernel only reads (a `const` pointee), or any plain buffer
+//!   when one device does all the work.
+//!
+//! "Only read" comes from the driver (`CL_KERNEL_ARG_TYPE_QUALIFIER` has `const`), else from
+//! the parameter's text; a kernel that writes a replicated or halo buffer, or a plain buffer
+//! from several devices, is refused. The *global linear id* is `x + X * (y + Y * z)` (global
+//! ids `x, y, z` with the global offset included, `X` and `Y` the offset plus the global size
+//! of dimensions 0 and 1; `x` alone in 1-D). Each device's share of those ids must lie in its
+//! chunk of every proven, partitioned or halo buffer; when it does not, the error suggests a
+//! page size ([`ColoredBuffer::with_page`]) that makes the chunks match the partition.
 //!
 //! Chunks match the partition when the partition splits the slowest dimension and the page
 //! holds a whole number of work-group slabs: [`plan::coloring`](crate::plan::coloring) and
@@ -59,7 +79,11 @@
 //! so a page of exactly one slab (`m * X * Y * local_z` elements for a 3-D split of z, `m *
 //! local_x` for 1-D) gives the same chunks. [`ColoredBuffer::new`] keeps 64 KiB pages, so
 //! large power-of-two arrays split evenly over a power-of-two device count match without
-//! care; kernels that index colored buffers otherwise need shared placement.
+//! care.
+//!
+//! A declaration is trusted: [checked mode](checked_mode) (debug builds, or
+//! `CLGROUPS_CHECKED=1`) verifies every `p[index]` of every launch and reports the first
+//! index outside what the device holds as [`Error::OutOfChunk`] after the launch.
 //!
 //! ```no_run
 //! use clgroups::scaling::{ColoredBuffer, RootDevice};

@@ -31,7 +31,7 @@ impl RootDevice {
     /// Its [`Placement`] is [`Placement::choose`]`(devices)`.
     ///
     /// Errors ([`Error::InvalidInput`]): no devices, devices of different platforms, one
-    /// device given twice, or a bad [`PLACEMENT_ENV`].
+    /// device given twice, or a bad [`PLACEMENT_ENV`](super::PLACEMENT_ENV).
     pub fn new(devices: &[Device]) -> Result<Self> {
         let keys: Vec<(usize, usize)> = devices
             .iter()
