@@ -46,6 +46,12 @@ pub enum LocalSize {
     Tuned,
 }
 
+impl From<Range> for LocalSize {
+    fn from(local: Range) -> Self {
+        LocalSize::Exact(local)
+    }
+}
+
 /// A finished-or-running command (or several in one in-order queue, for a plain range that
 /// runs as pieces), with profiling times.
 #[derive(Debug)]

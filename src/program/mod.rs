@@ -180,7 +180,7 @@ impl Program {
             .iter()
             .map(|k| {
                 let verdict = match obstacles[&k.name].clone() {
-                    None if k.name.ends_with(partitioned::PARTITIONED_SUFFIX) => {
+                    None if partitioned::is_root_variant(&k.name) => {
                         Err("root-launch variants are launched over exact ND-ranges".to_string())
                     }
                     None if scratch.contains(&k.name) => {

@@ -32,12 +32,32 @@
 //! [`crate::program::rounded`], so messages point to the original lines.
 
 use crate::error::Result;
-use crate::program::rounded::{first_use, DEFINES, UNDEFS};
+use crate::program::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
 use crate::program::source::{KernelDecl, Kind, Param, Scanned};
 use std::fmt::Write as _;
 
 /// Suffix of a partitioned variant's name.
 pub const PARTITIONED_SUFFIX: &str = "__clg_part";
+
+/// Suffix of a guarded partitioned variant's name.
+pub const GUARDED_SUFFIX: &str = "__clg_pguard";
+
+/// The name of `kernel`'s guarded partitioned variant: the partitioned variant whose
+/// work-items outside the whole launch's `clg_whole_size` (the user's range of a rounded
+/// launch) exit at once. Written for kernels that may be rounded
+/// ([`rounding_obstacle`](crate::program::rounded::rounding_obstacle) is `None`).
+///
+/// ```
+/// assert_eq!(clgroups::program::partitioned::guarded_name("saxpy"), "saxpy__clg_pguard");
+/// ```
+pub fn guarded_name(kernel: &str) -> String {
+    format!("{kernel}{GUARDED_SUFFIX}")
+}
+
+/// Whether `name` is a variant this module writes.
+pub(crate) fn is_root_variant(name: &str) -> bool {
+    name.ends_with(PARTITIONED_SUFFIX) || name.ends_with(GUARDED_SUFFIX)
+}
 
 /// The name of `kernel`'s partitioned variant.
 ///
@@ -58,7 +78,8 @@ pub fn partitioned_name(kernel: &str) -> String {
 /// let src = "kernel void inc(global int* x) { x[get_global_id(0)] += 1; }\n";
 /// let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), false).unwrap();
 /// assert!(out.contains("kernel void inc__clg_part(global int* clg_part_x, const ulong clg_origin_x, const ulong clg_whole_size0"));
-/// assert_eq!(scan_kernels(&out).unwrap().len(), 2);
+/// let names: Vec<String> = scan_kernels(&out).unwrap().into_iter().map(|k| k.name).collect();
+/// assert_eq!(names, ["inc", "inc__clg_part", "inc__clg_pguard"]);
 /// ```
 pub fn with_partitioned_variants(
     src: &str,
@@ -70,7 +91,10 @@ pub fn with_partitioned_variants(
         false => None,
     };
     let out = crate::program::rounded::with_variants(src, kernels, true, |out, src, k| {
-        write_variant(out, src, k, scanned.as_ref())
+        write_variant(out, src, k, scanned.as_ref(), None);
+        if rounding_obstacle(src, k).is_none() {
+            write_variant(out, src, k, scanned.as_ref(), Some(&guard()));
+        }
     })?;
     log::debug!(
         "wrote partitioned variants of {} kernel(s) (checked: {checked})",
@@ -206,7 +230,19 @@ fn parameters(k: &KernelDecl, checked: bool) -> String {
     format!("({})", params.join(", "))
 }
 
-fn write_variant(out: &mut String, src: &str, k: &KernelDecl, checked: Option<&Scanned>) {
+/// The first statement of guarded variants.
+fn guard() -> String {
+    GUARD.replace("clg_user_", "clg_whole_")
+}
+
+/// Writes `k`'s partitioned variant, or its guarded one when `guard` is given.
+fn write_variant(
+    out: &mut String,
+    src: &str,
+    k: &KernelDecl,
+    checked: Option<&Scanned>,
+    guard: Option<&str>,
+) {
     let line = |at: usize| crate::program::rounded::line_of(src, at);
     let close = k.body.end - 1;
     let body = match checked {
@@ -219,11 +255,14 @@ fn write_variant(out: &mut String, src: &str, k: &KernelDecl, checked: Option<&S
         whole_defines(),
         line(k.decl_start),
         &src[k.decl_start..k.name_span.start],
-        partitioned_name(&k.name),
+        match guard {
+            Some(_) => guarded_name(&k.name),
+            None => partitioned_name(&k.name),
+        },
         &src[k.name_span.end..k.params_span.start],
         parameters(k, checked.is_some()),
         &src[k.params_span.end..=k.body.start],
-        declarations(k),
+        declarations(k) + guard.map(|g| format!(" {g}")).as_deref().unwrap_or(""),
         line(k.body.start),
         line(close),
     );
@@ -370,6 +409,23 @@ mod tests {
                 "clg_check"
             ]
         );
+    }
+
+    #[test]
+    fn guarded_variants_of_roundable_kernels() {
+        let src = "kernel void inc(global int* x) { x[get_global_id(0)] += 1; }\n";
+        let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), false).unwrap();
+        let at = out.find("kernel void inc__clg_pguard(").unwrap();
+        let first_line = out[at..].lines().nth(1).unwrap();
+        assert!(
+            first_line.ends_with(&format!(" {}", guard())),
+            "{first_line}"
+        );
+        assert!(
+            guard().starts_with("if (get_global_id(0) - clg_whole_offset0 >= clg_whole_size0 || ")
+        );
+        assert!(is_root_variant("inc__clg_pguard") && is_root_variant("inc__clg_part"));
+        assert!(!is_root_variant("inc"));
     }
 
     #[test]

@@ -77,7 +77,7 @@ pub fn sized_name(kernel: &str) -> String {
 }
 
 /// The guard, the first statement of the rounded variant.
-const GUARD: &str = "if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
+pub(crate) const GUARD: &str = "if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
 get_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
 get_global_id(2) - clg_user_offset2 >= clg_user_size2) return;";
 

@@ -46,13 +46,42 @@ impl<'k> RootLaunch<'k> {
     }
 
     /// Splits the ND-range `global` (work-groups of `local`, OpenCL order) over the devices
-    /// and enqueues one sub-launch per non-empty chunk. Every check (ranks, `local` dividing
-    /// `global`, arguments, each device's work-group limits, [the contract](super#the-contract)
-    /// for every buffer argument) happens before anything is enqueued. In [checked
-    /// mode](super::checked_mode) the launch then waits and reports the first out-of-chunk
-    /// access as [`Error::OutOfChunk`].
-    pub fn nd_range(self, global: impl Into<Range>, local: impl Into<Range>) -> Result<MultiEvent> {
-        let (global, local) = (global.into(), local.into());
+    /// and enqueues one sub-launch per non-empty chunk. `local` is a [`LocalSize`] or a
+    /// [`Range`] (exact); [`LocalSize::Auto`] and [`LocalSize::Tuned`] both pick the tuned
+    /// local size ([`local_size::tuned`]) for the most limited device, since the split needs
+    /// whole work-groups. Every check (ranks, `local` dividing `global`, arguments, each
+    /// device's work-group limits, [the contract](super#the-contract) for every buffer
+    /// argument) happens before anything is enqueued. In [checked mode](super::checked_mode)
+    /// the launch then waits and reports the first out-of-chunk access as
+    /// [`Error::OutOfChunk`].
+    pub fn nd_range(
+        self,
+        global: impl Into<Range>,
+        local: impl Into<LocalSize>,
+    ) -> Result<MultiEvent> {
+        let global = global.into();
+        let local = match local.into() {
+            LocalSize::Exact(l) => l,
+            LocalSize::Auto | LocalSize::Tuned => local_size::tuned(global, &self.kernel.limits()),
+        };
+        self.run(global, global, local)
+    }
+
+    /// Enqueues over a plain range, like [`crate::launch::Launch::range`]: the range is
+    /// rounded up per [`crate::plan::rounding`] (for the most limited device) when the kernel
+    /// may be rounded, the rounded range is split over the devices in whole work-groups, and
+    /// each device runs the unguarded variant when its part lies inside `global`, else the
+    /// guarded one, whose extra work-items exit at once. The kernel sees `global` as its
+    /// global size.
+    pub fn range(self, global: impl Into<Range>) -> Result<MultiEvent> {
+        let user = global.into();
+        let (launch, local) = self.kernel.range_plan(user);
+        self.run(user, launch, local)
+    }
+
+    /// Launches `global` (the `user` range, or a rounded range containing it) in work-groups of
+    /// `local`; the kernel sees `user`.
+    fn run(self, user: Range, global: Range, local: Range) -> Result<MultiEvent> {
         let kernels = &self.kernel.kernels;
         let plan = partition(global, local, kernels.len()).map_err(|e| match e {
             Error::InvalidInput { reason } => self.invalid(global, local, reason),
@@ -96,7 +125,7 @@ impl<'k> RootLaunch<'k> {
                     format!("{} placement: {reason}", facts.placement),
                 )
             })?;
-        let whole: Vec<Arg> = global
+        let whole: Vec<Arg> = user
             .padded()
             .iter()
             .chain(&base)
@@ -104,14 +133,26 @@ impl<'k> RootLaunch<'k> {
             .collect();
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
-        for (d, (k, sub)) in kernels.iter().zip(&subs).enumerate() {
+        let mut chosen = Vec::with_capacity(kernels.len());
+        for (d, sub) in subs.iter().enumerate() {
             let Some((off, size)) = sub else {
                 per_device.push(Vec::new());
                 checks.push(None);
+                chosen.push(&kernels[d]);
                 continue;
             };
-            let span = Span::new(global, base, shift(*off, base), *size);
-            self.check_chunks(d, &span, &covers, local, &plan)?;
+            let k = match (inside(*off, *size, user), &self.kernel.guarded) {
+                (true, _) => &kernels[d],
+                (false, Some(guarded)) => &guarded[d],
+                (false, None) => {
+                    return Err(self.invalid(global, local, "no guarded variant".into()))
+                }
+            };
+            chosen.push(k);
+            if let Some(size) = clipped(*off, *size, user) {
+                let span = Span::new(user, base, shift(*off, base), size);
+                self.check_chunks(d, &span, &covers, local, &plan)?;
+            }
             let mut args = self.device_args(d)?;
             args.extend(whole.iter().cloned());
             let check = match self.kernel.checked {
@@ -128,7 +169,7 @@ impl<'k> RootLaunch<'k> {
             kernels.len(),
             self.kernel.placement
         );
-        let events = kernels
+        let events = chosen
             .iter()
             .zip(&subs)
             .zip(per_device)
@@ -378,6 +419,24 @@ impl Span {
             end: linear(last) + 1,
         }
     }
+}
+
+/// Whether the sub-launch `offset`, `size` (without the launch's offset) lies inside `user`.
+fn inside(offset: Range, size: Range, user: Range) -> bool {
+    (0..user.rank()).all(|d| offset.get(d) + size.get(d) <= user.get(d))
+}
+
+/// The part of the sub-launch `offset`, `size` inside `user` (its size), if any.
+fn clipped(offset: Range, size: Range, user: Range) -> Option<Range> {
+    let mut out = size;
+    for d in 0..user.rank() {
+        let end = (offset.get(d) + size.get(d)).min(user.get(d));
+        if end <= offset.get(d) {
+            return None;
+        }
+        out = out.with(d, end - offset.get(d));
+    }
+    Some(out)
 }
 
 /// `offset` moved by `base` (padded), keeping `offset`'s rank.

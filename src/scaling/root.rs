@@ -6,12 +6,16 @@ use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
+use crate::plan::local_size::{self, Limits};
+use crate::plan::rounding;
 use crate::program::partitioned::{
-    is_global_pointer, partitioned_name, whole_launch_obstacle, with_partitioned_variants,
+    guarded_name, is_global_pointer, partitioned_name, whole_launch_obstacle,
+    with_partitioned_variants,
 };
 use crate::program::source::{scan_kernels, KernelDecl, Scanned};
 use crate::program::Program;
 use crate::queue::{names, Context, Queue};
+use crate::range::Range;
 use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
 use std::fmt;
 use std::sync::Arc;
@@ -241,6 +245,11 @@ impl RootProgram {
                 Error::NoSuchKernel { .. } => no_such(),
                 other => other,
             })?;
+        let guarded = self
+            .programs
+            .iter()
+            .map(|p| p.kernel(&guarded_name(name)).ok())
+            .collect::<Option<Vec<_>>>();
         let scanned = Scanned::new(&self.source)?;
         let params = decl
             .params
@@ -264,6 +273,7 @@ impl RootProgram {
         log::debug!("root kernel `{name}`: {params:?}, whole-launch obstacle {whole_obstacle:?}");
         Ok(RootKernel {
             kernels,
+            guarded,
             name: name.to_string(),
             params,
             whole_obstacle,
@@ -299,6 +309,8 @@ pub(super) struct ParamFacts {
 #[derive(Clone)]
 pub struct RootKernel {
     pub(super) kernels: Vec<Kernel>,
+    /// The guarded variants, for rounded ranges (`None`: the kernel must not be rounded).
+    pub(super) guarded: Option<Vec<Kernel>>,
     pub(super) name: String,
     pub(super) params: Vec<ParamFacts>,
     /// Why the kernel cannot see whole-launch values (a called function asks for them).
@@ -317,6 +329,54 @@ impl RootKernel {
     /// The per-device kernels (the `__clg_part` variants), in device order.
     pub fn kernels(&self) -> &[Kernel] {
         &self.kernels
+    }
+
+    /// The global and local ranges a [`RootLaunch::range`] of `global` enqueues: `global`
+    /// rounded up per [`crate::plan::rounding`] (when the kernel may be rounded) and the local
+    /// size, both for the most limited device. In partitioned placement, colored buffers in
+    /// pages of one work-group slab follow the launch's partition (see [the
+    /// contract](super#the-contract)).
+    ///
+    /// ```no_run
+    /// use clgroups::scaling::{ColoredBuffer, RootDevice};
+    /// let root = RootDevice::from_env()?;
+    /// let k = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?.kernel("inc")?;
+    /// let n = 1_000_003;
+    /// let (_, local) = k.range_plan(n.into());
+    /// let x = ColoredBuffer::<i32>::with_page(&root, n, local.len() * 4)?;
+    /// k.launch().arg(&x).range(n)?.wait()?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn range_plan(&self, global: Range) -> (Range, Range) {
+        let lim = self.limits();
+        let cfg = self.kernels[0].program().rounding();
+        let plan = rounding::plan(global, cfg, &lim, self.guarded.is_some());
+        let local = plan
+            .local
+            .unwrap_or_else(|| local_size::tuned(plan.launch, &lim));
+        log::debug!(
+            "kernel `{}` over {} devices: range {global:?} -> launch {:?}, local {local:?}",
+            self.name,
+            self.kernels.len(),
+            plan.launch
+        );
+        (plan.launch, local)
+    }
+
+    /// The tightest limits over the devices' kernels.
+    pub(super) fn limits(&self) -> Limits {
+        let mut lim = self.kernels[0].limits().clone();
+        for l in self.kernels[1..].iter().map(Kernel::limits) {
+            lim.max_work_group_size = lim.max_work_group_size.min(l.max_work_group_size);
+            for (a, b) in lim
+                .max_work_item_sizes
+                .iter_mut()
+                .zip(l.max_work_item_sizes)
+            {
+                *a = (*a).min(b);
+            }
+        }
+        lim
     }
 
     pub(super) fn name(&self) -> &str {
