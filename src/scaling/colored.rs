@@ -225,6 +225,19 @@ impl<T: Scalar> ColoredBuffer<T> {
         self.parts.get(i).and_then(Option::as_ref)
     }
 
+    /// Device and part of every device that holds elements, in device order.
+    pub(super) fn parts_mut(&mut self) -> Vec<(usize, &mut Buffer<T>)> {
+        let parts = self.parts.iter_mut().enumerate();
+        parts
+            .filter_map(|(d, p)| p.as_mut().map(|p| (d, p)))
+            .collect()
+    }
+
+    /// Number of devices the buffer is colored over.
+    pub(super) fn queues_len(&self) -> usize {
+        self.queues.len()
+    }
+
     /// Moves each device's chunk to its device (`clEnqueueMigrateMemObjects` on its queue)
     /// and waits. Done on creation and after every host write.
     pub fn migrate(&self) -> Result<()> {

@@ -98,6 +98,7 @@
 //! ```
 
 mod access;
+pub mod algorithms;
 mod colored;
 mod contract;
 mod event;
