@@ -70,6 +70,13 @@ impl Event {
         }
     }
 
+    /// This event followed by `next`, a later command of the same in-order queue: one event
+    /// from the start of this one to the end of `next`.
+    pub(crate) fn then(mut self, next: Event) -> Event {
+        self.raw.extend(next.raw);
+        self
+    }
+
     /// What the event is for, in error messages (built only when needed: launches stay cheap).
     fn context(&self) -> String {
         match &self.kernel {

@@ -131,26 +131,25 @@ impl<'k> RootLaunch<'k> {
             .chain(&base)
             .map(|&v| (v as u64).to_arg())
             .collect();
+        // Per device: its pieces (kernel, offset, size) and arguments.
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
-        let mut chosen = Vec::with_capacity(kernels.len());
         for (d, sub) in subs.iter().enumerate() {
-            let Some((off, size)) = sub else {
-                per_device.push(Vec::new());
+            let Some((off, size)) = *sub else {
+                per_device.push((Vec::new(), Vec::new()));
                 checks.push(None);
-                chosen.push(&kernels[d]);
                 continue;
             };
-            let k = match (inside(*off, *size, user), &self.kernel.guarded) {
-                (true, _) => &kernels[d],
-                (false, Some(guarded)) => &guarded[d],
-                (false, None) => {
-                    return Err(self.invalid(global, local, "no guarded variant".into()))
-                }
+            let pieces: Vec<(&Kernel, Range, Range)> = match &self.kernel.guarded {
+                _ if inside(off, size, user) => vec![(&kernels[d], off, size)],
+                Some(g) => split_at_user(off, size, user, local)
+                    .into_iter()
+                    .map(|(guard, o, s)| (if guard { &g[d] } else { &kernels[d] }, o, s))
+                    .collect(),
+                None => return Err(self.invalid(global, local, "no guarded variant".into())),
             };
-            chosen.push(k);
-            if let Some(size) = clipped(*off, *size, user) {
-                let span = Span::new(user, base, shift(*off, base), size);
+            if let Some(size) = clipped(off, size, user) {
+                let span = Span::new(user, base, shift(off, base), size);
                 self.check_chunks(d, &span, &covers, local, &plan)?;
             }
             let mut args = self.device_args(d)?;
@@ -159,8 +158,10 @@ impl<'k> RootLaunch<'k> {
                 true => Some(self.check_args(d, &mut args)?),
                 false => None,
             };
-            self.check(k, &args, *size, local)?;
-            per_device.push(args);
+            for (k, _, size) in &pieces {
+                self.check(k, &args, *size, local)?;
+            }
+            per_device.push((pieces, args));
             checks.push(check);
         }
         log::debug!(
@@ -169,15 +170,18 @@ impl<'k> RootLaunch<'k> {
             kernels.len(),
             self.kernel.placement
         );
-        let events = chosen
-            .iter()
-            .zip(&subs)
-            .zip(per_device)
-            .map(|((k, sub), args)| {
-                sub.map(|(off, size)| enqueue(k, args, shift(off, base), size, local))
-                    .transpose()
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut events = Vec::with_capacity(kernels.len());
+        for (pieces, args) in per_device {
+            let mut event: Option<Event> = None;
+            for (k, off, size) in pieces {
+                let ev = enqueue(k, args.clone(), shift(off, base), size, local)?;
+                event = Some(match event {
+                    Some(first) => first.then(ev),
+                    None => ev,
+                });
+            }
+            events.push(event);
+        }
         for k in kernels {
             let q = k.program().queue();
             q.raw()
@@ -426,6 +430,37 @@ fn inside(offset: Range, size: Range, user: Range) -> bool {
     (0..user.rank()).all(|d| offset.get(d) + size.get(d) <= user.get(d))
 }
 
+/// A sub-launch `offset`, `size` that leaves `user` as pieces `(guarded, offset, size)`: when
+/// it leaves `user` in one dimension only, the whole work-groups inside `user` unguarded, then
+/// the rest guarded (a guard in every work-item stops CPU drivers from vectorising); else all
+/// of it guarded.
+fn split_at_user(
+    offset: Range,
+    size: Range,
+    user: Range,
+    local: Range,
+) -> Vec<(bool, Range, Range)> {
+    let over: Vec<usize> = (0..user.rank())
+        .filter(|&d| offset.get(d) + size.get(d) > user.get(d))
+        .collect();
+    let [d] = over[..] else {
+        return vec![(true, offset, size)];
+    };
+    let inner_end = user.get(d) / local.get(d) * local.get(d);
+    let (start, end) = (offset.get(d), offset.get(d) + size.get(d));
+    if inner_end <= start {
+        return vec![(true, offset, size)];
+    }
+    vec![
+        (false, offset, size.with(d, inner_end - start)),
+        (
+            true,
+            offset.with(d, inner_end),
+            size.with(d, end - inner_end),
+        ),
+    ]
+}
+
 /// The part of the sub-launch `offset`, `size` inside `user` (its size), if any.
 fn clipped(offset: Range, size: Range, user: Range) -> Option<Range> {
     let mut out = size;
@@ -456,6 +491,43 @@ mod tests {
     fn offsets_shift_by_the_launch_offset() {
         assert_eq!(shift(Range::d2(0, 32), [5, 7, 0]), Range::d2(5, 39));
         assert_eq!(shift(Range::d1(64), [0; 3]), Range::d1(64));
+    }
+
+    #[test]
+    fn parts_leaving_the_user_range_are_guarded_only_where_they_leave() {
+        let (user, local) = (Range::d1(1000), Range::d1(64));
+        // Device 1 of a 1024-item launch: groups 8..16, the last one partly outside.
+        let p = split_at_user(Range::d1(512), Range::d1(512), user, local);
+        assert_eq!(
+            p,
+            vec![
+                (false, Range::d1(512), Range::d1(448)),
+                (true, Range::d1(960), Range::d1(64))
+            ]
+        );
+        // Only the partial group.
+        let p = split_at_user(Range::d1(960), Range::d1(64), user, local);
+        assert_eq!(p, vec![(true, Range::d1(960), Range::d1(64))]);
+        // 2-D, rounded in y only: rows inside, then the last row of groups.
+        let p = split_at_user(
+            Range::d2(0, 8),
+            Range::d2(32, 8),
+            Range::d2(32, 13),
+            Range::d2(32, 4),
+        );
+        assert_eq!(
+            p,
+            vec![
+                (false, Range::d2(0, 8), Range::d2(32, 4)),
+                (true, Range::d2(0, 12), Range::d2(32, 4))
+            ]
+        );
+        assert!(inside(Range::d1(0), Range::d1(512), user));
+        assert_eq!(
+            clipped(Range::d1(512), Range::d1(512), user),
+            Some(Range::d1(488))
+        );
+        assert_eq!(clipped(Range::d1(1024), Range::d1(64), user), None);
     }
 
     #[test]
