@@ -104,7 +104,7 @@ mod tests {
             name: "x".into(),
             global: true,
             read_only,
-            own_id: own_id.then(|| IdIndex {
+            own_id: own_id.then_some(IdIndex {
                 global_id0: true,
                 linear_id: false,
             }),

@@ -265,26 +265,18 @@ impl<'k> RootLaunch<'k> {
         if w[0] == 0 {
             return Ok(());
         }
-        let argument = w[1] as usize;
-        let (lo, hi) = self.held(argument, d);
-        let name = self
-            .kernel
-            .params
-            .get(argument)
-            .map(|p| p.name.clone())
-            .unwrap_or_default();
+        let i = w[1] as usize;
+        let (lo, hi) = self.held(i, d);
+        let name = self.kernel.params.get(i).map_or("?", |p| p.name.as_str());
+        let argument = format!("argument {i} (`{name}`)");
         Err(Error::OutOfChunk {
             kernel: self.kernel.name().to_string(),
             device: k.program().device().to_string(),
             argument,
-            name,
             index: (u64::from(w[2]) | u64::from(w[3]) << 32) as i64,
             lo,
             hi,
             global_id: [w[4], w[5], w[6]],
-            hint: "declare the buffer's Access (Halo(n) or Replicated for reads) or use shared \
-                   placement (CLGROUPS_PLACEMENT=shared)"
-                .into(),
         })
     }
 
