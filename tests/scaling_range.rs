@@ -10,6 +10,13 @@ use clgroups::scaling::{ColoredBuffer, Placement, RootDevice, RootKernel};
 use clgroups::Range;
 
 const SOURCE: &str = r#"
+#include <clgroups/subgroup.h>
+
+kernel void sub_group_sums(global int *y, global const int *x) {
+    size_t i = get_global_id(0);
+    y[i] = sg_reduce_add(x[i]);
+}
+
 kernel void saxpy(global int *y, global const int *x, int a) {
     size_t i = get_global_id(0);
     y[i] += a * x[i] + (int)get_global_size(0);
@@ -131,6 +138,40 @@ fn kernels_with_barriers_are_not_rounded() {
         let got = y.read().unwrap();
         for i in 0..n {
             assert_eq!(got[i], xs[i] + xs[i / l * l], "element {i}");
+        }
+    }
+}
+
+/// Sub-group kernels (on PoCL 3.1 with the emulated layer's hidden scratch argument) run over
+/// the devices in work-groups of whole sub-groups.
+#[test]
+fn sub_group_kernels_over_devices() {
+    for root in roots("sub_group_kernels_over_devices") {
+        let k = root
+            .program(SOURCE)
+            .unwrap()
+            .kernel("sub_group_sums")
+            .unwrap();
+        let (n, local) = (64 * 61, 64);
+        let xs = common::values(n, 9);
+        let x = colored(&root, &xs, local);
+        let y = colored(&root, &vec![0; n], local);
+        let ev = k
+            .launch()
+            .arg(&y)
+            .arg(&x)
+            .nd_range(n, Range::d1(local))
+            .unwrap();
+        assert!(ev.events().iter().all(Option::is_some));
+        let got = y.read().unwrap();
+        let sg = k.kernels()[0].sub_groups();
+        let size = sg.max_sub_group_size(Range::d1(local)).unwrap();
+        for i in 0..n {
+            let first = i / size * size;
+            let want = xs[first..(first + size).min(n)]
+                .iter()
+                .fold(0i32, |a, &b| a.wrapping_add(b));
+            assert_eq!(got[i], want, "element {i}, sub-group size {size}");
         }
     }
 }
