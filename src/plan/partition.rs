@@ -203,6 +203,63 @@ pub fn partition(global: Range, local: Range, stacks: usize) -> Result<Partition
     Ok(Partition { dim, chunks })
 }
 
+/// Whether the sub-launch `offset`, `size` (without the launch's offset) lies inside `user`.
+pub fn inside(offset: Range, size: Range, user: Range) -> bool {
+    (0..user.rank()).all(|d| offset.get(d) + size.get(d) <= user.get(d))
+}
+
+/// A sub-launch `offset`, `size` of a rounded launch (work-groups of `local`) that leaves the
+/// user's range `user`, as pieces `(guarded, offset, size)`: when it leaves `user` in one
+/// dimension only, the whole work-groups inside `user` unguarded, then the rest guarded (a
+/// guard in every work-item stops CPU drivers from vectorising); else all of it guarded.
+/// Offsets exclude the launch's own offset.
+///
+/// ```
+/// use clgroups::{plan::partition::guarded_pieces, Range};
+/// // The second half of a 1024-item launch for a user range of 1000, in groups of 64.
+/// let p = guarded_pieces(Range::d1(512), Range::d1(512), Range::d1(1000), Range::d1(64));
+/// assert_eq!(p, [(false, Range::d1(512), Range::d1(448)), (true, Range::d1(960), Range::d1(64))]);
+/// ```
+pub fn guarded_pieces(
+    offset: Range,
+    size: Range,
+    user: Range,
+    local: Range,
+) -> Vec<(bool, Range, Range)> {
+    let over: Vec<usize> = (0..user.rank())
+        .filter(|&d| offset.get(d) + size.get(d) > user.get(d))
+        .collect();
+    let [d] = over[..] else {
+        return vec![(true, offset, size)];
+    };
+    let inner_end = user.get(d) / local.get(d) * local.get(d);
+    let (start, end) = (offset.get(d), offset.get(d) + size.get(d));
+    if inner_end <= start {
+        return vec![(true, offset, size)];
+    }
+    vec![
+        (false, offset, size.with(d, inner_end - start)),
+        (
+            true,
+            offset.with(d, inner_end),
+            size.with(d, end - inner_end),
+        ),
+    ]
+}
+
+/// The part of the sub-launch `offset`, `size` inside `user` (its size), if any.
+pub fn clipped(offset: Range, size: Range, user: Range) -> Option<Range> {
+    let mut out = size;
+    for d in 0..user.rank() {
+        let end = (offset.get(d) + size.get(d)).min(user.get(d));
+        if end <= offset.get(d) {
+            return None;
+        }
+        out = out.with(d, end - offset.get(d));
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,7 +385,70 @@ mod tests {
         })
     }
 
+    #[test]
+    fn pieces_leaving_the_user_range_are_guarded_only_where_they_leave() {
+        let (user, local) = (Range::d1(1000), Range::d1(64));
+        // Device 1 of a 1024-item launch: groups 8..16, the last one partly outside.
+        let p = guarded_pieces(Range::d1(512), Range::d1(512), user, local);
+        assert_eq!(
+            p,
+            vec![
+                (false, Range::d1(512), Range::d1(448)),
+                (true, Range::d1(960), Range::d1(64))
+            ]
+        );
+        // Only the partial group.
+        let p = guarded_pieces(Range::d1(960), Range::d1(64), user, local);
+        assert_eq!(p, vec![(true, Range::d1(960), Range::d1(64))]);
+        // 2-D, rounded in y only: rows inside, then the last row of groups.
+        let p = guarded_pieces(
+            Range::d2(0, 8),
+            Range::d2(32, 8),
+            Range::d2(32, 13),
+            Range::d2(32, 4),
+        );
+        assert_eq!(
+            p,
+            vec![
+                (false, Range::d2(0, 8), Range::d2(32, 4)),
+                (true, Range::d2(0, 12), Range::d2(32, 4))
+            ]
+        );
+        assert!(inside(Range::d1(0), Range::d1(512), user));
+        assert_eq!(
+            clipped(Range::d1(512), Range::d1(512), user),
+            Some(Range::d1(488))
+        );
+        assert_eq!(clipped(Range::d1(1024), Range::d1(64), user), None);
+    }
+
     proptest! {
+        #[test]
+        fn guarded_pieces_tile_the_sub_launch(
+            (groups, user_groups, first, count, local) in (1usize..40, 1usize..40, 0usize..40, 1usize..40, 1usize..9)
+                .prop_map(|(g, u, f, c, l)| (g, u.min(g), f.min(g - 1), c, l)),
+            partial in 0usize..8,
+        ) {
+            // A 2-D launch of `groups` rows of work-groups of `local` rows; the user's range
+            // ends `partial` rows into the last of its `user_groups` rows of groups.
+            let rows = user_groups * local - (partial % local);
+            let user = Range::d2(16, rows);
+            let count = count.min(groups - first);
+            let (off, size) = (Range::d2(0, first * local), Range::d2(16, count * local));
+            let l = Range::d2(16, local);
+            let pieces = guarded_pieces(off, size, user, l);
+            let mut at = off.get(1);
+            for (guarded, o, s) in &pieces {
+                prop_assert_eq!(o.get(1), at);
+                prop_assert_eq!(s.get(1) % local, 0);
+                prop_assert_eq!((o.get(0), s.get(0)), (0, 16));
+                prop_assert!(*guarded || inside(*o, *s, user));
+                at += s.get(1);
+            }
+            prop_assert_eq!(at, off.get(1) + size.get(1));
+            prop_assert!(pieces.iter().filter(|p| p.0).count() <= 1);
+        }
+
         #[test]
         fn partition_properties((global, local, stacks) in shapes()) {
             let p = partition(global, local, stacks).unwrap();

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
 use crate::plan::local_size;
-use crate::plan::partition::{partition, Partition};
+use crate::plan::partition::{clipped, guarded_pieces, inside, partition, Partition};
 use crate::program::partitioned::CHECK_WORDS;
 use crate::queue::names;
 use crate::range::Range;
@@ -142,7 +142,7 @@ impl<'k> RootLaunch<'k> {
             };
             let pieces: Vec<(&Kernel, Range, Range)> = match &self.kernel.guarded {
                 _ if inside(off, size, user) => vec![(&kernels[d], off, size)],
-                Some(g) => split_at_user(off, size, user, local)
+                Some(g) => guarded_pieces(off, size, user, local)
                     .into_iter()
                     .map(|(guard, o, s)| (if guard { &g[d] } else { &kernels[d] }, o, s))
                     .collect(),
@@ -417,55 +417,6 @@ impl Span {
     }
 }
 
-/// Whether the sub-launch `offset`, `size` (without the launch's offset) lies inside `user`.
-fn inside(offset: Range, size: Range, user: Range) -> bool {
-    (0..user.rank()).all(|d| offset.get(d) + size.get(d) <= user.get(d))
-}
-
-/// A sub-launch `offset`, `size` that leaves `user` as pieces `(guarded, offset, size)`: when
-/// it leaves `user` in one dimension only, the whole work-groups inside `user` unguarded, then
-/// the rest guarded (a guard in every work-item stops CPU drivers from vectorising); else all
-/// of it guarded.
-fn split_at_user(
-    offset: Range,
-    size: Range,
-    user: Range,
-    local: Range,
-) -> Vec<(bool, Range, Range)> {
-    let over: Vec<usize> = (0..user.rank())
-        .filter(|&d| offset.get(d) + size.get(d) > user.get(d))
-        .collect();
-    let [d] = over[..] else {
-        return vec![(true, offset, size)];
-    };
-    let inner_end = user.get(d) / local.get(d) * local.get(d);
-    let (start, end) = (offset.get(d), offset.get(d) + size.get(d));
-    if inner_end <= start {
-        return vec![(true, offset, size)];
-    }
-    vec![
-        (false, offset, size.with(d, inner_end - start)),
-        (
-            true,
-            offset.with(d, inner_end),
-            size.with(d, end - inner_end),
-        ),
-    ]
-}
-
-/// The part of the sub-launch `offset`, `size` inside `user` (its size), if any.
-fn clipped(offset: Range, size: Range, user: Range) -> Option<Range> {
-    let mut out = size;
-    for d in 0..user.rank() {
-        let end = (offset.get(d) + size.get(d)).min(user.get(d));
-        if end <= offset.get(d) {
-            return None;
-        }
-        out = out.with(d, end - offset.get(d));
-    }
-    Some(out)
-}
-
 /// `offset` moved by `base` (padded), keeping `offset`'s rank.
 fn shift(offset: Range, base: [usize; 3]) -> Range {
     let mut r = offset;
@@ -483,43 +434,6 @@ mod tests {
     fn offsets_shift_by_the_launch_offset() {
         assert_eq!(shift(Range::d2(0, 32), [5, 7, 0]), Range::d2(5, 39));
         assert_eq!(shift(Range::d1(64), [0; 3]), Range::d1(64));
-    }
-
-    #[test]
-    fn parts_leaving_the_user_range_are_guarded_only_where_they_leave() {
-        let (user, local) = (Range::d1(1000), Range::d1(64));
-        // Device 1 of a 1024-item launch: groups 8..16, the last one partly outside.
-        let p = split_at_user(Range::d1(512), Range::d1(512), user, local);
-        assert_eq!(
-            p,
-            vec![
-                (false, Range::d1(512), Range::d1(448)),
-                (true, Range::d1(960), Range::d1(64))
-            ]
-        );
-        // Only the partial group.
-        let p = split_at_user(Range::d1(960), Range::d1(64), user, local);
-        assert_eq!(p, vec![(true, Range::d1(960), Range::d1(64))]);
-        // 2-D, rounded in y only: rows inside, then the last row of groups.
-        let p = split_at_user(
-            Range::d2(0, 8),
-            Range::d2(32, 8),
-            Range::d2(32, 13),
-            Range::d2(32, 4),
-        );
-        assert_eq!(
-            p,
-            vec![
-                (false, Range::d2(0, 8), Range::d2(32, 4)),
-                (true, Range::d2(0, 12), Range::d2(32, 4))
-            ]
-        );
-        assert!(inside(Range::d1(0), Range::d1(512), user));
-        assert_eq!(
-            clipped(Range::d1(512), Range::d1(512), user),
-            Some(Range::d1(488))
-        );
-        assert_eq!(clipped(Range::d1(1024), Range::d1(64), user), None);
     }
 
     #[test]
