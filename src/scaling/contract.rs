@@ -35,12 +35,21 @@ pub(super) fn check(
     value: &Value,
     f: &LaunchFacts,
 ) -> std::result::Result<Cover, String> {
-    let Some(p) = p.filter(|p| p.global) else {
-        return Ok(Cover::Anything);
-    };
     if f.placement == Placement::Shared {
         return Ok(Cover::Anything);
     }
+    let Some(p) = p.filter(|p| p.global) else {
+        return match (value, p) {
+            // Only `global` pointers are rebased to the device's chunk.
+            (Value::Colored(c), Some(p)) => Err(format!(
+                "argument {i} (`{}`, a ColoredBuffer<{}>) is not a `global` pointer \
+                 parameter, and only those reach a device's chunk: pass a plain Buffer (e.g. \
+                 to a `constant` parameter), or use shared placement",
+                p.name, c.elem
+            )),
+            _ => Ok(Cover::Anything),
+        };
+    };
     let what = |kind: &str| format!("argument {i} (`{}`, {kind})", p.name);
     let c: &ColoredArg = match value {
         Value::Colored(c) => c,
@@ -166,6 +175,19 @@ mod tests {
             &f,
         );
         assert_eq!(p, Ok(Cover::Multiple));
+    }
+
+    #[test]
+    fn colored_buffers_reach_only_global_pointers() {
+        let f = facts(Placement::Partitioned, 2);
+        let constant = ParamFacts {
+            global: false,
+            ..param(true, false)
+        };
+        let e = check(3, Some(&constant), &colored(Access::Replicated), &f).unwrap_err();
+        assert!(e.contains("not a `global` pointer"), "{e}");
+        let shared = facts(Placement::Shared, 2);
+        assert!(check(3, Some(&constant), &colored(Access::Auto), &shared).is_ok());
     }
 
     #[test]
