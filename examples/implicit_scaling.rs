@@ -95,19 +95,29 @@ fn first_wrong(y: &[f32], x: &[f32], y0: &[f32]) -> Option<(usize, f32, f32)> {
         .find(|(_, got, want)| got.to_bits() != want.to_bits())
 }
 
-/// Median host wall time of `runs` runs of `run` (after two warm-up runs).
-fn time(runs: usize, mut run: impl FnMut() -> clgroups::Result<()>) -> clgroups::Result<Duration> {
-    for _ in 0..2 {
-        run()?;
+/// A timed configuration: its name, the bytes one run moves, and the run itself.
+type Case<'a> = (String, f64, Box<dyn FnMut() -> clgroups::Result<()> + 'a>);
+
+/// Median host wall time of each case over `runs` rounds, after two warm-up rounds; each round
+/// runs every case once, in turn, so that a busy machine slows all of them alike.
+fn time(runs: usize, cases: &mut [Case]) -> clgroups::Result<Vec<Duration>> {
+    let mut walls = vec![Vec::with_capacity(runs); cases.len()];
+    for round in 0..runs + 2 {
+        for (i, (_, _, run)) in cases.iter_mut().enumerate() {
+            let t = Instant::now();
+            run()?;
+            if round >= 2 {
+                walls[i].push(t.elapsed());
+            }
+        }
     }
-    let mut wall = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let t = Instant::now();
-        run()?;
-        wall.push(t.elapsed());
-    }
-    wall.sort();
-    Ok(wall[runs / 2])
+    Ok(walls
+        .into_iter()
+        .map(|mut w| {
+            w.sort();
+            w[runs / 2]
+        })
+        .collect())
 }
 
 /// The largest prime below `n` (n ≥ 3).
@@ -116,129 +126,115 @@ fn prime_below(n: usize) -> usize {
     (2..n).rev().find(|&p| is_prime(p)).unwrap_or(2)
 }
 
-/// SAXPY moves 12 bytes per element (read x and y, write y); reduce 4.
-fn gbs(bytes: f64, d: Duration) -> f64 {
-    bytes / d.as_secs_f64() / 1e9
-}
-
-struct Saxpy {
-    single: Duration,
-    multi: Duration,
-}
-
 fn measure(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let runs = args.runs.max(21);
     let root = RootDevice::from_env()?;
     let gpu = root.devices()[0].kind() == DeviceKind::Gpu;
     let pow2 = args.n.unwrap_or(if gpu { 1 << 26 } else { 1 << 24 });
+    let sizes = [pow2, prime_below(pow2)];
     for (i, d) in root.devices().iter().enumerate() {
         println!("device {i}: {d}");
     }
-    println!("placement: {}, {runs} runs per median", root.placement());
+    println!(
+        "placement: {}; medians of {runs} interleaved runs",
+        root.placement()
+    );
     let q = Queue::new(&root.devices()[0])?;
     let k1 = Program::from_source(&q, SAXPY)?.kernel("saxpy")?;
     let kn = root.program(SAXPY)?.kernel("saxpy")?;
-    let mut results = Vec::new();
-    for n in [pow2, prime_below(pow2)] {
-        let r = saxpy(&root, &q, &k1, &kn, n, runs)?;
-        let bytes = 12.0 * n as f64;
+    // Buffers, each result checked once before the timing.
+    let mut single = Vec::new();
+    let mut multi = Vec::new();
+    for n in sizes {
+        let (x, y0) = inputs(n);
+        let xb = Buffer::from_slice(&q, &x)?;
+        let yb = Buffer::from_slice(&q, &y0)?;
+        k1.launch().arg(&yb).arg(&xb).arg(A).range(n)?.wait()?;
+        if let Some((i, got, want)) = first_wrong(&yb.read(&q)?, &x, &y0) {
+            return Err(format!("n={n}, device 0 alone: y[{i}] = {got}, expected {want}").into());
+        }
+        let (launch, local) = kn.range_plan(Range::d1(n));
+        let xc = colored(&root, &x, local)?;
+        let yc = colored(&root, &y0, local)?;
+        let ev = kn.launch().arg(&yc).arg(&xc).arg(A).range(n)?;
+        ev.wait()?;
+        if let Some((i, got, want)) = first_wrong(&yc.read()?, &x, &y0) {
+            return Err(format!("n={n}, all devices: y[{i}] = {got}, expected {want}").into());
+        }
         println!(
-            "saxpy n={n}: device 0 alone {:.2} GB/s ({:.3} ms), {} devices {:.2} GB/s ({:.3} ms): {:.2}x",
-            gbs(bytes, r.single),
-            ms(r.single),
+            "saxpy n={n}: {} devices launch {launch:?} in work-groups of {local:?}, partition \
+             {:?}, chunks {}; every element verified on one and on all devices",
             root.len(),
-            gbs(bytes, r.multi),
-            ms(r.multi),
-            r.single.as_secs_f64() / r.multi.as_secs_f64()
+            ev.partition(),
+            join(yc.chunks())
         );
-        results.push((n, r));
+        single.push((n, xb, yb));
+        multi.push((n, xc, yc));
     }
-    let per_elem = |(n, r): &(usize, Saxpy)| r.multi.as_secs_f64() / *n as f64;
-    println!(
-        "saxpy prime/power-of-two throughput over {} devices: {:.3}",
-        root.len(),
-        per_elem(&results[0]) / per_elem(&results[1])
-    );
-    reduce(&root, &q, pow2, runs)?;
-    Ok(())
-}
-
-/// SAXPY of `n` elements on device 0 alone (`k1`) and over the root device (`kn`), timed and
-/// checked.
-fn saxpy(
-    root: &RootDevice,
-    q: &Queue,
-    k1: &clgroups::Kernel,
-    kn: &clgroups::scaling::RootKernel,
-    n: usize,
-    runs: usize,
-) -> Result<Saxpy, Box<dyn std::error::Error>> {
-    let (x, y0) = inputs(n);
-    let xb = Buffer::from_slice(q, &x)?;
-    let mut yb = Buffer::from_slice(q, &y0)?;
-    let one = |y: &Buffer<f32>| k1.launch().arg(y).arg(&xb).arg(A).range(n)?.wait();
-    let single = time(runs, || one(&yb))?;
-    yb.write(q, &y0)?;
-    one(&yb)?;
-    if let Some((i, got, want)) = first_wrong(&yb.read(q)?, &x, &y0) {
-        return Err(format!("n={n}, device 0 alone: y[{i}] = {got}, expected {want}").into());
-    }
-    drop((xb, yb));
-    let (launch, local) = kn.range_plan(Range::d1(n));
-    let xc = colored(root, &x, local)?;
-    let mut yc = colored(root, &y0, local)?;
-    let all = |y: &ColoredBuffer<f32>| kn.launch().arg(y).arg(&xc).arg(A).range(n)?.wait();
-    let multi = time(runs, || all(&yc))?;
-    yc.write(&y0)?;
-    let ev = kn.launch().arg(&yc).arg(&xc).arg(A).range(n)?;
-    ev.wait()?;
-    if let Some((i, got, want)) = first_wrong(&yc.read()?, &x, &y0) {
-        return Err(format!("n={n}, all devices: y[{i}] = {got}, expected {want}").into());
-    }
-    println!(
-        "saxpy n={n}: launched {launch:?} in work-groups of {local:?}, partition {:?}, chunks {}; \
-         all {n} elements verified",
-        ev.partition(),
-        join(yc.chunks())
-    );
-    Ok(Saxpy { single, multi })
-}
-
-/// Reduce-sum of `n` floats on device 0 alone and over the root device, timed and checked.
-fn reduce(
-    root: &RootDevice,
-    q: &Queue,
-    n: usize,
-    runs: usize,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let x: Vec<f32> = (0..n).map(|i| (i % 1021) as f32 * 0.5).collect();
-    let want: f64 = x.iter().map(|&v| f64::from(v)).sum();
-    let check = |what: &str, got: f32| -> Result<(), String> {
-        let err = (f64::from(got) - want).abs();
-        match err <= 1e-5 * want {
+    let xr: Vec<f32> = (0..pow2).map(|i| (i % 1021) as f32 * 0.5).collect();
+    let want: f64 = xr.iter().map(|&v| f64::from(v)).sum();
+    let check = move |what: &str, got: f32| -> clgroups::Result<()> {
+        match (f64::from(got) - want).abs() <= 1e-5 * want {
             true => Ok(()),
-            false => Err(format!("reduce {what}: {got}, expected {want}")),
+            false => Err(clgroups::Error::InvalidInput {
+                reason: format!("reduce {what}: {got}, expected {want}"),
+            }),
         }
     };
-    let xb = Buffer::from_slice(q, &x)?;
-    check("device 0 alone", algorithms::reduce_sum(q, &xb)?)?;
-    let single = time(runs, || algorithms::reduce_sum(q, &xb).map(|_| ()))?;
-    drop(xb);
-    let xc = ColoredBuffer::from_slice(root, &x)?;
-    check("all devices", scaling::algorithms::reduce_sum(root, &xc)?)?;
-    let multi = time(runs, || {
-        scaling::algorithms::reduce_sum(root, &xc).map(|_| ())
-    })?;
-    let bytes = 4.0 * n as f64;
+    let rb = Buffer::from_slice(&q, &xr)?;
+    let rc = ColoredBuffer::from_slice(&root, &xr)?;
+    drop(xr);
+    let devices = format!("{} devices", root.len());
+    let mut cases: Vec<Case> = Vec::new();
+    for ((n, xb, yb), (_, xc, yc)) in single.iter().zip(&multi) {
+        let n = *n;
+        let (k1, kn) = (&k1, &kn);
+        cases.push((
+            format!("saxpy n={n}, device 0 alone"),
+            12.0 * n as f64,
+            Box::new(move || k1.launch().arg(yb).arg(xb).arg(A).range(n)?.wait()),
+        ));
+        cases.push((
+            format!("saxpy n={n}, {devices}"),
+            12.0 * n as f64,
+            Box::new(move || kn.launch().arg(yc).arg(xc).arg(A).range(n)?.wait()),
+        ));
+    }
+    // Every reduce result is checked.
+    let (q, root, rb, rc) = (&q, &root, &rb, &rc);
+    cases.push((
+        format!("reduce-sum n={pow2} floats, device 0 alone"),
+        4.0 * pow2 as f64,
+        Box::new(move || check("device 0 alone", algorithms::reduce_sum(q, rb)?)),
+    ));
+    cases.push((
+        format!("reduce-sum n={pow2} floats, {devices}"),
+        4.0 * pow2 as f64,
+        Box::new(move || check("all devices", scaling::algorithms::reduce_sum(root, rc)?)),
+    ));
+    let medians = time(runs, &mut cases)?;
+    for ((name, bytes, _), d) in cases.iter().zip(&medians) {
+        println!(
+            "{name}: {:.3} ms, {:.2} GB/s",
+            ms(*d),
+            bytes / d.as_secs_f64() / 1e9
+        );
+    }
+    let ratio = |a: usize, b: usize| medians[a].as_secs_f64() / medians[b].as_secs_f64();
     println!(
-        "reduce-sum n={n} floats (chunks {}): device 0 alone {:.2} GB/s ({:.3} ms), {} devices {:.2} GB/s ({:.3} ms): {:.2}x; results checked",
-        join(xc.chunks()),
-        gbs(bytes, single),
-        ms(single),
-        root.len(),
-        gbs(bytes, multi),
-        ms(multi),
-        single.as_secs_f64() / multi.as_secs_f64()
+        "speedup over device 0 alone: saxpy n={} {:.2}x, saxpy n={} {:.2}x, reduce {:.2}x",
+        sizes[0],
+        ratio(0, 1),
+        sizes[1],
+        ratio(2, 3),
+        ratio(4, 5)
+    );
+    // Throughput at the prime over throughput at the power of two.
+    let per_elem = |i: usize, n: usize| medians[i].as_secs_f64() / n as f64;
+    println!(
+        "saxpy prime/power-of-two throughput: {:.3} ({devices}), {:.3} (device 0 alone)",
+        per_elem(1, sizes[0]) / per_elem(3, sizes[1]),
+        per_elem(0, sizes[0]) / per_elem(2, sizes[1])
     );
     Ok(())
 }
