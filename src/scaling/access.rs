@@ -58,7 +58,9 @@ pub(crate) fn own_id_index(scanned: &Scanned, k: &KernelDecl, name: &str) -> Opt
         .map(|t| (t.kind, &scanned.src[t.span.clone()]))
         .collect();
     let text: Vec<&str> = toks.iter().map(|t| t.1).collect();
-    let vars = id_variables(&toks);
+    let mut vars = id_variables(&toks);
+    // A parameter of that name may be what an earlier or inner-scope use reads.
+    vars.retain(|(v, _)| k.params.iter().all(|p| p.name != *v));
     let mut found = IdIndex::default();
     for (q, &(kind, t)) in toks.iter().enumerate() {
         if kind != Kind::Ident || t != name {
@@ -129,7 +131,9 @@ fn id_variables<'a>(toks: &[(Kind, &'a str)]) -> Vec<(&'a str, IdIndex)> {
             .iter()
             .enumerate()
             .any(|(q, &(k, t))| q != j && k == Kind::Ident && t == v && modified(&text, q));
-        if !changed_elsewhere && !out.iter().any(|(n, _)| *n == v) {
+        // A use before the assignment would read another `v` (a parameter, an outer one).
+        let used_before = text[..j].contains(&v);
+        if !changed_elsewhere && !used_before && !out.iter().any(|(n, _)| *n == v) {
             out.push((v, form));
         }
     }
@@ -210,6 +214,9 @@ mod tests {
             "kernel void k(global int *y) { size_t i = get_global_id(0); y[i++] = 0; }",
             "kernel void k(global int *y) { size_t i = get_global_id(0); f(&i); y[i] = 0; }",
             "kernel void k(global int *y) { size_t i = get_global_id(0); { size_t i = 3; y[i] = 0; } }",
+            "kernel void k(global int *y, uint i) { y[i] = 0; { size_t i = get_global_id(0); } }",
+            "kernel void k(global int *y, uint i) { { size_t i = get_global_id(0); } y[i] = 0; }",
+            "kernel void k(global int *y) { int i = 0; { size_t i = get_global_id(0); y[i] = 0; } }",
             // another dimension, the pointer escapes, a macro may use it
             "kernel void k(global int *y) { y[get_global_id(1)] = 0; }",
             "kernel void k(global int *y) { atomic_inc(y); }",

@@ -14,8 +14,9 @@ use crate::program::partitioned::CHECK_WORDS;
 use crate::queue::names;
 use crate::range::Range;
 
-/// A launch over several devices being prepared; [`RootLaunch::nd_range`] enqueues it.
-#[must_use = "a launch does nothing until nd_range() is called"]
+/// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
+/// [`RootLaunch::range`] enqueues it.
+#[must_use = "a launch does nothing until nd_range() or range() is called"]
 pub struct RootLaunch<'k> {
     kernel: &'k RootKernel,
     args: Vec<Value>,
