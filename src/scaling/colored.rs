@@ -417,3 +417,22 @@ impl<T: Scalar> RootArg for &mut ColoredBuffer<T> {
         self.root_arg()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_ranges_per_access() {
+        // 100 elements; a device owning [40, 70).
+        assert_eq!(stored_range(Access::Auto, 100, 40, 30), (40, 70));
+        assert_eq!(stored_range(Access::Partitioned, 100, 40, 30), (40, 70));
+        assert_eq!(stored_range(Access::Replicated, 100, 40, 30), (0, 100));
+        assert_eq!(stored_range(Access::Halo(5), 100, 40, 30), (35, 75));
+        // Halos stop at the array's ends; an empty chunk stores nothing.
+        assert_eq!(stored_range(Access::Halo(50), 100, 40, 30), (0, 100));
+        assert_eq!(stored_range(Access::Halo(3), 100, 0, 10), (0, 13));
+        assert_eq!(stored_range(Access::Halo(3), 100, 100, 0), (100, 100));
+        assert_eq!(starts_of(&[3, 0, 4]), vec![0, 3, 3]);
+    }
+}
