@@ -153,7 +153,7 @@ fn measure(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         if let Some((i, got, want)) = first_wrong(&yb.read(&q)?, &x, &y0) {
             return Err(format!("n={n}, device 0 alone: y[{i}] = {got}, expected {want}").into());
         }
-        let (launch, local) = kn.range_plan(Range::d1(n));
+        let (launch, local) = kn.range_plan(Range::d1(n))?;
         let xc = colored(&root, &x, local)?;
         let yc = colored(&root, &y0, local)?;
         let ev = kn.launch().arg(&yc).arg(&xc).arg(A).range(n)?;

@@ -53,7 +53,7 @@ fn colored(root: &RootDevice, data: &[i32], local: usize) -> ColoredBuffer<i32> 
 fn saxpy_checked(root: &RootDevice, k: &RootKernel, n: usize, how: &str) {
     let (xs, ys) = (common::values(n, 1), common::values(n, 2));
     let local = match how {
-        "range" => k.range_plan(Range::d1(n)).1.len(),
+        "range" => k.range_plan(Range::d1(n)).unwrap().1.len(),
         _ => clgroups::plan::local_size::tuned(Range::d1(n), &limits(k)).len(),
     };
     let x = colored(root, &xs, local);
@@ -100,7 +100,7 @@ fn ranges_round_and_split_in_whole_work_groups() {
             saxpy_checked(&root, &k, n, "range");
         }
         // A prime range is rounded: large work-groups, not work-groups of one.
-        let (launch, local) = k.range_plan(Range::d1(1_000_003));
+        let (launch, local) = k.range_plan(Range::d1(1_000_003)).unwrap();
         assert!(local.len() >= 64, "{local:?}");
         assert!(launch.len() >= 1_000_003 && launch.len() % local.len() == 0);
     }
@@ -123,7 +123,7 @@ fn kernels_with_barriers_are_not_rounded() {
     for root in roots("kernels_with_barriers_are_not_rounded") {
         let k = root.program(SOURCE).unwrap().kernel("block_sum").unwrap();
         let n = 64 * 61;
-        let (launch, local) = k.range_plan(Range::d1(n));
+        let (launch, local) = k.range_plan(Range::d1(n)).unwrap();
         assert_eq!(launch, Range::d1(n));
         let xs = common::values(n, 3);
         let x = colored(&root, &xs, local.len());

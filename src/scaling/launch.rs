@@ -49,8 +49,8 @@ impl<'k> RootLaunch<'k> {
     /// Splits the ND-range `global` (work-groups of `local`, OpenCL order) over the devices
     /// and enqueues one sub-launch per non-empty chunk. `local` is a [`LocalSize`] or a
     /// [`Range`] (exact); [`LocalSize::Auto`] and [`LocalSize::Tuned`] both pick the tuned
-    /// local size ([`local_size::tuned`]) for the most limited device, since the split needs
-    /// whole work-groups. Every check (ranks, `local` dividing `global`, arguments, each
+    /// local size ([`crate::plan::local_size::tuned`], whole warps for sub-group kernels on
+    /// NVIDIA) for the most limited device, since the split needs whole work-groups. Every check (ranks, `local` dividing `global`, arguments, each
     /// device's work-group limits, [the contract](super#the-contract) for every buffer
     /// argument) happens before anything is enqueued. In [checked mode](super::checked_mode)
     /// the launch then waits and reports the first out-of-chunk access as
@@ -63,8 +63,9 @@ impl<'k> RootLaunch<'k> {
         let global = global.into();
         let local = match local.into() {
             LocalSize::Exact(l) => l,
-            LocalSize::Auto | LocalSize::Tuned => local_size::tuned(global, &self.kernel.limits()),
+            LocalSize::Auto | LocalSize::Tuned => self.kernel.tuned_local(global)?,
         };
+        self.kernel.check_warps(global, local)?;
         self.run(global, global, local)
     }
 
@@ -76,7 +77,7 @@ impl<'k> RootLaunch<'k> {
     /// global size.
     pub fn range(self, global: impl Into<Range>) -> Result<MultiEvent> {
         let user = global.into();
-        let (launch, local) = self.kernel.range_plan(user);
+        let (launch, local) = self.kernel.range_plan(user)?;
         self.run(user, launch, local)
     }
 

@@ -2,7 +2,7 @@
 
 use super::access::{is_const_pointee, own_id_index, IdIndex};
 use super::{Placement, RootLaunch, DEVICES_ENV};
-use crate::device::{default_device, devices, select_device, Device};
+use crate::device::{default_device, devices, select_device, Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
@@ -342,25 +342,81 @@ impl RootKernel {
     /// let root = RootDevice::from_env()?;
     /// let k = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?.kernel("inc")?;
     /// let n = 1_000_003;
-    /// let (_, local) = k.range_plan(n.into());
+    /// let (_, local) = k.range_plan(n.into())?;
     /// let x = ColoredBuffer::<i32>::with_page(&root, n, local.len() * 4)?;
     /// k.launch().arg(&x).range(n)?.wait()?;
     /// # Ok::<(), clgroups::Error>(())
     /// ```
-    pub fn range_plan(&self, global: Range) -> (Range, Range) {
+    pub fn range_plan(&self, global: Range) -> Result<(Range, Range)> {
         let lim = self.limits();
         let cfg = self.kernels[0].program().rounding();
         let plan = rounding::plan(global, cfg, &lim, self.guarded.is_some());
-        let local = plan
-            .local
-            .unwrap_or_else(|| local_size::tuned(plan.launch, &lim));
+        let local = match plan.local {
+            Some(l) => l,
+            None => self.tuned_local(plan.launch)?,
+        };
+        self.check_warps(global, local)?;
         log::debug!(
             "kernel `{}` over {} devices: range {global:?} -> launch {:?}, local {local:?}",
             self.name,
             self.kernels.len(),
             plan.launch
         );
-        (plan.launch, local)
+        Ok((plan.launch, local))
+    }
+
+    /// The tuned local size of `global` for the most limited device: whole warps (32
+    /// work-items) for sub-group kernels on NVIDIA, as single-device launches pick.
+    pub(super) fn tuned_local(&self, global: Range) -> Result<Range> {
+        let lim = self.limits();
+        if !self.warp_bound() {
+            return Ok(local_size::tuned(global, &lim));
+        }
+        local_size::tuned_whole(global, &lim, 32).ok_or_else(|| {
+            self.refused(
+                global,
+                "no work-group of whole warps (a multiple of 32 work-items) divides the global \
+                 range, and sub-group kernels on NVIDIA need one; pad the range",
+            )
+        })
+    }
+
+    /// Errors unless `local` is whole warps where the kernel needs them.
+    pub(super) fn check_warps(&self, global: Range, local: Range) -> Result<()> {
+        match self.warp_bound() && local.len() % 32 != 0 {
+            true => Err(self.refused(
+                global,
+                "work-groups of sub-group kernels on NVIDIA must be a multiple of the warp (32) \
+                 work-items",
+            )),
+            false => Ok(()),
+        }
+    }
+
+    /// Whether some device runs the kernel's sub-group calls on NVIDIA warps.
+    fn warp_bound(&self) -> bool {
+        self.kernels.iter().any(|k| {
+            k.uses_sub_groups()
+                && k.program().device().sub_groups().effective.shuffle_backend
+                    == ShuffleBackend::NvidiaPtx
+        })
+    }
+
+    fn refused(&self, global: Range, reason: &str) -> Error {
+        Error::InvalidLaunch {
+            kernel: self.name.clone(),
+            device: format!("root device [{}]", names(&self.devices())),
+            global: global.as_slice().to_vec(),
+            local: Vec::new(),
+            reason: reason.into(),
+        }
+    }
+
+    fn devices(&self) -> Vec<Device> {
+        self.kernels
+            .iter()
+            .map(|k| k.program().device().clone())
+            .collect()
     }
 
     /// The tightest limits over the devices' kernels.
