@@ -10,7 +10,6 @@ mod common;
 use clgroups::buffer::Scalar;
 use clgroups::launch::{Local, LocalSize};
 use clgroups::plan::coloring::color_elements;
-use clgroups::plan::partition::partition;
 use clgroups::scaling::{Access, ColoredBuffer, Placement, RootDevice};
 use clgroups::{Buffer, Error, Program, Range};
 
@@ -62,17 +61,18 @@ fn colored<T: Scalar>(root: &RootDevice, len: usize, slab: usize) -> ColoredBuff
 }
 
 /// Runs `blend` over `global`/`local` on all devices and on device 0 alone (plain buffers);
-/// asserts identical bits and returns the partitioned dimension. In partitioned placement a
-/// split of any but the slowest dimension must fail with the chunk error instead.
+/// asserts identical bits and returns the partitioned dimension (in partitioned placement
+/// too, whichever dimension is split).
 fn same_bits(root: &RootDevice, global: Range, local: Range) -> usize {
     let n = global.len();
-    let dim = partition(global, local, root.len()).unwrap().dim;
-    let slab = n / global.get(dim) * local.get(dim);
     let prog = root.program(SOURCE).unwrap();
     let k = prog.kernel("blend").unwrap();
-    let mut x = colored(root, n, slab);
+    // Colored for this launch: in partitioned placement each device owns its work-items'
+    // elements whichever dimension is split.
+    let for_launch = || ColoredBuffer::for_launch(root, global, local, Access::Partitioned);
+    let mut x = for_launch().unwrap();
     x.write(&input(n)).unwrap();
-    let mut multi = colored::<f32>(root, n, slab);
+    let mut multi = for_launch().unwrap();
     multi.fill(-1.0).unwrap();
     let (nx, ny) = (global.get(0) as u32, global.get(1) as u32);
     let tile = Local::<f32>::new(local.len());
@@ -84,12 +84,6 @@ fn same_bits(root: &RootDevice, global: Range, local: Range) -> usize {
         .arg(ny)
         .arg(tile)
         .nd_range(global, local);
-    let contiguous = (dim + 1..global.rank()).all(|d| global.get(d) == 1);
-    if root.placement() == Placement::Partitioned && !contiguous {
-        let e = launched.map(|_| ()).unwrap_err();
-        assert!(e.to_string().contains("holds only"), "{e}");
-        return dim;
-    }
     let ev = launched.unwrap_or_else(|e| panic!("global {global:?} local {local:?}: {e}"));
     ev.wait().unwrap();
     let q = &root.queues()[0];
@@ -147,10 +141,13 @@ fn bit_identical_1d_2d_3d() {
         (Range::d3(64, 32, 38), Range::d3(8, 1, 2), 1),
         (Range::d3(64, 32, 38), Range::d3(16, 1, 1), 2),
     ];
-    for (global, local, dim) in cases {
-        let got = same_bits(&root, global, local);
-        if two {
-            assert_eq!(got, dim, "global {global:?} local {local:?}");
+    for placement in [Placement::Shared, Placement::Partitioned] {
+        let root = root.clone().with_placement(placement);
+        for (global, local, dim) in cases {
+            let got = same_bits(&root, global, local);
+            if two {
+                assert_eq!(got, dim, "global {global:?} local {local:?} ({placement})");
+            }
         }
     }
 }
@@ -371,4 +368,50 @@ fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
         got[3 * (n - 1)..],
         [n as u32, (n / 64 - 1) as u32, (n / 64) as u32]
     );
+}
+
+/// A buffer colored for one launch (`ColoredBuffer::for_launch`) follows its partition in any
+/// dimension, and only that launch takes it in partitioned placement.
+#[test]
+fn buffers_colored_for_a_launch() {
+    let Some(root) = root("buffers_colored_for_a_launch") else {
+        return;
+    };
+    const DOUBLE: &str = "kernel void double_it(global int *y, global const int *x) {
+        size_t i = get_global_linear_id();
+        y[i] = 2 * x[i];
+    }";
+    // 19 rows of 4 x-groups: the split is in x (dimension 0) on two devices.
+    let (global, local) = (Range::d2(64, 19), Range::d2(16, 1));
+    let xs = common::values(global.len(), 5);
+    for placement in [Placement::Shared, Placement::Partitioned] {
+        let root = root.clone().with_placement(placement);
+        let k = root.program(DOUBLE).unwrap().kernel("double_it").unwrap();
+        let mut x = ColoredBuffer::for_launch(&root, global, local, Access::Auto).unwrap();
+        x.write(&xs).unwrap();
+        assert_eq!(x.read().unwrap(), xs);
+        let mut y = ColoredBuffer::for_launch(&root, global, local, Access::Auto).unwrap();
+        y.fill(-1).unwrap();
+        let ev = k.launch().arg(&y).arg(&x).nd_range(global, local).unwrap();
+        if root.len() == 2 {
+            assert_eq!(ev.partition().dim, 0);
+        }
+        let want: Vec<i32> = xs.iter().map(|v| 2 * v).collect();
+        assert_eq!(y.read().unwrap(), want, "{placement}");
+        // Another launch shape: refused in partitioned placement, nothing enqueued.
+        y.fill(-1).unwrap();
+        let other = k
+            .launch()
+            .arg(&y)
+            .arg(&x)
+            .nd_range(global, Range::d2(32, 1));
+        match placement {
+            Placement::Shared => assert_eq!(y.read().unwrap(), want),
+            Placement::Partitioned => {
+                let e = other.map(|_| ()).unwrap_err().to_string();
+                assert!(e.contains("is colored for an ND-range of"), "{e}");
+                assert!(y.read().unwrap().iter().all(|&v| v == -1));
+            }
+        }
+    }
 }

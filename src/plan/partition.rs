@@ -260,6 +260,35 @@ pub fn clipped(offset: Range, size: Range, user: Range) -> Option<Range> {
     Some(out)
 }
 
+/// The global linear ids `x + X * (y + Y * z)` of `global` (no offset) that the sub-range
+/// `offset`, `size` covers, as `[start, end)` runs in ascending order, adjacent runs merged:
+/// the elements a device owns in a buffer colored for one launch's partition.
+///
+/// ```
+/// use clgroups::{plan::partition::linear_runs, Range};
+/// // Columns 2..4 of an 8 x 3 range: one run per row.
+/// assert_eq!(linear_runs(Range::d2(8, 3), Range::d2(2, 0), Range::d2(2, 3)), [(2, 4), (10, 12), (18, 20)]);
+/// // Rows 1..3 of it: one run.
+/// assert_eq!(linear_runs(Range::d2(8, 3), Range::d2(0, 1), Range::d2(8, 2)), [(8, 24)]);
+/// ```
+pub fn linear_runs(global: Range, offset: Range, size: Range) -> Vec<(usize, usize)> {
+    let (g, rank) = (global.padded(), global.rank());
+    let at = |r: Range, d: usize| if d < rank { r.get(d) } else { 0 };
+    let len = |d: usize| if d < rank { size.get(d) } else { 1 };
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for z in at(offset, 2)..at(offset, 2) + len(2) {
+        for y in at(offset, 1)..at(offset, 1) + len(1) {
+            let start = at(offset, 0) + g[0] * (y + g[1] * z);
+            let end = start + len(0);
+            match runs.last_mut() {
+                Some(last) if last.1 == start => last.1 = end,
+                _ => runs.push((start, end)),
+            }
+        }
+    }
+    runs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,7 +451,41 @@ mod tests {
         assert_eq!(clipped(Range::d1(1024), Range::d1(64), user), None);
     }
 
+    #[test]
+    fn runs_of_a_3d_split_in_y() {
+        // 4 x 6 x 2, y split at 3: each z-plane contributes one run of 3 rows.
+        let g = Range::d3(4, 6, 2);
+        assert_eq!(
+            linear_runs(g, Range::d3(0, 3, 0), Range::d3(4, 3, 2)),
+            [(12, 24), (36, 48)]
+        );
+        assert_eq!(linear_runs(g, Range::d3(0, 0, 0), g), [(0, 48)]);
+        assert_eq!(
+            linear_runs(Range::d1(10), Range::d1(4), Range::d1(3)),
+            [(4, 7)]
+        );
+    }
+
     proptest! {
+        #[test]
+        fn partition_runs_tile_the_range((global, local, stacks) in shapes()) {
+            let p = partition(global, local, stacks).unwrap();
+            let mut all: Vec<(usize, usize)> = p
+                .sub_ranges(global, local)
+                .into_iter()
+                .flatten()
+                .flat_map(|(o, s)| linear_runs(global, o, s))
+                .collect();
+            all.sort();
+            let mut next = 0;
+            for (a, b) in all {
+                prop_assert_eq!(a, next);
+                prop_assert!(b > a);
+                next = b;
+            }
+            prop_assert_eq!(next, global.len());
+        }
+
         #[test]
         fn guarded_pieces_tile_the_sub_launch(
             (groups, user_groups, first, count, local) in (1usize..40, 1usize..40, 0usize..40, 1usize..40, 1usize..9)

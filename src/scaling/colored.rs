@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launch::{Arg, KernelArg};
 use crate::plan::coloring::color_elements;
+use crate::plan::partition::{linear_runs, partition, Partition};
 use crate::queue::Queue;
+use crate::range::Range;
 use std::fmt;
 
 /// How kernels reach a [`ColoredBuffer`] in partitioned placement, where each device holds
@@ -42,8 +44,13 @@ pub struct ColoredBuffer<T: Scalar> {
     parent: Option<Buffer<T>>,
     parts: Vec<Option<Buffer<T>>>,
     chunks: Vec<usize>,
+    /// Per device, the runs `[start, end)` of elements it owns (one run, or none, unless the
+    /// buffer follows a launch's partition).
+    owned: Vec<Vec<(usize, usize)>>,
     /// Per device, the element range `[lo, hi)` its part holds.
     stored: Vec<(usize, usize)>,
+    /// The launch partition the buffer follows ([`ColoredBuffer::for_launch`]).
+    tiling: Option<Tiling>,
     len: usize,
     page: usize,
     queues: Vec<Queue>,
@@ -133,6 +140,93 @@ impl<T: Scalar> ColoredBuffer<T> {
                 Placement::Partitioned => stored_range(access, len, start, n),
             })
             .collect();
+        let owned = starts
+            .iter()
+            .zip(&chunks)
+            .map(|(&s, &n)| if n > 0 { vec![(s, s + n)] } else { Vec::new() })
+            .collect();
+        log::debug!(
+            "colored buffer of {len} x {} in {page}-byte pages, {placement} placement, \
+             {access:?}: elements per device {chunks:?}, stored {stored:?}",
+            T::CL_NAME
+        );
+        ColoredBuffer::create(root, len, page, access, owned, stored, None, parent)
+    }
+
+    /// An uninitialised buffer of `global.len()` elements (`global`'s linear ids, OpenCL
+    /// order) colored like the partition of a launch of `global` in work-groups of `local`:
+    /// in partitioned placement each device owns the elements of its own work-items, whatever
+    /// dimension the partition splits, and holds the smallest range containing them. Launches
+    /// accept it as an argument of an ND-range of exactly `global` and `local` (no offset).
+    /// `access` is [`Access::Auto`] or [`Access::Partitioned`]. Shared placement colors it as
+    /// [`with_access`](Self::with_access) does.
+    ///
+    /// ```no_run
+    /// use clgroups::scaling::{Access, ColoredBuffer, RootDevice};
+    /// use clgroups::Range;
+    /// let root = RootDevice::from_env()?;
+    /// // SYCL's {19, 512, 512} in work-groups of {1, 1, 16}: the split is in y.
+    /// let (global, local) = (Range::d3(512, 512, 19), Range::d3(16, 1, 1));
+    /// let y = ColoredBuffer::<f32>::for_launch(&root, global, local, Access::Auto)?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn for_launch(
+        root: &RootDevice,
+        global: Range,
+        local: Range,
+        access: Access,
+    ) -> Result<Self> {
+        if !matches!(access, Access::Auto | Access::Partitioned) {
+            return Err(Error::input(format!(
+                "a buffer colored for a launch is Access::Auto or Access::Partitioned, not {access:?}"
+            )));
+        }
+        if root.placement() == Placement::Shared {
+            return ColoredBuffer::with_access(root, global.len(), access);
+        }
+        let plan = partition(global, local, root.len())?;
+        let owned: Vec<Vec<(usize, usize)>> = plan
+            .sub_ranges(global, local)
+            .into_iter()
+            .map(|sub| sub.map_or(Vec::new(), |(o, s)| linear_runs(global, o, s)))
+            .collect();
+        let stored = owned
+            .iter()
+            .map(|r| match (r.first(), r.last()) {
+                (Some(a), Some(b)) => (a.0, b.1),
+                _ => (0, 0),
+            })
+            .collect();
+        let tiling = Tiling {
+            global,
+            local,
+            partition: plan,
+        };
+        log::debug!("colored buffer for {tiling:?}: stored {stored:?}");
+        let page = root.default_page_size();
+        ColoredBuffer::create(
+            root,
+            global.len(),
+            page,
+            access,
+            owned,
+            stored,
+            Some(tiling),
+            None,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        root: &RootDevice,
+        len: usize,
+        page: usize,
+        access: Access,
+        owned: Vec<Vec<(usize, usize)>>,
+        stored: Vec<(usize, usize)>,
+        tiling: Option<Tiling>,
+        parent: Option<Buffer<T>>,
+    ) -> Result<Self> {
         let parts = stored
             .iter()
             .map(|&(lo, hi)| {
@@ -144,20 +238,21 @@ impl<T: Scalar> ColoredBuffer<T> {
                     .transpose()
             })
             .collect::<Result<Vec<_>>>()?;
-        log::debug!(
-            "colored buffer of {len} x {} in {page}-byte pages, {placement} placement, \
-             {access:?}: elements per device {chunks:?}, stored {stored:?}",
-            T::CL_NAME
-        );
+        let chunks = owned
+            .iter()
+            .map(|r| r.iter().map(|(a, b)| b - a).sum())
+            .collect();
         let buf = ColoredBuffer {
             parent,
             parts,
             chunks,
+            owned,
             stored,
+            tiling,
             len,
             page,
             queues: root.queues().to_vec(),
-            placement,
+            placement: root.placement(),
             access,
         };
         buf.migrate()?;
@@ -186,9 +281,23 @@ impl<T: Scalar> ColoredBuffer<T> {
         &self.chunks
     }
 
-    /// The index of each device's first element, in device order.
+    /// The index of each device's first element, in device order (for a device that owns
+    /// none, where its elements would start).
     pub fn starts(&self) -> Vec<usize> {
-        starts_of(&self.chunks)
+        let mut next = 0;
+        self.owned
+            .iter()
+            .map(|r| {
+                let start = r.first().map_or(next, |f| f.0);
+                next = r.last().map_or(next, |l| l.1);
+                start
+            })
+            .collect()
+    }
+
+    /// Per device, the runs `[start, end)` of the elements it owns, in order.
+    pub fn owned(&self) -> &[Vec<(usize, usize)>] {
+        &self.owned
     }
 
     /// How kernels reach this buffer in partitioned placement.
@@ -270,10 +379,10 @@ impl<T: Scalar> ColoredBuffer<T> {
             return parent.read(&self.queues[0]);
         }
         let mut out = vec![T::default(); self.len];
-        for (d, start) in self.starts().into_iter().enumerate() {
-            if let (Some(p), n) = (&self.parts[d], self.chunks[d]) {
-                let at = start - self.stored[d].0;
-                p.read_into(&self.queues[d], at, &mut out[start..start + n])?;
+        for (d, runs) in self.owned.iter().enumerate() {
+            let Some(p) = &self.parts[d] else { continue };
+            for &(a, b) in runs {
+                p.read_into(&self.queues[d], a - self.stored[d].0, &mut out[a..b])?;
             }
         }
         Ok(out)
@@ -323,13 +432,14 @@ impl<T: Scalar> ColoredBuffer<T> {
 
     /// What a launch needs to pass this buffer to each device.
     fn root_arg(&self) -> RootArgValue {
-        RootArgValue(Value::Colored(ColoredArg {
+        RootArgValue(Value::Colored(Box::new(ColoredArg {
             elem: T::CL_NAME,
             elem_size: size_of::<T>(),
             len: self.len,
             placement: self.placement,
             access: self.access,
             stored: self.stored.clone(),
+            tiling: self.tiling.clone(),
             whole: self.parent.as_ref().map(|p| p.to_arg()),
             parts: self
                 .parts
@@ -338,7 +448,7 @@ impl<T: Scalar> ColoredBuffer<T> {
                 .collect(),
             starts: self.starts(),
             chunks: self.chunks.clone(),
-        }))
+        })))
     }
 }
 
@@ -382,7 +492,7 @@ pub struct RootArgValue(pub(super) Value);
 #[derive(Clone, Debug)]
 pub(super) enum Value {
     Plain(Arg),
-    Colored(ColoredArg),
+    Colored(Box<ColoredArg>),
 }
 
 /// A colored buffer as a launch sees it.
@@ -398,6 +508,15 @@ pub(super) struct ColoredArg {
     pub(super) chunks: Vec<usize>,
     pub(super) access: Access,
     pub(super) stored: Vec<(usize, usize)>,
+    pub(super) tiling: Option<Tiling>,
+}
+
+/// The launch whose partition a colored buffer follows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Tiling {
+    pub(super) global: Range,
+    pub(super) local: Range,
+    pub(super) partition: Partition,
 }
 
 impl<A: KernelArg> RootArg for A {

@@ -121,7 +121,7 @@ mod tests {
     }
 
     fn colored(access: Access) -> Value {
-        Value::Colored(ColoredArg {
+        Value::Colored(Box::new(ColoredArg {
             elem: "float",
             elem_size: 4,
             len: 8,
@@ -132,7 +132,8 @@ mod tests {
             chunks: vec![4, 4],
             access,
             stored: vec![(0, 4), (4, 8)],
-        })
+            tiling: None,
+        }))
     }
 
     #[test]

@@ -152,7 +152,7 @@ impl<'k> RootLaunch<'k> {
             };
             if let Some(size) = clipped(off, size, user) {
                 let span = Span::new(user, base, shift(off, base), size);
-                self.check_chunks(d, &span, &covers, local, &plan)?;
+                self.check_chunks(d, &span, &covers, (global, local), &plan)?;
             }
             let mut args = self.device_args(d)?;
             args.extend(whole.iter().cloned());
@@ -310,11 +310,30 @@ impl<'k> RootLaunch<'k> {
         d: usize,
         span: &Span,
         covers: &[Cover],
-        local: Range,
+        (launched, local): (Range, Range),
         plan: &Partition,
     ) -> Result<()> {
         for (i, (value, cover)) in self.args.iter().zip(covers).enumerate() {
             let Value::Colored(c) = value else { continue };
+            if let (Some(t), false) = (&c.tiling, *cover == Cover::Anything) {
+                let same = t.global == span.global
+                    && t.global == launched
+                    && t.local == local
+                    && t.partition == *plan
+                    && span.extent == c.len;
+                if same {
+                    continue;
+                }
+                return Err(self.invalid(
+                    launched,
+                    local,
+                    format!(
+                        "argument {i} (ColoredBuffer<{}>) is colored for an ND-range of {:?} in \
+                         work-groups of {:?} without offset, not for this launch",
+                        c.elem, t.global, t.local
+                    ),
+                ));
+            }
             let m = match cover {
                 Cover::Anything => continue,
                 Cover::OwnId => 1,

@@ -79,7 +79,11 @@
 //! so a page of exactly one slab (`m * X * Y * local_z` elements for a 3-D split of z, `m *
 //! local_x` for 1-D) gives the same chunks. [`ColoredBuffer::new`] keeps 64 KiB pages, so
 //! large power-of-two arrays split evenly over a power-of-two device count match without
-//! care.
+//! care. When the partition splits a faster dimension (Intel's rule does for small odd slowest
+//! dimensions), a device's work-items are not one contiguous run of linear ids: color the
+//! buffer for that launch with [`ColoredBuffer::for_launch`] (each device owns its work-items'
+//! elements and holds the smallest range containing them); launches of that exact ND-range
+//! accept it, others are refused.
 //!
 //! A declaration is trusted: [checked mode](checked_mode) (debug builds, or
 //! `CLGROUPS_CHECKED=1`) verifies every `p[index]` of every launch and reports the first
