@@ -166,11 +166,13 @@ fn parts<'a, T: Scalar>(
     match (buf.access(), buf.part(0)) {
         (Access::Replicated, Some(p)) => Ok(vec![(0, p)]),
         _ => Err(Error::input(format!(
-            "reduce and scan need each device to hold exactly its chunk, but this \
-             ColoredBuffer<{}> is {:?} in partitioned placement: use Access::Auto, \
-             Access::Partitioned or Access::Replicated",
+            "reduce and scan need each device to hold exactly the one run of elements it owns, \
+             or a replicated buffer; this ColoredBuffer<{}> is {:?} in partitioned placement \
+             (owned runs per device: {:?}): use Access::Auto or Access::Partitioned without \
+             ColoredBuffer::for_launch, or Access::Replicated",
             T::CL_NAME,
-            buf.access()
+            buf.access(),
+            buf.owned().iter().map(Vec::len).collect::<Vec<_>>()
         ))),
     }
 }

@@ -36,10 +36,11 @@ pub enum Access {
 }
 
 /// An array colored over a [`RootDevice`]'s devices: device `i` owns elements
-/// `[starts[i], starts[i] + chunks[i])`, in one buffer of the shared context with a sub-buffer
-/// per chunk ([`Placement::Shared`]) or in one buffer per device ([`Placement::Partitioned`])
-/// that holds its chunk and whatever else its [`Access`] asks for. Host reads and writes see
-/// one contiguous array.
+/// `[starts[i], starts[i] + chunks[i])` (or, colored [for a launch](ColoredBuffer::for_launch),
+/// the runs [`owned`](ColoredBuffer::owned)`()[i]`), in one buffer of the shared context with a
+/// sub-buffer per chunk ([`Placement::Shared`]) or in one buffer per device
+/// ([`Placement::Partitioned`]) that holds its elements and whatever else its [`Access`] asks
+/// for. Host reads and writes see one contiguous array.
 pub struct ColoredBuffer<T: Scalar> {
     parent: Option<Buffer<T>>,
     parts: Vec<Option<Buffer<T>>>,
