@@ -167,7 +167,8 @@ impl<'k> RootLaunch<'k> {
             checks.push(check);
         }
         log::debug!(
-            "kernel `{}` over {} devices ({} placement): {plan:?}, sub-launches {subs:?}",
+            "kernel `{}` over {} devices ({} placement): {plan:?}, sub-launches {subs:?}, \
+             argument covers {covers:?}",
             self.kernel.name(),
             kernels.len(),
             self.kernel.placement
