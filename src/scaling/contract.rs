@@ -14,6 +14,8 @@ pub(super) struct LaunchFacts {
     pub(super) offset_is_zero: bool,
     /// Number of devices that get work.
     pub(super) busy: usize,
+    /// Every device shares the host's memory (`CL_DEVICE_HOST_UNIFIED_MEMORY`).
+    pub(super) unified: bool,
 }
 
 /// How device chunks must cover a launch's work for one colored argument.
@@ -36,6 +38,18 @@ pub(super) fn check(
     f: &LaunchFacts,
 ) -> std::result::Result<Cover, String> {
     if f.placement == Placement::Shared {
+        let written = p.is_some_and(|p| p.global && !p.read_only);
+        let buffer = matches!(value, Value::Colored(_) | Value::Plain(Arg::Buffer { .. }));
+        if written && buffer && f.busy > 1 && !f.unified {
+            return Err(format!(
+                "argument {i} (`{}`) is written by the kernel on {} devices that do not share \
+                 the host's memory, where one buffer written by several devices loses writes \
+                 (measured on two NVIDIA GPUs): use partitioned placement \
+                 (CLGROUPS_PLACEMENT=partitioned, the default on such devices)",
+                p.map_or("?", |p| p.name.as_str()),
+                f.busy
+            ));
+        }
         return Ok(Cover::Anything);
     }
     let Some(p) = p.filter(|p| p.global) else {
@@ -105,6 +119,7 @@ mod tests {
             rank: 1,
             offset_is_zero: true,
             busy,
+            unified: true,
         }
     }
 
@@ -144,6 +159,20 @@ mod tests {
             check(0, Some(&param(false, false)), &v, &f),
             Ok(Cover::Anything)
         );
+    }
+
+    #[test]
+    fn shared_placement_needs_shared_memory_for_writes() {
+        let f = LaunchFacts {
+            unified: false,
+            ..facts(Placement::Shared, 2)
+        };
+        let v = colored(Access::Auto);
+        let e = check(0, Some(&param(false, true)), &v, &f).unwrap_err();
+        assert!(e.contains("do not share the host's memory"), "{e}");
+        assert!(check(0, Some(&param(true, true)), &v, &f).is_ok());
+        let one = LaunchFacts { busy: 1, ..f };
+        assert!(check(0, Some(&param(false, true)), &v, &one).is_ok());
     }
 
     #[test]

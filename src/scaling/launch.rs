@@ -103,6 +103,9 @@ impl<'k> RootLaunch<'k> {
             rank,
             offset_is_zero: base == [0; 3],
             busy: subs.iter().flatten().count(),
+            unified: kernels
+                .iter()
+                .all(|k| k.program().device().limits().host_unified_memory),
         };
         if let (Some(why), true) = (&self.kernel.whole_obstacle, facts.busy > 1) {
             return Err(self.invalid(
