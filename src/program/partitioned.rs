@@ -45,7 +45,7 @@ pub const GUARDED_SUFFIX: &str = "__clg_pguard";
 /// The name of `kernel`'s guarded partitioned variant: the partitioned variant whose
 /// work-items outside the whole launch's `clg_whole_size` (the user's range of a rounded
 /// launch) exit at once. Written for kernels that may be rounded
-/// ([`rounding_obstacle`](crate::program::rounded::rounding_obstacle) is `None`).
+/// ([`rounding_obstacle`] is `None`).
 ///
 /// ```
 /// assert_eq!(clgroups::program::partitioned::guarded_name("saxpy"), "saxpy__clg_pguard");
