@@ -17,7 +17,8 @@
 //! * around the variant, function-like `#define`s (undefined after it) that make
 //!   `get_global_size`, `get_global_offset`, `get_global_linear_id`, `get_num_groups` and
 //!   `get_group_id` report the whole launch, as on one device: a grid-stride loop over
-//!   `get_global_size(0)` covers the array once, not once per device. Functions the kernel
+//!   `get_global_size(0)` covers the array once, not once per device. (In a rounded range
+//!   launch the global size is the user's range and the group count the groups covering it.) Functions the kernel
 //!   calls cannot see these values: [`whole_launch_obstacle`] names them, and launches over
 //!   several devices refuse such kernels.
 //!
@@ -142,7 +143,8 @@ pub fn whole_launch_obstacle(src: &str, k: &KernelDecl) -> Option<String> {
 /// The whole-launch queries of a variant, as `#define`s (see the module docs).
 fn whole_defines() -> String {
     format!(
-        "{}\n#define get_num_groups(clg_d) (get_global_size(clg_d) / get_local_size(clg_d))\n\
+        "{}\n#define get_num_groups(clg_d) ((get_global_size(clg_d) + get_local_size(clg_d) - 1) / \
+         get_local_size(clg_d))\n\
          #define get_group_id(clg_d) ((get_global_id(clg_d) - get_global_offset(clg_d)) / \
          get_local_size(clg_d))",
         DEFINES.replace("clg_user_", "clg_whole_")
@@ -364,7 +366,7 @@ mod tests {
             d.contains("#define get_global_size(clg_d) ((clg_d) == 0 ? (size_t)clg_whole_size0")
         );
         assert!(d.contains(
-            "#define get_num_groups(clg_d) (get_global_size(clg_d) / get_local_size(clg_d))"
+            "#define get_num_groups(clg_d) ((get_global_size(clg_d) + get_local_size(clg_d) - 1) / get_local_size(clg_d))"
         ));
         assert!(d.contains("#define get_group_id(clg_d) ((get_global_id(clg_d) - get_global_offset(clg_d)) / get_local_size(clg_d))"));
         assert!(!d.contains("clg_user_"));
