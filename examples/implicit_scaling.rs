@@ -1,5 +1,6 @@
-//! Implicit scaling: print a partition or a coloring plan, or measure `y = a*x + y` over every
-//! device of `RootDevice::from_env()` against device 0 alone.
+//! Implicit scaling: print a partition or a coloring plan, or measure SAXPY (`y = a*x + y`) at
+//! a power of two and at the prime just below it, and a reduce, over every device of
+//! `RootDevice::from_env()` against device 0 alone.
 //!
 //! ```text
 //! cargo run --example implicit_scaling -- --plan --stacks 2 --global 512,512,19 --local 16,1,1
@@ -9,18 +10,20 @@
 //! POCL_DEVICES="pthread pthread" cargo run --release --example implicit_scaling
 //! ```
 //!
+//! Every launch is a plain range (`.range(n)`, rounded where n is awkward); times are host
+//! wall times (launch to completion), the median of `--runs` (at least 21) runs after two
+//! warm-ups; every element of every SAXPY result and every reduce result is checked.
 //! Ranges are OpenCL order (x first); partition chunks count work-groups. `CLGROUPS_DEVICES`
 //! (e.g. `0:0,0:1`) picks the devices of the measurement; `RUST_LOG=debug` shows the plans.
 //! The placement of the colored buffers is the root device's (`shared` on host-unified
 //! memory, else `partitioned`; `CLGROUPS_PLACEMENT=shared|partitioned` overrides it).
 
 use clap::Parser;
-use clgroups::launch::LocalSize;
 use clgroups::plan::coloring::{color, DEFAULT_PAGE_SIZE};
 use clgroups::plan::local_size::DeviceKind;
 use clgroups::plan::partition::partition;
-use clgroups::scaling::{ColoredBuffer, Placement, RootDevice};
-use clgroups::{Buffer, Program, Queue, Range};
+use clgroups::scaling::{self, ColoredBuffer, Placement, RootDevice};
+use clgroups::{algorithms, Buffer, Program, Queue, Range};
 use std::time::{Duration, Instant};
 
 #[derive(Parser, Debug)]
@@ -44,11 +47,12 @@ struct Args {
     /// Coloring page in bytes for --color.
     #[arg(long, default_value_t = DEFAULT_PAGE_SIZE)]
     page: usize,
-    /// Elements of the measurement (default 2^26 on GPUs, 2^24 otherwise).
+    /// Elements of the measurement, a power of two (default 2^26 on GPUs, 2^24 otherwise);
+    /// SAXPY also runs at the largest prime below it.
     #[arg(long)]
     n: Option<usize>,
-    /// Timed runs per configuration (the median is reported; at least 15).
-    #[arg(long, default_value_t = 15)]
+    /// Timed runs per configuration (the median is reported; at least 21).
+    #[arg(long, default_value_t = 21)]
     runs: usize,
 }
 
@@ -91,94 +95,150 @@ fn first_wrong(y: &[f32], x: &[f32], y0: &[f32]) -> Option<(usize, f32, f32)> {
         .find(|(_, got, want)| got.to_bits() != want.to_bits())
 }
 
-/// Median of the device durations and of the host wall times of `runs` runs of `launch`
-/// (after two warm-up runs).
-fn time(
-    runs: usize,
-    mut launch: impl FnMut() -> clgroups::Result<Duration>,
-) -> clgroups::Result<(Duration, Duration)> {
-    for _ in 0..2 {
-        launch()?;
+/// A timed configuration: its name, the bytes one run moves, and the run itself.
+type Case<'a> = (String, f64, Box<dyn FnMut() -> clgroups::Result<()> + 'a>);
+
+/// Median host wall time of each case over `runs` rounds, after two warm-up rounds; each round
+/// runs every case once, in turn, so that a busy machine slows all of them alike.
+fn time(runs: usize, cases: &mut [Case]) -> clgroups::Result<Vec<Duration>> {
+    let mut walls = vec![Vec::with_capacity(runs); cases.len()];
+    for round in 0..runs + 2 {
+        for (i, (_, _, run)) in cases.iter_mut().enumerate() {
+            let t = Instant::now();
+            run()?;
+            if round >= 2 {
+                walls[i].push(t.elapsed());
+            }
+        }
     }
-    let (mut dev, mut wall) = (Vec::new(), Vec::new());
-    for _ in 0..runs {
-        let t = Instant::now();
-        dev.push(launch()?);
-        wall.push(t.elapsed());
-    }
-    dev.sort();
-    wall.sort();
-    Ok((dev[runs / 2], wall[runs / 2]))
+    Ok(walls
+        .into_iter()
+        .map(|mut w| {
+            w.sort();
+            w[runs / 2]
+        })
+        .collect())
 }
 
-fn gbs(n: usize, d: Duration) -> f64 {
-    12.0 * n as f64 / d.as_secs_f64() / 1e9
+/// The largest prime below `n` (n ≥ 3).
+fn prime_below(n: usize) -> usize {
+    let is_prime = |p: usize| p >= 2 && (2..).take_while(|d| d * d <= p).all(|d| p % d != 0);
+    (2..n).rev().find(|&p| is_prime(p)).unwrap_or(2)
 }
 
 fn measure(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let runs = args.runs.max(15);
+    let runs = args.runs.max(21);
     let root = RootDevice::from_env()?;
     let gpu = root.devices()[0].kind() == DeviceKind::Gpu;
-    let n = args.n.unwrap_or(if gpu { 1 << 26 } else { 1 << 24 });
-    let local = Range::d1(gcd(n, 256));
+    let pow2 = args.n.unwrap_or(if gpu { 1 << 26 } else { 1 << 24 });
+    let sizes = [pow2, prime_below(pow2)];
     for (i, d) in root.devices().iter().enumerate() {
         println!("device {i}: {d}");
     }
-    let (x, y0) = inputs(n);
-
-    // Device 0 alone, in its own context.
+    println!(
+        "placement: {}; medians of {runs} interleaved runs",
+        root.placement()
+    );
     let q = Queue::new(&root.devices()[0])?;
     let k1 = Program::from_source(&q, SAXPY)?.kernel("saxpy")?;
-    let xb = Buffer::from_slice(&q, &x)?;
-    let mut yb = Buffer::from_slice(&q, &y0)?;
-    let one = |y: &Buffer<f32>| {
-        let launch = k1.launch().arg(y).arg(&xb).arg(A);
-        // SAFETY: `saxpy` touches element get_global_id(0) < n of `x` and `y` (n elements).
-        unsafe { launch.nd_range(Range::d1(n), LocalSize::Exact(local)) }?.duration()
-    };
-    let (single, single_wall) = time(runs, || one(&yb))?;
-    yb.write(&q, &y0)?;
-    one(&yb)?;
-    if let Some((i, got, want)) = first_wrong(&yb.read(&q)?, &x, &y0) {
-        return Err(format!("device 0 alone: y[{i}] = {got}, expected {want}").into());
-    }
-    drop((xb, yb));
-
-    // Every device of the root device, on colored buffers.
     let kn = root.program(SAXPY)?.kernel("saxpy")?;
-    let xc = colored(&root, &x, local)?;
-    let mut yc = colored(&root, &y0, local)?;
-    println!("placement: {}", root.placement());
-    println!("colored chunks (elements): {}", join(yc.chunks()));
-    let all = |y: &ColoredBuffer<f32>| {
-        // SAFETY: as above, with one writer per element across devices.
-        let ev = unsafe { kn.launch().arg(y).arg(&xc).arg(A).nd_range(n, local) }?;
-        ev.duration()
-    };
-    let (multi, multi_wall) = time(runs, || all(&yc))?;
-    yc.write(&y0)?;
-    // SAFETY: as above.
-    let ev = unsafe { kn.launch().arg(&yc).arg(&xc).arg(A).nd_range(n, local) }?;
-    println!("partition: {:?}", ev.partition());
-    let per_device: Vec<String> = ev
-        .device_durations()?
-        .iter()
-        .map(|d| d.map_or("-".into(), |d| format!("{:.3} ms", ms(d))))
-        .collect();
-    if let Some((i, got, want)) = first_wrong(&yc.read()?, &x, &y0) {
-        return Err(format!("all devices: y[{i}] = {got}, expected {want}").into());
+    // Buffers, each result checked once before the timing.
+    let mut single = Vec::new();
+    let mut multi = Vec::new();
+    for n in sizes {
+        let (x, y0) = inputs(n);
+        let xb = Buffer::from_slice(&q, &x)?;
+        let yb = Buffer::from_slice(&q, &y0)?;
+        // SAFETY: `saxpy` reads x[i] and updates y[i] for global ids i < n, the length of both.
+        unsafe { k1.launch().arg(&yb).arg(&xb).arg(A).range(n) }?.wait()?;
+        if let Some((i, got, want)) = first_wrong(&yb.read(&q)?, &x, &y0) {
+            return Err(format!("n={n}, device 0 alone: y[{i}] = {got}, expected {want}").into());
+        }
+        let (launch, local) = kn.range_plan(Range::d1(n))?;
+        let xc = colored(&root, &x, local)?;
+        let yc = colored(&root, &y0, local)?;
+        // SAFETY: `saxpy` reads x[i] and updates y[i] for global ids i < n, the length of both.
+        let ev = unsafe { kn.launch().arg(&yc).arg(&xc).arg(A).range(n) }?;
+        ev.wait()?;
+        if let Some((i, got, want)) = first_wrong(&yc.read()?, &x, &y0) {
+            return Err(format!("n={n}, all devices: y[{i}] = {got}, expected {want}").into());
+        }
+        println!(
+            "saxpy n={n}: {} devices launch {launch:?} in work-groups of {local:?}, partition \
+             {:?}, chunks {}; every element verified on one and on all devices",
+            root.len(),
+            ev.partition(),
+            join(yc.chunks())
+        );
+        single.push((n, xb, yb));
+        multi.push((n, xc, yc));
     }
-    println!("verified: {n} elements on device 0 alone and on all devices");
+    let xr: Vec<f32> = (0..pow2).map(|i| (i % 1021) as f32 * 0.5).collect();
+    let want: f64 = xr.iter().map(|&v| f64::from(v)).sum();
+    let check = move |what: &str, got: f32| -> clgroups::Result<()> {
+        match (f64::from(got) - want).abs() <= 1e-5 * want {
+            true => Ok(()),
+            false => Err(clgroups::Error::InvalidInput {
+                reason: format!("reduce {what}: {got}, expected {want}"),
+            }),
+        }
+    };
+    let rb = Buffer::from_slice(&q, &xr)?;
+    let rc = ColoredBuffer::from_slice(&root, &xr)?;
+    drop(xr);
+    let devices = format!("{} devices", root.len());
+    let mut cases: Vec<Case> = Vec::new();
+    for ((n, xb, yb), (_, xc, yc)) in single.iter().zip(&multi) {
+        let n = *n;
+        let (k1, kn) = (&k1, &kn);
+        cases.push((
+            format!("saxpy n={n}, device 0 alone"),
+            12.0 * n as f64,
+            // SAFETY: `saxpy` reads x[i] and updates y[i] for global ids i < n, the length of both.
+            Box::new(move || unsafe { k1.launch().arg(yb).arg(xb).arg(A).range(n) }?.wait()),
+        ));
+        cases.push((
+            format!("saxpy n={n}, {devices}"),
+            12.0 * n as f64,
+            // SAFETY: `saxpy` reads x[i] and updates y[i] for global ids i < n, the length of both.
+            Box::new(move || unsafe { kn.launch().arg(yc).arg(xc).arg(A).range(n) }?.wait()),
+        ));
+    }
+    // Every reduce result is checked.
+    let (q, root, rb, rc) = (&q, &root, &rb, &rc);
+    cases.push((
+        format!("reduce-sum n={pow2} floats, device 0 alone"),
+        4.0 * pow2 as f64,
+        Box::new(move || check("device 0 alone", algorithms::reduce_sum(q, rb)?)),
+    ));
+    cases.push((
+        format!("reduce-sum n={pow2} floats, {devices}"),
+        4.0 * pow2 as f64,
+        Box::new(move || check("all devices", scaling::algorithms::reduce_sum(root, rc)?)),
+    ));
+    let medians = time(runs, &mut cases)?;
+    for ((name, bytes, _), d) in cases.iter().zip(&medians) {
+        println!(
+            "{name}: {:.3} ms, {:.2} GB/s",
+            ms(*d),
+            bytes / d.as_secs_f64() / 1e9
+        );
+    }
+    let ratio = |a: usize, b: usize| medians[a].as_secs_f64() / medians[b].as_secs_f64();
     println!(
-        "per-device kernel time (checked run): {}",
-        per_device.join(", ")
+        "speedup over device 0 alone: saxpy n={} {:.2}x, saxpy n={} {:.2}x, reduce {:.2}x",
+        sizes[0],
+        ratio(0, 1),
+        sizes[1],
+        ratio(2, 3),
+        ratio(4, 5)
     );
-    report("device 0 alone", n, single, single_wall);
-    report(&format!("{} devices", root.len()), n, multi, multi_wall);
+    // Throughput at the prime over throughput at the power of two.
+    let per_elem = |i: usize, n: usize| medians[i].as_secs_f64() / n as f64;
     println!(
-        "speedup: {:.2}x (device time), {:.2}x (host wall time)",
-        single.as_secs_f64() / multi.as_secs_f64(),
-        single_wall.as_secs_f64() / multi_wall.as_secs_f64()
+        "saxpy prime/power-of-two throughput: {:.3} ({devices}), {:.3} (device 0 alone)",
+        per_elem(1, sizes[0]) / per_elem(3, sizes[1]),
+        per_elem(0, sizes[0]) / per_elem(2, sizes[1])
     );
     Ok(())
 }
@@ -187,31 +247,13 @@ fn measure(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
 /// so that the chunks match the launch's partition for any `n`.
 fn colored(root: &RootDevice, data: &[f32], local: Range) -> clgroups::Result<ColoredBuffer<f32>> {
     let mut buf = match root.placement() {
-        Placement::Partitioned => ColoredBuffer::with_page(root, data.len(), local.get(0) * 4)?,
+        Placement::Partitioned => ColoredBuffer::with_page(root, data.len(), local.len() * 4)?,
         Placement::Shared => ColoredBuffer::new(root, data.len())?,
     };
     buf.write(data)?;
     Ok(buf)
 }
 
-fn report(what: &str, n: usize, dev: Duration, wall: Duration) {
-    println!(
-        "{what}: {:.2} GB/s ({:.3} ms median device time; {:.2} GB/s, {:.3} ms host wall)",
-        gbs(n, dev),
-        ms(dev),
-        gbs(n, wall),
-        ms(wall)
-    );
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }

@@ -130,6 +130,26 @@ pub enum Error {
         /// The buffer's length in elements.
         len: usize,
     },
+    /// Checked mode ([`crate::scaling::checked_mode`]): a work-item of a launch over several
+    /// devices indexed a buffer outside the elements its device holds. Reported after the
+    /// launch, which has run (with that access redirected to an element the device holds).
+    #[error("kernel `{kernel}` on {device}: work-item {global_id:?} indexed {argument} at {index}, outside the elements [{lo}, {hi}) this device holds; declare the buffer's Access (Halo(n) or Replicated for reads) or use shared placement (CLGROUPS_PLACEMENT=shared)")]
+    OutOfChunk {
+        /// The kernel.
+        kernel: String,
+        /// The device.
+        device: String,
+        /// The argument, as "argument 1 (`x`)".
+        argument: String,
+        /// The index used (whole-array numbering).
+        index: i64,
+        /// First element held.
+        lo: u64,
+        /// One past the last element held.
+        hi: u64,
+        /// The global id of the work-item (dimensions 0 to 2).
+        global_id: [u32; 3],
+    },
     /// The program has no kernel of that name.
     #[error("no kernel `{kernel}` in the program; it defines: {available:?}")]
     NoSuchKernel {

@@ -10,8 +10,7 @@ mod common;
 use clgroups::buffer::Scalar;
 use clgroups::launch::{Local, LocalSize};
 use clgroups::plan::coloring::color_elements;
-use clgroups::plan::partition::partition;
-use clgroups::scaling::{ColoredBuffer, Placement, RootDevice};
+use clgroups::scaling::{Access, ColoredBuffer, Placement, RootDevice};
 use clgroups::{Buffer, Error, Program, Range};
 
 /// Every kernel here indexes with `get_global_id` and takes the sizes it needs as arguments.
@@ -36,34 +35,8 @@ kernel void sizes(global uint *out, uint dim) {
 }
 "#;
 
-fn multi_required() -> bool {
-    std::env::var("CLGROUPS_REQUIRE_MULTI_DEVICE").is_ok_and(|v| v == "1")
-}
-
-/// The root device under test: the default platform's devices, or the default device split
-/// in two. `None` (after printing why) when neither gives two devices and that is allowed.
 fn root(test: &str) -> Option<RootDevice> {
-    let all = RootDevice::from_env().expect("a root device over the default platform");
-    if all.len() >= 2 {
-        eprintln!("{test}: {all:?}");
-        return Some(all);
-    }
-    let dev = common::device();
-    match RootDevice::split(&dev, 2) {
-        Ok(r) => {
-            eprintln!("{test}: {dev} split in two: {r:?}");
-            Some(r)
-        }
-        Err(e) => {
-            let why = format!("{test}: one device on the platform and it cannot be split: {e}");
-            assert!(
-                !multi_required(),
-                "CLGROUPS_REQUIRE_MULTI_DEVICE=1 but {why}"
-            );
-            eprintln!("not run: {why}");
-            None
-        }
-    }
+    common::root_device(test)
 }
 
 /// Distinct, non-zero floats.
@@ -74,42 +47,45 @@ fn input(n: usize) -> Vec<f32> {
         .collect()
 }
 
-/// A colored buffer of `len` elements: in partitioned placement in pages of `slab` elements,
-/// else with the default page.
+/// A colored buffer of `len` elements: in partitioned placement in pages of `slab` elements
+/// and declared [`Access::Partitioned`] (the kernels index it by `m * id + j`), else with the
+/// default page.
 fn colored<T: Scalar>(root: &RootDevice, len: usize, slab: usize) -> ColoredBuffer<T> {
     match root.placement() {
         Placement::Partitioned => {
-            ColoredBuffer::with_page(root, len, slab * size_of::<T>()).unwrap()
+            ColoredBuffer::with_layout(root, len, slab * size_of::<T>(), Access::Partitioned)
+                .unwrap()
         }
         Placement::Shared => ColoredBuffer::new(root, len).unwrap(),
     }
 }
 
 /// Runs `blend` over `global`/`local` on all devices and on device 0 alone (plain buffers);
-/// asserts identical bits and returns the partitioned dimension. In partitioned placement a
-/// split of any but the slowest dimension must fail with the chunk error instead.
+/// asserts identical bits and returns the partitioned dimension (in partitioned placement
+/// too, whichever dimension is split).
 fn same_bits(root: &RootDevice, global: Range, local: Range) -> usize {
     let n = global.len();
-    let dim = partition(global, local, root.len()).unwrap().dim;
-    let slab = n / global.get(dim) * local.get(dim);
     let prog = root.program(SOURCE).unwrap();
     let k = prog.kernel("blend").unwrap();
-    let mut x = colored(root, n, slab);
+    // Colored for this launch: in partitioned placement each device owns its work-items'
+    // elements whichever dimension is split.
+    let for_launch = || ColoredBuffer::for_launch(root, global, local, Access::Partitioned);
+    let mut x = for_launch().unwrap();
     x.write(&input(n)).unwrap();
-    let mut multi = colored::<f32>(root, n, slab);
+    let mut multi = for_launch().unwrap();
     multi.fill(-1.0).unwrap();
     let (nx, ny) = (global.get(0) as u32, global.get(1) as u32);
     let tile = Local::<f32>::new(local.len());
-    let launch = k.launch().arg(&multi).arg(&x).arg(nx).arg(ny).arg(tile);
-    // SAFETY: `blend` touches element x + nx * (y + ny * z) < n of `out` and `in` (n elements
-    // each) and tile[l] below the local size; shared placement: one writer per element.
-    let launched = unsafe { launch.nd_range(global, local) };
-    let contiguous = (dim + 1..global.rank()).all(|d| global.get(d) == 1);
-    if root.placement() == Placement::Partitioned && !contiguous {
-        let e = launched.map(|_| ()).unwrap_err();
-        assert!(e.to_string().contains("holds only"), "{e}");
-        return dim;
-    }
+    // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
+    let launched = unsafe {
+        k.launch()
+            .arg(&multi)
+            .arg(&x)
+            .arg(nx)
+            .arg(ny)
+            .arg(tile)
+            .nd_range(global, local)
+    };
     let ev = launched.unwrap_or_else(|e| panic!("global {global:?} local {local:?}: {e}"));
     ev.wait().unwrap();
     let q = &root.queues()[0];
@@ -117,17 +93,21 @@ fn same_bits(root: &RootDevice, global: Range, local: Range) -> usize {
     let mut single = Buffer::<f32>::new(root.context(), n).unwrap();
     single.fill(q, -2.0).unwrap();
     let xs = Buffer::from_slice(q, &input(n)).unwrap();
-    let blend = one.kernel("blend").unwrap();
-    let launch = blend
-        .launch()
-        .arg(&single)
-        .arg(&xs)
-        .arg(nx)
-        .arg(ny)
-        .arg(tile);
-    // SAFETY: as above, on one device.
-    let one_ev = unsafe { launch.nd_range(global, LocalSize::Exact(local)) };
-    one_ev.unwrap().wait().unwrap();
+    // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
+    unsafe {
+        one.kernel("blend")
+            .unwrap()
+            .launch()
+            .arg(&single)
+            .arg(&xs)
+            .arg(nx)
+            .arg(ny)
+            .arg(tile)
+            .nd_range(global, LocalSize::Exact(local))
+    }
+    .unwrap()
+    .wait()
+    .unwrap();
     let (m, s) = (multi.read().unwrap(), single.read(q).unwrap());
     assert!(s.iter().all(|v| *v != -2.0), "single-device run incomplete");
     let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
@@ -166,24 +146,27 @@ fn bit_identical_1d_2d_3d() {
         (Range::d3(64, 32, 38), Range::d3(8, 1, 2), 1),
         (Range::d3(64, 32, 38), Range::d3(16, 1, 1), 2),
     ];
-    for (global, local, dim) in cases {
-        let got = same_bits(&root, global, local);
-        if two {
-            assert_eq!(got, dim, "global {global:?} local {local:?}");
+    for placement in [Placement::Shared, Placement::Partitioned] {
+        let root = root.clone().with_placement(placement);
+        for (global, local, dim) in cases {
+            let got = same_bits(&root, global, local);
+            if two {
+                assert_eq!(got, dim, "global {global:?} local {local:?} ({placement})");
+            }
         }
     }
 }
 
-/// get_global_size, get_group_id and get_num_groups report the sub-launch, as documented.
+/// get_global_size, get_group_id and get_num_groups report the whole launch, as on one device.
 #[test]
-fn size_queries_report_the_sub_launch() {
-    let Some(root) = root("size_queries_report_the_sub_launch") else {
+fn size_queries_report_the_whole_launch() {
+    let Some(root) = root("size_queries_report_the_whole_launch") else {
         return;
     };
     let (global, local) = (Range::d1(19 * 16), Range::d1(16));
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
     let out = colored::<u32>(&root, 3 * global.len(), 3 * 16);
-    // SAFETY: `sizes` writes out[3i..3i+3] for global ids i < 19 * 16; `out` has 3 per id.
+    // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
     let ev = unsafe { k.launch().arg(&out).arg(0u32).nd_range(global, local) }.unwrap();
     ev.wait().unwrap();
     let got = out.read().unwrap();
@@ -191,11 +174,7 @@ fn size_queries_report_the_sub_launch() {
     assert!(subs.iter().filter(|s| s.is_some()).count() >= 2);
     for (off, size) in subs.into_iter().flatten() {
         for i in off.get(0)..off.get(0) + size.get(0) {
-            let want = [
-                size.get(0) as u32,
-                ((i - off.get(0)) / 16) as u32,
-                (size.get(0) / 16) as u32,
-            ];
+            let want = [global.get(0) as u32, (i / 16) as u32, 19];
             assert_eq!(got[3 * i..3 * i + 3], want, "work-item {i}");
         }
         assert_ne!(size.get(0), global.get(0));
@@ -208,15 +187,15 @@ fn one_work_group_runs_on_device_0_only() {
         return;
     };
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
-    let out = ColoredBuffer::<u32>::new(&root, 3 * 64).unwrap();
-    // SAFETY: `sizes` writes out[3i..3i+3] for i < 64; `out` has 3 * 64 elements.
+    let out = ColoredBuffer::<u32>::with_access(&root, 3 * 64, Access::Partitioned).unwrap();
+    // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
     let ev = unsafe {
         k.launch()
             .arg(&out)
             .arg(0u32)
             .nd_range(Range::d1(64), Range::d1(64))
-    };
-    let ev = ev.unwrap();
+    }
+    .unwrap();
     let launched: Vec<bool> = ev.events().iter().map(Option::is_some).collect();
     let mut want = vec![false; root.len()];
     want[0] = true;
@@ -235,9 +214,15 @@ fn every_device_gets_its_chunk_with_an_offset() {
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
     let mut out = colored::<u32>(&root, 3 * 64 * (4 * n + 1), 3 * 64);
     out.fill(7).unwrap();
-    let launch = k.launch().arg(&out).arg(0u32).offset(Range::d1(64));
-    // SAFETY: `sizes` writes out[3i..3i+3] for ids 64 <= i < 64 * (4n + 1), which `out` holds.
-    let ev = unsafe { launch.nd_range(Range::d1(64 * 4 * n), Range::d1(64)) }.unwrap();
+    // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
+    let ev = unsafe {
+        k.launch()
+            .arg(&out)
+            .arg(0u32)
+            .offset(Range::d1(64))
+            .nd_range(Range::d1(64 * 4 * n), Range::d1(64))
+    }
+    .unwrap();
     assert_eq!(ev.partition().chunks, vec![4; n]);
     let durations = ev.device_durations().unwrap();
     assert!(durations
@@ -247,8 +232,9 @@ fn every_device_gets_its_chunk_with_an_offset() {
     assert!(durations.iter().all(|d| d.unwrap() <= total));
     let got = out.read().unwrap();
     assert_eq!(got[..3 * 64], vec![7; 3 * 64][..], "before the offset");
-    assert_eq!(got[3 * 64..3 * 64 + 3], [256, 0, 4]);
-    assert_eq!(got[3 * (64 * 4 * n + 63)..], [256, 3, 4]);
+    let (size, groups) = (64 * 4 * n as u32, 4 * n as u32);
+    assert_eq!(got[3 * 64..3 * 64 + 3], [size, 0, groups]);
+    assert_eq!(got[3 * (64 * 4 * n + 63)..], [size, groups - 1, groups]);
 }
 
 #[test]
@@ -264,7 +250,7 @@ fn invalid_launches_fail_before_enqueueing() {
         (Range::d2(64, 4), Range::d1(64), "dimensions"),
     ];
     for (global, local, msg) in bad {
-        // SAFETY: refused before anything is enqueued (asserted below: nothing ran).
+        // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
         let e = unsafe { k.launch().arg(&out).arg(0u32).nd_range(global, local) }
             .map(|_| ())
             .unwrap_err();
@@ -273,13 +259,18 @@ fn invalid_launches_fail_before_enqueueing() {
             "{e}"
         );
     }
-    let launch = k.launch().arg(&out).offset(Range::d2(0, 0)).arg(0u32);
-    // SAFETY: refused before anything is enqueued (asserted below: nothing ran).
-    let e = unsafe { launch.nd_range(Range::d1(1024), Range::d1(64)) }
-        .map(|_| ())
-        .unwrap_err();
+    // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
+    let e = unsafe {
+        k.launch()
+            .arg(&out)
+            .offset(Range::d2(0, 0))
+            .arg(0u32)
+            .nd_range(Range::d1(1024), Range::d1(64))
+    }
+    .map(|_| ())
+    .unwrap_err();
     assert!(e.to_string().contains("another rank"), "{e}");
-    // SAFETY: as above.
+    // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
     let e = unsafe {
         k.launch()
             .arg(&out)
@@ -347,12 +338,12 @@ fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
     let n = 64 * 2 * root.len();
     // Default 64 KiB pages: every element on device 0.
-    let mut out = ColoredBuffer::<u32>::new(&root, 3 * n).unwrap();
+    let mut out = ColoredBuffer::<u32>::with_access(&root, 3 * n, Access::Partitioned).unwrap();
     assert_eq!(out.chunks()[0], 3 * n);
     assert_eq!(out.placement(), Placement::Partitioned);
     assert!(out.parent().is_none());
     out.fill(5).unwrap();
-    // SAFETY: refused before anything is enqueued (asserted below: nothing ran).
+    // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
     let e = unsafe {
         k.launch()
             .arg(&out)
@@ -371,19 +362,70 @@ fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
     root.finish().unwrap();
     assert!(out.read().unwrap().iter().all(|&v| v == 5), "something ran");
     // The suggested page works.
-    let good = ColoredBuffer::<u32>::with_page(&root, 3 * n, 3 * 64 * 4).unwrap();
-    // SAFETY: `sizes` writes out[3i..3i+3] for i < n; `good` has 3n elements.
-    let ev = unsafe {
+    let good =
+        ColoredBuffer::<u32>::with_layout(&root, 3 * n, 3 * 64 * 4, Access::Partitioned).unwrap();
+    // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
+    unsafe {
         k.launch()
             .arg(&good)
             .arg(0u32)
             .nd_range(Range::d1(n), Range::d1(64))
-    };
-    ev.unwrap().wait().unwrap();
+    }
+    .unwrap()
+    .wait()
+    .unwrap();
     let got = good.read().unwrap();
-    let per = n / root.len();
     assert_eq!(
         got[3 * (n - 1)..],
-        [per as u32, (per / 64 - 1) as u32, (per / 64) as u32]
+        [n as u32, (n / 64 - 1) as u32, (n / 64) as u32]
     );
+}
+
+/// A buffer colored for one launch (`ColoredBuffer::for_launch`) follows its partition in any
+/// dimension, and only that launch takes it in partitioned placement.
+#[test]
+fn buffers_colored_for_a_launch() {
+    let Some(root) = root("buffers_colored_for_a_launch") else {
+        return;
+    };
+    const DOUBLE: &str = "kernel void double_it(global int *y, global const int *x) {
+        size_t i = get_global_linear_id();
+        y[i] = 2 * x[i];
+    }";
+    // 19 rows of 4 x-groups: the split is in x (dimension 0) on two devices.
+    let (global, local) = (Range::d2(64, 19), Range::d2(16, 1));
+    let xs = common::values(global.len(), 5);
+    for placement in [Placement::Shared, Placement::Partitioned] {
+        let root = root.clone().with_placement(placement);
+        let k = root.program(DOUBLE).unwrap().kernel("double_it").unwrap();
+        let mut x = ColoredBuffer::for_launch(&root, global, local, Access::Auto).unwrap();
+        x.write(&xs).unwrap();
+        assert_eq!(x.read().unwrap(), xs);
+        let mut y = ColoredBuffer::for_launch(&root, global, local, Access::Auto).unwrap();
+        y.fill(-1).unwrap();
+        // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
+        let ev = unsafe { k.launch().arg(&y).arg(&x).nd_range(global, local) }.unwrap();
+        if root.len() == 2 {
+            assert_eq!(ev.partition().dim, 0);
+        }
+        let want: Vec<i32> = xs.iter().map(|v| 2 * v).collect();
+        assert_eq!(y.read().unwrap(), want, "{placement}");
+        // Another launch shape: refused in partitioned placement, nothing enqueued.
+        y.fill(-1).unwrap();
+        // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
+        let other = unsafe {
+            k.launch()
+                .arg(&y)
+                .arg(&x)
+                .nd_range(global, Range::d2(32, 1))
+        };
+        match placement {
+            Placement::Shared => assert_eq!(y.read().unwrap(), want),
+            Placement::Partitioned => {
+                let e = other.map(|_| ()).unwrap_err().to_string();
+                assert!(e.contains("is colored for an ND-range of"), "{e}");
+                assert!(y.read().unwrap().iter().all(|&v| v == -1));
+            }
+        }
+    }
 }

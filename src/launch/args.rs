@@ -54,6 +54,18 @@ pub struct Mem {
     guard: Option<Guard>,
 }
 
+#[cfg(test)]
+impl Mem {
+    /// A memory object for tests of plans that never reach the driver.
+    pub(crate) fn null() -> Self {
+        Mem {
+            raw: std::ptr::null_mut(),
+            context: 0,
+            guard: None,
+        }
+    }
+}
+
 impl Mem {
     fn of<T: Scalar>(buffer: &Buffer<T>) -> Self {
         Mem {

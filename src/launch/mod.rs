@@ -93,6 +93,12 @@ pub enum LocalSize {
     Tuned,
 }
 
+impl From<Range> for LocalSize {
+    fn from(local: Range) -> Self {
+        LocalSize::Exact(local)
+    }
+}
+
 /// A finished-or-running command (or several in one in-order queue, for a plain range that
 /// runs as pieces), with profiling times.
 #[derive(Debug)]
@@ -109,6 +115,13 @@ impl Event {
             device,
             kernel,
         }
+    }
+
+    /// This event followed by `next`, a later command of the same in-order queue: one event
+    /// from the start of this one to the end of `next`.
+    pub(crate) fn then(mut self, next: Event) -> Event {
+        self.raw.extend(next.raw);
+        self
     }
 
     /// What the event is for, in error messages (built only when needed: launches stay cheap).

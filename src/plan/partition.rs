@@ -203,6 +203,92 @@ pub fn partition(global: Range, local: Range, stacks: usize) -> Result<Partition
     Ok(Partition { dim, chunks })
 }
 
+/// Whether the sub-launch `offset`, `size` (without the launch's offset) lies inside `user`.
+pub fn inside(offset: Range, size: Range, user: Range) -> bool {
+    (0..user.rank()).all(|d| offset.get(d) + size.get(d) <= user.get(d))
+}
+
+/// A sub-launch `offset`, `size` of a rounded launch (work-groups of `local`) that leaves the
+/// user's range `user`, as pieces `(guarded, offset, size)`: when it leaves `user` in one
+/// dimension only, the whole work-groups inside `user` unguarded, then the rest guarded (a
+/// guard in every work-item stops CPU drivers from vectorising); else all of it guarded.
+/// Offsets exclude the launch's own offset.
+///
+/// ```
+/// use clgroups::{plan::partition::guarded_pieces, Range};
+/// // The second half of a 1024-item launch for a user range of 1000, in groups of 64.
+/// let p = guarded_pieces(Range::d1(512), Range::d1(512), Range::d1(1000), Range::d1(64));
+/// assert_eq!(p, [(false, Range::d1(512), Range::d1(448)), (true, Range::d1(960), Range::d1(64))]);
+/// ```
+pub fn guarded_pieces(
+    offset: Range,
+    size: Range,
+    user: Range,
+    local: Range,
+) -> Vec<(bool, Range, Range)> {
+    let over: Vec<usize> = (0..user.rank())
+        .filter(|&d| offset.get(d) + size.get(d) > user.get(d))
+        .collect();
+    let [d] = over[..] else {
+        return vec![(true, offset, size)];
+    };
+    let inner_end = user.get(d) / local.get(d) * local.get(d);
+    let (start, end) = (offset.get(d), offset.get(d) + size.get(d));
+    if inner_end <= start {
+        return vec![(true, offset, size)];
+    }
+    vec![
+        (false, offset, size.with(d, inner_end - start)),
+        (
+            true,
+            offset.with(d, inner_end),
+            size.with(d, end - inner_end),
+        ),
+    ]
+}
+
+/// The part of the sub-launch `offset`, `size` inside `user` (its size), if any.
+pub fn clipped(offset: Range, size: Range, user: Range) -> Option<Range> {
+    let mut out = size;
+    for d in 0..user.rank() {
+        let end = (offset.get(d) + size.get(d)).min(user.get(d));
+        if end <= offset.get(d) {
+            return None;
+        }
+        out = out.with(d, end - offset.get(d));
+    }
+    Some(out)
+}
+
+/// The global linear ids `x + X * (y + Y * z)` of `global` (no offset) that the sub-range
+/// `offset`, `size` covers, as `[start, end)` runs in ascending order, adjacent runs merged:
+/// the elements a device owns in a buffer colored for one launch's partition.
+///
+/// ```
+/// use clgroups::{plan::partition::linear_runs, Range};
+/// // Columns 2..4 of an 8 x 3 range: one run per row.
+/// assert_eq!(linear_runs(Range::d2(8, 3), Range::d2(2, 0), Range::d2(2, 3)), [(2, 4), (10, 12), (18, 20)]);
+/// // Rows 1..3 of it: one run.
+/// assert_eq!(linear_runs(Range::d2(8, 3), Range::d2(0, 1), Range::d2(8, 2)), [(8, 24)]);
+/// ```
+pub fn linear_runs(global: Range, offset: Range, size: Range) -> Vec<(usize, usize)> {
+    let (g, rank) = (global.padded(), global.rank());
+    let at = |r: Range, d: usize| if d < rank { r.get(d) } else { 0 };
+    let len = |d: usize| if d < rank { size.get(d) } else { 1 };
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for z in at(offset, 2)..at(offset, 2) + len(2) {
+        for y in at(offset, 1)..at(offset, 1) + len(1) {
+            let start = at(offset, 0) + g[0] * (y + g[1] * z);
+            let end = start + len(0);
+            match runs.last_mut() {
+                Some(last) if last.1 == start => last.1 = end,
+                _ => runs.push((start, end)),
+            }
+        }
+    }
+    runs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,7 +414,104 @@ mod tests {
         })
     }
 
+    #[test]
+    fn pieces_leaving_the_user_range_are_guarded_only_where_they_leave() {
+        let (user, local) = (Range::d1(1000), Range::d1(64));
+        // Device 1 of a 1024-item launch: groups 8..16, the last one partly outside.
+        let p = guarded_pieces(Range::d1(512), Range::d1(512), user, local);
+        assert_eq!(
+            p,
+            vec![
+                (false, Range::d1(512), Range::d1(448)),
+                (true, Range::d1(960), Range::d1(64))
+            ]
+        );
+        // Only the partial group.
+        let p = guarded_pieces(Range::d1(960), Range::d1(64), user, local);
+        assert_eq!(p, vec![(true, Range::d1(960), Range::d1(64))]);
+        // 2-D, rounded in y only: rows inside, then the last row of groups.
+        let p = guarded_pieces(
+            Range::d2(0, 8),
+            Range::d2(32, 8),
+            Range::d2(32, 13),
+            Range::d2(32, 4),
+        );
+        assert_eq!(
+            p,
+            vec![
+                (false, Range::d2(0, 8), Range::d2(32, 4)),
+                (true, Range::d2(0, 12), Range::d2(32, 4))
+            ]
+        );
+        assert!(inside(Range::d1(0), Range::d1(512), user));
+        assert_eq!(
+            clipped(Range::d1(512), Range::d1(512), user),
+            Some(Range::d1(488))
+        );
+        assert_eq!(clipped(Range::d1(1024), Range::d1(64), user), None);
+    }
+
+    #[test]
+    fn runs_of_a_3d_split_in_y() {
+        // 4 x 6 x 2, y split at 3: each z-plane contributes one run of 3 rows.
+        let g = Range::d3(4, 6, 2);
+        assert_eq!(
+            linear_runs(g, Range::d3(0, 3, 0), Range::d3(4, 3, 2)),
+            [(12, 24), (36, 48)]
+        );
+        assert_eq!(linear_runs(g, Range::d3(0, 0, 0), g), [(0, 48)]);
+        assert_eq!(
+            linear_runs(Range::d1(10), Range::d1(4), Range::d1(3)),
+            [(4, 7)]
+        );
+    }
+
     proptest! {
+        #[test]
+        fn partition_runs_tile_the_range((global, local, stacks) in shapes()) {
+            let p = partition(global, local, stacks).unwrap();
+            let mut all: Vec<(usize, usize)> = p
+                .sub_ranges(global, local)
+                .into_iter()
+                .flatten()
+                .flat_map(|(o, s)| linear_runs(global, o, s))
+                .collect();
+            all.sort();
+            let mut next = 0;
+            for (a, b) in all {
+                prop_assert_eq!(a, next);
+                prop_assert!(b > a);
+                next = b;
+            }
+            prop_assert_eq!(next, global.len());
+        }
+
+        #[test]
+        fn guarded_pieces_tile_the_sub_launch(
+            (groups, user_groups, first, count, local) in (1usize..40, 1usize..40, 0usize..40, 1usize..40, 1usize..9)
+                .prop_map(|(g, u, f, c, l)| (g, u.min(g), f.min(g - 1), c, l)),
+            partial in 0usize..8,
+        ) {
+            // A 2-D launch of `groups` rows of work-groups of `local` rows; the user's range
+            // ends `partial` rows into the last of its `user_groups` rows of groups.
+            let rows = user_groups * local - (partial % local);
+            let user = Range::d2(16, rows);
+            let count = count.min(groups - first);
+            let (off, size) = (Range::d2(0, first * local), Range::d2(16, count * local));
+            let l = Range::d2(16, local);
+            let pieces = guarded_pieces(off, size, user, l);
+            let mut at = off.get(1);
+            for (guarded, o, s) in &pieces {
+                prop_assert_eq!(o.get(1), at);
+                prop_assert_eq!(s.get(1) % local, 0);
+                prop_assert_eq!((o.get(0), s.get(0)), (0, 16));
+                prop_assert!(*guarded || inside(*o, *s, user));
+                at += s.get(1);
+            }
+            prop_assert_eq!(at, off.get(1) + size.get(1));
+            prop_assert!(pieces.iter().filter(|p| p.0).count() <= 1);
+        }
+
         #[test]
         fn partition_properties((global, local, stacks) in shapes()) {
             let p = partition(global, local, stacks).unwrap();

@@ -2,7 +2,8 @@
 //! sub-group size, the build with its fallbacks, and the driver's kernel names.
 
 use super::{
-    build_log, headers, layer, resolve, rounded, source, ProgramBuilder, ResolvedSize, SubGroupSize,
+    build_log, headers, layer, partitioned, resolve, rounded, source, ProgramBuilder, ResolvedSize,
+    SubGroupSize,
 };
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
@@ -61,6 +62,8 @@ impl KernelPlan {
         let scratch = uses_layer && backend == ShuffleBackend::Emulated;
         let rounded = if let Some(why) = &k.rewrite_obstacle {
             Err(format!("kernel `{}` is not rewritten: {why}", k.name))
+        } else if partitioned::is_root_variant(&k.name) {
+            Err("root-launch variants are launched over exact ND-ranges".to_string())
         } else if scratch {
             Err("it takes the emulated sub-group scratch".to_string())
         } else if rounding.mode == RoundingMode::Disable {

@@ -1,26 +1,64 @@
-//! Partitioned variants of kernels: a pure text transform of OpenCL C for devices that hold
-//! only their own chunk of each array (see [`crate::scaling`]).
+//! Root-launch variants of kernels: a pure text transform of OpenCL C for one launch split over
+//! several devices (see [`crate::scaling`]). Every launch over a root device runs them, in both
+//! placements.
 //!
 //! The variant [`partitioned_name`]`("k")` = `k__clg_part` of kernel `k` is `k` with:
 //!
 //! * every `global`/`__global` pointer parameter `p` renamed `clg_part_p`;
 //! * one trailing `const ulong clg_origin_p` per such pointer, in parameter order: the byte
-//!   offset of the chunk's first element in the whole array;
+//!   offset of the device's first stored element in the whole array (0 for a whole buffer);
+//! * then six `const ulong` parameters `clg_whole_size0..2`, `clg_whole_offset0..2`: the whole
+//!   launch's global size (padded with 1) and global offset (padded with 0);
 //! * as the body's first line, `p` declared with the parameter's pointer type (`restrict`
 //!   dropped) and pointed `clg_origin_p` bytes before the chunk:
 //!   `global const float* p = (global const float*)((global const char*)clg_part_p - clg_origin_p);`
 //!   so that `p[i]`, for an index `i` of the whole array inside the chunk, is the chunk's
-//!   element.
+//!   element;
+//! * around the variant, function-like `#define`s (undefined after it) that make
+//!   `get_global_size`, `get_global_offset`, `get_global_linear_id`, `get_num_groups` and
+//!   `get_group_id` report the whole launch, as on one device: a grid-stride loop over
+//!   `get_global_size(0)` covers the array once, not once per device. (In a rounded range
+//!   launch the global size is the user's range and the group count the groups covering it.) Functions the kernel
+//!   calls cannot see these values: [`whole_launch_obstacle`] names them, and launches over
+//!   several devices refuse such kernels.
+//!
+//! **Checked variants** (`checked == true`) also take, per global pointer, `const ulong
+//! clg_lo_p, const ulong clg_hi_p` (the element indices the device holds), then `global uint
+//! *clg_check`; every `p[index]` in the body becomes `p[clg_checked_index(...)]`, which
+//! records the first index outside `[clg_lo_p, clg_hi_p)` in `clg_check` (and reads or writes
+//! element `clg_lo_p` instead, so the device never touches memory it does not hold). Uses of
+//! `p` other than `p[...]` (pointer arithmetic, `vload`, calls) are not checked.
 //!
 //! Each variant is written right after its kernel, with `#line` directives as in
 //! [`crate::program::rounded`], so messages point to the original lines.
 
 use crate::error::Result;
-use crate::program::source::{KernelDecl, Param};
+use crate::program::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
+use crate::program::source::{KernelDecl, Kind, Param, Scanned};
 use std::fmt::Write as _;
 
 /// Suffix of a partitioned variant's name.
 pub const PARTITIONED_SUFFIX: &str = "__clg_part";
+
+/// Suffix of a guarded partitioned variant's name.
+pub const GUARDED_SUFFIX: &str = "__clg_pguard";
+
+/// The name of `kernel`'s guarded partitioned variant: the partitioned variant whose
+/// work-items outside the whole launch's `clg_whole_size` (the user's range of a rounded
+/// launch) exit at once. Written for kernels that may be rounded
+/// ([`rounding_obstacle`] is `None`).
+///
+/// ```
+/// assert_eq!(clgroups::program::partitioned::guarded_name("saxpy"), "saxpy__clg_pguard");
+/// ```
+pub fn guarded_name(kernel: &str) -> String {
+    format!("{kernel}{GUARDED_SUFFIX}")
+}
+
+/// Whether `name` is a variant this module writes.
+pub(crate) fn is_root_variant(name: &str) -> bool {
+    name.ends_with(PARTITIONED_SUFFIX) || name.ends_with(GUARDED_SUFFIX)
+}
 
 /// The name of `kernel`'s partitioned variant.
 ///
@@ -32,22 +70,102 @@ pub fn partitioned_name(kernel: &str) -> String {
 }
 
 /// `src` with the partitioned variant of each kernel of `kernels` after it (see the module
-/// docs). `kernels` must come from
+/// docs), checked variants when `checked`. `kernels` must come from
 /// [`scan_kernels`](crate::program::source::scan_kernels)`(src)`; errors when a declaration
 /// does not match `src` or two overlap.
 ///
 /// ```
 /// use clgroups::program::{partitioned::with_partitioned_variants, source::scan_kernels};
 /// let src = "kernel void inc(global int* x) { x[get_global_id(0)] += 1; }\n";
-/// let out = with_partitioned_variants(src, &scan_kernels(src).unwrap()).unwrap();
-/// assert!(out.contains("kernel void inc__clg_part(global int* clg_part_x, const ulong clg_origin_x)"));
-/// assert_eq!(scan_kernels(&out).unwrap().len(), 2);
+/// let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), false).unwrap();
+/// assert!(out.contains("kernel void inc__clg_part(global int* clg_part_x, const ulong clg_origin_x, const ulong clg_whole_size0"));
+/// let names: Vec<String> = scan_kernels(&out).unwrap().into_iter().map(|k| k.name).collect();
+/// assert_eq!(names, ["inc", "inc__clg_part", "inc__clg_pguard"]);
 /// ```
-pub fn with_partitioned_variants(src: &str, kernels: &[KernelDecl]) -> Result<String> {
-    let out = crate::program::rounded::with_variants(src, kernels, true, write_variant)?;
-    log::debug!("wrote partitioned variants of {} kernel(s)", kernels.len());
-    Ok(out)
+pub fn with_partitioned_variants(
+    src: &str,
+    kernels: &[KernelDecl],
+    checked: bool,
+) -> Result<String> {
+    let scanned = match checked {
+        true => Some(Scanned::new(src)?),
+        false => None,
+    };
+    let out = crate::program::rounded::with_variants(src, kernels, true, |out, src, k| {
+        write_variant(out, src, k, scanned.as_ref(), None);
+        if rounding_obstacle(src, k).is_none() {
+            write_variant(out, src, k, scanned.as_ref(), Some(&guard()));
+        }
+    })?;
+    log::debug!(
+        "wrote partitioned variants of {} kernel(s) (checked: {checked})",
+        kernels.len()
+    );
+    Ok(match checked {
+        true => format!("{CHECK_HELPER}\n#line 1\n{out}"),
+        false => out,
+    })
 }
+
+/// The built-ins that describe the whole launch in a variant (and only in its own body).
+const WHOLE_LAUNCH: [&str; 5] = [
+    "get_global_size",
+    "get_global_offset",
+    "get_global_linear_id",
+    "get_num_groups",
+    "get_group_id",
+];
+
+/// Why kernel `k` of `src` cannot run split over several devices, or `None`: a function it
+/// calls (directly, through other functions or through macros) asks for the global size or
+/// offset, the global linear id, the number of work-groups or a work-group id, which would
+/// describe one device's part of the launch there.
+///
+/// ```
+/// use clgroups::program::{partitioned::whole_launch_obstacle, source::scan_kernels};
+/// let src = "size_t n(void) { return get_global_size(0); }\n\
+///            kernel void a(global int* x) { x[get_global_id(0)] = get_global_size(0); }\n\
+///            kernel void b(global int* x) { x[get_global_id(0)] = n(); }";
+/// let k = scan_kernels(src).unwrap();
+/// assert_eq!(whole_launch_obstacle(src, &k[0]), None);
+/// assert_eq!(
+///     whole_launch_obstacle(src, &k[1]).unwrap(),
+///     "kernel `b` calls `n`, which uses `get_global_size`"
+/// );
+/// ```
+pub fn whole_launch_obstacle(src: &str, k: &KernelDecl) -> Option<String> {
+    fn forbidden(id: &str, in_function: bool) -> Option<String> {
+        (in_function && WHOLE_LAUNCH.contains(&id)).then(|| format!("uses `{id}`"))
+    }
+    first_use(src, k, forbidden)
+}
+
+/// The whole-launch queries of a variant, as `#define`s (see the module docs).
+fn whole_defines() -> String {
+    format!(
+        "{}\n#define get_num_groups(clg_d) ((get_global_size(clg_d) + get_local_size(clg_d) - 1) / \
+         get_local_size(clg_d))\n\
+         #define get_group_id(clg_d) ((get_global_id(clg_d) - get_global_offset(clg_d)) / \
+         get_local_size(clg_d))",
+        DEFINES.replace("clg_user_", "clg_whole_")
+    )
+}
+
+const WHOLE_UNDEFS: &str = "#undef get_num_groups\n#undef get_group_id";
+
+/// The index check of checked variants, written once before the source.
+const CHECK_HELPER: &str = "size_t clg_checked_index(global uint *clg_check, uint clg_param, \
+long clg_i, ulong clg_lo, ulong clg_hi) { if (clg_i >= (long)clg_lo && clg_i < (long)clg_hi) \
+return (size_t)clg_i; if (atomic_cmpxchg((volatile global uint *)clg_check, 0u, 1u) == 0u) { \
+clg_check[1] = clg_param; clg_check[2] = (uint)((ulong)clg_i); \
+clg_check[3] = (uint)((ulong)clg_i >> 32); clg_check[4] = (uint)get_global_id(0); \
+clg_check[5] = (uint)get_global_id(1); clg_check[6] = (uint)get_global_id(2); } \
+return (size_t)clg_lo; }";
+
+/// Number of `uint`s in the `clg_check` buffer of a checked variant: a flag (1 once an index
+/// was out of range), the parameter index, the index (low and high 32 bits) and the global id
+/// of the first out-of-range access.
+pub const CHECK_WORDS: usize = 7;
 
 /// Whether `p` is a pointer to global memory.
 pub(crate) fn is_global_pointer(p: &Param) -> bool {
@@ -86,7 +204,7 @@ fn declarations(k: &KernelDecl) -> String {
 }
 
 /// The variant's parameter list, parentheses included.
-fn parameters(k: &KernelDecl) -> String {
+fn parameters(k: &KernelDecl, checked: bool) -> String {
     let mut params: Vec<String> = k
         .params
         .iter()
@@ -95,32 +213,123 @@ fn parameters(k: &KernelDecl) -> String {
             false => p.text.clone(),
         })
         .collect();
+    let globals = || k.params.iter().filter(|p| is_global_pointer(p));
+    params.extend(globals().map(|p| format!("const ulong clg_origin_{}", p.name)));
     params.extend(
-        k.params
+        ["size", "offset"]
             .iter()
-            .filter(|p| is_global_pointer(p))
-            .map(|p| format!("const ulong clg_origin_{}", p.name)),
+            .flat_map(|w| (0..3).map(move |d| format!("const ulong clg_whole_{w}{d}"))),
     );
+    if checked {
+        for p in globals() {
+            params.push(format!(
+                "const ulong clg_lo_{0}, const ulong clg_hi_{0}",
+                p.name
+            ));
+        }
+        params.push("global uint *clg_check".into());
+    }
     format!("({})", params.join(", "))
 }
 
-fn write_variant(out: &mut String, src: &str, k: &KernelDecl) {
+/// The first statement of guarded variants.
+fn guard() -> String {
+    GUARD.replace("clg_user_", "clg_whole_")
+}
+
+/// Writes `k`'s partitioned variant, or its guarded one when `guard` is given.
+fn write_variant(
+    out: &mut String,
+    src: &str,
+    k: &KernelDecl,
+    checked: Option<&Scanned>,
+    guard: Option<&str>,
+) {
     let line = |at: usize| crate::program::rounded::line_of(src, at);
     let close = k.body.end - 1;
+    let body = match checked {
+        Some(scanned) => instrumented(scanned, k),
+        None => src[k.body.start + 1..close].to_string(),
+    };
     let _ = write!(
         out,
-        "\n#line {}\n{}{}{}{}{}\n{}\n#line {}\n{}}}\n#line {}\n",
+        "\n{}\n#line {}\n{}{}{}{}{}\n{}\n#line {}\n{body}}}\n{UNDEFS}\n{WHOLE_UNDEFS}\n#line {}\n",
+        whole_defines(),
         line(k.decl_start),
         &src[k.decl_start..k.name_span.start],
-        partitioned_name(&k.name),
+        match guard {
+            Some(_) => guarded_name(&k.name),
+            None => partitioned_name(&k.name),
+        },
         &src[k.name_span.end..k.params_span.start],
-        parameters(k),
+        parameters(k, checked.is_some()),
         &src[k.params_span.end..=k.body.start],
-        declarations(k),
+        declarations(k) + guard.map(|g| format!(" {g}")).as_deref().unwrap_or(""),
         line(k.body.start),
-        &src[k.body.start + 1..close],
         line(close),
     );
+}
+
+/// `k`'s body (between its braces) with every `p[index]` of a global pointer parameter `p`
+/// written `p[clg_checked_index(clg_check, i, (long)(index), clg_lo_p, clg_hi_p)]`, `i` the
+/// parameter's index.
+fn instrumented(scanned: &Scanned, k: &KernelDecl) -> String {
+    let src = scanned.src;
+    let checked: Vec<(usize, &str)> = k
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| is_global_pointer(p))
+        .map(|(i, p)| (i, p.name.as_str()))
+        .collect();
+    let toks: Vec<usize> = (0..scanned.tokens.len())
+        .filter(|&t| {
+            let span = &scanned.tokens[t].span;
+            span.start > k.body.start && span.end < k.body.end
+        })
+        .collect();
+    // (byte position, text) insertions, in source order.
+    let mut edits: Vec<(usize, String)> = Vec::new();
+    for (n, &t) in toks.iter().enumerate() {
+        let tok = &scanned.tokens[t];
+        let Some(&(param, name)) = checked
+            .iter()
+            .find(|(_, name)| tok.kind == Kind::Ident && scanned.text(t) == *name)
+        else {
+            continue;
+        };
+        let Some(&open) = toks.get(n + 1).filter(|&&o| scanned.text(o) == "[") else {
+            continue;
+        };
+        let mut depth = 0usize;
+        let close = toks[n + 1..].iter().copied().find(|&c| {
+            match scanned.text(c) {
+                "[" => depth += 1,
+                "]" => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        let Some(close) = close else { continue };
+        edits.push((
+            scanned.tokens[open].span.end,
+            format!("clg_checked_index(clg_check, {param}u, (long)("),
+        ));
+        edits.push((
+            scanned.tokens[close].span.start,
+            format!("), clg_lo_{name}, clg_hi_{name})"),
+        ));
+    }
+    edits.sort_by_key(|e| e.0);
+    let mut out = String::new();
+    let mut at = k.body.start + 1;
+    for (pos, text) in edits {
+        out.push_str(&src[at..pos]);
+        out.push_str(&text);
+        at = pos;
+    }
+    out.push_str(&src[at..k.body.end - 1]);
+    out
 }
 
 #[cfg(test)]
@@ -130,30 +339,106 @@ mod tests {
 
     const SRC: &str = "// saxpy\nkernel void saxpy(global float* restrict y,\n    global const float *x, const float a, local float* t) {\n  size_t i = get_global_id(0);\n  y[i] += a * x[i];\n} // end\n";
 
+    const WHOLE: &str = "const ulong clg_whole_size0, const ulong clg_whole_size1, \
+                         const ulong clg_whole_size2, const ulong clg_whole_offset0, \
+                         const ulong clg_whole_offset1, const ulong clg_whole_offset2";
+
     #[test]
     fn exact_text_of_one_variant() {
-        let out = with_partitioned_variants(SRC, &scan_kernels(SRC).unwrap()).unwrap();
+        let out = with_partitioned_variants(SRC, &scan_kernels(SRC).unwrap(), false).unwrap();
         let want = format!(
-            "{}\n#line 2\nkernel void saxpy__clg_part(global float* restrict clg_part_y, \
+            "{}\n{}\n#line 2\nkernel void saxpy__clg_part(global float* restrict clg_part_y, \
              global const float *clg_part_x, const float a, local float* t, \
-             const ulong clg_origin_y, const ulong clg_origin_x) {{\n\
+             const ulong clg_origin_y, const ulong clg_origin_x, {WHOLE}) {{\n\
              global float* y = (global float*)((global const char*)clg_part_y - clg_origin_y); \
              global const float * x = (global const float *)((global const char*)clg_part_x - clg_origin_x);\n\
-             #line 3\n\n  size_t i = get_global_id(0);\n  y[i] += a * x[i];\n}}\n#line 6\n // end\n",
-            &SRC[..SRC.find(" // end").unwrap()]
+             #line 3\n\n  size_t i = get_global_id(0);\n  y[i] += a * x[i];\n}}\n{UNDEFS}\n{WHOLE_UNDEFS}\n#line 6\n // end\n",
+            &SRC[..SRC.find(" // end").unwrap()],
+            whole_defines(),
         );
         assert_eq!(out, want);
     }
 
     #[test]
+    fn whole_launch_queries_are_defined_around_the_variant() {
+        let d = whole_defines();
+        assert!(
+            d.contains("#define get_global_size(clg_d) ((clg_d) == 0 ? (size_t)clg_whole_size0")
+        );
+        assert!(d.contains(
+            "#define get_num_groups(clg_d) ((get_global_size(clg_d) + get_local_size(clg_d) - 1) / get_local_size(clg_d))"
+        ));
+        assert!(d.contains("#define get_group_id(clg_d) ((get_global_id(clg_d) - get_global_offset(clg_d)) / get_local_size(clg_d))"));
+        assert!(!d.contains("clg_user_"));
+        for q in WHOLE_LAUNCH {
+            assert!(d.contains(&format!("#define {q}(")), "{q}");
+            assert!(
+                format!("{UNDEFS}\n{WHOLE_UNDEFS}").contains(&format!("#undef {q}")),
+                "{q}"
+            );
+        }
+    }
+
+    #[test]
+    fn checked_variants_check_every_subscript() {
+        let src = "kernel void k(global int *y, global const int *ix, uint n) {\n  size_t i = get_global_id(0);\n  y[ix[i]] = y[i + 1] + n;\n}\n";
+        let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), true).unwrap();
+        assert!(out.starts_with(CHECK_HELPER));
+        assert!(out.contains(
+            "  y[clg_checked_index(clg_check, 0u, (long)(ix[clg_checked_index(clg_check, 1u, \
+             (long)(i), clg_lo_ix, clg_hi_ix)]), clg_lo_y, clg_hi_y)] = \
+             y[clg_checked_index(clg_check, 0u, (long)(i + 1), clg_lo_y, clg_hi_y)] + n;"
+        ));
+        let ks = scan_kernels(&out).unwrap();
+        let names: Vec<&str> = ks[1].params.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names[..5],
+            [
+                "clg_part_y",
+                "clg_part_ix",
+                "n",
+                "clg_origin_y",
+                "clg_origin_ix"
+            ]
+        );
+        assert_eq!(
+            names[11..],
+            [
+                "clg_lo_y",
+                "clg_hi_y",
+                "clg_lo_ix",
+                "clg_hi_ix",
+                "clg_check"
+            ]
+        );
+    }
+
+    #[test]
+    fn guarded_variants_of_roundable_kernels() {
+        let src = "kernel void inc(global int* x) { x[get_global_id(0)] += 1; }\n";
+        let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), false).unwrap();
+        let at = out.find("kernel void inc__clg_pguard(").unwrap();
+        let first_line = out[at..].lines().nth(1).unwrap();
+        assert!(
+            first_line.ends_with(&format!(" {}", guard())),
+            "{first_line}"
+        );
+        assert!(
+            guard().starts_with("if (get_global_id(0) - clg_whole_offset0 >= clg_whole_size0 || ")
+        );
+        assert!(is_root_variant("inc__clg_pguard") && is_root_variant("inc__clg_part"));
+        assert!(!is_root_variant("inc"));
+    }
+
+    #[test]
     fn the_variant_scans_with_its_new_parameters() {
-        let out = with_partitioned_variants(SRC, &scan_kernels(SRC).unwrap()).unwrap();
+        let out = with_partitioned_variants(SRC, &scan_kernels(SRC).unwrap(), false).unwrap();
         let ks = scan_kernels(&out).unwrap();
         assert_eq!(ks.len(), 2);
         assert_eq!(ks[1].name, "saxpy__clg_part");
         let names: Vec<&str> = ks[1].params.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(
-            names,
+            names[..6],
             [
                 "clg_part_y",
                 "clg_part_x",
@@ -163,6 +448,7 @@ mod tests {
                 "clg_origin_x"
             ]
         );
+        assert_eq!(names.len(), 12);
         assert!(ks[1].params[0].is_pointer);
         assert_eq!(ks[1].params[0].address_space.as_deref(), Some("global"));
         assert!(!ks[1].params[4].is_pointer);

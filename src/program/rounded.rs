@@ -77,7 +77,7 @@ pub fn sized_name(kernel: &str) -> String {
 }
 
 /// The guard, the first statement of the rounded variant.
-const GUARD: &str = "if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
+pub(crate) const GUARD: &str = "if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
 get_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
 get_global_id(2) - clg_user_offset2 >= clg_user_size2) return;";
 
@@ -87,7 +87,8 @@ const EXTRA_PARAMS: &str =
 const ulong clg_user_offset0, const ulong clg_user_offset1, const ulong clg_user_offset2";
 
 /// The user-range queries, defined around the copied body.
-const DEFINES: &str = "#define get_global_size(clg_d) ((clg_d) == 0 ? (size_t)clg_user_size0 : \
+pub(crate) const DEFINES: &str =
+    "#define get_global_size(clg_d) ((clg_d) == 0 ? (size_t)clg_user_size0 : \
 (clg_d) == 1 ? (size_t)clg_user_size1 : (clg_d) == 2 ? (size_t)clg_user_size2 : (size_t)1)
 #define get_global_offset(clg_d) ((clg_d) == 0 ? (size_t)clg_user_offset0 : \
 (clg_d) == 1 ? (size_t)clg_user_offset1 : (clg_d) == 2 ? (size_t)clg_user_offset2 : (size_t)0)
@@ -95,7 +96,7 @@ const DEFINES: &str = "#define get_global_size(clg_d) ((clg_d) == 0 ? (size_t)cl
 (size_t)clg_user_size1 + (size_t)(get_global_id(1) - clg_user_offset1)) * \
 (size_t)clg_user_size0 + (size_t)(get_global_id(0) - clg_user_offset0)))";
 
-const UNDEFS: &str =
+pub(crate) const UNDEFS: &str =
     "#undef get_global_size\n#undef get_global_offset\n#undef get_global_linear_id";
 
 /// Why kernel `k` of `src` must not be rounded, or `None` when it may be.
@@ -138,6 +139,18 @@ fn obstacle(src: &str, k: &KernelDecl) -> Option<String> {
             k.name, p.name
         ));
     }
+    first_use(src, k, forbidden)
+}
+
+/// The first identifier in `k`'s body, in functions it calls or in macros it uses
+/// (transitively) for which `forbidden(identifier, in_called_function)` says why, as
+/// "kernel `k` calls `f`, which uses ..."; shared with the whole-launch check of
+/// [`crate::program::partitioned`].
+pub(crate) fn first_use(
+    src: &str,
+    k: &KernelDecl,
+    forbidden: fn(&str, bool) -> Option<String>,
+) -> Option<String> {
     let scanned = match Scanned::new(src) {
         Ok(s) => s,
         Err(e) => return Some(format!("the source could not be scanned: {e}")),
@@ -151,6 +164,7 @@ fn obstacle(src: &str, k: &KernelDecl) -> Option<String> {
     let mut walk = Walk {
         scanned: &scanned,
         seen: HashSet::new(),
+        forbidden,
     };
     walk.check(&body, false)
         .map(|(via, what)| format!("kernel `{}` {via}{what}", k.name))
@@ -160,6 +174,7 @@ fn obstacle(src: &str, k: &KernelDecl) -> Option<String> {
 struct Walk<'s, 'a> {
     scanned: &'s Scanned<'a>,
     seen: HashSet<(String, bool)>,
+    forbidden: fn(&str, bool) -> Option<String>,
 }
 
 impl<'a> Walk<'_, 'a> {
@@ -169,7 +184,7 @@ impl<'a> Walk<'_, 'a> {
             if kind != Kind::Ident {
                 continue;
             }
-            if let Some(what) = forbidden(text, in_function) {
+            if let Some(what) = (self.forbidden)(text, in_function) {
                 return Some((String::new(), what));
             }
             if !self.seen.insert((text.to_string(), in_function)) {

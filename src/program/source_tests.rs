@@ -295,7 +295,7 @@ proptest! {
             let rewritable = kernels.iter().filter(|k| k.rewrite_obstacle.is_none()).count();
             let again = scan_kernels(&out).expect("the rewritten source scans");
             prop_assert_eq!(again.len(), kernels.len() + 2 * rewritable);
-            let _ = crate::program::partitioned::with_partitioned_variants(&src, &kernels);
+            let _ = crate::program::partitioned::with_partitioned_variants(&src, &kernels, false);
         }
     }
 }

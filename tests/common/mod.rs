@@ -58,3 +58,36 @@ pub fn values(n: usize, seed: u64) -> Vec<i32> {
         })
         .collect()
 }
+
+/// Whether two devices are required (`CLGROUPS_REQUIRE_MULTI_DEVICE=1`, set in CI): then a
+/// machine without them fails the scaling tests instead of skipping them.
+pub fn multi_required() -> bool {
+    std::env::var("CLGROUPS_REQUIRE_MULTI_DEVICE").is_ok_and(|v| v == "1")
+}
+
+/// The root device under test: the default platform's devices, or the default device split
+/// in two. `None` (after printing why) when neither gives two devices and that is allowed.
+pub fn root_device(test: &str) -> Option<clgroups::scaling::RootDevice> {
+    use clgroups::scaling::RootDevice;
+    let all = RootDevice::from_env().expect("a root device over the default platform");
+    if all.len() >= 2 {
+        eprintln!("{test}: {all:?}");
+        return Some(all);
+    }
+    let dev = device();
+    match RootDevice::split(&dev, 2) {
+        Ok(r) => {
+            eprintln!("{test}: {dev} split in two: {r:?}");
+            Some(r)
+        }
+        Err(e) => {
+            let why = format!("{test}: one device on the platform and it cannot be split: {e}");
+            assert!(
+                !multi_required(),
+                "CLGROUPS_REQUIRE_MULTI_DEVICE=1 but {why}"
+            );
+            eprintln!("not run: {why}");
+            None
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Reduce and scan over a [`ColoredBuffer`]: every device runs the single-device algorithm
+//! ([`crate::algorithms`]) on the chunk it holds, all devices at once (one host thread each);
+//! a tiny second step on device 0 combines the per-device results, so integer results wrap
+//! exactly as on one device.
+//!
+//! The buffers must hold exactly their chunks on every device (shared placement, or
+//! [`Access::Auto`] / [`Access::Partitioned`]); a replicated buffer is reduced on device 0.
+//!
+//! ```no_run
+//! use clgroups::scaling::{algorithms, ColoredBuffer, RootDevice};
+//! let root = RootDevice::from_env()?;
+//! let x = ColoredBuffer::from_slice(&root, &vec![1i32; 1 << 20])?;
+//! assert_eq!(algorithms::reduce_sum(&root, &x)?, 1 << 20);
+//! let mut y = ColoredBuffer::new(&root, 1 << 20)?;
+//! algorithms::inclusive_scan_sum(&root, &x, &mut y)?;
+//! assert_eq!(y.read()?[1000], 1001);
+//! # Ok::<(), clgroups::Error>(())
+//! ```
+
+use super::{Access, ColoredBuffer, RootDevice};
+use crate::algorithms::{self as single, Element};
+use crate::buffer::{Buffer, Scalar};
+use crate::error::{Error, Result};
+use crate::program::Program;
+use crate::queue::Queue;
+
+/// The sum of `input`'s elements (see [`crate::algorithms`] for float accuracy).
+pub fn reduce_sum<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Result<T> {
+    reduce(root, input, single::reduce_sum::<T>)
+}
+
+/// The smallest element of `input`.
+pub fn reduce_min<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Result<T> {
+    reduce(root, input, single::reduce_min::<T>)
+}
+
+/// The largest element of `input`.
+pub fn reduce_max<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Result<T> {
+    reduce(root, input, single::reduce_max::<T>)
+}
+
+/// `output[i] = input[0] + ... + input[i]`; `output` is colored like `input`. Blocks.
+pub fn inclusive_scan_sum<T: Element>(
+    root: &RootDevice,
+    input: &ColoredBuffer<T>,
+    output: &mut ColoredBuffer<T>,
+) -> Result<()> {
+    scan(root, input, output, false)
+}
+
+/// `output[i] = input[0] + ... + input[i - 1]` (`output[0] = 0`); `output` is colored like
+/// `input`. Blocks.
+pub fn exclusive_scan_sum<T: Element>(
+    root: &RootDevice,
+    input: &ColoredBuffer<T>,
+    output: &mut ColoredBuffer<T>,
+) -> Result<()> {
+    scan(root, input, output, true)
+}
+
+type Reduce<T> = fn(&Queue, &Buffer<T>) -> Result<T>;
+
+fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: Reduce<T>) -> Result<T> {
+    let parts = parts(root, input)?;
+    let partials: Vec<T> = std::thread::scope(|s| {
+        let running: Vec<_> = parts
+            .iter()
+            .map(|&(d, buf)| s.spawn(move || op(&root.queues()[d], buf)))
+            .collect();
+        running.into_iter().map(joined).collect::<Result<Vec<_>>>()
+    })?;
+    log::debug!(
+        "reduce over {} device(s): partials {partials:?}",
+        parts.len()
+    );
+    let q0 = &root.queues()[0];
+    match partials.as_slice() {
+        [one] => Ok(*one),
+        _ => op(q0, &Buffer::from_slice(q0, &partials)?),
+    }
+}
+
+fn scan<T: Element>(
+    root: &RootDevice,
+    input: &ColoredBuffer<T>,
+    output: &mut ColoredBuffer<T>,
+    exclusive: bool,
+) -> Result<()> {
+    if input.chunks() != output.chunks() {
+        return Err(Error::input(format!(
+            "scan: the output's chunks {:?} differ from the input's {:?}: color both alike",
+            output.chunks(),
+            input.chunks()
+        )));
+    }
+    let ins = parts(root, input)?;
+    let same = |a: Vec<usize>| a == ins.iter().map(|p| p.0).collect::<Vec<_>>();
+    if !same(parts(root, output)?.iter().map(|p| p.0).collect()) {
+        return Err(Error::input(
+            "scan: input and output must both hold exactly their chunks on every device \
+             (Access::Auto or Access::Partitioned)",
+        ));
+    }
+    let outs: Vec<(usize, &mut Buffer<T>)> = output.parts_mut();
+    // Per device: its chunk's scan and total.
+    let totals: Vec<T> = std::thread::scope(|s| {
+        let running: Vec<_> = ins
+            .iter()
+            .zip(outs)
+            .map(|(&(d, x), (_, y))| {
+                s.spawn(move || -> Result<T> {
+                    let q = &root.queues()[d];
+                    if exclusive {
+                        single::exclusive_scan_sum(q, x, y)?;
+                        single::reduce_sum(q, x)
+                    } else {
+                        single::inclusive_scan_sum(q, x, y)?;
+                        let mut last = [T::default()];
+                        y.read_into(q, y.len() - 1, &mut last)?;
+                        Ok(last[0])
+                    }
+                })
+            })
+            .collect();
+        running.into_iter().map(joined).collect::<Result<Vec<_>>>()
+    })?;
+    if totals.len() < 2 {
+        return Ok(());
+    }
+    // Carries: an exclusive scan of the totals, on device 0.
+    let q0 = &root.queues()[0];
+    let mut carries = Buffer::new(q0.context(), totals.len())?;
+    single::exclusive_scan_sum(q0, &Buffer::from_slice(q0, &totals)?, &mut carries)?;
+    let carries = carries.read(q0)?;
+    log::debug!(
+        "scan over {} devices: totals {totals:?}, carries {carries:?}",
+        totals.len()
+    );
+    for ((d, y), c) in output.parts_mut().into_iter().zip(carries).skip(1) {
+        add_carry(&root.queues()[d], y, c)?;
+    }
+    root.finish()
+}
+
+/// Device and buffer of every non-empty chunk, each holding exactly its chunk (device 0 alone
+/// for a replicated buffer in partitioned placement).
+fn parts<'a, T: Scalar>(
+    root: &RootDevice,
+    buf: &'a ColoredBuffer<T>,
+) -> Result<Vec<(usize, &'a Buffer<T>)>> {
+    if buf.queues_len() != root.len() {
+        return Err(Error::input(format!(
+            "a colored buffer over {} devices used with a root device of {}",
+            buf.queues_len(),
+            root.len()
+        )));
+    }
+    let starts = buf.starts();
+    let exact =
+        (0..root.len()).all(|d| buf.stored()[d] == (starts[d], starts[d] + buf.chunks()[d]));
+    if exact {
+        return Ok((0..root.len())
+            .filter_map(|d| buf.part(d).map(|p| (d, p)))
+            .collect());
+    }
+    match (buf.access(), buf.part(0)) {
+        (Access::Replicated, Some(p)) => Ok(vec![(0, p)]),
+        _ => Err(Error::input(format!(
+            "reduce and scan need each device to hold exactly the one run of elements it owns, \
+             or a replicated buffer; this ColoredBuffer<{}> is {:?} in partitioned placement \
+             (owned runs per device: {:?}): use Access::Auto or Access::Partitioned without \
+             ColoredBuffer::for_launch, or Access::Replicated",
+            T::CL_NAME,
+            buf.access(),
+            buf.owned().iter().map(Vec::len).collect::<Vec<_>>()
+        ))),
+    }
+}
+
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
+    h.join()
+        .unwrap_or_else(|_| Err(Error::input("a per-device thread panicked")))
+}
+
+/// `y[i] += carry` for every element, on `q`'s device.
+fn add_carry<T: Element>(q: &Queue, y: &mut Buffer<T>, carry: T) -> Result<()> {
+    let ty = T::CL_NAME;
+    let fp64 = match T::NEEDS_FP64 {
+        true => "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+        false => "",
+    };
+    let src = format!(
+        "{fp64}kernel void clg_add_carry(global {ty} *y, const {ty} c) {{ \
+         y[get_global_id(0)] += c; }}"
+    );
+    let k = Program::from_source(q, &src)?.kernel("clg_add_carry")?;
+    // SAFETY: work-item i updates y[i], i < y.len().
+    unsafe { k.launch().arg(&*y).arg(carry).range(y.len()) }?.wait()
+}

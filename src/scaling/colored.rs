@@ -1,0 +1,566 @@
+//! [`ColoredBuffer`] and the arguments of a [`RootLaunch`](super::RootLaunch).
+
+use super::{Placement, RootDevice};
+use crate::buffer::{Buffer, Scalar};
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::launch::{Arg, KernelArg};
+use crate::plan::coloring::color_elements;
+use crate::plan::partition::{linear_runs, partition, Partition};
+use crate::queue::Queue;
+use crate::range::Range;
+use std::fmt;
+
+/// How kernels reach a [`ColoredBuffer`] in partitioned placement, where each device holds
+/// only part of it (see [the contract](super#the-contract)). Shared placement ignores it:
+/// every device sees the whole buffer there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Let the library decide: launches accept the buffer when they can prove from the kernel
+    /// source that every access is at the work-item's own global id, and refuse it otherwise
+    /// (with an error saying which kind to declare).
+    #[default]
+    Auto,
+    /// Declared by the user: every access, read or write, is at the launch's global linear id
+    /// `i` (or at `m * i + j`, `0 <= j < m`, for a buffer `m` times as long). Each device holds
+    /// its chunk. Checked mode verifies it.
+    Partitioned,
+    /// Read-only, any index: each device holds a copy of the whole buffer (host writes update
+    /// every copy). Kernels must not write it.
+    Replicated,
+    /// Read-only, indices within `n` elements of the work-item's own (as [`Partitioned`]):
+    /// each device holds its chunk and `n` elements either side. Kernels must not write it.
+    ///
+    /// [`Partitioned`]: Access::Partitioned
+    Halo(usize),
+}
+
+/// An array colored over a [`RootDevice`]'s devices: device `i` owns elements
+/// `[starts[i], starts[i] + chunks[i])` (or, colored [for a launch](ColoredBuffer::for_launch),
+/// the runs [`owned`](ColoredBuffer::owned)`()[i]`), in one buffer of the shared context with a
+/// sub-buffer per chunk ([`Placement::Shared`]) or in one buffer per device
+/// ([`Placement::Partitioned`]) that holds its elements and whatever else its [`Access`] asks
+/// for. Host reads and writes see one contiguous array.
+pub struct ColoredBuffer<T: Scalar> {
+    parent: Option<Buffer<T>>,
+    parts: Vec<Option<Buffer<T>>>,
+    chunks: Vec<usize>,
+    /// Per device, the runs `[start, end)` of elements it owns (one run, or none, unless the
+    /// buffer follows a launch's partition).
+    owned: Vec<Vec<(usize, usize)>>,
+    /// Per device, the element range `[lo, hi)` its part holds.
+    stored: Vec<(usize, usize)>,
+    /// The launch partition the buffer follows ([`ColoredBuffer::for_launch`]).
+    tiling: Option<Tiling>,
+    len: usize,
+    page: usize,
+    queues: Vec<Queue>,
+    placement: Placement,
+    access: Access,
+}
+
+/// The elements `[lo, hi)` device chunk `[start, start + chunk)` stores for `access` in
+/// partitioned placement (`(start, start)` when it stores none).
+pub(super) fn stored_range(
+    access: Access,
+    len: usize,
+    start: usize,
+    chunk: usize,
+) -> (usize, usize) {
+    match access {
+        Access::Auto | Access::Partitioned => (start, start + chunk),
+        Access::Replicated => (0, len),
+        Access::Halo(_) if chunk == 0 => (start, start),
+        Access::Halo(n) => (
+            start.saturating_sub(n),
+            (start + chunk).saturating_add(n).min(len),
+        ),
+    }
+}
+
+impl<T: Scalar> ColoredBuffer<T> {
+    /// An uninitialised buffer of `len` (≥ 1) elements with the root device's
+    /// [default page](RootDevice::default_page_size), in the root device's placement.
+    pub fn new(root: &RootDevice, len: usize) -> Result<Self> {
+        ColoredBuffer::with_page(root, len, root.default_page_size())
+    }
+
+    /// An uninitialised buffer of `len` (≥ 1) elements colored in pages of `page` bytes (see
+    /// [`color_elements`]). In shared placement `page` must be a multiple of every device's
+    /// `CL_DEVICE_MEM_BASE_ADDR_ALIGN`; in partitioned placement any page works, and a page of
+    /// one work-group slab makes the chunks match a launch's partition (see the
+    /// [module docs](super)).
+    ///
+    /// ```no_run
+    /// use clgroups::scaling::{ColoredBuffer, RootDevice};
+    /// let root = RootDevice::from_env()?;
+    /// // 1-D launches in work-groups of 64: one page per work-group of floats.
+    /// let x = ColoredBuffer::<f32>::with_page(&root, 19 * 64, 64 * 4)?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn with_page(root: &RootDevice, len: usize, page: usize) -> Result<Self> {
+        ColoredBuffer::with_layout(root, len, page, Access::Auto)
+    }
+
+    /// An uninitialised buffer of `len` (≥ 1) elements with the default page, reached by
+    /// kernels as `access` says.
+    ///
+    /// ```no_run
+    /// use clgroups::scaling::{Access, ColoredBuffer, RootDevice};
+    /// let root = RootDevice::from_env()?;
+    /// // A 3-point stencil's input: each device also holds one element either side.
+    /// let x = ColoredBuffer::<f32>::with_access(&root, 1 << 20, Access::Halo(1))?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn with_access(root: &RootDevice, len: usize, access: Access) -> Result<Self> {
+        ColoredBuffer::with_layout(root, len, root.default_page_size(), access)
+    }
+
+    /// [`with_page`](Self::with_page) and [`with_access`](Self::with_access) together.
+    pub fn with_layout(root: &RootDevice, len: usize, page: usize, access: Access) -> Result<Self> {
+        if len == 0 {
+            return Err(Error::input("a colored buffer needs at least one element"));
+        }
+        let placement = root.placement();
+        let align = match placement {
+            Placement::Shared => root.alignment(),
+            Placement::Partitioned => 1,
+        };
+        let bytes = color_elements::<T>(len, page, align, root.len())?;
+        let chunks: Vec<usize> = bytes.iter().map(|b| b / size_of::<T>()).collect();
+        let parent = match placement {
+            Placement::Shared => Some(Buffer::new(root.context(), len)?),
+            Placement::Partitioned => None,
+        };
+        let starts = starts_of(&chunks);
+        let stored: Vec<(usize, usize)> = starts
+            .iter()
+            .zip(&chunks)
+            .map(|(&start, &n)| match placement {
+                Placement::Shared => (start, start + n),
+                Placement::Partitioned => stored_range(access, len, start, n),
+            })
+            .collect();
+        let owned = starts
+            .iter()
+            .zip(&chunks)
+            .map(|(&s, &n)| if n > 0 { vec![(s, s + n)] } else { Vec::new() })
+            .collect();
+        log::debug!(
+            "colored buffer of {len} x {} in {page}-byte pages, {placement} placement, \
+             {access:?}: elements per device {chunks:?}, stored {stored:?}",
+            T::CL_NAME
+        );
+        ColoredBuffer::create(root, len, page, access, owned, stored, None, parent)
+    }
+
+    /// An uninitialised buffer of `global.len()` elements (`global`'s linear ids, OpenCL
+    /// order) colored like the partition of a launch of `global` in work-groups of `local`:
+    /// in partitioned placement each device owns the elements of its own work-items, whatever
+    /// dimension the partition splits, and holds the smallest range containing them. Launches
+    /// accept it as an argument of an ND-range of exactly `global` and `local` (no offset).
+    /// `access` is [`Access::Auto`] or [`Access::Partitioned`]. Shared placement colors it as
+    /// [`with_access`](Self::with_access) does.
+    ///
+    /// ```no_run
+    /// use clgroups::scaling::{Access, ColoredBuffer, RootDevice};
+    /// use clgroups::Range;
+    /// let root = RootDevice::from_env()?;
+    /// // SYCL's {19, 512, 512} in work-groups of {1, 1, 16}: the split is in y.
+    /// let (global, local) = (Range::d3(512, 512, 19), Range::d3(16, 1, 1));
+    /// let y = ColoredBuffer::<f32>::for_launch(&root, global, local, Access::Auto)?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn for_launch(
+        root: &RootDevice,
+        global: Range,
+        local: Range,
+        access: Access,
+    ) -> Result<Self> {
+        if !matches!(access, Access::Auto | Access::Partitioned) {
+            return Err(Error::input(format!(
+                "a buffer colored for a launch is Access::Auto or Access::Partitioned, not {access:?}"
+            )));
+        }
+        if root.placement() == Placement::Shared {
+            return ColoredBuffer::with_access(root, global.len(), access);
+        }
+        let plan = partition(global, local, root.len())?;
+        let owned: Vec<Vec<(usize, usize)>> = plan
+            .sub_ranges(global, local)
+            .into_iter()
+            .map(|sub| sub.map_or(Vec::new(), |(o, s)| linear_runs(global, o, s)))
+            .collect();
+        let stored = owned
+            .iter()
+            .map(|r| match (r.first(), r.last()) {
+                (Some(a), Some(b)) => (a.0, b.1),
+                _ => (0, 0),
+            })
+            .collect();
+        let tiling = Tiling {
+            global,
+            local,
+            partition: plan,
+        };
+        log::debug!("colored buffer for {tiling:?}: stored {stored:?}");
+        let page = root.default_page_size();
+        ColoredBuffer::create(
+            root,
+            global.len(),
+            page,
+            access,
+            owned,
+            stored,
+            Some(tiling),
+            None,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        root: &RootDevice,
+        len: usize,
+        page: usize,
+        access: Access,
+        owned: Vec<Vec<(usize, usize)>>,
+        stored: Vec<(usize, usize)>,
+        tiling: Option<Tiling>,
+        parent: Option<Buffer<T>>,
+    ) -> Result<Self> {
+        let parts = stored
+            .iter()
+            .map(|&(lo, hi)| {
+                (hi > lo)
+                    .then(|| match &parent {
+                        Some(p) => p.sub_buffer(lo, hi - lo),
+                        None => Buffer::new(root.context(), hi - lo),
+                    })
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let chunks = owned
+            .iter()
+            .map(|r| r.iter().map(|(a, b)| b - a).sum())
+            .collect();
+        let buf = ColoredBuffer {
+            parent,
+            parts,
+            chunks,
+            owned,
+            stored,
+            tiling,
+            len,
+            page,
+            queues: root.queues().to_vec(),
+            placement: root.placement(),
+            access,
+        };
+        buf.migrate()?;
+        Ok(buf)
+    }
+
+    /// A colored buffer holding a copy of `data` (non-empty).
+    pub fn from_slice(root: &RootDevice, data: &[T]) -> Result<Self> {
+        let mut buf = ColoredBuffer::new(root, data.len())?;
+        buf.write(data)?;
+        Ok(buf)
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false: buffers have at least one element.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Elements held by each device, in device order (they add up to [`len`](Self::len)).
+    pub fn chunks(&self) -> &[usize] {
+        &self.chunks
+    }
+
+    /// The index of each device's first element, in device order (for a device that owns
+    /// none, where its elements would start).
+    pub fn starts(&self) -> Vec<usize> {
+        let mut next = 0;
+        self.owned
+            .iter()
+            .map(|r| {
+                let start = r.first().map_or(next, |f| f.0);
+                next = r.last().map_or(next, |l| l.1);
+                start
+            })
+            .collect()
+    }
+
+    /// Per device, the runs `[start, end)` of the elements it owns, in order.
+    pub fn owned(&self) -> &[Vec<(usize, usize)>] {
+        &self.owned
+    }
+
+    /// How kernels reach this buffer in partitioned placement.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// Per device, the elements `[lo, hi)` its part holds: its chunk, plus the halo or the
+    /// whole array its [`Access`] asks for in partitioned placement.
+    pub fn stored(&self) -> &[(usize, usize)] {
+        &self.stored
+    }
+
+    /// The coloring page in bytes.
+    pub fn page_size(&self) -> usize {
+        self.page
+    }
+
+    /// Where the chunks live.
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+
+    /// The whole buffer (what kernels receive) in shared placement; `None` in partitioned
+    /// placement, which has no whole buffer.
+    pub fn parent(&self) -> Option<&Buffer<T>> {
+        self.parent.as_ref()
+    }
+
+    /// Device `i`'s part, elements [`stored`](Self::stored)`()[i]` (a sub-buffer in shared
+    /// placement, its own buffer in partitioned placement), `None` when it holds no elements or
+    /// `i` is out of range.
+    pub fn part(&self, i: usize) -> Option<&Buffer<T>> {
+        self.parts.get(i).and_then(Option::as_ref)
+    }
+
+    /// Device and part of every device that holds elements, in device order.
+    pub(super) fn parts_mut(&mut self) -> Vec<(usize, &mut Buffer<T>)> {
+        let parts = self.parts.iter_mut().enumerate();
+        parts
+            .filter_map(|(d, p)| p.as_mut().map(|p| (d, p)))
+            .collect()
+    }
+
+    /// Number of devices the buffer is colored over.
+    pub(super) fn queues_len(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// Moves each device's chunk to its device (`clEnqueueMigrateMemObjects` on its queue)
+    /// and waits. Done on creation and after every host write.
+    pub fn migrate(&self) -> Result<()> {
+        let events = self
+            .parts
+            .iter()
+            .zip(&self.queues)
+            .filter_map(|(part, q)| part.as_ref().map(|p| (p, q)))
+            .map(|(p, q)| {
+                ffi::migrate(q.raw(), &[p.as_raw()]).map_err(|e| {
+                    Error::cl(
+                        "clEnqueueMigrateMemObjects",
+                        e.0,
+                        format!("{} elements to {}", p.len(), q.device()),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        events.iter().try_for_each(|ev| {
+            ev.wait()
+                .map_err(|e| Error::cl("clWaitForEvents", e.0, "buffer migration"))
+        })
+    }
+
+    /// Reads the whole array (blocking); in partitioned placement each chunk through its
+    /// device's queue.
+    pub fn read(&self) -> Result<Vec<T>> {
+        self.finish()?;
+        if let Some(parent) = &self.parent {
+            return parent.read(&self.queues[0]);
+        }
+        let mut out = vec![T::default(); self.len];
+        for (d, runs) in self.owned.iter().enumerate() {
+            let Some(p) = &self.parts[d] else { continue };
+            for &(a, b) in runs {
+                p.read_into(&self.queues[d], a - self.stored[d].0, &mut out[a..b])?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes `data` (exactly [`len`](Self::len) elements) and migrates the chunks back.
+    pub fn write(&mut self, data: &[T]) -> Result<()> {
+        if data.len() != self.len() {
+            return Err(Error::input(format!(
+                "write of {} elements into a colored buffer of {}",
+                data.len(),
+                self.len()
+            )));
+        }
+        self.finish()?;
+        if let Some(parent) = &mut self.parent {
+            parent.write(&self.queues[0], data)?;
+            return self.migrate();
+        }
+        for ((part, q), &(lo, hi)) in self.parts.iter_mut().zip(&self.queues).zip(&self.stored) {
+            if let Some(p) = part {
+                p.write(q, &data[lo..hi])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets every element to `value` and migrates the chunks back.
+    pub fn fill(&mut self, value: T) -> Result<()> {
+        self.finish()?;
+        if let Some(parent) = &mut self.parent {
+            parent.fill(&self.queues[0], value)?;
+            return self.migrate();
+        }
+        for (part, q) in self.parts.iter_mut().zip(&self.queues) {
+            if let Some(p) = part {
+                p.fill(q, value)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for every device's queue, so that host access sees finished launches.
+    fn finish(&self) -> Result<()> {
+        self.queues.iter().try_for_each(Queue::finish)
+    }
+
+    /// What a launch needs to pass this buffer to each device.
+    fn root_arg(&self) -> RootArgValue {
+        RootArgValue(Value::Colored(Box::new(ColoredArg {
+            elem: T::CL_NAME,
+            elem_size: size_of::<T>(),
+            len: self.len,
+            placement: self.placement,
+            access: self.access,
+            stored: self.stored.clone(),
+            tiling: self.tiling.clone(),
+            whole: self.parent.as_ref().map(|p| p.to_arg()),
+            parts: self
+                .parts
+                .iter()
+                .map(|p| p.as_ref().map(|p| p.to_arg()))
+                .collect(),
+            starts: self.starts(),
+            chunks: self.chunks.clone(),
+        })))
+    }
+}
+
+impl<T: Scalar> fmt::Debug for ColoredBuffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "ColoredBuffer<{}>[{}] {:?} ({})",
+            T::CL_NAME,
+            self.len(),
+            self.chunks,
+            self.placement
+        )
+    }
+}
+
+/// The index of each chunk's first element.
+fn starts_of(chunks: &[usize]) -> Vec<usize> {
+    chunks
+        .iter()
+        .scan(0, |at, &n| {
+            let start = *at;
+            *at += n;
+            Some(start)
+        })
+        .collect()
+}
+
+/// An argument of a [`RootLaunch`](super::RootLaunch): `&ColoredBuffer<T>`, or anything a single-device launch
+/// takes ([`KernelArg`]: `&Buffer<T>` of the root device's context, a scalar,
+/// [`crate::launch::Local`]). Sealed, like [`KernelArg`].
+pub trait RootArg: sealed::Sealed {
+    /// The argument's value for every device.
+    fn to_root_arg(&self) -> RootArgValue;
+}
+
+/// The value of a [`RootArg`] (opaque).
+#[derive(Clone, Debug)]
+pub struct RootArgValue(pub(super) Value);
+
+#[derive(Clone, Debug)]
+pub(super) enum Value {
+    Plain(Arg),
+    Colored(Box<ColoredArg>),
+}
+
+/// A colored buffer as a launch sees it.
+#[derive(Clone, Debug)]
+pub(super) struct ColoredArg {
+    pub(super) elem: &'static str,
+    pub(super) elem_size: usize,
+    pub(super) len: usize,
+    pub(super) placement: Placement,
+    pub(super) whole: Option<Arg>,
+    pub(super) parts: Vec<Option<Arg>>,
+    pub(super) starts: Vec<usize>,
+    pub(super) chunks: Vec<usize>,
+    pub(super) access: Access,
+    pub(super) stored: Vec<(usize, usize)>,
+    pub(super) tiling: Option<Tiling>,
+}
+
+/// The launch whose partition a colored buffer follows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Tiling {
+    pub(super) global: Range,
+    pub(super) local: Range,
+    pub(super) partition: Partition,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl<A: KernelArg> sealed::Sealed for A {}
+impl<T: Scalar> sealed::Sealed for &ColoredBuffer<T> {}
+impl<T: Scalar> sealed::Sealed for &mut ColoredBuffer<T> {}
+
+impl<A: KernelArg> RootArg for A {
+    fn to_root_arg(&self) -> RootArgValue {
+        RootArgValue(Value::Plain(self.to_arg()))
+    }
+}
+
+impl<T: Scalar> RootArg for &ColoredBuffer<T> {
+    fn to_root_arg(&self) -> RootArgValue {
+        self.root_arg()
+    }
+}
+
+impl<T: Scalar> RootArg for &mut ColoredBuffer<T> {
+    fn to_root_arg(&self) -> RootArgValue {
+        self.root_arg()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_ranges_per_access() {
+        // 100 elements; a device owning [40, 70).
+        assert_eq!(stored_range(Access::Auto, 100, 40, 30), (40, 70));
+        assert_eq!(stored_range(Access::Partitioned, 100, 40, 30), (40, 70));
+        assert_eq!(stored_range(Access::Replicated, 100, 40, 30), (0, 100));
+        assert_eq!(stored_range(Access::Halo(5), 100, 40, 30), (35, 75));
+        // Halos stop at the array's ends; an empty chunk stores nothing.
+        assert_eq!(stored_range(Access::Halo(50), 100, 40, 30), (0, 100));
+        assert_eq!(stored_range(Access::Halo(3), 100, 0, 10), (0, 13));
+        assert_eq!(stored_range(Access::Halo(3), 100, 100, 0), (100, 100));
+        assert_eq!(starts_of(&[3, 0, 4]), vec![0, 3, 3]);
+    }
+}

@@ -1,0 +1,244 @@
+//! The contract a launch over several devices checks before enqueueing anything (see
+//! [the module docs](super#the-contract)): per argument, whether the kernel's accesses can be
+//! served by what each device holds.
+
+use super::colored::{Access, ColoredArg, Value};
+use super::root::ParamFacts;
+use super::Placement;
+use crate::launch::Arg;
+
+/// The facts of one launch the contract depends on.
+pub(super) struct LaunchFacts {
+    pub(super) placement: Placement,
+    pub(super) rank: usize,
+    pub(super) offset_is_zero: bool,
+    /// Number of devices that get work.
+    pub(super) busy: usize,
+    /// Every device shares the host's memory (`CL_DEVICE_HOST_UNIFIED_MEMORY`).
+    pub(super) unified: bool,
+}
+
+/// How device chunks must cover a launch's work for one colored argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Cover {
+    /// Nothing to check (shared placement, or a replicated buffer).
+    Anything,
+    /// Indexed exactly by the global linear id: the span itself must be held.
+    OwnId,
+    /// Declared partitioned or halo: `m * span` must be held (`m` = length / work-items).
+    Multiple,
+}
+
+/// Why argument `i` (`value`, for parameter `p`) breaks the contract, or how its chunks must
+/// cover the work when it does not.
+pub(super) fn check(
+    i: usize,
+    p: Option<&ParamFacts>,
+    value: &Value,
+    f: &LaunchFacts,
+) -> std::result::Result<Cover, String> {
+    if f.placement == Placement::Shared {
+        let written = p.is_some_and(|p| p.global && !p.read_only);
+        let buffer = matches!(value, Value::Colored(_) | Value::Plain(Arg::Buffer { .. }));
+        if written && buffer && f.busy > 1 && !f.unified {
+            return Err(format!(
+                "argument {i} (`{}`) is written by the kernel on {} devices that do not share \
+                 the host's memory, where one buffer written by several devices loses writes \
+                 (measured on two NVIDIA GPUs): use partitioned placement \
+                 (CLGROUPS_PLACEMENT=partitioned, the default on such devices)",
+                p.map_or("?", |p| p.name.as_str()),
+                f.busy
+            ));
+        }
+        return Ok(Cover::Anything);
+    }
+    let Some(p) = p.filter(|p| p.global) else {
+        return match (value, p) {
+            // Only `global` pointers are rebased to the device's chunk.
+            (Value::Colored(c), Some(p)) => Err(format!(
+                "argument {i} (`{}`, a ColoredBuffer<{}>) is not a `global` pointer \
+                 parameter, and only those reach a device's chunk: pass a plain Buffer (e.g. \
+                 to a `constant` parameter), or use shared placement",
+                p.name, c.elem
+            )),
+            _ => Ok(Cover::Anything),
+        };
+    };
+    let what = |kind: &str| format!("argument {i} (`{}`, {kind})", p.name);
+    let c: &ColoredArg = match value {
+        Value::Colored(c) => c,
+        Value::Plain(Arg::Buffer { elem, .. }) if !p.read_only && f.busy > 1 => {
+            return Err(format!(
+                "{} is written by the kernel, and in partitioned placement each of the {} \
+                 devices would write its own copy of it, losing the others' writes. Pass a \
+                 ColoredBuffer instead (declared Access::Partitioned if the kernel writes it \
+                 only at the global linear id), or use shared placement \
+                 (CLGROUPS_PLACEMENT=shared) on devices that share memory; if the kernel never \
+                 writes it, declare the parameter `const`",
+                what(&format!("a Buffer<{elem}>")),
+                f.busy
+            ))
+        }
+        Value::Plain(_) => return Ok(Cover::Anything),
+    };
+    let kind = format!("a ColoredBuffer<{}> with {:?}", c.elem, c.access);
+    match c.access {
+        Access::Replicated | Access::Halo(_) if !p.read_only => Err(format!(
+            "{} is written by the kernel, but each device holds its own copy of the elements \
+             it reads there: declare it Access::Partitioned if the kernel writes it only at \
+             the global linear id, or use shared placement (CLGROUPS_PLACEMENT=shared); if \
+             the kernel never writes it, declare the parameter `const`",
+            what(&kind)
+        )),
+        Access::Replicated => Ok(Cover::Anything),
+        Access::Halo(_) | Access::Partitioned => Ok(Cover::Multiple),
+        Access::Auto => match p.own_id {
+            Some(ix) if ix.matches(f.rank, f.offset_is_zero) => Ok(Cover::OwnId),
+            _ => Err(format!(
+                "{} cannot be proven to be indexed only at each work-item's own global id, \
+                 and in partitioned placement each device holds only its chunk. Declare how \
+                 the kernel reaches it with ColoredBuffer::with_access: Access::Replicated \
+                 (read-only, any index), Access::Halo(n) (read-only, up to n elements from \
+                 the work-item's own), or Access::Partitioned (every access at the global \
+                 linear id; checked in debug builds); or use shared placement \
+                 (CLGROUPS_PLACEMENT=shared) on devices that share memory",
+                what(&kind)
+            )),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scaling::access::IdIndex;
+
+    fn facts(placement: Placement, busy: usize) -> LaunchFacts {
+        LaunchFacts {
+            placement,
+            rank: 1,
+            offset_is_zero: true,
+            busy,
+            unified: true,
+        }
+    }
+
+    fn param(read_only: bool, own_id: bool) -> ParamFacts {
+        ParamFacts {
+            name: "x".into(),
+            global: true,
+            read_only,
+            own_id: own_id.then_some(IdIndex {
+                global_id0: true,
+                linear_id: false,
+            }),
+        }
+    }
+
+    fn colored(access: Access) -> Value {
+        Value::Colored(Box::new(ColoredArg {
+            elem: "float",
+            elem_size: 4,
+            len: 8,
+            placement: Placement::Partitioned,
+            whole: None,
+            parts: vec![],
+            starts: vec![0, 4],
+            chunks: vec![4, 4],
+            access,
+            stored: vec![(0, 4), (4, 8)],
+            tiling: None,
+        }))
+    }
+
+    #[test]
+    fn shared_placement_accepts_everything() {
+        let f = facts(Placement::Shared, 2);
+        let v = colored(Access::Auto);
+        assert_eq!(
+            check(0, Some(&param(false, false)), &v, &f),
+            Ok(Cover::Anything)
+        );
+    }
+
+    #[test]
+    fn shared_placement_needs_shared_memory_for_writes() {
+        let f = LaunchFacts {
+            unified: false,
+            ..facts(Placement::Shared, 2)
+        };
+        let v = colored(Access::Auto);
+        let e = check(0, Some(&param(false, true)), &v, &f).unwrap_err();
+        assert!(e.contains("do not share the host's memory"), "{e}");
+        assert!(check(0, Some(&param(true, true)), &v, &f).is_ok());
+        let one = LaunchFacts { busy: 1, ..f };
+        assert!(check(0, Some(&param(false, true)), &v, &one).is_ok());
+    }
+
+    #[test]
+    fn auto_needs_a_proof() {
+        let f = facts(Placement::Partitioned, 2);
+        let v = colored(Access::Auto);
+        assert_eq!(check(0, Some(&param(true, true)), &v, &f), Ok(Cover::OwnId));
+        let e = check(1, Some(&param(true, false)), &v, &f).unwrap_err();
+        assert!(
+            e.starts_with("argument 1 (`x`, a ColoredBuffer<float> with Auto)"),
+            "{e}"
+        );
+        assert!(e.contains("Access::Halo(n)"), "{e}");
+        let two_d = LaunchFacts { rank: 2, ..f };
+        assert!(check(0, Some(&param(true, true)), &v, &two_d).is_err());
+    }
+
+    #[test]
+    fn read_only_kinds_refuse_writes() {
+        let f = facts(Placement::Partitioned, 2);
+        for access in [Access::Replicated, Access::Halo(1)] {
+            let e = check(0, Some(&param(false, false)), &colored(access), &f).unwrap_err();
+            assert!(e.contains("is written by the kernel"), "{e}");
+            assert!(check(0, Some(&param(true, false)), &colored(access), &f).is_ok());
+        }
+        let p = check(
+            0,
+            Some(&param(false, false)),
+            &colored(Access::Partitioned),
+            &f,
+        );
+        assert_eq!(p, Ok(Cover::Multiple));
+    }
+
+    #[test]
+    fn colored_buffers_reach_only_global_pointers() {
+        let f = facts(Placement::Partitioned, 2);
+        let constant = ParamFacts {
+            global: false,
+            ..param(true, false)
+        };
+        let e = check(3, Some(&constant), &colored(Access::Replicated), &f).unwrap_err();
+        assert!(e.contains("not a `global` pointer"), "{e}");
+        let shared = facts(Placement::Shared, 2);
+        assert!(check(3, Some(&constant), &colored(Access::Auto), &shared).is_ok());
+    }
+
+    #[test]
+    fn written_plain_buffers_need_one_device_or_shared_memory() {
+        let buf = Value::Plain(Arg::Buffer {
+            mem: crate::launch::Mem::null(),
+            elem: "int",
+        });
+        let w = param(false, false);
+        let e = check(2, Some(&w), &buf, &facts(Placement::Partitioned, 2)).unwrap_err();
+        assert!(
+            e.starts_with("argument 2 (`x`, a Buffer<int>) is written"),
+            "{e}"
+        );
+        assert!(check(2, Some(&w), &buf, &facts(Placement::Partitioned, 1)).is_ok());
+        assert!(check(
+            2,
+            Some(&param(true, false)),
+            &buf,
+            &facts(Placement::Partitioned, 2)
+        )
+        .is_ok());
+    }
+}

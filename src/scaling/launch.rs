@@ -1,0 +1,528 @@
+//! [`RootLaunch`]: one ND-range split over the devices of a root device.
+
+use super::colored::{ColoredArg, Value};
+use super::contract::{self, Cover, LaunchFacts};
+use super::{MultiEvent, Placement, RootArg, RootKernel};
+use crate::buffer::Buffer;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::launch::bounds::check_global;
+use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
+use crate::plan::local_size;
+use crate::plan::partition::{clipped, guarded_pieces, inside, partition, Partition};
+use crate::program::partitioned::CHECK_WORDS;
+use crate::queue::names;
+use crate::range::Range;
+use std::marker::PhantomData;
+
+/// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
+/// [`RootLaunch::range`] enqueues it.
+#[must_use = "a launch does nothing until nd_range() or range() is called"]
+pub struct RootLaunch<'a> {
+    kernel: &'a RootKernel,
+    args: Vec<Value>,
+    offset: Option<Range>,
+    /// The buffers behind `args` (their memory objects are raw handles there).
+    _borrows: PhantomData<&'a ()>,
+}
+
+impl<'a> RootLaunch<'a> {
+    pub(super) fn new(kernel: &'a RootKernel) -> Self {
+        RootLaunch {
+            kernel,
+            args: Vec::new(),
+            offset: None,
+            _borrows: PhantomData,
+        }
+    }
+
+    /// Appends an argument ([`RootArg`]): `&ColoredBuffer<T>` (the whole buffer in shared
+    /// placement, the device's chunk in partitioned placement), `&Buffer<T>` of the root
+    /// device's context (passed as it is), a scalar, or [`crate::launch::Local`]. Buffers stay
+    /// borrowed until the launch is enqueued or dropped.
+    pub fn arg<A: RootArg + 'a>(mut self, arg: A) -> Self {
+        self.args.push(arg.to_root_arg().0);
+        self
+    }
+
+    /// A global offset (OpenCL order) for the whole launch.
+    pub fn offset(mut self, offset: Range) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+
+    /// Splits the ND-range `global` (work-groups of `local`, OpenCL order) over the devices
+    /// and enqueues one sub-launch per non-empty chunk. `local` is a [`LocalSize`] or a
+    /// [`Range`] (exact); [`LocalSize::Auto`] and [`LocalSize::Tuned`] both pick the tuned
+    /// local size ([`crate::plan::local_size::tuned`], whole warps for sub-group kernels on
+    /// NVIDIA) for the most limited device, since the split needs whole work-groups. Every check (ranks, `local` dividing `global`, arguments, each
+    /// device's work-group limits, [the contract](super#the-contract) for every buffer
+    /// argument) happens before anything is enqueued. In [checked mode](super::checked_mode)
+    /// the launch then waits and reports the first out-of-chunk access as
+    /// [`Error::OutOfChunk`].
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`Launch::nd_range`](crate::launch::Launch::nd_range) for the whole
+    /// launch (`global` at the offset), with buffers indexed as whole arrays. In shared
+    /// placement every device sees whole buffers; in partitioned placement each device holds
+    /// only its chunk of a colored buffer, and launches that [the contract](super#the-contract)
+    /// cannot prove in bounds are refused before anything is enqueued.
+    pub unsafe fn nd_range(
+        self,
+        global: impl Into<Range>,
+        local: impl Into<LocalSize>,
+    ) -> Result<MultiEvent> {
+        let global = global.into();
+        let local = match local.into() {
+            LocalSize::Exact(l) => l,
+            LocalSize::Auto | LocalSize::Tuned => self.kernel.tuned_local(global)?,
+        };
+        self.kernel.check_warps(global, local)?;
+        // SAFETY: the caller's contract, for the same range.
+        unsafe { self.run(global, global, local) }
+    }
+
+    /// Enqueues over a plain range, like [`crate::launch::Launch::range`]: the range is
+    /// rounded up per [`crate::plan::rounding`] (for the most limited device) when the kernel
+    /// may be rounded, the rounded range is split over the devices in whole work-groups, and
+    /// each device runs the unguarded variant when its part lies inside `global`, else the
+    /// guarded one, whose extra work-items exit at once. The kernel sees `global` as its
+    /// global size.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the work-items of `global`; the guard
+    /// keeps the rounded ones from running the kernel's body.
+    pub unsafe fn range(self, global: impl Into<Range>) -> Result<MultiEvent> {
+        let user = global.into();
+        let (launch, local) = self.kernel.range_plan(user)?;
+        // SAFETY: the caller's contract for `user`; the rounded work-items are guarded.
+        unsafe { self.run(user, launch, local) }
+    }
+
+    /// Launches `global` (the `user` range, or a rounded range containing it) in work-groups of
+    /// `local`; the kernel sees `user`.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the work-items of `user`.
+    unsafe fn run(self, user: Range, global: Range, local: Range) -> Result<MultiEvent> {
+        let kernels = &self.kernel.kernels;
+        let plan = partition(global, local, kernels.len()).map_err(|e| match e {
+            Error::InvalidInput { reason } => self.invalid(global, local, reason),
+            other => other,
+        })?;
+        let rank = global.rank();
+        let base = match self.offset {
+            Some(o) if o.rank() != rank => {
+                return Err(self.invalid(global, local, format!("offset {o:?} has another rank")))
+            }
+            Some(o) => [0, 1, 2].map(|d| if d < rank { o.get(d) } else { 0 }),
+            None => [0; 3],
+        };
+        let bits = kernels
+            .iter()
+            .map(|k| k.program().device().limits().address_bits)
+            .min()
+            .unwrap_or(32);
+        check_global(global, Range::new(&base[..rank])?, bits)
+            .map_err(|r| self.invalid(global, local, r))?;
+        let subs = plan.sub_ranges(global, local);
+        let facts = LaunchFacts {
+            placement: self.kernel.placement,
+            rank,
+            offset_is_zero: base == [0; 3],
+            busy: subs.iter().flatten().count(),
+            unified: kernels
+                .iter()
+                .all(|k| k.program().device().limits().host_unified_memory),
+        };
+        if let (Some(why), true) = (&self.kernel.whole_obstacle, facts.busy > 1) {
+            return Err(self.invalid(
+                global,
+                local,
+                format!(
+                    "{why}, which would describe one device's part of the launch there; pass \
+                     the value as a kernel argument or ask for it in the kernel itself"
+                ),
+            ));
+        }
+        let covers = self
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, v)| contract::check(i, self.kernel.params.get(i), v, &facts))
+            .collect::<std::result::Result<Vec<_>, String>>()
+            .map_err(|reason| {
+                self.invalid(
+                    global,
+                    local,
+                    format!("{} placement: {reason}", facts.placement),
+                )
+            })?;
+        let whole: Vec<Arg> = user
+            .padded()
+            .iter()
+            .chain(&base)
+            .map(|&v| (v as u64).to_arg())
+            .collect();
+        // Per device: its pieces (kernel, offset, size) and arguments.
+        let mut per_device = Vec::with_capacity(kernels.len());
+        let mut checks = Vec::with_capacity(kernels.len());
+        for (d, sub) in subs.iter().enumerate() {
+            let Some((off, size)) = *sub else {
+                per_device.push((Vec::new(), Vec::new()));
+                checks.push(None);
+                continue;
+            };
+            let pieces: Vec<(&Kernel, Range, Range)> = match &self.kernel.guarded {
+                _ if inside(off, size, user) => vec![(&kernels[d], off, size)],
+                Some(g) => guarded_pieces(off, size, user, local)
+                    .into_iter()
+                    .map(|(guard, o, s)| (if guard { &g[d] } else { &kernels[d] }, o, s))
+                    .collect(),
+                None => return Err(self.invalid(global, local, "no guarded variant".into())),
+            };
+            if let Some(size) = clipped(off, size, user) {
+                let span = Span::new(user, base, shift(off, base), size);
+                self.check_chunks(d, &span, &covers, (global, local), &plan)?;
+            }
+            let mut args = self.device_args(d)?;
+            args.extend(whole.iter().cloned());
+            let check = match self.kernel.checked {
+                true => Some(self.check_args(d, &mut args)?),
+                false => None,
+            };
+            for (k, _, size) in &pieces {
+                self.check(k, &args, *size, local)?;
+            }
+            per_device.push((pieces, args));
+            checks.push(check);
+        }
+        log::debug!(
+            "kernel `{}` over {} devices ({} placement): {plan:?}, sub-launches {subs:?}, \
+             argument covers {covers:?}",
+            self.kernel.name(),
+            kernels.len(),
+            self.kernel.placement
+        );
+        let mut events = Vec::with_capacity(kernels.len());
+        for (pieces, args) in per_device {
+            let mut event: Option<Event> = None;
+            for (k, off, size) in pieces {
+                // SAFETY: each sub-launch is a part of the launch the caller vouches for, with
+                // the arguments of its device (checked against the contract above).
+                let ev = unsafe { enqueue(k, args.clone(), shift(off, base), size, local)? };
+                event = Some(match event {
+                    Some(first) => first.then(ev),
+                    None => ev,
+                });
+            }
+            events.push(event);
+        }
+        for k in kernels {
+            let q = k.program().queue();
+            q.raw()
+                .flush()
+                .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
+        }
+        let launched = MultiEvent {
+            partition: plan,
+            events,
+        };
+        if self.kernel.checked {
+            launched.wait()?;
+            for (d, check) in checks.iter().enumerate() {
+                if let Some(buf) = check {
+                    self.report(d, buf)?;
+                }
+            }
+        }
+        Ok(launched)
+    }
+
+    /// Device `d`'s arguments: chunks (partitioned placement) or whole buffers (shared) for
+    /// colored buffers, then one byte origin per global pointer parameter.
+    fn device_args(&self, d: usize) -> Result<Vec<Arg>> {
+        let mut args = Vec::with_capacity(self.args.len() * 2 + 6);
+        for (i, value) in self.args.iter().enumerate() {
+            args.push(match value {
+                Value::Plain(a) => a.clone(),
+                Value::Colored(c) => self.colored_arg(c, i, d)?,
+            });
+        }
+        for i in self.global_params() {
+            args.push((self.held(i, d).0 * self.elem_size(i)).to_arg());
+        }
+        Ok(args)
+    }
+
+    /// Indices of the kernel's global pointer parameters.
+    fn global_params(&self) -> impl Iterator<Item = usize> + '_ {
+        let params = &self.kernel.params;
+        (0..params.len()).filter(|&i| params[i].global)
+    }
+
+    /// Element indices `[lo, hi)` device `d` holds of argument `i` (whole-array numbering).
+    fn held(&self, i: usize, d: usize) -> (u64, u64) {
+        match (self.args.get(i), self.kernel.placement) {
+            (Some(Value::Colored(c)), Placement::Partitioned) => {
+                let (lo, hi) = c.stored[d];
+                (lo as u64, hi as u64)
+            }
+            (Some(Value::Colored(c)), Placement::Shared) => (0, c.len as u64),
+            _ => (0, i64::MAX as u64),
+        }
+    }
+
+    fn elem_size(&self, i: usize) -> u64 {
+        match self.args.get(i) {
+            Some(Value::Colored(c)) => c.elem_size as u64,
+            _ => 0,
+        }
+    }
+
+    /// Appends the checked variant's arguments for device `d` (held ranges and a zeroed
+    /// check buffer, which it returns).
+    fn check_args(&self, d: usize, args: &mut Vec<Arg>) -> Result<Buffer<u32>> {
+        for i in self.global_params() {
+            let (lo, hi) = self.held(i, d);
+            args.push(lo.to_arg());
+            args.push(hi.to_arg());
+        }
+        let q = self.kernel.kernels[d].program().queue();
+        let buf = Buffer::from_slice(q, &[0u32; CHECK_WORDS])?;
+        args.push((&buf).to_arg());
+        Ok(buf)
+    }
+
+    /// The first out-of-chunk access device `d`'s checked variant recorded, as an error.
+    fn report(&self, d: usize, buf: &Buffer<u32>) -> Result<()> {
+        let k = &self.kernel.kernels[d];
+        let w = buf.read(k.program().queue())?;
+        if w[0] == 0 {
+            return Ok(());
+        }
+        let i = w[1] as usize;
+        let (lo, hi) = self.held(i, d);
+        let name = self.kernel.params.get(i).map_or("?", |p| p.name.as_str());
+        let argument = format!("argument {i} (`{name}`)");
+        Err(Error::OutOfChunk {
+            kernel: self.kernel.name().to_string(),
+            device: k.program().device().to_string(),
+            argument,
+            index: (u64::from(w[2]) | u64::from(w[3]) << 32) as i64,
+            lo,
+            hi,
+            global_id: [w[4], w[5], w[6]],
+        })
+    }
+
+    /// What device `d` receives for colored argument `i`.
+    fn colored_arg(&self, c: &ColoredArg, i: usize, d: usize) -> Result<Arg> {
+        let placement = self.kernel.placement;
+        let got = match placement {
+            Placement::Shared => c.whole.clone(),
+            Placement::Partitioned => c.parts.get(d).cloned().flatten(),
+        };
+        got.ok_or_else(|| {
+            let why = match c.placement == placement {
+                true => format!("device {d} holds none of its elements"),
+                false => format!("it is in {} placement", c.placement),
+            };
+            Error::input(format!(
+                "kernel `{}` ({placement} placement): argument {i}, a ColoredBuffer<{}>, \
+                 cannot be passed to device {d}: {why}",
+                self.kernel.name(),
+                c.elem,
+            ))
+        })
+    }
+
+    /// Errors unless device `d`'s work lies in the chunk of every colored argument that
+    /// `covers` says must hold it (the [contract](super#the-contract)).
+    fn check_chunks(
+        &self,
+        d: usize,
+        span: &Span,
+        covers: &[Cover],
+        (launched, local): (Range, Range),
+        plan: &Partition,
+    ) -> Result<()> {
+        for (i, (value, cover)) in self.args.iter().zip(covers).enumerate() {
+            let Value::Colored(c) = value else { continue };
+            if let (Some(t), false) = (&c.tiling, *cover == Cover::Anything) {
+                let same = t.global == span.global
+                    && t.global == launched
+                    && t.local == local
+                    && t.partition == *plan
+                    && span.extent == c.len;
+                if same {
+                    continue;
+                }
+                return Err(self.invalid(
+                    launched,
+                    local,
+                    format!(
+                        "argument {i} (ColoredBuffer<{}>) is colored for an ND-range of {:?} in \
+                         work-groups of {:?} without offset, not for this launch",
+                        c.elem, t.global, t.local
+                    ),
+                ));
+            }
+            let m = match cover {
+                Cover::Anything => continue,
+                Cover::OwnId => 1,
+                Cover::Multiple if c.len % span.extent == 0 => c.len / span.extent,
+                Cover::Multiple => 1,
+            };
+            let (lo, hi) = (m * span.first, m * span.end);
+            let (start, end) = (c.starts[d], c.starts[d] + c.chunks[d]);
+            if start <= lo && hi <= end {
+                continue;
+            }
+            let slab = m * span.extent / span.extents[plan.dim] * local.get(plan.dim);
+            return Err(Error::InvalidLaunch {
+                kernel: self.kernel.name().to_string(),
+                device: self.kernel.kernels[d].program().device().to_string(),
+                global: span.global.as_slice().to_vec(),
+                local: local.as_slice().to_vec(),
+                reason: format!(
+                    "partitioned placement: device {d} works on elements [{lo}, {hi}) of \
+                     argument {i} (ColoredBuffer<{}> of {} elements), but holds only \
+                     [{start}, {end}). Colored buffers must be indexed by the global linear \
+                     id (see clgroups::scaling) and colored like the launch's partition \
+                     (dimension {}): e.g. ColoredBuffer::with_page(&root, {}, {}) (one \
+                     work-group slab per page), or use CLGROUPS_PLACEMENT=shared",
+                    c.elem,
+                    c.len,
+                    plan.dim,
+                    c.len,
+                    slab * c.elem_size
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The checks one device's sub-launch must pass before anything is enqueued.
+    fn check(&self, k: &Kernel, args: &[Arg], size: Range, local: Range) -> Result<()> {
+        k.check_sub_group_size()?;
+        check_args(k.name(), k.args(), args)?;
+        local_size::validate(size, local, k.limits()).map_err(|reason| Error::InvalidLaunch {
+            kernel: k.name().to_string(),
+            device: k.program().device().to_string(),
+            global: size.as_slice().to_vec(),
+            local: local.as_slice().to_vec(),
+            reason,
+        })
+    }
+
+    fn invalid(&self, global: Range, local: Range, reason: String) -> Error {
+        let devices: Vec<Device> = self
+            .kernel
+            .kernels
+            .iter()
+            .map(|k| k.program().device().clone())
+            .collect();
+        Error::InvalidLaunch {
+            kernel: self.kernel.name().to_string(),
+            device: format!("root device [{}]", names(&devices)),
+            global: global.as_slice().to_vec(),
+            local: local.as_slice().to_vec(),
+            reason,
+        }
+    }
+}
+
+/// # Safety
+///
+/// The contract of [`RootLaunch::nd_range`] for this sub-launch; `args` keep their buffers
+/// alive (the [`RootLaunch`] borrows them).
+unsafe fn enqueue(
+    k: &Kernel,
+    args: Vec<Arg>,
+    offset: Range,
+    size: Range,
+    local: Range,
+) -> Result<Event> {
+    let launch = args.into_iter().fold(k.launch(), |l, a| l.raw_arg(a));
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        launch
+            .offset(offset)
+            .nd_range(size, LocalSize::Exact(local))
+    }
+}
+
+/// The global linear ids `[first, end)` one sub-launch covers, over the whole launch's
+/// `extent` ids (global offset included).
+#[derive(Debug, PartialEq, Eq)]
+struct Span {
+    global: Range,
+    extents: [usize; 3],
+    extent: usize,
+    first: usize,
+    end: usize,
+}
+
+impl Span {
+    /// For a launch of `global` at offset `base` whose sub-launch starts at `offset` (base
+    /// included) with `size`.
+    fn new(global: Range, base: [usize; 3], offset: Range, size: Range) -> Self {
+        let (g, s, rank) = (global.padded(), size.padded(), global.rank());
+        // Offsets beyond the rank are 0 (`Range::padded` pads with 1).
+        let zero_padded = |v: [usize; 3]| [0, 1, 2].map(|i| if i < rank { v[i] } else { 0 });
+        let (o, base) = (zero_padded(offset.padded()), zero_padded(base));
+        let extents = [0, 1, 2].map(|i| g[i] + base[i]);
+        let linear = |v: [usize; 3]| v[0] + extents[0] * (v[1] + extents[1] * v[2]);
+        let last = [0, 1, 2].map(|i| o[i] + s[i] - 1);
+        Span {
+            global,
+            extents,
+            extent: extents.iter().product(),
+            first: linear(o),
+            end: linear(last) + 1,
+        }
+    }
+}
+
+/// `offset` moved by `base` (padded), keeping `offset`'s rank.
+fn shift(offset: Range, base: [usize; 3]) -> Range {
+    let mut r = offset;
+    for (d, b) in base.iter().enumerate().take(offset.rank()) {
+        r = r.with(d, offset.get(d) + b);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_shift_by_the_launch_offset() {
+        assert_eq!(shift(Range::d2(0, 32), [5, 7, 0]), Range::d2(5, 39));
+        assert_eq!(shift(Range::d1(64), [0; 3]), Range::d1(64));
+    }
+
+    #[test]
+    fn spans_are_global_linear_ids() {
+        // 1-D, 64 ids from 128 of a launch of 256 at offset 64: ids 192..256 of 320.
+        let s = Span::new(Range::d1(256), [64, 1, 1], Range::d1(192), Range::d1(64));
+        assert_eq!((s.extent, s.first, s.end), (320, 192, 256));
+        // 3-D 8x4x6, z split at 3: rows z = 3..6 are ids 96..192.
+        let s = Span::new(
+            Range::d3(8, 4, 6),
+            [0; 3],
+            Range::d3(0, 0, 3),
+            Range::d3(8, 4, 3),
+        );
+        assert_eq!((s.extents, s.first, s.end), ([8, 4, 6], 96, 192));
+        // 2-D 8x4 split in x at 4: ids 4..32, not contiguous but bounded.
+        let s = Span::new(Range::d2(8, 4), [0; 3], Range::d2(4, 0), Range::d2(4, 4));
+        assert_eq!((s.first, s.end), (4, 32));
+    }
+}

@@ -1,0 +1,223 @@
+//! Implicit scaling: one launch over several devices, after Intel's root-device rules.
+//!
+//! A [`RootDevice`] is N OpenCL devices of one platform in one context (separate GPUs, PoCL
+//! devices, or the sub-devices of one device), with a queue on each. A [`RootProgram`] is the
+//! same source built once per device; a launch of one of its kernels
+//! ([`RootKernel::launch`]) is split by [`plan::partition`](crate::plan::partition) into one
+//! contiguous sub-launch per device, at work-group granularity, each enqueued on its device's
+//! queue with the chunk's global offset and size. A [`ColoredBuffer`] is an array whose pages
+//! are spread over the devices by [`plan::coloring`](crate::plan::coloring), each device
+//! holding one contiguous chunk.
+//!
+//! # What a kernel sees
+//!
+//! Each sub-launch is an ND-range launch with a global offset of a generated variant of the
+//! kernel ([`crate::program::partitioned`]), so a kernel sees the whole launch, as on one
+//! device:
+//!
+//! * `get_global_id`, `get_local_id`, `get_local_size` and `get_work_dim` are those of the
+//!   whole launch by construction;
+//! * `get_global_size`, `get_global_offset`, `get_global_linear_id`, `get_num_groups` and
+//!   `get_group_id` are redefined in the variant to report the whole launch (a grid-stride loop
+//!   covers the array once, not once per device). Functions the kernel calls cannot be
+//!   redefined: a launch over several devices of a kernel whose helpers ask for these is
+//!   refused, naming the helper;
+//! * work-items of one work-group always run on one device, so local memory, barriers and
+//!   sub-groups work as usual; a launch of one work-group runs on device 0 only.
+//!
+//! # Memory: two placements
+//!
+//! A root device picks a [`Placement`] for its [`ColoredBuffer`]s when it is made:
+//! [`Placement::Shared`] when every device shares the host's memory
+//! (`CL_DEVICE_HOST_UNIFIED_MEMORY`, e.g. PoCL, integrated GPUs), else
+//! [`Placement::Partitioned`] (e.g. several discrete GPUs). [`PLACEMENT_ENV`]
+//! (`CLGROUPS_PLACEMENT=shared|partitioned`) overrides the choice.
+//!
+//! * **Shared**: a colored buffer is one buffer of the shared context with one sub-buffer per
+//!   device chunk, migrated to its device; kernels receive the whole (*parent*) buffer and may
+//!   index any element. Concurrent writes from several devices to one buffer are disjoint
+//!   writes to one allocation on PoCL and on shared-memory devices; a driver that keeps one
+//!   copy per device may lose them (measured on two NVIDIA GPUs): use partitioned placement
+//!   there.
+//! * **Partitioned**: a colored buffer is one separate buffer per device holding its chunk
+//!   (plus what its [`Access`] asks for), written and read through that device's queue (host
+//!   reads and writes still see one contiguous array). Each colored argument is the device's
+//!   part, shifted so that whole-array indices address it. No data moves between devices
+//!   during launches.
+//!
+//! # The contract
+//!
+//! A kernel that is correct on one device is correct over a root device, or the launch is
+//! refused with [`Error::InvalidLaunch`] before anything is enqueued, naming the argument and
+//! what to declare. In shared placement every device sees every buffer whole, so every
+//! launch runs, except that several devices that do not share the host's memory may not write
+//! one buffer (lost writes, measured on two NVIDIA GPUs). In partitioned placement each buffer
+//! argument must be one of:
+//!
+//! * a [`ColoredBuffer`] with [`Access::Auto`] (the default) that the library *proves* is
+//!   indexed only at the work-item's own global linear id: every use in the kernel body is
+//!   `p[get_global_id(0)]` (1-D), `p[get_global_linear_id()]` (no offset), or `p[i]` with `i`
+//!   initialised once to one of them and never changed; no macro names `p` and `p` is never
+//!   passed on. SAXPY-style kernels need no declaration;
+//! * a [`ColoredBuffer`] whose [`Access`] the user declares: [`Access::Replicated`] (only read,
+//!   any index: each device holds a copy), [`Access::Halo`]`(n)` (only read, within `n`
+//!   elements of its own: each device holds its chunk and `n` elements either side; a 2-D
+//!   stencil over rows of width `w` needs `Halo(w)`), or [`Access::Partitioned`] (read and
+//!   written at the global linear id `i`, or at `m * i + j` for a buffer `m` times as long);
+//! * a plain [`crate::Buffer`] the kernel only reads (a `const` pointee), or any plain buffer
+//!   when one device does all the work.
+//!
+//! "Only read" comes from the driver (`CL_KERNEL_ARG_TYPE_QUALIFIER` has `const`), else from
+//! the parameter's text; a kernel that writes a replicated or halo buffer, or a plain buffer
+//! from several devices, is refused. The *global linear id* is `x + X * (y + Y * z)` (global
+//! ids `x, y, z` with the global offset included, `X` and `Y` the offset plus the global size
+//! of dimensions 0 and 1; `x` alone in 1-D). Each device's share of those ids must lie in its
+//! chunk of every proven, partitioned or halo buffer; when it does not, the error suggests a
+//! page size ([`ColoredBuffer::with_page`]) that makes the chunks match the partition.
+//!
+//! Chunks match the partition when the partition splits the slowest dimension and the page
+//! holds a whole number of work-group slabs: [`plan::coloring`](crate::plan::coloring) and
+//! [`plan::partition`](crate::plan::partition) both give the first devices one extra unit,
+//! so a page of exactly one slab (`m * X * Y * local_z` elements for a 3-D split of z, `m *
+//! local_x` for 1-D) gives the same chunks. [`ColoredBuffer::new`] keeps 64 KiB pages, so
+//! large power-of-two arrays split evenly over a power-of-two device count match without
+//! care. When the partition splits a faster dimension (Intel's rule does for small odd slowest
+//! dimensions), a device's work-items are not one contiguous run of linear ids: color the
+//! buffer for that launch with [`ColoredBuffer::for_launch`] (each device owns its work-items'
+//! elements and holds the smallest range containing them); launches of that exact ND-range
+//! accept it, others are refused.
+//!
+//! A declaration is trusted: [checked mode](checked_mode) (debug builds, or
+//! `CLGROUPS_CHECKED=1`) verifies every `p[index]` of every launch and reports the first
+//! index outside what the device holds as [`Error::OutOfChunk`] after the launch.
+//!
+//! ```no_run
+//! use clgroups::scaling::{ColoredBuffer, RootDevice};
+//! use clgroups::Range;
+//! let root = RootDevice::from_env()?;
+//! let prog = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
+//! let mut x = ColoredBuffer::from_slice(&root, &vec![1; 1 << 20])?;
+//! let ev = prog.kernel("inc")?.launch().arg(&x).nd_range(Range::d1(1 << 20), Range::d1(64))?;
+//! println!("{:?} over {} devices", ev.duration()?, root.len());
+//! assert!(x.read()?.iter().all(|&v| v == 2));
+//! # Ok::<(), clgroups::Error>(())
+//! ```
+
+mod access;
+pub mod algorithms;
+mod colored;
+mod contract;
+mod event;
+mod launch;
+mod root;
+
+pub use colored::{Access, ColoredBuffer, RootArg, RootArgValue};
+pub use event::MultiEvent;
+pub use launch::RootLaunch;
+pub use root::{RootDevice, RootKernel, RootProgram};
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// The environment variable naming the devices of [`RootDevice::from_env`].
+pub const DEVICES_ENV: &str = "CLGROUPS_DEVICES";
+
+/// The environment variable overriding the [`Placement`] of new root devices: `shared` or
+/// `partitioned`.
+pub const PLACEMENT_ENV: &str = "CLGROUPS_PLACEMENT";
+
+/// The environment variable switching [checked mode](checked_mode): `1` on, `0` off.
+pub const CHECKED_ENV: &str = "CLGROUPS_CHECKED";
+
+/// Whether programs made now get checked variants: [`CHECKED_ENV`] (`CLGROUPS_CHECKED=1|0`)
+/// if set, else on in debug builds (`debug_assertions`). In checked mode every launch over a
+/// root device waits for its sub-launches and fails with [`Error::OutOfChunk`] if a work-item
+/// indexed a buffer outside the elements its device holds (see
+/// [`crate::program::partitioned`]); the check costs a comparison per access.
+pub fn checked_mode() -> Result<bool> {
+    let env = std::env::var(CHECKED_ENV).ok();
+    match env.as_deref().map(str::trim) {
+        Some("1") => Ok(true),
+        Some("0") => Ok(false),
+        Some("") | None => Ok(cfg!(debug_assertions)),
+        Some(other) => Err(Error::input(format!(
+            "{CHECKED_ENV}={other:?}: expected `1` or `0`"
+        ))),
+    }
+}
+
+/// Where the chunks of a [`ColoredBuffer`] live (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// One buffer in the shared context; kernels receive all of it.
+    Shared,
+    /// One buffer per device holding its chunk; kernels run as `__clg_part` variants.
+    Partitioned,
+}
+
+impl Placement {
+    /// [`PLACEMENT_ENV`] if set, else `Shared` when every device has host-unified memory and
+    /// `Partitioned` otherwise. Errors ([`Error::InvalidInput`]) for another value of the
+    /// variable.
+    pub fn choose(devices: &[Device]) -> Result<Self> {
+        let unified = devices.iter().all(|d| d.limits().host_unified_memory);
+        let env = std::env::var(PLACEMENT_ENV).ok();
+        let chosen = Placement::pick(env.as_deref(), unified)?;
+        log::debug!("placement {chosen} ({PLACEMENT_ENV}={env:?}, host-unified memory {unified})");
+        Ok(chosen)
+    }
+
+    /// The placement for an environment value and whether all memory is host-unified.
+    fn pick(env: Option<&str>, unified: bool) -> Result<Self> {
+        match env.map(str::trim) {
+            Some("shared") => Ok(Placement::Shared),
+            Some("partitioned") => Ok(Placement::Partitioned),
+            Some("") | None if unified => Ok(Placement::Shared),
+            Some("") | None => Ok(Placement::Partitioned),
+            Some(other) => Err(Error::input(format!(
+                "{PLACEMENT_ENV}={other:?}: expected `shared` or `partitioned`"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Placement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Placement::Shared => "shared",
+            Placement::Partitioned => "partitioned",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_follows_the_environment_value_then_the_memory() {
+        assert_eq!(Placement::pick(None, true).unwrap(), Placement::Shared);
+        assert_eq!(
+            Placement::pick(None, false).unwrap(),
+            Placement::Partitioned
+        );
+        assert_eq!(
+            Placement::pick(Some(""), false).unwrap(),
+            Placement::Partitioned
+        );
+        assert_eq!(
+            Placement::pick(Some("partitioned"), true).unwrap(),
+            Placement::Partitioned
+        );
+        assert_eq!(
+            Placement::pick(Some(" shared"), false).unwrap(),
+            Placement::Shared
+        );
+        let e = Placement::pick(Some("split"), true).unwrap_err();
+        assert!(
+            e.to_string().contains("CLGROUPS_PLACEMENT=\"split\""),
+            "{e}"
+        );
+    }
+}

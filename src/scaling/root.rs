@@ -1,0 +1,459 @@
+//! [`RootDevice`], [`RootProgram`] and [`RootKernel`].
+
+use super::access::{is_const_pointee, own_id_index, IdIndex};
+use super::{Placement, RootLaunch, DEVICES_ENV};
+use crate::device::{default_device, devices, select_device, Device, ShuffleBackend};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::plan::coloring::DEFAULT_PAGE_SIZE;
+use crate::plan::local_size::{self, Limits};
+use crate::plan::rounding;
+use crate::program::partitioned::{
+    guarded_name, is_global_pointer, partitioned_name, whole_launch_obstacle,
+    with_partitioned_variants,
+};
+use crate::program::source::{scan_kernels, KernelDecl, Scanned};
+use crate::program::Program;
+use crate::queue::{names, Context, Queue};
+use crate::range::Range;
+use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
+use std::fmt;
+use std::sync::Arc;
+
+/// Several devices of one platform used as one: a shared context and one queue per device.
+/// Cheap to clone; `Send + Sync`.
+#[derive(Clone)]
+pub struct RootDevice {
+    context: Context,
+    queues: Vec<Queue>,
+    placement: Placement,
+}
+
+impl RootDevice {
+    /// A root device over `devices`, in order (device 0 takes the first chunk of every launch).
+    ///
+    /// Its [`Placement`] is [`Placement::choose`]`(devices)`.
+    ///
+    /// Errors ([`Error::InvalidInput`]): no devices, devices of different platforms, one
+    /// device given twice, or a bad [`PLACEMENT_ENV`](super::PLACEMENT_ENV).
+    pub fn new(devices: &[Device]) -> Result<Self> {
+        let keys: Vec<(usize, usize)> = devices
+            .iter()
+            .map(|d| (d.platform_index(), d.id() as usize))
+            .collect();
+        check_devices(&keys).map_err(|r| Error::input(format!("{r} ({})", names(devices))))?;
+        let placement = Placement::choose(devices)?;
+        let context = Context::new(devices)?;
+        let queues = devices
+            .iter()
+            .map(|d| Queue::on(&context, d))
+            .collect::<Result<Vec<_>>>()?;
+        log::debug!(
+            "root device over {} device(s), {placement} placement: {}",
+            devices.len(),
+            names(devices)
+        );
+        Ok(RootDevice {
+            context,
+            queues,
+            placement,
+        })
+    }
+
+    /// The devices [`DEVICES_ENV`] (`CLGROUPS_DEVICES`) names, or else every device of the
+    /// default device's platform ([`default_device`]).
+    ///
+    /// `CLGROUPS_DEVICES` is a comma-separated list of device selectors, each as
+    /// `CLGROUPS_DEVICE` takes it ([`crate::device::Selector`]): `0:0,0:1` (platform:device
+    /// indices) is the unambiguous form; a name selects the first device it matches.
+    pub fn from_env() -> Result<Self> {
+        match std::env::var(DEVICES_ENV) {
+            Ok(list) if !list.trim().is_empty() => {
+                let chosen = list
+                    .split(',')
+                    .map(|s| select_device(s.trim()))
+                    .collect::<Result<Vec<_>>>()?;
+                log::debug!("{DEVICES_ENV}={list:?} chose {}", names(&chosen));
+                RootDevice::new(&chosen)
+            }
+            _ => {
+                let platform = default_device()?.platform_index();
+                let all: Vec<Device> = devices()?
+                    .iter()
+                    .filter(|d| d.platform_index() == platform)
+                    .cloned()
+                    .collect();
+                RootDevice::new(&all)
+            }
+        }
+    }
+
+    /// `device` split into `n` equal sub-devices ([`Device::split_equally`]), used as one.
+    pub fn split(device: &Device, n: usize) -> Result<Self> {
+        RootDevice::new(&device.split_equally(n)?)
+    }
+
+    /// Number of devices (at least 1).
+    pub fn len(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// Always false: a root device has at least one device.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The devices, in order.
+    pub fn devices(&self) -> &[Device] {
+        self.context.devices()
+    }
+
+    /// The shared context.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// One queue per device, in device order.
+    pub fn queues(&self) -> &[Queue] {
+        &self.queues
+    }
+
+    /// Where colored buffers of this root device live.
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+
+    /// This root device with another placement (for buffers and programs made afterwards).
+    pub fn with_placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self
+    }
+
+    /// `source` built for every device, with the `__clg_part` variant of every kernel
+    /// ([`with_partitioned_variants`]) after it; checked variants in [checked
+    /// mode](super::checked_mode).
+    pub fn program(&self, source: &str) -> Result<RootProgram> {
+        let decls = scan_kernels(source)?;
+        let checked = super::checked_mode()?;
+        let text = with_partitioned_variants(source, &decls, checked)?;
+        let programs = self
+            .queues
+            .iter()
+            .map(|q| Program::from_source(q, &text))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RootProgram {
+            programs,
+            placement: self.placement,
+            source: source.into(),
+            decls,
+            checked,
+        })
+    }
+
+    /// Waits for every queue.
+    pub fn finish(&self) -> Result<()> {
+        self.queues.iter().try_for_each(Queue::finish)
+    }
+
+    /// The coloring page for this device set: [`DEFAULT_PAGE_SIZE`] rounded up to a multiple
+    /// of every device's `CL_DEVICE_MEM_BASE_ADDR_ALIGN`.
+    pub fn default_page_size(&self) -> usize {
+        let align = self.alignment();
+        DEFAULT_PAGE_SIZE.div_ceil(align) * align
+    }
+
+    /// The least common multiple of the devices' sub-buffer alignments, in bytes.
+    pub(super) fn alignment(&self) -> usize {
+        self.devices()
+            .iter()
+            .map(|d| d.limits().mem_base_addr_align.max(1))
+            .fold(1, |a, b| a / gcd(a, b) * b)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "root device [{}], {} placement",
+            names(self.devices()),
+            self.placement
+        )
+    }
+}
+
+impl fmt::Debug for RootDevice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// Checks `(platform index, device id)` pairs: at least one, one platform, no repeats.
+fn check_devices(keys: &[(usize, usize)]) -> std::result::Result<(), String> {
+    let Some(&(platform, _)) = keys.first() else {
+        return Err("a root device needs at least one device".into());
+    };
+    if let Some(i) = keys.iter().position(|&(p, _)| p != platform) {
+        return Err(format!(
+            "devices of a root device must share a platform: device {i} is on platform {}, \
+             device 0 on {platform}",
+            keys[i].0
+        ));
+    }
+    for (i, key) in keys.iter().enumerate() {
+        if let Some(j) = keys[..i].iter().position(|k| k == key) {
+            return Err(format!("device {i} repeats device {j}"));
+        }
+    }
+    Ok(())
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// One source built for every device of a [`RootDevice`].
+#[derive(Clone)]
+pub struct RootProgram {
+    programs: Vec<Program>,
+    placement: Placement,
+    source: Arc<str>,
+    decls: Vec<KernelDecl>,
+    checked: bool,
+}
+
+impl RootProgram {
+    /// The kernel called `name`, on every device (as its `__clg_part` variant).
+    pub fn kernel(&self, name: &str) -> Result<RootKernel> {
+        let no_such = || Error::NoSuchKernel {
+            kernel: name.to_string(),
+            available: self.programs[0].kernel_names(),
+        };
+        let decl = self
+            .decls
+            .iter()
+            .find(|k| k.name == name)
+            .ok_or_else(no_such)?;
+        let variant = partitioned_name(name);
+        let kernels = self
+            .programs
+            .iter()
+            .map(|p| p.kernel(&variant))
+            .collect::<Result<Vec<_>>>()
+            .map_err(|e| match e {
+                Error::NoSuchKernel { .. } => no_such(),
+                other => other,
+            })?;
+        let guarded = self
+            .programs
+            .iter()
+            .map(|p| p.kernel(&guarded_name(name)).ok())
+            .collect::<Option<Vec<_>>>();
+        let scanned = Scanned::new(&self.source)?;
+        let params = decl
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let driver = kernels[0].raw().get_arg_type_qualifier(i as u32).ok();
+                let read_only = match driver {
+                    Some(q) => q & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0,
+                    None => is_const_pointee(p),
+                };
+                ParamFacts {
+                    name: p.name.clone(),
+                    global: is_global_pointer(p),
+                    read_only,
+                    own_id: own_id_index(&scanned, decl, &p.name),
+                }
+            })
+            .collect();
+        let whole_obstacle = whole_launch_obstacle(&self.source, decl);
+        log::debug!("root kernel `{name}`: {params:?}, whole-launch obstacle {whole_obstacle:?}");
+        Ok(RootKernel {
+            kernels,
+            guarded,
+            name: name.to_string(),
+            params,
+            whole_obstacle,
+            checked: self.checked,
+            placement: self.placement,
+        })
+    }
+
+    /// The per-device programs, in device order.
+    pub fn programs(&self) -> &[Program] {
+        &self.programs
+    }
+
+    /// The placement the program was built for.
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+}
+
+/// What a launch needs to know about one parameter of the original kernel.
+#[derive(Clone, Debug)]
+pub(super) struct ParamFacts {
+    pub(super) name: String,
+    /// A global pointer.
+    pub(super) global: bool,
+    /// The pointee is `const` (driver's `CL_KERNEL_ARG_TYPE_QUALIFIER`, else the source).
+    pub(super) read_only: bool,
+    /// Proven to be indexed only by the work-item's own global id.
+    pub(super) own_id: Option<IdIndex>,
+}
+
+/// One kernel on every device of a [`RootDevice`].
+#[derive(Clone)]
+pub struct RootKernel {
+    pub(super) kernels: Vec<Kernel>,
+    /// The guarded variants, for rounded ranges (`None`: the kernel must not be rounded).
+    pub(super) guarded: Option<Vec<Kernel>>,
+    pub(super) name: String,
+    pub(super) params: Vec<ParamFacts>,
+    /// Why the kernel cannot see whole-launch values (a called function asks for them).
+    pub(super) whole_obstacle: Option<String>,
+    /// Built as checked variants.
+    pub(super) checked: bool,
+    pub(super) placement: Placement,
+}
+
+impl RootKernel {
+    /// Starts a launch over all devices.
+    pub fn launch(&self) -> RootLaunch<'_> {
+        RootLaunch::new(self)
+    }
+
+    /// The per-device kernels (the `__clg_part` variants), in device order.
+    pub fn kernels(&self) -> &[Kernel] {
+        &self.kernels
+    }
+
+    /// The global and local ranges a [`RootLaunch::range`] of `global` enqueues: `global`
+    /// rounded up per [`crate::plan::rounding`] (when the kernel may be rounded) and the local
+    /// size, both for the most limited device. In partitioned placement, colored buffers in
+    /// pages of one work-group slab follow the launch's partition (see [the
+    /// contract](super#the-contract)).
+    ///
+    /// ```no_run
+    /// use clgroups::scaling::{ColoredBuffer, RootDevice};
+    /// let root = RootDevice::from_env()?;
+    /// let k = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?.kernel("inc")?;
+    /// let n = 1_000_003;
+    /// let (_, local) = k.range_plan(n.into())?;
+    /// let x = ColoredBuffer::<i32>::with_page(&root, n, local.len() * 4)?;
+    /// k.launch().arg(&x).range(n)?.wait()?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn range_plan(&self, global: Range) -> Result<(Range, Range)> {
+        let lim = self.limits();
+        let cfg = self.kernels[0].program().rounding();
+        let plan = rounding::plan(global, cfg, &lim, self.guarded.is_some());
+        let local = match plan.local {
+            Some(l) => l,
+            None => self.tuned_local(plan.launch)?,
+        };
+        self.check_warps(global, local)?;
+        log::debug!(
+            "kernel `{}` over {} devices: range {global:?} -> launch {:?}, local {local:?}",
+            self.name,
+            self.kernels.len(),
+            plan.launch
+        );
+        Ok((plan.launch, local))
+    }
+
+    /// The tuned local size of `global` for the most limited device: whole warps (32
+    /// work-items) for sub-group kernels on NVIDIA, as single-device launches pick.
+    pub(super) fn tuned_local(&self, global: Range) -> Result<Range> {
+        let lim = self.limits();
+        if !self.warp_bound() {
+            return Ok(local_size::tuned(global, &lim));
+        }
+        local_size::tuned_whole(global, &lim, 32).ok_or_else(|| {
+            self.refused(
+                global,
+                "no work-group of whole warps (a multiple of 32 work-items) divides the global \
+                 range, and sub-group kernels on NVIDIA need one; pad the range",
+            )
+        })
+    }
+
+    /// Errors unless `local` is whole warps where the kernel needs them.
+    pub(super) fn check_warps(&self, global: Range, local: Range) -> Result<()> {
+        match self.warp_bound() && local.len() % 32 != 0 {
+            true => Err(self.refused(
+                global,
+                "work-groups of sub-group kernels on NVIDIA must be a multiple of the warp (32) \
+                 work-items",
+            )),
+            false => Ok(()),
+        }
+    }
+
+    /// Whether some device runs the kernel's sub-group calls on NVIDIA warps.
+    fn warp_bound(&self) -> bool {
+        self.kernels.iter().any(|k| {
+            k.uses_sub_groups()
+                && k.program().device().sub_groups().effective.shuffle_backend
+                    == ShuffleBackend::NvidiaPtx
+        })
+    }
+
+    fn refused(&self, global: Range, reason: &str) -> Error {
+        Error::InvalidLaunch {
+            kernel: self.name.clone(),
+            device: format!("root device [{}]", names(&self.devices())),
+            global: global.as_slice().to_vec(),
+            local: Vec::new(),
+            reason: reason.into(),
+        }
+    }
+
+    fn devices(&self) -> Vec<Device> {
+        self.kernels
+            .iter()
+            .map(|k| k.program().device().clone())
+            .collect()
+    }
+
+    /// The tightest limits over the devices' kernels.
+    pub(super) fn limits(&self) -> Limits {
+        let mut lim = self.kernels[0].limits().clone();
+        for l in self.kernels[1..].iter().map(Kernel::limits) {
+            lim.max_work_group_size = lim.max_work_group_size.min(l.max_work_group_size);
+            for (a, b) in lim
+                .max_work_item_sizes
+                .iter_mut()
+                .zip(l.max_work_item_sizes)
+            {
+                *a = (*a).min(b);
+            }
+        }
+        lim
+    }
+
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_sets_are_checked() {
+        assert!(check_devices(&[(0, 10), (0, 11)]).is_ok());
+        assert!(check_devices(&[(1, 10)]).is_ok());
+        let e = check_devices(&[]).unwrap_err();
+        assert!(e.contains("at least one"), "{e}");
+        let e = check_devices(&[(0, 10), (1, 20)]).unwrap_err();
+        assert!(e.contains("device 1 is on platform 1"), "{e}");
+        let e = check_devices(&[(0, 10), (0, 11), (0, 10)]).unwrap_err();
+        assert!(e.contains("device 2 repeats device 0"), "{e}");
+        assert_eq!(gcd(128, 48), 16);
+    }
+}

@@ -1,0 +1,99 @@
+//! Reduce and scan over a colored buffer on a root device, in both placements, against the
+//! host: every element checked. `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device
+//! setup" into a failure.
+
+mod common;
+
+use clgroups::scaling::{algorithms, Access, ColoredBuffer, Placement, RootDevice};
+
+fn roots(test: &str) -> Vec<RootDevice> {
+    let Some(root) = common::root_device(test) else {
+        return Vec::new();
+    };
+    [Placement::Shared, Placement::Partitioned]
+        .map(|p| root.clone().with_placement(p))
+        .to_vec()
+}
+
+const SIZES: [usize; 5] = [1, 31, 4099, 65537, (1 << 20) + 3];
+
+#[test]
+fn reductions_match_the_host() {
+    for root in roots("reductions_match_the_host") {
+        for n in SIZES {
+            let xs = common::values(n, n as u64);
+            let x = ColoredBuffer::from_slice(&root, &xs).unwrap();
+            let busy = x.chunks().iter().filter(|&&c| c > 0).count();
+            let sum = xs.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+            let case = format!("n={n} ({} placement, {busy} devices)", root.placement());
+            assert_eq!(algorithms::reduce_sum(&root, &x).unwrap(), sum, "{case}");
+            let min = *xs.iter().min().unwrap();
+            assert_eq!(algorithms::reduce_min(&root, &x).unwrap(), min, "{case}");
+            let max = *xs.iter().max().unwrap();
+            assert_eq!(algorithms::reduce_max(&root, &x).unwrap(), max, "{case}");
+            eprintln!("reduce {case}: ok");
+            if n > 1 << 20 {
+                assert_eq!(
+                    busy,
+                    root.len(),
+                    "large inputs are spread over every device"
+                );
+            }
+        }
+        // Floats: within the single-device bound.
+        let xs: Vec<f32> = (0..(1 << 20) + 3).map(|i| (i % 97) as f32 * 0.25).collect();
+        let x = ColoredBuffer::from_slice(&root, &xs).unwrap();
+        let want: f64 = xs.iter().map(|&v| v as f64).sum();
+        let got = algorithms::reduce_sum(&root, &x).unwrap() as f64;
+        assert!((got - want).abs() <= want * 1e-5, "{got} vs {want}");
+    }
+}
+
+#[test]
+fn scans_match_the_host() {
+    for root in roots("scans_match_the_host") {
+        for n in SIZES {
+            let xs = common::values(n, 7 + n as u64);
+            let x = ColoredBuffer::from_slice(&root, &xs).unwrap();
+            let mut y = ColoredBuffer::<i32>::new(&root, n).unwrap();
+            let case = format!("n={n} ({} placement)", root.placement());
+            algorithms::inclusive_scan_sum(&root, &x, &mut y).unwrap();
+            let mut acc = 0i32;
+            let got = y.read().unwrap();
+            for (i, &v) in xs.iter().enumerate() {
+                acc = acc.wrapping_add(v);
+                assert_eq!(got[i], acc, "inclusive {case} element {i}");
+            }
+            algorithms::exclusive_scan_sum(&root, &x, &mut y).unwrap();
+            let mut acc = 0i32;
+            let got = y.read().unwrap();
+            for (i, &v) in xs.iter().enumerate() {
+                assert_eq!(got[i], acc, "exclusive {case} element {i}");
+                acc = acc.wrapping_add(v);
+            }
+            eprintln!("scans {case}: ok");
+        }
+    }
+}
+
+#[test]
+fn layouts_without_exact_chunks_are_refused() {
+    for root in roots("layouts_without_exact_chunks_are_refused") {
+        let n = 1 << 16;
+        let xs = common::values(n, 3);
+        let mut x = ColoredBuffer::with_access(&root, n, Access::Halo(4)).unwrap();
+        x.write(&xs).unwrap();
+        let r = algorithms::reduce_sum(&root, &x);
+        match root.placement() {
+            Placement::Shared => assert!(r.is_ok()),
+            Placement::Partitioned => {
+                let e = r.unwrap_err().to_string();
+                assert!(e.contains("Halo(4)"), "{e}");
+            }
+        }
+        let mut r = ColoredBuffer::with_access(&root, n, Access::Replicated).unwrap();
+        r.write(&xs).unwrap();
+        let sum = xs.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+        assert_eq!(algorithms::reduce_sum(&root, &r).unwrap(), sum);
+    }
+}
