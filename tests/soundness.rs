@@ -1,7 +1,8 @@
-//! Bad inputs through the API: each is a typed error before anything is enqueued, never a
-//! panic or a crashed process. Every case runs in a child process (this test binary again,
-//! with `CLGROUPS_SOUND_CHILD` set), so a regression that aborts or corrupts the heap fails
-//! its test instead of killing the harness.
+//! Bad inputs through the API: each is a typed error before anything is enqueued (or, in
+//! checked mode, after the launch), never a panic or a crashed process. Every case that
+//! launches runs in a child process (this test binary again, with `CLGROUPS_SOUND_CHILD` set),
+//! so a regression that aborts or corrupts the heap fails its test instead of killing the
+//! harness. Also: caches keep memory flat, and build logs keep the user's line numbers.
 
 mod common;
 
