@@ -136,6 +136,17 @@ impl Queue {
     pub(crate) fn raw(&self) -> &CommandQueue {
         &self.inner.raw
     }
+
+    /// Identity of the queue (for caches).
+    pub(crate) fn key(&self) -> usize {
+        self.inner.raw.get() as usize
+    }
+
+    /// How many `Queue` handles share this queue (caches drop their entry when only their own
+    /// handles are left).
+    pub(crate) fn handles(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
 }
 
 impl fmt::Debug for Queue {

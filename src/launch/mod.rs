@@ -64,6 +64,16 @@ impl Event {
         }
     }
 
+    /// This command followed by `later`, a command enqueued after it on the same in-order
+    /// queue: one event whose wait and span cover both.
+    pub(crate) fn then(mut self, later: Event) -> Event {
+        self.raw.extend(later.raw);
+        Event {
+            raw: self.raw,
+            ..later
+        }
+    }
+
     /// What the event is for, in error messages (built only when needed: launches stay cheap).
     fn context(&self) -> String {
         match &self.kernel {

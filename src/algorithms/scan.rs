@@ -1,0 +1,172 @@
+//! Scans (sum): the blocking calls and the enqueue form.
+
+use super::plan::{self, LaunchPlan, ScanPath};
+use super::{at_least, cache, launch, per_sub_group, same_context, Element, ReduceOp, State};
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::launch::{Event, KernelArg};
+use crate::queue::Queue;
+
+/// Inclusive (`out[i] = x[0] + … + x[i]`) or exclusive (`out[i] = x[0] + … + x[i-1]`,
+/// `out[0] = 0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    /// `out[i]` includes `x[i]`.
+    Inclusive,
+    /// `out[i]` stops before `x[i]`.
+    Exclusive,
+}
+
+/// Epochs of the look-back tile states are 30 bits wide.
+const EPOCHS: u32 = 1 << 30;
+
+impl<T: Element> State<T> {
+    fn enqueue_scan(
+        &mut self,
+        input: &Buffer<T>,
+        output: &Buffer<T>,
+        kind: ScanKind,
+    ) -> Result<Event> {
+        let n = input.len();
+        let exclusive = i32::from(kind == ScanKind::Exclusive);
+        let path = plan::scan_path(&self.inputs, size_of::<T>());
+        match (path, &self.k.lookback) {
+            (ScanPath::LookBack, Some(lookback)) => {
+                let p = plan::lookback(n);
+                let tiles = u32::try_from(p.groups).map_err(|_| {
+                    Error::input(format!("scan of {n} elements: more than 2^32 tiles"))
+                })?;
+                if self.tiles.as_ref().is_none_or(|b| b.len() < p.groups) {
+                    let mut fresh = Buffer::new(self.queue.context(), p.groups)?;
+                    fresh.fill(&self.queue, 0)?;
+                    self.tiles = Some(fresh);
+                }
+                let states = self.tiles.as_mut().expect("tile states");
+                if self.epoch >= EPOCHS {
+                    states.fill(&self.queue, 0)?;
+                    self.epoch = 1;
+                }
+                let epoch = self.epoch;
+                self.epoch += 1;
+                let args = vec![
+                    input.to_arg(),
+                    output.to_arg(),
+                    (n as u64).to_arg(),
+                    (&*states).to_arg(),
+                    (&self.counters).to_arg(),
+                    tiles.to_arg(),
+                    epoch.to_arg(),
+                    exclusive.to_arg(),
+                ];
+                launch(lookback, args, p)
+            }
+            (ScanPath::Sequential, _) => {
+                let (chunk, p) = plan::sequential(n, &self.inputs);
+                let (n, chunk) = (n as u64, chunk as u64);
+                let sums = &self.partials;
+                let args = vec![input.to_arg(), sums.to_arg(), n.to_arg(), chunk.to_arg()];
+                let first = launch(&self.k.scan_seq_sums, args, p)?;
+                let args = vec![
+                    input.to_arg(),
+                    output.to_arg(),
+                    n.to_arg(),
+                    chunk.to_arg(),
+                    sums.to_arg(),
+                    exclusive.to_arg(),
+                ];
+                Ok(first.then(launch(&self.k.scan_seq, args, p)?))
+            }
+            _ => self.reduce_then_scan(input, output, exclusive),
+        }
+    }
+
+    /// Chunk sums, their exclusive scan (one work-group), each chunk from its offset.
+    fn reduce_then_scan(
+        &mut self,
+        input: &Buffer<T>,
+        output: &Buffer<T>,
+        exclusive: i32,
+    ) -> Result<Event> {
+        let (chunk, p) = plan::scan(input.len(), &self.inputs);
+        let scratch = per_sub_group::<T>(p.local, &self.inputs);
+        let chunk_scan = |input: &Buffer<T>,
+                          output: &Buffer<T>,
+                          n: usize,
+                          offsets: Option<&Buffer<T>>,
+                          exclusive: i32,
+                          chunk: usize,
+                          p: LaunchPlan| {
+            let args = vec![
+                input.to_arg(),
+                output.to_arg(),
+                (n as u64).to_arg(),
+                (chunk as u64).to_arg(),
+                offsets.unwrap_or(input).to_arg(),
+                i32::from(offsets.is_some()).to_arg(),
+                exclusive.to_arg(),
+                scratch.to_arg(),
+            ];
+            launch(&self.k.chunk_scan, args, p)
+        };
+        let n = input.len();
+        if p.groups == 1 {
+            return chunk_scan(input, output, n, None, exclusive, chunk, p);
+        }
+        at_least(&mut self.offsets, &self.queue, p.groups)?;
+        let (sums, offsets) = (&self.partials, self.offsets.as_ref().expect("offsets"));
+        let args = vec![
+            input.to_arg(),
+            sums.to_arg(),
+            (n as u64).to_arg(),
+            (chunk as u64).to_arg(),
+            scratch.to_arg(),
+        ];
+        let first = launch(&self.k.chunk_reduce, args, p)?;
+        let one = LaunchPlan { groups: 1, ..p };
+        let all = p.groups.div_ceil(4) * 4;
+        chunk_scan(sums, offsets, p.groups, None, 1, all, one)?;
+        let last = chunk_scan(input, output, n, Some(offsets), exclusive, chunk, p)?;
+        Ok(first.then(last))
+    }
+}
+
+/// Enqueues the scan of `input` into `output` (same length) and returns without waiting:
+/// the result stays on the device, where later launches on the same queue see it.
+pub fn enqueue_scan_sum<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &mut Buffer<T>,
+    kind: ScanKind,
+) -> Result<Event> {
+    same_context(queue, input, "scan input")?;
+    same_context(queue, output, "scan output")?;
+    if output.len() != input.len() {
+        return Err(Error::input(format!(
+            "scan of {} elements into a buffer of {}",
+            input.len(),
+            output.len()
+        )));
+    }
+    let state = cache::state::<T>(queue, ReduceOp::Sum)?;
+    let mut s = state.lock().expect("algorithms state");
+    s.enqueue_scan(input, output, kind)
+}
+
+/// `output[i] = input[0] + ... + input[i]`; `output` has `input`'s length. Blocks until done.
+pub fn inclusive_scan_sum<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &mut Buffer<T>,
+) -> Result<()> {
+    enqueue_scan_sum(queue, input, output, ScanKind::Inclusive)?.wait()
+}
+
+/// `output[i] = input[0] + ... + input[i - 1]` (`output[0] = 0`); `output` has `input`'s
+/// length. Blocks until done.
+pub fn exclusive_scan_sum<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &mut Buffer<T>,
+) -> Result<()> {
+    enqueue_scan_sum(queue, input, output, ScanKind::Exclusive)?.wait()
+}
