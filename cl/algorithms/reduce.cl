@@ -116,27 +116,27 @@ kernel void clg_reduce(global const T *in, global T *out, ulong n, global T *par
     for (size_t t = nv * 4 + g; t < n; t += items)
         v = COMB(v, in[t]);
     v = group_reduce(v, tmp CLG_SG_SCRATCH);
-    if (groups == 1) {
-        if (lid == 0)
-            out[0] = v;
-        return;
-    }
     local int last;
     if (lid == 0) {
-        partials[get_group_id(0)] = v;
-        last = finish && clg_last_to_finish(counter, groups);
+        last = 0;
+        if (groups == 1) {
+            out[0] = v;
+        } else {
+            partials[get_group_id(0)] = v;
+            last = finish && clg_last_to_finish(counter, groups);
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (!last) /* uniform: the whole work-group returns or goes on */
-        return;
-    CLG_DEVICE_FENCE();
-    volatile global const T *p = partials;
-    v = (T)(CLG_ID);
-    for (uint k = lid; k < groups; k += get_local_size(0))
-        v = COMB(v, p[k]);
-    v = group_reduce(v, tmp CLG_SG_SCRATCH);
-    if (lid == 0)
-        out[0] = v;
+    if (last) { /* uniform: the whole work-group */
+        CLG_DEVICE_FENCE();
+        volatile global const T *p = partials;
+        v = (T)(CLG_ID);
+        for (uint k = lid; k < groups; k += get_local_size(0))
+            v = COMB(v, p[k]);
+        v = group_reduce(v, tmp CLG_SG_SCRATCH);
+        if (lid == 0)
+            out[0] = v;
+    }
 }
 
 /* Reduces elements [start, end) of `in` with 8-wide vectors and four accumulators; `start` is a

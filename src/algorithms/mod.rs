@@ -292,4 +292,38 @@ mod tests {
         }
         assert_eq!(cache::queues(), base);
     }
+
+    /// The GPU kernels (two launches or one, reduce-then-scan) on whatever device is here:
+    /// PoCL would otherwise only run the CPU kernels.
+    #[test]
+    fn gpu_paths_on_this_device() {
+        let Ok(device) = crate::default_device() else {
+            eprintln!("not run: no OpenCL device");
+            return;
+        };
+        let q = Queue::new(&device).expect("queue");
+        for one_launch in [false, true] {
+            let mut s = State::<i64>::new(&q, ReduceOp::Sum).expect("state");
+            s.inputs.kind = crate::plan::local_size::DeviceKind::Gpu;
+            s.inputs.nvidia = one_launch;
+            s.inputs.compute_units = 3;
+            s.partials = Buffer::new(q.context(), plan::max_groups(&s.inputs)).expect("partials");
+            for n in [1usize, 5, 4099, 100_003, 1 << 20] {
+                let x: Vec<i64> = (0..n as i64).map(|i| i % 1009 - 500).collect();
+                let input = Buffer::from_slice(&q, &x).expect("input");
+                let out = Buffer::new(q.context(), n).expect("output");
+                s.enqueue_reduce(&input, &s.result).expect("reduce");
+                let want: i64 = x.iter().sum();
+                assert_eq!(s.result.read(&q).expect("read"), vec![want], "n = {n}");
+                s.enqueue_scan(&input, &out, ScanKind::Exclusive)
+                    .expect("scan");
+                let got = out.read(&q).expect("read");
+                let mut acc = 0;
+                for (i, v) in x.iter().enumerate() {
+                    assert_eq!(got[i], acc, "exclusive scan of {n}, element {i}");
+                    acc += v;
+                }
+            }
+        }
+    }
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 impl<T: Element> State<T> {
     /// Enqueues the reduction of `input` into `out[0]` (one or two launches, one event).
-    fn enqueue_reduce(&self, input: &Buffer<T>, out: &Buffer<T>) -> Result<Event> {
+    pub(super) fn enqueue_reduce(&self, input: &Buffer<T>, out: &Buffer<T>) -> Result<Event> {
         let n = input.len() as u64;
         let (k, parts, counters) = (&self.k, &self.partials, &self.counters);
         match plan::reduce_path(&self.inputs) {

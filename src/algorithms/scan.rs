@@ -21,7 +21,7 @@ pub enum ScanKind {
 const EPOCHS: u32 = 1 << 30;
 
 impl<T: Element> State<T> {
-    fn enqueue_scan(
+    pub(super) fn enqueue_scan(
         &mut self,
         input: &Buffer<T>,
         output: &Buffer<T>,
