@@ -303,17 +303,17 @@ mod tests {
         };
         let q = Queue::new(&device).expect("queue");
         for one_launch in [false, true] {
-            let mut s = State::<i64>::new(&q, ReduceOp::Sum).expect("state");
+            let mut s = State::<i32>::new(&q, ReduceOp::Sum).expect("state");
             s.inputs.kind = crate::plan::local_size::DeviceKind::Gpu;
             s.inputs.nvidia = one_launch;
             s.inputs.compute_units = 3;
             s.partials = Buffer::new(q.context(), plan::max_groups(&s.inputs)).expect("partials");
             for n in [1usize, 5, 4099, 100_003, 1 << 20] {
-                let x: Vec<i64> = (0..n as i64).map(|i| i % 1009 - 500).collect();
+                let x: Vec<i32> = (0..n as i32).map(|i| i % 1009 - 500).collect();
                 let input = Buffer::from_slice(&q, &x).expect("input");
                 let out = Buffer::new(q.context(), n).expect("output");
                 s.enqueue_reduce(&input, &s.result).expect("reduce");
-                let want: i64 = x.iter().sum();
+                let want: i32 = x.iter().sum();
                 assert_eq!(s.result.read(&q).expect("read"), vec![want], "n = {n}");
                 s.enqueue_scan(&input, &out, ScanKind::Exclusive)
                     .expect("scan");
