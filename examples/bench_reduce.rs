@@ -37,6 +37,9 @@ struct Args {
     /// Tiny launches per path for the overhead comparison (at least 1000; 0 skips it).
     #[arg(long, default_value_t = 2000)]
     launches: usize,
+    /// Measure only the scan (for tuning `CLGROUPS_SCAN_TILE`).
+    #[arg(long)]
+    scan_only: bool,
     /// Output file (CSV).
     #[arg(long)]
     out: Option<String>,
@@ -70,7 +73,7 @@ fn main() -> AnyResult<()> {
     );
     let mut rows = Vec::new();
     for log2 in args.min_log2..=max_log2 {
-        rows.extend(measure_size(&queue, 1 << log2)?);
+        rows.extend(measure_size(&queue, 1 << log2, args.scan_only)?);
     }
     if args.launches > 0 {
         rows.extend(launch_overhead(&queue, args.launches.max(1000))?);
@@ -143,7 +146,7 @@ fn check_scan(out: &Buffer<f32>, queue: &Queue, want: &[f32]) -> AnyResult<()> {
     }
 }
 
-fn measure_size(queue: &Queue, n: usize) -> AnyResult<Vec<Row>> {
+fn measure_size(queue: &Queue, n: usize, scan_only: bool) -> AnyResult<Vec<Row>> {
     let data = input(n);
     let mut prefix = Vec::with_capacity(n);
     let mut acc = 0f32;
@@ -163,20 +166,6 @@ fn measure_size(queue: &Queue, n: usize) -> AnyResult<Vec<Row>> {
     };
 
     let t = median_of(runs, || {
-        let (t, got) = wall(|| algorithms::reduce_sum(queue, &x))?;
-        check_sum(got)?;
-        Ok(t)
-    })?;
-    rows.push(row("reduce", "wall", n, t, b));
-    let t = median_of(runs, || {
-        one.fill(queue, f32::NAN)?;
-        let t = algorithms::enqueue_reduce(queue, &x, ReduceOp::Sum, &one)?.duration()?;
-        check_sum(one.read(queue)?[0])?;
-        Ok(t.as_secs_f64())
-    })?;
-    rows.push(row("reduce", "device", n, t, b));
-
-    let t = median_of(runs, || {
         y.fill(queue, f32::NAN)?;
         let (t, ()) = wall(|| algorithms::inclusive_scan_sum(queue, &x, &mut y))?;
         check_scan(&y, queue, &prefix)?;
@@ -185,12 +174,49 @@ fn measure_size(queue: &Queue, n: usize) -> AnyResult<Vec<Row>> {
     rows.push(row("scan", "wall", n, t, 2 * b));
     let t = median_of(runs, || {
         y.fill(queue, f32::NAN)?;
+        let (t, ()) =
+            wall(|| algorithms::enqueue_scan_sum(queue, &x, &mut y, ScanKind::Inclusive)?.wait())?;
+        check_scan(&y, queue, &prefix)?;
+        Ok(t)
+    })?;
+    rows.push(row("scan_sleep", "wall", n, t, 2 * b));
+    let t = median_of(runs, || {
+        y.fill(queue, f32::NAN)?;
         let ev = algorithms::enqueue_scan_sum(queue, &x, &mut y, ScanKind::Inclusive)?;
         let t = ev.duration()?;
         check_scan(&y, queue, &prefix)?;
         Ok(t.as_secs_f64())
     })?;
     rows.push(row("scan", "device", n, t, 2 * b));
+
+    if scan_only {
+        return Ok(rows);
+    }
+    let t = median_of(runs, || {
+        let (t, got) = wall(|| algorithms::reduce_sum(queue, &x))?;
+        check_sum(got)?;
+        Ok(t)
+    })?;
+    rows.push(row("reduce", "wall", n, t, b));
+    // The same work waited for by the driver's blocking read (no polling), for comparison.
+    let t = median_of(runs, || {
+        let (t, got) = wall(|| {
+            algorithms::enqueue_reduce(queue, &x, ReduceOp::Sum, &one)?;
+            let mut v = [0f32];
+            one.read_into(queue, 0, &mut v)?;
+            Ok(v[0])
+        })?;
+        check_sum(got)?;
+        Ok(t)
+    })?;
+    rows.push(row("reduce_sleep", "wall", n, t, b));
+    let t = median_of(runs, || {
+        one.fill(queue, f32::NAN)?;
+        let t = algorithms::enqueue_reduce(queue, &x, ReduceOp::Sum, &one)?.duration()?;
+        check_sum(one.read(queue)?[0])?;
+        Ok(t.as_secs_f64())
+    })?;
+    rows.push(row("reduce", "device", n, t, b));
 
     let t = median_of(runs, || Ok(wall(|| x.copy_to(queue, &mut y)?.wait())?.0))?;
     rows.push(row("copy", "wall", n, t, 2 * b));
@@ -273,11 +299,13 @@ fn print_table(rows: &[Row]) {
     sizes.dedup();
     println!("GB/s (reduce: 4 B/element; scan, copy: 8 B/element); wall = blocking call");
     println!(
-        "{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
+        "{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
         "n",
         "red wall",
+        "red slp",
         "red dev",
         "scan wal",
+        "scan slp",
         "scan dev",
         "copy wal",
         "copy dev",
@@ -285,6 +313,7 @@ fn print_table(rows: &[Row]) {
         "scan/copy",
         "red/copy"
     );
+    println!("(slp: the same work, waited for by the driver's blocking wait instead of polling)");
     let cell = |v: Option<f64>| v.map_or("-".to_string(), |g| format!("{g:.1}"));
     for n in sizes {
         let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
@@ -292,10 +321,12 @@ fn print_table(rows: &[Row]) {
             _ => "-".into(),
         };
         println!(
-            "{n:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
+            "{n:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
             cell(get("reduce", "wall", n)),
+            cell(get("reduce_sleep", "wall", n)),
             cell(get("reduce", "device", n)),
             cell(get("scan", "wall", n)),
+            cell(get("scan_sleep", "wall", n)),
             cell(get("scan", "device", n)),
             cell(get("copy", "wall", n)),
             cell(get("copy", "device", n)),

@@ -44,11 +44,16 @@ static inline T horizontal8(T8 a) { return horizontal(COMB(a.lo, a.hi)); }
 
 /* Device-scope fences around the counter of the last-work-group finalisation: a release before a
  * work-group announces its partial, an acquire after the last one sees every announcement. On
- * NVIDIA (inline PTX) membar.gl orders the partial's store before the atomic for every SM; on
- * CPUs (the only other devices given the one-launch form) mem_fence suffices, as their caches
- * are coherent. Partials are then read through volatile pointers (no stale L1 line). */
+ * NVIDIA, PTX membar.gl orders the partial's store before the atomic for every SM (mem_fence
+ * keeps the compiler from moving memory accesses across it); on CPUs (the only other devices
+ * given the one-launch form) mem_fence suffices, their caches being coherent. Partials are then
+ * read through volatile pointers (no stale L1 line). */
 #ifdef CLG_BACKEND_NVIDIA_PTX
-#define CLG_DEVICE_FENCE() asm volatile("membar.gl;" ::: "memory")
+#define CLG_DEVICE_FENCE()                                                                        \
+    do {                                                                                          \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                          \
+        asm volatile("membar.gl;");                                                               \
+    } while (0)
 #else
 #define CLG_DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #endif

@@ -135,6 +135,7 @@ impl ReduceOp {
 pub(crate) struct State<T: Element> {
     queue: Queue,
     inputs: PlanInputs,
+    tile: plan::Tile,
     k: Kernels,
     /// One partial per work-group of a reduce, or one sum per chunk of a scan (grows).
     partials: Buffer<T>,
@@ -161,6 +162,13 @@ impl<T: Element> State<T> {
         }
         let nvidia = device.sub_groups().effective.shuffle_backend == ShuffleBackend::NvidiaPtx;
         let lookback = nvidia && size_of::<T>() == 4;
+        let tile = match std::env::var("CLGROUPS_SCAN_TILE") {
+            Ok(v) => plan::Tile::parse(&v).unwrap_or_else(|| {
+                log::warn!("CLGROUPS_SCAN_TILE={v:?} is not ROUNDS:LOCAL with ROUNDS × LOCAL / 32 a multiple of 32; using the default");
+                plan::Tile::DEFAULT
+            }),
+            Err(_) => plan::Tile::DEFAULT,
+        };
         let options = format!(
             "-DCLG_T={} -DCLG_OP={} -DCLG_ID={} -DCLG_LOOKBACK={} -DCLG_LB_LOCAL={} \
              -DCLG_LB_ROUNDS={}",
@@ -168,8 +176,8 @@ impl<T: Element> State<T> {
             op.code(),
             op.identity::<T>(),
             u8::from(lookback),
-            plan::LOOKBACK_LOCAL,
-            plan::LOOKBACK_ROUNDS,
+            tile.local,
+            tile.rounds,
         );
         let program = Program::builder(SOURCE)
             .file_name("clgroups/algorithms/reduce.cl")
@@ -221,6 +229,7 @@ impl<T: Element> State<T> {
             result: Buffer::new(queue.context(), 1)?,
             tiles: None,
             epoch: 1,
+            tile,
             k,
         })
     }

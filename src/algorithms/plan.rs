@@ -57,12 +57,50 @@ pub enum ScanPath {
 const ITEM_GRAIN: usize = 16;
 /// Elements of the shortest run a CPU work-group gets (below it, fewer groups).
 const MIN_RUN: usize = 1 << 14;
-/// Work-items per look-back work-group, and rounds of 4 elements each work-item scans.
-pub const LOOKBACK_LOCAL: usize = 256;
-/// See [`LOOKBACK_LOCAL`]; `LOOKBACK_ROUNDS * LOOKBACK_LOCAL / 32` must be a multiple of 32.
-pub const LOOKBACK_ROUNDS: usize = 8;
-/// Elements per look-back tile.
-pub const LOOKBACK_TILE: usize = 4 * LOOKBACK_ROUNDS * LOOKBACK_LOCAL;
+/// The look-back scan's tile: work-groups of `local` work-items, each scanning `rounds` rounds
+/// of 4 elements (coalesced 4-vectors). `rounds × local / 32` must be a multiple of 32 (one
+/// warp scans the per-round, per-warp sums).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tile {
+    /// Rounds of 4 elements per work-item.
+    pub rounds: usize,
+    /// Work-items per work-group (a multiple of 32).
+    pub local: usize,
+}
+
+impl Tile {
+    /// 8 rounds of 256 work-items: 8192 elements.
+    pub const DEFAULT: Tile = Tile {
+        rounds: 8,
+        local: 256,
+    };
+
+    /// Elements per tile.
+    pub fn len(&self) -> usize {
+        4 * self.rounds * self.local
+    }
+
+    /// `ROUNDS:LOCAL` (the `CLGROUPS_SCAN_TILE` tuning knob); `None` unless valid.
+    ///
+    /// ```
+    /// use clgroups::algorithms::plan::Tile;
+    /// assert_eq!(Tile::parse("16:128"), Some(Tile { rounds: 16, local: 128 }));
+    /// assert_eq!(Tile::parse("2:256"), None); // 2 × 256 / 32 = 16 warp sums: not a multiple of 32
+    /// ```
+    pub fn parse(s: &str) -> Option<Tile> {
+        let (r, l) = s.split_once(':')?;
+        let t = Tile {
+            rounds: r.trim().parse().ok()?,
+            local: l.trim().parse().ok()?,
+        };
+        let ok = t.rounds > 0
+            && t.local > 0
+            && t.local % 32 == 0
+            && (t.rounds * t.local / 32) % 32 == 0
+            && t.rounds <= 64;
+        ok.then_some(t)
+    }
+}
 
 /// The reduce path of a device.
 ///
@@ -95,11 +133,7 @@ pub fn reduce_path(d: &PlanInputs) -> ReducePath {
 pub fn scan_path(d: &PlanInputs, elem_bytes: usize) -> ScanPath {
     let path = if d.kind == DeviceKind::Cpu {
         ScanPath::Sequential
-    } else if d.nvidia
-        && d.sub_group_size == 32
-        && elem_bytes == 4
-        && d.max_work_group_size >= LOOKBACK_LOCAL
-    {
+    } else if d.nvidia && d.sub_group_size == 32 && elem_bytes == 4 {
         ScanPath::LookBack
     } else {
         ScanPath::ReduceThenScan
@@ -194,17 +228,24 @@ pub fn scan(n: usize, d: &PlanInputs) -> (usize, LaunchPlan) {
     (chunk, LaunchPlan { local, groups })
 }
 
+/// Whether a blocking call waits by polling (GPUs: see
+/// [`Event::wait_spinning`](crate::launch::Event::wait_spinning)) rather than sleeping in the
+/// driver (CPUs, whose cores the kernels need).
+pub fn spin_wait(d: &PlanInputs) -> bool {
+    d.kind == DeviceKind::Gpu
+}
+
 /// The look-back scan over `n` elements: one work-group per tile.
 ///
 /// ```
-/// use clgroups::algorithms::plan::{self, LaunchPlan};
-/// assert_eq!(plan::lookback(1 << 28), LaunchPlan { local: 256, groups: 1 << 15 });
-/// assert_eq!(plan::lookback(1), LaunchPlan { local: 256, groups: 1 });
+/// use clgroups::algorithms::plan::{self, LaunchPlan, Tile};
+/// assert_eq!(plan::lookback(1 << 28, Tile::DEFAULT), LaunchPlan { local: 256, groups: 1 << 15 });
+/// assert_eq!(plan::lookback(1, Tile::DEFAULT), LaunchPlan { local: 256, groups: 1 });
 /// ```
-pub fn lookback(n: usize) -> LaunchPlan {
+pub fn lookback(n: usize, tile: Tile) -> LaunchPlan {
     LaunchPlan {
-        local: LOOKBACK_LOCAL,
-        groups: n.div_ceil(LOOKBACK_TILE).max(1),
+        local: tile.local,
+        groups: n.div_ceil(tile.len()).max(1),
     }
 }
 
@@ -252,8 +293,6 @@ mod tests {
         d.nvidia = true;
         assert_eq!(reduce_path(&d), ReducePath::Groups { one_launch: true });
         assert_eq!(scan_path(&d, 4), ScanPath::LookBack);
-        d.max_work_group_size = 128;
-        assert_eq!(scan_path(&d, 4), ScanPath::ReduceThenScan);
         assert_eq!(reduce_path(&cpu()), ReducePath::Sequential);
         assert_eq!(scan_path(&cpu(), 8), ScanPath::Sequential);
     }
@@ -284,8 +323,9 @@ mod tests {
                 "n = {n}"
             );
             assert!(p.groups <= max_groups(&gpu()));
-            let p = lookback(n);
-            assert!(p.groups * LOOKBACK_TILE >= n && (p.groups - 1) * LOOKBACK_TILE < n);
+            let t = Tile::DEFAULT;
+            let p = lookback(n, t);
+            assert!(p.groups * t.len() >= n && (p.groups - 1) * t.len() < n);
         }
     }
 }

@@ -32,7 +32,7 @@ impl<T: Element> State<T> {
         let path = plan::scan_path(&self.inputs, size_of::<T>());
         match (path, &self.k.lookback) {
             (ScanPath::LookBack, Some(lookback)) => {
-                let p = plan::lookback(n);
+                let p = plan::lookback(n, self.tile);
                 let tiles = u32::try_from(p.groups).map_err(|_| {
                     Error::input(format!("scan of {n} elements: more than 2^32 tiles"))
                 })?;
@@ -138,6 +138,16 @@ pub fn enqueue_scan_sum<T: Element>(
     output: &mut Buffer<T>,
     kind: ScanKind,
 ) -> Result<Event> {
+    Ok(enqueue(queue, input, output, kind)?.0)
+}
+
+/// The scan's event, and whether to wait for it by polling.
+fn enqueue<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &Buffer<T>,
+    kind: ScanKind,
+) -> Result<(Event, bool)> {
     same_context(queue, input, "scan input")?;
     same_context(queue, output, "scan output")?;
     if output.len() != input.len() {
@@ -149,7 +159,10 @@ pub fn enqueue_scan_sum<T: Element>(
     }
     let state = cache::state::<T>(queue, ReduceOp::Sum)?;
     let mut s = state.lock().expect("algorithms state");
-    s.enqueue_scan(input, output, kind)
+    Ok((
+        s.enqueue_scan(input, output, kind)?,
+        plan::spin_wait(&s.inputs),
+    ))
 }
 
 /// `output[i] = input[0] + ... + input[i]`; `output` has `input`'s length. Blocks until done.
@@ -158,7 +171,7 @@ pub fn inclusive_scan_sum<T: Element>(
     input: &Buffer<T>,
     output: &mut Buffer<T>,
 ) -> Result<()> {
-    enqueue_scan_sum(queue, input, output, ScanKind::Inclusive)?.wait()
+    blocking(queue, input, output, ScanKind::Inclusive)
 }
 
 /// `output[i] = input[0] + ... + input[i - 1]` (`output[0] = 0`); `output` has `input`'s
@@ -168,5 +181,20 @@ pub fn exclusive_scan_sum<T: Element>(
     input: &Buffer<T>,
     output: &mut Buffer<T>,
 ) -> Result<()> {
-    enqueue_scan_sum(queue, input, output, ScanKind::Exclusive)?.wait()
+    blocking(queue, input, output, ScanKind::Exclusive)
+}
+
+fn blocking<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &mut Buffer<T>,
+    kind: ScanKind,
+) -> Result<()> {
+    let (event, spin) = enqueue(queue, input, output, kind)?;
+    if spin {
+        queue.flush()?;
+        event.wait_spinning()
+    } else {
+        event.wait()
+    }
 }
