@@ -174,14 +174,6 @@ fn measure_size(queue: &Queue, n: usize, scan_only: bool) -> AnyResult<Vec<Row>>
     rows.push(row("scan", "wall", n, t, 2 * b));
     let t = median_of(runs, || {
         y.fill(queue, f32::NAN)?;
-        let (t, ()) =
-            wall(|| algorithms::enqueue_scan_sum(queue, &x, &mut y, ScanKind::Inclusive)?.wait())?;
-        check_scan(&y, queue, &prefix)?;
-        Ok(t)
-    })?;
-    rows.push(row("scan_sleep", "wall", n, t, 2 * b));
-    let t = median_of(runs, || {
-        y.fill(queue, f32::NAN)?;
         let ev = algorithms::enqueue_scan_sum(queue, &x, &mut y, ScanKind::Inclusive)?;
         let t = ev.duration()?;
         check_scan(&y, queue, &prefix)?;
@@ -198,18 +190,6 @@ fn measure_size(queue: &Queue, n: usize, scan_only: bool) -> AnyResult<Vec<Row>>
         Ok(t)
     })?;
     rows.push(row("reduce", "wall", n, t, b));
-    // The same work waited for by the driver's blocking read (no polling), for comparison.
-    let t = median_of(runs, || {
-        let (t, got) = wall(|| {
-            algorithms::enqueue_reduce(queue, &x, ReduceOp::Sum, &one)?;
-            let mut v = [0f32];
-            one.read_into(queue, 0, &mut v)?;
-            Ok(v[0])
-        })?;
-        check_sum(got)?;
-        Ok(t)
-    })?;
-    rows.push(row("reduce_sleep", "wall", n, t, b));
     let t = median_of(runs, || {
         one.fill(queue, f32::NAN)?;
         let t = algorithms::enqueue_reduce(queue, &x, ReduceOp::Sum, &one)?.duration()?;
@@ -299,13 +279,11 @@ fn print_table(rows: &[Row]) {
     sizes.dedup();
     println!("GB/s (reduce: 4 B/element; scan, copy: 8 B/element); wall = blocking call");
     println!(
-        "{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
+        "{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
         "n",
         "red wall",
-        "red slp",
         "red dev",
         "scan wal",
-        "scan slp",
         "scan dev",
         "copy wal",
         "copy dev",
@@ -313,7 +291,6 @@ fn print_table(rows: &[Row]) {
         "scan/copy",
         "red/copy"
     );
-    println!("(slp: the same work, waited for by the driver's blocking wait instead of polling)");
     let cell = |v: Option<f64>| v.map_or("-".to_string(), |g| format!("{g:.1}"));
     for n in sizes {
         let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
@@ -321,12 +298,10 @@ fn print_table(rows: &[Row]) {
             _ => "-".into(),
         };
         println!(
-            "{n:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
+            "{n:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
             cell(get("reduce", "wall", n)),
-            cell(get("reduce_sleep", "wall", n)),
             cell(get("reduce", "device", n)),
             cell(get("scan", "wall", n)),
-            cell(get("scan_sleep", "wall", n)),
             cell(get("scan", "device", n)),
             cell(get("copy", "wall", n)),
             cell(get("copy", "device", n)),

@@ -139,30 +139,6 @@ impl<T: Scalar> Buffer<T> {
         Ok(())
     }
 
-    /// Reads element 0 after the commands before it, waiting by polling (see
-    /// [`Event::wait_spinning`](crate::launch::Event::wait_spinning)): the lowest-latency read
-    /// of a result on GPUs.
-    pub(crate) fn read_first_spinning(&self, queue: &Queue) -> Result<T> {
-        self.check(queue, 0, 1, "read")?;
-        let dev = || queue.device().to_string();
-        let mut out = Box::new([T::default()]);
-        // SAFETY: `out` is freed only once the read has completed: after the polling wait; when
-        // waiting fails, it is leaked (the device may still write it).
-        let ev = unsafe { ffi::read_async(queue.raw(), &self.raw, 0, &mut out[..]) }
-            .map_err(|e| Error::cl("clEnqueueReadBuffer", e.0, dev()))?;
-        let ev = crate::launch::Event::new(ev, queue.device().clone(), None);
-        let waited = queue
-            .raw()
-            .flush()
-            .map_err(|e| Error::cl("clFlush", e.0, dev()))
-            .and_then(|()| ev.wait_spinning());
-        if let Err(e) = waited {
-            std::mem::forget(out);
-            return Err(e);
-        }
-        Ok(out[0])
-    }
-
     /// Sets every element to `value` and waits.
     pub fn fill(&mut self, queue: &Queue, value: T) -> Result<()> {
         self.check(queue, 0, self.len, "fill")?;

@@ -9,7 +9,7 @@ use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
-use opencl3::types::{cl_event, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
+use opencl3::types::{cl_event, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING};
 use std::ffi::c_void;
 use std::ptr;
 
@@ -62,21 +62,6 @@ pub fn read<T: Scalar>(
     // SAFETY: the read is blocking, so `out` is fully written before the call returns and not
     // touched afterwards; the caller checked the bounds. Every bit pattern is a valid `T`.
     unsafe { q.enqueue_read_buffer(buf, CL_BLOCKING, offset * size_of::<T>(), out, &[]) }
-}
-
-/// Starts a non-blocking read of `out.len()` elements of `buf` from element `offset`.
-///
-/// # Safety
-/// `out` must stay valid and untouched until the returned event has completed.
-pub unsafe fn read_async<T: Scalar>(
-    q: &CommandQueue,
-    buf: &ClBuffer<T>,
-    offset: usize,
-    out: &mut [T],
-) -> ClResult<Event> {
-    // SAFETY: the caller keeps `out` alive and untouched until the event completes; the caller
-    // checked the bounds. Every bit pattern is a valid `T`.
-    unsafe { q.enqueue_read_buffer(buf, CL_NON_BLOCKING, offset * size_of::<T>(), out, &[]) }
 }
 
 /// Fills `len` elements of `buf` with `value`.

@@ -133,14 +133,6 @@ impl Queue {
             .map_err(|e| Error::cl("clFinish", e.0, self.device().to_string()))
     }
 
-    /// Submits every command enqueued so far to the device, without waiting.
-    pub fn flush(&self) -> Result<()> {
-        self.inner
-            .raw
-            .flush()
-            .map_err(|e| Error::cl("clFlush", e.0, self.device().to_string()))
-    }
-
     pub(crate) fn raw(&self) -> &CommandQueue {
         &self.inner.raw
     }

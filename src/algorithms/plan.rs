@@ -228,13 +228,6 @@ pub fn scan(n: usize, d: &PlanInputs) -> (usize, LaunchPlan) {
     (chunk, LaunchPlan { local, groups })
 }
 
-/// Whether a blocking call waits by polling (GPUs: see
-/// [`Event::wait_spinning`](crate::launch::Event::wait_spinning)) rather than sleeping in the
-/// driver (CPUs, whose cores the kernels need).
-pub fn spin_wait(d: &PlanInputs) -> bool {
-    d.kind == DeviceKind::Gpu
-}
-
 /// The look-back scan over `n` elements: one work-group per tile.
 ///
 /// ```

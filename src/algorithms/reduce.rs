@@ -74,13 +74,9 @@ pub fn reduce<T: Element>(queue: &Queue, input: &Buffer<T>, op: ReduceOp) -> Res
     // Held until the read: calls on this queue from other threads would overwrite `result`.
     let s = state.lock().expect("algorithms state");
     s.enqueue_reduce(input, &s.result)?;
-    if plan::spin_wait(&s.inputs) {
-        s.result.read_first_spinning(queue)
-    } else {
-        let mut v = [T::default()];
-        s.result.read_into(queue, 0, &mut v)?;
-        Ok(v[0])
-    }
+    let mut v = [T::default()];
+    s.result.read_into(queue, 0, &mut v)?;
+    Ok(v[0])
 }
 
 /// The sum of `input`'s elements (see the module's accuracy note for floats).

@@ -138,16 +138,15 @@ pub fn enqueue_scan_sum<T: Element>(
     output: &mut Buffer<T>,
     kind: ScanKind,
 ) -> Result<Event> {
-    Ok(enqueue(queue, input, output, kind)?.0)
+    enqueue(queue, input, output, kind)
 }
 
-/// The scan's event, and whether to wait for it by polling.
 fn enqueue<T: Element>(
     queue: &Queue,
     input: &Buffer<T>,
     output: &Buffer<T>,
     kind: ScanKind,
-) -> Result<(Event, bool)> {
+) -> Result<Event> {
     same_context(queue, input, "scan input")?;
     same_context(queue, output, "scan output")?;
     if output.len() != input.len() {
@@ -159,10 +158,7 @@ fn enqueue<T: Element>(
     }
     let state = cache::state::<T>(queue, ReduceOp::Sum)?;
     let mut s = state.lock().expect("algorithms state");
-    Ok((
-        s.enqueue_scan(input, output, kind)?,
-        plan::spin_wait(&s.inputs),
-    ))
+    s.enqueue_scan(input, output, kind)
 }
 
 /// `output[i] = input[0] + ... + input[i]`; `output` has `input`'s length. Blocks until done.
@@ -190,11 +186,5 @@ fn blocking<T: Element>(
     output: &mut Buffer<T>,
     kind: ScanKind,
 ) -> Result<()> {
-    let (event, spin) = enqueue(queue, input, output, kind)?;
-    if spin {
-        queue.flush()?;
-        event.wait_spinning()
-    } else {
-        event.wait()
-    }
+    enqueue(queue, input, output, kind)?.wait()
 }

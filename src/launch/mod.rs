@@ -91,30 +91,6 @@ impl Event {
         Ok(())
     }
 
-    /// Waits by polling the commands' status without sleeping: on GPUs this answers within a
-    /// microsecond or two of the end, where a driver's blocking wait can take 10–20 µs; it keeps
-    /// a host core busy meanwhile. The queue must have been flushed.
-    pub fn wait_spinning(&self) -> Result<()> {
-        for e in &self.raw {
-            loop {
-                let status = e
-                    .command_execution_status()
-                    .map_err(|err| {
-                        Error::cl("clGetEventInfo(EXECUTION_STATUS)", err.0, self.context())
-                    })?
-                    .0;
-                if status == opencl3::event::CL_COMPLETE {
-                    break;
-                }
-                if status < 0 {
-                    return Err(Error::cl("command execution", status, self.context()));
-                }
-                std::hint::spin_loop();
-            }
-        }
-        Ok(())
-    }
-
     /// Device time from the start of the first command to the end of the last (waits first).
     pub fn duration(&self) -> Result<Duration> {
         let (start, end) = self.span()?;
