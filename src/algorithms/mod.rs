@@ -141,7 +141,7 @@ pub(crate) struct State<T: Element> {
     partials: Buffer<T>,
     /// Reduce-then-scan: the chunks' offsets (grows).
     offsets: Option<Buffer<T>>,
-    /// Zero between launches: the finalisation counter, then the look-back ticket.
+    /// The reduce's finalisation counter or the look-back ticket (every launch leaves it 0).
     counters: Buffer<u32>,
     /// The blocking reduce's result.
     result: Buffer<T>,
@@ -191,7 +191,12 @@ impl<T: Element> State<T> {
             scan_seq_sums: program.kernel("clg_scan_seq_sums")?,
             scan_seq: program.kernel("clg_scan_seq")?,
             lookback: if lookback {
-                Some(program.kernel("clg_scan_lookback")?)
+                let k = program.kernel("clg_scan_lookback")?;
+                let fits = k.limits().max_work_group_size >= tile.local;
+                if !fits {
+                    log::warn!("algorithms: look-back tile {tile:?} exceeds {k:?}'s work-group limit on {device}; scans reduce-then-scan");
+                }
+                fits.then_some(k)
             } else {
                 None
             },
@@ -199,7 +204,6 @@ impl<T: Element> State<T> {
         let limit = |k: &Kernel| k.limits().max_work_group_size;
         let max_wg = [&k.reduce, &k.chunk_reduce, &k.chunk_scan]
             .into_iter()
-            .chain(&k.lookback)
             .map(limit)
             .min()
             .unwrap_or(1);
@@ -218,7 +222,7 @@ impl<T: Element> State<T> {
             nvidia,
         };
         log::debug!("algorithms: built {options} on {device}: {inputs:?}");
-        let mut counters = Buffer::new(queue.context(), 2)?;
+        let mut counters = Buffer::new(queue.context(), 1)?;
         counters.fill(queue, 0)?;
         Ok(State {
             queue: queue.clone(),
