@@ -76,7 +76,7 @@ impl Tile {
     };
 
     /// Elements per tile.
-    pub fn len(&self) -> usize {
+    pub fn elements(&self) -> usize {
         4 * self.rounds * self.local
     }
 
@@ -238,7 +238,7 @@ pub fn scan(n: usize, d: &PlanInputs) -> (usize, LaunchPlan) {
 pub fn lookback(n: usize, tile: Tile) -> LaunchPlan {
     LaunchPlan {
         local: tile.local,
-        groups: n.div_ceil(tile.len()).max(1),
+        groups: n.div_ceil(tile.elements()).max(1),
     }
 }
 
@@ -318,7 +318,7 @@ mod tests {
             assert!(p.groups <= max_groups(&gpu()));
             let t = Tile::DEFAULT;
             let p = lookback(n, t);
-            assert!(p.groups * t.len() >= n && (p.groups - 1) * t.len() < n);
+            assert!(p.groups * t.elements() >= n && (p.groups - 1) * t.elements() < n);
         }
     }
 }
