@@ -1,117 +1,205 @@
 #!/usr/bin/env python3
-"""Compare clgroups' sub-group reduce with PyOpenCL's ReductionKernel, NumPy's sum (or, with
---torch, torch.sum on CUDA) on the sizes of the Rust benchmark.
+"""Compare clgroups' float sum and inclusive scan (examples/bench_reduce.rs) with the usual
+references, host wall time of the blocking call and device time side by side, and plot both.
 
   cargo run --release --example bench_reduce -- --out /tmp/rust.csv
-  python3 scripts/bench_reduce.py --rust /tmp/rust.csv [--png docs/reduce_throughput.png]
-  python3 scripts/bench_reduce.py --torch --rust /tmp/rust.csv   # on a CUDA machine
+  python3 scripts/bench_reduce.py --rust /tmp/rust.csv --png docs/bench_pocl31  # NumPy, PyOpenCL
+  python3 scripts/bench_reduce.py --torch --rust /tmp/rust.csv --png docs/bench_h100  # CUDA
 
-Default mode needs pyopencl, mako, numpy, matplotlib (pip install pyopencl mako numpy
-matplotlib) and times
-ReductionKernel on the first device of PyOpenCL's first platform (override with
-PYOPENCL_CTX) with profiling events; --torch needs only torch (CUDA events). Every timing is
-the median of many runs after warm-up; GB/s = 4 bytes per float / time. Prints one row per
-size with the ratios ours/other, and writes the PNG (throughput vs size, one line per
-implementation) when matplotlib is available.
+Default mode: NumPy `sum` / `cumsum` (wall) and PyOpenCL's `ReductionKernel` (wall of
+`krnl(x).get()`, device time from its events) and `GenericScanKernel` (an inclusive sum; wall
+of the call + `queue.finish()`) on PyOpenCL's first device (override with PYOPENCL_CTX); needs
+numpy, pyopencl, mako. --torch: `torch.sum(x).item()` and `torch.cumsum(x, 0, out=y)` +
+`torch.cuda.synchronize()` (wall), and both with CUDA events (device). Same input as the Rust
+side (0s and 1s: every sum exact), outputs poisoned before each call and every result checked,
+medians of at least 21 calls after 3 warm-up calls. GB/s: sums 4 bytes per element, scans and
+copies 8. Writes PREFIX_reduce.png and PREFIX_scan.png when matplotlib is available.
 """
 import argparse
 import csv
+import math
 import statistics
 import sys
 import time
 
 
 def runs_for(n):
-    """Timed runs for n elements (as in examples/bench_reduce.rs)."""
-    return max(10, min(200, (1 << 30) // n))
+    """Timed calls for n elements (as in examples/bench_reduce.rs)."""
+    return max(21, min(201, (1 << 30) // n))
+
+
+def median_of(n, call):
+    for _ in range(3):
+        call()
+    return statistics.median(call() for _ in range(runs_for(n)))
+
+
+def data(n):
+    """The Rust side's input: 1.0 where the 32-bit hash i * 2654435761 has its top 4 bits 0."""
+    import numpy as np
+    h = np.arange(n, dtype=np.uint32) * np.uint32(2654435761)
+    return ((h >> np.uint32(28)) == 0).astype(np.float32)
 
 
 def read_rust(path):
-    """{impl: {n: GB/s}} and the launch-overhead rows of the Rust CSV."""
-    table, launch = {}, {}
+    """{(impl, metric): {n: seconds}} from the Rust CSV."""
+    table = {}
     with open(path) as f:
         for row in csv.DictReader(f):
-            n = int(row["n"])
-            if n == 0:
-                launch[row["impl"]] = float(row["median_s"])
-            else:
-                table.setdefault(row["impl"], {})[n] = float(row["gbs"])
-    return table, launch
+            if int(row["n"]) > 0:
+                table.setdefault((row["impl"], row["metric"]), {})[int(row["n"])] = float(row["median_s"])
+    return table
+
+
+def check(ok, what, n):
+    if not ok:
+        sys.exit(f"{what} of {n} elements: wrong result")
+
+
+def time_numpy(sizes):
+    import numpy as np
+    out = {}
+    for n in sizes:
+        x = data(n)
+        total, prefix = float(x.sum(dtype=np.float64)), np.cumsum(x, dtype=np.float64).astype(np.float32)
+        y = np.empty_like(x)
+
+        def sum_call():
+            t = time.perf_counter()
+            s = x.sum()
+            t = time.perf_counter() - t
+            check(float(s) == total, "numpy sum", n)
+            return t
+
+        def scan_call():
+            y.fill(np.nan)
+            t = time.perf_counter()
+            np.cumsum(x, out=y)
+            t = time.perf_counter() - t
+            check(np.array_equal(y, prefix), "numpy cumsum", n)
+            return t
+
+        out[("numpy.sum", "wall", n)] = median_of(n, sum_call)
+        out[("numpy.cumsum", "wall", n)] = median_of(n, scan_call)
+    return out
 
 
 def time_pyopencl(sizes):
-    """{n: GB/s} of ReductionKernel (sum of float32) with profiling events."""
     import numpy as np
     import pyopencl as cl
     import pyopencl.array as cla
     from pyopencl.reduction import ReductionKernel
+    from pyopencl.scan import GenericScanKernel
 
     ctx = cl.create_some_context(interactive=False)
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
     print(f"pyopencl device: {ctx.devices[0].name} ({ctx.devices[0].platform.name})")
-    krnl = ReductionKernel(ctx, np.float32, neutral="0", reduce_expr="a+b",
-                           map_expr="x[i]", arguments="__global const float *x")
+    red = ReductionKernel(ctx, np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]",
+                          arguments="__global const float *x")
+    scan = GenericScanKernel(ctx, np.float32, arguments="__global const float *x, __global float *y",
+                             input_expr="x[i]", scan_expr="a+b", neutral="0",
+                             output_statement="y[i] = item;")
     out = {}
     for n in sizes:
-        host = ((np.arange(n) % 97) * 0.5 + 1.0).astype(np.float32)
+        host = data(n)
+        total, prefix = float(host.sum(dtype=np.float64)), np.cumsum(host, dtype=np.float64).astype(np.float32)
         x = cla.to_device(queue, host)
-        exact = float(host.astype(np.float64).sum())
-        for _ in range(3):
-            got = krnl(x, queue=queue).get()
-        if abs(float(got) - exact) > 1e-5 * exact:
-            sys.exit(f"pyopencl sum {got} != {exact} at n={n}")
-        times = []
-        for _ in range(runs_for(n)):
-            # ReductionKernel enqueues one or two stages; return_event gives the last one.
-            # Time from the first stage's start: a marker before, the last event after.
-            start = cl.enqueue_marker(queue)
-            _, ev = krnl(x, queue=queue, return_event=True)
-            ev.wait()
-            times.append((ev.profile.end - start.profile.end) * 1e-9)
-        out[n] = 4 * n / statistics.median(times) / 1e9
-    return out
+        y = cla.empty_like(x)
 
-
-def time_numpy(sizes):
-    """{n: GB/s} of numpy.sum on float32 (wall time)."""
-    import numpy as np
-    out = {}
-    for n in sizes:
-        host = ((np.arange(n) % 97) * 0.5 + 1.0).astype(np.float32)
-        for _ in range(3):
-            host.sum()
-        times = []
-        for _ in range(runs_for(n)):
+        def sum_wall():
             t = time.perf_counter()
-            host.sum()
-            times.append(time.perf_counter() - t)
-        out[n] = 4 * n / statistics.median(times) / 1e9
+            s = red(x, queue=queue).get()
+            t = time.perf_counter() - t
+            check(float(s) == total, "pyopencl sum", n)
+            return t
+
+        def sum_device():
+            # ReductionKernel enqueues one or two stages; return_event gives the last one.
+            start = cl.enqueue_marker(queue)
+            s, ev = red(x, queue=queue, return_event=True)
+            ev.wait()
+            check(float(s.get()) == total, "pyopencl sum", n)
+            return (ev.profile.end - start.profile.end) * 1e-9
+
+        def scan_wall():
+            y.fill(np.nan)
+            queue.finish()
+            t = time.perf_counter()
+            scan(x, y, queue=queue)
+            queue.finish()
+            t = time.perf_counter() - t
+            check(np.array_equal(y.get(), prefix), "pyopencl scan", n)
+            return t
+
+        out[("pyopencl.reduction", "wall", n)] = median_of(n, sum_wall)
+        out[("pyopencl.reduction", "device", n)] = median_of(n, sum_device)
+        out[("pyopencl.scan", "wall", n)] = median_of(n, scan_wall)
     return out
 
 
 def time_torch(sizes):
-    """{n: GB/s} of torch.sum on CUDA float32, timed with CUDA events."""
+    import numpy as np
     import torch
-    out = {}
     print(f"torch device: {torch.cuda.get_device_name()}")
+    out = {}
     for n in sizes:
-        x = ((torch.arange(n, device="cuda") % 97) * 0.5 + 1.0).float()
-        for _ in range(3):
-            x.sum()
-        times = []
-        for _ in range(runs_for(n)):
+        host = data(n)
+        total = float(host.sum(dtype=np.float64))
+        x = torch.from_numpy(host).cuda()
+        prefix = torch.from_numpy(np.cumsum(host, dtype=np.float64).astype(np.float32)).cuda()
+        y = torch.empty_like(x)
+
+        def sum_wall():
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            s = torch.sum(x).item()
+            t = time.perf_counter() - t
+            check(s == total, "torch.sum", n)
+            return t
+
+        def sum_device():
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             a.record()
-            x.sum()
+            s = torch.sum(x)
             b.record()
             b.synchronize()
-            times.append(a.elapsed_time(b) * 1e-3)
-        out[n] = 4 * n / statistics.median(times) / 1e9
-        del x
+            check(s.item() == total, "torch.sum", n)
+            return a.elapsed_time(b) * 1e-3
+
+        def scan_wall():
+            y.fill_(math.nan)
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            torch.cumsum(x, 0, out=y)
+            torch.cuda.synchronize()
+            t = time.perf_counter() - t
+            check(torch.equal(y, prefix), "torch.cumsum", n)
+            return t
+
+        def scan_device():
+            y.fill_(math.nan)
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            torch.cumsum(x, 0, out=y)
+            b.record()
+            b.synchronize()
+            check(torch.equal(y, prefix), "torch.cumsum", n)
+            return a.elapsed_time(b) * 1e-3
+
+        out[("torch.sum", "wall", n)] = median_of(n, sum_wall)
+        out[("torch.sum", "device", n)] = median_of(n, sum_device)
+        out[("torch.cumsum", "wall", n)] = median_of(n, scan_wall)
+        out[("torch.cumsum", "device", n)] = median_of(n, scan_device)
+        del x, y, prefix
+        torch.cuda.empty_cache()
     return out
 
 
-def plot(table, path):
+def gbs(seconds, n, per):
+    return per * n / seconds / 1e9
+
+
+def plot(series, path, title, ylabel):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -119,16 +207,18 @@ def plot(table, path):
     except ImportError:
         print("matplotlib missing: no plot")
         return
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name, row in sorted(table.items()):
-        ns = sorted(row)
-        ax.plot(ns, [row[n] for n in ns], marker="o", label=name)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for name, points in series:
+        ns = sorted(points)
+        style = "-" if name.endswith("wall") else "--"
+        ax.plot(ns, [points[n] for n in ns], style, marker="o", markersize=3, label=name)
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
     ax.set_xlabel("elements (float32)")
-    ax.set_ylabel("GB/s (copy: read + write)")
-    ax.set_title("float sum throughput")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     print(f"wrote {path}")
@@ -137,30 +227,51 @@ def plot(table, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rust", required=True, help="CSV written by examples/bench_reduce.rs")
-    ap.add_argument("--torch", action="store_true", help="time torch.sum on CUDA instead")
-    ap.add_argument("--png", default="reduce_throughput.png")
+    ap.add_argument("--torch", action="store_true", help="compare with torch on CUDA")
+    ap.add_argument("--png", default="bench", help="plot prefix: PREFIX_reduce.png, PREFIX_scan.png")
+    ap.add_argument("--csv", help="also write every median (ours and theirs) to this CSV")
     args = ap.parse_args()
-    table, launch = read_rust(args.rust)
-    sizes = sorted(table["subgroup"])
+    rust = read_rust(args.rust)
+    sizes = sorted(rust[("reduce", "wall")])
     if args.torch:
-        table["torch.sum"] = time_torch(sizes)
-        others = ["torch.sum", "copy"]
+        other = time_torch(sizes)
+        red, scan = ["torch.sum"], ["torch.cumsum"]
     else:
-        table["pyopencl"] = time_pyopencl(sizes)
-        table["numpy"] = time_numpy(sizes)
-        others = ["pyopencl", "numpy", "tree", "copy"]
-    ours = table["subgroup"]
-    head = f"{'n':>10} {'ours GB/s':>10}" + "".join(f" {'/' + o:>10}" for o in others)
-    print(head)
-    for n in sizes:
-        cells = "".join(f" {ours[n] / table[o][n]:>10.2f}" if n in table.get(o, {}) else f" {'-':>10}"
-                        for o in others)
-        print(f"{n:>10} {ours[n]:>10.2f}{cells}")
-    if "launch_clgroups" in launch:
-        a, b = launch["launch_clgroups"], launch["launch_raw_opencl3"]
-        print(f"launch overhead: clgroups {a * 1e6:.1f} us, raw opencl3 {b * 1e6:.1f} us, "
-              f"ratio {a / b:.3f}")
-    plot(table, args.png)
+        other = time_numpy(sizes)
+        other.update(time_pyopencl(sizes))
+        red, scan = ["numpy.sum", "pyopencl.reduction"], ["numpy.cumsum", "pyopencl.scan"]
+    ours = {(i, m, n): s for (i, m), row in rust.items() for n, s in row.items()}
+    everything = {**ours, **other}
+
+    for what, mine, theirs, per in (("reduce", "reduce", red, 4), ("scan", "scan", scan, 8)):
+        print(f"\n{what}: GB/s ({per} B/element); ratio = ours / theirs (> 1: ours faster)")
+        head = f"{'n':>10} {'ours wall':>10} {'ours dev':>9}"
+        for t in theirs:
+            head += f" {t + ' wall':>22} {'ratio':>6} {t + ' dev':>21} {'ratio':>6}"
+        head += f" {'ours dev/copy dev':>18}"
+        print(head)
+        for n in sizes:
+            w, d = ours[(mine, "wall", n)], ours[(mine, "device", n)]
+            line = f"{n:>10} {gbs(w, n, per):>10.1f} {gbs(d, n, per):>9.1f}"
+            for t in theirs:
+                for metric, mine_s in (("wall", w), ("device", d)):
+                    s = other.get((t, metric, n))
+                    line += f" {gbs(s, n, per):>21.1f} {s / mine_s:>6.2f}" if s else f" {'-':>21} {'-':>6}"
+            copy = ours.get(("copy", "device", n))
+            line += f" {(per * n / d) / (8 * n / copy):>18.3f}" if copy else ""
+            print(line)
+        series = [(f"{i} {m}", {n: gbs(s, n, 8 if i == "copy" else per) for (i2, m2, n), s in everything.items()
+                                if i2 == i and m2 == m})
+                  for i in [mine, *theirs, "copy"] for m in ("wall", "device")
+                  if (i, m, sizes[0]) in everything]
+        plot(series, f"{args.png}_{what}.png", f"float {what}: blocking call (solid) and device time (dashed)",
+             f"GB/s ({per} bytes per element{'; copy: 8' if per == 4 else ''})")
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write("impl,metric,n,median_s\n")
+            for (i, m, n), s in sorted(everything.items()):
+                f.write(f"{i},{m},{n},{s:e}\n")
+        print(f"wrote {args.csv}")
 
 
 if __name__ == "__main__":

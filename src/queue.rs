@@ -278,6 +278,16 @@ impl Queue {
     pub fn as_opencl3(&self) -> &CommandQueue {
         &self.inner.raw
     }
+    /// Identity of the queue (for caches).
+    pub(crate) fn key(&self) -> usize {
+        self.inner.raw.get() as usize
+    }
+
+    /// How many `Queue` handles share this queue (caches drop their entry when only their own
+    /// handles are left).
+    pub(crate) fn handles(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
 }
 
 impl fmt::Debug for Context {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use clgroups::algorithms::{self, Element, ReduceOp, Reduction};
+use clgroups::algorithms::{self, Element, ReduceOp, Reduction, ScanKind};
 use clgroups::device::ShuffleBackend;
 use clgroups::{Buffer, Queue};
 
@@ -179,15 +179,66 @@ fn reduction_reuse_reports_its_launches() {
     let q = common::queue();
     let mut r = Reduction::<i32>::new(&q, ReduceOp::Max).unwrap();
     let small = Buffer::from_slice(&q, &[4, -9, 17, 3]).unwrap();
-    assert_eq!(r.enqueue(&small).unwrap().len(), 1);
+    r.enqueue(&small).unwrap();
     assert_eq!(r.result().unwrap(), 17);
     let big = common::values(1 << 16, 3);
     let want = *big.iter().max().unwrap();
     let big_buf = Buffer::from_slice(&q, &big).unwrap();
-    let events = r.enqueue(&big_buf).unwrap();
-    assert_eq!(events.len(), 2);
-    assert!(events.iter().all(|e| e.duration().is_ok()));
+    let event = r.enqueue(&big_buf).unwrap();
+    assert!(event.duration().is_ok());
     assert_eq!(r.result().unwrap(), want);
+}
+
+/// The enqueue forms leave their results on the device; calls queued back to back (sharing
+/// the queue's partials, counters and tile states) each see their own input.
+#[test]
+fn enqueued_results_stay_on_the_device() {
+    let q = common::queue();
+    let sizes = [(1 << 20) + 5, 3, 70_000, 1 << 16];
+    let inputs: Vec<Vec<i32>> = sizes.iter().map(|&n| common::values(n, n as u64)).collect();
+    let bufs: Vec<_> = inputs
+        .iter()
+        .map(|x| Buffer::from_slice(&q, x).unwrap())
+        .collect();
+    let sums: Vec<_> = sizes
+        .iter()
+        .map(|_| Buffer::new(q.context(), 1).unwrap())
+        .collect();
+    let mut scans: Vec<_> = sizes
+        .iter()
+        .map(|&n| Buffer::new(q.context(), n).unwrap())
+        .collect();
+    let mut events = Vec::new();
+    for round in 0..3 {
+        for (i, x) in bufs.iter().enumerate() {
+            events.push(algorithms::enqueue_reduce(&q, x, ReduceOp::Sum, &sums[i]).unwrap());
+            let kind = if round == 2 {
+                ScanKind::Exclusive
+            } else {
+                ScanKind::Inclusive
+            };
+            events.push(algorithms::enqueue_scan_sum(&q, x, &mut scans[i], kind).unwrap());
+        }
+    }
+    events.last().unwrap().wait().unwrap();
+    for (i, x) in inputs.iter().enumerate() {
+        let want: i32 = x.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+        assert_eq!(sums[i].read(&q).unwrap(), vec![want], "sum of {}", x.len());
+        let mut acc = 0i32;
+        let exclusive: Vec<i32> = x
+            .iter()
+            .map(|&v| {
+                let e = acc;
+                acc = acc.wrapping_add(v);
+                e
+            })
+            .collect();
+        assert_first_difference(
+            &scans[i].read(&q).unwrap(),
+            &exclusive,
+            &format!("scan of {}", x.len()),
+        );
+    }
 }
 
 #[test]

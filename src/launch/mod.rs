@@ -117,11 +117,14 @@ impl Event {
         }
     }
 
-    /// This event followed by `next`, a later command of the same in-order queue: one event
-    /// from the start of this one to the end of `next`.
-    pub(crate) fn then(mut self, next: Event) -> Event {
-        self.raw.extend(next.raw);
-        self
+    /// This command followed by `later`, a command enqueued after it on the same in-order
+    /// queue: one event whose wait and span cover both.
+    pub(crate) fn then(mut self, later: Event) -> Event {
+        self.raw.extend(later.raw);
+        Event {
+            raw: self.raw,
+            ..later
+        }
     }
 
     /// What the event is for, in error messages (built only when needed: launches stay cheap).

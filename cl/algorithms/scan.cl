@@ -1,0 +1,269 @@
+/* clgroups device-wide scans (sum), appended to reduce.cl (same defines and helpers).
+ *
+ *   clg_chunk_reduce + clg_chunk_scan  any device: reduce-then-scan in three launches (chunk
+ *                     sums; their exclusive scan in one work-group; each chunk from its offset)
+ *   clg_scan_seq_sums + clg_scan_seq   CPUs: the same in two launches of one-work-item groups,
+ *                     each scanning one contiguous run with 8-wide vectors (every group sums the
+ *                     run sums before its own: no middle launch)
+ *   clg_scan_lookback NVIDIA (CLG_LOOKBACK=1): one pass, decoupled look-back between tiles
+ */
+
+/* Scan pass 1: out[g] = reduction of chunk g, elements [g*chunk, min(n, (g+1)*chunk));
+ * chunk is a multiple of 4. */
+kernel void clg_chunk_reduce(global const T *in, global T *out, ulong n, ulong chunk,
+                             local T *tmp) {
+    size_t start = get_group_id(0) * chunk;
+    size_t end = min((size_t)n, start + (size_t)chunk);
+    size_t lid = get_local_id(0);
+    size_t stride = get_local_size(0);
+    size_t nv = end / 4;
+    global const T4 *in4 = (global const T4 *)in;
+    T4 a0 = (T4)(CLG_ID), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = start / 4 + lid;
+    for (; i + 3 * stride < nv; i += 4 * stride) {
+        a0 = COMB(a0, in4[i]);
+        a1 = COMB(a1, in4[i + stride]);
+        a2 = COMB(a2, in4[i + 2 * stride]);
+        a3 = COMB(a3, in4[i + 3 * stride]);
+    }
+    for (; i < nv; i += stride)
+        a0 = COMB(a0, in4[i]);
+    T v = horizontal(COMB(COMB(a0, a1), COMB(a2, a3)));
+    for (size_t t = nv * 4 + lid; t < end; t += stride)
+        v = COMB(v, in[t]);
+    v = group_reduce(v, tmp CLG_SG_SCRATCH);
+    if (lid == 0)
+        out[get_group_id(0)] = v;
+}
+
+/* Scan pass 2 and 3: work-group g scans chunk g (as above) in tiles of 4 elements per
+ * work-item, starting from offsets[g] when has_offsets (else 0); exclusive != 0 gives the
+ * exclusive scan. Per tile: a sequential scan of each work-item's 4 elements, an exclusive
+ * sub-group scan of the work-item totals, a scan of the sub-group totals in local memory
+ * (tmp: one slot per sub-group), and a running carry between tiles. */
+kernel void clg_chunk_scan(global const T *in, global T *out, ulong n, ulong chunk,
+                           global const T *offsets, int has_offsets, int exclusive,
+                           local T *tmp) {
+    size_t start = get_group_id(0) * chunk;
+    size_t end = min((size_t)n, start + (size_t)chunk);
+    uint lid = get_local_id(0);
+    uint size = get_local_size(0);
+    uint s = sg_get_max_local_range();
+    uint nsg = (size + s - 1) / s;
+    uint sg = sg_get_group_linear_id();
+    T carry = has_offsets ? offsets[get_group_id(0)] : (T)0;
+    for (size_t base = start; base < end; base += 4 * (size_t)size) {
+        size_t e = base + 4 * (size_t)lid;
+        T4 x;
+        if (e + 4 <= end) {
+            x = *(global const T4 *)(in + e);
+        } else {
+            x.x = e < end ? in[e] : (T)0;
+            x.y = e + 1 < end ? in[e + 1] : (T)0;
+            x.z = e + 2 < end ? in[e + 2] : (T)0;
+            x.w = 0;
+        }
+        T q1 = x.x, q2 = q1 + x.y, q3 = q2 + x.z, total = q3 + x.w;
+        T before = sg_exclusive_scan_add(total);
+        if (sg_get_local_id() == sg_get_local_range() - 1)
+            tmp[sg] = before + total;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint off = 1; off < nsg; off <<= 1) {
+            T add = (lid < nsg && lid >= off) ? tmp[lid - off] : (T)0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < nsg)
+                tmp[lid] += add;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        T pre = carry + (sg > 0 ? tmp[sg - 1] : (T)0) + before;
+        T4 y = exclusive ? (T4)(pre, pre + q1, pre + q2, pre + q3)
+                         : (T4)(pre + q1, pre + q2, pre + q3, pre + total);
+        if (e + 4 <= end) {
+            *(global T4 *)(out + e) = y;
+        } else {
+            if (e < end)
+                out[e] = y.x;
+            if (e + 1 < end)
+                out[e + 1] = y.y;
+            if (e + 2 < end)
+                out[e + 2] = y.z;
+        }
+        carry += tmp[nsg - 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* CPUs, pass 1: sums[g] = the sum of run g, elements [g*chunk, (g+1)*chunk) within n (chunk a
+ * multiple of 8). One work-item per work-group. */
+kernel void clg_scan_seq_sums(global const T *in, global T *sums, ulong n, ulong chunk) {
+    uint g = get_group_id(0);
+    size_t start = min((size_t)n, (size_t)g * (size_t)chunk);
+    sums[g] = clg_run_reduce(in, start, min((size_t)n, start + (size_t)chunk));
+}
+
+/* CPUs, pass 2: run g scanned from the sum of runs 0..g-1, 8 elements at a time: an in-vector
+ * scan in three shifted adds, plus the carry. */
+kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk,
+                         global const T *sums, int exclusive) {
+    uint g = get_group_id(0);
+    T carry = 0;
+    for (uint k = 0; k < g; k++)
+        carry += sums[k];
+    size_t i = min((size_t)n, (size_t)g * (size_t)chunk);
+    size_t end = min((size_t)n, i + (size_t)chunk);
+    for (; i + 8 <= end; i += 8) {
+        T8 y = vload8(0, in + i);
+        y += (T8)((T)0, y.s012, y.s3456);
+        y += (T8)((T2)0, y.s01, y.s2345);
+        y += (T8)((T4)0, y.s0123);
+        y += carry;
+        vstore8(exclusive ? (T8)(carry, y.s012, y.s3456) : y, 0, out + i);
+        carry = y.s7;
+    }
+    for (; i < end; i++) {
+        T x = in[i];
+        out[i] = exclusive ? carry : carry + x;
+        carry += x;
+    }
+}
+
+#if CLG_LOOKBACK
+/* Single-pass scan with decoupled look-back (Merrill & Garland 2016), for 32-bit types on
+ * NVIDIA (warps of 32, inline-PTX sub-groups). Work-groups of CLG_LB_LOCAL work-items take
+ * tiles in the order they start (a ticket from an atomic counter), so a work-group only ever
+ * waits for tiles of work-groups that are already running: NVIDIA keeps a resident work-group
+ * running until it ends, which is the forward progress this needs.
+ * Each tile is CLG_LB_ROUNDS rounds of 4 elements per work-item (coalesced T4 loads). A tile's
+ * state is one 64-bit word, stored and loaded whole (volatile, so never a stale or torn read):
+ * bits 0-31 the value, 32-33 the flag (1: the tile's own sum, 2: the sum of every element up
+ * to the tile's end), 34-63 the launch's epoch (a word of an older launch reads as "not yet").
+ * The last work-group to take a ticket resets the counter. */
+#define LB_NSG (CLG_LB_LOCAL / 32)
+#define LB_PARTS (CLG_LB_ROUNDS * LB_NSG)
+#define LB_PER (LB_PARTS / 32)
+#define LB_TILE (4 * CLG_LB_ROUNDS * CLG_LB_LOCAL)
+#define LB_AGGREGATE 1u
+#define LB_INCLUSIVE 2u
+#define AS_T CLG_CAT(as_, CLG_T)
+
+#if LB_PARTS % 32 != 0
+#error "CLG_LB_ROUNDS * CLG_LB_LOCAL / 32 must be a multiple of 32"
+#endif
+
+static inline ulong lb_word(uint epoch, uint flag, T v) {
+    return ((ulong)((epoch << 2) | flag) << 32) | (ulong)as_uint(v);
+}
+
+kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void
+clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *state_,
+                  global uint *ticket, uint tiles, uint epoch, int exclusive) {
+    volatile global ulong *state = state_;
+    local uint tile_l;
+    local T parts[LB_PARTS];
+    uint lid = get_local_id(0);
+    uint lane = sg_get_local_id();
+    uint sg = sg_get_group_linear_id();
+    if (lid == 0) {
+        uint t = atomic_inc(ticket);
+        if (t == tiles - 1)
+            atomic_xchg(ticket, 0u);
+        tile_l = t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint tile = tile_l;
+    size_t base = (size_t)tile * LB_TILE;
+
+    /* Load, scan within each T4, then across the sub-group (one independent scan per round). */
+    T4 x[CLG_LB_ROUNDS];
+    T ex[CLG_LB_ROUNDS];
+    for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
+        size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
+        T4 v;
+        if (e + 4 <= n) {
+            v = *(global const T4 *)(in + e);
+        } else {
+            v.x = e < n ? in[e] : (T)0;
+            v.y = e + 1 < n ? in[e + 1] : (T)0;
+            v.z = e + 2 < n ? in[e + 2] : (T)0;
+            v.w = 0;
+        }
+        v.y += v.x;
+        v.z += v.y;
+        v.w += v.z;
+        x[r] = v;
+    }
+    for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+        ex[r] = sg_exclusive_scan_add(x[r].w);
+    if (lane == 31)
+        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+            parts[r * LB_NSG + sg] = ex[r] + x[r].w;
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* Sub-group 0: scan of the LB_PARTS (round, sub-group) totals, in tile order; the tile's
+     * total; its state; the look-back; then every part's exclusive prefix into parts[]. */
+    if (sg == 0) {
+        T mine[LB_PER];
+        T own = 0;
+        for (uint k = 0; k < LB_PER; k++) {
+            mine[k] = parts[lane * LB_PER + k];
+            own += mine[k];
+        }
+        T before = sg_exclusive_scan_add(own);
+        T aggregate = sg_broadcast(before + own, 31);
+        T prefix = 0;
+        if (tile == 0) {
+            if (lane == 0)
+                state[0] = lb_word(epoch, LB_INCLUSIVE, aggregate);
+        } else {
+            if (lane == 0)
+                state[tile] = lb_word(epoch, LB_AGGREGATE, aggregate);
+            long j = (long)tile - 1;
+            for (;;) {
+                long k = j - (long)lane;
+                uint flag;
+                T val;
+                do {
+                    flag = LB_INCLUSIVE;
+                    val = 0;
+                    if (k >= 0) {
+                        ulong w = state[k];
+                        uint hi = (uint)(w >> 32);
+                        flag = (hi >> 2) == epoch ? (hi & 3u) : 0u;
+                        val = AS_T((uint)w);
+                    }
+                } while (!sg_all(flag != 0));
+                uint stop = sg_reduce_min(flag == LB_INCLUSIVE ? lane : 32u);
+                prefix += sg_reduce_add(lane <= stop ? val : (T)0);
+                if (stop < 32)
+                    break;
+                j -= 32;
+            }
+            if (lane == 0)
+                state[tile] = lb_word(epoch, LB_INCLUSIVE, prefix + aggregate);
+        }
+        T run = prefix + before;
+        for (uint k = 0; k < LB_PER; k++) {
+            parts[lane * LB_PER + k] = run;
+            run += mine[k];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
+        size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
+        T pre = parts[r * LB_NSG + sg] + ex[r];
+        T4 v = x[r];
+        T4 y = exclusive ? (T4)(pre, pre + v.x, pre + v.y, pre + v.z) : pre + v;
+        if (e + 4 <= n) {
+            *(global T4 *)(out + e) = y;
+        } else {
+            if (e < n)
+                out[e] = y.x;
+            if (e + 1 < n)
+                out[e + 1] = y.y;
+            if (e + 2 < n)
+                out[e + 2] = y.z;
+        }
+    }
+}
+#endif

@@ -1,0 +1,218 @@
+//! Scans (sum): the blocking calls and the enqueue form.
+
+use super::plan::{self, LaunchPlan, ScanPath};
+use super::{at_least, cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State};
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::launch::{Event, KernelArg};
+use crate::queue::Queue;
+
+/// Inclusive (`out[i] = x[0] + … + x[i]`) or exclusive (`out[i] = x[0] + … + x[i-1]`,
+/// `out[0] = 0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    /// `out[i]` includes `x[i]`.
+    Inclusive,
+    /// `out[i]` stops before `x[i]`.
+    Exclusive,
+}
+
+/// Epochs of the look-back tile states are 30 bits wide.
+const EPOCHS: u32 = 1 << 30;
+
+impl<T: Element> State<T> {
+    pub(super) fn enqueue_scan(
+        &mut self,
+        input: &Buffer<T>,
+        output: &Buffer<T>,
+        kind: ScanKind,
+    ) -> Result<Event> {
+        let n = input.len();
+        let exclusive = i32::from(kind == ScanKind::Exclusive);
+        let path = plan::scan_path(&self.inputs, size_of::<T>());
+        match (path, &self.k.lookback) {
+            (ScanPath::LookBack, Some(lookback)) => {
+                let p = plan::lookback(n, self.tile);
+                let tiles = u32::try_from(p.groups).map_err(|_| {
+                    Error::input(format!("scan of {n} elements: more than 2^32 tiles"))
+                })?;
+                if self.tiles.as_ref().is_none_or(|b| b.len() < p.groups) {
+                    let mut fresh = Buffer::new(self.queue.context(), p.groups)?;
+                    fresh.fill(&self.queue, 0)?;
+                    self.tiles = Some(fresh);
+                }
+                let states = self.tiles.as_mut().expect("tile states");
+                if self.epoch >= EPOCHS {
+                    states.fill(&self.queue, 0)?;
+                    self.epoch = 1;
+                }
+                let epoch = self.epoch;
+                self.epoch += 1;
+                let args = vec![
+                    input.to_arg(),
+                    output.to_arg(),
+                    (n as u64).to_arg(),
+                    (&*states).to_arg(),
+                    (&self.counters).to_arg(),
+                    tiles.to_arg(),
+                    epoch.to_arg(),
+                    exclusive.to_arg(),
+                ];
+                let needs = [
+                    (output.len(), n),
+                    (states.len(), p.groups),
+                    (self.counters.len(), 1),
+                ];
+                // SAFETY: `clg_scan_lookback` reads `in` and writes `out` below `n` (checked
+                // against both lengths), uses `state[tile]` for the plan's `tiles` = groups
+                // and `counter[0]` as the ticket.
+                unsafe { launch(lookback, args, p, &needs) }
+            }
+            (ScanPath::Sequential, _) => {
+                let (chunk, p) = plan::sequential(n, &self.inputs);
+                let (n, chunk) = (n as u64, chunk as u64);
+                let sums = &self.partials;
+                let args = vec![input.to_arg(), sums.to_arg(), n.to_arg(), chunk.to_arg()];
+                let needs = [(sums.len(), p.groups)];
+                // SAFETY: `clg_scan_seq_sums` reads `in` below `n` = its length and writes
+                // `sums[g]` for the plan's groups.
+                let first = unsafe { launch(&self.k.scan_seq_sums, args, p, &needs)? };
+                let args = vec![
+                    input.to_arg(),
+                    output.to_arg(),
+                    n.to_arg(),
+                    chunk.to_arg(),
+                    sums.to_arg(),
+                    exclusive.to_arg(),
+                ];
+                let needs = [(output.len(), n as usize), (sums.len(), p.groups)];
+                // SAFETY: `clg_scan_seq` reads `in` and writes `out` below `n`, and reads
+                // `sums[..g]` for the plan's groups.
+                Ok(first.then(unsafe { launch(&self.k.scan_seq, args, p, &needs)? }))
+            }
+            _ => self.reduce_then_scan(input, output, exclusive),
+        }
+    }
+
+    /// Chunk sums, their exclusive scan (one work-group), each chunk from its offset.
+    fn reduce_then_scan(
+        &mut self,
+        input: &Buffer<T>,
+        output: &Buffer<T>,
+        exclusive: i32,
+    ) -> Result<Event> {
+        let (chunk, p) = plan::scan(input.len(), &self.inputs);
+        let scratch = per_sub_group::<T>(p.local);
+        let chunk_scan = |input: &Buffer<T>,
+                          output: &Buffer<T>,
+                          n: usize,
+                          offsets: Option<&Buffer<T>>,
+                          exclusive: i32,
+                          chunk: usize,
+                          p: LaunchPlan| {
+            let args = vec![
+                input.to_arg(),
+                output.to_arg(),
+                (n as u64).to_arg(),
+                (chunk as u64).to_arg(),
+                offsets.unwrap_or(input).to_arg(),
+                i32::from(offsets.is_some()).to_arg(),
+                exclusive.to_arg(),
+                scratch.to_arg(),
+            ];
+            let needs = [
+                (input.len(), n),
+                (output.len(), n),
+                (
+                    offsets.map_or(0, |o| o.len()),
+                    offsets.map_or(0, |_| p.groups),
+                ),
+            ];
+            // SAFETY: `clg_chunk_scan` reads `in` and writes `out` below `n`, reads
+            // `offsets[g]` for the plan's groups only when given, and `tmp` below the
+            // sub-group count (one slot per work-item is passed).
+            unsafe { launch(&self.k.chunk_scan, args, p, &needs) }
+        };
+        let n = input.len();
+        if p.groups == 1 {
+            return chunk_scan(input, output, n, None, exclusive, chunk, p);
+        }
+        at_least(&mut self.offsets, &self.queue, p.groups)?;
+        let (sums, offsets) = (&self.partials, self.offsets.as_ref().expect("offsets"));
+        let args = vec![
+            input.to_arg(),
+            sums.to_arg(),
+            (n as u64).to_arg(),
+            (chunk as u64).to_arg(),
+            scratch.to_arg(),
+        ];
+        let needs = [(sums.len(), p.groups)];
+        // SAFETY: `clg_chunk_reduce` reads `in` below `n` = its length, writes `sums[g]` for
+        // the plan's groups and `tmp` below the sub-group count (one slot per work-item).
+        let first = unsafe { launch(&self.k.chunk_reduce, args, p, &needs)? };
+        let one = LaunchPlan { groups: 1, ..p };
+        let all = p.groups.div_ceil(4) * 4;
+        chunk_scan(sums, offsets, p.groups, None, 1, all, one)?;
+        let last = chunk_scan(input, output, n, Some(offsets), exclusive, chunk, p)?;
+        Ok(first.then(last))
+    }
+}
+
+/// Enqueues the scan of `input` into `output` (same length) and returns without waiting:
+/// the result stays on the device, where later launches on the same queue see it.
+pub fn enqueue_scan_sum<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &mut Buffer<T>,
+    kind: ScanKind,
+) -> Result<Event> {
+    enqueue(queue, input, output, kind)
+}
+
+fn enqueue<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &Buffer<T>,
+    kind: ScanKind,
+) -> Result<Event> {
+    same_context(queue, input, "scan input")?;
+    same_context(queue, output, "scan output")?;
+    if output.len() != input.len() {
+        return Err(Error::input(format!(
+            "scan of {} elements into a buffer of {}",
+            input.len(),
+            output.len()
+        )));
+    }
+    let state = cache::state::<T>(queue, ReduceOp::Sum)?;
+    let mut s = lock(&state);
+    s.enqueue_scan(input, output, kind)
+}
+
+/// `output[i] = input[0] + ... + input[i]`; `output` has `input`'s length. Blocks until done.
+pub fn inclusive_scan_sum<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &mut Buffer<T>,
+) -> Result<()> {
+    blocking(queue, input, output, ScanKind::Inclusive)
+}
+
+/// `output[i] = input[0] + ... + input[i - 1]` (`output[0] = 0`); `output` has `input`'s
+/// length. Blocks until done.
+pub fn exclusive_scan_sum<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &mut Buffer<T>,
+) -> Result<()> {
+    blocking(queue, input, output, ScanKind::Exclusive)
+}
+
+fn blocking<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &mut Buffer<T>,
+    kind: ScanKind,
+) -> Result<()> {
+    enqueue(queue, input, output, kind)?.wait()
+}
