@@ -469,7 +469,8 @@ impl RootKernel {
     /// let n = 1_000_003;
     /// let (_, local) = k.range_plan(n.into())?;
     /// let x = ColoredBuffer::<i32>::with_page(&root, n, local.len() * 4)?;
-    /// k.launch().arg(&x).range(n)?.wait()?;
+    /// // SAFETY: `inc` touches x[get_global_id(0)] only, below n, x's length.
+    /// unsafe { k.launch().arg(&x).range(n)? }.wait()?;
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn range_plan(&self, global: Range) -> Result<(Range, Range)> {
