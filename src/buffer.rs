@@ -9,7 +9,7 @@ use opencl3::types::cl_mem;
 use std::fmt;
 
 mod sealed {
-    pub trait Sealed {}
+    pub trait Sealed: crate::ffi::Pod {}
 }
 
 /// Element types a [`Buffer`] or a scalar kernel argument may hold: plain numbers, for which

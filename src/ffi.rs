@@ -1,11 +1,13 @@
 //! The only place that calls OpenCL's `unsafe` entry points: thin wrappers over the opencl3
 //! calls that take raw pointers or handles. Each safe wrapper states why its call is sound;
 //! [`enqueue_kernel`] cannot be made safe (the kernel is user code) and stays `unsafe`.
+//!
+//! The bottom of the crate: it knows only opencl3's types and [`Pod`], never clgroups' own
+//! (callers convert).
 
-use crate::buffer::Scalar;
-use crate::device::Device;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context as ClContext;
+use opencl3::device::Device;
 use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel as ClKernel;
@@ -16,16 +18,33 @@ use std::ptr;
 
 type ClResult<T> = std::result::Result<T, ClError>;
 
+/// Element types that buffers may hold: plain numbers, copied to and from device memory as
+/// bytes.
+///
+/// # Safety
+///
+/// Implementors have no padding, no invalid bit patterns and no pointers.
+pub unsafe trait Pod: Copy + Send + Sync + 'static {}
+
+macro_rules! pod {
+    ($($t:ty),*) => {$(
+        // SAFETY: a primitive number: no padding, every bit pattern valid, no pointers.
+        unsafe impl Pod for $t {}
+    )*};
+}
+
+pod!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64);
+
 /// An in-order queue with profiling on `device`.
 pub fn create_queue(ctx: &ClContext, device: &Device, properties: u64) -> ClResult<CommandQueue> {
-    // SAFETY: `device.id()` is a live device id (the `Device` owns it or it is a root device),
-    // and `ctx` is a live context that contains it (checked by the caller).
+    // SAFETY: `device.id()` is a live device id (the caller's device owns it or it is a root
+    // device), and `ctx` is a live context that contains it (checked by the caller).
     unsafe { CommandQueue::create_with_properties(ctx, device.id(), properties, 0) }
 }
 
 /// An uninitialised device buffer of `len` elements (`len` ≥ 1, `len * size_of::<T>()`
 /// without overflow).
-pub fn create_buffer<T: Scalar>(ctx: &ClContext, len: usize) -> ClResult<ClBuffer<T>> {
+pub fn create_buffer<T: Pod>(ctx: &ClContext, len: usize) -> ClResult<ClBuffer<T>> {
     // SAFETY: no host pointer is passed, so OpenCL reads no host memory; opencl3 computes the
     // size as `len * size_of::<T>()` bytes, which the caller checked does not overflow.
     unsafe { ClBuffer::create(ctx, CL_MEM_READ_WRITE, len, ptr::null_mut()) }
@@ -33,7 +52,7 @@ pub fn create_buffer<T: Scalar>(ctx: &ClContext, len: usize) -> ClResult<ClBuffe
 
 /// A device buffer of `len` elements (`len` ≥ 1, `len * size_of::<T>()` without overflow)
 /// whose every byte starts as `byte` (checked mode's canary).
-pub fn create_buffer_filled<T: Scalar>(
+pub fn create_buffer_filled<T: Pod>(
     ctx: &ClContext,
     len: usize,
     byte: u8,
@@ -52,7 +71,7 @@ pub fn create_buffer_filled<T: Scalar>(
 }
 
 /// A sub-buffer of `parent` covering elements `[origin, origin + count)`.
-pub fn create_sub_buffer<T: Scalar>(
+pub fn create_sub_buffer<T: Pod>(
     parent: &ClBuffer<T>,
     origin: usize,
     count: usize,
@@ -63,19 +82,19 @@ pub fn create_sub_buffer<T: Scalar>(
 }
 
 /// Blocking write of `data` into `buf` at element `offset`.
-pub fn write<T: Scalar>(
+pub fn write<T: Pod>(
     q: &CommandQueue,
     buf: &mut ClBuffer<T>,
     offset: usize,
     data: &[T],
 ) -> ClResult<Event> {
     // SAFETY: the write is blocking, so `data` is not read after the call returns; the caller
-    // checked that `offset + data.len()` fits in `buf`. `T: Scalar` has no padding.
+    // checked that `offset + data.len()` fits in `buf`. `T: Pod` has no padding.
     unsafe { q.enqueue_write_buffer(buf, CL_BLOCKING, offset * size_of::<T>(), data, &[]) }
 }
 
 /// Blocking read of `out.len()` elements of `buf` from element `offset`.
-pub fn read<T: Scalar>(
+pub fn read<T: Pod>(
     q: &CommandQueue,
     buf: &ClBuffer<T>,
     offset: usize,
@@ -87,7 +106,7 @@ pub fn read<T: Scalar>(
 }
 
 /// Fills `len` elements of `buf` with `value`.
-pub fn fill<T: Scalar>(
+pub fn fill<T: Pod>(
     q: &CommandQueue,
     buf: &mut ClBuffer<T>,
     value: T,
@@ -98,7 +117,7 @@ pub fn fill<T: Scalar>(
 }
 
 /// Copies `bytes` bytes from `src` to `dst`.
-pub fn copy<T: Scalar>(
+pub fn copy<T: Pod>(
     q: &CommandQueue,
     src: &ClBuffer<T>,
     dst: &mut ClBuffer<T>,
@@ -208,7 +227,7 @@ pub fn set_arg(kernel: &ClKernel, index: u32, arg: &RawArg<'_>) -> ClResult<()> 
 /// # Safety
 ///
 /// Every argument of `kernel` is set, and the kernel's accesses for this range stay inside its
-/// arguments (the contract of [`crate::launch::Launch::nd_range`]).
+/// arguments (the contract of clgroups' raw launches, `Launch::nd_range`).
 pub unsafe fn enqueue_kernel(
     q: &CommandQueue,
     kernel: &ClKernel,

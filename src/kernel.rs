@@ -341,7 +341,7 @@ impl SubGroupQueries<'_> {
     fn driver(&self, param: u32, input: &[usize], what: &str) -> Result<Vec<usize>> {
         self.native()?;
         let dev = self.kernel.program().device();
-        ffi::kernel_sub_group_info(&self.kernel.raw(), dev, param, input).map_err(|e| {
+        ffi::kernel_sub_group_info(&self.kernel.raw(), dev.raw(), param, input).map_err(|e| {
             Error::cl(
                 "clGetKernelSubGroupInfo",
                 e.0,

@@ -199,7 +199,7 @@ impl Queue {
         if !context.devices().iter().any(|d| d.id() == device.id()) {
             return Err(Error::input(format!("{device} is not in this context")));
         }
-        let raw = crate::ffi::create_queue(context.raw(), device, CL_QUEUE_PROFILING_ENABLE)
+        let raw = crate::ffi::create_queue(context.raw(), device.raw(), CL_QUEUE_PROFILING_ENABLE)
             .map_err(|e| {
                 Error::cl(
                     "clCreateCommandQueueWithProperties",

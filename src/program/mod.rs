@@ -108,6 +108,26 @@ impl ProgramBuilder {
     pub fn build(self, queue: &Queue) -> Result<Program> {
         Program::build(self, queue)
     }
+
+    /// The source to build.
+    pub(crate) fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// This builder with another source (e.g. with generated variants).
+    pub(crate) fn with_source(mut self, source: String) -> Self {
+        self.source = source;
+        self
+    }
+}
+
+/// The kernels of `src` that generated variants may be written for, as for a build: no kernels
+/// and the reason where the scanner cannot read the source; kernels defined twice are marked
+/// not rewritable.
+pub(crate) fn scan_for_variants(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
+    let (mut kernels, unscanned) = source::scan_for_build(src)?;
+    mark_duplicates(&mut kernels);
+    Ok((kernels, unscanned))
 }
 
 /// A program built for one device. Cheap to clone; `Send + Sync`.

@@ -56,7 +56,8 @@ impl<'a> RootLaunch<'a> {
     /// and enqueues one sub-launch per non-empty chunk. `local` is a [`LocalSize`] or a
     /// [`Range`] (exact); [`LocalSize::Auto`] and [`LocalSize::Tuned`] both pick the tuned
     /// local size ([`crate::plan::local_size::tuned`], whole warps for sub-group kernels on
-    /// NVIDIA) for the most limited device, since the split needs whole work-groups. Every check (ranks, `local` dividing `global`, arguments, each
+    /// NVIDIA) for the most limited device, since the split needs whole work-groups; a kernel
+    /// with `reqd_work_group_size` runs in exactly those work-groups. Every check (ranks, `local` dividing `global`, arguments, each
     /// device's work-group limits, [the contract](super#the-contract) for every buffer
     /// argument) happens before anything is enqueued. In [checked mode](super::checked_mode)
     /// the launch then waits and reports the first out-of-chunk access as
@@ -75,9 +76,19 @@ impl<'a> RootLaunch<'a> {
         local: impl Into<LocalSize>,
     ) -> Result<MultiEvent> {
         let global = global.into();
-        let local = match local.into() {
-            LocalSize::Exact(l) => l,
-            LocalSize::Auto | LocalSize::Tuned => self.kernel.tuned_local(global)?,
+        self.kernel.check_rewritten(global)?;
+        let local = local.into();
+        let exact = match local {
+            LocalSize::Exact(l) => Some(l),
+            LocalSize::Auto | LocalSize::Tuned => None,
+        };
+        let local = match (self.kernel.required_local(global, exact)?, exact) {
+            (Some(req), _) => {
+                self.kernel.check_required_fits(global, req)?;
+                req
+            }
+            (None, Some(l)) => l,
+            (None, None) => self.kernel.tuned_local(global)?,
         };
         self.kernel.check_warps(global, local)?;
         // SAFETY: the caller's contract, for the same range.
@@ -97,6 +108,7 @@ impl<'a> RootLaunch<'a> {
     /// keeps the rounded ones from running the kernel's body.
     pub unsafe fn range(self, global: impl Into<Range>) -> Result<MultiEvent> {
         let user = global.into();
+        self.kernel.check_rewritten(user)?;
         let (launch, local) = self.kernel.range_plan(user)?;
         // SAFETY: the caller's contract for `user`; the rounded work-items are guarded.
         unsafe { self.run(user, launch, local) }

@@ -98,7 +98,7 @@
 //! let prog = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
 //! let mut x = ColoredBuffer::from_slice(&root, &vec![1; 1 << 20])?;
 //! let k = prog.kernel("inc")?;
-//! // SAFETY: `inc` touches x[get_global_id(0)] only, for ids 0..2^20 of the 2^20-element `x`.
+//! // SAFETY: `inc` touches x[get_global_id(0)] only, below 1 << 20, x's length.
 //! let ev = unsafe { k.launch().arg(&x).nd_range(Range::d1(1 << 20), Range::d1(64))? };
 //! println!("{:?} over {} devices", ev.duration()?, root.len());
 //! assert!(x.read()?.iter().all(|&v| v == 2));

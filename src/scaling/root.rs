@@ -7,13 +7,13 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
 use crate::plan::local_size::{self, Limits};
-use crate::plan::rounding;
+use crate::plan::{rounding, split};
 use crate::program::partitioned::{
     guarded_name, is_global_pointer, partitioned_name, whole_launch_obstacle,
     with_partitioned_variants,
 };
-use crate::program::source::{scan_kernels, KernelDecl, Scanned};
-use crate::program::Program;
+use crate::program::source::{KernelDecl, Scanned};
+use crate::program::{scan_for_variants, Program, ProgramBuilder};
 use crate::queue::{names, Context, Queue};
 use crate::range::Range;
 use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
@@ -129,23 +129,61 @@ impl RootDevice {
         self
     }
 
-    /// `source` built for every device, with the `__clg_part` variant of every kernel
+    /// `source` built for every device with default settings: [`RootDevice::build`] of
+    /// [`Program::builder`]`(source)`.
+    pub fn program(&self, source: &str) -> Result<RootProgram> {
+        self.build(Program::builder(source))
+    }
+
+    /// The builder's source built for every device with its settings (options, file name,
+    /// sub-group size, rounding: as [`ProgramBuilder::build`] for one device), with the
+    /// `__clg_part` variant of every kernel the scanner can rewrite
     /// ([`with_partitioned_variants`]) after it; checked variants in [checked
     /// mode](super::checked_mode).
-    pub fn program(&self, source: &str) -> Result<RootProgram> {
-        let decls = scan_kernels(source)?;
+    ///
+    /// Every source the compiler builds builds here: a source the scanner cannot read, or
+    /// variants that do not compile, leave the source as written, and launching a kernel
+    /// without its variant (see [`RootKernel::rewrite_obstacle`]) over the root device is
+    /// refused with [`Error::InvalidLaunch`] saying why.
+    ///
+    /// ```no_run
+    /// use clgroups::{scaling::RootDevice, Program};
+    /// let root = RootDevice::from_env()?;
+    /// let src = "kernel void k(global int *x) { x[get_global_id(0)] *= SCALE; }";
+    /// let p = root.build(Program::builder(src).options("-DSCALE=3"))?;
+    /// let k = p.kernel("k")?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn build(&self, builder: ProgramBuilder) -> Result<RootProgram> {
+        let source: Arc<str> = builder.source().into();
+        let (decls, unscanned) = scan_for_variants(&source)?;
         let checked = super::checked_mode()?;
-        let text = with_partitioned_variants(source, &decls, checked)?;
-        let programs = self
-            .queues
-            .iter()
-            .map(|q| Program::from_source(q, &text))
-            .collect::<Result<Vec<_>>>()?;
+        let build_all = |b: &ProgramBuilder| {
+            let built = self.queues.iter().map(|q| b.clone().build(q));
+            built.collect::<Result<Vec<_>>>()
+        };
+        let (programs, obstacle) = match unscanned {
+            Some(why) => (build_all(&builder)?, Some(why)),
+            None => match with_partitioned_variants(&source, &decls, checked) {
+                Err(e) => (build_all(&builder)?, Some(e.to_string())),
+                Ok(text) => match build_all(&builder.clone().with_source(text)) {
+                    Ok(programs) => (programs, None),
+                    Err(e) => {
+                        let why = format!("its variants did not build ({e})");
+                        (build_all(&builder)?, Some(why))
+                    }
+                },
+            },
+        };
+        if let Some(why) = &obstacle {
+            log::debug!("root program built as written, without partitioned variants: {why}");
+        }
         Ok(RootProgram {
             programs,
             placement: self.placement,
-            source: source.into(),
+            source,
             decls,
+            obstacle,
             checked,
         })
     }
@@ -220,31 +258,44 @@ pub struct RootProgram {
     placement: Placement,
     source: Arc<str>,
     decls: Vec<KernelDecl>,
+    /// Why no kernel has a partitioned variant (the source as written was built).
+    obstacle: Option<String>,
     checked: bool,
 }
 
 impl RootProgram {
-    /// The kernel called `name`, on every device (as its `__clg_part` variant).
+    /// The kernel called `name`, on every device: its `__clg_part` variant, or the kernel as
+    /// written where it has none (launches over the root device then refuse it, see
+    /// [`RootKernel::rewrite_obstacle`]).
     pub fn kernel(&self, name: &str) -> Result<RootKernel> {
-        let no_such = || Error::NoSuchKernel {
-            kernel: name.to_string(),
-            available: self.programs[0].kernel_names(),
+        let decl = self.decls.iter().find(|k| k.name == name);
+        let obstacle = match (&self.obstacle, decl) {
+            (Some(why), _) => Some(why.clone()),
+            (None, Some(d)) => d.rewrite_obstacle.clone(),
+            (None, None) => Some(
+                "the scanner did not find its declaration (a name made by a macro?)".to_string(),
+            ),
         };
-        let decl = self
-            .decls
-            .iter()
-            .find(|k| k.name == name)
-            .ok_or_else(no_such)?;
-        let variant = partitioned_name(name);
+        let (Some(decl), None) = (decl, &obstacle) else {
+            let why = obstacle.unwrap_or_default();
+            log::debug!("root kernel `{name}`: no partitioned variant: {why}");
+            let kernels = self.programs.iter().map(|p| p.kernel(name));
+            return Ok(RootKernel {
+                kernels: kernels.collect::<Result<Vec<_>>>()?,
+                guarded: None,
+                name: name.to_string(),
+                params: Vec::new(),
+                whole_obstacle: None,
+                rewrite_obstacle: Some(why),
+                checked: self.checked,
+                placement: self.placement,
+            });
+        };
         let kernels = self
             .programs
             .iter()
-            .map(|p| p.kernel(&variant))
-            .collect::<Result<Vec<_>>>()
-            .map_err(|e| match e {
-                Error::NoSuchKernel { .. } => no_such(),
-                other => other,
-            })?;
+            .map(|p| p.kernel(&partitioned_name(name)))
+            .collect::<Result<Vec<_>>>()?;
         let guarded = self
             .programs
             .iter()
@@ -277,6 +328,7 @@ impl RootProgram {
             name: name.to_string(),
             params,
             whole_obstacle,
+            rewrite_obstacle: None,
             checked: self.checked,
             placement: self.placement,
         })
@@ -315,6 +367,8 @@ pub struct RootKernel {
     pub(super) params: Vec<ParamFacts>,
     /// Why the kernel cannot see whole-launch values (a called function asks for them).
     pub(super) whole_obstacle: Option<String>,
+    /// Why the kernel has no partitioned variant (`kernels` are then the kernels as written).
+    pub(super) rewrite_obstacle: Option<String>,
     /// Built as checked variants.
     pub(super) checked: bool,
     pub(super) placement: Placement,
@@ -326,14 +380,85 @@ impl RootKernel {
         RootLaunch::new(self)
     }
 
-    /// The per-device kernels (the `__clg_part` variants), in device order.
+    /// The per-device kernels (the `__clg_part` variants, or the kernels as written where
+    /// [`rewrite_obstacle`](RootKernel::rewrite_obstacle) says why there are none), in device
+    /// order.
     pub fn kernels(&self) -> &[Kernel] {
         &self.kernels
     }
 
+    /// Why the kernel has no partitioned variant (a name made by a macro, a source the
+    /// scanner cannot read, ...), or `None`. Launches over the root device refuse such a
+    /// kernel before enqueueing anything; it still runs on one device through a
+    /// [`Program`] on one of [`RootDevice::queues`].
+    pub fn rewrite_obstacle(&self) -> Option<&str> {
+        self.rewrite_obstacle.as_deref()
+    }
+
+    /// Errors (naming the reason) when the kernel has no partitioned variant.
+    pub(super) fn check_rewritten(&self, global: Range) -> Result<()> {
+        match &self.rewrite_obstacle {
+            Some(why) => Err(self.refused(
+                global,
+                &format!(
+                    "the kernel runs over a root device only through its generated partitioned \
+                     variant, which could not be written: {why}; run it on one device"
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The kernel's `reqd_work_group_size` at `global`'s rank, if it has one; an error naming
+    /// the attribute when it has more dimensions than `global` or does not fit `local`
+    /// (`Some`: an exact local size asked for).
+    pub(super) fn required_local(
+        &self,
+        global: Range,
+        local: Option<Range>,
+    ) -> Result<Option<Range>> {
+        let Some(req) = self.kernels[0].required_work_group_size() else {
+            return Ok(None);
+        };
+        let refuse = |what: &str| {
+            Err(self.refused(
+                global,
+                &format!(
+                    "the kernel requires work-groups of {:?} (reqd_work_group_size): {what}",
+                    req.as_slice()
+                ),
+            ))
+        };
+        let Some(at_rank) = split::at_rank(req, global.rank()) else {
+            return refuse("more dimensions than the range");
+        };
+        if local.is_some_and(|l| l.padded() != req.padded()) {
+            return refuse("the local size must be that");
+        }
+        log::debug!("kernel `{}`: required work-groups {at_rank:?}", self.name);
+        Ok(Some(at_rank))
+    }
+
+    /// Errors naming `reqd_work_group_size` unless `required` divides `global`.
+    pub(super) fn check_required_fits(&self, global: Range, required: Range) -> Result<()> {
+        match split::fits_required(global, required) {
+            true => Ok(()),
+            false => Err(self.refused(
+                global,
+                &format!(
+                    "the kernel requires work-groups of {:?} (reqd_work_group_size), which do \
+                     not divide the global range",
+                    required.as_slice()
+                ),
+            )),
+        }
+    }
+
     /// The global and local ranges a [`RootLaunch::range`] of `global` enqueues: `global`
     /// rounded up per [`crate::plan::rounding`] (when the kernel may be rounded) and the local
-    /// size, both for the most limited device. In partitioned placement, colored buffers in
+    /// size, both for the most limited device; a kernel with `reqd_work_group_size` gets that
+    /// local size, and the range is rounded up to a multiple of it where the kernel may be
+    /// rounded (else it must divide the range). In partitioned placement, colored buffers in
     /// pages of one work-group slab follow the launch's partition (see [the
     /// contract](super#the-contract)).
     ///
@@ -344,11 +469,21 @@ impl RootKernel {
     /// let n = 1_000_003;
     /// let (_, local) = k.range_plan(n.into())?;
     /// let x = ColoredBuffer::<i32>::with_page(&root, n, local.len() * 4)?;
-    /// // SAFETY: `inc` touches x[i] for i < n, x's length.
+    /// // SAFETY: `inc` touches x[get_global_id(0)] only, below n, x's length.
     /// unsafe { k.launch().arg(&x).range(n)? }.wait()?;
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn range_plan(&self, global: Range) -> Result<(Range, Range)> {
+        if let Some(req) = self.required_local(global, None)? {
+            let rounded = split::round_to_required(global, req);
+            let launch = match self.guarded.is_some() {
+                true => rounded,
+                false => global,
+            };
+            self.check_required_fits(launch, req)?;
+            self.check_warps(global, req)?;
+            return Ok((launch, req));
+        }
         let lim = self.limits();
         let cfg = self.kernels[0].program().rounding();
         let plan = rounding::plan(global, cfg, &lim, self.guarded.is_some());
