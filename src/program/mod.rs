@@ -10,7 +10,9 @@
 //! 3. appends range-rounded variants of the kernels that can be rounded
 //!    (see [`rounded`]);
 //! 4. builds once per distinct sub-group size (usually once), with the backend's defines
-//!    (`CLG_BACKEND_*`, `CLG_SUB_GROUP_SIZE`, ...) prepended, `#include <clgroups/...>` resolved
+//!    (`CLG_BACKEND_*`, `CLG_SUB_GROUP_SIZE`, ...) prepended, then the polyfill of the standard
+//!    sub-group built-ins the device lacks if the source names any (see [`polyfill`]),
+//!    `#include <clgroups/...>` resolved
 //!    from copies of `cl/` embedded in the library, and `#line` directives so that the
 //!    compiler's log names the user's file and lines.
 //!
@@ -30,6 +32,7 @@
 pub mod build_log;
 mod headers;
 pub mod partitioned;
+pub mod polyfill;
 pub mod rounded;
 pub mod source;
 
@@ -207,9 +210,16 @@ impl Program {
         }
         wanted.sort_unstable();
         wanted.dedup();
+        let polyfill =
+            headers::inline_includes(&polyfill::prelude(queue, &b.source), "clgroups/khr/prelude")?;
         let mut builds = BTreeMap::new();
         for size in wanted {
-            let text = compose(&b, device, &kernels, &sizes, &scratch, &to_round, size)?;
+            let mut text = prelude(device, size);
+            text.push_str(&polyfill);
+            text.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
+            text.push_str(&compose(
+                &b, device, &kernels, &sizes, &scratch, &to_round, size,
+            )?);
             builds.insert(size, build_cached(queue, &text, &b.options)?);
         }
         Ok(Program {
@@ -335,7 +345,7 @@ fn emulated(device: &Device) -> bool {
     device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated
 }
 
-/// The full text compiled for one sub-group size.
+/// The user's text as compiled for one sub-group size (after the preludes).
 fn compose(
     b: &ProgramBuilder,
     device: &Device,
@@ -380,11 +390,7 @@ fn compose(
     } else {
         user
     };
-    let body = headers::inline_includes(&user, &b.file_name)?;
-    let mut out = prelude(device, size);
-    out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
-    out.push_str(&body);
-    Ok(out)
+    headers::inline_includes(&user, &b.file_name)
 }
 
 /// `text` with the replacements `(start, end, new text)`, applied from the last to the first so
@@ -411,10 +417,12 @@ fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
 }
 
 /// Whether a kernel body calls the sub-group layer: a word starting with `sg_` or
-/// `CLG_SG_SCRATCH` (a name like `msg_len` that merely contains `sg_` does not count).
+/// `CLG_SG_SCRATCH`, or a standard sub-group built-in, which the polyfill may provide on the
+/// layer (a name like `msg_len` that merely contains `sg_` does not count). Helper functions
+/// are not followed: a kernel reaching the layer only through a helper gets no emulated scratch.
 fn uses_layer(body: &str) -> bool {
     body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w.starts_with("sg_") || w.starts_with("CLG_SG_SCRATCH"))
+        .any(|w| w.starts_with("sg_") || w.starts_with("CLG_SG_SCRATCH") || polyfill::is_builtin(w))
 }
 
 /// The defines that select and configure the layer's backend.
@@ -505,6 +513,7 @@ mod tests {
         assert!(uses_layer("{ float s = sg_reduce_add(x); }"));
         assert!(uses_layer("{ helper(v CLG_SG_SCRATCH); }"));
         assert!(!uses_layer("{ int msg_len = 1; out[msg_len] = 2; }"));
+        assert!(uses_layer("{ x = sub_group_shuffle_up(v, 1u); }"));
     }
 
     fn with_scratch(src: &str) -> String {
