@@ -25,23 +25,76 @@ use once_cell::sync::Lazy;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+/// The standard sub-group built-ins the polyfill provides.
+const BUILTINS: [&str; 50] = [
+    "get_sub_group_size",
+    "get_max_sub_group_size",
+    "get_num_sub_groups",
+    "get_enqueued_num_sub_groups",
+    "get_sub_group_id",
+    "get_sub_group_local_id",
+    "sub_group_barrier",
+    "sub_group_all",
+    "sub_group_any",
+    "sub_group_broadcast",
+    "sub_group_reduce_add",
+    "sub_group_reduce_min",
+    "sub_group_reduce_max",
+    "sub_group_scan_inclusive_add",
+    "sub_group_scan_inclusive_min",
+    "sub_group_scan_inclusive_max",
+    "sub_group_scan_exclusive_add",
+    "sub_group_scan_exclusive_min",
+    "sub_group_scan_exclusive_max",
+    "sub_group_shuffle",
+    "sub_group_shuffle_xor",
+    "sub_group_shuffle_up",
+    "sub_group_shuffle_down",
+    "sub_group_non_uniform_broadcast",
+    "sub_group_broadcast_first",
+    "sub_group_ballot",
+    "sub_group_inverse_ballot",
+    "sub_group_ballot_bit_extract",
+    "sub_group_ballot_bit_count",
+    "sub_group_ballot_inclusive_scan",
+    "sub_group_ballot_exclusive_scan",
+    "sub_group_ballot_find_lsb",
+    "sub_group_ballot_find_msb",
+    "get_sub_group_eq_mask",
+    "get_sub_group_ge_mask",
+    "get_sub_group_gt_mask",
+    "get_sub_group_le_mask",
+    "get_sub_group_lt_mask",
+    "intel_sub_group_shuffle",
+    "intel_sub_group_shuffle_xor",
+    "intel_sub_group_shuffle_down",
+    "intel_sub_group_shuffle_up",
+    "intel_sub_group_block_read",
+    "intel_sub_group_block_read2",
+    "intel_sub_group_block_read4",
+    "intel_sub_group_block_read8",
+    "intel_sub_group_block_write",
+    "intel_sub_group_block_write2",
+    "intel_sub_group_block_write4",
+    "intel_sub_group_block_write8",
+];
+
+/// Sub-group extension and feature macros besides `cl_khr_subgroup_*`.
+const EXTENSIONS: [&str; 3] = [
+    "cl_khr_subgroups",
+    "cl_intel_subgroups",
+    "__opencl_c_subgroups",
+];
+
 /// Whether `word` is the name of a standard sub-group built-in (a kernel calling one uses the
 /// sub-group layer wherever the polyfill provides it).
 pub(crate) fn is_builtin(word: &str) -> bool {
-    ["sub_group_", "get_sub_group_", "intel_sub_group_"]
-        .iter()
-        .any(|p| word.starts_with(p))
-        || matches!(
-            word,
-            "get_max_sub_group_size" | "get_num_sub_groups" | "get_enqueued_num_sub_groups"
-        )
+    BUILTINS.contains(&word)
 }
 
 /// Whether `word` names a sub-group extension or feature macro.
 fn is_extension(word: &str) -> bool {
-    word.starts_with("cl_khr_subgroup")
-        || word == "cl_intel_subgroups"
-        || word == "__opencl_c_subgroups"
+    word.starts_with("cl_khr_subgroup_") || EXTENSIONS.contains(&word)
 }
 
 /// Whether a program's text names a sub-group built-in or extension (whole words, comments
@@ -200,5 +253,6 @@ mod tests {
         assert!(is_builtin("get_sub_group_lt_mask"));
         assert!(!is_builtin("cl_khr_subgroups"));
         assert!(!is_builtin("num_sub_groups"));
+        assert!(!is_builtin("sub_group_size_of"));
     }
 }

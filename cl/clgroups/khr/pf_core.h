@@ -27,6 +27,24 @@
     M(ushort, uint, USHRT_MAX, 0)
 #endif
 
+#ifdef CLG_BACKEND_EMULATED
+/* Inclusive and exclusive min/max scans: each lane reads the lower lanes' scratch slots (2 barriers; no
+ * barrier in a loop, which PoCL's compiler handles slowly). */
+#define CLG_PF_GEN_SCAN(T, NAME, OP, IDENT)                                                              \
+    CLG_FN CLG_OVL T clg_pf_gen_inclusive_##NAME(T x CLG_SP) {                                           \
+        uint base = clg_emu_publish(clg_bits(x) CLG_SA);                                                 \
+        uint l = clg_lane();                                                                             \
+        for (uint i = 0; i < l; ++i) x = OP(x, clg_unbits_##T(clg_s[base + i]));                         \
+        return x;                                                                                        \
+    }                                                                                                    \
+    CLG_FN CLG_OVL T clg_pf_gen_exclusive_##NAME(T x CLG_SP) {                                           \
+        uint base = clg_emu_publish(clg_bits(x) CLG_SA);                                                 \
+        uint l = clg_lane();                                                                             \
+        T acc = (T)(IDENT);                                                                              \
+        for (uint i = 0; i < l; ++i) acc = OP(acc, clg_unbits_##T(clg_s[base + i]));                     \
+        return acc;                                                                                      \
+    }
+#else
 /* Inclusive and exclusive min/max scans on the layer: Hillis-Steele over shuffle_up. */
 #define CLG_PF_GEN_SCAN(T, NAME, OP, IDENT)                                                              \
     CLG_FN CLG_OVL T clg_pf_gen_inclusive_##NAME(T x CLG_SP) {                                           \
@@ -41,6 +59,7 @@
         T o = clg_shuffle_up(clg_pf_gen_inclusive_##NAME(x CLG_SA), 1u CLG_SA);                          \
         return clg_lane() == 0 ? (T)(IDENT) : o;                                                         \
     }
+#endif
 
 #if CLG_PF_SUBGROUPS
 #define CLG_PF_BASE_BROADCAST(x, id) clg_broadcast((x), (id)CLG_SA)
