@@ -183,6 +183,8 @@ struct Suite<'a> {
     program: Program,
     label: String,
     checks: usize,
+    failed: usize,
+    /// The first 1000 failures.
     fails: Vec<String>,
 }
 
@@ -201,13 +203,19 @@ impl Suite<'_> {
     }
 
     fn check<T: Debug + PartialEq>(&mut self, what: impl FnOnce() -> String, got: T, want: T) {
+        if got != want {
+            self.fail(format!("{}: got {got:?} want {want:?}", what()));
+        } else {
+            self.checks += 1;
+        }
+    }
+
+    /// Records a failed check (the first 1000 with their message).
+    fn fail(&mut self, msg: String) {
         self.checks += 1;
-        if got != want && self.fails.len() < 1000 {
-            self.fails.push(format!(
-                "{} {}: got {got:?} want {want:?}",
-                self.label,
-                what()
-            ));
+        self.failed += 1;
+        if self.fails.len() < 1000 {
+            self.fails.push(format!("{} {msg}", self.label));
         }
     }
 
@@ -221,8 +229,7 @@ impl Suite<'_> {
         let ids: Vec<(u32, u32)> = (0..n).map(|g| (v[6 * g + 4], v[6 * g + 5])).collect();
         let mut fails = Vec::new();
         let Some(groups) = Groups::new(shape, &ids, &mut fails) else {
-            self.fails.extend(fails);
-            self.checks += 1;
+            fails.into_iter().for_each(|f| self.fail(f));
             return 1;
         };
         let max = v[1] as usize;
@@ -287,8 +294,7 @@ impl Suite<'_> {
         let ids: Vec<(u32, u32)> = (0..n).map(|g| (info[2 * g], info[2 * g + 1])).collect();
         let mut fails = Vec::new();
         let Some(groups) = Groups::new(shape, &ids, &mut fails) else {
-            self.fails.extend(fails);
-            self.checks += 1;
+            fails.into_iter().for_each(|f| self.fail(f));
             return;
         };
         let fold = |f: fn(T, T) -> T, vs: &[T], id: T| vs.iter().fold(id, |acc, v| f(acc, *v));
@@ -398,8 +404,7 @@ impl Suite<'_> {
         let ids: Vec<(u32, u32)> = (0..n).map(|g| (v[33 * g + 31], v[33 * g + 32])).collect();
         let mut fails = Vec::new();
         let Some(groups) = Groups::new(shape, &ids, &mut fails) else {
-            self.fails.extend(fails);
-            self.checks += 1;
+            fails.into_iter().for_each(|f| self.fail(f));
             return;
         };
         let words = |bits: &dyn Fn(usize) -> bool| -> [u32; 4] {
@@ -476,8 +481,7 @@ impl Suite<'_> {
             .collect();
         let mut fails = Vec::new();
         let Some(groups) = Groups::new(shape, &ids, &mut fails) else {
-            self.fails.extend(fails);
-            self.checks += 1;
+            fails.into_iter().for_each(|f| self.fail(f));
             return;
         };
         let local = shape.local.clone();
@@ -595,6 +599,7 @@ fn check_device(device: &Device, size: SubGroupSize) {
         program,
         label: format!("{backend} {size:?}"),
         checks: 0,
+        failed: 0,
         fails: Vec::new(),
     };
     for shape in shapes(backend) {
@@ -606,14 +611,14 @@ fn check_device(device: &Device, size: SubGroupSize) {
         "{} on {device}: {} checks, {} failures, {:?} [{}]",
         suite.label,
         suite.checks,
-        suite.fails.len(),
+        suite.failed,
         start.elapsed(),
         provided.join(" ")
     );
     assert!(
-        suite.fails.is_empty(),
+        suite.failed == 0,
         "{} of {} checks failed:\n{}",
-        suite.fails.len(),
+        suite.failed,
         suite.checks,
         suite.fails[..suite.fails.len().min(30)].join("\n")
     );

@@ -210,12 +210,14 @@ impl Program {
         }
         wanted.sort_unstable();
         wanted.dedup();
-        let polyfill =
-            headers::inline_includes(&polyfill::prelude(queue, &b.source), "clgroups/khr/prelude")?;
         let mut builds = BTreeMap::new();
         for size in wanted {
             let mut text = prelude(device, size);
-            text.push_str(&polyfill);
+            let polyfill = polyfill::prelude(queue, &b.source, size);
+            text.push_str(&headers::inline_includes(
+                &polyfill,
+                "clgroups/khr/prelude",
+            )?);
             text.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
             text.push_str(&compose(
                 &b, device, &kernels, &sizes, &scratch, &to_round, size,

@@ -132,16 +132,22 @@ pub fn extensions(queue: &Queue) -> Vec<(&'static str, Provision)> {
     v
 }
 
-/// The text to put after the layer's defines: the polyfill header with the provided
-/// extensions switched on, or nothing when `source` names no sub-group built-in or the device
-/// has every extension.
-pub(crate) fn prelude(queue: &Queue, source: &str) -> String {
+/// The text to put after the layer's defines of a build with sub-group size `size` (0:
+/// automatic): the polyfill header with the provided extensions switched on, or nothing when
+/// `source` names no sub-group built-in or the device has every extension.
+///
+/// A pinned size on `khr`/`intel` also gets the layer's `cl_khr_subgroups`, whose geometry is
+/// computed from the linear local id: PoCL 6.0 under `intel_reqd_sub_group_size` reports the
+/// full size for a partial last sub-group, reduces over absent lanes, truncates
+/// `get_num_sub_groups` and answers 1 for `get_enqueued_num_sub_groups` (measured by
+/// `tests/khr_polyfill.rs`).
+pub(crate) fn prelude(queue: &Queue, source: &str, size: usize) -> String {
     if !mentions_sub_groups(source) {
         return String::new();
     }
     let provided: Vec<&str> = extensions(queue)
         .into_iter()
-        .filter(|(_, how)| *how == Provision::Provided)
+        .filter(|&(ext, how)| how == Provision::Provided || (size > 0 && ext == "cl_khr_subgroups"))
         .map(|(ext, _)| ext)
         .collect();
     if provided.is_empty() {

@@ -20,13 +20,16 @@
 #define get_sub_group_size() clg_range()
 #define get_max_sub_group_size() clg_max_range()
 #define get_num_sub_groups() clg_sg_count()
-#define get_enqueued_num_sub_groups() clg_sg_count()
 #define get_sub_group_id() clg_sg_id()
 #define get_sub_group_local_id() clg_lane()
 #define sub_group_barrier(...) clg_barrier()
 #define sub_group_all(p) clg_all((int)(p)CLG_SG_SCRATCH)
 #define sub_group_any(p) clg_any((int)(p)CLG_SG_SCRATCH)
 #endif
+
+/* clgroups launches uniform work-groups, so the enqueued count is the count (PoCL 6.0's own answers 1 for
+ * 2-D and 3-D work-groups). */
+#define get_enqueued_num_sub_groups() get_num_sub_groups()
 
 #if CLG_PF_EXTENDED_TYPES && !defined(cl_khr_subgroup_extended_types)
 #define cl_khr_subgroup_extended_types 1
