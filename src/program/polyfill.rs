@@ -105,10 +105,13 @@ pub(crate) fn mentions_sub_groups(source: &str) -> bool {
         .any(|w| is_builtin(w) || is_extension(w))
 }
 
+/// Each polyfilled extension with where its built-ins come from.
+pub type Provisions = Vec<(&'static str, Provision)>;
+
 /// Where each of [`POLYFILLED_EXTENSIONS`] comes from on the queue's device (probes the driver
 /// once per device and backend; see [`provision`]).
-pub fn extensions(queue: &Queue) -> Vec<(&'static str, Provision)> {
-    static CACHE: Lazy<Mutex<HashMap<(usize, ShuffleBackend), Vec<(&'static str, Provision)>>>> =
+pub fn extensions(queue: &Queue) -> Provisions {
+    static CACHE: Lazy<Mutex<HashMap<(usize, ShuffleBackend), Provisions>>> =
         Lazy::new(Default::default);
     let device = queue.device();
     let caps = device.sub_groups();
