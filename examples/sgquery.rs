@@ -1,5 +1,7 @@
 //! `sgquery`: every OpenCL device's sub-group capabilities, as the driver reports them and as
-//! clgroups provides them. `--json` prints a JSON array, one object per device.
+//! clgroups provides them, including where each sub-group extension's standard built-ins come
+//! from (the driver's own, or clgroups' polyfill). `--json` prints a JSON array, one object per
+//! device.
 //!
 //! ```text
 //! cargo run --example sgquery [-- --json]
@@ -7,6 +9,7 @@
 
 use clap::Parser;
 use clgroups::device::{Device, SUB_GROUP_EXTENSIONS};
+use clgroups::Queue;
 use serde_json::{json, Value};
 
 #[derive(Parser)]
@@ -40,6 +43,20 @@ fn main() {
     }
 }
 
+/// Where each polyfilled extension's built-ins come from on `d` (`native` or `provided`).
+fn builtin_extensions(d: &Device) -> Vec<(&'static str, &'static str)> {
+    match Queue::new(d) {
+        Ok(q) => clgroups::program::polyfill::extensions(&q)
+            .into_iter()
+            .map(|(e, how)| (e, how.name()))
+            .collect(),
+        Err(e) => {
+            eprintln!("sgquery: {d}: no queue to probe the built-ins: {e}");
+            Vec::new()
+        }
+    }
+}
+
 fn to_json(d: &Device) -> Value {
     let sg = d.sub_groups();
     let drv = &sg.driver;
@@ -66,6 +83,10 @@ fn to_json(d: &Device) -> Value {
             "sub_group_sizes": eff.sub_group_sizes,
             "primary_sub_group_size": eff.primary_sub_group_size,
             "shuffle_backend": eff.shuffle_backend.name(),
+            "extensions": builtin_extensions(d)
+                .into_iter()
+                .map(|(e, how)| (e.to_string(), Value::from(how)))
+                .collect::<serde_json::Map<String, Value>>(),
         },
     })
 }
@@ -115,6 +136,9 @@ fn print_table(d: &Device) {
         "sub-group sizes",
         list(&eff.sub_group_sizes)
     );
+    for (e, how) in builtin_extensions(d) {
+        println!("    {e:<42}{how}");
+    }
     println!();
 }
 

@@ -224,7 +224,8 @@ impl Kernel {
         self.inner.hidden_scratch
     }
 
-    /// Whether the kernel's body calls the sub-group layer (`sg_*`).
+    /// Whether the kernel's body calls the sub-group layer (`sg_*`, or a standard sub-group
+    /// built-in, which the polyfill may provide on the layer).
     pub(crate) fn uses_sub_groups(&self) -> bool {
         self.inner.uses_sub_groups
     }

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The sub-group extensions and features clgroups looks for, in report order.
-pub const SUB_GROUP_EXTENSIONS: [&str; 8] = [
+pub const SUB_GROUP_EXTENSIONS: [&str; 9] = [
     "cl_khr_subgroups",
+    "cl_khr_subgroup_extended_types",
     "cl_khr_subgroup_shuffle",
     "cl_khr_subgroup_shuffle_relative",
     "cl_khr_subgroup_ballot",
@@ -127,6 +128,56 @@ pub struct SubGroupCapabilities {
     pub driver: DriverSubGroups,
     /// What clgroups provides.
     pub effective: EffectiveSubGroups,
+}
+
+/// The sub-group extensions whose built-ins clgroups provides where a device lacks them
+/// (`cl/clgroups/khr/polyfill.h`), in report order.
+pub const POLYFILLED_EXTENSIONS: [&str; 6] = [
+    "cl_khr_subgroups",
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_ballot",
+    "cl_intel_subgroups",
+];
+
+/// Where a kernel's standard sub-group built-ins of one extension come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Provision {
+    /// The driver's own built-ins, used untouched.
+    Native,
+    /// clgroups' polyfill on the device's backend.
+    Provided,
+}
+
+impl Provision {
+    /// `native` or `provided`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Provision::Native => "native",
+            Provision::Provided => "provided",
+        }
+    }
+}
+
+/// Where the built-ins of `extension` (one of [`POLYFILLED_EXTENSIONS`]) come from (pure).
+///
+/// On `khr`/`intel` the driver's own when it lists the extension and a probe using every
+/// built-in of it builds (`builds`; PoCL 6.0 lists `cl_khr_subgroup_ballot` but cannot link
+/// `sub_group_ballot_bit_count`); on `emulated` and `nvidia-ptx` always provided, also over
+/// native built-ins when `emulated` is forced (their sub-groups are not the layer's).
+pub fn provision(
+    extension: &str,
+    driver: &DriverSubGroups,
+    backend: ShuffleBackend,
+    builds: bool,
+) -> Provision {
+    let native_backend = matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel);
+    if native_backend && driver.has(extension) && builds {
+        Provision::Native
+    } else {
+        Provision::Provided
+    }
 }
 
 /// The largest size emulation offers (matching the largest size native CPU drivers list).
@@ -304,6 +355,36 @@ mod tests {
             (32, vec![32])
         );
         assert!(!backend_available(ShuffleBackend::Khr, &d, true));
+    }
+
+    #[test]
+    fn provision_follows_backend_listing_and_probe() {
+        let d = driver(&["cl_khr_subgroups", "cl_khr_subgroup_ballot"], 128, &[], 8);
+        let p = |e, b, builds| provision(e, &d, b, builds);
+        assert_eq!(
+            p("cl_khr_subgroups", ShuffleBackend::Khr, true),
+            Provision::Native
+        );
+        assert_eq!(
+            p("cl_khr_subgroup_ballot", ShuffleBackend::Khr, false),
+            Provision::Provided
+        );
+        assert_eq!(
+            p(
+                "cl_khr_subgroup_shuffle_relative",
+                ShuffleBackend::Khr,
+                true
+            ),
+            Provision::Provided
+        );
+        assert_eq!(
+            p("cl_khr_subgroups", ShuffleBackend::Emulated, true),
+            Provision::Provided
+        );
+        assert_eq!(
+            p("cl_khr_subgroups", ShuffleBackend::NvidiaPtx, true),
+            Provision::Provided
+        );
     }
 
     #[test]

@@ -27,8 +27,9 @@ mod discover;
 mod select;
 
 pub use caps::{
-    backend_available, choose_backend, effective_view, DriverSubGroups, EffectiveSubGroups,
-    ShuffleBackend, SubGroupCapabilities, SUB_GROUP_EXTENSIONS, UNKNOWN_SIMD_WIDTH,
+    backend_available, choose_backend, effective_view, provision, DriverSubGroups,
+    EffectiveSubGroups, Provision, ShuffleBackend, SubGroupCapabilities, POLYFILLED_EXTENSIONS,
+    SUB_GROUP_EXTENSIONS, UNKNOWN_SIMD_WIDTH,
 };
 pub use discover::{default_device, devices, select_device};
 pub use select::Selector;

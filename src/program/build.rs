@@ -2,8 +2,8 @@
 //! sub-group size, the build with its fallbacks, and the driver's kernel names.
 
 use super::{
-    build_log, headers, layer, partitioned, resolve, rounded, source, ProgramBuilder, ResolvedSize,
-    SubGroupSize,
+    build_log, headers, layer, partitioned, polyfill, resolve, rounded, source, ProgramBuilder,
+    ResolvedSize, SubGroupSize,
 };
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
@@ -163,8 +163,22 @@ pub(super) fn build_with_fallbacks(
     plans: &mut BTreeMap<String, KernelPlan>,
     size: usize,
 ) -> Result<Arc<ClProgram>> {
+    // The standard sub-group built-ins the device lacks (nothing when the source names none).
+    let polyfill = headers::inline_includes(
+        &polyfill::prelude(queue, &b.source, size),
+        "clgroups/khr/prelude",
+    )?;
     let attempt = |plans: &BTreeMap<String, KernelPlan>, round: bool, rewrite: bool| {
-        let text = compose(b, queue.device(), kernels, plans, round, rewrite, size)?;
+        let text = compose(
+            b,
+            queue.device(),
+            &polyfill,
+            kernels,
+            plans,
+            round,
+            rewrite,
+            size,
+        )?;
         build_cached(queue, &text, &b.options)
     };
     let mut needed = attempt(plans, true, true);
@@ -193,10 +207,12 @@ pub(super) fn build_with_fallbacks(
 
 /// The full text compiled for one sub-group size: the user's source with the emulated scratch
 /// threaded, rounded variants (if `round`), sizes pinned — none of it unless `rewrite` — then
-/// the includes resolved and the backend's prelude in front.
+/// the includes resolved and the backend's prelude and the `polyfill` in front.
+#[allow(clippy::too_many_arguments)]
 fn compose(
     b: &ProgramBuilder,
     device: &Device,
+    polyfill: &str,
     kernels: &[KernelDecl],
     plans: &BTreeMap<String, KernelPlan>,
     round: bool,
@@ -211,6 +227,7 @@ fn compose(
     };
     let body = headers::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
+    out.push_str(polyfill);
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
     out.push_str(&body);
     Ok(out)
@@ -237,7 +254,7 @@ fn rewritten(
         if let Ok(scanned) = source::Scanned::new(src) {
             edits.extend(layer::scratch_edits(
                 &scanned,
-                &layer::layer_users(&scanned),
+                &layer::users(&scanned, layer::is_layer_or_builtin_word),
             ));
         }
     }
@@ -317,7 +334,7 @@ fn prelude(device: &Device, size: usize) -> String {
 }
 
 /// Builds (or finds in the cache) `text` for the queue's device.
-fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgram>> {
+pub(super) fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgram>> {
     let device = queue.device();
     let options = format!("{options} -cl-kernel-arg-info").trim().to_string();
     let key = (device.id() as usize, text.to_string(), options.clone());

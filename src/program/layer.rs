@@ -65,6 +65,24 @@ pub fn is_sub_group_collective(word: &str) -> bool {
         && !word.starts_with("CLG_SG_SCRATCH")
 }
 
+/// [`is_layer_word`], or a standard sub-group built-in: on the `emulated` and `nvidia-ptx`
+/// backends the polyfill provides every built-in on the layer, so a function calling one uses
+/// the layer (it needs the emulated scratch, and whole warps on NVIDIA). Elsewhere built-ins are
+/// the driver's own (or the layer's on `khr`, which needs neither), and only `sg_*` counts.
+pub(crate) fn is_layer_or_builtin_word(word: &str) -> bool {
+    is_layer_word(word) || super::polyfill::is_builtin(word)
+}
+
+/// Names of the functions of `s` that use the layer on `device`, transitively: standard
+/// built-ins count on the backends where the polyfill provides them on the layer.
+pub(crate) fn layer_users_on(s: &Scanned<'_>, device: &crate::Device) -> BTreeSet<String> {
+    use crate::device::ShuffleBackend::{Emulated, NvidiaPtx};
+    match device.sub_groups().effective.shuffle_backend {
+        Emulated | NvidiaPtx => users(s, is_layer_or_builtin_word),
+        _ => layer_users(s),
+    }
+}
+
 /// Names of the functions (kernels included) of `s` that use the layer, transitively.
 pub(crate) fn layer_users(s: &Scanned<'_>) -> BTreeSet<String> {
     users(s, is_layer_word)

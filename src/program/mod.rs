@@ -14,7 +14,9 @@
 //!    variants of the kernels that can be rounded ([`rounded`]), and `intel_reqd_sub_group_size`
 //!    on layer kernels without a size attribute of their own (khr/intel);
 //! 4. builds once per distinct sub-group size of layer kernels (usually once), with the
-//!    backend's defines (`CLG_BACKEND_*`, `CLG_SUB_GROUP_SIZE`, ...) prepended,
+//!    backend's defines (`CLG_BACKEND_*`, `CLG_SUB_GROUP_SIZE`, ...) prepended, then the
+//!    polyfill of the standard sub-group built-ins the device lacks if the source names any
+//!    (see [`polyfill`]),
 //!    `#include <clgroups/...>` resolved from copies of `cl/` embedded in the library, and
 //!    `#line` directives so that the compiler's log names the user's file and lines; a build that
 //!    fails is retried without the variants, then as written, and the kernels lose what was
@@ -42,6 +44,7 @@ mod headers;
 pub mod layer;
 mod lex;
 pub mod partitioned;
+pub mod polyfill;
 pub mod rounded;
 pub mod source;
 
@@ -195,7 +198,7 @@ impl Program {
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
         let (layer, sub_groups) = match source::Scanned::new(&b.source) {
             Ok(s) => (
-                layer::layer_users(&s),
+                layer::layer_users_on(&s, device),
                 layer::users(&s, layer::is_sub_group_collective),
             ),
             Err(_) => Default::default(),
