@@ -220,7 +220,10 @@ impl Program {
                 ResolvedSize::Unsupported(_) => None,
             })
             .collect();
-        wanted.push(resolve(b.default_size, device).size_or(0));
+        // An unsupported default leaves kernels that say nothing to fail at launch; the build
+        // still needs a valid size (the backend's automatic one).
+        let automatic = resolve(SubGroupSize::Automatic, device).size_or(0);
+        wanted.push(resolve(b.default_size, device).size_or(automatic));
         wanted.sort_unstable();
         wanted.dedup();
         let mut builds = BTreeMap::new();
