@@ -29,9 +29,12 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::kernel::Kernel;
 use crate::launch::Arg;
+use crate::program::checked::Violation;
 use crate::queue::Queue;
 use once_cell::sync::Lazy;
 
@@ -70,9 +73,48 @@ pub(crate) struct Guard {
     pub elem: usize,
 }
 
+/// The name of `kernel`'s argument `i`: the driver's, else the scanner's, else `?`.
+fn arg_name(kernel: &Kernel, i: usize) -> String {
+    let scanned = || {
+        let decl = kernel.program().decl(kernel.name())?;
+        Some(decl.params.get(i)?.name.clone())
+    };
+    kernel
+        .args()
+        .get(i)
+        .and_then(|a| a.name.clone())
+        .or_else(scanned)
+        .unwrap_or_else(|| "?".into())
+}
+
+/// The first out-of-bounds access the checked variants of a finished launch recorded in
+/// `check`, as an error (after restoring the guards that redirected writes reached).
+pub(crate) fn report(
+    queue: &Queue,
+    kernel: &Kernel,
+    check: &Buffer<u32>,
+    args: &[Arg],
+) -> Result<()> {
+    let Some(v) = Violation::decode(&check.read(queue)?) else {
+        return Ok(());
+    };
+    // Redirected writes went to the guards: restore them (what they saw is this violation).
+    let _ = verify(queue, kernel, args);
+    Err(Error::OutOfBounds {
+        kernel: kernel.name().to_string(),
+        device: queue.device().to_string(),
+        argument: v.param,
+        name: arg_name(kernel, v.param),
+        index: v.index,
+        len: v.hi,
+        global_id: Some(v.global_id),
+    })
+}
+
 /// Verifies (and restores) the guard of every buffer argument of a finished launch of
 /// `kernel` on `queue`.
-pub(crate) fn verify(queue: &Queue, kernel: &str, args: &[Arg]) -> Result<()> {
+pub(crate) fn verify(queue: &Queue, kernel: &Kernel, args: &[Arg]) -> Result<()> {
+    let name = kernel.name();
     for (argument, a) in args.iter().enumerate() {
         let Arg::Buffer { mem, .. } = a else { continue };
         let Some(g) = mem.guard() else { continue };
@@ -82,7 +124,7 @@ pub(crate) fn verify(queue: &Queue, kernel: &str, args: &[Arg]) -> Result<()> {
             Error::cl(
                 call,
                 e.0,
-                format!("checked mode: guard of argument {argument} of `{kernel}`"),
+                format!("checked mode: guard of argument {argument} of `{name}`"),
             )
         };
         // SAFETY: the buffer was allocated with `len + guard` elements of `elem` bytes
@@ -97,11 +139,13 @@ pub(crate) fn verify(queue: &Queue, kernel: &str, args: &[Arg]) -> Result<()> {
         unsafe { ffi::write_bytes(queue.raw(), mem.raw(), start, &bytes) }
             .map_err(|e| err("clEnqueueWriteBuffer", e))?;
         return Err(Error::OutOfBounds {
-            kernel: kernel.to_string(),
+            kernel: name.to_string(),
             device: queue.device().to_string(),
             argument,
-            index: g.len + first / g.elem,
-            len: g.len,
+            name: arg_name(kernel, argument),
+            index: (g.len + first / g.elem) as i64,
+            len: g.len as u64,
+            global_id: None,
         });
     }
     Ok(())

@@ -57,23 +57,24 @@
 mod args;
 pub mod bounds;
 pub mod checked;
+mod plain;
 
 pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
+pub use plain::ROUNDING_SLACK;
 
+use crate::buffer::Buffer;
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::Kernel;
 use crate::plan::rounding::Variant;
-use crate::plan::{local_size, rounding, split};
+use crate::plan::{local_size, split};
+use crate::program::checked::CHECK_WORDS;
 use crate::queue::Queue;
 use crate::range::Range;
+use std::cell::OnceCell;
 use std::marker::PhantomData;
 use std::time::Duration;
-
-/// Extra work-items a rounded plain range may add beyond twice the user's range; a plan that
-/// adds more (e.g. from abusive `CLGROUPS_RANGE_ROUNDING_PARAMS`) runs unrounded instead.
-pub const ROUNDING_SLACK: usize = 1 << 20;
 
 /// A range of zeros of `like`'s rank.
 fn zero(like: Range) -> Range {
@@ -168,6 +169,7 @@ impl Kernel {
             queue: self.program().queue().clone(),
             args: Vec::new(),
             offset: None,
+            check: OnceCell::new(),
             _borrows: PhantomData,
         }
     }
@@ -181,6 +183,8 @@ pub struct Launch<'a> {
     queue: Queue,
     args: Vec<Arg>,
     offset: Option<Range>,
+    /// Where checked variants record the first out-of-bounds access ([`checked`] mode).
+    check: OnceCell<Buffer<u32>>,
     /// The buffers behind `args` (their memory objects are raw handles in `args`).
     _borrows: PhantomData<&'a ()>,
 }
@@ -244,212 +248,44 @@ impl<'a> Launch<'a> {
         self.verified(ev, &self.args)
     }
 
-    /// Enqueues over a plain range (no work-groups promised to the kernel): rounded up and
-    /// guarded when the range is awkward, per [`crate::plan::rounding`] (its
-    /// [`pieces`](rounding::RoundingPlan::pieces) are enqueued in order; one rounded launch
-    /// when the source asks for group ids). A kernel without rounded variants runs as bulk +
-    /// tail launches where [`crate::plan::split`] allows it (not when rounding is disabled),
-    /// else unrounded. A kernel with `reqd_work_group_size` runs in exactly those groups.
-    ///
-    /// # Safety
-    ///
-    /// The contract of [`Launch::nd_range`], for the work-items of `global` (shifted by the
-    /// offset). Rounding adds work-items only outside `global`, and the generated guard makes
-    /// them exit before the kernel's body runs, so they make no accesses; bulk + tail launches
-    /// run exactly the work-items of `global`.
-    pub unsafe fn range(self, global: impl Into<Range>) -> Result<Event> {
-        let user = global.into();
-        self.check_common(user, None)?;
-        let name = self.kernel.name();
-        let can_round = self.kernel.rounding_support().is_ok();
-        if let Some(req) = self.kernel.required_work_group_size() {
-            let at_rank = split::at_rank(req, user.rank()).ok_or_else(|| {
-                self.invalid(
-                    user,
-                    Some(req),
-                    format!(
-                        "the kernel requires work-groups of {:?} (reqd_work_group_size), more \
-                         dimensions than the range",
-                        req.as_slice()
-                    ),
-                )
-            })?;
-            // SAFETY: this function's contract, for the same `user` range.
-            return unsafe { self.range_required(user, at_rank, can_round) };
-        }
-        let base = self.offset.unwrap_or(zero(user));
-        let cfg = self.kernel.program().rounding();
-        let lim = self.kernel.limits();
-        let mut plan = rounding::plan(user, cfg, lim, can_round);
-        let mut pieces = self.checked_pieces(&plan, base);
-        if let (Err(why), true) = (&pieces, plan.rounded_variant) {
-            log::debug!("kernel `{name}`: not rounded: {why}");
-            plan = rounding::plan(user, cfg, lim, false);
-            pieces = self.checked_pieces(&plan, base);
-        }
-        let pieces = pieces.map_err(|why| self.invalid(user, None, why))?;
-        log::debug!("kernel `{name}`: rounding plan {plan:?}");
-        if cfg.trace {
-            for line in plan.trace_lines() {
-                println!("{line}");
-            }
-        }
-        if !plan.rounded_variant {
-            // SAFETY: this function's contract, for the same `user` range.
-            if let Some(ev) = unsafe { self.range_fallback(user, plan.local)? } {
-                return Ok(ev);
-            }
-        }
-        let mut args = self.args.clone();
-        self.check_args(&args, user, plan.local)?;
-        if plan.rounded_variant {
-            args.extend(user_range_args(user, base));
-        }
-        let mut events = Vec::new();
-        for (piece, offset) in pieces {
-            log::debug!("kernel `{name}`: {piece:?} at offset {offset:?}");
-            // SAFETY: the pieces tile `user` at `base` (sized/original variants run only
-            // work-items inside it, rounded ones are guarded by the user sizes passed above),
-            // so the caller's contract for `user` covers every access.
-            let ev =
-                unsafe { self.enqueue(piece.variant, &args, piece.global, plan.local, offset)? };
-            events.extend(ev.raw);
-        }
-        self.verified(self.event(events), &args)
-    }
-
-    /// `ev`, after verifying the guards of the buffer arguments in
-    /// [checked mode](checked) (which waits for it first).
+    /// `ev`, after the checks of [checked mode](checked) (which waits for it first): the first
+    /// out-of-bounds access a checked variant recorded, else the guards of the buffer
+    /// arguments.
     fn verified(&self, ev: Event, args: &[Arg]) -> Result<Event> {
         if checked::enabled() {
             ev.wait()?;
-            checked::verify(&self.queue, self.kernel.name(), args)?;
+            if let Some(check) = self.check.get() {
+                checked::report(&self.queue, self.kernel, check, args)?;
+            }
+            checked::verify(&self.queue, self.kernel, args)?;
         }
         Ok(ev)
     }
 
-    /// A plain range of a kernel without a rounded launch: a bulk + tail split where the kernel
-    /// allows it and it gives larger work-groups ([`crate::plan::split`]); layer kernels on
-    /// PoCL's `khr` backend never get a work-group of one work-item (PoCL 6.0 aborts the process:
-    /// `undefined symbol: __pocl_work_group_alloca`). `None`: launch as planned.
-    ///
-    /// # Safety
-    ///
-    /// The contract of [`Launch::range`] for `user`.
-    unsafe fn range_fallback(&self, user: Range, planned: Option<Range>) -> Result<Option<Event>> {
-        let k = self.kernel;
-        let no_single = self.single_item_groups_abort();
-        let why = k
-            .rounding_support()
-            .err()
-            .unwrap_or("rounding did not help");
-        let base = self.offset.unwrap_or(zero(user));
-        if k.program().splittable() {
-            if let Some(pieces) = split::split(user, k.limits(), no_single) {
-                log::debug!(
-                    "kernel `{}`: not rounded ({why}); bulk + tail launches",
-                    k.name()
-                );
-                // Every piece is checked before the first is enqueued.
-                let mut placed = Vec::with_capacity(pieces.len());
-                for p in &pieces {
-                    let offset = self
-                        .place(base, p.offset, p.global, Some(p.local))
-                        .map_err(|r| self.invalid(user, Some(p.local), r))?;
-                    self.check_args(&self.args, p.global, Some(p.local))?;
-                    placed.push((p, offset));
+    /// The hidden arguments of checked variants (see [`crate::program::checked`]): each
+    /// checked pointer's size in bytes and spare element (right after the end, in the guard;
+    /// element 0 for a buffer without one), then the check buffer (made on first use).
+    fn hidden_args(&self, pointers: &[(usize, String)]) -> Result<Vec<Arg>> {
+        let mut out = Vec::with_capacity(pointers.len() * 2 + 1);
+        for &(i, _) in pointers {
+            let (bytes, spare) = match self.args.get(i) {
+                Some(Arg::Buffer { mem, .. }) => {
+                    (mem.bytes(), mem.guard().map_or(0, |_| mem.bytes()))
                 }
-                let mut events = Vec::new();
-                for (p, offset) in placed {
-                    // SAFETY: the pieces tile `user` at `base` exactly (plan::split), so the
-                    // caller's contract for `user` covers every work-item enqueued.
-                    let ev = unsafe {
-                        self.enqueue(
-                            Variant::Original,
-                            &self.args,
-                            p.global,
-                            Some(p.local),
-                            offset,
-                        )?
-                    };
-                    events.extend(ev.raw);
-                }
-                return self.verified(self.event(events), &self.args).map(Some);
+                _ => (0, 0),
+            };
+            out.push((bytes as u64).to_arg());
+            out.push((spare as u64).to_arg());
+        }
+        let check = match self.check.get() {
+            Some(c) => c,
+            None => {
+                let zeros = Buffer::from_slice(&self.queue, &[0u32; CHECK_WORDS])?;
+                self.check.get_or_init(|| zeros)
             }
-        }
-        if !no_single || planned.is_some_and(|l| l.len() > 1) {
-            return Ok(None);
-        }
-        let local = local_size::tuned(user, k.limits());
-        if local.len() == 1 {
-            return Err(self.invalid(
-                user,
-                Some(local),
-                "this kernel with sub-group collectives would run in work-groups of one work-item, \
-                 which aborts PoCL's process (undefined symbol __pocl_work_group_alloca), and no \
-                 bulk + tail split avoids it (a single work-item, or the kernel asks for its \
-                 global size, offset or group ids); pad the range"
-                    .into(),
-            ));
-        }
-        bounds::check_groups(user, Some(local)).map_err(|r| self.invalid(user, Some(local), r))?;
-        self.check_args(&self.args, user, Some(local))?;
-        // SAFETY: exactly the work-items of `user` at `base`: the caller's contract.
-        let ev = unsafe { self.enqueue(Variant::Original, &self.args, user, Some(local), base)? };
-        self.verified(ev, &self.args).map(Some)
-    }
-
-    /// A plain range of a kernel with `reqd_work_group_size(required)`: rounded up to a
-    /// multiple of it (guarded variant) where the kernel has one, else run as is when it fits.
-    ///
-    /// # Safety
-    ///
-    /// The contract of [`Launch::range`] for `user`.
-    unsafe fn range_required(
-        &self,
-        user: Range,
-        required: Range,
-        can_round: bool,
-    ) -> Result<Event> {
-        let name = self.kernel.name();
-        let base = self.offset.unwrap_or(zero(user));
-        if split::fits_required(user, required) {
-            log::debug!("kernel `{name}`: plain range {user:?} in required groups {required:?}");
-            bounds::check_groups(user, Some(required))
-                .map_err(|r| self.invalid(user, Some(required), r))?;
-            self.check_args(&self.args, user, Some(required))?;
-            // SAFETY: exactly the work-items of `user` at `base`: the caller's contract.
-            let ev =
-                unsafe { self.enqueue(Variant::Original, &self.args, user, Some(required), base)? };
-            return self.verified(ev, &self.args);
-        }
-        let launch = split::round_to_required(user, required);
-        if !can_round || !split::fits_required(launch, required) {
-            return Err(self.invalid(
-                user,
-                Some(required),
-                format!(
-                    "the kernel requires work-groups of {:?} (reqd_work_group_size), which do not \
-                     divide the range, and it cannot be rounded ({})",
-                    required.as_slice(),
-                    self.kernel.rounding_support().err().unwrap_or("?")
-                ),
-            ));
-        }
-        log::debug!(
-            "kernel `{name}`: plain range {user:?} rounded to {launch:?} for required groups \
-             {required:?}"
-        );
-        let offset = self
-            .place(base, zero(user), launch, Some(required))
-            .map_err(|r| self.invalid(user, Some(required), r))?;
-        let mut args = self.args.clone();
-        self.check_args(&args, user, Some(required))?;
-        args.extend(user_range_args(user, base));
-        // SAFETY: the rounded variant runs the body only for work-items inside `user` (its
-        // guard compares with the user sizes passed above): the caller's contract covers them.
-        let ev = unsafe { self.enqueue(Variant::Rounded, &args, launch, Some(required), offset)? };
-        self.verified(ev, &args)
+        };
+        out.push(check.to_arg());
+        Ok(out)
     }
 
     /// The kernel's `work_group_size_hint` when it divides `global` and fits the kernel.
@@ -588,60 +424,6 @@ impl<'a> Launch<'a> {
         bounds::check_global(global, offset, bits).map_err(|r| self.invalid(global, local, r))
     }
 
-    /// The pieces of `plan` with their absolute offsets, each within the device's bounds (all
-    /// checked before the first is enqueued), or why not. A rounded plan must also stay within
-    /// [`ROUNDING_SLACK`] of the user's range.
-    fn checked_pieces(
-        &self,
-        plan: &rounding::RoundingPlan,
-        base: Range,
-    ) -> std::result::Result<Vec<(rounding::Piece, Range)>, String> {
-        let (user, launch) = (plan.user.len(), plan.launch.len());
-        if plan.rounded_variant && launch > user.saturating_mul(2).max(user + ROUNDING_SLACK) {
-            return Err(format!(
-                "the rounded range {:?} has {launch} work-items, far more than the {user} \
-                 asked for (check CLGROUPS_RANGE_ROUNDING_PARAMS)",
-                plan.launch
-            ));
-        }
-        let pieces = if plan.rounded_variant && self.kernel.program().uses_group_ids() {
-            // A tail piece at a global offset would renumber its groups from 0.
-            vec![rounding::Piece {
-                variant: Variant::Rounded,
-                offset: zero(plan.user),
-                global: plan.launch,
-            }]
-        } else {
-            plan.pieces()
-        };
-        pieces
-            .into_iter()
-            .map(|piece| {
-                let offset = self.place(base, piece.offset, piece.global, plan.local)?;
-                Ok((piece, offset))
-            })
-            .collect()
-    }
-
-    /// The absolute offset `base + delta` of a piece of `global` work-items in groups of
-    /// `local`, checked against the device's bounds (overflow, address bits, group counts).
-    fn place(
-        &self,
-        base: Range,
-        delta: Range,
-        global: Range,
-        local: Option<Range>,
-    ) -> std::result::Result<Range, String> {
-        let dims = (0..base.rank())
-            .map(|d| base.get(d).checked_add(delta.get(d)))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| format!("offset {base:?} + {delta:?} overflows"))?;
-        let offset = Range::new(&dims).map_err(|e| e.to_string())?;
-        bounds::check_global(global, offset, self.queue.device().limits().address_bits)?;
-        bounds::check_groups(global, local)?;
-        Ok(offset)
-    }
-
     /// Arguments against the signature, buffers against the queue's context, and local
     /// memory (arguments and the emulated sub-group scratch) against the device's.
     fn check_args(&self, args: &[Arg], global: Range, local: Option<Range>) -> Result<()> {
@@ -705,6 +487,14 @@ impl<'a> Launch<'a> {
     ) -> Result<Event> {
         let name = self.kernel.name();
         let dev = self.queue.device();
+        let mut args = args.to_vec();
+        match self.kernel.checked_pointers() {
+            Ok(pointers) => args.extend(self.hidden_args(pointers)?),
+            Err(why) if checked::enabled() => {
+                log::debug!("kernel `{name}`: not instrumented ({why}): guard regions only");
+            }
+            Err(_) => {}
+        }
         let guard = self
             .kernel
             .raw_variant(variant)
@@ -749,12 +539,4 @@ impl<'a> Launch<'a> {
         })?;
         Ok(Event::new(ev, dev.clone(), Some(self.kernel.clone())))
     }
-}
-
-/// The trailing arguments of a rounded variant: the user's range and offset, padded to 3.
-fn user_range_args(user: Range, base: Range) -> impl Iterator<Item = Arg> {
-    let sizes = user.padded().into_iter();
-    let offsets = base.padded().into_iter().take(user.rank());
-    let offsets = offsets.chain(std::iter::repeat(0)).take(3);
-    sizes.chain(offsets).map(|n| KernelArg::to_arg(&(n as u64)))
 }

@@ -354,20 +354,38 @@ pub(crate) fn line_of(src: &str, at: usize) -> usize {
 
 /// Appends the rounded (guarded) and sized (unguarded) variants of `k` (spans already checked).
 fn write_variant(out: &mut String, src: &str, k: &KernelDecl) {
-    write_one(out, src, k, &rounded_name(&k.name), GUARD);
-    write_one(out, src, k, &sized_name(&k.name), "");
+    write_variants(out, src, k, &src[k.body.start + 1..k.body.end - 1], "");
 }
 
-fn write_one(out: &mut String, src: &str, k: &KernelDecl, name: &str, guard: &str) {
+/// Appends the rounded and sized variants of `k` with `body` (between the braces) and `extra`
+/// parameters after the user-range ones (checked variants, [`crate::program::checked`]).
+pub(crate) fn write_variants(out: &mut String, src: &str, k: &KernelDecl, body: &str, extra: &str) {
+    let extra = match extra {
+        "" => EXTRA_PARAMS.to_string(),
+        more => format!("{EXTRA_PARAMS}, {more}"),
+    };
+    write_one(out, src, k, &rounded_name(&k.name), GUARD, body, &extra);
+    write_one(out, src, k, &sized_name(&k.name), "", body, &extra);
+}
+
+fn write_one(
+    out: &mut String,
+    src: &str,
+    k: &KernelDecl,
+    name: &str,
+    guard: &str,
+    body: &str,
+    extra: &str,
+) {
     let (open, close) = (k.params_span.end - 1, k.body.end - 1);
     let (params_from, params_text) = if k.params.is_empty() {
-        (k.params_span.start + 1, EXTRA_PARAMS.to_string())
+        (k.params_span.start + 1, extra.to_string())
     } else {
-        (open, format!(", {EXTRA_PARAMS}"))
+        (open, format!(", {extra}"))
     };
     let _ = write!(
         out,
-        "\n#line {}\n{}{}{}{}{}\n{guard}\n{DEFINES}\n#line {}\n{}\n{UNDEFS}\n}}\n#line {}\n",
+        "\n#line {}\n{}{}{}{}{}\n{guard}\n{DEFINES}\n#line {}\n{body}\n{UNDEFS}\n}}\n#line {}\n",
         line_of(src, k.decl_start),
         &src[k.decl_start..k.name_span.start],
         name,
@@ -375,7 +393,6 @@ fn write_one(out: &mut String, src: &str, k: &KernelDecl, name: &str, guard: &st
         params_text,
         &src[open..=k.body.start],
         line_of(src, k.body.start),
-        &src[k.body.start + 1..close],
         line_of(src, close),
     );
 }
