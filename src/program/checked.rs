@@ -106,14 +106,25 @@ pub(crate) fn instrumented(
             span.start > k.body.start && span.end < k.body.end
         })
         .collect();
+    let text = |n: usize| scanned.text(toks[n]);
+    let shadowed: Vec<&str> = pointers
+        .iter()
+        .map(|(_, name)| name.as_str())
+        .filter(|name| (0..toks.len()).any(|n| text(n) == *name && declares(&text, n)))
+        .collect();
+    if !shadowed.is_empty() {
+        log::debug!(
+            "kernel `{}`: {shadowed:?} declared again in the body: those are not checked",
+            k.name
+        );
+    }
     // (byte position, text) insertions, in source order.
     let mut edits: Vec<(usize, String)> = Vec::new();
     for (n, &t) in toks.iter().enumerate() {
         let tok = &scanned.tokens[t];
-        let Some((param, name)) = pointers
-            .iter()
-            .find(|(_, name)| tok.kind == Kind::Ident && scanned.text(t) == name)
-        else {
+        let Some((param, name)) = pointers.iter().find(|(_, name)| {
+            tok.kind == Kind::Ident && scanned.text(t) == name && !shadowed.contains(&name.as_str())
+        }) else {
             continue;
         };
         let Some(&open) = toks.get(n + 1).filter(|&&o| scanned.text(o) == "[") else {
@@ -148,6 +159,33 @@ pub(crate) fn instrumented(
     }
     out.push_str(&src[at..k.body.end - 1]);
     out
+}
+
+/// Words before which an identifier is an expression, not a declared type.
+const NOT_TYPES: [&str; 7] = ["return", "case", "sizeof", "else", "do", "goto", "typedef"];
+
+/// Whether token `n` (of tokens `text(0..)`) looks declared there: after a type (one or more
+/// words, then any `*`) that starts a statement (`int x[4];`, `global float *x = ...`). Used
+/// to leave a parameter alone when the body declares its name again: it may then miss such a
+/// redeclaration (`for (int x = ...)`), or take an expression statement for one, which only
+/// leaves the parameter unchecked.
+fn declares<'t>(text: &impl Fn(usize) -> &'t str, n: usize) -> bool {
+    let word = |j: usize| {
+        let t = text(j);
+        t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') && !NOT_TYPES.contains(&t)
+    };
+    let mut j = n;
+    while j > 0 && text(j - 1) == "*" {
+        j -= 1;
+    }
+    if j == 0 || !word(j - 1) {
+        return false;
+    }
+    j -= 1;
+    while j > 0 && word(j - 1) {
+        j -= 1;
+    }
+    j == 0 || matches!(text(j - 1), ";" | "{" | "}")
 }
 
 /// The bounds of single-device checked variants (see the module docs).
@@ -252,6 +290,20 @@ mod tests {
             (v.param, v.index, v.global_id, v.hi),
             (2, -1, [7, 0, 0], 100)
         );
+    }
+
+    #[test]
+    fn redeclared_parameters_are_left_alone() {
+        let src = "kernel void k(global int *x, global int *y, int a) {\n  y[0] = a * x[0];\n                     { int x[2]; x[1] = 0; }\n  return;\n}";
+        let ks = scan_kernels(src).unwrap();
+        let out = with_checked_variants(src, &ks, &[]).unwrap();
+        assert!(out.contains("y[clg_checked_index(clg_check, 1u, (long)(0), "));
+        assert!(out.contains("{ int x[2]; x[1] = 0; }"));
+        assert!(out.contains("y[clg_checked_index(clg_check, 1u, (long)(0), 0, clg_bytes_y / sizeof(*y), clg_spare_y / sizeof(*y))] = a * x[0];"));
+        let words: Vec<&str> = "return a * x ; global float * x".split(' ').collect();
+        let text = |n: usize| words[n];
+        assert!(!declares(&text, 3));
+        assert!(declares(&text, 8));
     }
 
     #[test]

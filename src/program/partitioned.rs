@@ -27,7 +27,8 @@
 //! *clg_check`; every `p[index]` in the body becomes `p[clg_checked_index(...)]`, which
 //! records the first index outside `[clg_lo_p, clg_hi_p)` in `clg_check` (and reads or writes
 //! element `clg_lo_p` instead, so the device never touches memory it does not hold). Uses of
-//! `p` other than `p[...]` (pointer arithmetic, `vload`, calls) are not checked.
+//! `p` other than `p[...]` (pointer arithmetic, `vload`, calls) are not checked. The
+//! instrumentation is [`crate::program::checked`]'s, shared with single-device checked mode.
 //!
 //! Each variant is written right after its kernel, with `#line` directives as in
 //! [`crate::program::rounded`], so messages point to the original lines.
