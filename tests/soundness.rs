@@ -577,6 +577,7 @@ kernel void fill(global int *o, int v) { o[get_global_id(0)] = v; }
 kernel void shifted(global int *o, global const int *x, int by) {
     o[get_global_id(0)] = x[(long)get_global_id(0) + by];
 }
+kernel void via_pointer(global int *o) { *(o + get_global_id(0)) = 1; }
 "#;
 
 /// The first out-of-bounds access of a launch, printed; panics unless it is one.
@@ -645,6 +646,24 @@ fn checked_mode_catches_far_writes_reads_and_negative_indices() {
             // SAFETY: reads x[-1]: redirected by checked mode.
             let r = unsafe { shifted.launch().arg(&out).arg(&x).arg(-1).range(100) };
             assert_eq!(out_of_bounds(r), (1, "x".into(), -1, 100));
+            // Pointer arithmetic is not instrumented: the guard region sees the write.
+            let via = p.kernel("via_pointer").unwrap();
+            // SAFETY: 50 writes past the end, inside the guard (64 KiB).
+            let w = poisoned(&q, 100);
+            match unsafe { via.launch().arg(&w).range(150) } {
+                Err(
+                    e @ Error::OutOfBounds {
+                        argument: 0,
+                        index: 100..=149,
+                        global_id: None,
+                        ..
+                    },
+                ) => println!("{e}"),
+                other => panic!(
+                    "want OutOfBounds from the guard, got {:?}",
+                    other.map(|_| ())
+                ),
+            }
             // Everything still works, in bounds, with no error.
             // SAFETY: in bounds.
             unsafe { shifted.launch().arg(&out).arg(&x).arg(0).range(100) }.unwrap();
