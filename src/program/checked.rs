@@ -245,7 +245,8 @@ pub(crate) fn write_checked_rounded(out: &mut String, scanned: &Scanned, k: &Ker
 
 /// `src` with checked variants after the kernels of `kernels` (from `scan_kernels(src)`): for
 /// those in `round`, checked rounded and sized variants (see [`crate::program::rounded`]);
-/// for every one, the checked variant [`checked_name`]. The helper comes first.
+/// for every one, the checked variant [`checked_name`]. The helper comes first (unless `src`
+/// has it).
 ///
 /// ```
 /// use clgroups::program::{checked::with_checked_variants, source::scan_kernels};
@@ -273,7 +274,11 @@ pub fn with_checked_variants(
         "wrote checked variants of {} kernel(s) (rounded too: {round:?})",
         kernels.len()
     );
-    Ok(format!("{CHECK_HELPER}\n#line 1\n{out}"))
+    // Root programs already start with the helper (their partitioned variants use it).
+    Ok(match src.contains(CHECK_HELPER) {
+        true => out,
+        false => format!("{CHECK_HELPER}\n#line 1\n{out}"),
+    })
 }
 
 #[cfg(test)]
