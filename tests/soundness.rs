@@ -648,8 +648,8 @@ fn checked_mode_catches_far_writes_reads_and_negative_indices() {
             assert_eq!(out_of_bounds(r), (1, "x".into(), -1, 100));
             // Pointer arithmetic is not instrumented: the guard region sees the write.
             let via = p.kernel("via_pointer").unwrap();
-            // SAFETY: 50 writes past the end, inside the guard (64 KiB).
             let w = poisoned(&q, 100);
+            // SAFETY: 50 writes past the end, inside the guard (64 KiB).
             match unsafe { via.launch().arg(&w).range(150) } {
                 Err(
                     e @ Error::OutOfBounds {

@@ -312,6 +312,25 @@ mod tests {
     }
 
     #[test]
+    fn root_programs_keep_one_helper() {
+        let src = "kernel void inc(global int* x) { x[get_global_id(0)] += 1; }\n";
+        let root = crate::program::partitioned::with_partitioned_variants(
+            src,
+            &scan_kernels(src).unwrap(),
+            true,
+        )
+        .unwrap();
+        let user: Vec<KernelDecl> = scan_kernels(&root)
+            .unwrap()
+            .into_iter()
+            .filter(|k| k.name == "inc")
+            .collect();
+        let out = with_checked_variants(&root, &user, &[]).unwrap();
+        assert_eq!(out.matches("size_t clg_checked_index(").count(), 1);
+        assert!(out.contains("kernel void inc__clg_checked("));
+    }
+
+    #[test]
     fn scratch_stays_the_last_parameter() {
         let src =
             "kernel void k(global float *x, uint n, __local ulong *clg_sg_scratch) { x[0] = n; }";
