@@ -578,6 +578,8 @@ kernel void shifted(global int *o, global const int *x, int by) {
     o[get_global_id(0)] = x[(long)get_global_id(0) + by];
 }
 kernel void via_pointer(global int *o) { *(o + get_global_id(0)) = 1; }
+#define MAKE(name) kernel void name(global int *o) { o[get_global_id(0)] = 1; }
+MAKE(made_by_macro)
 "#;
 
 /// The first out-of-bounds access of a launch, printed; panics unless it is one.
@@ -659,6 +661,20 @@ fn checked_mode_catches_far_writes_reads_and_negative_indices() {
                         ..
                     },
                 ) => println!("{e}"),
+                other => panic!(
+                    "want OutOfBounds from the guard, got {:?}",
+                    other.map(|_| ())
+                ),
+            }
+            // So is a kernel the scanner cannot rewrite (made by a macro): no checked variant.
+            let made = p.kernel("made_by_macro").unwrap();
+            // SAFETY: 50 writes past the end, inside the guard (64 KiB).
+            match unsafe { made.launch().arg(&w).range(150) } {
+                Err(Error::OutOfBounds {
+                    index: 100..=149,
+                    global_id: None,
+                    ..
+                }) => {}
                 other => panic!(
                     "want OutOfBounds from the guard, got {:?}",
                     other.map(|_| ())
