@@ -115,9 +115,11 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// Checked mode ([`crate::launch::checked`]): a launch wrote past the end of a buffer
-    /// argument (into its guard region, so nothing else was corrupted).
-    #[error("kernel `{kernel}` on {device} wrote element {index} of argument {argument}, a buffer of {len} elements (checked mode)")]
+    /// Checked mode ([`crate::launch::checked`]): a work-item of a single-device launch
+    /// indexed a buffer argument outside its elements (seen by the kernel's checked variant,
+    /// which redirected the access), or wrote past its end into its guard region (seen after
+    /// the launch; `global_id` is then unknown). Nothing outside the buffers was corrupted.
+    #[error("kernel `{kernel}` on {device}: {} element {index} of argument {argument} (`{name}`), a buffer of {len} elements (checked mode)", by(.global_id))]
     OutOfBounds {
         /// The kernel.
         kernel: String,
@@ -125,10 +127,15 @@ pub enum Error {
         device: String,
         /// The argument's index.
         argument: usize,
-        /// The first element written past the end.
-        index: usize,
-        /// The buffer's length in elements.
-        len: usize,
+        /// The argument's name (`?` where neither the driver nor the scanner knows it).
+        name: String,
+        /// The first index out of bounds (in the kernel's element type for checked variants,
+        /// the buffer's for guard regions).
+        index: i64,
+        /// The buffer's length in the same elements.
+        len: u64,
+        /// The global id of the work-item (dimensions 0 to 2), when the checked variant saw it.
+        global_id: Option<[u32; 3]>,
     },
     /// Checked mode ([`crate::scaling::checked_mode`]): a work-item of a launch over several
     /// devices indexed a buffer outside the elements its device holds. Reported after the
@@ -175,5 +182,13 @@ impl Error {
             code,
             context: context.into(),
         }
+    }
+}
+
+/// Who made an out-of-bounds access, in [`Error::OutOfBounds`]'s message.
+fn by(global_id: &Option<[u32; 3]>) -> String {
+    match global_id {
+        Some(g) => format!("work-item {g:?} indexed"),
+        None => "a write reached".into(),
     }
 }

@@ -57,6 +57,8 @@ struct KernelInner {
     raw: Mutex<ClKernel>,
     /// The rounded and sized variants, or why the kernel is not rounded.
     rounded: std::result::Result<[Mutex<ClKernel>; 2], String>,
+    /// The checked variant (whose rounded and sized variants are checked too), or why none.
+    checked: std::result::Result<Checked, String>,
     size: ResolvedSize,
     requested: SubGroupSize,
     args: Vec<ArgInfo>,
@@ -72,6 +74,13 @@ struct KernelInner {
     hidden_scratch: bool,
 }
 
+/// A kernel's single-device checked variant ([`crate::program::checked`]).
+struct Checked {
+    raw: Mutex<ClKernel>,
+    /// `(index, name)` of the pointer parameters it checks.
+    pointers: Vec<(usize, String)>,
+}
+
 impl Kernel {
     pub(crate) fn create(
         program: Program,
@@ -79,6 +88,7 @@ impl Kernel {
         name: &str,
         plan: &KernelPlan,
         rounded: std::result::Result<Arc<ClProgram>, String>,
+        checked: std::result::Result<Vec<(usize, String)>, String>,
     ) -> Result<Kernel> {
         let (size, hidden_scratch) = (plan.size, plan.scratch);
         let dev = program.device().clone();
@@ -98,6 +108,15 @@ impl Kernel {
                 variant(&p, crate::program::rounded::sized_name(name))?,
             ])
         });
+        let checked = checked.and_then(|pointers| {
+            Ok(Checked {
+                raw: variant(build, crate::program::checked::checked_name(name))?,
+                pointers,
+            })
+        });
+        if let Err(why) = &checked {
+            log::debug!("kernel `{name}`: no checked variant ({why})");
+        }
         let all = raw.num_args().map_err(err("clGetKernelInfo(NUM_ARGS)"))? as usize;
         let n = all - usize::from(hidden_scratch);
         let args = (0..n as u32).map(|i| arg_info(&raw, i)).collect();
@@ -142,6 +161,7 @@ impl Kernel {
                 program,
                 raw: Mutex::new(raw),
                 rounded,
+                checked,
                 size,
                 requested: plan.requested,
                 args,
@@ -207,10 +227,24 @@ impl Kernel {
         self.inner.raw.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The kernel that runs a piece of a plain-range launch (`None`: no such variant).
+    /// The pointer parameters (index, name) that the kernel's variants check, or why they
+    /// check none (see [`crate::program::checked`]): when there are some, every variant
+    /// [`raw_variant`](Kernel::raw_variant) gives is checked.
+    pub(crate) fn checked_pointers(&self) -> std::result::Result<&[(usize, String)], &str> {
+        match &self.inner.checked {
+            Ok(c) => Ok(&c.pointers),
+            Err(why) => Err(why),
+        }
+    }
+
+    /// The kernel that runs a piece of a launch (`None`: no such variant); checked variants
+    /// where the kernel has them.
     pub(crate) fn raw_variant(&self, v: Variant) -> Option<MutexGuard<'_, ClKernel>> {
         let m = match (v, &self.inner.rounded) {
-            (Variant::Original, _) => &self.inner.raw,
+            (Variant::Original, _) => match &self.inner.checked {
+                Ok(c) => &c.raw,
+                Err(_) => &self.inner.raw,
+            },
             (Variant::Rounded, Ok([r, _])) => r,
             (Variant::Sized, Ok([_, z])) => z,
             (_, Err(_)) => return None,

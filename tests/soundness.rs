@@ -515,16 +515,17 @@ fn checked_mode_reports_out_of_bounds_writes() {
             let p = Program::from_source(&q, SRC).unwrap();
             let fill = p.kernel("fill").unwrap();
             let out = poisoned(&q, 100);
-            // SAFETY: 100 writes past the end, inside the checked-mode guard (64 KiB).
+            // SAFETY: 100 writes past the end: checked mode redirects them (or its guard
+            // absorbs them).
             let r = unsafe { fill.launch().arg(&out).arg(1).range(200) };
             match r {
                 Err(Error::OutOfBounds {
                     kernel,
                     argument: 0,
-                    index: 100,
+                    index,
                     len: 100,
                     ..
-                }) => assert_eq!(kernel, "fill"),
+                }) => assert!(kernel == "fill" && (100..200).contains(&index)),
                 other => panic!("want OutOfBounds, got {:?}", other.map(|_| ())),
             }
             let mixed = p.kernel("mixed").unwrap();
@@ -547,7 +548,7 @@ fn checked_mode_reports_out_of_bounds_writes() {
                 Err(
                     e @ Error::OutOfBounds {
                         argument: 0,
-                        index: 100,
+                        index: 100..=149,
                         ..
                     },
                 ) => println!("{e}"),
@@ -573,4 +574,201 @@ fn checked_mode_reports_out_of_bounds_writes() {
             assert_eq!(clgroups::algorithms::reduce_sum(&q, &x).unwrap(), 500500);
         },
     );
+}
+
+const CHECKED_SRC: &str = r#"
+kernel void fill(global int *o, int v) { o[get_global_id(0)] = v; }
+kernel void shifted(global int *o, global const int *x, int by) {
+    o[get_global_id(0)] = x[(long)get_global_id(0) + by];
+}
+kernel void via_pointer(global int *o) { *(o + get_global_id(0)) = 1; }
+#define MAKE(name) kernel void name(global int *o) { o[get_global_id(0)] = 1; }
+MAKE(made_by_macro)
+"#;
+
+/// The first out-of-bounds access of a launch, printed; panics unless it is one.
+fn out_of_bounds(r: clgroups::Result<clgroups::launch::Event>) -> (usize, String, i64, u64) {
+    match r {
+        Err(e @ Error::OutOfBounds { .. }) => {
+            println!("{e}");
+            let Error::OutOfBounds {
+                argument,
+                name,
+                index,
+                len,
+                global_id,
+                ..
+            } = e
+            else {
+                unreachable!()
+            };
+            assert!(global_id.is_some(), "seen by the checked variant");
+            (argument, name, index, len)
+        }
+        other => panic!("want OutOfBounds, got {:?}", other.map(|_| ())),
+    }
+}
+
+/// Checked mode runs instrumented kernels: the issue's case (`range(100_000)` on 100
+/// elements, far past any guard), an out-of-bounds read and a negative index are errors naming
+/// the argument, and nothing outside the buffers is touched.
+#[test]
+fn checked_mode_catches_far_writes_reads_and_negative_indices() {
+    in_child(
+        "checked_mode_catches_far_writes_reads_and_negative_indices",
+        &[("CLGROUPS_CHECKED", "1")],
+        || {
+            let q = common::queue();
+            let p = Program::from_source(&q, CHECKED_SRC).unwrap();
+            let (fill, shifted) = (p.kernel("fill").unwrap(), p.kernel("shifted").unwrap());
+            let out = poisoned(&q, 100);
+            let next = poisoned(&q, 100);
+            // SAFETY: not in bounds (99 900 stray writes, 390 KiB past the end): checked mode
+            // redirects every one of them into the guard.
+            let r = unsafe { fill.launch().arg(&out).arg(1).range(100_000) };
+            let (arg, name, index, len) = out_of_bounds(r);
+            assert_eq!((arg, name.as_str(), len), (0, "o", 100));
+            assert!((100..100_000).contains(&index), "{index}");
+            assert_eq!(out.read(&q).unwrap(), vec![1; 100]);
+            untouched(&q, &next);
+            // The same through an ND-range.
+            // SAFETY: as above.
+            let r = unsafe {
+                fill.launch()
+                    .arg(&out)
+                    .arg(2)
+                    .nd_range(100_000, LocalSize::Auto)
+            };
+            assert_eq!(out_of_bounds(r).0, 0);
+            // A read one past the end: the error names `x`; the read gave the guard's canary.
+            let x = Buffer::from_slice(&q, &(0..100).collect::<Vec<i32>>()).unwrap();
+            // SAFETY: reads x[100]: redirected by checked mode.
+            let r = unsafe { shifted.launch().arg(&out).arg(&x).arg(1).range(100) };
+            assert_eq!(out_of_bounds(r), (1, "x".into(), 100, 100));
+            let got = out.read(&q).unwrap();
+            assert_eq!(got[..99], (1..100).collect::<Vec<i32>>()[..]);
+            assert_eq!(got[99], i32::from_ne_bytes([0xA5; 4]));
+            // A negative index.
+            // SAFETY: reads x[-1]: redirected by checked mode.
+            let r = unsafe { shifted.launch().arg(&out).arg(&x).arg(-1).range(100) };
+            assert_eq!(out_of_bounds(r), (1, "x".into(), -1, 100));
+            // Pointer arithmetic is not instrumented: the guard region sees the write.
+            let via = p.kernel("via_pointer").unwrap();
+            let w = poisoned(&q, 100);
+            // SAFETY: 50 writes past the end, inside the guard (64 KiB).
+            match unsafe { via.launch().arg(&w).range(150) } {
+                Err(
+                    e @ Error::OutOfBounds {
+                        argument: 0,
+                        index: 100..=149,
+                        global_id: None,
+                        ..
+                    },
+                ) => println!("{e}"),
+                other => panic!(
+                    "want OutOfBounds from the guard, got {:?}",
+                    other.map(|_| ())
+                ),
+            }
+            // So is a kernel the scanner cannot rewrite (made by a macro): no checked variant.
+            let made = p.kernel("made_by_macro").unwrap();
+            // SAFETY: 50 writes past the end, inside the guard (64 KiB).
+            match unsafe { made.launch().arg(&w).range(150) } {
+                Err(Error::OutOfBounds {
+                    index: 100..=149,
+                    global_id: None,
+                    ..
+                }) => {}
+                other => panic!(
+                    "want OutOfBounds from the guard, got {:?}",
+                    other.map(|_| ())
+                ),
+            }
+            // Everything still works, in bounds, with no error.
+            // SAFETY: in bounds.
+            unsafe { shifted.launch().arg(&out).arg(&x).arg(0).range(100) }.unwrap();
+            assert_eq!(out.read(&q).unwrap(), (0..100).collect::<Vec<i32>>());
+            untouched(&q, &next);
+        },
+    );
+}
+
+const CORRECT_SRC: &str = r#"
+#include <clgroups/subgroup.h>
+kernel void saxpy(global float *y, constant float *x, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+kernel void twice4(global float4 *v) { v[get_global_id(0)] *= 2.0f; }
+kernel void tile(global int *o, global const int *x, local int *t) {
+    t[get_local_id(0)] = x[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    o[get_global_id(0)] = t[get_local_size(0) - 1 - get_local_id(0)];
+}
+kernel void sums(global int *o, global const int *x) {
+    o[get_global_id(0)] = sg_reduce_add(x[get_global_id(0)]);
+}
+"#;
+
+/// Runs correct kernels (rounded plain ranges, a constant pointer, a vector view of a scalar
+/// buffer, local memory, the sub-group layer) and prints a digest of their results.
+fn correct_kernels() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let q = common::queue();
+    let p = Program::from_source(&q, CORRECT_SRC).unwrap();
+    let k = |n: &str| p.kernel(n).unwrap();
+    let n = 7727;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let (mut y, x) = (
+        Buffer::from_slice(&q, &vec![1f32; n]).unwrap(),
+        Buffer::from_slice(&q, &xs).unwrap(),
+    );
+    let v = Buffer::from_slice(&q, &xs[..400]).unwrap();
+    let ints = Buffer::from_slice(&q, &common::values(256, 7)).unwrap();
+    let (o1, o2) = (poisoned(&q, 256), poisoned(&q, 256));
+    let l = LocalSize::Exact(Range::d1(64));
+    // SAFETY: every kernel indexes its buffers by global id inside their lengths (`v` holds
+    // 100 float4), and `tile` reads its 64 local ints.
+    unsafe {
+        k("saxpy")
+            .launch()
+            .arg(&mut y)
+            .arg(&x)
+            .arg(2f32)
+            .range(n)
+            .unwrap();
+        k("twice4").launch().arg(&v).range(100).unwrap();
+        let tile = k("tile");
+        let tile = tile.launch().arg(&o1).arg(&ints).arg(Local::<i32>::new(64));
+        tile.nd_range(256, l).unwrap();
+        k("sums")
+            .launch()
+            .arg(&o2)
+            .arg(&ints)
+            .nd_range(256, l)
+            .unwrap();
+    }
+    let weighted = |v: Vec<i32>| -> i64 { v.iter().zip(1..).map(|(&a, w)| a as i64 * w).sum() };
+    let digest = format!(
+        "{:?} {:?} {} {}",
+        y.read(&q).unwrap().iter().map(|v| *v as f64).sum::<f64>(),
+        v.read(&q).unwrap().iter().map(|v| *v as f64).sum::<f64>(),
+        weighted(o1.read(&q).unwrap()),
+        weighted(o2.read(&q).unwrap())
+    );
+    println!("DIGEST {digest}");
+}
+
+fn digest(out: &str) -> &str {
+    let at = out.find("DIGEST ").expect("a digest");
+    out[at..].lines().next().unwrap_or_default()
+}
+
+/// Correct kernels give the same results with and without checked mode.
+#[test]
+fn checked_mode_keeps_correct_results() {
+    let name = "checked_mode_keeps_correct_results";
+    let checked = in_child(name, &[("CLGROUPS_CHECKED", "1")], correct_kernels);
+    let plain = in_child(name, &[("CLGROUPS_CHECKED", "0")], correct_kernels);
+    assert_eq!(digest(&checked), digest(&plain));
 }

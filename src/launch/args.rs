@@ -43,13 +43,15 @@ impl<T: Scalar> Local<T> {
 /// cannot hand the driver an arbitrary pointer:
 ///
 /// ```compile_fail,E0451
-/// let forged = clgroups::launch::Mem { raw: std::ptr::null_mut(), context: 0, guard: None };
+/// let forged = clgroups::launch::Mem { raw: std::ptr::null_mut(), context: 0, bytes: 0, guard: None };
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mem {
     raw: cl_mem,
     /// The buffer's context (launches refuse buffers of another context).
     context: usize,
+    /// The buffer's size in bytes (without its guard).
+    bytes: usize,
     /// The buffer's guard region in checked mode.
     guard: Option<Guard>,
 }
@@ -61,6 +63,7 @@ impl Mem {
         Mem {
             raw: std::ptr::null_mut(),
             context: 0,
+            bytes: 0,
             guard: None,
         }
     }
@@ -71,6 +74,7 @@ impl Mem {
         Mem {
             raw: buffer.as_raw(),
             context: buffer.context().key(),
+            bytes: buffer.len() * size_of::<T>(),
             guard: (buffer.guard_len() > 0).then(|| Guard {
                 len: buffer.len(),
                 guard: buffer.guard_len(),
@@ -87,6 +91,11 @@ impl Mem {
     /// The memory object.
     pub(crate) fn raw(&self) -> cl_mem {
         self.raw
+    }
+
+    /// The buffer's size in bytes.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The guard region, in checked mode.
@@ -278,11 +287,7 @@ mod tests {
 
     fn buf(elem: &'static str) -> Arg {
         Arg::Buffer {
-            mem: Mem {
-                raw: std::ptr::null_mut(),
-                context: 0,
-                guard: None,
-            },
+            mem: Mem::null(),
             elem,
         }
     }

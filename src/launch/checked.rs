@@ -1,18 +1,34 @@
-//! Checked mode (`CLGROUPS_CHECKED=1`): out-of-bounds writes past the end of a buffer become
-//! an [`Error::OutOfBounds`] instead of corrupted memory.
+//! Checked mode (`CLGROUPS_CHECKED=1`): out-of-bounds accesses of single-device launches
+//! become an [`Error::OutOfBounds`] instead of corrupted memory. Launches wait for completion,
+//! so checked mode is for tests and debugging, not for timing. Two mechanisms:
 //!
-//! In checked mode every [`Buffer`](crate::Buffer) is allocated with a guard region after its
-//! elements (at least 64 KiB, and at least the buffer's own size), filled with a canary byte.
-//! After each launch, clgroups waits for it and compares the guard of every buffer argument
-//! with the canary; the first changed element is reported with the kernel, the argument index
-//! and the element index, and the canary is restored. A write that lands in the guard cannot
-//! reach other allocations, so the process survives to report it.
+//! 1. **Instrumented kernels.** Programs get a checked variant of every kernel the scanner can
+//!    rewrite ([`crate::program::checked`]), and every [`Launch::nd_range`](super::Launch::nd_range)
+//!    and [`Launch::range`](super::Launch::range) piece (rounded, sized, bulk + tail, required
+//!    work-groups) runs it: every `p[index]` of a `global` or `constant` pointer parameter is
+//!    compared with the buffer's length (in the kernel's element type: a `float4*` over a
+//!    `Buffer<f32>` of 400 holds 100), reads and writes alike, negative indices included. An
+//!    index out of bounds is redirected to the element right after the end (in the guard
+//!    below: a write changes no element of any buffer, a read gives the canary), and the first
+//!    one is reported with the kernel, argument index and name, index, length and work-item.
+//!    However far out the index is: `o[get_global_id(0)]` over `range(100_000)` on 100
+//!    elements is reported, not written.
+//! 2. **Guard regions**, for what the rewriter cannot see: every [`Buffer`] is allocated with
+//!    a guard after its elements (at least 64 KiB, and at least the buffer's own size) filled
+//!    with a canary byte; after each launch clgroups compares the guard of every buffer
+//!    argument with the canary, reports the first changed element and restores the canary.
+//!    This catches writes just past the end made through pointer arithmetic (`*(p + i)`),
+//!    `vstore`, helper functions receiving `p`, and macros that subscript their arguments; and
+//!    all writes of kernels that are not instrumented (made by macros, defined twice under
+//!    `#if`, or a checked build the compiler refused: `RUST_LOG=debug` says why).
 //!
-//! Limits: writes further past the end than the guard, writes before the start, and writes
-//! of the canary's own bit pattern are not seen; reads are not checked. Launches wait for
-//! completion, so checked mode is for tests and debugging, not for timing. Sub-buffers (the
-//! chunks of a [`ColoredBuffer`](crate::scaling::ColoredBuffer) in shared placement) are
-//! checked through their parent only when it is an argument.
+//! Not caught: reads through pointer arithmetic, `vload` or helpers; writes through them
+//! further past the end than the guard, before the start, or of the canary's own bit pattern;
+//! local memory; a pointer parameter whose name the body declares again (`{ int x[4]; ... }`),
+//! which is left unchecked. Sub-buffers (the chunks
+//! of a [`ColoredBuffer`](crate::scaling::ColoredBuffer) in shared placement) have no guard:
+//! instrumented accesses out of their bounds go to their element 0. Launches over several
+//! devices have checks of their own ([`crate::scaling::checked_mode`]).
 //!
 //! ```no_run
 //! // CLGROUPS_CHECKED=1 cargo test
@@ -20,18 +36,21 @@
 //! let q = Queue::new(&clgroups::default_device()?)?;
 //! let p = Program::from_source(&q, "kernel void k(global int *o) { o[get_global_id(0)] = 1; }")?;
 //! let o = Buffer::<i32>::new(q.context(), 100)?;
-//! // SAFETY: not in bounds (200 work-items, 100 elements): only sound in checked mode, whose
-//! // guard absorbs the 100 stray writes.
-//! let r = unsafe { p.kernel("k")?.launch().arg(&o).range(200) };
+//! // SAFETY: not in bounds (100 000 work-items, 100 elements): only sound in checked mode,
+//! // which redirects the stray writes.
+//! let r = unsafe { p.kernel("k")?.launch().arg(&o).range(100_000) };
 //! if clgroups::launch::checked::enabled() {
-//!     assert!(matches!(r, Err(Error::OutOfBounds { argument: 0, index: 100, .. })));
+//!     assert!(matches!(r, Err(Error::OutOfBounds { argument: 0, len: 100, .. })));
 //! }
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::kernel::Kernel;
 use crate::launch::Arg;
+use crate::program::checked::Violation;
 use crate::queue::Queue;
 use once_cell::sync::Lazy;
 
@@ -70,9 +89,48 @@ pub(crate) struct Guard {
     pub elem: usize,
 }
 
+/// The name of `kernel`'s argument `i`: the driver's, else the scanner's, else `?`.
+fn arg_name(kernel: &Kernel, i: usize) -> String {
+    let scanned = || {
+        let decl = kernel.program().decl(kernel.name())?;
+        Some(decl.params.get(i)?.name.clone())
+    };
+    kernel
+        .args()
+        .get(i)
+        .and_then(|a| a.name.clone())
+        .or_else(scanned)
+        .unwrap_or_else(|| "?".into())
+}
+
+/// The first out-of-bounds access the checked variants of a finished launch recorded in
+/// `check`, as an error (after restoring the guards that redirected writes reached).
+pub(crate) fn report(
+    queue: &Queue,
+    kernel: &Kernel,
+    check: &Buffer<u32>,
+    args: &[Arg],
+) -> Result<()> {
+    let Some(v) = Violation::decode(&check.read(queue)?) else {
+        return Ok(());
+    };
+    // Redirected writes went to the guards: restore them (what they saw is this violation).
+    let _ = verify(queue, kernel, args);
+    Err(Error::OutOfBounds {
+        kernel: kernel.name().to_string(),
+        device: queue.device().to_string(),
+        argument: v.param,
+        name: arg_name(kernel, v.param),
+        index: v.index,
+        len: v.hi,
+        global_id: Some(v.global_id),
+    })
+}
+
 /// Verifies (and restores) the guard of every buffer argument of a finished launch of
 /// `kernel` on `queue`.
-pub(crate) fn verify(queue: &Queue, kernel: &str, args: &[Arg]) -> Result<()> {
+pub(crate) fn verify(queue: &Queue, kernel: &Kernel, args: &[Arg]) -> Result<()> {
+    let name = kernel.name();
     for (argument, a) in args.iter().enumerate() {
         let Arg::Buffer { mem, .. } = a else { continue };
         let Some(g) = mem.guard() else { continue };
@@ -82,7 +140,7 @@ pub(crate) fn verify(queue: &Queue, kernel: &str, args: &[Arg]) -> Result<()> {
             Error::cl(
                 call,
                 e.0,
-                format!("checked mode: guard of argument {argument} of `{kernel}`"),
+                format!("checked mode: guard of argument {argument} of `{name}`"),
             )
         };
         // SAFETY: the buffer was allocated with `len + guard` elements of `elem` bytes
@@ -97,11 +155,13 @@ pub(crate) fn verify(queue: &Queue, kernel: &str, args: &[Arg]) -> Result<()> {
         unsafe { ffi::write_bytes(queue.raw(), mem.raw(), start, &bytes) }
             .map_err(|e| err("clEnqueueWriteBuffer", e))?;
         return Err(Error::OutOfBounds {
-            kernel: kernel.to_string(),
+            kernel: name.to_string(),
             device: queue.device().to_string(),
             argument,
-            index: g.len + first / g.elem,
-            len: g.len,
+            name: arg_name(kernel, argument),
+            index: (g.len + first / g.elem) as i64,
+            len: g.len as u64,
+            global_id: None,
         });
     }
     Ok(())

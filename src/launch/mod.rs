@@ -64,14 +64,17 @@ pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
 pub use event::Event;
 pub use plain::ROUNDING_SLACK;
 
+use crate::buffer::Buffer;
 use crate::device::ShuffleBackend;
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::Kernel;
 use crate::plan::rounding::Variant;
 use crate::plan::{local_size, split};
+use crate::program::checked::CHECK_WORDS;
 use crate::queue::Queue;
 use crate::range::Range;
+use std::cell::OnceCell;
 use std::marker::PhantomData;
 
 /// A range of zeros of `like`'s rank.
@@ -106,6 +109,7 @@ impl Kernel {
             queue: self.program().queue().clone(),
             args: Vec::new(),
             offset: None,
+            check: OnceCell::new(),
             _borrows: PhantomData,
         }
     }
@@ -119,6 +123,8 @@ pub struct Launch<'a> {
     queue: Queue,
     args: Vec<Arg>,
     offset: Option<Range>,
+    /// Where checked variants record the first out-of-bounds access ([`checked`] mode).
+    check: OnceCell<Buffer<u32>>,
     /// The buffers behind `args` (their memory objects are raw handles in `args`).
     _borrows: PhantomData<&'a ()>,
 }
@@ -182,14 +188,44 @@ impl<'a> Launch<'a> {
         self.verified(ev, &self.args)
     }
 
-    /// `ev`, after verifying the guards of the buffer arguments in
-    /// [checked mode](checked) (which waits for it first).
+    /// `ev`, after the checks of [checked mode](checked) (which waits for it first): the first
+    /// out-of-bounds access a checked variant recorded, else the guards of the buffer
+    /// arguments.
     fn verified(&self, ev: Event, args: &[Arg]) -> Result<Event> {
         if checked::enabled() {
             ev.wait()?;
-            checked::verify(&self.queue, self.kernel.name(), args)?;
+            if let Some(check) = self.check.get() {
+                checked::report(&self.queue, self.kernel, check, args)?;
+            }
+            checked::verify(&self.queue, self.kernel, args)?;
         }
         Ok(ev)
+    }
+
+    /// The hidden arguments of checked variants (see [`crate::program::checked`]): each
+    /// checked pointer's size in bytes and spare element (right after the end, in the guard;
+    /// element 0 for a buffer without one), then the check buffer (made on first use).
+    fn hidden_args(&self, pointers: &[(usize, String)]) -> Result<Vec<Arg>> {
+        let mut out = Vec::with_capacity(pointers.len() * 2 + 1);
+        for &(i, _) in pointers {
+            let (bytes, spare) = match self.args.get(i) {
+                Some(Arg::Buffer { mem, .. }) => {
+                    (mem.bytes(), mem.guard().map_or(0, |_| mem.bytes()))
+                }
+                _ => (0, 0),
+            };
+            out.push((bytes as u64).to_arg());
+            out.push((spare as u64).to_arg());
+        }
+        let check = match self.check.get() {
+            Some(c) => c,
+            None => {
+                let zeros = Buffer::from_slice(&self.queue, &[0u32; CHECK_WORDS])?;
+                self.check.get_or_init(|| zeros)
+            }
+        };
+        out.push(check.to_arg());
+        Ok(out)
     }
 
     /// The kernel's `work_group_size_hint` when it divides `global` and fits the kernel.
@@ -328,25 +364,6 @@ impl<'a> Launch<'a> {
         bounds::check_global(global, offset, bits).map_err(|r| self.invalid(global, local, r))
     }
 
-    /// The absolute offset `base + delta` of a piece of `global` work-items in groups of
-    /// `local`, checked against the device's bounds (overflow, address bits, group counts).
-    fn place(
-        &self,
-        base: Range,
-        delta: Range,
-        global: Range,
-        local: Option<Range>,
-    ) -> std::result::Result<Range, String> {
-        let dims = (0..base.rank())
-            .map(|d| base.get(d).checked_add(delta.get(d)))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| format!("offset {base:?} + {delta:?} overflows"))?;
-        let offset = Range::new(&dims).map_err(|e| e.to_string())?;
-        bounds::check_global(global, offset, self.queue.device().limits().address_bits)?;
-        bounds::check_groups(global, local)?;
-        Ok(offset)
-    }
-
     /// Arguments against the signature, buffers against the queue's context, and local
     /// memory (arguments and the emulated sub-group scratch) against the device's.
     fn check_args(&self, args: &[Arg], global: Range, local: Option<Range>) -> Result<()> {
@@ -410,6 +427,14 @@ impl<'a> Launch<'a> {
     ) -> Result<Event> {
         let name = self.kernel.name();
         let dev = self.queue.device();
+        let mut args = args.to_vec();
+        match self.kernel.checked_pointers() {
+            Ok(pointers) => args.extend(self.hidden_args(pointers)?),
+            Err(why) if checked::enabled() => {
+                log::debug!("kernel `{name}`: not instrumented ({why}): guard regions only");
+            }
+            Err(_) => {}
+        }
         let guard = self
             .kernel
             .raw_variant(variant)

@@ -1,5 +1,5 @@
-//! Plain-range launches: rounded and guarded, bulk + tail, or in the kernel's required
-//! work-groups.
+//! Plain-range launches ([`Launch::range`]): the rounding plan, bulk + tail splits, and
+//! kernels with a required work-group size, every piece checked before the first is enqueued.
 
 use super::{bounds, zero, Arg, Event, KernelArg, Launch};
 use crate::error::Result;
@@ -10,6 +10,7 @@ use crate::range::Range;
 /// Extra work-items a rounded plain range may add beyond twice the user's range; a plan that
 /// adds more (e.g. from abusive `CLGROUPS_RANGE_ROUNDING_PARAMS`) runs unrounded instead.
 pub const ROUNDING_SLACK: usize = 1 << 20;
+
 impl Launch<'_> {
     /// Enqueues over a plain range (no work-groups promised to the kernel): rounded up and
     /// guarded when the range is awkward, per [`crate::plan::rounding`] (its
@@ -242,6 +243,25 @@ impl Launch<'_> {
                 Ok((piece, offset))
             })
             .collect()
+    }
+
+    /// The absolute offset `base + delta` of a piece of `global` work-items in groups of
+    /// `local`, checked against the device's bounds (overflow, address bits, group counts).
+    fn place(
+        &self,
+        base: Range,
+        delta: Range,
+        global: Range,
+        local: Option<Range>,
+    ) -> std::result::Result<Range, String> {
+        let dims = (0..base.rank())
+            .map(|d| base.get(d).checked_add(delta.get(d)))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| format!("offset {base:?} + {delta:?} overflows"))?;
+        let offset = Range::new(&dims).map_err(|e| e.to_string())?;
+        bounds::check_global(global, offset, self.queue.device().limits().address_bits)?;
+        bounds::check_groups(global, local)?;
+        Ok(offset)
     }
 }
 

@@ -2,8 +2,8 @@
 //! sub-group size, the build with its fallbacks, and the driver's kernel names.
 
 use super::{
-    build_log, headers, layer, partitioned, polyfill, resolve, rounded, source, ProgramBuilder,
-    ResolvedSize, SubGroupSize,
+    build_log, checked, headers, layer, partitioned, polyfill, resolve, rounded, source,
+    ProgramBuilder, ResolvedSize, SubGroupSize,
 };
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
@@ -32,6 +32,9 @@ pub(crate) struct KernelPlan {
     pub(crate) scratch: bool,
     /// Rounded variants exist in the build, or why not.
     pub(crate) rounded: std::result::Result<(), String>,
+    /// Checked variants exist in the build ([`super::checked`]; its rounded variants are then
+    /// checked too), or why not.
+    pub(crate) checked: std::result::Result<(), String>,
 }
 
 impl KernelPlan {
@@ -74,9 +77,18 @@ impl KernelPlan {
                 None => Ok(()),
             }
         };
+        let checked = if !crate::launch::checked::enabled() {
+            Err("checked mode is off".to_string())
+        } else if let Some(why) = &k.rewrite_obstacle {
+            Err(format!("kernel `{}` is not rewritten: {why}", k.name))
+        } else if k.name.contains("__clg_") {
+            Err("generated variants check their own accesses".to_string())
+        } else {
+            Ok(())
+        };
         log::debug!(
             "kernel `{}`: sub-group size {requested:?} -> {size:?} on {device} (pinned: {pinned}, \
-             layer: {uses_layer}), rounded variants: {rounded:?}",
+             layer: {uses_layer}), rounded variants: {rounded:?}, checked variants: {checked:?}",
             k.name
         );
         KernelPlan {
@@ -87,6 +99,7 @@ impl KernelPlan {
             sub_groups: uses_layer,
             scratch,
             rounded,
+            checked,
         }
     }
 
@@ -101,6 +114,7 @@ impl KernelPlan {
             sub_groups: source_sub_groups,
             scratch: false,
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
+            checked: Err("the scanner did not find the kernel (made by a macro?)".into()),
         }
     }
 }
@@ -182,12 +196,23 @@ pub(super) fn build_with_fallbacks(
         build_cached(queue, &text, &b.options)
     };
     let mut needed = attempt(plans, true, true);
+    if let (Err(e), true) = (&needed, plans.values().any(|p| p.checked.is_ok())) {
+        log::debug!("build with checked variants failed ({e}); building without them");
+        let why = format!("its checked variants did not build: {e}");
+        for p in plans.values_mut().filter(|p| p.checked.is_ok()) {
+            p.checked = Err(why.clone());
+        }
+        needed = attempt(plans, true, true);
+    }
     if let Err(e) = &needed {
         if plans.values().any(|p| p.rounded.is_ok()) {
             log::debug!("build with generated variants failed ({e}); building without them");
             let why = format!("its generated variants did not build: {e}");
             for p in plans.values_mut().filter(|p| p.rounded.is_ok()) {
                 p.rounded = Err(why.clone());
+            }
+            for p in plans.values_mut().filter(|p| p.checked.is_ok()) {
+                p.checked = Err(why.clone());
             }
             needed = attempt(plans, false, true);
         }
@@ -200,6 +225,7 @@ pub(super) fn build_with_fallbacks(
             p.pinned = false;
             p.scratch = false;
             p.rounded = Err("the program builds only without clgroups' rewrites".into());
+            p.checked = Err("the program builds only without clgroups' rewrites".into());
         }
     }
     bare.map_err(|_| e)
@@ -259,20 +285,39 @@ fn rewritten(
         }
     }
     let user = apply_edits(src, edits);
-    // 2. Rounded variants after their originals. Originals stay even under `force`: ND-range
-    // launches and argument checks use them; the mode only makes `.range()` launch the variant.
+    // 2. Checked, then rounded variants after their originals. Originals stay even under
+    // `force`: ND-range launches and argument checks use them; the mode only makes `.range()`
+    // launch the variant.
     let user = if round {
+        let ok = |k: &KernelDecl, f: fn(&KernelPlan) -> bool| plan(&k.name).is_some_and(f);
+        let to_check: Vec<KernelDecl> = source::scan_kernels(&user)?
+            .into_iter()
+            .filter(|k| ok(k, |p| p.checked.is_ok()))
+            .collect();
+        let user = match to_check.is_empty() {
+            true => user,
+            false => {
+                let round: Vec<String> = to_check
+                    .iter()
+                    .filter(|k| ok(k, |p| p.rounded.is_ok()))
+                    .map(|k| k.name.clone())
+                    .collect();
+                checked::with_checked_variants(&user, &to_check, &round)?
+            }
+        };
         let to_round: Vec<KernelDecl> = source::scan_kernels(&user)?
             .into_iter()
-            .filter(|k| plan(&k.name).is_some_and(|p| p.rounded.is_ok()))
+            .filter(|k| ok(k, |p| p.rounded.is_ok() && p.checked.is_err()))
             .collect();
         rounded::with_rounded_variants(&user, &to_round, true)?
     } else {
         user
     };
     // 3. The pinned size, last, on layer kernels without a size attribute of their own.
-    let pinned =
-        |name: &str| plan(name).is_some_and(|p| p.pinned && p.size == ResolvedSize::Size(size));
+    let pinned = |name: &str| {
+        let base = name.strip_suffix(checked::CHECKED_SUFFIX).unwrap_or(name);
+        plan(base).is_some_and(|p| p.pinned && p.size == ResolvedSize::Size(size))
+    };
     if !plans.values().any(|p| p.pinned) {
         return Ok(user);
     }

@@ -40,6 +40,7 @@
 
 mod build;
 pub mod build_log;
+pub mod checked;
 mod headers;
 pub mod layer;
 mod lex;
@@ -288,7 +289,12 @@ impl Program {
             Ok(()) => Ok(Arc::clone(build)),
             Err(why) => Err(why.clone()),
         };
-        Kernel::create(self.clone(), build, name, plan, rounded)
+        let checked = match (&plan.checked, self.decl(name)) {
+            (Ok(()), Some(decl)) => Ok(checked::checked_pointers(decl)),
+            (Ok(()), None) => Err("the kernel is declared more than once".to_string()),
+            (Err(why), _) => Err(why.clone()),
+        };
+        Kernel::create(self.clone(), build, name, plan, rounded, checked)
     }
 
     /// Names of the program's kernels, as the driver reports them (from the scanner where the

@@ -27,14 +27,16 @@
 //! *clg_check`; every `p[index]` in the body becomes `p[clg_checked_index(...)]`, which
 //! records the first index outside `[clg_lo_p, clg_hi_p)` in `clg_check` (and reads or writes
 //! element `clg_lo_p` instead, so the device never touches memory it does not hold). Uses of
-//! `p` other than `p[...]` (pointer arithmetic, `vload`, calls) are not checked.
+//! `p` other than `p[...]` (pointer arithmetic, `vload`, calls) are not checked. The
+//! instrumentation is [`crate::program::checked`]'s, shared with single-device checked mode.
 //!
 //! Each variant is written right after its kernel, with `#line` directives as in
 //! [`crate::program::rounded`], so messages point to the original lines.
 
 use crate::error::Result;
+use crate::program::checked::{self, CHECK_HELPER};
 use crate::program::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
-use crate::program::source::{KernelDecl, Kind, Param, Scanned};
+use crate::program::source::{KernelDecl, Param, Scanned};
 use std::fmt::Write as _;
 
 /// Suffix of a partitioned variant's name.
@@ -153,19 +155,7 @@ fn whole_defines() -> String {
 
 const WHOLE_UNDEFS: &str = "#undef get_num_groups\n#undef get_group_id";
 
-/// The index check of checked variants, written once before the source.
-const CHECK_HELPER: &str = "size_t clg_checked_index(global uint *clg_check, uint clg_param, \
-long clg_i, ulong clg_lo, ulong clg_hi) { if (clg_i >= (long)clg_lo && clg_i < (long)clg_hi) \
-return (size_t)clg_i; if (atomic_cmpxchg((volatile global uint *)clg_check, 0u, 1u) == 0u) { \
-clg_check[1] = clg_param; clg_check[2] = (uint)((ulong)clg_i); \
-clg_check[3] = (uint)((ulong)clg_i >> 32); clg_check[4] = (uint)get_global_id(0); \
-clg_check[5] = (uint)get_global_id(1); clg_check[6] = (uint)get_global_id(2); } \
-return (size_t)clg_lo; }";
-
-/// Number of `uint`s in the `clg_check` buffer of a checked variant: a flag (1 once an index
-/// was out of range), the parameter index, the index (low and high 32 bits) and the global id
-/// of the first out-of-range access.
-pub const CHECK_WORDS: usize = 7;
+pub use crate::program::checked::CHECK_WORDS;
 
 /// Whether `p` is a pointer to global memory.
 pub(crate) fn is_global_pointer(p: &Param) -> bool {
@@ -271,65 +261,18 @@ fn write_variant(
 }
 
 /// `k`'s body (between its braces) with every `p[index]` of a global pointer parameter `p`
-/// written `p[clg_checked_index(clg_check, i, (long)(index), clg_lo_p, clg_hi_p)]`, `i` the
-/// parameter's index.
+/// checked against `[clg_lo_p, clg_hi_p)` (see [`crate::program::checked`]).
 fn instrumented(scanned: &Scanned, k: &KernelDecl) -> String {
-    let src = scanned.src;
-    let checked: Vec<(usize, &str)> = k
+    let globals: Vec<(usize, String)> = k
         .params
         .iter()
         .enumerate()
         .filter(|(_, p)| is_global_pointer(p))
-        .map(|(i, p)| (i, p.name.as_str()))
+        .map(|(i, p)| (i, p.name.clone()))
         .collect();
-    let toks: Vec<usize> = (0..scanned.tokens.len())
-        .filter(|&t| {
-            let span = &scanned.tokens[t].span;
-            span.start > k.body.start && span.end < k.body.end
-        })
-        .collect();
-    // (byte position, text) insertions, in source order.
-    let mut edits: Vec<(usize, String)> = Vec::new();
-    for (n, &t) in toks.iter().enumerate() {
-        let tok = &scanned.tokens[t];
-        let Some(&(param, name)) = checked
-            .iter()
-            .find(|(_, name)| tok.kind == Kind::Ident && scanned.text(t) == *name)
-        else {
-            continue;
-        };
-        let Some(&open) = toks.get(n + 1).filter(|&&o| scanned.text(o) == "[") else {
-            continue;
-        };
-        let mut depth = 0usize;
-        let close = toks[n + 1..].iter().copied().find(|&c| {
-            match scanned.text(c) {
-                "[" => depth += 1,
-                "]" => depth -= 1,
-                _ => {}
-            }
-            depth == 0
-        });
-        let Some(close) = close else { continue };
-        edits.push((
-            scanned.tokens[open].span.end,
-            format!("clg_checked_index(clg_check, {param}u, (long)("),
-        ));
-        edits.push((
-            scanned.tokens[close].span.start,
-            format!("), clg_lo_{name}, clg_hi_{name})"),
-        ));
-    }
-    edits.sort_by_key(|e| e.0);
-    let mut out = String::new();
-    let mut at = k.body.start + 1;
-    for (pos, text) in edits {
-        out.push_str(&src[at..pos]);
-        out.push_str(&text);
-        at = pos;
-    }
-    out.push_str(&src[at..k.body.end - 1]);
-    out
+    checked::instrumented(scanned, k, &globals, |n| {
+        format!("clg_lo_{n}, clg_hi_{n}, clg_lo_{n}")
+    })
 }
 
 #[cfg(test)]
@@ -386,8 +329,8 @@ mod tests {
         assert!(out.starts_with(CHECK_HELPER));
         assert!(out.contains(
             "  y[clg_checked_index(clg_check, 0u, (long)(ix[clg_checked_index(clg_check, 1u, \
-             (long)(i), clg_lo_ix, clg_hi_ix)]), clg_lo_y, clg_hi_y)] = \
-             y[clg_checked_index(clg_check, 0u, (long)(i + 1), clg_lo_y, clg_hi_y)] + n;"
+             (long)(i), clg_lo_ix, clg_hi_ix, clg_lo_ix)]), clg_lo_y, clg_hi_y, clg_lo_y)] = \
+             y[clg_checked_index(clg_check, 0u, (long)(i + 1), clg_lo_y, clg_hi_y, clg_lo_y)] + n;"
         ));
         let ks = scan_kernels(&out).unwrap();
         let names: Vec<&str> = ks[1].params.iter().map(|p| p.name.as_str()).collect();

@@ -354,30 +354,30 @@ pub(crate) fn line_of(src: &str, at: usize) -> usize {
 
 /// Appends the rounded (guarded) and sized (unguarded) variants of `k` (spans already checked).
 fn write_variant(out: &mut String, src: &str, k: &KernelDecl) {
-    write_one(out, src, k, &rounded_name(&k.name), GUARD);
-    write_one(out, src, k, &sized_name(&k.name), "");
+    write_variants(out, src, k, &src[k.body.start + 1..k.body.end - 1], "");
 }
 
-fn write_one(out: &mut String, src: &str, k: &KernelDecl, name: &str, guard: &str) {
+/// [`write_variant`] with `body` and `more` parameters after the user-range ones.
+pub(crate) fn write_variants(out: &mut String, src: &str, k: &KernelDecl, body: &str, more: &str) {
     let (open, close) = (k.params_span.end - 1, k.body.end - 1);
+    let extra = [EXTRA_PARAMS, more].join(if more.is_empty() { "" } else { ", " });
     let (params_from, params_text) = if k.params.is_empty() {
-        (k.params_span.start + 1, EXTRA_PARAMS.to_string())
+        (k.params_span.start + 1, extra)
     } else {
-        (open, format!(", {EXTRA_PARAMS}"))
+        (open, format!(", {extra}"))
     };
-    let _ = write!(
-        out,
-        "\n#line {}\n{}{}{}{}{}\n{guard}\n{DEFINES}\n#line {}\n{}\n{UNDEFS}\n}}\n#line {}\n",
-        line_of(src, k.decl_start),
-        &src[k.decl_start..k.name_span.start],
-        name,
-        &src[k.name_span.end..params_from],
-        params_text,
-        &src[open..=k.body.start],
-        line_of(src, k.body.start),
-        &src[k.body.start + 1..close],
-        line_of(src, close),
-    );
+    for (name, guard) in [(rounded_name(&k.name), GUARD), (sized_name(&k.name), "")] {
+        let _ = write!(
+            out,
+            "\n#line {}\n{}{name}{}{params_text}{}\n{guard}\n{DEFINES}\n#line {}\n{body}\n{UNDEFS}\n}}\n#line {}\n",
+            line_of(src, k.decl_start),
+            &src[k.decl_start..k.name_span.start],
+            &src[k.name_span.end..params_from],
+            &src[open..=k.body.start],
+            line_of(src, k.body.start),
+            line_of(src, close),
+        );
+    }
 }
 
 #[cfg(test)]

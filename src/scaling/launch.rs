@@ -11,7 +11,7 @@ use crate::launch::bounds::check_global;
 use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
 use crate::plan::local_size;
 use crate::plan::partition::{clipped, guarded_pieces, inside, partition, Partition};
-use crate::program::partitioned::CHECK_WORDS;
+use crate::program::checked::{Violation, CHECK_WORDS};
 use crate::queue::names;
 use crate::range::Range;
 use std::marker::PhantomData;
@@ -313,22 +313,23 @@ impl<'a> RootLaunch<'a> {
     /// The first out-of-chunk access device `d`'s checked variant recorded, as an error.
     fn report(&self, d: usize, buf: &Buffer<u32>) -> Result<()> {
         let k = &self.kernel.kernels[d];
-        let w = buf.read(k.program().queue())?;
-        if w[0] == 0 {
+        let Some(v) = Violation::decode(&buf.read(k.program().queue())?) else {
             return Ok(());
-        }
-        let i = w[1] as usize;
-        let (lo, hi) = self.held(i, d);
-        let name = self.kernel.params.get(i).map_or("?", |p| p.name.as_str());
-        let argument = format!("argument {i} (`{name}`)");
+        };
+        let (lo, hi) = self.held(v.param, d);
+        let name = self
+            .kernel
+            .params
+            .get(v.param)
+            .map_or("?", |p| p.name.as_str());
         Err(Error::OutOfChunk {
             kernel: self.kernel.name().to_string(),
             device: k.program().device().to_string(),
-            argument,
-            index: (u64::from(w[2]) | u64::from(w[3]) << 32) as i64,
+            argument: format!("argument {} (`{name}`)", v.param),
+            index: v.index,
             lo,
             hi,
-            global_id: [w[4], w[5], w[6]],
+            global_id: v.global_id,
         })
     }
 

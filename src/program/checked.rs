@@ -1,0 +1,385 @@
+//! Bounds-checked kernel bodies: the instrumentation shared by the checked variants of
+//! multi-device launches ([`crate::program::partitioned`], bounds: the elements a device holds)
+//! and of single-device launches in [checked mode](crate::launch::checked) (bounds: the whole
+//! buffer, `[0, len)`).
+//!
+//! Every `p[index]` of a checked pointer parameter `p` in a kernel's body becomes
+//! `p[clg_checked_index(clg_check, i, (long)(index), lo, hi, spare)]` (`i` the parameter's
+//! index): an index outside `[lo, hi)` is replaced by `spare` (an element the access may
+//! touch harmlessly) and the first such access is recorded in `clg_check` ([`CHECK_WORDS`]
+//! `uint`s: a flag, the parameter, the index, the work-item's global id, `hi`). Uses of `p`
+//! other than `p[...]` (pointer arithmetic, `*p`, `vload`/`vstore`, passing `p` to a function,
+//! macros that subscript their arguments) are not checked.
+//!
+//! Single-device checked variants ([`with_checked_variants`]) take, after the kernel's own
+//! parameters (and before the emulated sub-group scratch, which stays last), per checked
+//! pointer `const ulong clg_bytes_p, const ulong clg_spare_p` (the buffer's size in bytes, and
+//! the byte offset of the spare element), then `global uint *clg_check`; their bounds are
+//! `[0, clg_bytes_p / sizeof(*p))`, so indices count the kernel's own element type. The launch
+//! passes `clg_spare_p = clg_bytes_p`: the element right after the end, inside the guard region
+//! that checked mode puts after every buffer, so an out-of-bounds write changes no element of
+//! any buffer and an out-of-bounds read gives the guard's canary (`0` for a buffer without a
+//! guard: element 0 then takes the access).
+
+use crate::error::Result;
+use crate::program::rounded::{self, line_of};
+use crate::program::source::{KernelDecl, Kind, Param, Scanned};
+use std::fmt::Write as _;
+
+/// Suffix of a single-device checked variant's name.
+pub const CHECKED_SUFFIX: &str = "__clg_checked";
+
+/// The name of `kernel`'s single-device checked variant.
+///
+/// ```
+/// assert_eq!(clgroups::program::checked::checked_name("saxpy"), "saxpy__clg_checked");
+/// ```
+pub fn checked_name(kernel: &str) -> String {
+    format!("{kernel}{CHECKED_SUFFIX}")
+}
+
+/// The index check, written once before the source.
+pub(crate) const CHECK_HELPER: &str = "size_t clg_checked_index(global uint *clg_check, \
+uint clg_param, long clg_i, ulong clg_lo, ulong clg_hi, ulong clg_spare) { \
+if (clg_i >= (long)clg_lo && clg_i < (long)clg_hi) return (size_t)clg_i; \
+if (atomic_cmpxchg((volatile global uint *)clg_check, 0u, 1u) == 0u) { \
+clg_check[1] = clg_param; clg_check[2] = (uint)((ulong)clg_i); \
+clg_check[3] = (uint)((ulong)clg_i >> 32); clg_check[4] = (uint)get_global_id(0); \
+clg_check[5] = (uint)get_global_id(1); clg_check[6] = (uint)get_global_id(2); \
+clg_check[7] = (uint)clg_hi; clg_check[8] = (uint)(clg_hi >> 32); } \
+return (size_t)clg_spare; }";
+
+/// Number of `uint`s in the `clg_check` buffer: a flag (1 once an index was out of range),
+/// the parameter index, the index (low and high 32 bits), the global id (dimensions 0 to 2)
+/// and the bound `hi` (low, high) of the first out-of-range access.
+pub const CHECK_WORDS: usize = 9;
+
+/// The first out-of-range access a checked launch recorded, decoded from its `clg_check`
+/// words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Violation {
+    pub param: usize,
+    pub index: i64,
+    pub global_id: [u32; 3],
+    pub hi: u64,
+}
+
+impl Violation {
+    /// The violation recorded in `w` (`None`: every access was in range).
+    pub(crate) fn decode(w: &[u32]) -> Option<Violation> {
+        (w.len() >= CHECK_WORDS && w[0] != 0).then(|| Violation {
+            param: w[1] as usize,
+            index: (u64::from(w[2]) | u64::from(w[3]) << 32) as i64,
+            global_id: [w[4], w[5], w[6]],
+            hi: u64::from(w[7]) | u64::from(w[8]) << 32,
+        })
+    }
+}
+
+/// Whether single-device checked variants check `p`: a `global` or `constant` pointer.
+pub(crate) fn is_checked_pointer(p: &Param) -> bool {
+    p.is_pointer && matches!(p.address_space.as_deref(), Some("global" | "constant"))
+}
+
+/// `(index, name)` of `k`'s parameters that single-device checked variants check.
+pub(crate) fn checked_pointers(k: &KernelDecl) -> Vec<(usize, String)> {
+    k.params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| is_checked_pointer(p))
+        .map(|(i, p)| (i, p.name.clone()))
+        .collect()
+}
+
+/// `k`'s body (between its braces) with every `p[index]` of the pointers `(i, p)` of
+/// `pointers` checked: `bounds(p)` gives the `lo, hi, spare` arguments of the check.
+pub(crate) fn instrumented(
+    scanned: &Scanned,
+    k: &KernelDecl,
+    pointers: &[(usize, String)],
+    bounds: impl Fn(&str) -> String,
+) -> String {
+    let src = scanned.src;
+    let toks: Vec<usize> = (0..scanned.tokens.len())
+        .filter(|&t| {
+            let span = &scanned.tokens[t].span;
+            span.start > k.body.start && span.end < k.body.end
+        })
+        .collect();
+    let text = |n: usize| scanned.text(toks[n]);
+    let shadowed: Vec<&str> = pointers
+        .iter()
+        .map(|(_, name)| name.as_str())
+        .filter(|name| (0..toks.len()).any(|n| text(n) == *name && declares(&text, n)))
+        .collect();
+    if !shadowed.is_empty() {
+        log::debug!(
+            "kernel `{}`: {shadowed:?} declared again in the body: those are not checked",
+            k.name
+        );
+    }
+    // (byte position, text) insertions, in source order.
+    let mut edits: Vec<(usize, String)> = Vec::new();
+    for (n, &t) in toks.iter().enumerate() {
+        let tok = &scanned.tokens[t];
+        let Some((param, name)) = pointers.iter().find(|(_, name)| {
+            tok.kind == Kind::Ident && scanned.text(t) == name && !shadowed.contains(&name.as_str())
+        }) else {
+            continue;
+        };
+        let Some(&open) = toks.get(n + 1).filter(|&&o| scanned.text(o) == "[") else {
+            continue;
+        };
+        let mut depth = 0usize;
+        let close = toks[n + 1..].iter().copied().find(|&c| {
+            match scanned.text(c) {
+                "[" => depth += 1,
+                "]" => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        let Some(close) = close else { continue };
+        edits.push((
+            scanned.tokens[open].span.end,
+            format!("clg_checked_index(clg_check, {param}u, (long)("),
+        ));
+        edits.push((
+            scanned.tokens[close].span.start,
+            format!("), {})", bounds(name)),
+        ));
+    }
+    edits.sort_by_key(|e| e.0);
+    let mut out = String::new();
+    let mut at = k.body.start + 1;
+    for (pos, text) in edits {
+        out.push_str(&src[at..pos]);
+        out.push_str(&text);
+        at = pos;
+    }
+    out.push_str(&src[at..k.body.end - 1]);
+    out
+}
+
+/// Words before which an identifier is an expression, not a declared type.
+const NOT_TYPES: [&str; 7] = ["return", "case", "sizeof", "else", "do", "goto", "typedef"];
+
+/// Whether token `n` (of tokens `text(0..)`) looks declared there: after a type (one or more
+/// words, then any `*`) that starts a statement (`int x[4];`, `global float *x = ...`). Used
+/// to leave a parameter alone when the body declares its name again: it may then miss such a
+/// redeclaration (`for (int x = ...)`), or take an expression statement for one, which only
+/// leaves the parameter unchecked.
+fn declares<'t>(text: &impl Fn(usize) -> &'t str, n: usize) -> bool {
+    let word = |j: usize| {
+        let t = text(j);
+        t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') && !NOT_TYPES.contains(&t)
+    };
+    let mut j = n;
+    while j > 0 && text(j - 1) == "*" {
+        j -= 1;
+    }
+    if j == 0 || !word(j - 1) {
+        return false;
+    }
+    j -= 1;
+    while j > 0 && word(j - 1) {
+        j -= 1;
+    }
+    j == 0 || matches!(text(j - 1), ";" | "{" | "}")
+}
+
+/// The bounds of single-device checked variants (see the module docs).
+fn whole_buffer(name: &str) -> String {
+    format!("0, clg_bytes_{name} / sizeof(*{name}), clg_spare_{name} / sizeof(*{name})")
+}
+
+/// The hidden parameters of a single-device checked variant of `k`.
+fn check_params(k: &KernelDecl) -> String {
+    let mut p: Vec<String> = checked_pointers(k)
+        .iter()
+        .map(|(_, n)| format!("const ulong clg_bytes_{n}, const ulong clg_spare_{n}"))
+        .collect();
+    p.push("global uint *clg_check".into());
+    p.join(", ")
+}
+
+/// `k`'s parameter list (parentheses included) with `extra` parameters after its own, before
+/// the emulated sub-group scratch when that is the last one.
+fn with_params(src: &str, k: &KernelDecl, extra: &str) -> String {
+    let inner = &src[k.params_span.start + 1..k.params_span.end - 1];
+    match k.params.last() {
+        None => format!("({extra})"),
+        Some(last) if last.name == "clg_sg_scratch" => match inner.rfind(',') {
+            Some(at) => format!("({}, {extra}{})", &inner[..at], &inner[at..]),
+            None => format!("({extra}, {inner})"),
+        },
+        Some(_) => format!("({inner}, {extra})"),
+    }
+}
+
+/// Appends `k`'s single-device checked variant: `k`'s declaration renamed, with the hidden
+/// parameters, and its body instrumented (spans already checked).
+pub(crate) fn write_checked(out: &mut String, scanned: &Scanned, k: &KernelDecl) {
+    let src = scanned.src;
+    let body = instrumented(scanned, k, &checked_pointers(k), whole_buffer);
+    let _ = write!(
+        out,
+        "\n#line {}\n{}{}{}{}{}\n#line {}\n{body}}}\n#line {}\n",
+        line_of(src, k.decl_start),
+        &src[k.decl_start..k.name_span.start],
+        checked_name(&k.name),
+        &src[k.name_span.end..k.params_span.start],
+        with_params(src, k, &check_params(k)),
+        &src[k.params_span.end..=k.body.start],
+        line_of(src, k.body.start),
+        line_of(src, k.body.end - 1),
+    );
+}
+
+/// Appends `k`'s rounded and sized variants with checked bodies and the hidden parameters of
+/// single-device checked variants after the user-range ones.
+pub(crate) fn write_checked_rounded(out: &mut String, scanned: &Scanned, k: &KernelDecl) {
+    let body = instrumented(scanned, k, &checked_pointers(k), whole_buffer);
+    rounded::write_variants(out, scanned.src, k, &body, &check_params(k));
+}
+
+/// `src` with checked variants after the kernels of `kernels` (from `scan_kernels(src)`): for
+/// those in `round`, checked rounded and sized variants (see [`crate::program::rounded`]);
+/// for every one, the checked variant [`checked_name`]. The helper comes first (unless `src`
+/// has it).
+///
+/// ```
+/// use clgroups::program::{checked::with_checked_variants, source::scan_kernels};
+/// let src = "kernel void neg(global int *o, constant int *x) { o[get_global_id(0)] = -x[get_global_id(0)]; }\n";
+/// let out = with_checked_variants(src, &scan_kernels(src).unwrap(), &[]).unwrap();
+/// assert!(out.contains("kernel void neg__clg_checked(global int *o, constant int *x, \
+///     const ulong clg_bytes_o, const ulong clg_spare_o, const ulong clg_bytes_x, \
+///     const ulong clg_spare_x, global uint *clg_check)"));
+/// assert!(out.contains("o[clg_checked_index(clg_check, 0u, (long)(get_global_id(0)), 0, \
+///     clg_bytes_o / sizeof(*o), clg_spare_o / sizeof(*o))]"));
+/// ```
+pub fn with_checked_variants(
+    src: &str,
+    kernels: &[KernelDecl],
+    round: &[String],
+) -> Result<String> {
+    let scanned = Scanned::new(src)?;
+    let out = rounded::with_variants(src, kernels, true, |out, _, k| {
+        if round.contains(&k.name) {
+            write_checked_rounded(out, &scanned, k);
+        }
+        write_checked(out, &scanned, k);
+    })?;
+    log::debug!(
+        "wrote checked variants of {} kernel(s) (rounded too: {round:?})",
+        kernels.len()
+    );
+    // Root programs already start with the helper (their partitioned variants use it).
+    Ok(match src.contains(CHECK_HELPER) {
+        true => out,
+        false => format!("{CHECK_HELPER}\n#line 1\n{out}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::source::scan_kernels;
+
+    #[test]
+    fn violations_decode_from_the_check_words() {
+        assert_eq!(Violation::decode(&[0; CHECK_WORDS]), None);
+        let w = [1, 2, u32::MAX, u32::MAX, 7, 0, 0, 100, 0];
+        let v = Violation::decode(&w).unwrap();
+        assert_eq!(
+            (v.param, v.index, v.global_id, v.hi),
+            (2, -1, [7, 0, 0], 100)
+        );
+    }
+
+    #[test]
+    fn redeclared_parameters_are_left_alone() {
+        let src = "kernel void k(global int *x, global int *y, int a) {\n  y[0] = a * x[0];\n                     { int x[2]; x[1] = 0; }\n  return;\n}";
+        let ks = scan_kernels(src).unwrap();
+        let out = with_checked_variants(src, &ks, &[]).unwrap();
+        assert!(out.contains("y[clg_checked_index(clg_check, 1u, (long)(0), "));
+        assert!(out.contains("{ int x[2]; x[1] = 0; }"));
+        assert!(out.contains("y[clg_checked_index(clg_check, 1u, (long)(0), 0, clg_bytes_y / sizeof(*y), clg_spare_y / sizeof(*y))] = a * x[0];"));
+        let words: Vec<&str> = "return a * x ; global float * x".split(' ').collect();
+        let text = |n: usize| words[n];
+        assert!(!declares(&text, 3));
+        assert!(declares(&text, 8));
+    }
+
+    #[test]
+    fn root_programs_keep_one_helper() {
+        let src = "kernel void inc(global int* x) { x[get_global_id(0)] += 1; }\n";
+        let root = crate::program::partitioned::with_partitioned_variants(
+            src,
+            &scan_kernels(src).unwrap(),
+            true,
+        )
+        .unwrap();
+        let user: Vec<KernelDecl> = scan_kernels(&root)
+            .unwrap()
+            .into_iter()
+            .filter(|k| k.name == "inc")
+            .collect();
+        let out = with_checked_variants(&root, &user, &[]).unwrap();
+        assert_eq!(out.matches("size_t clg_checked_index(").count(), 1);
+        assert!(out.contains("kernel void inc__clg_checked("));
+    }
+
+    #[test]
+    fn scratch_stays_the_last_parameter() {
+        let src =
+            "kernel void k(global float *x, uint n, __local ulong *clg_sg_scratch) { x[0] = n; }";
+        let k = &scan_kernels(src).unwrap()[0];
+        assert_eq!(
+            with_params(src, k, "E"),
+            "(global float *x, uint n, E, __local ulong *clg_sg_scratch)"
+        );
+        let src = "kernel void k(void) { }";
+        assert_eq!(with_params(src, &scan_kernels(src).unwrap()[0], "E"), "(E)");
+    }
+
+    #[test]
+    fn checked_variants_scan_with_their_hidden_parameters() {
+        let src = "kernel void k(global int *y, global const int *ix, local int *t, uint n) {\n  y[ix[get_global_id(0)]] = t[0] + n;\n}\n";
+        let ks = scan_kernels(src).unwrap();
+        let out = with_checked_variants(src, &ks, &["k".into()]).unwrap();
+        assert!(out.starts_with(CHECK_HELPER));
+        let names: Vec<String> = scan_kernels(&out)
+            .unwrap()
+            .into_iter()
+            .map(|k| k.name)
+            .collect();
+        assert_eq!(
+            names,
+            ["k", "k__clg_rounded", "k__clg_sized", "k__clg_checked"]
+        );
+        assert!(out.contains(
+            "y[clg_checked_index(clg_check, 0u, (long)(ix[clg_checked_index(clg_check, 1u, \
+             (long)(get_global_id(0)), 0, clg_bytes_ix / sizeof(*ix), clg_spare_ix / sizeof(*ix))]), \
+             0, clg_bytes_y / sizeof(*y), clg_spare_y / sizeof(*y))] = t[0] + n;"
+        ));
+        let rounded = &scan_kernels(&out).unwrap()[1];
+        let p: Vec<&str> = rounded.params.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            p[4..],
+            [
+                "clg_user_size0",
+                "clg_user_size1",
+                "clg_user_size2",
+                "clg_user_offset0",
+                "clg_user_offset1",
+                "clg_user_offset2",
+                "clg_bytes_y",
+                "clg_spare_y",
+                "clg_bytes_ix",
+                "clg_spare_ix",
+                "clg_check"
+            ]
+        );
+    }
+}
