@@ -14,16 +14,16 @@
 //! chunks of a [`ColoredBuffer`](crate::scaling::ColoredBuffer) in shared placement) are
 //! checked through their parent only when it is an argument.
 //!
-//! ```no_run
+//! ```
 //! // CLGROUPS_CHECKED=1 cargo test
 //! use clgroups::{Buffer, Error, Program, Queue};
 //! let q = Queue::new(&clgroups::default_device()?)?;
 //! let p = Program::from_source(&q, "kernel void k(global int *o) { o[get_global_id(0)] = 1; }")?;
 //! let o = Buffer::<i32>::new(q.context(), 100)?;
-//! // SAFETY: not in bounds (200 work-items, 100 elements): only sound in checked mode, whose
-//! // guard absorbs the 100 stray writes.
-//! let r = unsafe { p.kernel("k")?.launch().arg(&o).range(200) };
 //! if clgroups::launch::checked::enabled() {
+//!     // SAFETY: not in bounds (200 work-items, 100 elements): only sound in checked mode,
+//!     // whose guard absorbs the 100 stray writes.
+//!     let r = unsafe { p.kernel("k")?.launch().arg(&o).range(200) };
 //!     assert!(matches!(r, Err(Error::OutOfBounds { argument: 0, index: 100, .. })));
 //! }
 //! # Ok::<(), clgroups::Error>(())
@@ -45,6 +45,13 @@ pub const CANARY: u8 = 0xA5;
 pub const MIN_GUARD_BYTES: usize = 64 * 1024;
 
 /// Whether checked mode is on ([`CHECKED_ENV`]` = 1`, read once).
+///
+/// ```
+/// // `CLGROUPS_CHECKED=1 cargo test` runs the tests in checked mode.
+/// if clgroups::launch::checked::enabled() {
+///     println!("buffers have guard regions; launches wait and check them");
+/// }
+/// ```
 pub fn enabled() -> bool {
     static ON: Lazy<bool> = Lazy::new(|| std::env::var(CHECKED_ENV).is_ok_and(|v| v.trim() == "1"));
     *ON

@@ -91,7 +91,7 @@ impl<T: Scalar> ColoredBuffer<T> {
     /// one work-group slab makes the chunks match a launch's partition (see the
     /// [module docs](super)).
     ///
-    /// ```no_run
+    /// ```
     /// use clgroups::scaling::{ColoredBuffer, RootDevice};
     /// let root = RootDevice::from_env()?;
     /// // 1-D launches in work-groups of 64: one page per work-group of floats.
@@ -105,7 +105,7 @@ impl<T: Scalar> ColoredBuffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements with the default page, reached by
     /// kernels as `access` says.
     ///
-    /// ```no_run
+    /// ```
     /// use clgroups::scaling::{Access, ColoredBuffer, RootDevice};
     /// let root = RootDevice::from_env()?;
     /// // A 3-point stencil's input: each device also holds one element either side.
@@ -162,7 +162,7 @@ impl<T: Scalar> ColoredBuffer<T> {
     /// `access` is [`Access::Auto`] or [`Access::Partitioned`]. Shared placement colors it as
     /// [`with_access`](Self::with_access) does.
     ///
-    /// ```no_run
+    /// ```
     /// use clgroups::scaling::{Access, ColoredBuffer, RootDevice};
     /// use clgroups::Range;
     /// let root = RootDevice::from_env()?;

@@ -337,14 +337,15 @@ impl RootKernel {
     /// pages of one work-group slab follow the launch's partition (see [the
     /// contract](super#the-contract)).
     ///
-    /// ```no_run
+    /// ```
     /// use clgroups::scaling::{ColoredBuffer, RootDevice};
     /// let root = RootDevice::from_env()?;
     /// let k = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?.kernel("inc")?;
     /// let n = 1_000_003;
     /// let (_, local) = k.range_plan(n.into())?;
     /// let x = ColoredBuffer::<i32>::with_page(&root, n, local.len() * 4)?;
-    /// k.launch().arg(&x).range(n)?.wait()?;
+    /// // SAFETY: work-item i < n touches x[i] only, inside x (n elements).
+    /// unsafe { k.launch().arg(&x).range(n)? }.wait()?;
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn range_plan(&self, global: Range) -> Result<(Range, Range)> {
