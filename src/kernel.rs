@@ -481,6 +481,7 @@ fn arg_info(raw: &ClKernel, i: u32) -> ArgInfo {
 ///     q.sub_group_count(Range::d1(128))?, q.max_num_sub_groups()?);
 /// # Ok::<(), clgroups::Error>(())
 /// ```
+#[derive(Clone, Copy, Debug)]
 pub struct SubGroupQueries<'k> {
     kernel: &'k Kernel,
     driver_only: bool,

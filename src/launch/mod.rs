@@ -261,6 +261,7 @@ impl Kernel {
 /// assert_eq!(x.read(&queue)?, [2.0; 128]);
 /// # Ok::<(), clgroups::Error>(())
 /// ```
+#[derive(Debug)]
 #[must_use = "a launch does nothing until nd_range() or range() is called"]
 pub struct Launch<'a> {
     kernel: &'a Kernel,

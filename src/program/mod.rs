@@ -199,6 +199,7 @@ impl ProgramBuilder {
 /// assert_eq!(names, ["add", "neg"]);
 /// let add = program.kernel("add")?;
 /// assert_eq!(add.name(), "add");
+/// println!("{program:?}"); // Program { device: "...", kernels: ["add", "neg"], .. }
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 #[derive(Clone)]
@@ -491,6 +492,15 @@ impl Program {
             (Some(k), None) => Some(k),
             _ => None,
         }
+    }
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("device", &self.device().to_string())
+            .field("kernels", &self.inner.names)
+            .finish_non_exhaustive()
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 /// The sub-launches of one launch over several devices: the partition used and one profiled
 /// [`Event`] per device (`None` for a device whose chunk was empty).
+#[derive(Debug)]
 pub struct MultiEvent {
     pub(super) partition: Partition,
     pub(super) events: Vec<Option<Event>>,

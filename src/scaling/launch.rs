@@ -18,6 +18,7 @@ use std::marker::PhantomData;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
+#[derive(Debug)]
 #[must_use = "a launch does nothing until nd_range() or range() is called"]
 pub struct RootLaunch<'a> {
     kernel: &'a RootKernel,

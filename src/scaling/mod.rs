@@ -97,7 +97,8 @@
 //! let root = RootDevice::from_env()?;
 //! let prog = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
 //! let x = ColoredBuffer::from_slice(&root, &vec![1; 1 << 20])?;
-//! let launch = prog.kernel("inc")?.launch().arg(&x);
+//! let inc = prog.kernel("inc")?;
+//! let launch = inc.launch().arg(&x);
 //! // SAFETY: work-item i touches x[i] only, for i < 2^20 = x.len().
 //! let ev = unsafe { launch.nd_range(Range::d1(1 << 20), Range::d1(64))? };
 //! println!("{:?} over {} devices", ev.duration()?, root.len());

@@ -214,7 +214,7 @@ fn gcd(a: usize, b: usize) -> usize {
 }
 
 /// One source built for every device of a [`RootDevice`].
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct RootProgram {
     programs: Vec<Program>,
     placement: Placement,
@@ -306,7 +306,7 @@ pub(super) struct ParamFacts {
 }
 
 /// One kernel on every device of a [`RootDevice`].
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct RootKernel {
     pub(super) kernels: Vec<Kernel>,
     /// The guarded variants, for rounded ranges (`None`: the kernel must not be rounded).
