@@ -124,6 +124,7 @@ impl<T: Scalar> Buffer<T> {
     }
 
     /// A sub-buffer viewing elements `[origin, origin + len)` of `self` (same memory).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn sub_buffer(&self, origin: usize, len: usize) -> Result<Self> {
         let raw = ffi::create_sub_buffer(&self.raw, origin, len).map_err(|e| {
             Error::cl(

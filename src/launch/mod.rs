@@ -99,6 +99,7 @@ fn zero(like: Range) -> Range {
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LocalSize {
     /// The implementation chooses (OpenCL: a NULL local size; SYCL's `auto_range` from `sycl_ext_oneapi_auto_local_range`). The
     /// global range is never changed.
@@ -147,6 +148,7 @@ impl Event {
 
     /// This event followed by `next`, a later command of the same in-order queue: one event
     /// from the start of this one to the end of `next`.
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn then(mut self, next: Event) -> Event {
         self.raw.extend(next.raw);
         self
@@ -299,6 +301,7 @@ impl<'a> Launch<'a> {
 
     /// Appends an argument built by clgroups itself (multi-device launches), whose memory
     /// objects the caller keeps alive.
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn raw_arg(mut self, arg: Arg) -> Self {
         self.args.push(arg);
         self

@@ -47,6 +47,7 @@ pub const MAX_IMBALANCE: f64 = 0.05;
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Partition {
     /// The partitioned dimension, OpenCL numbering (0 = x, fastest).
     pub dim: usize,

@@ -271,6 +271,7 @@ pub struct Adjustment {
 /// assert_eq!(p.launch.len() % p.local.unwrap().len(), 0);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RoundingPlan {
     /// The global range the kernel observes.
     pub user: Range,

@@ -107,6 +107,7 @@
 //! ```
 
 mod access;
+#[cfg(feature = "algorithms")]
 pub mod algorithms;
 mod colored;
 mod contract;
