@@ -345,9 +345,10 @@ fn gcd(a: usize, b: usize) -> usize {
 /// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
 /// let k = program.kernel("k")?;
 /// assert!(program.kernel("missing").is_err());
+/// println!("{program:?}"); // RootProgram { programs: [Program { .. }, ..], .. }
 /// # Ok::<(), clgroups::Error>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RootProgram {
     programs: Vec<Program>,
     placement: Placement,
@@ -452,6 +453,16 @@ pub(super) struct ParamFacts {
     pub(super) read_only: bool,
     /// Proven to be indexed only by the work-item's own global id.
     pub(super) own_id: Option<IdIndex>,
+}
+
+impl fmt::Debug for RootProgram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RootProgram")
+            .field("programs", &self.programs)
+            .field("placement", &self.placement)
+            .field("checked", &self.checked)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One kernel on every device of a [`RootDevice`].
