@@ -170,7 +170,7 @@ pub mod prelude {
     pub use crate::{ColoredBuffer, Placement, RootDevice};
 }
 
-/// The README's Rust examples, compiled as doctests.
+/// The README's Rust examples, compiled as doctests (they use the default features).
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "scaling", feature = "algorithms"))]
 pub struct ReadmeDoctests;
