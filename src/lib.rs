@@ -121,6 +121,12 @@
 //!
 //! Dimension order is OpenCL's everywhere (dimension 0 = x, fastest-varying); see [`Range`].
 
+// The docs link to the optional modules; without them those links have no target.
+#![cfg_attr(
+    not(all(feature = "scaling", feature = "algorithms")),
+    allow(rustdoc::broken_intra_doc_links)
+)]
+
 #[cfg(feature = "algorithms")]
 pub mod algorithms;
 pub mod buffer;
