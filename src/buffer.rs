@@ -14,6 +14,13 @@ mod sealed {
 
 /// Element types a [`Buffer`] or a scalar kernel argument may hold: plain numbers, for which
 /// every bit pattern is valid. `CL_NAME` is the OpenCL C type name.
+///
+/// ```
+/// use clgroups::buffer::Scalar;
+/// assert_eq!(<f32 as Scalar>::CL_NAME, "float");
+/// assert_eq!(<u64 as Scalar>::CL_NAME, "ulong");
+/// assert_eq!(7u16.to_bytes(), 7u16.to_ne_bytes());
+/// ```
 pub trait Scalar: sealed::Sealed + Copy + Default + Send + Sync + fmt::Debug + 'static {
     /// The OpenCL C name of the type (`int`, `float`, ...).
     const CL_NAME: &'static str;
@@ -41,7 +48,7 @@ scalar! {
 
 /// A device buffer of `len` elements of `T`, in one [`Context`]. `Send + Sync`.
 ///
-/// ```no_run
+/// ```
 /// use clgroups::{Buffer, Queue};
 /// let q = Queue::new(&clgroups::default_device()?)?;
 /// let buf = Buffer::from_slice(&q, &[1.0f32, 2.0, 3.0])?;
@@ -59,6 +66,15 @@ pub struct Buffer<T: Scalar> {
 impl<T: Scalar> Buffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements. In
     /// [checked mode](crate::launch::checked) it has a guard region after its elements.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// let queue = Queue::new(&default_device()?)?;
+    /// let mut buf = Buffer::<f32>::new(queue.context(), 1000)?;
+    /// buf.fill(&queue, 0.5)?; // the contents are undefined until written
+    /// assert_eq!(buf.len(), 1000);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn new(context: &Context, len: usize) -> Result<Self> {
         if len == 0 {
             return Err(Error::input("a buffer needs at least one element"));
@@ -92,6 +108,15 @@ impl<T: Scalar> Buffer<T> {
     }
 
     /// A buffer holding a copy of `data` (non-empty), written through `queue`.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let buf = Buffer::from_slice(&queue, &[1u8, 2, 3])?;
+    /// assert_eq!(buf.read(&queue)?, [1, 2, 3]);
+    /// assert!(Buffer::<u8>::from_slice(&queue, &[]).is_err()); // buffers are never empty
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn from_slice(queue: &Queue, data: &[T]) -> Result<Self> {
         let mut buf = Buffer::new(queue.context(), data.len())?;
         buf.write(queue, data)?;
@@ -99,6 +124,7 @@ impl<T: Scalar> Buffer<T> {
     }
 
     /// A sub-buffer viewing elements `[origin, origin + len)` of `self` (same memory).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn sub_buffer(&self, origin: usize, len: usize) -> Result<Self> {
         let raw = ffi::create_sub_buffer(&self.raw, origin, len).map_err(|e| {
             Error::cl(
@@ -116,26 +142,67 @@ impl<T: Scalar> Buffer<T> {
     }
 
     /// Number of elements.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// assert_eq!(Buffer::from_slice(&queue, &[0i64; 5])?.len(), 5);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Always false: buffers have at least one element.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// assert!(!Buffer::from_slice(&queue, &[0i64])?.is_empty());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         false
     }
 
     /// The buffer's context.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let a = Buffer::from_slice(&queue, &[1i32])?;
+    /// let b = Buffer::<i32>::new(a.context(), 1)?; // same context as `a`
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn context(&self) -> &Context {
         &self.context
     }
 
     /// Writes `data` at the start of the buffer (blocking).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let mut buf = Buffer::from_slice(&queue, &[0u32; 4])?;
+    /// buf.write(&queue, &[1, 2])?;
+    /// assert_eq!(buf.read(&queue)?, [1, 2, 0, 0]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn write(&mut self, queue: &Queue, data: &[T]) -> Result<()> {
         self.write_at(queue, 0, data)
     }
 
     /// Writes `data` starting at element `offset` (blocking).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let mut buf = Buffer::from_slice(&queue, &[0u32; 4])?;
+    /// buf.write_at(&queue, 2, &[7, 8])?;
+    /// assert_eq!(buf.read(&queue)?, [0, 0, 7, 8]);
+    /// assert!(buf.write_at(&queue, 3, &[1, 2]).is_err()); // past the end: an error, not a write
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn write_at(&mut self, queue: &Queue, offset: usize, data: &[T]) -> Result<()> {
         self.check(queue, offset, data.len(), "write")?;
         ffi::write(queue.raw(), &mut self.raw, offset, data)
@@ -144,6 +211,15 @@ impl<T: Scalar> Buffer<T> {
     }
 
     /// Reads the whole buffer (blocking).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let buf = Buffer::from_slice(&queue, &[1.5f64, 2.5])?;
+    /// let v: Vec<f64> = buf.read(&queue)?;
+    /// assert_eq!(v, [1.5, 2.5]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn read(&self, queue: &Queue) -> Result<Vec<T>> {
         let mut out = vec![T::default(); self.len];
         self.read_into(queue, 0, &mut out)?;
@@ -151,6 +227,16 @@ impl<T: Scalar> Buffer<T> {
     }
 
     /// Reads `out.len()` elements starting at element `offset` (blocking).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let buf = Buffer::from_slice(&queue, &[1, 2, 3, 4, 5])?;
+    /// let mut out = [0; 2];
+    /// buf.read_into(&queue, 3, &mut out)?;
+    /// assert_eq!(out, [4, 5]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn read_into(&self, queue: &Queue, offset: usize, out: &mut [T]) -> Result<()> {
         self.check(queue, offset, out.len(), "read")?;
         ffi::read(queue.raw(), &self.raw, offset, out)
@@ -159,6 +245,15 @@ impl<T: Scalar> Buffer<T> {
     }
 
     /// Sets every element to `value` and waits.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let mut buf = Buffer::<i16>::new(queue.context(), 3)?;
+    /// buf.fill(&queue, -1)?;
+    /// assert_eq!(buf.read(&queue)?, [-1, -1, -1]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn fill(&mut self, queue: &Queue, value: T) -> Result<()> {
         self.check(queue, 0, self.len, "fill")?;
         let ev = ffi::fill(queue.raw(), &mut self.raw, value, self.len)
@@ -168,6 +263,16 @@ impl<T: Scalar> Buffer<T> {
     }
 
     /// Copies all of `self` into `dst` (same length) on `queue`; returns the profiled event.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let src = Buffer::from_slice(&queue, &[1u32, 2, 3])?;
+    /// let mut dst = Buffer::<u32>::new(queue.context(), 3)?;
+    /// src.copy_to(&queue, &mut dst)?.wait()?;
+    /// assert_eq!(dst.read(&queue)?, [1, 2, 3]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn copy_to(&self, queue: &Queue, dst: &mut Buffer<T>) -> Result<crate::launch::Event> {
         if dst.len != self.len {
             return Err(Error::input(format!(
@@ -192,6 +297,15 @@ impl<T: Scalar> Buffer<T> {
     }
 
     /// The raw memory object (valid while `self` lives).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let buf = Buffer::from_slice(&queue, &[1u32])?;
+    /// let mem: opencl3::types::cl_mem = buf.as_raw(); // for calls clgroups does not wrap
+    /// assert!(!mem.is_null());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn as_raw(&self) -> cl_mem {
         self.raw.get()
     }

@@ -9,6 +9,19 @@ use opencl3::error_codes::error_text;
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// Everything that can go wrong in clgroups.
+///
+/// ```
+/// use clgroups::prelude::*;
+/// let queue = Queue::new(&default_device()?)?;
+/// match Program::from_source(&queue, "kernel void k(global int *x) { x[0] = undeclared; }") {
+///     Err(Error::Build { log, .. }) => println!("the compiler says:\n{log}"),
+///     Err(other) => return Err(other),
+///     Ok(_) => unreachable!("the source does not compile"),
+/// }
+/// // Bad input is refused before anything is enqueued.
+/// assert!(matches!(Buffer::<f32>::new(queue.context(), 0), Err(Error::InvalidInput { .. })));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -71,6 +71,7 @@ pub fn create_buffer_filled<T: Pod>(
 }
 
 /// A sub-buffer of `parent` covering elements `[origin, origin + count)`.
+#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
 pub fn create_sub_buffer<T: Pod>(
     parent: &ClBuffer<T>,
     origin: usize,
@@ -184,6 +185,7 @@ pub unsafe fn write_bytes(
 }
 
 /// Migrates memory objects to the queue's device.
+#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
 pub fn migrate(q: &CommandQueue, mems: &[cl_mem]) -> ClResult<Event> {
     // SAFETY: `mems` holds live memory objects for the duration of the call.
     unsafe { q.enqueue_migrate_mem_object(mems.len() as u32, mems.as_ptr(), 0, &[]) }

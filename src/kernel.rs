@@ -1,5 +1,5 @@
 //! [`Kernel`]: one kernel of a built [`Program`], its arguments' signature, and its sub-group
-//! queries (the seed's `info::kernel_device_specific` descriptors).
+//! queries (the SYCL sub-group specification's `info::kernel_device_specific` descriptors).
 
 use crate::error::{Error, Result};
 use crate::ffi;
@@ -20,6 +20,19 @@ use std::sync::{Arc, Mutex, MutexGuard};
 const CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL: u32 = 0x410A;
 
 /// Where a kernel argument lives, from `CL_KERNEL_ARG_ADDRESS_QUALIFIER`.
+///
+/// ```
+/// use clgroups::kernel::ArgSpace;
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let p = Program::from_source(&queue, "kernel void k(global int *x, local int *t, int v) { }")?;
+/// let spaces: Vec<_> = p.kernel("k")?.args().iter().map(|a| a.space).collect();
+/// // Drivers without argument information answer `None`.
+/// if spaces.iter().all(Option::is_some) {
+///     assert_eq!(spaces, [Some(ArgSpace::Global), Some(ArgSpace::Local), Some(ArgSpace::Private)]);
+/// }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgSpace {
     /// `global` or `constant` pointer: pass a [`crate::Buffer`].
@@ -31,6 +44,16 @@ pub enum ArgSpace {
 }
 
 /// What the driver says about one kernel argument (`-cl-kernel-arg-info`).
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let p = Program::from_source(&queue, "kernel void k(global const float *in, uint n) { }")?;
+/// for arg in p.kernel("k")?.args() {
+///     println!("{:?} {:?} const={:?}", arg.type_name, arg.name, arg.is_const);
+/// }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArgInfo {
     /// The argument's name, if the driver reports it.
@@ -46,6 +69,24 @@ pub struct ArgInfo {
 
 /// A kernel of a built program. Cheap to clone; `Send + Sync` (argument setting and
 /// enqueueing are serialised inside).
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let p = Program::from_source(&queue, r#"
+///     #include <clgroups/subgroup.h>
+///     kernel void lane(global uint *x) { x[get_global_id(0)] = sg_get_local_id(); }
+/// "#)?;
+/// let k: Kernel = p.kernel("lane")?;
+/// let sg = k.sub_groups();
+/// println!("`{}`: up to {} work-items, sub-groups of {}", k.name(),
+///     k.limits().max_work_group_size, sg.max_sub_group_size(Range::d1(64))?);
+/// let x = Buffer::<u32>::new(queue.context(), 64)?;
+/// // SAFETY: work-item i writes x[i] for i < 64 = x.len(); the layer's calls are uniform.
+/// unsafe { k.launch().arg(&x).nd_range(Range::d1(64), LocalSize::Exact(Range::d1(64)))? }.wait()?;
+/// assert_eq!(x.read(&queue)?[0], 0);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Kernel {
     inner: Arc<KernelInner>,
@@ -176,33 +217,94 @@ impl Kernel {
     }
 
     /// The kernel's name.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+    /// assert_eq!(p.kernel("k")?.name(), "k");
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
     /// The program it comes from.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+    /// let k = p.kernel("k")?;
+    /// assert_eq!(k.program().kernel_names(), ["k"]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn program(&self) -> &Program {
         &self.inner.program
     }
 
     /// The driver's description of each argument (entries are `None` where it has none).
     /// The emulated backend's hidden sub-group scratch argument is not listed.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x, int n) { }")?;
+    /// let args = p.kernel("k")?.args().to_vec();
+    /// assert_eq!(args.len(), 2);
+    /// if let Some(t) = &args[1].type_name {
+    ///     assert_eq!(t, "int");
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn args(&self) -> &[ArgInfo] {
         &self.inner.args
     }
 
     /// Work-group limits of this kernel on its device (the inputs of local-size plans).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+    /// let limits = p.kernel("k")?.limits().clone();
+    /// assert!(limits.max_work_group_size >= 1 && limits.preferred_multiple >= 1);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
     }
 
     /// How the kernel's sub-group size resolved on its device.
+    ///
+    /// ```
+    /// use clgroups::program::ResolvedSize;
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, r#"
+    ///     #include <clgroups/subgroup.h>
+    ///     kernel void k(global int *x) { x[0] = sg_get_max_local_range(); }
+    /// "#)?;
+    /// let primary = queue.device().sub_groups().effective.primary_sub_group_size;
+    /// assert_eq!(p.kernel("k")?.resolved_sub_group_size(), ResolvedSize::Size(primary));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn resolved_sub_group_size(&self) -> ResolvedSize {
         self.inner.size
     }
 
     /// The work-group size the kernel requires (`reqd_work_group_size`, as the driver reports
     /// it in `CL_KERNEL_COMPILE_WORK_GROUP_SIZE`), OpenCL order, trailing 1s trimmed.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, r#"
+    ///     kernel __attribute__((reqd_work_group_size(16, 1, 1))) void k(global int *x) { x[0] = 1; }
+    /// "#)?;
+    /// assert_eq!(p.kernel("k")?.required_work_group_size(), Some(Range::d1(16)));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn required_work_group_size(&self) -> Option<Range> {
         self.inner.required
     }
@@ -210,11 +312,32 @@ impl Kernel {
     /// The kernel's `work_group_size_hint`, from the driver's `CL_KERNEL_ATTRIBUTES` or else
     /// the kernel's declaration; [`crate::launch::LocalSize::Tuned`] uses it where it divides
     /// the global range and fits the kernel's limits.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, r#"
+    ///     kernel __attribute__((work_group_size_hint(8, 1, 1))) void k(global int *x) { x[0] = 1; }
+    /// "#)?;
+    /// assert_eq!(p.kernel("k")?.work_group_size_hint(), Some(Range::d1(8)));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn work_group_size_hint(&self) -> Option<Range> {
         self.inner.hint
     }
 
     /// Whether a range-rounded variant exists, or why not.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[get_global_id(0)] = 1; }")?;
+    /// match p.kernel("k")?.rounding_support() {
+    ///     Ok(()) => println!("plain ranges of `k` may be rounded up and guarded"),
+    ///     Err(why) => println!("no rounded variant: {why}"),
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn rounding_support(&self) -> std::result::Result<(), &str> {
         self.inner
             .rounded
@@ -271,6 +394,18 @@ impl Kernel {
 
     /// Errors with [`Error::FeatureNotSupported`] if the kernel requires a sub-group size the
     /// device does not support.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, r#"
+    ///     #include <clgroups/subgroup.h>
+    ///     kernel CLG_REQD_SUB_GROUP_SIZE(3) void odd(global uint *x) { x[0] = sg_get_local_id(); }
+    /// "#)?;
+    /// // No device has sub-groups of 3: the kernel builds, but says so before any launch.
+    /// assert!(matches!(p.kernel("odd")?.check_sub_group_size(), Err(Error::FeatureNotSupported { .. })));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn check_sub_group_size(&self) -> Result<()> {
         match self.inner.size {
             ResolvedSize::Size(_) => Ok(()),
@@ -291,6 +426,19 @@ impl Kernel {
 
     /// Sub-group queries as clgroups provides them (computed where the backend defines the
     /// answer, from the driver otherwise).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, r#"
+    ///     #include <clgroups/subgroup.h>
+    ///     kernel void k(global uint *x) { x[get_global_id(0)] = sg_get_local_id(); }
+    /// "#)?;
+    /// let k = p.kernel("k")?;
+    /// let s = k.sub_groups().max_sub_group_size(Range::d1(64))?;
+    /// assert_eq!(k.sub_groups().sub_group_count(Range::d1(64))?, 64usize.div_ceil(s));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn sub_groups(&self) -> SubGroupQueries<'_> {
         SubGroupQueries {
             kernel: self,
@@ -300,6 +448,17 @@ impl Kernel {
 
     /// Sub-group queries answered by the driver alone (`clGetKernelSubGroupInfo`);
     /// [`Error::Unsupported`] where the device has no native sub-groups.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+    /// match p.kernel("k")?.driver_sub_groups().max_num_sub_groups() {
+    ///     Ok(n) => println!("the driver says at most {n} sub-groups per work-group"),
+    ///     Err(e) => println!("no native sub-groups: {e}"), // e.g. PoCL 3.1
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn driver_sub_groups(&self) -> SubGroupQueries<'_> {
         SubGroupQueries {
             kernel: self,
@@ -335,12 +494,29 @@ fn arg_info(raw: &ClKernel, i: u32) -> ArgInfo {
     }
 }
 
-/// The seed's kernel sub-group descriptors for one kernel on its device.
+/// The kernel sub-group descriptors of the SYCL sub-group specification, for one kernel on its
+/// device.
 ///
 /// With a fixed sub-group size `S` (required, primary, a warp, or emulation) the answers are
 /// computed: max size for a local range `L` = `S`, count = `ceil(|L| / S)`, local size
 /// for `n` sub-groups = `n * S` (if the kernel allows it), max number = `ceil(max wg / S)`.
 /// With an automatic size on a native device they come from `clGetKernelSubGroupInfo`.
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let p = Program::from_source(&queue, r#"
+///     #include <clgroups/subgroup.h>
+///     kernel void k(global uint *x) { x[get_global_id(0)] = sg_get_group_id(); }
+/// "#)?;
+/// let k = p.kernel("k")?;
+/// let q = k.sub_groups();
+/// let s = q.max_sub_group_size(Range::d1(128))?;
+/// println!("sub-groups of {s}, {} per 128 work-items, at most {} per work-group",
+///     q.sub_group_count(Range::d1(128))?, q.max_num_sub_groups()?);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
 pub struct SubGroupQueries<'k> {
     kernel: &'k Kernel,
     driver_only: bool,
@@ -388,6 +564,16 @@ impl SubGroupQueries<'_> {
     /// Maximum sub-group size for a launch with this local range. With a fixed size `S` this is
     /// `S`, also for a smaller work-group (as `sg_get_max_local_range()` reports, and as a warp
     /// stays 32 wide on NVIDIA).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let p = Program::from_source(&queue, "#include <clgroups/subgroup.h>\nkernel void k(global uint *x) { x[0] = sg_get_local_id(); }")?;
+    /// let k = p.kernel("k")?;
+    /// let s = k.sub_groups().max_sub_group_size(Range::d1(32))?;
+    /// assert!(s >= 1);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn max_sub_group_size(&self, local: Range) -> Result<usize> {
         match self.fixed()? {
             Some(s) => Ok(s),
@@ -400,6 +586,16 @@ impl SubGroupQueries<'_> {
     }
 
     /// Number of sub-groups in a work-group of this local range.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let p = Program::from_source(&queue, "#include <clgroups/subgroup.h>\nkernel void k(global uint *x) { x[0] = sg_get_local_id(); }")?;
+    /// let q = p.kernel("k")?;
+    /// let s = q.sub_groups().max_sub_group_size(Range::d1(64))?;
+    /// assert_eq!(q.sub_groups().sub_group_count(Range::d1(64))?, 64usize.div_ceil(s));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn sub_group_count(&self, local: Range) -> Result<usize> {
         match self.fixed()? {
             Some(s) => Ok(local.len().div_ceil(s)),
@@ -412,6 +608,17 @@ impl SubGroupQueries<'_> {
     }
 
     /// A 1-D local range with exactly `count` sub-groups, or `None` if there is none.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let p = Program::from_source(&queue, "#include <clgroups/subgroup.h>\nkernel void k(global uint *x) { x[0] = sg_get_local_id(); }")?;
+    /// let k = p.kernel("k")?;
+    /// if let Some(local) = k.sub_groups().local_size_for_sub_group_count(2)? {
+    ///     assert_eq!(k.sub_groups().sub_group_count(local)?, 2);
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn local_size_for_sub_group_count(&self, count: usize) -> Result<Option<Range>> {
         match self.fixed()? {
             Some(s) => Ok(count
@@ -436,6 +643,14 @@ impl SubGroupQueries<'_> {
 
     /// Maximum number of sub-groups in a work-group of this kernel. Where a driver answers 0
     /// (PoCL 6.0 does), the effective view answers the device's `CL_DEVICE_MAX_NUM_SUB_GROUPS`.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let p = Program::from_source(&queue, "#include <clgroups/subgroup.h>\nkernel void k(global uint *x) { x[0] = sg_get_local_id(); }")?;
+    /// assert!(p.kernel("k")?.sub_groups().max_num_sub_groups()? >= 1);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn max_num_sub_groups(&self) -> Result<usize> {
         match self.fixed()? {
             Some(s) => Ok(self.kernel.limits().max_work_group_size.div_ceil(s)),
@@ -460,6 +675,14 @@ impl SubGroupQueries<'_> {
 
     /// Number of sub-groups the kernel requires at compile time (0: none; clgroups kernels
     /// never fix it).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let p = Program::from_source(&queue, "#include <clgroups/subgroup.h>\nkernel void k(global uint *x) { x[0] = sg_get_local_id(); }")?;
+    /// assert_eq!(p.kernel("k")?.sub_groups().compile_num_sub_groups()?, 0);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn compile_num_sub_groups(&self) -> Result<usize> {
         match self.fixed()? {
             Some(_) => Ok(0),
@@ -472,8 +695,22 @@ impl SubGroupQueries<'_> {
     }
 
     /// The kernel's compile-time sub-group size: the required size, the device's primary size
-    /// for `primary`, 0 for `automatic` (the seed's `compile_sub_group_size`). Driver-only:
+    /// for `primary`, 0 for `automatic` (SYCL's `compile_sub_group_size`). Driver-only:
     /// `CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL`.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, r#"
+    ///     #include <clgroups/subgroup.h>
+    ///     kernel CLG_REQD_SUB_GROUP_SIZE(8) void k(global uint *x) { x[0] = sg_get_local_id(); }
+    /// "#)?;
+    /// let k = p.kernel("k")?;
+    /// if k.check_sub_group_size().is_ok() {
+    ///     assert_eq!(k.sub_groups().compile_sub_group_size()?, 8);
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn compile_sub_group_size(&self) -> Result<usize> {
         if self.driver_only {
             let dev = self.kernel.program().device();

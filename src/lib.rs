@@ -63,6 +63,7 @@
 //! assert_eq!(got, n * (n + 1) / 2);
 //!
 //! // The same without writing a kernel (safe: clgroups' own kernels stay in bounds).
+//! # #[cfg(feature = "algorithms")]
 //! assert_eq!(reduce_sum(&queue, &xs)?, n * (n + 1) / 2);
 //! # Ok::<(), clgroups::Error>(())
 //! ```
@@ -109,8 +110,24 @@
 //! * [`opencl_c`]: the OpenCL C sub-group layer, function by function, per backend;
 //! * [`prelude`]: the names a typical program uses, in one import.
 //!
+//! # Cargo features
+//!
+//! * `dynamic` (default): load `libOpenCL.so.1` at run time, so building needs no OpenCL and
+//!   a machine without one gets [`Error::NoRuntime`]; `static` links the loader statically
+//!   instead (with `default-features = false`); with neither, `libOpenCL.so` is linked at
+//!   build time.
+//! * `scaling` (default): the [`scaling`] module, one launch over several devices.
+//! * `algorithms` (default): the [`algorithms`] module, device-wide reduce and scan.
+//!
 //! Dimension order is OpenCL's everywhere (dimension 0 = x, fastest-varying); see [`Range`].
 
+// The docs link to the optional modules; without them those links have no target.
+#![cfg_attr(
+    not(all(feature = "scaling", feature = "algorithms")),
+    allow(rustdoc::broken_intra_doc_links)
+)]
+
+#[cfg(feature = "algorithms")]
 pub mod algorithms;
 pub mod buffer;
 pub mod device;
@@ -124,6 +141,7 @@ pub mod plan;
 pub mod program;
 pub mod queue;
 pub mod range;
+#[cfg(feature = "scaling")]
 pub mod scaling;
 
 pub use buffer::Buffer;
@@ -134,6 +152,7 @@ pub use launch::{Event, Local, LocalSize};
 pub use program::{Program, ProgramBuilder};
 pub use queue::{Context, Queue};
 pub use range::Range;
+#[cfg(feature = "scaling")]
 pub use scaling::{ColoredBuffer, MultiEvent, Placement, RootDevice};
 
 /// Everything a typical program names, in one import: `use clgroups::prelude::*;`.
@@ -145,16 +164,19 @@ pub use scaling::{ColoredBuffer, MultiEvent, Placement, RootDevice};
 /// let _auto = LocalSize::Auto;
 /// ```
 pub mod prelude {
+    #[cfg(feature = "algorithms")]
     pub use crate::algorithms::{
         exclusive_scan_sum, inclusive_scan_sum, reduce_max, reduce_min, reduce_sum,
     };
     pub use crate::{
-        default_device, devices, Buffer, ColoredBuffer, Context, Device, Error, Event, Kernel,
-        Local, LocalSize, Placement, Program, Queue, Range, Result, RootDevice,
+        default_device, devices, Buffer, Context, Device, Error, Event, Kernel, Local, LocalSize,
+        Program, Queue, Range, Result,
     };
+    #[cfg(feature = "scaling")]
+    pub use crate::{ColoredBuffer, Placement, RootDevice};
 }
 
-/// The README's Rust examples, compiled as doctests.
+/// The README's Rust examples, compiled as doctests (they use the default features).
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "scaling", feature = "algorithms"))]
 pub struct ReadmeDoctests;

@@ -278,13 +278,16 @@ impl Queue {
     pub fn as_opencl3(&self) -> &CommandQueue {
         &self.inner.raw
     }
+
     /// Identity of the queue (for caches).
+    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))] // used by `algorithms` only
     pub(crate) fn key(&self) -> usize {
         self.inner.raw.get() as usize
     }
 
     /// How many `Queue` handles share this queue (caches drop their entry when only their own
     /// handles are left).
+    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))] // used by `algorithms` only
     pub(crate) fn handles(&self) -> usize {
         Arc::strong_count(&self.inner)
     }

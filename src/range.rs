@@ -25,6 +25,13 @@ pub struct Range {
 
 impl Range {
     /// A range from 1 to 3 sizes in OpenCL order; more or fewer dimensions are an error.
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::new(&[64, 8])?, Range::d2(64, 8));
+    /// assert!(Range::new(&[]).is_err());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn new(dims: &[usize]) -> Result<Self> {
         if dims.is_empty() || dims.len() > 3 {
             return Err(Error::input(format!(
@@ -41,6 +48,11 @@ impl Range {
     }
 
     /// A 1-D range.
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::d1(10).as_slice(), [10]);
+    /// ```
     pub const fn d1(x: usize) -> Self {
         Range {
             dims: [x, 1, 1],
@@ -49,6 +61,11 @@ impl Range {
     }
 
     /// A 2-D range (x fastest).
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::d2(4, 3).padded(), [4, 3, 1]);
+    /// ```
     pub const fn d2(x: usize, y: usize) -> Self {
         Range {
             dims: [x, y, 1],
@@ -57,6 +74,11 @@ impl Range {
     }
 
     /// A 3-D range (x fastest).
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::d3(4, 3, 2).len(), 24);
+    /// ```
     pub const fn d3(x: usize, y: usize, z: usize) -> Self {
         Range {
             dims: [x, y, z],
@@ -65,6 +87,13 @@ impl Range {
     }
 
     /// A range from SYCL order (slowest dimension first), e.g. SYCL's `{nz, ny, nx}`.
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// // SYCL's range<3>{2, 3, 4}: 4 is the fastest-varying size.
+    /// assert_eq!(Range::from_sycl_order(&[2, 3, 4])?, Range::d3(4, 3, 2));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn from_sycl_order(dims: &[usize]) -> Result<Self> {
         let mut v = dims.to_vec();
         v.reverse();
@@ -72,26 +101,52 @@ impl Range {
     }
 
     /// The sizes in SYCL order (slowest dimension first).
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::d3(4, 3, 2).to_sycl_order(), [2, 3, 4]);
+    /// ```
     pub fn to_sycl_order(&self) -> Vec<usize> {
         self.as_slice().iter().rev().copied().collect()
     }
 
     /// Number of dimensions (1 to 3).
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::d2(1, 1).rank(), 2);
+    /// ```
     pub const fn rank(&self) -> usize {
         self.rank
     }
 
     /// The sizes, OpenCL order, `rank()` of them.
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::d2(8, 2).as_slice(), [8, 2]);
+    /// ```
     pub fn as_slice(&self) -> &[usize] {
         &self.dims[..self.rank]
     }
 
     /// The sizes padded with 1 to three dimensions.
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::d1(8).padded(), [8, 1, 1]);
+    /// ```
     pub const fn padded(&self) -> [usize; 3] {
         self.dims
     }
 
     /// Size of dimension `d` (1 beyond the rank).
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// let r = Range::d2(8, 2);
+    /// assert_eq!((r.get(0), r.get(1), r.get(2)), (8, 2, 1));
+    /// ```
     pub const fn get(&self, d: usize) -> usize {
         if d < 3 {
             self.dims[d]
@@ -101,6 +156,11 @@ impl Range {
     }
 
     /// This range with dimension `d` (< rank) set to `v`.
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::d2(8, 2).with(1, 5), Range::d2(8, 5));
+    /// ```
     pub fn with(mut self, d: usize, v: usize) -> Self {
         assert!(
             d < self.rank,
@@ -113,6 +173,11 @@ impl Range {
 
     /// Total number of items (product of the sizes), saturating at `usize::MAX`: launches
     /// refuse ranges whose product overflows ([`Range::checked_len`]) before using it.
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert_eq!(Range::d2(3, 4).len(), 12);
+    /// ```
     pub fn len(&self) -> usize {
         self.checked_len().unwrap_or(usize::MAX)
     }
@@ -131,6 +196,12 @@ impl Range {
     }
 
     /// Whether any dimension is zero.
+    ///
+    /// ```
+    /// use clgroups::Range;
+    /// assert!(Range::d2(3, 0).is_empty());
+    /// assert!(!Range::d1(1).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.as_slice().contains(&0)
     }

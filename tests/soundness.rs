@@ -487,7 +487,7 @@ fn build_log_lines_survive_variants_before_an_include() {
     let q = common::queue();
     let src = "kernel void a(global int *o) {\n  o[get_global_id(0)] = 1;\n}\n\
                #include <clgroups/subgroup.h>\nkernel void b(global int *o) {\n  int x = 1;\n  oops;\n}\n";
-    let e = Program::from_source(&q, src).err().expect("a build error");
+    let e = Program::from_source(&q, src).expect_err("a build error");
     let Error::Build { log, .. } = &e else {
         panic!("want Build, got {e:?}")
     };

@@ -660,8 +660,7 @@ fn build_errors_name_the_file_and_line() {
     let e = Program::builder(src)
         .file_name("broken.cl")
         .build(&q)
-        .err()
-        .expect("an undeclared identifier fails the build");
+        .expect_err("an undeclared identifier fails the build");
     let msg = e.to_string();
     eprintln!("{msg}");
     assert!(matches!(e, Error::Build { .. }), "{msg}");

@@ -18,7 +18,20 @@ pub const SUB_GROUP_EXTENSIONS: [&str; 9] = [
 ];
 
 /// How the `cl/` sub-group layer implements sub-groups on a device.
+///
+/// ```
+/// use clgroups::device::ShuffleBackend;
+/// let device = clgroups::default_device()?;
+/// let backend = device.sub_groups().effective.shuffle_backend;
+/// println!("{device}: the sub-group layer runs as `{backend}`");
+/// // Every device can run the emulated layer (CLGROUPS_SHUFFLE_BACKEND=emulated does this too).
+/// let emulated = device.with_backend(ShuffleBackend::Emulated)?;
+/// assert_eq!(emulated.sub_groups().effective.shuffle_backend, ShuffleBackend::Emulated);
+/// assert_eq!("ptx".parse::<ShuffleBackend>()?, ShuffleBackend::NvidiaPtx);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ShuffleBackend {
     /// `cl_khr_subgroups` + `cl_khr_subgroup_shuffle` builtins.
     Khr,
@@ -32,6 +45,12 @@ pub enum ShuffleBackend {
 
 impl ShuffleBackend {
     /// The name used in reports, JSON and `CLGROUPS_SHUFFLE_BACKEND`.
+    ///
+    /// ```
+    /// use clgroups::device::ShuffleBackend;
+    /// assert_eq!(ShuffleBackend::NvidiaPtx.name(), "nvidia-ptx");
+    /// assert_eq!(ShuffleBackend::Emulated.to_string(), "emulated");
+    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             ShuffleBackend::Khr => "khr",
@@ -42,6 +61,11 @@ impl ShuffleBackend {
     }
 
     /// The OpenCL C define the layer selects this backend with.
+    ///
+    /// ```
+    /// use clgroups::device::ShuffleBackend;
+    /// assert_eq!(ShuffleBackend::Khr.define(), "CLG_BACKEND_KHR");
+    /// ```
     pub const fn define(self) -> &'static str {
         match self {
             ShuffleBackend::Khr => "CLG_BACKEND_KHR",
@@ -75,7 +99,16 @@ impl std::str::FromStr for ShuffleBackend {
 }
 
 /// The driver's own answers, exactly as `clinfo` shows them.
+///
+/// ```
+/// let device = clgroups::default_device()?;
+/// let driver = &device.sub_groups().driver;
+/// println!("OpenCL C {}, max sub-groups {}, sizes {:?}",
+///     driver.opencl_c_version, driver.max_num_sub_groups, driver.sub_group_sizes);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DriverSubGroups {
     /// `CL_DEVICE_MAX_NUM_SUB_GROUPS` (0: no sub-groups).
     pub max_num_sub_groups: u32,
@@ -99,11 +132,28 @@ pub struct DriverSubGroups {
 
 impl DriverSubGroups {
     /// Whether the device has extension (or feature) `name`.
+    ///
+    /// ```
+    /// let device = clgroups::default_device()?;
+    /// let driver = &device.sub_groups().driver;
+    /// if driver.has("cl_intel_subgroups") {
+    ///     println!("{device} has Intel's sub-group built-ins");
+    /// }
+    /// assert!(!driver.has("cl_no_such_extension"));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn has(&self, name: &str) -> bool {
         self.extensions.get(name).copied().unwrap_or(false)
     }
 
     /// Whether the driver runs sub-groups natively (and so answers kernel sub-group queries).
+    ///
+    /// ```
+    /// let device = clgroups::default_device()?;
+    /// // PoCL 3.1 and most CPUs: no (the layer emulates); PoCL 6.0, Intel and AMD GPUs: yes.
+    /// println!("native sub-groups: {}", device.sub_groups().driver.native());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn native(&self) -> bool {
         self.max_num_sub_groups > 0
             && (self.has("cl_khr_subgroups") || self.has("__opencl_c_subgroups"))
@@ -111,7 +161,15 @@ impl DriverSubGroups {
 }
 
 /// What clgroups provides on a device, whatever the driver has.
+///
+/// ```
+/// let device = clgroups::default_device()?;
+/// let eff = &device.sub_groups().effective;
+/// assert!(eff.sub_group_sizes.contains(&eff.primary_sub_group_size));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EffectiveSubGroups {
     /// Sub-group sizes a kernel may require (`CLG_REQD_SUB_GROUP_SIZE`), ascending.
     pub sub_group_sizes: Vec<usize>,
@@ -122,7 +180,17 @@ pub struct EffectiveSubGroups {
 }
 
 /// A device's sub-group capabilities: the driver's view and clgroups' effective view.
+///
+/// ```
+/// let device = clgroups::default_device()?;
+/// let caps = device.sub_groups();
+/// println!("driver: {} sub-groups at most; clgroups: sizes {:?} via {}",
+///     caps.driver.max_num_sub_groups, caps.effective.sub_group_sizes,
+///     caps.effective.shuffle_backend);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SubGroupCapabilities {
     /// What the driver reports.
     pub driver: DriverSubGroups,
@@ -189,6 +257,17 @@ const MAX_EMULATED_SIZE: usize = 512;
 /// `cl_khr_subgroup_shuffle` gets `khr` (preferred over `intel`: PoCL 6.0 lists
 /// `cl_intel_subgroups` but lacks `intel_sub_group_shuffle_down`); one with only
 /// `cl_intel_subgroups` gets `intel`; anything else `emulated`.
+///
+/// ```
+/// use clgroups::device::choose_backend;
+/// let device = clgroups::default_device()?;
+/// let caps = device.sub_groups();
+/// if std::env::var("CLGROUPS_SHUFFLE_BACKEND").is_err() {
+///     let chosen = choose_backend(&caps.driver, device.is_nvidia_platform());
+///     assert_eq!(chosen, caps.effective.shuffle_backend);
+/// }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn choose_backend(driver: &DriverSubGroups, nvidia_platform: bool) -> ShuffleBackend {
     if nvidia_platform {
         ShuffleBackend::NvidiaPtx
@@ -202,6 +281,14 @@ pub fn choose_backend(driver: &DriverSubGroups, nvidia_platform: bool) -> Shuffl
 }
 
 /// Whether `backend` can run on this device at all.
+///
+/// ```
+/// use clgroups::device::{backend_available, ShuffleBackend};
+/// let device = clgroups::default_device()?;
+/// let driver = &device.sub_groups().driver;
+/// assert!(backend_available(ShuffleBackend::Emulated, driver, device.is_nvidia_platform()));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn backend_available(
     backend: ShuffleBackend,
     driver: &DriverSubGroups,
@@ -236,6 +323,15 @@ pub const UNKNOWN_SIMD_WIDTH: usize = 8;
 ///
 /// Sizes: `nvidia-ptx` offers only the warp size; `khr`/`intel` the driver's list; `emulated`
 /// every power of two up to `min(max work-group size, 512)`.
+///
+/// ```
+/// use clgroups::device::{effective_view, ShuffleBackend};
+/// let device = clgroups::default_device()?;
+/// // What emulation would offer on this device: every power of two up to its work-group limit.
+/// let emulated = effective_view(&device.sub_groups().driver, ShuffleBackend::Emulated);
+/// assert!(emulated.sub_group_sizes.iter().all(|s| s.is_power_of_two()));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn effective_view(driver: &DriverSubGroups, backend: ShuffleBackend) -> EffectiveSubGroups {
     let simd = match driver.preferred_work_group_size_multiple {
         0 => UNKNOWN_SIMD_WIDTH,

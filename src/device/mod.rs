@@ -51,6 +51,7 @@ use std::sync::Arc;
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DeviceLimits {
     /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
     pub max_work_group_size: usize,

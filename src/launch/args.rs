@@ -59,6 +59,7 @@ pub struct Mem {
 #[cfg(test)]
 impl Mem {
     /// A memory object for tests of plans that never reach the driver.
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` tests only
     pub(crate) fn null() -> Self {
         Mem {
             raw: std::ptr::null_mut(),

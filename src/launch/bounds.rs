@@ -11,6 +11,12 @@ use crate::range::Range;
 pub const MAX_WORK_GROUPS: usize = u32::MAX as usize;
 
 /// The largest value of the device's `size_t` (`CL_DEVICE_ADDRESS_BITS`), as a `usize`.
+///
+/// ```
+/// use clgroups::launch::bounds::max_size_t;
+/// assert_eq!(max_size_t(32), u32::MAX as usize);
+/// assert_eq!(max_size_t(64), usize::MAX);
+/// ```
 pub fn max_size_t(address_bits: u32) -> usize {
     if address_bits >= usize::BITS {
         usize::MAX

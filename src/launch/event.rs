@@ -7,6 +7,17 @@ use std::time::Duration;
 
 /// A finished-or-running command (or several in one in-order queue, for a plain range that
 /// runs as pieces), with profiling times.
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let x = Buffer::from_slice(&queue, &[1u32; 1 << 16])?;
+/// let mut y = Buffer::<u32>::new(queue.context(), 1 << 16)?;
+/// let event: Event = x.copy_to(&queue, &mut y)?;
+/// event.wait()?;
+/// println!("copied 256 KiB in {:?}", event.duration()?);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Event {
     pub(super) raw: Vec<opencl3::event::Event>,
@@ -25,6 +36,10 @@ impl Event {
 
     /// This command followed by `later`, a command enqueued after it on the same in-order
     /// queue: one event whose wait and span cover both.
+    #[cfg_attr(
+        not(any(feature = "scaling", feature = "algorithms")),
+        allow(dead_code)
+    )]
     pub(crate) fn then(mut self, later: Event) -> Event {
         self.raw.extend(later.raw);
         Event {
@@ -42,6 +57,16 @@ impl Event {
     }
 
     /// Waits for the command(s) to finish.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let x = Buffer::from_slice(&queue, &[1u32; 64])?;
+    /// # let mut y = Buffer::<u32>::new(queue.context(), 64)?;
+    /// let event = x.copy_to(&queue, &mut y)?;
+    /// event.wait()?; // the copy has finished
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn wait(&self) -> Result<()> {
         for e in &self.raw {
             e.wait()
@@ -51,12 +76,31 @@ impl Event {
     }
 
     /// Device time from the start of the first command to the end of the last (waits first).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let x = Buffer::from_slice(&queue, &[1u32; 64])?;
+    /// # let mut y = Buffer::<u32>::new(queue.context(), 64)?;
+    /// let time: std::time::Duration = x.copy_to(&queue, &mut y)?.duration()?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn duration(&self) -> Result<Duration> {
         let (start, end) = self.span()?;
         Ok(Duration::from_nanos(end.saturating_sub(start)))
     }
 
     /// Profiling start of the first command and end of the last, in device nanoseconds.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let x = Buffer::from_slice(&queue, &[1u32; 64])?;
+    /// # let mut y = Buffer::<u32>::new(queue.context(), 64)?;
+    /// let (start, end) = x.copy_to(&queue, &mut y)?.span()?;
+    /// assert!(start <= end);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn span(&self) -> Result<(u64, u64)> {
         self.wait()?;
         let err = |e: opencl3::error_codes::ClError| {

@@ -21,16 +21,16 @@
 //! while the launch is being built, and OpenCL keeps a released buffer's memory until the
 //! commands using it have finished; kernel arguments come only from [`KernelArg`] values.
 //!
-//! ```no_run
+//! ```
 //! use clgroups::{launch::LocalSize, Buffer, Program, Queue, Range};
 //! let q = Queue::new(&clgroups::default_device()?)?;
 //! let p = Program::from_source(&q, "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
-//! let mut x = Buffer::from_slice(&q, &[1, 2, 3])?;
+//! let x = Buffer::from_slice(&q, &[1, 2, 3])?;
 //! let k = p.kernel("inc")?;
 //! // SAFETY: `inc` touches x[get_global_id(0)] only, and both launches cover ids 0..3 of the
 //! // 3-element `x`; nothing else uses `x` meanwhile.
 //! unsafe {
-//!     // ND-range, local size chosen by the implementation (the seed's auto_range):
+//!     // ND-range, local size chosen by the implementation (SYCL's auto_range):
 //!     k.launch().arg(&x).nd_range(Range::d1(3), LocalSize::Auto)?.wait()?;
 //!     // Plain range: rounded up to a good size when that helps, guarded in the kernel:
 //!     k.launch().arg(&x).range(3)?.wait()?;
@@ -83,15 +83,33 @@ fn zero(like: Range) -> Range {
 }
 
 /// The local size of an ND-range launch.
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let p = Program::from_source(&queue, "kernel void one(global int *x) { x[get_global_id(0)] = 1; }")?;
+/// let k = p.kernel("one")?;
+/// let x = Buffer::<i32>::new(queue.context(), 256)?;
+/// for local in [LocalSize::Auto, LocalSize::Tuned, LocalSize::Exact(Range::d1(64))] {
+///     // SAFETY: work-item i writes x[i] for i < 256 = x.len().
+///     unsafe { k.launch().arg(&x).nd_range(Range::d1(256), local)? }.wait()?;
+/// }
+/// // A local size that does not divide the global range is an error before anything runs.
+/// // SAFETY: as above (nothing is enqueued).
+/// let err = unsafe { k.launch().arg(&x).nd_range(Range::d1(256), Range::d1(48).into()) };
+/// assert!(err.is_err());
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LocalSize {
-    /// The implementation chooses (OpenCL: a NULL local size; the seed's `auto_range`). The
+    /// The implementation chooses (OpenCL: a NULL local size; SYCL's `auto_range` from `sycl_ext_oneapi_auto_local_range`). The
     /// global range is never changed.
     Auto,
     /// Exactly this local range.
     Exact(Range),
     /// The largest work-group that divides the global range and suits the kernel's preferred
-    /// multiple and maximum (the seed's "kernel query" approach, built in).
+    /// multiple and maximum (the "kernel query" approach of `sycl_ext_oneapi_auto_local_range`, built in).
     Tuned,
 }
 
@@ -103,6 +121,17 @@ impl From<Range> for LocalSize {
 
 impl Kernel {
     /// Starts a launch on the program's queue.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void set(global int *x, int v) { x[get_global_id(0)] = v; }")?;
+    /// let x = Buffer::<i32>::new(queue.context(), 100)?;
+    /// // SAFETY: work-item i writes x[i] for i < 100 = x.len().
+    /// unsafe { p.kernel("set")?.launch().arg(&x).arg(7i32).range(Range::d1(100))? }.wait()?;
+    /// assert_eq!(x.read(&queue)?, [7; 100]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn launch(&self) -> Launch<'_> {
         Launch {
             kernel: self,
@@ -117,6 +146,25 @@ impl Kernel {
 
 /// A launch being prepared: arguments, then a shape ([`Launch::nd_range`] or
 /// [`Launch::range`]) enqueues it. It borrows the kernel and every buffer argument for `'a`.
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let p = Program::from_source(&queue, r#"
+///     kernel void scale(global float *x, float a, local float *tmp) {
+///         tmp[get_local_id(0)] = x[get_global_id(0)];
+///         x[get_global_id(0)] = a * tmp[get_local_id(0)];
+///     }
+/// "#)?;
+/// let x = Buffer::from_slice(&queue, &[1.0f32; 128])?;
+/// let scale = p.kernel("scale")?;
+/// let launch = scale.launch().arg(&x).arg(2.0f32).arg(Local::<f32>::new(32));
+/// // SAFETY: work-item i touches x[i] (i < 128 = x.len()) and tmp[lid] (lid < 32).
+/// unsafe { launch.nd_range(Range::d1(128), LocalSize::Exact(Range::d1(32)))? }.wait()?;
+/// assert_eq!(x.read(&queue)?, [2.0; 128]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+#[derive(Debug)]
 #[must_use = "a launch does nothing until nd_range() or range() is called"]
 pub struct Launch<'a> {
     kernel: &'a Kernel,
@@ -132,6 +180,23 @@ pub struct Launch<'a> {
 impl<'a> Launch<'a> {
     /// Appends an argument: `&Buffer<T>`, a scalar, or [`Local`]. A buffer stays borrowed
     /// until the launch is enqueued or dropped.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global uint *x, uint v) { x[0] = v; }")?;
+    /// let x = Buffer::<u32>::new(queue.context(), 1)?;
+    /// // SAFETY: the single work-item writes x[0].
+    /// unsafe { p.kernel("k")?.launch().arg(&x).arg(5u32).nd_range(Range::d1(1), LocalSize::Auto)? };
+    /// assert_eq!(x.read(&queue)?, [5]);
+    /// // A scalar of the wrong type is refused before enqueueing (where the driver describes args).
+    /// // SAFETY: as above.
+    /// let wrong = unsafe { p.kernel("k")?.launch().arg(&x).arg(5.0f64).range(Range::d1(1)) };
+    /// if p.kernel("k")?.args()[1].type_name.is_some() {
+    ///     assert!(wrong.is_err());
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn arg<A: KernelArg + 'a>(mut self, arg: A) -> Self {
         self.args.push(arg.to_arg());
         self
@@ -139,12 +204,26 @@ impl<'a> Launch<'a> {
 
     /// Appends an argument built by clgroups itself (multi-device launches), whose memory
     /// objects the caller keeps alive.
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn raw_arg(mut self, arg: Arg) -> Self {
         self.args.push(arg);
         self
     }
 
     /// A global offset (OpenCL order) for ND-range launches.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[get_global_id(0)] = 1; }")?;
+    /// let x = Buffer::from_slice(&queue, &[0i32; 8])?;
+    /// let k = p.kernel("k")?;
+    /// let launch = k.launch().arg(&x).offset(Range::d1(4));
+    /// // SAFETY: work-items 4..8 write x[4..8], inside x (8 elements).
+    /// unsafe { launch.nd_range(Range::d1(4), LocalSize::Auto)? }.wait()?;
+    /// assert_eq!(x.read(&queue)?, [0, 0, 0, 0, 1, 1, 1, 1]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn offset(mut self, offset: Range) -> Self {
         self.offset = Some(offset);
         self
@@ -175,8 +254,27 @@ impl<'a> Launch<'a> {
     ///    `cl/clgroups/subgroup.h`).
     ///
     /// Lifetimes are not the caller's concern: OpenCL keeps a buffer's memory until every
-    /// command using it has finished, even if the [`Buffer`](crate::Buffer) is dropped
+    /// command using it has finished, even if the [`Buffer`] is dropped
     /// first, and the launch copies scalar arguments when it enqueues.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, r#"
+    ///     kernel void index(global uint *x) {
+    ///         size_t i = get_global_id(1) * get_global_size(0) + get_global_id(0);
+    ///         x[i] = (uint)i;
+    ///     }
+    /// "#)?;
+    /// let x = Buffer::<u32>::new(queue.context(), 64 * 16)?;
+    /// // SAFETY: the index is below 64 * 16 = x.len() for every work-item of the range.
+    /// let ev = unsafe {
+    ///     p.kernel("index")?.launch().arg(&x).nd_range(Range::d2(64, 16), LocalSize::Tuned)?
+    /// };
+    /// ev.wait()?;
+    /// assert_eq!(x.read(&queue)?[100], 100);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub unsafe fn nd_range(self, global: impl Into<Range>, local: LocalSize) -> Result<Event> {
         let global = global.into();
         let local = self.plan_local(global, local)?;

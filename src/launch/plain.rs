@@ -25,6 +25,20 @@ impl Launch<'_> {
     /// offset). Rounding adds work-items only outside `global`, and the generated guard makes
     /// them exit before the kernel's body runs, so they make no accesses; bulk + tail launches
     /// run exactly the work-items of `global`.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, r#"
+    ///     kernel void sq(global int *x) { size_t i = get_global_id(0); x[i] = (int)(i * i); }
+    /// "#)?;
+    /// let n = 1009; // prime: no good work-group divides it, so the range is rounded and guarded
+    /// let x = Buffer::<i32>::new(queue.context(), n)?;
+    /// // SAFETY: work-item i < n writes x[i], inside x (n elements).
+    /// unsafe { p.kernel("sq")?.launch().arg(&x).range(Range::d1(n))? }.wait()?;
+    /// assert_eq!(x.read(&queue)?[1008], 1008 * 1008);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub unsafe fn range(self, global: impl Into<Range>) -> Result<Event> {
         let user = global.into();
         self.check_common(user, None)?;

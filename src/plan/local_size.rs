@@ -7,6 +7,14 @@ use crate::range::Range;
 use std::collections::BTreeMap;
 
 /// Kind of device, as far as planning cares.
+///
+/// ```
+/// use clgroups::plan::local_size::DeviceKind;
+/// let device = clgroups::default_device()?;
+/// println!("{} is a {:?} device", device, device.kind());
+/// assert_ne!(DeviceKind::Cpu, DeviceKind::Gpu);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceKind {
     /// A CPU device (PoCL's `cpu`/`pthread`, Intel's CPU runtime, ...): wants large groups.

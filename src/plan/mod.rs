@@ -1,6 +1,12 @@
 //! Pure planning functions: every decision a launch makes, testable without a device.
 //!
 //! The launch code only executes a plan; `RUST_LOG=debug` shows each plan as it is made.
+//!
+//! This module is public so that a decision can be reproduced and inspected without a device
+//! (what local size, rounding or partition a launch of a given shape gets, e.g. to choose a
+//! [`ColoredBuffer`](crate::ColoredBuffer) page size or to explain a timing). It is a stable
+//! part of the API: its types and functions follow semantic versioning like the rest of the
+//! crate, while the exact numbers a heuristic picks may improve in minor releases.
 
 pub mod coloring;
 pub mod local_size;

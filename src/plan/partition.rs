@@ -17,7 +17,8 @@
 //! Everything here is in OpenCL order: dimension 0 is x, the fastest, and the slowest dimension
 //! of a rank-`r` range is `r - 1`. SYCL writes ranges slowest first: SYCL's
 //! `range<3>{nz, ny, nx}` is [`Range::d3`]`(nx, ny, nz)` (see [`Range::from_sycl_order`]), so
-//! SYCL dimension `d` is OpenCL dimension `r - 1 - d`; the seed's "z" is dimension 2 here.
+//! SYCL dimension `d` is OpenCL dimension `r - 1 - d`; the "z" of Intel's implicit-scaling
+//! guide is dimension 2 here.
 //!
 //! ```
 //! use clgroups::{plan::partition::partition, Range};
@@ -37,7 +38,16 @@ pub const MAX_IMBALANCE: f64 = 0.05;
 
 /// How one ND-range is split over devices: `chunks[i]` work-groups of dimension `dim` go to
 /// device `i`, contiguously and in device order.
+///
+/// ```
+/// use clgroups::{plan::partition::partition, Range};
+/// // 1000 work-groups of 64 over 3 devices: 334 + 333 + 333.
+/// let p = partition(Range::d1(64_000), Range::d1(64), 3)?;
+/// assert_eq!((p.dim, p.chunks.clone()), (0, vec![334, 333, 333]));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Partition {
     /// The partitioned dimension, OpenCL numbering (0 = x, fastest).
     pub dim: usize,
@@ -204,6 +214,13 @@ pub fn partition(global: Range, local: Range, stacks: usize) -> Result<Partition
 }
 
 /// Whether the sub-launch `offset`, `size` (without the launch's offset) lies inside `user`.
+///
+/// ```
+/// use clgroups::{plan::partition::inside, Range};
+/// let user = Range::d1(1000);
+/// assert!(inside(Range::d1(0), Range::d1(512), user));
+/// assert!(!inside(Range::d1(512), Range::d1(512), user)); // ends at 1024
+/// ```
 pub fn inside(offset: Range, size: Range, user: Range) -> bool {
     (0..user.rank()).all(|d| offset.get(d) + size.get(d) <= user.get(d))
 }
@@ -248,6 +265,13 @@ pub fn guarded_pieces(
 }
 
 /// The part of the sub-launch `offset`, `size` inside `user` (its size), if any.
+///
+/// ```
+/// use clgroups::{plan::partition::clipped, Range};
+/// let user = Range::d1(1000);
+/// assert_eq!(clipped(Range::d1(512), Range::d1(512), user), Some(Range::d1(488)));
+/// assert_eq!(clipped(Range::d1(1024), Range::d1(64), user), None);
+/// ```
 pub fn clipped(offset: Range, size: Range, user: Range) -> Option<Range> {
     let mut out = size;
     for d in 0..user.rank() {

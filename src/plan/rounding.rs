@@ -111,6 +111,14 @@ impl fmt::Display for RoundingParams {
 }
 
 /// Which kernels a plain-range launch may use (DPC++'s `-fsycl-range-rounding=`).
+///
+/// ```
+/// use clgroups::plan::rounding::{RoundingConfig, RoundingMode};
+/// // What CLGROUPS_RANGE_ROUNDING=force selects:
+/// let cfg = RoundingConfig::from_vars(|v| (v == "CLGROUPS_RANGE_ROUNDING").then(|| "force".into()));
+/// assert_eq!(cfg.mode, RoundingMode::Force);
+/// assert_eq!(RoundingMode::default(), RoundingMode::On);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum RoundingMode {
     /// Round when it helps; otherwise launch the original kernel.
@@ -145,6 +153,12 @@ impl FromStr for RoundingMode {
 }
 
 /// Everything the environment says about range rounding.
+///
+/// ```
+/// use clgroups::plan::rounding::{RoundingConfig, RoundingMode};
+/// let cfg = RoundingConfig { mode: RoundingMode::Disable, ..RoundingConfig::default() };
+/// assert!(cfg.params.is_none() && !cfg.trace);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RoundingConfig {
     /// The mode; [`RoundingMode::Disable`] also when [`ENV_DISABLE`] is set.
@@ -160,6 +174,14 @@ pub struct RoundingConfig {
 impl RoundingConfig {
     /// The configuration from the process environment; see [`RoundingConfig::from_vars`].
     /// It reads the environment on every call, so callers should keep the result.
+    ///
+    /// ```
+    /// use clgroups::plan::rounding::{RoundingConfig, RoundingMode};
+    /// let cfg = RoundingConfig::from_env();
+    /// if std::env::var_os("CLGROUPS_DISABLE_RANGE_ROUNDING").is_some() {
+    ///     assert_eq!(cfg.mode, RoundingMode::Disable);
+    /// }
+    /// ```
     pub fn from_env() -> Self {
         Self::from_vars(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
     }
@@ -214,6 +236,16 @@ fn parsed_or_warn<T: FromStr<Err = Error>>(var: &str, value: &str) -> Option<T> 
 }
 
 /// One dimension a plan changed, OpenCL numbering.
+///
+/// ```
+/// use clgroups::plan::local_size::{DeviceKind, Limits};
+/// use clgroups::plan::rounding::{plan, Adjustment, RoundingConfig};
+/// use clgroups::Range;
+/// let cpu = Limits { kind: DeviceKind::Cpu, max_work_group_size: 4096,
+///     max_work_item_sizes: [4096; 3], preferred_multiple: 8, non_uniform: true };
+/// let p = plan(Range::d1(4_194_319), &RoundingConfig::default(), &cpu, true);
+/// assert_eq!(p.adjustments, [Adjustment { dim: 0, from: 4_194_319, to: 4_198_400 }]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Adjustment {
     /// The dimension (0 = x, fastest).
@@ -225,7 +257,21 @@ pub struct Adjustment {
 }
 
 /// How to launch one plain-range kernel.
+///
+/// ```
+/// use clgroups::plan::local_size::{DeviceKind, Limits};
+/// use clgroups::plan::rounding::{plan, RoundingConfig};
+/// use clgroups::Range;
+/// let gpu = Limits { kind: DeviceKind::Gpu, max_work_group_size: 1024,
+///     max_work_item_sizes: [1024, 1024, 64], preferred_multiple: 32, non_uniform: false };
+/// // A prime range: no work-group larger than 1 divides it, so it is rounded up.
+/// let p = plan(Range::d1(1_000_003), &RoundingConfig::default(), &gpu, true);
+/// assert_eq!(p.user, Range::d1(1_000_003));
+/// assert!(p.rounded_variant && p.launch.len() > p.user.len());
+/// assert_eq!(p.launch.len() % p.local.unwrap().len(), 0);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RoundingPlan {
     /// The global range the kernel observes.
     pub user: Range,
@@ -240,6 +286,17 @@ pub struct RoundingPlan {
 }
 
 /// Which kernel one enqueue of a plain-range launch runs.
+///
+/// ```
+/// use clgroups::plan::local_size::{DeviceKind, Limits};
+/// use clgroups::plan::rounding::{plan, RoundingConfig, Variant};
+/// use clgroups::Range;
+/// let gpu = Limits { kind: DeviceKind::Gpu, max_work_group_size: 1024,
+///     max_work_item_sizes: [1024, 1024, 64], preferred_multiple: 32, non_uniform: false };
+/// // A range that needs no rounding runs the user's kernel as written.
+/// let p = plan(Range::d1(1 << 20), &RoundingConfig::default(), &gpu, true);
+/// assert!(p.pieces().iter().all(|piece| piece.variant == Variant::Original));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
     /// The user's kernel, unchanged.
@@ -252,6 +309,18 @@ pub enum Variant {
 }
 
 /// One enqueue of a plain-range launch.
+///
+/// ```
+/// use clgroups::plan::local_size::{DeviceKind, Limits};
+/// use clgroups::plan::rounding::{plan, RoundingConfig};
+/// use clgroups::Range;
+/// let gpu = Limits { kind: DeviceKind::Gpu, max_work_group_size: 1024,
+///     max_work_item_sizes: [1024, 1024, 64], preferred_multiple: 32, non_uniform: false };
+/// let p = plan(Range::d1(1_000_003), &RoundingConfig::default(), &gpu, true);
+/// // The pieces cover the launched range, in order.
+/// let covered: usize = p.pieces().iter().map(|piece| piece.global.len()).sum();
+/// assert_eq!(covered, p.launch.len());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Piece {
     /// The kernel it runs.

@@ -34,12 +34,31 @@ pub fn splittable(src: &str) -> bool {
 }
 
 /// Whether a word of `src` is one of `words`.
+///
+/// ```
+/// use clgroups::plan::split::uses_any;
+/// assert!(uses_any("x[get_group_id(0)] = 1;", &["get_group_id"]));
+/// assert!(!uses_any("my_get_group_id(0);", &["get_group_id"])); // whole words only
+/// ```
 pub fn uses_any(src: &str, words: &[&str]) -> bool {
     src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .any(|w| words.contains(&w))
 }
 
 /// One enqueue of a split launch.
+///
+/// ```
+/// use clgroups::plan::local_size::{DeviceKind, Limits};
+/// use clgroups::plan::split::split;
+/// use clgroups::Range;
+/// let cpu = Limits { kind: DeviceKind::Cpu, max_work_group_size: 4096,
+///     max_work_item_sizes: [4096; 3], preferred_multiple: 8, non_uniform: false };
+/// if let Some(pieces) = split(Range::d1(1_000_003), &cpu, false) {
+///     let covered: usize = pieces.iter().map(|p| p.global.len()).sum();
+///     assert_eq!(covered, 1_000_003);
+///     assert!(pieces.iter().all(|p| p.global.get(0) % p.local.get(0) == 0));
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitPiece {
     /// Global offset (added to the user's).

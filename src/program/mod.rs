@@ -7,7 +7,7 @@
 //!    read as a whole is built as written (see [`source::KernelDecl::rewrite_obstacle`]);
 //! 2. finds the functions that use the sub-group layer, transitively ([`layer`]), and resolves
 //!    the sub-group size of those kernels (attribute, else the program's default,
-//!    [`SubGroupSize::Primary`] unless set — the seed's `-fsycl-default-sub-group-size`); other
+//!    [`SubGroupSize::Primary`] unless set, like DPC++'s `-fsycl-default-sub-group-size`); other
 //!    kernels run the driver's size, and a size the device does not support is reported as
 //!    [`Error::FeatureNotSupported`] when that kernel is launched;
 //! 3. rewrites: the emulated scratch threaded through layer kernels and helpers, range-rounded
@@ -27,7 +27,7 @@
 //! Builds are cached per (context, device, final source, options), in the context: they are
 //! freed with it.
 //!
-//! ```no_run
+//! ```
 //! use clgroups::{Program, Queue};
 //! let q = Queue::new(&clgroups::default_device()?)?;
 //! let p = Program::from_source(&q, r#"
@@ -64,6 +64,19 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// How a kernel's sub-group size resolved on a device.
+///
+/// ```
+/// use clgroups::program::ResolvedSize;
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+/// match p.kernel("k")?.resolved_sub_group_size() {
+///     ResolvedSize::Size(0) => println!("the driver chooses the sub-group size"),
+///     ResolvedSize::Size(n) => println!("sub-groups of {n}"),
+///     ResolvedSize::Unsupported(n) => println!("needs {n}, which the device lacks"),
+/// }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ResolvedSize {
     /// Runs with this size; 0 = automatic (the driver's choice).
@@ -73,6 +86,19 @@ pub enum ResolvedSize {
 }
 
 /// Builds a [`Program`]: source, options, default sub-group size, file name for messages.
+///
+/// ```
+/// use clgroups::program::SubGroupSize;
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let program = Program::builder("kernel void k(global float *x) { x[0] = 1.0f; }")
+///     .options("-cl-fast-relaxed-math")
+///     .file_name("k.cl")
+///     .default_sub_group_size(SubGroupSize::Automatic)
+///     .build(&queue)?;
+/// assert_eq!(program.kernel_names(), ["k"]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct ProgramBuilder {
@@ -85,40 +111,91 @@ pub struct ProgramBuilder {
 
 impl ProgramBuilder {
     /// Compiler options passed through (e.g. `-cl-fast-relaxed-math`).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::builder("kernel void k(global int *x) { x[0] = N; }")
+    ///     .options("-D N=7")
+    ///     .build(&queue)?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn options(mut self, options: &str) -> Self {
         self.options = options.to_string();
         self
     }
 
     /// The name compiler messages use for the source (default `kernel.cl`).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// // The build log names `mine.cl`, with the user's line numbers.
+    /// let err = Program::builder("kernel void k() { oops; }").file_name("mine.cl").build(&queue);
+    /// assert!(matches!(err, Err(clgroups::Error::Build { .. })));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn file_name(mut self, name: &str) -> Self {
         self.file_name = name.to_string();
         self
     }
 
     /// The sub-group size of kernels that say nothing (default [`SubGroupSize::Primary`]).
+    ///
+    /// ```
+    /// use clgroups::program::SubGroupSize;
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::builder("kernel void k(global int *x) { x[0] = 1; }")
+    ///     .default_sub_group_size(SubGroupSize::Automatic)
+    ///     .build(&queue)?;
+    /// assert_eq!(p.default_sub_group_size(), SubGroupSize::Automatic);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn default_sub_group_size(mut self, size: SubGroupSize) -> Self {
         self.default_size = size;
         self
     }
 
     /// Range-rounding settings (default: [`RoundingConfig::from_env`]).
+    ///
+    /// ```
+    /// use clgroups::plan::rounding::{RoundingConfig, RoundingMode};
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let config = RoundingConfig { mode: RoundingMode::Disable, ..RoundingConfig::from_env() };
+    /// let p = Program::builder("kernel void k(global int *x) { x[get_global_id(0)] = 1; }")
+    ///     .rounding(config)
+    ///     .build(&queue)?;
+    /// assert_eq!(p.rounding().mode, RoundingMode::Disable);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn rounding(mut self, config: RoundingConfig) -> Self {
         self.rounding = Some(config);
         self
     }
 
     /// Builds for the queue's device.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::builder("kernel void k(global int *x) { x[0] = 1; }").build(&queue)?;
+    /// assert_eq!(p.device(), queue.device());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn build(self, queue: &Queue) -> Result<Program> {
         Program::build(self, queue)
     }
 
     /// The source to build.
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn source(&self) -> &str {
         &self.source
     }
 
     /// This builder with another source (e.g. with generated variants).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn with_source(mut self, source: String) -> Self {
         self.source = source;
         self
@@ -128,6 +205,7 @@ impl ProgramBuilder {
 /// The kernels of `src` that generated variants may be written for, as for a build: no kernels
 /// and the reason where the scanner cannot read the source; kernels defined twice are marked
 /// not rewritable.
+#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
 pub(crate) fn scan_for_variants(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
     let (mut kernels, unscanned) = source::scan_for_build(src)?;
     mark_duplicates(&mut kernels);
@@ -135,6 +213,22 @@ pub(crate) fn scan_for_variants(src: &str) -> Result<(Vec<KernelDecl>, Option<St
 }
 
 /// A program built for one device. Cheap to clone; `Send + Sync`.
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let program = Program::from_source(&queue, r#"
+///     kernel void add(global int *x, int v) { x[get_global_id(0)] += v; }
+///     kernel void neg(global int *x) { x[get_global_id(0)] = -x[get_global_id(0)]; }
+/// "#)?;
+/// let mut names = program.kernel_names();
+/// names.sort();
+/// assert_eq!(names, ["add", "neg"]);
+/// let add = program.kernel("add")?;
+/// assert_eq!(add.name(), "add");
+/// println!("{program:?}"); // Program { device: "...", kernels: ["add", "neg"], .. }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Program {
     inner: Arc<ProgramInner>,
@@ -168,6 +262,13 @@ struct ProgramInner {
 
 impl Program {
     /// A builder for `source`.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::builder("kernel void k(global int *x) { x[0] = 1; }").build(&queue)?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn builder(source: impl Into<String>) -> ProgramBuilder {
         ProgramBuilder {
             source: source.into(),
@@ -179,11 +280,33 @@ impl Program {
     }
 
     /// Builds `source` with default settings for the queue's device.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, r#"
+    ///     #include <clgroups/subgroup.h>
+    ///     kernel void lane(global uint *x) { x[get_global_id(0)] = sg_get_local_id(); }
+    /// "#)?;
+    /// assert!(p.kernel("lane").is_ok());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn from_source(queue: &Queue, source: &str) -> Result<Program> {
         Program::builder(source).build(queue)
     }
 
     /// Builds the file at `path` (its name appears in compiler messages).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let path = std::env::temp_dir().join(format!("clgroups-doc-{}.cl", std::process::id()));
+    /// std::fs::write(&path, "kernel void k(global int *x) { x[0] = 1; }").unwrap();
+    /// let p = Program::from_file(&queue, &path)?;
+    /// assert_eq!(p.kernel_names(), ["k"]);
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn from_file(queue: &Queue, path: impl AsRef<std::path::Path>) -> Result<Program> {
         let path = path.as_ref();
         let source = std::fs::read_to_string(path)
@@ -265,6 +388,15 @@ impl Program {
     }
 
     /// The kernel called `name`.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+    /// let k = p.kernel("k")?;
+    /// assert!(matches!(p.kernel("nope"), Err(Error::NoSuchKernel { .. })));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
         // Generated variants (`__clg_` names, e.g. the partitioned placement's) are not listed.
         if !self.inner.names.iter().any(|n| n == name) && !name.contains("__clg_") {
@@ -299,31 +431,80 @@ impl Program {
 
     /// Names of the program's kernels, as the driver reports them (from the scanner where the
     /// driver cannot answer).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void a(global int *x) { x[0] = 1; }")?;
+    /// assert_eq!(p.kernel_names(), ["a"]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn kernel_names(&self) -> Vec<String> {
         self.inner.names.clone()
     }
 
     /// The source as given (before clgroups' rewrites).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let src = "kernel void k(global int *x) { x[0] = 1; }";
+    /// assert_eq!(Program::from_source(&queue, src)?.source(), src);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn source(&self) -> &str {
         &self.inner.source
     }
 
     /// The queue the program was built for.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+    /// p.queue().finish()?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn queue(&self) -> &Queue {
         &self.inner.queue
     }
 
     /// The device the program was built for.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+    /// println!("built for {}", p.device());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         self.inner.queue.device()
     }
 
     /// The range-rounding settings kernels of this program launch with.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+    /// println!("range rounding: {:?}", p.rounding().mode);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn rounding(&self) -> &RoundingConfig {
         &self.inner.rounding
     }
 
     /// The sub-group size of kernels that ask for none.
+    ///
+    /// ```
+    /// use clgroups::program::SubGroupSize;
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+    /// assert_eq!(p.default_sub_group_size(), SubGroupSize::Primary);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn default_sub_group_size(&self) -> SubGroupSize {
         self.inner.default_size
     }
@@ -349,6 +530,15 @@ impl Program {
     }
 }
 
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("device", &self.device().to_string())
+            .field("kernels", &self.inner.names)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ResolvedSize {
     fn size_or(self, default: usize) -> usize {
         match self {
@@ -363,6 +553,15 @@ impl ResolvedSize {
 /// `Exact(s)` runs if the effective sizes list `s`; `Primary` is the primary size;
 /// `Automatic` is the driver's choice on `khr`/`intel` (0), the warp on `nvidia-ptx`, and the
 /// primary size on `emulated` (emulation has no driver to choose).
+///
+/// ```
+/// use clgroups::program::{resolve, ResolvedSize, SubGroupSize};
+/// let device = clgroups::default_device()?;
+/// let primary = device.sub_groups().effective.primary_sub_group_size;
+/// assert_eq!(resolve(SubGroupSize::Primary, &device), ResolvedSize::Size(primary));
+/// assert_eq!(resolve(SubGroupSize::Exact(3), &device), ResolvedSize::Unsupported(3));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn resolve(want: SubGroupSize, device: &Device) -> ResolvedSize {
     let eff = &device.sub_groups().effective;
     match want {

@@ -2,6 +2,10 @@
 //! several devices (see [`crate::scaling`]). Every launch over a root device runs them, in both
 //! placements.
 //!
+//! Public, and stable under semantic versioning, so that the kernel each device really runs
+//! can be read (the `__clg_part` names appear in compiler logs and profilers) and tested
+//! without a device.
+//!
 //! The variant [`partitioned_name`]`("k")` = `k__clg_part` of kernel `k` is `k` with:
 //!
 //! * every `global`/`__global` pointer parameter `p` renamed `clg_part_p`;

@@ -1,5 +1,9 @@
 //! Range-rounded ("guard") variants of kernels: a pure text transform of OpenCL C.
 //!
+//! Public, and stable under semantic versioning, so that the kernel a rounded launch really
+//! runs can be read (the variants' names appear in compiler logs and profilers) and tested
+//! without a device.
+//!
 //! A plain range launch leaves the work-group size to the driver, which must pick a divisor of
 //! the global size: a prime size forces work-groups of one work-item. Like DPC++'s range
 //! rounding, clgroups can instead launch a *rounded variant* of the kernel over a larger range

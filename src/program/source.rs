@@ -12,6 +12,10 @@
 //! What it does not do: it does not run the preprocessor. Kernels produced by macro expansion are
 //! not found, and both branches of an `#if` are read as if they were one text, so conditional
 //! code that unbalances brackets is reported as an error.
+//!
+//! Public, and stable under semantic versioning, because it states what clgroups reads in a
+//! user's source (which kernels it can rewrite, and why not: [`KernelDecl::rewrite_obstacle`]),
+//! so a tool or a test can ask the same question without building anything.
 
 use crate::error::{Error, Result};
 use crate::program::lex::{match_brackets, parse_c_integer, Directive, Lexer, LineIndex};
@@ -21,7 +25,18 @@ use std::ops::Range;
 
 /// One kernel definition found by [`scan_kernels`]. Offsets are byte offsets into the scanned
 /// source.
+///
+/// ```
+/// use clgroups::program::source::scan_kernels;
+/// let src = "kernel void k(global int *x) { x[get_global_id(0)] = 1; }";
+/// let k = &scan_kernels(src)?[0];
+/// assert_eq!(&src[k.name_span.clone()], "k");
+/// assert_eq!(&src[k.body.clone()], "{ x[get_global_id(0)] = 1; }");
+/// assert!(k.rewrite_obstacle.is_none()); // clgroups may write variants of it
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct KernelDecl {
     /// The kernel's name.
     pub name: String,
@@ -52,7 +67,18 @@ pub struct KernelDecl {
 }
 
 /// One kernel parameter.
+///
+/// ```
+/// use clgroups::program::source::scan_kernels;
+/// let k = &scan_kernels("kernel void k(__local float *t, uint n) { }")?[0];
+/// let p = &k.params[0];
+/// assert!(p.is_pointer);
+/// assert_eq!((p.name.as_str(), p.address_space.as_deref()), ("t", Some("local"))); // no `__`
+/// assert!(!k.params[1].is_pointer && k.params[1].address_space.is_none());
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Param {
     /// The parameter's tokens, with one space wherever the source had white space or a comment
     /// between them (e.g. `global const float* restrict x`).
@@ -67,6 +93,13 @@ pub struct Param {
 }
 
 /// A kernel's sub-group size request, from the layer's macros.
+///
+/// ```
+/// use clgroups::program::source::{scan_kernels, SubGroupSizeAttr};
+/// let k = &scan_kernels("kernel CLG_NAMED_SUB_GROUP_SIZE(automatic) void k() { }")?[0];
+/// assert_eq!(k.sub_group_size, Some(SubGroupSizeAttr::Automatic));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubGroupSizeAttr {
     /// `CLG_REQD_SUB_GROUP_SIZE(n)`: exactly `n`.

@@ -6,7 +6,7 @@
 //! The buffers must hold exactly their chunks on every device (shared placement, or
 //! [`Access::Auto`] / [`Access::Partitioned`]); a replicated buffer is reduced on device 0.
 //!
-//! ```no_run
+//! ```
 //! use clgroups::scaling::{algorithms, ColoredBuffer, RootDevice};
 //! let root = RootDevice::from_env()?;
 //! let x = ColoredBuffer::from_slice(&root, &vec![1i32; 1 << 20])?;
@@ -25,21 +25,57 @@ use crate::program::Program;
 use crate::queue::Queue;
 
 /// The sum of `input`'s elements (see [`crate::algorithms`] for float accuracy).
+///
+/// ```
+/// use clgroups::scaling::{algorithms, ColoredBuffer, RootDevice};
+/// let root = RootDevice::from_env()?;
+/// let x = ColoredBuffer::from_slice(&root, &vec![2u32; 100_000])?;
+/// assert_eq!(algorithms::reduce_sum(&root, &x)?, 200_000);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn reduce_sum<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Result<T> {
     reduce(root, input, single::reduce_sum::<T>)
 }
 
 /// The smallest element of `input`.
+///
+/// ```
+/// use clgroups::scaling::{algorithms, ColoredBuffer, RootDevice};
+/// let root = RootDevice::from_env()?;
+/// let v: Vec<i32> = (0..10_000).map(|i| (i * 7919) % 10_007 - 5000).collect();
+/// let x = ColoredBuffer::from_slice(&root, &v)?;
+/// assert_eq!(algorithms::reduce_min(&root, &x)?, *v.iter().min().unwrap());
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn reduce_min<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Result<T> {
     reduce(root, input, single::reduce_min::<T>)
 }
 
 /// The largest element of `input`.
+///
+/// ```
+/// use clgroups::scaling::{algorithms, ColoredBuffer, RootDevice};
+/// let root = RootDevice::from_env()?;
+/// let v: Vec<f32> = (0..10_000).map(|i| (i as f32).sin()).collect();
+/// let x = ColoredBuffer::from_slice(&root, &v)?;
+/// assert_eq!(algorithms::reduce_max(&root, &x)?, v.iter().copied().fold(f32::MIN, f32::max));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn reduce_max<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Result<T> {
     reduce(root, input, single::reduce_max::<T>)
 }
 
 /// `output[i] = input[0] + ... + input[i]`; `output` is colored like `input`. Blocks.
+///
+/// ```
+/// use clgroups::scaling::{algorithms, ColoredBuffer, RootDevice};
+/// let root = RootDevice::from_env()?;
+/// let x = ColoredBuffer::from_slice(&root, &[1i64, 2, 3, 4])?;
+/// let mut y = ColoredBuffer::new(&root, 4)?;
+/// algorithms::inclusive_scan_sum(&root, &x, &mut y)?;
+/// assert_eq!(y.read()?, [1, 3, 6, 10]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn inclusive_scan_sum<T: Element>(
     root: &RootDevice,
     input: &ColoredBuffer<T>,
@@ -50,6 +86,16 @@ pub fn inclusive_scan_sum<T: Element>(
 
 /// `output[i] = input[0] + ... + input[i - 1]` (`output[0] = 0`); `output` is colored like
 /// `input`. Blocks.
+///
+/// ```
+/// use clgroups::scaling::{algorithms, ColoredBuffer, RootDevice};
+/// let root = RootDevice::from_env()?;
+/// let x = ColoredBuffer::from_slice(&root, &[1i64, 2, 3, 4])?;
+/// let mut y = ColoredBuffer::new(&root, 4)?;
+/// algorithms::exclusive_scan_sum(&root, &x, &mut y)?;
+/// assert_eq!(y.read()?, [0, 1, 3, 6]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn exclusive_scan_sum<T: Element>(
     root: &RootDevice,
     input: &ColoredBuffer<T>,

@@ -14,7 +14,30 @@ use std::fmt;
 /// How kernels reach a [`ColoredBuffer`] in partitioned placement, where each device holds
 /// only part of it (see [the contract](super#the-contract)). Shared placement ignores it:
 /// every device sees the whole buffer there.
+///
+/// ```
+/// use clgroups::scaling::{Access, ColoredBuffer, Placement, RootDevice};
+/// let root = RootDevice::from_env()?.with_placement(Placement::Partitioned);
+/// let n = 1 << 12;
+/// // A 3-point average reads x[i - 1 ..= i + 1]: declared as a halo of one element.
+/// let mut x = ColoredBuffer::<f32>::with_access(&root, n, Access::Halo(1))?;
+/// x.write(&vec![1.0; n])?;
+/// let mut y = ColoredBuffer::<f32>::new(&root, n)?; // Access::Auto: proven from the source
+/// let p = root.program(r#"
+///     kernel void avg(global const float *x, global float *y, uint n) {
+///         size_t i = get_global_id(0);
+///         float l = i > 0 ? x[i - 1] : x[i], r = i + 1 < n ? x[i + 1] : x[i];
+///         y[i] = (l + x[i] + r) / 3.0f;
+///     }
+/// "#)?;
+/// let avg = p.kernel("avg")?;
+/// // SAFETY: work-item i reads x[i - 1 ..= i + 1] within 0..n and writes y[i], i < n.
+/// unsafe { avg.launch().arg(&x).arg(&mut y).arg(n as u32).range(n)? }.wait()?;
+/// assert!(y.read()?.iter().all(|&v| (v - 1.0).abs() < 1e-6));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Access {
     /// Let the library decide: launches accept the buffer when they can prove from the kernel
     /// source that every access is at the work-item's own global id, and refuse it otherwise
@@ -41,6 +64,17 @@ pub enum Access {
 /// sub-buffer per chunk ([`Placement::Shared`]) or in one buffer per device
 /// ([`Placement::Partitioned`]) that holds its elements and whatever else its [`Access`] asks
 /// for. Host reads and writes see one contiguous array.
+///
+/// ```
+/// use clgroups::{ColoredBuffer, RootDevice};
+/// let root = RootDevice::from_env()?;
+/// let x = ColoredBuffer::from_slice(&root, &(0..100_000u32).collect::<Vec<_>>())?;
+/// // Every device owns one contiguous chunk; together they cover the array.
+/// assert_eq!(x.chunks().iter().sum::<usize>(), x.len());
+/// assert_eq!(x.starts()[0], 0);
+/// assert_eq!(x.read()?[99_999], 99_999);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub struct ColoredBuffer<T: Scalar> {
     parent: Option<Buffer<T>>,
     parts: Vec<Option<Buffer<T>>>,
@@ -81,6 +115,14 @@ pub(super) fn stored_range(
 impl<T: Scalar> ColoredBuffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements with the root device's
     /// [default page](RootDevice::default_page_size), in the root device's placement.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let mut x = clgroups::ColoredBuffer::<f64>::new(&root, 1 << 20)?;
+    /// x.fill(0.0)?; // the contents are undefined until written
+    /// assert_eq!(x.page_size(), root.default_page_size());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn new(root: &RootDevice, len: usize) -> Result<Self> {
         ColoredBuffer::with_page(root, len, root.default_page_size())
     }
@@ -91,7 +133,7 @@ impl<T: Scalar> ColoredBuffer<T> {
     /// one work-group slab makes the chunks match a launch's partition (see the
     /// [module docs](super)).
     ///
-    /// ```no_run
+    /// ```
     /// use clgroups::scaling::{ColoredBuffer, RootDevice};
     /// let root = RootDevice::from_env()?;
     /// // 1-D launches in work-groups of 64: one page per work-group of floats.
@@ -105,7 +147,7 @@ impl<T: Scalar> ColoredBuffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements with the default page, reached by
     /// kernels as `access` says.
     ///
-    /// ```no_run
+    /// ```
     /// use clgroups::scaling::{Access, ColoredBuffer, RootDevice};
     /// let root = RootDevice::from_env()?;
     /// // A 3-point stencil's input: each device also holds one element either side.
@@ -117,6 +159,15 @@ impl<T: Scalar> ColoredBuffer<T> {
     }
 
     /// [`with_page`](Self::with_page) and [`with_access`](Self::with_access) together.
+    ///
+    /// ```
+    /// use clgroups::scaling::{Access, ColoredBuffer};
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let page = root.default_page_size();
+    /// let lut = ColoredBuffer::<u32>::with_layout(&root, 4096, page, Access::Replicated)?;
+    /// assert_eq!(lut.access(), Access::Replicated);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn with_layout(root: &RootDevice, len: usize, page: usize, access: Access) -> Result<Self> {
         if len == 0 {
             return Err(Error::input("a colored buffer needs at least one element"));
@@ -162,7 +213,7 @@ impl<T: Scalar> ColoredBuffer<T> {
     /// `access` is [`Access::Auto`] or [`Access::Partitioned`]. Shared placement colors it as
     /// [`with_access`](Self::with_access) does.
     ///
-    /// ```no_run
+    /// ```
     /// use clgroups::scaling::{Access, ColoredBuffer, RootDevice};
     /// use clgroups::Range;
     /// let root = RootDevice::from_env()?;
@@ -261,6 +312,13 @@ impl<T: Scalar> ColoredBuffer<T> {
     }
 
     /// A colored buffer holding a copy of `data` (non-empty).
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::from_slice(&root, &[1i32, 2, 3])?;
+    /// assert_eq!(x.read()?, [1, 2, 3]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn from_slice(root: &RootDevice, data: &[T]) -> Result<Self> {
         let mut buf = ColoredBuffer::new(root, data.len())?;
         buf.write(data)?;
@@ -268,22 +326,52 @@ impl<T: Scalar> ColoredBuffer<T> {
     }
 
     /// Number of elements.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// assert_eq!(clgroups::ColoredBuffer::<u8>::new(&root, 10)?.len(), 10);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Always false: buffers have at least one element.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// assert!(!clgroups::ColoredBuffer::<u8>::new(&root, 1)?.is_empty());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         false
     }
 
     /// Elements held by each device, in device order (they add up to [`len`](Self::len)).
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::<f32>::new(&root, 1 << 20)?;
+    /// assert_eq!(x.chunks().len(), root.len());
+    /// assert_eq!(x.chunks().iter().sum::<usize>(), 1 << 20);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn chunks(&self) -> &[usize] {
         &self.chunks
     }
 
     /// The index of each device's first element, in device order (for a device that owns
     /// none, where its elements would start).
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::<f32>::new(&root, 1 << 20)?;
+    /// let (starts, chunks) = (x.starts(), x.chunks());
+    /// for i in 1..root.len() {
+    ///     assert_eq!(starts[i], starts[i - 1] + chunks[i - 1]);
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn starts(&self) -> Vec<usize> {
         let mut next = 0;
         self.owned
@@ -297,33 +385,82 @@ impl<T: Scalar> ColoredBuffer<T> {
     }
 
     /// Per device, the runs `[start, end)` of the elements it owns, in order.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::<f32>::new(&root, 1000)?;
+    /// let owned: usize = x.owned().iter().flatten().map(|(a, b)| b - a).sum();
+    /// assert_eq!(owned, 1000);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn owned(&self) -> &[Vec<(usize, usize)>] {
         &self.owned
     }
 
     /// How kernels reach this buffer in partitioned placement.
+    ///
+    /// ```
+    /// use clgroups::scaling::Access;
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// assert_eq!(clgroups::ColoredBuffer::<f32>::new(&root, 8)?.access(), Access::Auto);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn access(&self) -> Access {
         self.access
     }
 
     /// Per device, the elements `[lo, hi)` its part holds: its chunk, plus the halo or the
     /// whole array its [`Access`] asks for in partitioned placement.
+    ///
+    /// ```
+    /// use clgroups::scaling::{Access, ColoredBuffer, Placement};
+    /// let root = clgroups::RootDevice::from_env()?.with_placement(Placement::Partitioned);
+    /// let x = ColoredBuffer::<f32>::with_access(&root, 1 << 16, Access::Halo(4))?;
+    /// for (i, &(lo, hi)) in x.stored().iter().enumerate() {
+    ///     println!("device {i} holds [{lo}, {hi})"); // its chunk and 4 elements either side
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn stored(&self) -> &[(usize, usize)] {
         &self.stored
     }
 
     /// The coloring page in bytes.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::<f32>::with_page(&root, 1 << 16, 64 * 1024)?;
+    /// assert_eq!(x.page_size(), 64 * 1024);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn page_size(&self) -> usize {
         self.page
     }
 
     /// Where the chunks live.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// assert_eq!(clgroups::ColoredBuffer::<f32>::new(&root, 8)?.placement(), root.placement());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn placement(&self) -> Placement {
         self.placement
     }
 
     /// The whole buffer (what kernels receive) in shared placement; `None` in partitioned
     /// placement, which has no whole buffer.
+    ///
+    /// ```
+    /// use clgroups::scaling::Placement;
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::from_slice(&root, &[5u32; 64])?;
+    /// if let Some(whole) = x.parent() {
+    ///     assert_eq!(root.placement(), Placement::Shared);
+    ///     assert_eq!(whole.read(&root.queues()[0])?, [5; 64]);
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn parent(&self) -> Option<&Buffer<T>> {
         self.parent.as_ref()
     }
@@ -331,6 +468,15 @@ impl<T: Scalar> ColoredBuffer<T> {
     /// Device `i`'s part, elements [`stored`](Self::stored)`()[i]` (a sub-buffer in shared
     /// placement, its own buffer in partitioned placement), `None` when it holds no elements or
     /// `i` is out of range.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::from_slice(&root, &[5u32; 1 << 16])?;
+    /// let part = x.part(0).expect("device 0 holds a chunk");
+    /// assert_eq!(part.len(), x.stored()[0].1 - x.stored()[0].0);
+    /// assert!(x.part(root.len()).is_none());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn part(&self, i: usize) -> Option<&Buffer<T>> {
         self.parts.get(i).and_then(Option::as_ref)
     }
@@ -350,6 +496,13 @@ impl<T: Scalar> ColoredBuffer<T> {
 
     /// Moves each device's chunk to its device (`clEnqueueMigrateMemObjects` on its queue)
     /// and waits. Done on creation and after every host write.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::from_slice(&root, &[0u8; 4096])?;
+    /// x.migrate()?; // already where it belongs: a no-op in effect
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn migrate(&self) -> Result<()> {
         let events = self
             .parts
@@ -374,6 +527,13 @@ impl<T: Scalar> ColoredBuffer<T> {
 
     /// Reads the whole array (blocking); in partitioned placement each chunk through its
     /// device's queue.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::from_slice(&root, &[1u16, 2, 3])?;
+    /// assert_eq!(x.read()?, [1, 2, 3]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn read(&self) -> Result<Vec<T>> {
         self.finish()?;
         if let Some(parent) = &self.parent {
@@ -390,6 +550,15 @@ impl<T: Scalar> ColoredBuffer<T> {
     }
 
     /// Writes `data` (exactly [`len`](Self::len) elements) and migrates the chunks back.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let mut x = clgroups::ColoredBuffer::<u16>::new(&root, 3)?;
+    /// x.write(&[4, 5, 6])?;
+    /// assert_eq!(x.read()?, [4, 5, 6]);
+    /// assert!(x.write(&[1]).is_err()); // exactly len() elements
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn write(&mut self, data: &[T]) -> Result<()> {
         if data.len() != self.len() {
             return Err(Error::input(format!(
@@ -412,6 +581,14 @@ impl<T: Scalar> ColoredBuffer<T> {
     }
 
     /// Sets every element to `value` and migrates the chunks back.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let mut x = clgroups::ColoredBuffer::<i8>::new(&root, 5)?;
+    /// x.fill(-3)?;
+    /// assert_eq!(x.read()?, [-3; 5]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn fill(&mut self, value: T) -> Result<()> {
         self.finish()?;
         if let Some(parent) = &mut self.parent {

@@ -18,6 +18,29 @@ use std::marker::PhantomData;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
+///
+/// ```
+/// use clgroups::{Buffer, ColoredBuffer, RootDevice};
+/// let root = RootDevice::from_env()?;
+/// let p = root.program(r#"
+///     kernel void lookup(global const uint *table, global const uint *key, global uint *out) {
+///         size_t i = get_global_id(0);
+///         out[i] = table[key[i] % 16];
+///     }
+/// "#)?;
+/// let lookup = p.kernel("lookup")?;
+/// // A plain buffer the kernel only reads is shared by every device.
+/// let table = Buffer::from_slice(&root.queues()[0], &(100..116u32).collect::<Vec<_>>())?;
+/// root.finish()?;
+/// let key = ColoredBuffer::from_slice(&root, &(0..1000u32).collect::<Vec<_>>())?;
+/// let mut out = ColoredBuffer::<u32>::new(&root, 1000)?;
+/// let launch = lookup.launch().arg(&table).arg(&key).arg(&mut out);
+/// // SAFETY: table[k % 16] is inside table (16); key[i] and out[i] for i < 1000 = their len().
+/// unsafe { launch.range(1000)? }.wait()?;
+/// assert_eq!(out.read()?[17], 101);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+#[derive(Debug)]
 #[must_use = "a launch does nothing until nd_range() or range() is called"]
 pub struct RootLaunch<'a> {
     kernel: &'a RootKernel,
@@ -41,12 +64,36 @@ impl<'a> RootLaunch<'a> {
     /// placement, the device's chunk in partitioned placement), `&Buffer<T>` of the root
     /// device's context (passed as it is), a scalar, or [`crate::launch::Local`]. Buffers stay
     /// borrowed until the launch is enqueued or dropped.
+    ///
+    /// ```
+    /// # let root = clgroups::RootDevice::from_env()?;
+    /// let p = root.program("kernel void add(global int *x, int v) { x[get_global_id(0)] += v; }")?;
+    /// let add = p.kernel("add")?;
+    /// let mut x = clgroups::ColoredBuffer::from_slice(&root, &[1i32; 256])?;
+    /// // SAFETY: work-item i touches x[i], i < 256 = x.len().
+    /// unsafe { add.launch().arg(&mut x).arg(2i32).range(256)? }.wait()?;
+    /// assert_eq!(x.read()?, [3; 256]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn arg<A: RootArg + 'a>(mut self, arg: A) -> Self {
         self.args.push(arg.to_root_arg().0);
         self
     }
 
     /// A global offset (OpenCL order) for the whole launch.
+    ///
+    /// ```
+    /// # let root = clgroups::RootDevice::from_env()?;
+    /// let p = root.program("kernel void one(global int *x) { x[get_global_id(0)] = 1; }")?;
+    /// let one = p.kernel("one")?;
+    /// let mut x = clgroups::ColoredBuffer::from_slice(&root, &[0i32; 256])?;
+    /// let launch = one.launch().arg(&mut x).offset(clgroups::Range::d1(128));
+    /// // SAFETY: work-items 128..256 write x[128..256], inside x (256).
+    /// unsafe { launch.nd_range(128, clgroups::Range::d1(64))? }.wait()?;
+    /// assert_eq!(x.read()?[..128], [0; 128]);
+    /// assert_eq!(x.read()?[128..], [1; 128]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn offset(mut self, offset: Range) -> Self {
         self.offset = Some(offset);
         self
@@ -70,6 +117,25 @@ impl<'a> RootLaunch<'a> {
     /// placement every device sees whole buffers; in partitioned placement each device holds
     /// only its chunk of a colored buffer, and launches that [the contract](super#the-contract)
     /// cannot prove in bounds are refused before anything is enqueued.
+    ///
+    /// ```
+    /// use clgroups::{ColoredBuffer, LocalSize, Range, RootDevice};
+    /// let root = RootDevice::from_env()?;
+    /// let p = root.program(r#"
+    ///     kernel void row(global uint *x) {
+    ///         size_t i = get_global_id(1) * get_global_size(0) + get_global_id(0);
+    ///         x[i] = (uint)get_global_id(1);
+    ///     }
+    /// "#)?;
+    /// let row = p.kernel("row")?;
+    /// let (w, h) = (64, 32);
+    /// let mut x = ColoredBuffer::<u32>::new(&root, w * h)?;
+    /// // SAFETY: the index is the global linear id, below w * h = x.len().
+    /// let ev = unsafe { row.launch().arg(&mut x).nd_range(Range::d2(w, h), LocalSize::Tuned)? };
+    /// ev.wait()?;
+    /// assert_eq!(x.read()?[5 * w], 5);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub unsafe fn nd_range(
         self,
         global: impl Into<Range>,
@@ -106,6 +172,18 @@ impl<'a> RootLaunch<'a> {
     ///
     /// The contract of [`RootLaunch::nd_range`] for the work-items of `global`; the guard
     /// keeps the rounded ones from running the kernel's body.
+    ///
+    /// ```
+    /// # let root = clgroups::RootDevice::from_env()?;
+    /// let p = root.program("kernel void sq(global ulong *x) { size_t i = get_global_id(0); x[i] = i * i; }")?;
+    /// let sq = p.kernel("sq")?;
+    /// let n = 100_003; // prime: rounded up, split, and guarded
+    /// let mut x = clgroups::ColoredBuffer::<u64>::new(&root, n)?;
+    /// // SAFETY: work-item i < n writes x[i], inside x (n elements).
+    /// unsafe { sq.launch().arg(&mut x).range(n)? }.wait()?;
+    /// assert_eq!(x.read()?[n - 1], ((n - 1) * (n - 1)) as u64);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub unsafe fn range(self, global: impl Into<Range>) -> Result<MultiEvent> {
         let user = global.into();
         self.kernel.check_rewritten(user)?;

@@ -91,21 +91,23 @@
 //! `CLGROUPS_CHECKED=1`) verifies every `p[index]` of every launch and reports the first
 //! index outside what the device holds as [`Error::OutOfChunk`] after the launch.
 //!
-//! ```no_run
+//! ```
 //! use clgroups::scaling::{ColoredBuffer, RootDevice};
 //! use clgroups::Range;
 //! let root = RootDevice::from_env()?;
 //! let prog = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
-//! let mut x = ColoredBuffer::from_slice(&root, &vec![1; 1 << 20])?;
-//! let k = prog.kernel("inc")?;
-//! // SAFETY: `inc` touches x[get_global_id(0)] only, below 1 << 20, x's length.
-//! let ev = unsafe { k.launch().arg(&x).nd_range(Range::d1(1 << 20), Range::d1(64))? };
+//! let x = ColoredBuffer::from_slice(&root, &vec![1; 1 << 20])?;
+//! let inc = prog.kernel("inc")?;
+//! let launch = inc.launch().arg(&x);
+//! // SAFETY: work-item i touches x[i] only, for i < 2^20 = x.len().
+//! let ev = unsafe { launch.nd_range(Range::d1(1 << 20), Range::d1(64))? };
 //! println!("{:?} over {} devices", ev.duration()?, root.len());
 //! assert!(x.read()?.iter().all(|&v| v == 2));
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
 mod access;
+#[cfg(feature = "algorithms")]
 pub mod algorithms;
 mod colored;
 mod contract;
@@ -137,6 +139,15 @@ pub const CHECKED_ENV: &str = "CLGROUPS_CHECKED";
 /// root device waits for its sub-launches and fails with [`Error::OutOfChunk`] if a work-item
 /// indexed a buffer outside the elements its device holds (see
 /// [`crate::program::partitioned`]); the check costs a comparison per access.
+///
+/// ```
+/// // Debug builds check every access of a multi-device launch unless CLGROUPS_CHECKED=0.
+/// let on = clgroups::scaling::checked_mode()?;
+/// if std::env::var("CLGROUPS_CHECKED").is_err() {
+///     assert_eq!(on, cfg!(debug_assertions));
+/// }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn checked_mode() -> Result<bool> {
     let env = std::env::var(CHECKED_ENV).ok();
     match env.as_deref().map(str::trim) {
@@ -150,6 +161,16 @@ pub fn checked_mode() -> Result<bool> {
 }
 
 /// Where the chunks of a [`ColoredBuffer`] live (see the [module docs](self)).
+///
+/// ```
+/// use clgroups::scaling::{Placement, RootDevice};
+/// let root = RootDevice::from_env()?;
+/// // Explicitly partitioned, whatever the devices' memory: each device holds only its chunk.
+/// let root = root.with_placement(Placement::Partitioned);
+/// assert_eq!(root.placement(), Placement::Partitioned);
+/// assert_eq!(Placement::Shared.to_string(), "shared");
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placement {
     /// One buffer in the shared context; kernels receive all of it.
@@ -162,6 +183,17 @@ impl Placement {
     /// [`PLACEMENT_ENV`] if set, else `Shared` when every device has host-unified memory and
     /// `Partitioned` otherwise. Errors ([`Error::InvalidInput`]) for another value of the
     /// variable.
+    ///
+    /// ```
+    /// use clgroups::scaling::Placement;
+    /// let devices = clgroups::devices()?;
+    /// let placement = Placement::choose(&devices)?;
+    /// let unified = devices.iter().all(|d| d.limits().host_unified_memory);
+    /// if std::env::var("CLGROUPS_PLACEMENT").is_err() {
+    ///     assert_eq!(placement == Placement::Shared, unified);
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn choose(devices: &[Device]) -> Result<Self> {
         let unified = devices.iter().all(|d| d.limits().host_unified_memory);
         let env = std::env::var(PLACEMENT_ENV).ok();

@@ -22,6 +22,28 @@ use std::sync::Arc;
 
 /// Several devices of one platform used as one: a shared context and one queue per device.
 /// Cheap to clone; `Send + Sync`.
+///
+/// ```
+/// use clgroups::prelude::*;
+/// // All devices of the default device's platform (or those CLGROUPS_DEVICES names).
+/// let root = RootDevice::from_env()?;
+/// println!("{root:?}: {} device(s), {} placement", root.len(), root.placement());
+/// let program = root.program(r#"
+///     kernel void saxpy(float a, global const float *x, global float *y) {
+///         size_t i = get_global_id(0);
+///         y[i] = a * x[i] + y[i];
+///     }
+/// "#)?;
+/// let saxpy = program.kernel("saxpy")?;
+/// let n = 1 << 16;
+/// let x = ColoredBuffer::from_slice(&root, &vec![1.0f32; n])?;
+/// let mut y = ColoredBuffer::from_slice(&root, &vec![2.0f32; n])?;
+/// // SAFETY: work-item i reads x[i] and writes y[i], i < n = x.len() = y.len().
+/// let ev = unsafe { saxpy.launch().arg(3.0f32).arg(&x).arg(&mut y).range(n)? };
+/// ev.wait()?;
+/// assert!(y.read()?.iter().all(|&v| v == 5.0));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct RootDevice {
     context: Context,
@@ -36,6 +58,20 @@ impl RootDevice {
     ///
     /// Errors ([`Error::InvalidInput`]): no devices, devices of different platforms, one
     /// device given twice, or a bad [`PLACEMENT_ENV`](super::PLACEMENT_ENV).
+    ///
+    /// ```
+    /// use clgroups::RootDevice;
+    /// let first = clgroups::default_device()?;
+    /// let same_platform: Vec<_> = clgroups::devices()?
+    ///     .iter()
+    ///     .filter(|d| d.platform_index() == first.platform_index())
+    ///     .cloned()
+    ///     .collect();
+    /// let root = RootDevice::new(&same_platform)?;
+    /// assert_eq!(root.len(), same_platform.len());
+    /// assert!(RootDevice::new(&[]).is_err());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn new(devices: &[Device]) -> Result<Self> {
         let keys: Vec<(usize, usize)> = devices
             .iter()
@@ -66,6 +102,13 @@ impl RootDevice {
     /// `CLGROUPS_DEVICES` is a comma-separated list of device selectors, each as
     /// `CLGROUPS_DEVICE` takes it ([`crate::device::Selector`]): `0:0,0:1` (platform:device
     /// indices) is the unambiguous form; a name selects the first device it matches.
+    ///
+    /// ```
+    /// // CLGROUPS_DEVICES=0:0,0:1 picks two devices; unset, every device of the default platform.
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// assert_eq!(root.queues().len(), root.len());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn from_env() -> Result<Self> {
         match std::env::var(DEVICES_ENV) {
             Ok(list) if !list.trim().is_empty() => {
@@ -89,41 +132,104 @@ impl RootDevice {
     }
 
     /// `device` split into `n` equal sub-devices ([`Device::split_equally`]), used as one.
+    ///
+    /// ```
+    /// let device = clgroups::default_device()?;
+    /// // Sub-devices need clCreateSubDevices (PoCL's CPU devices have it, most GPUs do not).
+    /// match clgroups::RootDevice::split(&device, 2) {
+    ///     Ok(root) => assert_eq!(root.len(), 2),
+    ///     Err(e) => println!("{device} cannot be split: {e}"),
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn split(device: &Device, n: usize) -> Result<Self> {
         RootDevice::new(&device.split_equally(n)?)
     }
 
     /// Number of devices (at least 1).
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// assert!(root.len() >= 1 && !root.is_empty());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.queues.len()
     }
 
     /// Always false: a root device has at least one device.
+    ///
+    /// ```
+    /// assert!(!clgroups::RootDevice::from_env()?.is_empty());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         false
     }
 
     /// The devices, in order.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// for (i, d) in root.devices().iter().enumerate() {
+    ///     println!("device {i}: {d}");
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn devices(&self) -> &[Device] {
         self.context.devices()
     }
 
     /// The shared context.
+    ///
+    /// ```
+    /// use clgroups::Buffer;
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// // A plain buffer in the shared context: every device's kernels may read it.
+    /// let table = Buffer::<f32>::new(root.context(), 256)?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn context(&self) -> &Context {
         &self.context
     }
 
     /// One queue per device, in device order.
+    ///
+    /// ```
+    /// use clgroups::Buffer;
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let q = &root.queues()[0];
+    /// let b = Buffer::from_slice(q, &[1u8, 2])?;
+    /// assert_eq!(b.read(q)?, [1, 2]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn queues(&self) -> &[Queue] {
         &self.queues
     }
 
     /// Where colored buffers of this root device live.
+    ///
+    /// ```
+    /// use clgroups::scaling::Placement;
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// if std::env::var("CLGROUPS_PLACEMENT").is_err() {
+    ///     assert_eq!(root.placement(), Placement::choose(root.devices())?);
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn placement(&self) -> Placement {
         self.placement
     }
 
     /// This root device with another placement (for buffers and programs made afterwards).
+    ///
+    /// ```
+    /// use clgroups::scaling::Placement;
+    /// let root = clgroups::RootDevice::from_env()?.with_placement(Placement::Partitioned);
+    /// let x = clgroups::ColoredBuffer::from_slice(&root, &[1u32; 1000])?;
+    /// assert_eq!(x.placement(), Placement::Partitioned);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn with_placement(mut self, placement: Placement) -> Self {
         self.placement = placement;
         self
@@ -131,6 +237,13 @@ impl RootDevice {
 
     /// `source` built for every device with default settings: [`RootDevice::build`] of
     /// [`Program::builder`]`(source)`.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
+    /// assert_eq!(program.programs().len(), root.len());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn program(&self, source: &str) -> Result<RootProgram> {
         self.build(Program::builder(source))
     }
@@ -146,7 +259,7 @@ impl RootDevice {
     /// without its variant (see [`RootKernel::rewrite_obstacle`]) over the root device is
     /// refused with [`Error::InvalidLaunch`] saying why.
     ///
-    /// ```no_run
+    /// ```
     /// use clgroups::{scaling::RootDevice, Program};
     /// let root = RootDevice::from_env()?;
     /// let src = "kernel void k(global int *x) { x[get_global_id(0)] *= SCALE; }";
@@ -189,12 +302,24 @@ impl RootDevice {
     }
 
     /// Waits for every queue.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// root.finish()?; // every queue is idle
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn finish(&self) -> Result<()> {
         self.queues.iter().try_for_each(Queue::finish)
     }
 
     /// The coloring page for this device set: [`DEFAULT_PAGE_SIZE`] rounded up to a multiple
     /// of every device's `CL_DEVICE_MEM_BASE_ADDR_ALIGN`.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// assert!(root.default_page_size() >= 64 * 1024);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn default_page_size(&self) -> usize {
         let align = self.alignment();
         DEFAULT_PAGE_SIZE.div_ceil(align) * align
@@ -252,6 +377,15 @@ fn gcd(a: usize, b: usize) -> usize {
 }
 
 /// One source built for every device of a [`RootDevice`].
+///
+/// ```
+/// let root = clgroups::RootDevice::from_env()?;
+/// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
+/// let k = program.kernel("k")?;
+/// assert!(program.kernel("missing").is_err());
+/// println!("{program:?}"); // RootProgram { programs: [Program { .. }, ..], .. }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct RootProgram {
     programs: Vec<Program>,
@@ -267,6 +401,13 @@ impl RootProgram {
     /// The kernel called `name`, on every device: its `__clg_part` variant, or the kernel as
     /// written where it has none (launches over the root device then refuse it, see
     /// [`RootKernel::rewrite_obstacle`]).
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
+    /// assert_eq!(program.kernel("k")?.kernels().len(), root.len());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn kernel(&self, name: &str) -> Result<RootKernel> {
         let decl = self.decls.iter().find(|k| k.name == name);
         let obstacle = match (&self.obstacle, decl) {
@@ -335,6 +476,15 @@ impl RootProgram {
     }
 
     /// The per-device programs, in device order.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
+    /// for p in program.programs() {
+    ///     println!("built for {}", p.device());
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn programs(&self) -> &[Program] {
         &self.programs
     }
@@ -357,8 +507,31 @@ pub(super) struct ParamFacts {
     pub(super) own_id: Option<IdIndex>,
 }
 
+impl fmt::Debug for RootProgram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RootProgram")
+            .field("programs", &self.programs)
+            .field("placement", &self.placement)
+            .field("checked", &self.checked)
+            .finish_non_exhaustive()
+    }
+}
+
 /// One kernel on every device of a [`RootDevice`].
-#[derive(Clone)]
+///
+/// ```
+/// use clgroups::{ColoredBuffer, RootDevice};
+/// let root = RootDevice::from_env()?;
+/// let program = root.program("kernel void one(global int *x) { x[get_global_id(0)] = 1; }")?;
+/// let one = program.kernel("one")?;
+/// let mut x = ColoredBuffer::<i32>::new(&root, 4096)?;
+/// // SAFETY: work-item i writes x[i], i < 4096 = x.len().
+/// let ev = unsafe { one.launch().arg(&mut x).nd_range(4096, clgroups::Range::d1(64))? };
+/// println!("{:?} over {} devices", ev.duration()?, root.len());
+/// assert_eq!(x.read()?, [1; 4096]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+#[derive(Clone, Debug)]
 pub struct RootKernel {
     pub(super) kernels: Vec<Kernel>,
     /// The guarded variants, for rounded ranges (`None`: the kernel must not be rounded).
@@ -376,6 +549,17 @@ pub struct RootKernel {
 
 impl RootKernel {
     /// Starts a launch over all devices.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let program = root.program("kernel void set(global int *x, int v) { x[get_global_id(0)] = v; }")?;
+    /// let set = program.kernel("set")?;
+    /// let mut x = clgroups::ColoredBuffer::<i32>::new(&root, 1000)?;
+    /// // SAFETY: work-item i writes x[i], i < 1000 = x.len().
+    /// unsafe { set.launch().arg(&mut x).arg(7i32).range(1000)? }.wait()?;
+    /// assert_eq!(x.read()?, [7; 1000]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn launch(&self) -> RootLaunch<'_> {
         RootLaunch::new(self)
     }
@@ -383,6 +567,15 @@ impl RootKernel {
     /// The per-device kernels (the `__clg_part` variants, or the kernels as written where
     /// [`rewrite_obstacle`](RootKernel::rewrite_obstacle) says why there are none), in device
     /// order.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
+    /// for k in program.kernel("k")?.kernels() {
+    ///     println!("{k:?}"); // the per-device variant
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn kernels(&self) -> &[Kernel] {
         &self.kernels
     }
@@ -462,7 +655,7 @@ impl RootKernel {
     /// pages of one work-group slab follow the launch's partition (see [the
     /// contract](super#the-contract)).
     ///
-    /// ```no_run
+    /// ```
     /// use clgroups::scaling::{ColoredBuffer, RootDevice};
     /// let root = RootDevice::from_env()?;
     /// let k = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?.kernel("inc")?;

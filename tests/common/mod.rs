@@ -65,6 +65,7 @@ pub fn multi_required() -> bool {
     std::env::var("CLGROUPS_REQUIRE_MULTI_DEVICE").is_ok_and(|v| v == "1")
 }
 
+#[cfg(feature = "scaling")]
 /// The root device under test: the default platform's devices, or the default device split
 /// in two. `None` (after printing why) when neither gives two devices and that is allowed.
 pub fn root_device(test: &str) -> Option<clgroups::scaling::RootDevice> {
