@@ -132,6 +132,10 @@ pub struct SubGroupCapabilities {
 /// The largest size emulation offers (matching the largest size native CPU drivers list).
 const MAX_EMULATED_SIZE: usize = 512;
 
+/// The SIMD width assumed where the driver reports no preferred work-group size multiple (0:
+/// PoCL's remote driver does not forward it): a GPU warp, and a multiple of CPU SIMD widths.
+const UNKNOWN_SIMD: usize = 32;
+
 /// The backend clgroups picks for a device (pure).
 ///
 /// NVIDIA's own platform gets `nvidia-ptx`; a device with `cl_khr_subgroups` and
@@ -173,13 +177,19 @@ pub fn backend_available(
 ///   else the smallest listed; the layer pins it with `intel_reqd_sub_group_size`;
 /// * `khr`/`intel` without it: the preferred multiple, the only size offered (kernels run the
 ///   driver's choice and the layer reads the real size at run time);
-/// * `emulated`: the preferred multiple rounded down to a power of two (1 if unknown), at most
-///   the maximum work-group size.
+/// * `emulated`: the preferred multiple rounded down to a power of two, at most the maximum
+///   work-group size.
+///
+/// A preferred multiple of 0 (unknown) counts as 32: a size-1 sub-group would make every
+/// sub-group collective a no-op and sub-group tree reductions never finish.
 ///
 /// Sizes: `nvidia-ptx` offers only the warp size; `khr`/`intel` the driver's list; `emulated`
 /// every power of two up to `min(max work-group size, 512)`.
 pub fn effective_view(driver: &DriverSubGroups, backend: ShuffleBackend) -> EffectiveSubGroups {
-    let simd = driver.preferred_work_group_size_multiple.max(1);
+    let simd = match driver.preferred_work_group_size_multiple {
+        0 => UNKNOWN_SIMD,
+        m => m,
+    };
     let (sizes, primary) = match backend {
         ShuffleBackend::NvidiaPtx => {
             let warp = driver.warp_size_nv.map_or(32, |w| w as usize);
@@ -246,6 +256,14 @@ mod tests {
             e.sub_group_sizes,
             vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
         );
+    }
+
+    #[test]
+    fn unknown_preferred_multiple_is_not_size_1() {
+        // PoCL's remote driver reports a preferred multiple of 0.
+        let d = driver(&[], 0, &[], 0);
+        let e = effective_view(&d, choose_backend(&d, false));
+        assert_eq!(e.primary_sub_group_size, UNKNOWN_SIMD);
     }
 
     #[test]
