@@ -13,6 +13,8 @@
 //!   several devices, memory coloring.
 //! * [`scaling`]: one ND-range over several devices (partitioned launches, colored buffers).
 //! * [`algorithms`]: device-wide reduce and scan built on the sub-group layer.
+//! * [`wait`]: every wait on a device is bounded (`CLGROUPS_TIMEOUT`): a stuck device or a lost
+//!   connection to a remote one is an [`Error::Timeout`], not a hang.
 //!
 //! Dimension order is OpenCL's everywhere (dimension 0 = x, fastest-varying); see [`Range`].
 
@@ -28,6 +30,7 @@ pub mod program;
 pub mod queue;
 pub mod range;
 pub mod scaling;
+pub mod wait;
 
 pub use buffer::Buffer;
 pub use device::{default_device, devices, Device};

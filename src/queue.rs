@@ -125,12 +125,12 @@ impl Queue {
         &self.inner.context
     }
 
-    /// Waits until every command enqueued so far has finished.
+    /// Waits until every command enqueued so far has finished, at most
+    /// [`crate::wait::limit`] ([`Error::Timeout`] otherwise).
     pub fn finish(&self) -> Result<()> {
-        self.inner
-            .raw
-            .finish()
-            .map_err(|e| Error::cl("clFinish", e.0, self.device().to_string()))
+        crate::wait::queue(&self.inner.raw, || {
+            format!("the commands enqueued on {}", self.device())
+        })
     }
 
     pub(crate) fn raw(&self) -> &CommandQueue {
