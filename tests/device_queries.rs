@@ -67,7 +67,10 @@ fn backend_matches_the_driver() {
                 0 => 32,
                 m => m,
             };
-            assert_eq!(eff.primary_sub_group_size, simd.min(drv.max_work_group_size));
+            assert_eq!(
+                eff.primary_sub_group_size,
+                simd.min(drv.max_work_group_size)
+            );
         }
     }
     let d = common::device();
