@@ -205,6 +205,8 @@ impl<T: Scalar> Buffer<T> {
     /// ```
     pub fn write_at(&mut self, queue: &Queue, offset: usize, data: &[T]) -> Result<()> {
         self.check(queue, offset, data.len(), "write")?;
+        // Bounded wait for the commands before the write: only the transfer itself blocks.
+        queue.finish()?;
         ffi::write(queue.raw(), &mut self.raw, offset, data)
             .map_err(|e| Error::cl("clEnqueueWriteBuffer", e.0, queue.device().to_string()))?;
         Ok(())
@@ -239,6 +241,8 @@ impl<T: Scalar> Buffer<T> {
     /// ```
     pub fn read_into(&self, queue: &Queue, offset: usize, out: &mut [T]) -> Result<()> {
         self.check(queue, offset, out.len(), "read")?;
+        // Bounded wait for the commands before the read: only the transfer itself blocks.
+        queue.finish()?;
         ffi::read(queue.raw(), &self.raw, offset, out)
             .map_err(|e| Error::cl("clEnqueueReadBuffer", e.0, queue.device().to_string()))?;
         Ok(())
@@ -258,8 +262,9 @@ impl<T: Scalar> Buffer<T> {
         self.check(queue, 0, self.len, "fill")?;
         let ev = ffi::fill(queue.raw(), &mut self.raw, value, self.len)
             .map_err(|e| Error::cl("clEnqueueFillBuffer", e.0, queue.device().to_string()))?;
-        ev.wait()
-            .map_err(|e| Error::cl("clWaitForEvents", e.0, queue.device().to_string()))
+        crate::wait::event(&ev, || {
+            format!("fill of {} elements on {}", self.len, queue.device())
+        })
     }
 
     /// Copies all of `self` into `dst` (same length) on `queue`; returns the profiled event.

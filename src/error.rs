@@ -170,6 +170,16 @@ pub enum Error {
         /// The global id of the work-item (dimensions 0 to 2).
         global_id: [u32; 3],
     },
+    /// A command did not finish within the wait limit (`CLGROUPS_TIMEOUT`, see
+    /// [`crate::wait::limit`]): the device, or the connection to it, is stuck. The command may
+    /// still be running; OpenCL cannot cancel it.
+    #[error("{command} did not finish within {waited:?} (CLGROUPS_TIMEOUT): the device or its connection is stuck")]
+    Timeout {
+        /// The command waited for (kernel and device, or the transfer).
+        command: String,
+        /// How long clgroups waited.
+        waited: std::time::Duration,
+    },
     /// The program has no kernel of that name.
     #[error("no kernel `{kernel}` in the program; it defines: {available:?}")]
     NoSuchKernel {

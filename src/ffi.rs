@@ -10,9 +10,10 @@ use opencl3::context::Context as ClContext;
 use opencl3::device::Device;
 use opencl3::error_codes::ClError;
 use opencl3::event::Event;
+use opencl3::event::CL_COMPLETE;
 use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer as ClBuffer, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
-use opencl3::types::{cl_event, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING};
+use opencl3::types::{cl_event, cl_int, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING};
 use std::ffi::c_void;
 use std::ptr;
 
@@ -189,6 +190,32 @@ pub unsafe fn write_bytes(
 pub fn migrate(q: &CommandQueue, mems: &[cl_mem]) -> ClResult<Event> {
     // SAFETY: `mems` holds live memory objects for the duration of the call.
     unsafe { q.enqueue_migrate_mem_object(mems.len() as u32, mems.as_ptr(), 0, &[]) }
+}
+
+/// A marker that completes when every command enqueued on `q` before it has completed.
+pub fn marker(q: &CommandQueue) -> ClResult<Event> {
+    // SAFETY: the wait list is empty, so no event handle is read.
+    unsafe { q.enqueue_marker_with_wait_list(&[]) }
+}
+
+/// What [`on_complete`] calls: once, with the event's final status (`CL_COMPLETE` or an error).
+pub type Completion = Box<dyn FnOnce(cl_int) + Send>;
+
+/// Calls `done` once `event` has completed or failed (on a driver thread).
+pub fn on_complete(event: &Event, done: Completion) -> ClResult<()> {
+    extern "C" fn notify(_event: cl_event, status: cl_int, user: *mut c_void) {
+        // SAFETY: `user` is the `Box<Completion>` leaked below, and OpenCL calls a registered
+        // callback exactly once, so ownership comes back here exactly once.
+        let done = unsafe { Box::from_raw(user.cast::<Completion>()) };
+        done(status);
+    }
+    let user = Box::into_raw(Box::new(done)).cast::<c_void>();
+    event
+        .set_callback(CL_COMPLETE, notify, user)
+        .inspect_err(|_| {
+            // SAFETY: registration failed, so OpenCL never calls `notify`: the box is still ours.
+            drop(unsafe { Box::from_raw(user.cast::<Completion>()) });
+        })
 }
 
 /// A kernel argument, already checked against the kernel's signature.

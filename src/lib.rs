@@ -108,6 +108,8 @@
 //!   (public so that each decision can be inspected and tested without a device);
 //! * [`scaling`]: one launch over several devices; [`algorithms`]: reduce and scan;
 //! * [`opencl_c`]: the OpenCL C sub-group layer, function by function, per backend;
+//! * [`wait`]: every wait on a device is bounded (`CLGROUPS_TIMEOUT`): a stuck device or a lost
+//!   connection to a remote one is an [`Error::Timeout`], not a hang;
 //! * [`prelude`]: the names a typical program uses, in one import.
 //!
 //! # Cargo features
@@ -143,6 +145,7 @@ pub mod queue;
 pub mod range;
 #[cfg(feature = "scaling")]
 pub mod scaling;
+pub mod wait;
 
 pub use buffer::Buffer;
 pub use device::{default_device, devices, Device};

@@ -240,7 +240,8 @@ impl Queue {
         &self.inner.context
     }
 
-    /// Waits until every command enqueued so far has finished.
+    /// Waits until every command enqueued so far has finished, at most
+    /// [`crate::wait::limit`] ([`Error::Timeout`] otherwise).
     ///
     /// ```
     /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
@@ -253,10 +254,9 @@ impl Queue {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn finish(&self) -> Result<()> {
-        self.inner
-            .raw
-            .finish()
-            .map_err(|e| Error::cl("clFinish", e.0, self.device().to_string()))
+        crate::wait::queue(&self.inner.raw, || {
+            format!("the commands enqueued on {}", self.device())
+        })
     }
 
     pub(crate) fn raw(&self) -> &CommandQueue {

@@ -62,7 +62,16 @@ fn backend_matches_the_driver() {
             assert!(drv.sub_group_sizes.is_empty());
             assert!(!drv.has("cl_khr_subgroups"));
             assert_eq!(eff.shuffle_backend, ShuffleBackend::Emulated, "{d}");
-            assert_eq!(eff.primary_sub_group_size, 8.min(drv.max_work_group_size));
+            // The preferred multiple (8); UNKNOWN_SIMD_WIDTH where the driver reports 0 (PoCL's
+            // remote driver).
+            let simd = match drv.preferred_work_group_size_multiple {
+                0 => clgroups::device::UNKNOWN_SIMD_WIDTH,
+                m => m,
+            };
+            assert_eq!(
+                eff.primary_sub_group_size,
+                simd.min(drv.max_work_group_size)
+            );
         }
     }
     let d = common::device();

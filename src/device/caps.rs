@@ -416,6 +416,14 @@ mod tests {
     }
 
     #[test]
+    fn unknown_preferred_multiple_is_not_size_1() {
+        // PoCL's remote driver reports a preferred multiple of 0.
+        let d = driver(&[], 0, &[], 0);
+        let e = effective_view(&d, choose_backend(&d, false));
+        assert_eq!(e.primary_sub_group_size, UNKNOWN_SIMD_WIDTH);
+    }
+
+    #[test]
     fn pocl6_is_khr_with_listed_sizes() {
         let sizes = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
         let d = driver(

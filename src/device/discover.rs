@@ -360,7 +360,10 @@ fn build(
         local_mem_size: raw.local_mem_size().unwrap_or(0),
         address_bits: raw.address_bits().unwrap_or(32),
         fp64: has("cl_khr_fp64"),
-        host_unified_memory: raw.host_unified_memory().unwrap_or(true),
+        // PoCL's remote driver forwards the server's answer, but the client's memory is not the
+        // server's: shared placement would migrate buffers over the network at every launch.
+        host_unified_memory: raw.host_unified_memory().unwrap_or(true)
+            && !is_pocl_remote(&raw.version().unwrap_or_default()),
     };
     let sub_groups = SubGroupCapabilities {
         effective: effective_view(&driver, backend),
@@ -420,8 +423,25 @@ fn cstr_name(raw: &[u8]) -> String {
     String::from_utf8_lossy(&raw[..end]).into_owned()
 }
 
+/// Whether a `CL_DEVICE_VERSION` is a PoCL-R remote device's (`... HSTR: pocl-remote: ...`).
+fn is_pocl_remote(version: &str) -> bool {
+    version.contains("pocl-remote")
+}
+
 #[cfg(test)]
 mod tests {
+    use super::is_pocl_remote;
+
+    #[test]
+    fn remote_devices_are_recognised_by_their_version() {
+        let remote = "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512 \
+                      HSTR: pocl-remote: pthread-skylake-avx512-AMD EPYC";
+        assert!(is_pocl_remote(remote));
+        assert!(!is_pocl_remote(
+            "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu"
+        ));
+    }
+
     use super::*;
 
     #[test]

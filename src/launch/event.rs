@@ -56,7 +56,8 @@ impl Event {
         }
     }
 
-    /// Waits for the command(s) to finish.
+    /// Waits for the command(s) to finish, each at most [`crate::wait::limit`]
+    /// ([`Error::Timeout`] otherwise).
     ///
     /// ```
     /// # use clgroups::prelude::*;
@@ -68,11 +69,9 @@ impl Event {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn wait(&self) -> Result<()> {
-        for e in &self.raw {
-            e.wait()
-                .map_err(|e| Error::cl("clWaitForEvents", e.0, self.context()))?;
-        }
-        Ok(())
+        self.raw
+            .iter()
+            .try_for_each(|e| crate::wait::event(e, || self.context()))
     }
 
     /// Device time from the start of the first command to the end of the last (waits first).

@@ -519,10 +519,9 @@ impl<T: Scalar> ColoredBuffer<T> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        events.iter().try_for_each(|ev| {
-            ev.wait()
-                .map_err(|e| Error::cl("clWaitForEvents", e.0, "buffer migration"))
-        })
+        events
+            .iter()
+            .try_for_each(|ev| crate::wait::event(ev, || "buffer migration".into()))
     }
 
     /// Reads the whole array (blocking); in partitioned placement each chunk through its

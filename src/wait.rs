@@ -1,0 +1,120 @@
+//! Bounded waits: every wait clgroups makes on a device ends within [`limit`], or returns
+//! [`Error::Timeout`] naming the command, so a stuck device or a lost connection (a remote device
+//! through PoCL-R, say) reaches the caller as an error rather than a hang.
+//!
+//! The limit is `CLGROUPS_TIMEOUT` seconds (default 600). OpenCL cannot cancel a command, so one
+//! that timed out may still be running; blocking transfers first wait (bounded) for the commands
+//! before them, so only the transfer itself is unbounded.
+
+use crate::error::{Error, Result};
+use crate::ffi;
+use opencl3::command_queue::CommandQueue;
+use opencl3::event::{Event, CL_COMPLETE};
+use opencl3::types::cl_int;
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+/// The environment variable that sets [`limit`], in seconds.
+pub const TIMEOUT_ENV: &str = "CLGROUPS_TIMEOUT";
+
+const DEFAULT_LIMIT: Duration = Duration::from_secs(600);
+
+/// How long clgroups waits for one command: `CLGROUPS_TIMEOUT` seconds (a positive number,
+/// fractions allowed), else 600 s. Read once; another value of the variable is an
+/// [`Error::InvalidInput`] at the first wait.
+pub fn limit() -> Result<Duration> {
+    static LIMIT: OnceLock<Result<Duration>> = OnceLock::new();
+    LIMIT
+        .get_or_init(|| parse_limit(std::env::var(TIMEOUT_ENV).ok().as_deref()))
+        .clone()
+}
+
+fn parse_limit(value: Option<&str>) -> Result<Duration> {
+    let Some(text) = value.map(str::trim).filter(|t| !t.is_empty()) else {
+        return Ok(DEFAULT_LIMIT);
+    };
+    match text.parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
+        _ => Err(Error::input(format!(
+            "{TIMEOUT_ENV}={text:?}: expected a positive number of seconds"
+        ))),
+    }
+}
+
+/// Waits until `event` completes, at most [`limit`]. `what` names the command in errors.
+pub(crate) fn event(event: &Event, what: impl Fn() -> String) -> Result<()> {
+    let limit = limit()?;
+    let status = event
+        .command_execution_status()
+        .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?
+        .0;
+    if status == CL_COMPLETE || status < 0 {
+        return finished(status, what);
+    }
+    // Nothing guarantees that a queued command is ever submitted until its queue is flushed
+    // (clWaitForEvents flushes implicitly; a callback does not).
+    let queue = event
+        .command_queue()
+        .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?;
+    opencl3::command_queue::flush(queue).map_err(|e| Error::cl("clFlush", e, what()))?;
+    let done = Arc::new((Mutex::new(None::<cl_int>), Condvar::new()));
+    let signal = Arc::clone(&done);
+    ffi::on_complete(
+        event,
+        Box::new(move |status| {
+            let (slot, cv) = &*signal;
+            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(status);
+            cv.notify_all();
+        }),
+    )
+    .map_err(|e| Error::cl("clSetEventCallback", e.0, what()))?;
+    let (slot, cv) = &*done;
+    let guard = slot.lock().unwrap_or_else(PoisonError::into_inner);
+    let (guard, _) = cv
+        .wait_timeout_while(guard, limit, |s| s.is_none())
+        .unwrap_or_else(PoisonError::into_inner);
+    match *guard {
+        Some(status) => finished(status, what),
+        None => Err(Error::Timeout {
+            command: what(),
+            waited: limit,
+        }),
+    }
+}
+
+/// Waits until every command enqueued on `queue` so far completes, at most [`limit`] (a marker
+/// and [`event`]).
+pub(crate) fn queue(queue: &CommandQueue, what: impl Fn() -> String) -> Result<()> {
+    let marker =
+        ffi::marker(queue).map_err(|e| Error::cl("clEnqueueMarkerWithWaitList", e.0, what()))?;
+    event(&marker, what)
+}
+
+/// The outcome of a command whose execution status is final (`CL_COMPLETE` or an error code).
+fn finished(status: cl_int, what: impl Fn() -> String) -> Result<()> {
+    if status < 0 {
+        return Err(Error::cl("clWaitForEvents", status, what()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_parses_seconds() {
+        assert_eq!(parse_limit(None).unwrap(), DEFAULT_LIMIT);
+        assert_eq!(parse_limit(Some(" ")).unwrap(), DEFAULT_LIMIT);
+        assert_eq!(
+            parse_limit(Some("2.5")).unwrap(),
+            Duration::from_millis(2500)
+        );
+        for bad in ["0", "-1", "soon", "inf", "NaN"] {
+            assert!(
+                matches!(parse_limit(Some(bad)), Err(Error::InvalidInput { .. })),
+                "{bad}"
+            );
+        }
+    }
+}
