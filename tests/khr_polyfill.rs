@@ -671,3 +671,37 @@ fn programs_without_sub_group_builtins_get_no_polyfill() {
     let src = "kernel void k(global int *o) { o[get_global_id(0)] = sub_group_shuffle_up(1, 0u); }";
     Program::from_source(&q, src).expect("sub_group_shuffle_up builds everywhere");
 }
+
+/// Standard built-ins in helper functions need no plumbing on any backend: the build threads the
+/// emulated scratch through the helpers that (transitively) call them.
+#[test]
+fn builtins_in_helper_functions() {
+    let q = common::queue();
+    let src = "float group_sum(float v) { return sub_group_reduce_add(v); }\n\
+               float twice(float v) { return 2.0f * group_sum(v); }\n\
+               kernel void k(global float *o) {\n\
+                   float s = twice(1.0f);\n\
+                   if (get_sub_group_local_id() == 0) o[get_global_id(0) / get_max_sub_group_size()] = s;\n\
+               }\n";
+    let p = Program::from_source(&q, src).expect("a helper calling sub_group_reduce_add builds");
+    let k = p.kernel("k").unwrap();
+    let out = Buffer::from_slice(&q, &[-1.0f32; 256]).unwrap();
+    // SAFETY: work-item i writes o[i / sub-group size] only, below 256 = o's length.
+    unsafe {
+        k.launch()
+            .arg(&out)
+            .nd_range(Range::d1(256), LocalSize::Exact(Range::d1(64)))
+    }
+    .and_then(|e| e.wait())
+    .unwrap();
+    let got = out.read(&q).unwrap();
+    let size = got[0] / 2.0;
+    assert!(size >= 1.0, "{got:?}");
+    let groups = (256.0 / size) as usize;
+    assert!(
+        got[..groups].iter().all(|&v| v == 2.0 * size),
+        "{:?} ({} backend)",
+        &got[..groups],
+        q.device().sub_groups().effective.shuffle_backend
+    );
+}

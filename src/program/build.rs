@@ -178,10 +178,8 @@ pub(super) fn build_with_fallbacks(
     size: usize,
 ) -> Result<Arc<ClProgram>> {
     // The standard sub-group built-ins the device lacks (nothing when the source names none).
-    let polyfill = headers::inline_includes(
-        &polyfill::prelude(queue, &b.source, size),
-        "clgroups/khr/prelude",
-    )?;
+    let polyfill =
+        headers::inline_includes(&polyfill::prelude(queue, &b.source), "clgroups/khr/prelude")?;
     let attempt = |plans: &BTreeMap<String, KernelPlan>, round: bool, rewrite: bool| {
         let text = compose(
             b,

@@ -344,10 +344,12 @@ impl Program {
                 ResolvedSize::Unsupported(_) => None,
             })
             .collect();
-        // An unsupported default leaves kernels that say nothing to fail at launch; the build
-        // still needs a valid size (the backend's automatic one).
-        let automatic = resolve(SubGroupSize::Automatic, device).size_or(0);
-        wanted.push(resolve(b.default_size, device).size_or(automatic));
+        // Kernels that do not use the layer are not pinned, so they get the build of the
+        // backend's automatic size (0 on khr/intel: the layer and the polyfill then ask the
+        // driver, like the kernel's own built-ins); so does a program with no scanned kernel.
+        if wanted.is_empty() || plans.values().any(|p| !p.uses_layer) {
+            wanted.push(automatic_size(device));
+        }
         wanted.sort_unstable();
         wanted.dedup();
         let mut builds = BTreeMap::new();
@@ -415,7 +417,12 @@ impl Program {
         };
         let build = match plan.size {
             ResolvedSize::Size(n) if plan.uses_layer => &self.inner.builds[&n],
-            _ => self.inner.builds.values().next().expect("one build"),
+            _ => self
+                .inner
+                .builds
+                .get(&automatic_size(self.device()))
+                .or_else(|| self.inner.builds.values().next())
+                .expect("one build"),
         };
         let rounded = match &plan.rounded {
             Ok(()) => Ok(Arc::clone(build)),
@@ -546,6 +553,12 @@ impl ResolvedSize {
             ResolvedSize::Unsupported(_) => default,
         }
     }
+}
+
+/// The sub-group size of builds for kernels clgroups does not pin: 0 (the driver's) on
+/// `khr`/`intel`, the backend's fixed size on `emulated` and `nvidia-ptx`.
+fn automatic_size(device: &Device) -> usize {
+    resolve(SubGroupSize::Automatic, device).size_or(0)
 }
 
 /// Resolves a requested sub-group size on a device (pure given the device's capabilities).

@@ -135,22 +135,21 @@ pub fn extensions(queue: &Queue) -> Provisions {
     v
 }
 
-/// The text to put after the layer's defines of a build with sub-group size `size` (0:
-/// automatic): the polyfill header with the provided extensions switched on, or nothing when
-/// `source` names no sub-group built-in or the device has every extension.
+/// The text to put after the layer's defines of a build: the polyfill header with the provided
+/// extensions switched on, or nothing when `source` names no sub-group built-in or the device
+/// has every extension.
 ///
-/// A pinned size on `khr`/`intel` also gets the layer's `cl_khr_subgroups`, whose geometry is
-/// computed from the linear local id: PoCL 6.0 under `intel_reqd_sub_group_size` reports the
-/// full size for a partial last sub-group, reduces over absent lanes, truncates
-/// `get_num_sub_groups` and answers 1 for `get_enqueued_num_sub_groups` (measured by
-/// `tests/khr_polyfill.rs`).
-pub(crate) fn prelude(queue: &Queue, source: &str, size: usize) -> String {
+/// Native built-ins are never replaced: kernels that call only standard built-ins are not
+/// pinned to a sub-group size by clgroups, so they run at the driver's own size, which only the
+/// driver's built-ins know (replacing them with the layer's fixed-size `cl_khr_subgroups` for a
+/// build of size `size` gave 314,067 wrong results of 554,202 on PoCL 6.0).
+pub(crate) fn prelude(queue: &Queue, source: &str) -> String {
     if !mentions_sub_groups(source) {
         return String::new();
     }
     let provided: Vec<&str> = extensions(queue)
         .into_iter()
-        .filter(|&(ext, how)| how == Provision::Provided || (size > 0 && ext == "cl_khr_subgroups"))
+        .filter(|&(_, how)| how == Provision::Provided)
         .map(|(ext, _)| ext)
         .collect();
     if provided.is_empty() {
