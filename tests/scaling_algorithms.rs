@@ -4,22 +4,13 @@
 
 mod common;
 
-use clgroups::scaling::{algorithms, Access, ColoredBuffer, Placement, RootDevice};
-
-fn roots(test: &str) -> Vec<RootDevice> {
-    let Some(root) = common::root_device(test) else {
-        return Vec::new();
-    };
-    [Placement::Shared, Placement::Partitioned]
-        .map(|p| root.clone().with_placement(p))
-        .to_vec()
-}
+use clgroups::scaling::{algorithms, Access, ColoredBuffer, Placement};
 
 const SIZES: [usize; 5] = [1, 31, 4099, 65537, (1 << 20) + 3];
 
 #[test]
 fn reductions_match_the_host() {
-    for root in roots("reductions_match_the_host") {
+    for root in common::roots("reductions_match_the_host") {
         for n in SIZES {
             let xs = common::values(n, n as u64);
             let x = ColoredBuffer::from_slice(&root, &xs).unwrap();
@@ -51,7 +42,7 @@ fn reductions_match_the_host() {
 
 #[test]
 fn scans_match_the_host() {
-    for root in roots("scans_match_the_host") {
+    for root in common::roots("scans_match_the_host") {
         for n in SIZES {
             let xs = common::values(n, 7 + n as u64);
             let x = ColoredBuffer::from_slice(&root, &xs).unwrap();
@@ -78,7 +69,7 @@ fn scans_match_the_host() {
 
 #[test]
 fn layouts_without_exact_chunks_are_refused() {
-    for root in roots("layouts_without_exact_chunks_are_refused") {
+    for root in common::roots("layouts_without_exact_chunks_are_refused") {
         let n = 1 << 16;
         let xs = common::values(n, 3);
         let mut x = ColoredBuffer::with_access(&root, n, Access::Halo(4)).unwrap();

@@ -6,7 +6,7 @@
 mod common;
 
 use clgroups::launch::LocalSize;
-use clgroups::scaling::{ColoredBuffer, Placement, RootDevice, RootKernel};
+use clgroups::scaling::{RootDevice, RootKernel};
 use clgroups::Range;
 
 const SOURCE: &str = r#"
@@ -30,34 +30,14 @@ kernel void block_sum(global int *y, global const int *x, local int *t) {
 }
 "#;
 
-fn roots(test: &str) -> Vec<RootDevice> {
-    let Some(root) = common::root_device(test) else {
-        return Vec::new();
-    };
-    [Placement::Shared, Placement::Partitioned]
-        .map(|p| root.clone().with_placement(p))
-        .to_vec()
-}
-
-/// `data` in a colored buffer whose pages are work-group slabs of `local` elements.
-fn colored(root: &RootDevice, data: &[i32], local: usize) -> ColoredBuffer<i32> {
-    let mut b = match root.placement() {
-        Placement::Partitioned => ColoredBuffer::with_page(root, data.len(), local * 4),
-        Placement::Shared => ColoredBuffer::new(root, data.len()),
-    }
-    .unwrap();
-    b.write(data).unwrap();
-    b
-}
-
 fn saxpy_checked(root: &RootDevice, k: &RootKernel, n: usize, how: &str) {
     let (xs, ys) = (common::values(n, 1), common::values(n, 2));
     let local = match how {
         "range" => k.range_plan(Range::d1(n)).unwrap().1.len(),
         _ => clgroups::plan::local_size::tuned(Range::d1(n), &limits(k)).len(),
     };
-    let x = colored(root, &xs, local);
-    let y = colored(root, &ys, local);
+    let x = common::colored(root, &xs, local);
+    let y = common::colored(root, &ys, local);
     let launch = k.launch().arg(&y).arg(&x).arg(3i32);
     // SAFETY: the kernel touches x and y only at global ids below n, their length.
     let ev = unsafe {
@@ -97,7 +77,7 @@ fn limits(k: &RootKernel) -> clgroups::plan::local_size::Limits {
 
 #[test]
 fn ranges_round_and_split_in_whole_work_groups() {
-    for root in roots("ranges_round_and_split_in_whole_work_groups") {
+    for root in common::roots("ranges_round_and_split_in_whole_work_groups") {
         let k = root.program(SOURCE).unwrap().kernel("saxpy").unwrap();
         for n in [1, 31, 4096, 100_003, 1 << 17, 1_000_003] {
             saxpy_checked(&root, &k, n, "range");
@@ -111,7 +91,7 @@ fn ranges_round_and_split_in_whole_work_groups() {
 
 #[test]
 fn automatic_and_tuned_local_sizes() {
-    for root in roots("automatic_and_tuned_local_sizes") {
+    for root in common::roots("automatic_and_tuned_local_sizes") {
         let k = root.program(SOURCE).unwrap().kernel("saxpy").unwrap();
         for n in [4096, 3 * 64 * 61] {
             saxpy_checked(&root, &k, n, "auto");
@@ -123,14 +103,14 @@ fn automatic_and_tuned_local_sizes() {
 /// A kernel with a barrier is never rounded: its range runs in work-groups that divide it.
 #[test]
 fn kernels_with_barriers_are_not_rounded() {
-    for root in roots("kernels_with_barriers_are_not_rounded") {
+    for root in common::roots("kernels_with_barriers_are_not_rounded") {
         let k = root.program(SOURCE).unwrap().kernel("block_sum").unwrap();
         let n = 64 * 61;
         let (launch, local) = k.range_plan(Range::d1(n)).unwrap();
         assert_eq!(launch, Range::d1(n));
         let xs = common::values(n, 3);
-        let x = colored(&root, &xs, local.len());
-        let y = colored(&root, &vec![0; n], local.len());
+        let x = common::colored(&root, &xs, local.len());
+        let y = common::colored(&root, &vec![0; n], local.len());
         let l = local.len();
         // SAFETY: the kernels touch their buffers only at global ids below the launched range, the buffers' length.
         unsafe {
@@ -152,7 +132,7 @@ fn kernels_with_barriers_are_not_rounded() {
 /// the devices in work-groups of whole sub-groups.
 #[test]
 fn sub_group_kernels_over_devices() {
-    for root in roots("sub_group_kernels_over_devices") {
+    for root in common::roots("sub_group_kernels_over_devices") {
         let k = root
             .program(SOURCE)
             .unwrap()
@@ -160,8 +140,8 @@ fn sub_group_kernels_over_devices() {
             .unwrap();
         let (n, local) = (64 * 61, 64);
         let xs = common::values(n, 9);
-        let x = colored(&root, &xs, local);
-        let y = colored(&root, &vec![0; n], local);
+        let x = common::colored(&root, &xs, local);
+        let y = common::colored(&root, &vec![0; n], local);
         // SAFETY: the kernels touch their buffers only at global ids below the launched range, the buffers' length.
         let ev = unsafe { k.launch().arg(&y).arg(&x).nd_range(n, Range::d1(local)) }.unwrap();
         assert!(ev.events().iter().all(Option::is_some));

@@ -85,16 +85,6 @@ enum Want {
     Caught,
 }
 
-/// Both placements of the root device under test.
-fn roots(test: &str) -> Vec<RootDevice> {
-    let Some(root) = common::root_device(test) else {
-        return Vec::new();
-    };
-    [Placement::Shared, Placement::Partitioned]
-        .map(|p| root.clone().with_placement(p))
-        .to_vec()
-}
-
 /// A colored buffer holding `data`, in pages of `page` elements in partitioned placement
 /// (so that chunks follow the work-groups), with the default page in shared placement.
 fn colored(root: &RootDevice, data: &[i32], page: usize, access: Access) -> ColoredBuffer<i32> {
@@ -155,7 +145,7 @@ fn host_stencil(x: &[i32]) -> Vec<i32> {
 
 #[test]
 fn stencil_1d() {
-    for root in roots("stencil_1d") {
+    for root in common::roots("stencil_1d") {
         let k = root.program(SOURCE).unwrap().kernel("stencil").unwrap();
         let xs = data(N, 1);
         let reference = host_stencil(&xs);
@@ -209,7 +199,7 @@ fn stencil_1d() {
 #[test]
 fn stencil_2d_split_by_rows() {
     let (w, h) = (64usize, 61usize);
-    for root in roots("stencil_2d_split_by_rows") {
+    for root in common::roots("stencil_2d_split_by_rows") {
         let k = root.program(SOURCE).unwrap().kernel("stencil2d").unwrap();
         let xs = data(w * h, 2);
         let at = |r: usize, c: usize| xs[r * w + c];
@@ -278,7 +268,7 @@ fn reversed(n: usize) -> Vec<u32> {
 fn gather_and_scatter() {
     let xs = data(N, 3);
     let reference: Vec<i32> = xs.iter().rev().copied().collect();
-    for root in roots("gather_and_scatter") {
+    for root in common::roots("gather_and_scatter") {
         let prog = root.program(SOURCE).unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         let ix = {
@@ -339,7 +329,7 @@ fn gather_and_scatter() {
 fn atomic_reduction() {
     let xs = data(N, 4);
     let total: i32 = xs.iter().sum();
-    for root in roots("atomic_reduction") {
+    for root in common::roots("atomic_reduction") {
         let k = root.program(SOURCE).unwrap().kernel("atomic_sum").unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         let want = if partitioned {
@@ -400,7 +390,7 @@ fn prefix_sum() {
             Some(*s)
         })
         .collect();
-    for root in roots("prefix_sum") {
+    for root in common::roots("prefix_sum") {
         let k = root.program(SOURCE).unwrap().kernel("prefix").unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         for (access, want) in [
@@ -437,7 +427,7 @@ fn rows_indexed_by_global_id_1() {
     let (w, rows, local) = (8usize, 16 * 61, 16usize);
     let xs = data(w * rows, 6);
     let reference: Vec<i32> = xs.chunks(w).map(|r| r.iter().sum()).collect();
-    for root in roots("rows_indexed_by_global_id_1") {
+    for root in common::roots("rows_indexed_by_global_id_1") {
         let k = root.program(SOURCE).unwrap().kernel("row_sums").unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         for (access, want) in [
@@ -481,7 +471,7 @@ fn grid_stride_loop_adds_once() {
     let (xs, ys) = (data(N, 7), data(N, 8));
     let reference: Vec<i32> = xs.iter().zip(&ys).map(|(x, y)| y + 3 * x).collect();
     let global = LOCAL * 8;
-    for root in roots("grid_stride_loop_adds_once") {
+    for root in common::roots("grid_stride_loop_adds_once") {
         let k = root.program(SOURCE).unwrap().kernel("grid_stride").unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         for (access, want) in [
@@ -523,7 +513,7 @@ fn grid_stride_loop_adds_once() {
 /// A helper function cannot see the whole launch's values: refused over several devices.
 #[test]
 fn helpers_asking_for_the_global_size_are_refused() {
-    for root in roots("helpers_asking_for_the_global_size_are_refused") {
+    for root in common::roots("helpers_asking_for_the_global_size_are_refused") {
         let k = root.program(SOURCE).unwrap().kernel("via_helper").unwrap();
         let y = colored(&root, &vec![POISON; N], LOCAL, Access::Partitioned);
         let before = y.read().unwrap();

@@ -7,28 +7,8 @@
 mod common;
 
 use clgroups::launch::LocalSize;
-use clgroups::scaling::{ColoredBuffer, MultiEvent, Placement, RootDevice};
+use clgroups::scaling::{ColoredBuffer, MultiEvent};
 use clgroups::{Error, Program, Range};
-
-fn roots(test: &str) -> Vec<RootDevice> {
-    let Some(root) = common::root_device(test) else {
-        return Vec::new();
-    };
-    [Placement::Shared, Placement::Partitioned]
-        .map(|p| root.clone().with_placement(p))
-        .to_vec()
-}
-
-/// `data` in a colored buffer whose pages are work-group slabs of `local` elements.
-fn colored(root: &RootDevice, data: &[i32], local: usize) -> ColoredBuffer<i32> {
-    let mut b = match root.placement() {
-        Placement::Partitioned => ColoredBuffer::with_page(root, data.len(), local * 4),
-        Placement::Shared => ColoredBuffer::new(root, data.len()),
-    }
-    .unwrap();
-    b.write(data).unwrap();
-    b
-}
 
 /// Asserts that `launched` ran and `x` now holds `want`.
 fn correct(
@@ -70,7 +50,7 @@ fn refused(
 fn build_options_reach_every_device() {
     const N: usize = 1009;
     let src = "kernel void scale(global int *x) { x[get_global_id(0)] *= SCALE; }";
-    for root in roots("build_options_reach_every_device") {
+    for root in common::roots("build_options_reach_every_device") {
         let case = format!("-DSCALE=3 ({} placement)", root.placement());
         let p = root
             .build(Program::builder(src).options("-DSCALE=3"))
@@ -78,7 +58,7 @@ fn build_options_reach_every_device() {
         let k = p.kernel("scale").unwrap();
         assert_eq!(k.rewrite_obstacle(), None, "{case}");
         let xs = common::values(N, 1);
-        let x = colored(&root, &xs, k.range_plan(Range::d1(N)).unwrap().1.len());
+        let x = common::colored(&root, &xs, k.range_plan(Range::d1(N)).unwrap().1.len());
         // SAFETY: `scale` touches x[get_global_id(0)] only, below N, x's length.
         let launched = unsafe { k.launch().arg(&x).range(N) };
         let want: Vec<i32> = xs.iter().map(|v| v.wrapping_mul(3)).collect();
@@ -103,7 +83,7 @@ kernel void k(global int *x) { x[get_global_id(0)] *= 3;
 #[test]
 fn ifdef_branches_opening_a_kernel_build_and_are_refused_with_the_reason() {
     const N: usize = 256;
-    for root in roots("ifdef_branches_opening_a_kernel") {
+    for root in common::roots("ifdef_branches_opening_a_kernel") {
         for options in ["", "-DTWICE"] {
             let case = format!(
                 "#ifdef source, options {options:?} ({} placement)",
@@ -118,7 +98,7 @@ fn ifdef_branches_opening_a_kernel_build_and_are_refused_with_the_reason() {
                 .unwrap_or_else(|| panic!("{case}: rewritten"));
             eprintln!("{case}: no partitioned variant: {why}");
             let xs = common::values(N, 2);
-            let x = colored(&root, &xs, 64);
+            let x = common::colored(&root, &xs, 64);
             // SAFETY: `k` touches x[get_global_id(0)] only, below N, x's length.
             let launched = unsafe { k.launch().arg(&x).range(N) };
             refused(&case, launched, &x, &xs, "partitioned variant");
@@ -152,13 +132,13 @@ MAKE(triple, 3)
 #[test]
 fn macro_named_kernels_are_refused_with_the_reason_others_run() {
     const N: usize = 1009;
-    for root in roots("macro_named_kernels") {
+    for root in common::roots("macro_named_kernels") {
         let case = format!("macro-named kernel ({} placement)", root.placement());
         let p = root.program(MACRO_NAMED).unwrap();
         let twice = p.kernel("twice").unwrap();
         let local = twice.range_plan(Range::d1(N)).unwrap().1.len();
         let xs = common::values(N, 3);
-        let x = colored(&root, &xs, local);
+        let x = common::colored(&root, &xs, local);
         let triple = p.kernel("triple").unwrap();
         let why = triple
             .rewrite_obstacle()
@@ -188,7 +168,7 @@ void req(global int *y, global const int *x) {
 
 #[test]
 fn required_work_group_sizes_are_kept_whole_on_every_device() {
-    for root in roots("required_work_group_sizes") {
+    for root in common::roots("required_work_group_sizes") {
         let k = root.program(REQUIRED).unwrap().kernel("req").unwrap();
         // Global sizes: 64 work-groups (split in whole groups), and a prime (rounded to 1024
         // as a plain range; refused as an ND-range).
@@ -200,8 +180,8 @@ fn required_work_group_sizes_are_kept_whole_on_every_device() {
         ] {
             let case = format!("reqd 64, {how} n={n} ({} placement)", root.placement());
             let xs = common::values(n, 4);
-            let x = colored(&root, &xs, 64);
-            let y = colored(&root, &vec![0; n], 64);
+            let x = common::colored(&root, &xs, 64);
+            let y = common::colored(&root, &vec![0; n], 64);
             let launch = k.launch().arg(&y).arg(&x);
             // SAFETY: `req` touches x and y at get_global_id(0) only, below n, their length.
             let launched = unsafe {
@@ -216,8 +196,8 @@ fn required_work_group_sizes_are_kept_whole_on_every_device() {
         }
         let case = format!("reqd 64 ({} placement)", root.placement());
         let xs = common::values(1009, 5);
-        let x = colored(&root, &xs, 64);
-        let y = colored(&root, &[7; 1009], 64);
+        let x = common::colored(&root, &xs, 64);
+        let y = common::colored(&root, &[7; 1009], 64);
         // SAFETY: as above.
         let launched = unsafe { k.launch().arg(&y).arg(&x).nd_range(1009, LocalSize::Tuned) };
         refused(

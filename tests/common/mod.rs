@@ -92,3 +92,33 @@ pub fn root_device(test: &str) -> Option<clgroups::scaling::RootDevice> {
         }
     }
 }
+
+#[cfg(feature = "scaling")]
+/// The root device under test in both placements (shared, then partitioned); empty (after
+/// printing why) where [`root_device`] gives none.
+pub fn roots(test: &str) -> Vec<clgroups::scaling::RootDevice> {
+    use clgroups::scaling::Placement;
+    let Some(root) = root_device(test) else {
+        return Vec::new();
+    };
+    [Placement::Shared, Placement::Partitioned]
+        .map(|p| root.clone().with_placement(p))
+        .to_vec()
+}
+
+#[cfg(feature = "scaling")]
+/// `data` in a colored buffer whose pages are work-group slabs of `local` elements.
+pub fn colored(
+    root: &clgroups::scaling::RootDevice,
+    data: &[i32],
+    local: usize,
+) -> clgroups::scaling::ColoredBuffer<i32> {
+    use clgroups::scaling::{ColoredBuffer, Placement};
+    let mut b = match root.placement() {
+        Placement::Partitioned => ColoredBuffer::with_page(root, data.len(), local * 4),
+        Placement::Shared => ColoredBuffer::new(root, data.len()),
+    }
+    .unwrap();
+    b.write(data).unwrap();
+    b
+}
