@@ -175,16 +175,22 @@ impl Kernel {
             ))
             .filter(|&m| m > 0)
             .unwrap_or(crate::device::UNKNOWN_SIMD_WIDTH);
+        // Where the driver has no answer (PoCL's remote driver reports no compile work-group
+        // size), its attribute string, else the kernel's header (integer literals only).
+        let attributes = raw.attributes().unwrap_or_default();
+        let header = program
+            .decl(name)
+            .and_then(|d| program.source().get(d.decl_start..d.body.start));
+        let declared = |attr: &str| {
+            attr_sizes(&attributes, attr).or_else(|| header.and_then(|h| attr_sizes(h, attr)))
+        };
         let required = raw
             .get_compile_work_group_size(dev.id())
             .ok()
             .filter(|r| r.iter().any(|&n| n > 0))
-            .and_then(|r| Range::new(trim_ones(&r[..r.len().min(3)])).ok());
-        let hint = size_hint(&raw.attributes().unwrap_or_default()).or_else(|| {
-            let decl = program.decl(name)?;
-            let header = program.source().get(decl.decl_start..decl.body.start)?;
-            size_hint(header)
-        });
+            .and_then(|r| Range::new(trim_ones(&r[..r.len().min(3)])).ok())
+            .or_else(|| declared("reqd_work_group_size"));
+        let hint = declared("work_group_size_hint");
         let limits = Limits {
             kind: dev.kind(),
             max_work_group_size: wg.min(dev.limits().max_work_group_size),
@@ -741,9 +747,10 @@ impl SubGroupQueries<'_> {
     }
 }
 
-/// The sizes of a `work_group_size_hint(x, y, z)` in `text` (integer literals only).
-fn size_hint(text: &str) -> Option<Range> {
-    let at = text.find("work_group_size_hint")?;
+/// The sizes of the attribute `attr(x, y, z)` (`reqd_work_group_size`, `work_group_size_hint`)
+/// in `text` (integer literals only).
+fn attr_sizes(text: &str, attr: &str) -> Option<Range> {
+    let at = text.find(attr)?;
     let rest = text[at..].split_once('(')?.1;
     let dims: Vec<usize> = rest
         .split_once(')')?
@@ -778,14 +785,30 @@ mod tests {
     #[test]
     fn size_hints_are_read_from_attribute_text() {
         assert_eq!(
-            size_hint("work_group_size_hint(64,1,1) vec_type_hint(float4)"),
+            attr_sizes(
+                "work_group_size_hint(64,1,1) vec_type_hint(float4)",
+                "work_group_size_hint"
+            ),
             Some(Range::d1(64))
         );
         assert_eq!(
-            size_hint("kernel __attribute__((work_group_size_hint(8, 4, 1))) void"),
+            attr_sizes(
+                "kernel __attribute__((work_group_size_hint(8, 4, 1))) void",
+                "work_group_size_hint"
+            ),
             Some(Range::d2(8, 4))
         );
-        assert_eq!(size_hint("work_group_size_hint(WGS, 1, 1)"), None);
-        assert_eq!(size_hint("reqd_work_group_size(4,1,1)"), None);
+        assert_eq!(
+            attr_sizes("work_group_size_hint(WGS, 1, 1)", "work_group_size_hint"),
+            None
+        );
+        assert_eq!(
+            attr_sizes("reqd_work_group_size(4,1,1)", "work_group_size_hint"),
+            None
+        );
+        assert_eq!(
+            attr_sizes("reqd_work_group_size(4,1,1)", "reqd_work_group_size"),
+            Some(Range::d1(4))
+        );
     }
 }

@@ -146,7 +146,7 @@ fn bit_identical_1d_2d_3d() {
         (Range::d3(64, 32, 38), Range::d3(8, 1, 2), 1),
         (Range::d3(64, 32, 38), Range::d3(16, 1, 1), 2),
     ];
-    for placement in [Placement::Shared, Placement::Partitioned] {
+    for placement in common::placements(&root) {
         let root = root.clone().with_placement(placement);
         for (global, local, dim) in cases {
             let got = same_bits(&root, global, local);
@@ -395,7 +395,7 @@ fn buffers_colored_for_a_launch() {
     // 19 rows of 4 x-groups: the split is in x (dimension 0) on two devices.
     let (global, local) = (Range::d2(64, 19), Range::d2(16, 1));
     let xs = common::values(global.len(), 5);
-    for placement in [Placement::Shared, Placement::Partitioned] {
+    for placement in common::placements(&root) {
         let root = root.clone().with_placement(placement);
         let k = root.program(DOUBLE).unwrap().kernel("double_it").unwrap();
         let mut x = ColoredBuffer::for_launch(&root, global, local, Access::Auto).unwrap();

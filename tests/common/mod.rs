@@ -94,16 +94,34 @@ pub fn root_device(test: &str) -> Option<clgroups::scaling::RootDevice> {
 }
 
 #[cfg(feature = "scaling")]
-/// The root device under test in both placements (shared, then partitioned); empty (after
-/// printing why) where [`root_device`] gives none.
-pub fn roots(test: &str) -> Vec<clgroups::scaling::RootDevice> {
+/// The placements to test `root` in: shared (where its devices share the host's memory: a
+/// buffer written by devices that do not is refused there by design, e.g. PoCL-R's remote
+/// devices), then partitioned.
+pub fn placements(root: &clgroups::scaling::RootDevice) -> Vec<clgroups::scaling::Placement> {
     use clgroups::scaling::Placement;
+    if root
+        .devices()
+        .iter()
+        .all(|d| d.limits().host_unified_memory)
+    {
+        vec![Placement::Shared, Placement::Partitioned]
+    } else {
+        eprintln!("shared placement not run: the devices do not share the host's memory");
+        vec![Placement::Partitioned]
+    }
+}
+
+#[cfg(feature = "scaling")]
+/// The root device under test in each of its [`placements`]; empty (after printing why) where
+/// [`root_device`] gives none.
+pub fn roots(test: &str) -> Vec<clgroups::scaling::RootDevice> {
     let Some(root) = root_device(test) else {
         return Vec::new();
     };
-    [Placement::Shared, Placement::Partitioned]
+    placements(&root)
+        .into_iter()
         .map(|p| root.clone().with_placement(p))
-        .to_vec()
+        .collect()
 }
 
 #[cfg(feature = "scaling")]
