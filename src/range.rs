@@ -47,6 +47,21 @@ impl Range {
         })
     }
 
+    /// The range of zeros of the same rank (a zero global offset); the same as
+    /// `Range::new(&[0; rank])`.
+    pub(crate) const fn zeros_like(self) -> Range {
+        let mut dims = [1; 3];
+        let mut d = 0;
+        while d < self.rank {
+            dims[d] = 0;
+            d += 1;
+        }
+        Range {
+            dims,
+            rank: self.rank,
+        }
+    }
+
     /// A 1-D range.
     ///
     /// ```
@@ -264,6 +279,13 @@ impl std::str::FromStr for Range {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zeros_like_is_the_zero_range_of_the_same_rank() {
+        for r in [Range::d1(7), Range::d2(3, 4), Range::d3(2, 3, 4)] {
+            assert_eq!(r.zeros_like(), Range::new(&vec![0; r.rank()]).unwrap());
+        }
+    }
 
     #[test]
     fn orders_round_trip() {

@@ -77,11 +77,6 @@ use crate::range::Range;
 use std::cell::OnceCell;
 use std::marker::PhantomData;
 
-/// A range of zeros of `like`'s rank.
-fn zero(like: Range) -> Range {
-    Range::new(&[0, 0, 0][..like.rank()]).unwrap_or(Range::d1(0))
-}
-
 /// The local size of an ND-range launch.
 ///
 /// ```
@@ -279,7 +274,7 @@ impl<'a> Launch<'a> {
         let global = global.into();
         let local = self.plan_local(global, local)?;
         self.check_args(&self.args, global, local)?;
-        let offset = self.offset.unwrap_or(zero(global));
+        let offset = self.offset.unwrap_or(global.zeros_like());
         // SAFETY: the caller upholds this function's contract for `global` at `offset`, which
         // is exactly what is enqueued.
         let ev = unsafe { self.enqueue(Variant::Original, &self.args, global, local, offset)? };
@@ -458,7 +453,7 @@ impl<'a> Launch<'a> {
             }
         }
         let bits = self.queue.device().limits().address_bits;
-        let offset = self.offset.unwrap_or(zero(global));
+        let offset = self.offset.unwrap_or(global.zeros_like());
         bounds::check_global(global, offset, bits).map_err(|r| self.invalid(global, local, r))
     }
 

@@ -1,7 +1,7 @@
 //! Plain-range launches ([`Launch::range`]): the rounding plan, bulk + tail splits, and
 //! kernels with a required work-group size, every piece checked before the first is enqueued.
 
-use super::{bounds, zero, Arg, Event, KernelArg, Launch};
+use super::{bounds, Arg, Event, KernelArg, Launch};
 use crate::error::Result;
 use crate::plan::rounding::Variant;
 use crate::plan::{local_size, rounding, split};
@@ -59,7 +59,7 @@ impl Launch<'_> {
             // SAFETY: this function's contract, for the same `user` range.
             return unsafe { self.range_required(user, at_rank, can_round) };
         }
-        let base = self.offset.unwrap_or(zero(user));
+        let base = self.offset.unwrap_or(user.zeros_like());
         let cfg = self.kernel.program().rounding();
         let lim = self.kernel.limits();
         let mut plan = rounding::plan(user, cfg, lim, can_round);
@@ -115,7 +115,7 @@ impl Launch<'_> {
             .rounding_support()
             .err()
             .unwrap_or("rounding did not help");
-        let base = self.offset.unwrap_or(zero(user));
+        let base = self.offset.unwrap_or(user.zeros_like());
         if k.program().splittable() {
             if let Some(pieces) = split::split(user, k.limits(), no_single) {
                 log::debug!(
@@ -184,7 +184,7 @@ impl Launch<'_> {
         can_round: bool,
     ) -> Result<Event> {
         let name = self.kernel.name();
-        let base = self.offset.unwrap_or(zero(user));
+        let base = self.offset.unwrap_or(user.zeros_like());
         if split::fits_required(user, required) {
             log::debug!("kernel `{name}`: plain range {user:?} in required groups {required:?}");
             bounds::check_groups(user, Some(required))
@@ -213,7 +213,7 @@ impl Launch<'_> {
              {required:?}"
         );
         let offset = self
-            .place(base, zero(user), launch, Some(required))
+            .place(base, user.zeros_like(), launch, Some(required))
             .map_err(|r| self.invalid(user, Some(required), r))?;
         let mut args = self.args.clone();
         self.check_args(&args, user, Some(required))?;
@@ -244,7 +244,7 @@ impl Launch<'_> {
             // A tail piece at a global offset would renumber its groups from 0.
             vec![rounding::Piece {
                 variant: Variant::Rounded,
-                offset: zero(plan.user),
+                offset: plan.user.zeros_like(),
                 global: plan.launch,
             }]
         } else {

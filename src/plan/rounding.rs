@@ -356,7 +356,7 @@ impl RoundingPlan {
     /// assert_eq!(pieces[1].global, Range::d1(256));
     /// ```
     pub fn pieces(&self) -> Vec<Piece> {
-        let zero = Range::new(&vec![0; self.user.rank()]).expect("rank 1 to 3");
+        let zero = self.user.zeros_like();
         let whole = |variant| {
             vec![Piece {
                 variant,

@@ -106,7 +106,7 @@ pub fn split(user: Range, lim: &Limits, avoid_single: bool) -> Option<Vec<SplitP
     if f <= 1 || !(better || (avoid_single && before == 1)) {
         return None;
     }
-    let zero = Range::new(&vec![0; user.rank()]).expect("rank 1 to 3");
+    let zero = user.zeros_like();
     let bulk = n / f * f;
     let mut pieces = vec![SplitPiece {
         offset: zero,
