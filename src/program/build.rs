@@ -244,8 +244,7 @@ fn compose(
     size: usize,
 ) -> Result<String> {
     let user = if rewrite {
-        let emulated = device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated;
-        rewritten(&b.source, kernels, plans, round, emulated, size)?
+        rewritten(&b.source, device, kernels, plans, round, size)?
     } else {
         b.source.clone()
     };
@@ -260,10 +259,10 @@ fn compose(
 /// The user's source with clgroups' rewrites for one build (none of them adds a line).
 fn rewritten(
     src: &str,
+    device: &Device,
     kernels: &[KernelDecl],
     plans: &BTreeMap<String, KernelPlan>,
     round: bool,
-    emulated: bool,
     size: usize,
 ) -> Result<String> {
     let plan = |name: &str| plans.get(name);
@@ -274,11 +273,11 @@ fn rewritten(
         .filter(|k| plan(&k.name).is_some_and(|p| p.scratch))
         .map(scratch_param_edit)
         .collect();
-    if emulated {
+    if device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated {
         if let Ok(scanned) = source::Scanned::new(src) {
             edits.extend(layer::scratch_edits(
                 &scanned,
-                &layer::users(&scanned, layer::is_layer_or_builtin_word),
+                &layer::layer_users_on(&scanned, device),
             ));
         }
     }

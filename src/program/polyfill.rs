@@ -23,7 +23,7 @@ use crate::device::{provision, Provision, ShuffleBackend, POLYFILLED_EXTENSIONS}
 use crate::queue::Queue;
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 /// The standard sub-group built-ins the polyfill provides.
 const BUILTINS: [&str; 50] = [
@@ -117,7 +117,11 @@ pub fn extensions(queue: &Queue) -> Provisions {
     let caps = device.sub_groups();
     let backend = caps.effective.shuffle_backend;
     let key = (device.id() as usize, backend);
-    if let Some(v) = CACHE.lock().expect("polyfill cache").get(&key) {
+    if let Some(v) = CACHE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
         return v.clone();
     }
     let v: Vec<_> = POLYFILLED_EXTENSIONS
@@ -131,7 +135,10 @@ pub fn extensions(queue: &Queue) -> Provisions {
             (ext, how)
         })
         .collect();
-    CACHE.lock().expect("polyfill cache").insert(key, v.clone());
+    CACHE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key, v.clone());
     v
 }
 
