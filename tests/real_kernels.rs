@@ -263,20 +263,15 @@ fn run_root(
             .arg(n as u32)
             .arg(Local::<f32>::new(local.len())),
     };
-    // SAFETY: as in `run`, for the whole launch; kernels that reach outside their own elements
-    // are kept out of the partitioned placement (PARTITIONED_UNSAFE).
+    // SAFETY: as in `run`, for the whole launch; in partitioned placement, kernels that reach
+    // outside their own elements (grid_scale, cuda_style, shift_tile) are refused before
+    // enqueue by the several-devices contract.
     match unsafe { l.nd_range(global, local) } {
         Err(e) => return Ok(Outcome::Refused(e.to_string())),
         Ok(ev) => ev.wait().map_err(|e| format!("wait: {e}"))?,
     }
     check(c, &x, &out.read().unwrap()).map(|()| Outcome::Ok)
 }
-
-/// Kernels that are unsafe in the partitioned placement: each device sees only its chunk, but
-/// `grid_scale` strides over the whole range, `cuda_style` indexes by group ids and `shift_tile`
-/// reads its neighbour's first element. Run, they wrote out of bounds (heap corruption, SIGSEGV
-/// on PoCL 3.1 and 6.0) or read a wrong value at the chunk boundary.
-const PARTITIONED_UNSAFE: &[&str] = &["grid_scale", "cuda_style", "shift_tile"];
 
 /// ND-range global sizes per rank (divisible by the exact local sizes below).
 fn nd_global(rank: usize) -> Range {
@@ -320,7 +315,6 @@ fn real_kernels_in_every_mode() {
             Vec::new()
         }
     };
-    let all = std::env::var("REAL_KERNELS_PARTITIONED").is_ok_and(|v| v == "all");
     let mut programs: BTreeMap<&str, Program> = BTreeMap::new();
     let mut root_programs = Vec::new();
     let mut table: BTreeMap<String, (usize, usize)> = BTreeMap::new();
@@ -383,15 +377,6 @@ fn real_kernels_in_every_mode() {
         }
         if c.ranks.contains(&1) {
             for (p, root) in &roots {
-                if *p == Placement::Partitioned && PARTITIONED_UNSAFE.contains(&c.kernel) && !all {
-                    eprintln!(
-                        "{} root Partitioned: not run: the kernel reads or writes outside its \
-                         device's chunk and RootDevice does not refuse it yet (issue 11); \
-                         REAL_KERNELS_PARTITIONED=all runs it",
-                        c.kernel
-                    );
-                    continue;
-                }
                 let local = exact_local(1, required);
                 let r = run_root(root, &mut root_programs, c, nd_global(1), local);
                 record(format!("root {p:?}"), r);
