@@ -155,8 +155,8 @@ fn measure_size(queue: &Queue, n: usize, scan_only: bool) -> AnyResult<Vec<Row>>
         prefix.push(acc);
     }
     let x = Buffer::from_slice(queue, &data)?;
-    let mut y = Buffer::<f32>::new(queue.context(), n)?;
-    let mut one = Buffer::<f32>::new(queue.context(), 1)?;
+    let mut y = Buffer::<f32>::new(&queue, n)?;
+    let mut one = Buffer::<f32>::new(&queue, 1)?;
     let runs = runs_for(n);
     let (b, mut rows) = (4 * n, Vec::new());
     let check_sum = |got: f32| {

@@ -115,7 +115,7 @@ fn bench(q: &Queue, k: &Kernel, n: Option<usize>) -> Result<()> {
     let mut bufs = Vectors {
         a: Buffer::from_slice(q, &a)?,
         b: Buffer::from_slice(q, &b)?,
-        c: Buffer::new(q.context(), big)?,
+        c: Buffer::new(&q, big)?,
     };
     let cases = [
         Case {

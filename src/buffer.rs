@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launch::checked;
-use crate::queue::{Context, Queue};
+use crate::queue::{Context, InContext, Queue};
 use opencl3::memory::{Buffer as ClBuffer, ClMem};
 use opencl3::types::cl_mem;
 use std::fmt;
@@ -64,18 +64,20 @@ pub struct Buffer<T: Scalar> {
 }
 
 impl<T: Scalar> Buffer<T> {
-    /// An uninitialised buffer of `len` (≥ 1) elements. In
+    /// An uninitialised buffer of `len` (≥ 1) elements in the context of `at`: a [`Queue`]
+    /// (the usual form, the same handle as for transfers) or a [`Context`]. In
     /// [checked mode](crate::launch::checked) it has a guard region after its elements.
     ///
     /// ```
     /// # use clgroups::prelude::*;
     /// let queue = Queue::new(&default_device()?)?;
-    /// let mut buf = Buffer::<f32>::new(queue.context(), 1000)?;
+    /// let mut buf = Buffer::<f32>::new(&queue, 1000)?;
     /// buf.fill(&queue, 0.5)?; // the contents are undefined until written
     /// assert_eq!(buf.len(), 1000);
     /// # Ok::<(), clgroups::Error>(())
     /// ```
-    pub fn new(context: &Context, len: usize) -> Result<Self> {
+    pub fn new(at: &impl InContext, len: usize) -> Result<Self> {
+        let context = at.in_context();
         if len == 0 {
             return Err(Error::input("a buffer needs at least one element"));
         }
@@ -118,7 +120,7 @@ impl<T: Scalar> Buffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn from_slice(queue: &Queue, data: &[T]) -> Result<Self> {
-        let mut buf = Buffer::new(queue.context(), data.len())?;
+        let mut buf = Buffer::new(queue, data.len())?;
         buf.write(queue, data)?;
         Ok(buf)
     }
@@ -253,7 +255,7 @@ impl<T: Scalar> Buffer<T> {
     /// ```
     /// # use clgroups::prelude::*;
     /// # let queue = Queue::new(&default_device()?)?;
-    /// let mut buf = Buffer::<i16>::new(queue.context(), 3)?;
+    /// let mut buf = Buffer::<i16>::new(&queue, 3)?;
     /// buf.fill(&queue, -1)?;
     /// assert_eq!(buf.read(&queue)?, [-1, -1, -1]);
     /// # Ok::<(), clgroups::Error>(())
@@ -273,7 +275,7 @@ impl<T: Scalar> Buffer<T> {
     /// # use clgroups::prelude::*;
     /// # let queue = Queue::new(&default_device()?)?;
     /// let src = Buffer::from_slice(&queue, &[1u32, 2, 3])?;
-    /// let mut dst = Buffer::<u32>::new(queue.context(), 3)?;
+    /// let mut dst = Buffer::<u32>::new(&queue, 3)?;
     /// src.copy_to(&queue, &mut dst)?.wait()?;
     /// assert_eq!(dst.read(&queue)?, [1, 2, 3]);
     /// # Ok::<(), clgroups::Error>(())

@@ -19,7 +19,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 ///     Ok(_) => unreachable!("the source does not compile"),
 /// }
 /// // Bad input is refused before anything is enqueued.
-/// assert!(matches!(Buffer::<f32>::new(queue.context(), 0), Err(Error::InvalidInput { .. })));
+/// assert!(matches!(Buffer::<f32>::new(&queue, 0), Err(Error::InvalidInput { .. })));
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

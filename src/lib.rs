@@ -153,7 +153,7 @@ pub use error::{Error, Result};
 pub use kernel::Kernel;
 pub use launch::{Event, Local, LocalSize};
 pub use program::{Program, ProgramBuilder};
-pub use queue::{Context, Queue};
+pub use queue::{Context, InContext, Queue};
 pub use range::Range;
 #[cfg(feature = "scaling")]
 pub use scaling::{ColoredBuffer, MultiEvent, Placement, RootDevice};

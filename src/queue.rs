@@ -129,6 +129,42 @@ impl Context {
     }
 }
 
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// What buffers are made in: a [`Queue`] (its context) or a [`Context`]. Sealed. The queue is
+/// the usual handle, so that making, writing and reading a buffer all take the same one;
+/// a context serves buffers shared by the queues of several devices.
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// let queue = Queue::new(&default_device()?)?;
+/// let a = Buffer::<f32>::new(&queue, 16)?; // in the queue's context
+/// let b = Buffer::<f32>::new(&queue, 16)?; // the same context, named directly
+/// assert_eq!(a.context().devices(), b.context().devices());
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+pub trait InContext: sealed::Sealed {
+    /// The context new buffers are made in.
+    fn in_context(&self) -> &Context;
+}
+
+impl sealed::Sealed for Context {}
+impl sealed::Sealed for Queue {}
+
+impl InContext for Context {
+    fn in_context(&self) -> &Context {
+        self
+    }
+}
+
+impl InContext for Queue {
+    fn in_context(&self) -> &Context {
+        self.context()
+    }
+}
+
 /// The devices as one line, `P:D platform / device` each, comma-separated.
 pub(crate) fn names(devices: &[Device]) -> String {
     devices
@@ -148,7 +184,7 @@ pub(crate) fn names(devices: &[Device]) -> String {
 /// ```
 /// use clgroups::{Buffer, Queue};
 /// let queue = Queue::new(&clgroups::default_device()?)?;
-/// let mut x = Buffer::<f32>::new(queue.context(), 4)?;
+/// let mut x = Buffer::<f32>::new(&queue, 4)?;
 /// x.fill(&queue, 2.5)?;
 /// assert_eq!(x.read(&queue)?, [2.5; 4]);
 /// println!("{queue:?}");
@@ -228,12 +264,12 @@ impl Queue {
         &self.inner.device
     }
 
-    /// The queue's context, which new buffers are made in.
+    /// The queue's context, which buffers made with the queue belong to.
     ///
     /// ```
     /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
-    /// let out = clgroups::Buffer::<i32>::new(queue.context(), 1024)?;
-    /// assert_eq!(out.len(), 1024);
+    /// let out = clgroups::Buffer::<i32>::new(&queue, 1024)?;
+    /// assert_eq!(out.context().devices(), queue.context().devices());
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn context(&self) -> &Context {
@@ -247,7 +283,7 @@ impl Queue {
     /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
     /// let (a, mut b) = (
     ///     clgroups::Buffer::from_slice(&queue, &[7u8; 64])?,
-    ///     clgroups::Buffer::<u8>::new(queue.context(), 64)?,
+    ///     clgroups::Buffer::<u8>::new(&queue, 64)?,
     /// );
     /// a.copy_to(&queue, &mut b)?; // enqueued, not waited for
     /// queue.finish()?;            // now done

@@ -29,8 +29,8 @@ impl TreeReduce {
             kernel: program.kernel("tree_reduce")?,
             local,
             partials: [
-                Buffer::new(queue.context(), MAX_GROUPS)?,
-                Buffer::new(queue.context(), MAX_GROUPS)?,
+                Buffer::new(&queue, MAX_GROUPS)?,
+                Buffer::new(&queue, MAX_GROUPS)?,
             ],
             last: 0,
         })

@@ -35,11 +35,11 @@
 //! let x = Buffer::from_slice(&q, &[3i32, -1, 4, 1, -5])?;
 //! assert_eq!(algorithms::reduce_sum(&q, &x)?, 2);
 //! assert_eq!(algorithms::reduce_min(&q, &x)?, -5);
-//! let mut y = Buffer::new(q.context(), 5)?;
+//! let mut y = Buffer::new(&q, 5)?;
 //! algorithms::inclusive_scan_sum(&q, &x, &mut y)?;
 //! assert_eq!(y.read(&q)?, vec![3, 2, 6, 7, 2]);
 //! // Non-blocking: the sum stays on the device, in `total[0]`.
-//! let total = Buffer::new(q.context(), 1)?;
+//! let total = Buffer::new(&q, 1)?;
 //! let done = algorithms::enqueue_reduce(&q, &x, algorithms::ReduceOp::Sum, &total)?;
 //! done.wait()?;
 //! assert_eq!(total.read(&q)?, vec![2]);

@@ -35,7 +35,7 @@
 //! use clgroups::{Buffer, Error, Program, Queue};
 //! let q = Queue::new(&clgroups::default_device()?)?;
 //! let p = Program::from_source(&q, "kernel void k(global int *o) { o[get_global_id(0)] = 1; }")?;
-//! let o = Buffer::<i32>::new(q.context(), 100)?;
+//! let o = Buffer::<i32>::new(&q, 100)?;
 //! // SAFETY: not in bounds (100 000 work-items, 100 elements): only sound in checked mode,
 //! // which redirects the stray writes.
 //! let r = unsafe { p.kernel("k")?.launch().arg(&o).range(100_000) };

@@ -12,7 +12,7 @@ use std::time::Duration;
 /// # use clgroups::prelude::*;
 /// # let queue = Queue::new(&default_device()?)?;
 /// let x = Buffer::from_slice(&queue, &[1u32; 1 << 16])?;
-/// let mut y = Buffer::<u32>::new(queue.context(), 1 << 16)?;
+/// let mut y = Buffer::<u32>::new(&queue, 1 << 16)?;
 /// let event: Event = x.copy_to(&queue, &mut y)?;
 /// event.wait()?;
 /// println!("copied 256 KiB in {:?}", event.duration()?);
@@ -63,7 +63,7 @@ impl Event {
     /// # use clgroups::prelude::*;
     /// # let queue = Queue::new(&default_device()?)?;
     /// # let x = Buffer::from_slice(&queue, &[1u32; 64])?;
-    /// # let mut y = Buffer::<u32>::new(queue.context(), 64)?;
+    /// # let mut y = Buffer::<u32>::new(&queue, 64)?;
     /// let event = x.copy_to(&queue, &mut y)?;
     /// event.wait()?; // the copy has finished
     /// # Ok::<(), clgroups::Error>(())
@@ -80,7 +80,7 @@ impl Event {
     /// # use clgroups::prelude::*;
     /// # let queue = Queue::new(&default_device()?)?;
     /// # let x = Buffer::from_slice(&queue, &[1u32; 64])?;
-    /// # let mut y = Buffer::<u32>::new(queue.context(), 64)?;
+    /// # let mut y = Buffer::<u32>::new(&queue, 64)?;
     /// let time: std::time::Duration = x.copy_to(&queue, &mut y)?.duration()?;
     /// # Ok::<(), clgroups::Error>(())
     /// ```
@@ -95,7 +95,7 @@ impl Event {
     /// # use clgroups::prelude::*;
     /// # let queue = Queue::new(&default_device()?)?;
     /// # let x = Buffer::from_slice(&queue, &[1u32; 64])?;
-    /// # let mut y = Buffer::<u32>::new(queue.context(), 64)?;
+    /// # let mut y = Buffer::<u32>::new(&queue, 64)?;
     /// let (start, end) = x.copy_to(&queue, &mut y)?.span()?;
     /// assert!(start <= end);
     /// # Ok::<(), clgroups::Error>(())

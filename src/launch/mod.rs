@@ -84,7 +84,7 @@ use std::marker::PhantomData;
 /// # let queue = Queue::new(&default_device()?)?;
 /// let p = Program::from_source(&queue, "kernel void one(global int *x) { x[get_global_id(0)] = 1; }")?;
 /// let k = p.kernel("one")?;
-/// let x = Buffer::<i32>::new(queue.context(), 256)?;
+/// let x = Buffer::<i32>::new(&queue, 256)?;
 /// for local in [LocalSize::Auto, LocalSize::Tuned, LocalSize::Exact(Range::d1(64))] {
 ///     // SAFETY: work-item i writes x[i] for i < 256 = x.len().
 ///     unsafe { k.launch().arg(&x).nd_range(Range::d1(256), local)? }.wait()?;
@@ -121,7 +121,7 @@ impl Kernel {
     /// # use clgroups::prelude::*;
     /// # let queue = Queue::new(&default_device()?)?;
     /// let p = Program::from_source(&queue, "kernel void set(global int *x, int v) { x[get_global_id(0)] = v; }")?;
-    /// let x = Buffer::<i32>::new(queue.context(), 100)?;
+    /// let x = Buffer::<i32>::new(&queue, 100)?;
     /// // SAFETY: work-item i writes x[i] for i < 100 = x.len().
     /// unsafe { p.kernel("set")?.launch().arg(&x).arg(7i32).range(Range::d1(100))? }.wait()?;
     /// assert_eq!(x.read(&queue)?, [7; 100]);
@@ -180,7 +180,7 @@ impl<'a> Launch<'a> {
     /// # use clgroups::prelude::*;
     /// # let queue = Queue::new(&default_device()?)?;
     /// let p = Program::from_source(&queue, "kernel void k(global uint *x, uint v) { x[0] = v; }")?;
-    /// let x = Buffer::<u32>::new(queue.context(), 1)?;
+    /// let x = Buffer::<u32>::new(&queue, 1)?;
     /// // SAFETY: the single work-item writes x[0].
     /// unsafe { p.kernel("k")?.launch().arg(&x).arg(5u32).nd_range(Range::d1(1), LocalSize::Auto)? };
     /// assert_eq!(x.read(&queue)?, [5]);
@@ -261,7 +261,7 @@ impl<'a> Launch<'a> {
     ///         x[i] = (uint)i;
     ///     }
     /// "#)?;
-    /// let x = Buffer::<u32>::new(queue.context(), 64 * 16)?;
+    /// let x = Buffer::<u32>::new(&queue, 64 * 16)?;
     /// // SAFETY: the index is below 64 * 16 = x.len() for every work-item of the range.
     /// let ev = unsafe {
     ///     p.kernel("index")?.launch().arg(&x).nd_range(Range::d2(64, 16), LocalSize::Tuned)?

@@ -33,7 +33,7 @@ impl Launch<'_> {
     ///     kernel void sq(global int *x) { size_t i = get_global_id(0); x[i] = (int)(i * i); }
     /// "#)?;
     /// let n = 1009; // prime: no good work-group divides it, so the range is rounded and guarded
-    /// let x = Buffer::<i32>::new(queue.context(), n)?;
+    /// let x = Buffer::<i32>::new(&queue, n)?;
     /// // SAFETY: work-item i < n writes x[i], inside x (n elements).
     /// unsafe { p.kernel("sq")?.launch().arg(&x).range(Range::d1(n))? }.wait()?;
     /// assert_eq!(x.read(&queue)?[1008], 1008 * 1008);

@@ -17,7 +17,7 @@ fn main() -> Result<()> {
     let b: Vec<f32> = (0..N).map(|i| (N - i) as f32 * 0.5).collect();
     let a_buf = Buffer::from_slice(&queue, &a)?;
     let b_buf = Buffer::from_slice(&queue, &b)?;
-    let c_buf = Buffer::<f32>::new(queue.context(), N)?;
+    let c_buf = Buffer::<f32>::new(&queue, N)?;
     // SAFETY: each work-item touches a, b and c at its global id, below N = their length.
     unsafe { vadd.launch().arg(&a_buf).arg(&b_buf).arg(&c_buf).range(N) }?.wait()?;
     let c = c_buf.read(&queue)?;

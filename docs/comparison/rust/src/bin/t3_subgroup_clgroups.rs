@@ -16,7 +16,7 @@ fn main() -> Result<()> {
     let sums = Program::from_source(&queue, SRC)?.kernel("sums")?;
     let x: Vec<f32> = (0..N).map(|i| (i % 10) as f32).collect();
     let x_buf = Buffer::from_slice(&queue, &x)?;
-    let out_buf = Buffer::<f32>::new(queue.context(), N / 32)?;
+    let out_buf = Buffer::<f32>::new(&queue, N / 32)?;
     // SAFETY: x is read at the global id (< N); out is written at global id / 32 (< N / 32).
     unsafe {
         sums.launch()
