@@ -1,4 +1,5 @@
-//! [`Buffer`]: a typed device buffer of plain numbers.
+//! [`Buffer`]: a typed device buffer of any [`Pod`] element type: numbers, OpenCL vectors
+//! (`[f32; 4]` for `float4`), `#[repr(C)]` structs, `half::f16`.
 
 use crate::error::{Error, Result};
 use crate::ffi;
@@ -8,24 +9,28 @@ use opencl3::memory::{Buffer as ClBuffer, ClMem};
 use opencl3::types::cl_mem;
 use std::fmt;
 
+mod element;
+
+pub use bytemuck::Pod;
+pub(crate) use element::builtin;
+pub use element::ElemType;
+
 mod sealed {
-    pub trait Sealed: crate::ffi::Pod {}
+    pub trait Sealed {}
 }
 
-/// Element types a [`Buffer`] or a scalar kernel argument may hold: plain numbers, for which
-/// every bit pattern is valid. `CL_NAME` is the OpenCL C type name.
+/// OpenCL C's built-in scalar types, each with its OpenCL C name: what the algorithms and
+/// [`ColoredBuffer`](crate::ColoredBuffer) hold. [`Buffer`]s and kernel values take any [`Pod`].
 ///
 /// ```
 /// use clgroups::buffer::Scalar;
 /// assert_eq!(<f32 as Scalar>::CL_NAME, "float");
 /// assert_eq!(<u64 as Scalar>::CL_NAME, "ulong");
-/// assert_eq!(7u16.to_bytes(), 7u16.to_ne_bytes());
+/// assert_eq!(<half::f16 as Scalar>::CL_NAME, "half");
 /// ```
-pub trait Scalar: sealed::Sealed + Copy + Default + Send + Sync + fmt::Debug + 'static {
+pub trait Scalar: sealed::Sealed + Pod + Default + Send + Sync + fmt::Debug {
     /// The OpenCL C name of the type (`int`, `float`, ...).
     const CL_NAME: &'static str;
-    /// The value's bytes, native order.
-    fn to_bytes(self) -> Vec<u8>;
 }
 
 macro_rules! scalar {
@@ -33,9 +38,6 @@ macro_rules! scalar {
         impl sealed::Sealed for $t {}
         impl Scalar for $t {
             const CL_NAME: &'static str = $name;
-            fn to_bytes(self) -> Vec<u8> {
-                self.to_ne_bytes().to_vec()
-            }
         }
     )*};
 }
@@ -43,10 +45,15 @@ macro_rules! scalar {
 scalar! {
     i8 => "char", u8 => "uchar", i16 => "short", u16 => "ushort",
     i32 => "int", u32 => "uint", i64 => "long", u64 => "ulong",
-    f32 => "float", f64 => "double",
+    half::f16 => "half", f32 => "float", f64 => "double",
 }
 
-/// A device buffer of `len` elements of `T`, in one [`Context`]. `Send + Sync`.
+/// A device buffer of `len` elements of `T`, in one [`Context`]. `Send + Sync` (for `T: Send + Sync`).
+///
+/// `T` is any [`Pod`] type: a number, an array standing for an OpenCL vector (`[f32; 4]` for
+/// `float4`), `half::f16`, or your own `#[repr(C)]` struct deriving `bytemuck::Pod` laid out as
+/// the kernel's struct. Launches check element types against the kernel's where its type is
+/// built-in, sizes otherwise ([`ElemType`]).
 ///
 /// ```
 /// use clgroups::{Buffer, Queue};
@@ -55,7 +62,7 @@ scalar! {
 /// assert_eq!(buf.read(&q)?, vec![1.0, 2.0, 3.0]);
 /// # Ok::<(), clgroups::Error>(())
 /// ```
-pub struct Buffer<T: Scalar> {
+pub struct Buffer<T: Pod> {
     raw: ClBuffer<T>,
     len: usize,
     /// Elements of the checked-mode guard region after `len` (0 outside checked mode).
@@ -63,7 +70,7 @@ pub struct Buffer<T: Scalar> {
     context: Context,
 }
 
-impl<T: Scalar> Buffer<T> {
+impl<T: Pod> Buffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements in the context of `at`: a [`Queue`]
     /// (the usual form, the same handle as for transfers) or a [`Context`]. In
     /// [checked mode](crate::launch::checked) it has a guard region after its elements.
@@ -85,7 +92,12 @@ impl<T: Scalar> Buffer<T> {
         let total = len
             .checked_add(guard)
             .filter(|n| n.checked_mul(size_of::<T>()).is_some())
-            .ok_or_else(|| Error::input(format!("a buffer of {len} x {} overflows", T::CL_NAME)))?;
+            .ok_or_else(|| {
+                Error::input(format!(
+                    "a buffer of {len} x {} overflows",
+                    ElemType::of::<T>()
+                ))
+            })?;
         let raw = match guard {
             0 => ffi::create_buffer::<T>(context.raw(), total),
             _ => ffi::create_buffer_filled::<T>(context.raw(), total, checked::CANARY),
@@ -96,7 +108,7 @@ impl<T: Scalar> Buffer<T> {
                 e.0,
                 format!(
                     "{total} x {} ({} bytes)",
-                    T::CL_NAME,
+                    ElemType::of::<T>(),
                     total * size_of::<T>()
                 ),
             )
@@ -225,7 +237,7 @@ impl<T: Scalar> Buffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn read(&self, queue: &Queue) -> Result<Vec<T>> {
-        let mut out = vec![T::default(); self.len];
+        let mut out = vec![T::zeroed(); self.len];
         self.read_into(queue, 0, &mut out)?;
         Ok(out)
     }
@@ -334,8 +346,8 @@ impl<T: Scalar> Buffer<T> {
     }
 }
 
-impl<T: Scalar> fmt::Debug for Buffer<T> {
+impl<T: Pod> fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Buffer<{}>[{}]", T::CL_NAME, self.len)
+        write!(f, "Buffer<{}>[{}]", ElemType::of::<T>(), self.len)
     }
 }

@@ -2,7 +2,7 @@
 //! calls that take raw pointers or handles. Each safe wrapper states why its call is sound;
 //! [`enqueue_kernel`] cannot be made safe (the kernel is user code) and stays `unsafe`.
 //!
-//! The bottom of the crate: it knows only opencl3's types and [`Pod`], never clgroups' own
+//! The bottom of the crate: it knows only opencl3's types and [`bytemuck::Pod`], never clgroups' own
 //! (callers convert).
 
 use opencl3::command_queue::CommandQueue;
@@ -14,27 +14,12 @@ use opencl3::event::CL_COMPLETE;
 use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer as ClBuffer, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
 use opencl3::types::{cl_event, cl_int, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING};
+// Element types: no padding, every bit pattern valid, no pointers.
+use bytemuck::Pod;
 use std::ffi::c_void;
 use std::ptr;
 
 type ClResult<T> = std::result::Result<T, ClError>;
-
-/// Element types that buffers may hold: plain numbers, copied to and from device memory as
-/// bytes.
-///
-/// # Safety
-///
-/// Implementors have no padding, no invalid bit patterns and no pointers.
-pub unsafe trait Pod: Copy + Send + Sync + 'static {}
-
-macro_rules! pod {
-    ($($t:ty),*) => {$(
-        // SAFETY: a primitive number: no padding, every bit pattern valid, no pointers.
-        unsafe impl Pod for $t {}
-    )*};
-}
-
-pod!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64);
 
 /// An in-order queue with profiling on `device`.
 pub fn create_queue(ctx: &ClContext, device: &Device, properties: u64) -> ClResult<CommandQueue> {

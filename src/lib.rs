@@ -147,7 +147,7 @@ pub mod range;
 pub mod scaling;
 pub mod wait;
 
-pub use buffer::Buffer;
+pub use buffer::{Buffer, Pod};
 pub use device::{default_device, devices, Device};
 pub use error::{Error, Result};
 pub use kernel::Kernel;
@@ -173,7 +173,7 @@ pub mod prelude {
     };
     pub use crate::{
         default_device, devices, Buffer, Context, Device, Error, Event, Kernel, Local, LocalSize,
-        Program, Queue, Range, Result,
+        Pod, Program, Queue, Range, Result,
     };
     #[cfg(feature = "scaling")]
     pub use crate::{ColoredBuffer, Placement, RootDevice};

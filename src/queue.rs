@@ -152,6 +152,7 @@ pub trait InContext: sealed::Sealed {
 
 impl sealed::Sealed for Context {}
 impl sealed::Sealed for Queue {}
+impl<T: InContext> sealed::Sealed for &T {}
 
 impl InContext for Context {
     fn in_context(&self) -> &Context {
@@ -162,6 +163,13 @@ impl InContext for Context {
 impl InContext for Queue {
     fn in_context(&self) -> &Context {
         self.context()
+    }
+}
+
+/// So that `Buffer::new(&queue, n)` also works where `queue` is already a reference.
+impl<T: InContext> InContext for &T {
+    fn in_context(&self) -> &Context {
+        (**self).in_context()
     }
 }
 

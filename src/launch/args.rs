@@ -1,6 +1,6 @@
 //! Kernel arguments: what may be passed, and the checks against the kernel's signature.
 
-use crate::buffer::{Buffer, Scalar};
+use crate::buffer::{builtin, Buffer, ElemType, Pod};
 use crate::error::{Error, Result};
 use crate::ffi::RawArg;
 use crate::kernel::{ArgInfo, ArgSpace};
@@ -20,7 +20,7 @@ pub struct Local<T> {
     _t: PhantomData<T>,
 }
 
-impl<T: Scalar> Local<T> {
+impl<T: Pod> Local<T> {
     /// `len` elements of local memory per work-group.
     pub const fn new(len: usize) -> Self {
         Local {
@@ -71,7 +71,7 @@ impl Mem {
 }
 
 impl Mem {
-    fn of<T: Scalar>(buffer: &Buffer<T>) -> Self {
+    fn of<T: Pod>(buffer: &Buffer<T>) -> Self {
         Mem {
             raw: buffer.as_raw(),
             context: buffer.context().key(),
@@ -113,15 +113,15 @@ pub enum Arg {
     Buffer {
         /// The memory object (kept alive by the [`Buffer`] the launch borrows).
         mem: Mem,
-        /// OpenCL C name of the element type.
-        elem: &'static str,
+        /// The element type.
+        elem: ElemType,
     },
-    /// A scalar value.
+    /// A value (a number, a vector, a struct).
     Scalar {
         /// The value's bytes.
         bytes: Vec<u8>,
-        /// OpenCL C name of its type.
-        ty: &'static str,
+        /// Its type.
+        ty: ElemType,
     },
     /// Local memory of this many bytes.
     Local(usize),
@@ -131,46 +131,47 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// Anything that can be a kernel argument: `&Buffer<T>`, a [`Scalar`], [`Local`]. Sealed: a
+/// Anything that can be a kernel argument: `&Buffer<T>`, a value of any [`Pod`] type (`2.0f32`,
+/// `[1.0f32; 4]` for a `float4`, a `#[repr(C)]` struct, `half::f16`), [`Local`]. Sealed: a
 /// launch only ever sees arguments whose memory objects it borrows.
 pub trait KernelArg: sealed::Sealed {
     /// The argument's value.
     fn to_arg(&self) -> Arg;
 }
 
-impl<T: Scalar> sealed::Sealed for &Buffer<T> {}
-impl<T: Scalar> sealed::Sealed for &mut Buffer<T> {}
-impl<T: Scalar> sealed::Sealed for T {}
-impl<T: Scalar> sealed::Sealed for Local<T> {}
+impl<T: Pod> sealed::Sealed for &Buffer<T> {}
+impl<T: Pod> sealed::Sealed for &mut Buffer<T> {}
+impl<T: Pod> sealed::Sealed for T {}
+impl<T: Pod> sealed::Sealed for Local<T> {}
 
-impl<T: Scalar> KernelArg for &Buffer<T> {
+impl<T: Pod> KernelArg for &Buffer<T> {
     fn to_arg(&self) -> Arg {
         Arg::Buffer {
             mem: Mem::of(self),
-            elem: T::CL_NAME,
+            elem: ElemType::of::<T>(),
         }
     }
 }
 
-impl<T: Scalar> KernelArg for &mut Buffer<T> {
+impl<T: Pod> KernelArg for &mut Buffer<T> {
     fn to_arg(&self) -> Arg {
         Arg::Buffer {
             mem: Mem::of(self),
-            elem: T::CL_NAME,
+            elem: ElemType::of::<T>(),
         }
     }
 }
 
-impl<T: Scalar> KernelArg for T {
+impl<T: Pod> KernelArg for T {
     fn to_arg(&self) -> Arg {
         Arg::Scalar {
-            bytes: self.to_bytes(),
-            ty: T::CL_NAME,
+            bytes: bytemuck::bytes_of(self).to_vec(),
+            ty: ElemType::of::<T>(),
         }
     }
 }
 
-impl<T: Scalar> KernelArg for Local<T> {
+impl<T: Pod> KernelArg for Local<T> {
     fn to_arg(&self) -> Arg {
         Arg::Local(self.bytes())
     }
@@ -187,8 +188,8 @@ impl Arg {
 
     fn describe(&self) -> String {
         match self {
-            Arg::Buffer { elem, .. } => format!("a Buffer<{elem}>"),
-            Arg::Scalar { ty, .. } => format!("a {ty} value"),
+            Arg::Buffer { elem, .. } => format!("a Buffer<{}>", elem),
+            Arg::Scalar { ty, .. } => format!("a {} value", ty),
             Arg::Local(n) => format!("{n} bytes of local memory"),
         }
     }
@@ -196,21 +197,27 @@ impl Arg {
 
 /// Checks `args` against the kernel's signature: the count always; where the driver reports
 /// argument info, the kind (memory object, value, local memory) always, and types only where
-/// the kernel names a built-in type:
+/// the kernel names a built-in type (see [`ElemType`] for the Rust types that have OpenCL
+/// names):
 ///
-/// * a pointer to a built-in scalar or vector (`float*`, `float4*`, `uint*`) takes a buffer of
-///   that scalar; a pointer to `char`, `uchar` or `void` (a byte view) or to anything else
-///   (typedefs, structs) takes any buffer;
-/// * a built-in scalar value takes exactly that scalar; other value types (typedefs, `size_t`)
-///   take any scalar.
+/// * a pointer to a built-in scalar or vector (`float*`, `float4*`, `half*`) takes a buffer of
+///   that scalar or of its vectors (`Buffer<f32>`, `Buffer<[f32; 4]>`), or of a type without an
+///   OpenCL name (a struct) whose size and the pointee's divide one another (so `[f32; 3]`,
+///   12 bytes, is refused for `float3*`, 16); a pointer to `char`, `uchar` or `void` (a byte
+///   view) or to anything else (typedefs, structs) takes any buffer;
+/// * a built-in value type takes exactly that type (`float4`: `[f32; 4]`), or a type without an
+///   OpenCL name of the same size; other value types (typedefs, structs, `size_t`) take any
+///   value (the driver checks the size).
 ///
 /// ```
 /// use clgroups::kernel::{ArgInfo, ArgSpace};
 /// use clgroups::launch::{check_args, KernelArg};
-/// let real = ArgInfo { name: Some("n".into()), type_name: Some("real".into()),
+/// let arg = |ty: &str| ArgInfo { name: Some("v".into()), type_name: Some(ty.into()),
 ///     space: Some(ArgSpace::Private), is_const: Some(true) };
-/// assert!(check_args("k", &[real.clone()], &[2.0f32.to_arg()]).is_ok());
-/// assert!(check_args("k", &[real], &[]).is_err());
+/// assert!(check_args("k", &[arg("real")], &[2.0f32.to_arg()]).is_ok());
+/// assert!(check_args("k", &[arg("float4")], &[[1.0f32; 4].to_arg()]).is_ok());
+/// assert!(check_args("k", &[arg("float4")], &[1.0f32.to_arg()]).is_err());
+/// assert!(check_args("k", &[arg("real")], &[]).is_err());
 /// ```
 pub fn check(kernel: &str, sig: &[ArgInfo], args: &[Arg]) -> Result<()> {
     if sig.len() != args.len() {
@@ -241,41 +248,35 @@ fn mismatch(info: &ArgInfo, arg: &Arg) -> Option<String> {
     let ty = info.type_name.as_deref();
     match (info.space?, arg) {
         (ArgSpace::Global, Arg::Buffer { elem, .. }) => {
-            let base = ty?.trim_end_matches('*').trim();
-            let scalar = base.trim_end_matches(|c: char| c.is_ascii_digit());
-            let checked = known_scalar(scalar) && !matches!(scalar, "char" | "uchar");
-            (checked && scalar != *elem).then(|| format!("is a {} pointer", ty.unwrap_or("?")))
+            let (scalar, bytes) = builtin(ty?.trim_end_matches('*').trim())?;
+            let fits = match elem.cl_name.and_then(builtin) {
+                _ if matches!(scalar, "char" | "uchar") => true,
+                Some((given, _)) => given == scalar,
+                None => elem.size % bytes == 0 || bytes % elem.size == 0,
+            };
+            let ty = ty.unwrap_or("?");
+            (!fits).then(|| format!("is a {ty} pointer ({bytes}-byte elements)"))
         }
         (ArgSpace::Global, _) => Some(format!("is a global {} pointer", ty.unwrap_or("?"))),
         (ArgSpace::Local, Arg::Local(_)) => None,
         (ArgSpace::Local, _) => Some("is a local pointer (pass launch::Local)".into()),
         (ArgSpace::Private, Arg::Scalar { ty: given, .. }) => {
             let want = ty?;
-            (known_scalar(want) && want != *given).then(|| format!("is a {want}"))
+            let (_, bytes) = builtin(want)?;
+            let fits = match given.cl_name {
+                Some(name) => name == want,
+                None => given.size == bytes,
+            };
+            (!fits).then(|| format!("is a {want} ({bytes} bytes)"))
         }
         (ArgSpace::Private, _) => Some(format!("is a {} value", ty.unwrap_or("?"))),
     }
 }
 
-fn known_scalar(ty: &str) -> bool {
-    matches!(
-        ty,
-        "char"
-            | "uchar"
-            | "short"
-            | "ushort"
-            | "int"
-            | "uint"
-            | "long"
-            | "ulong"
-            | "float"
-            | "double"
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytemuck::Zeroable;
 
     fn info(space: ArgSpace, ty: &str) -> ArgInfo {
         ArgInfo {
@@ -286,11 +287,18 @@ mod tests {
         }
     }
 
-    fn buf(elem: &'static str) -> Arg {
+    fn buf<T: 'static>() -> Arg {
         Arg::Buffer {
             mem: Mem::null(),
-            elem,
+            elem: ElemType::of::<T>(),
         }
+    }
+
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C)]
+    struct Particle {
+        pos: [f32; 3],
+        mass: f32,
     }
 
     #[test]
@@ -299,13 +307,13 @@ mod tests {
             info(ArgSpace::Global, "float*"),
             info(ArgSpace::Private, "uint"),
         ];
-        assert!(check("k", &sig, &[buf("float"), 3u32.to_arg()]).is_ok());
-        assert!(check("k", &sig, &[buf("float")]).is_err());
-        let e = check("k", &sig, &[buf("int"), 3u32.to_arg()]).unwrap_err();
+        assert!(check("k", &sig, &[buf::<f32>(), 3u32.to_arg()]).is_ok());
+        assert!(check("k", &sig, &[buf::<f32>()]).is_err());
+        let e = check("k", &sig, &[buf::<i32>(), 3u32.to_arg()]).unwrap_err();
         assert!(e.to_string().contains("argument 0"), "{e}");
-        let e = check("k", &sig, &[buf("float"), 3i32.to_arg()]).unwrap_err();
+        let e = check("k", &sig, &[buf::<f32>(), 3i32.to_arg()]).unwrap_err();
         assert!(e.to_string().contains("is a uint"), "{e}");
-        assert!(check("k", &sig, &[3u32.to_arg(), buf("float")]).is_err());
+        assert!(check("k", &sig, &[3u32.to_arg(), buf::<f32>()]).is_err());
     }
 
     #[test]
@@ -317,28 +325,60 @@ mod tests {
             "char*",
             "uchar*",
             "void*",
-            "half*",
         ] {
             let sig = [info(ArgSpace::Global, ty)];
-            assert!(check("k", &sig, &[buf("float")]).is_ok(), "{ty}");
+            assert!(check("k", &sig, &[buf::<f32>()]).is_ok(), "{ty}");
+            assert!(check("k", &sig, &[buf::<Particle>()]).is_ok(), "{ty}");
             assert!(check("k", &sig, &[1.0f32.to_arg()]).is_err(), "{ty}");
         }
-        let sig = [info(ArgSpace::Global, "int2*")];
-        assert!(check("k", &sig, &[buf("int")]).is_ok());
-        assert!(check("k", &sig, &[buf("float")]).is_err());
         let sig = [info(ArgSpace::Private, "size_t")];
         assert!(check("k", &sig, &[7u64.to_arg()]).is_ok());
-        assert!(check("k", &sig, &[buf("float")]).is_err());
+        assert!(check("k", &sig, &[buf::<f32>()]).is_err());
+        let sig = [info(ArgSpace::Private, "struct particle")];
+        assert!(check("k", &sig, &[Particle::zeroed().to_arg()]).is_ok());
     }
 
     #[test]
-    fn vectors_local_and_unknown_types() {
+    fn vectors_half_and_structs_by_name_or_size() {
+        use half::f16;
+        let ok = |ty: &str, arg: Arg| check("k", &[info(ArgSpace::Global, ty)], &[arg]).is_ok();
+        // A vector pointer takes buffers of its scalar or of its vectors.
+        assert!(ok("int2*", buf::<i32>()));
+        assert!(ok("int2*", buf::<[i32; 2]>()));
+        assert!(ok("float4*", buf::<[f32; 4]>()));
+        assert!(ok("float*", buf::<[f32; 4]>()));
+        assert!(!ok("int2*", buf::<f32>()));
+        assert!(!ok("float4*", buf::<[i32; 4]>()));
+        // half: f16 only (a ushort buffer is refused now that f16 exists).
+        assert!(ok("half*", buf::<f16>()));
+        assert!(ok("half4*", buf::<[f16; 4]>()));
+        assert!(!ok("half*", buf::<u16>()));
+        // Types without an OpenCL name: sizes.
+        assert!(ok("float4*", buf::<Particle>()));
+        assert!(ok("float*", buf::<Particle>()));
+        assert!(ok("float*", buf::<[f32; 3]>()));
+        assert!(!ok("float3*", buf::<[f32; 3]>()), "float3 is 16 bytes");
+        assert!(!ok("double*", buf::<[f32; 3]>()));
+
+        let ok = |ty: &str, arg: Arg| check("k", &[info(ArgSpace::Private, ty)], &[arg]).is_ok();
+        assert!(ok("float4", [1.0f32; 4].to_arg()));
+        assert!(ok("float4", Particle::zeroed().to_arg()));
+        assert!(ok("half", f16::ONE.to_arg()));
+        assert!(ok("half2", [f16::ONE; 2].to_arg()));
+        assert!(!ok("float4", 1.0f32.to_arg()));
+        assert!(!ok("float4", [1i32; 4].to_arg()));
+        assert!(!ok("float3", [1.0f32; 3].to_arg()));
+        assert!(!ok("half", 1u16.to_arg()));
+        assert!(!ok("float", f16::ONE.to_arg()));
+    }
+
+    #[test]
+    fn local_and_unknown_types() {
         let sig = [
-            info(ArgSpace::Global, "float4*"),
             info(ArgSpace::Local, "float*"),
             info(ArgSpace::Private, "my_t"),
         ];
-        let args = [buf("float"), Local::<f32>::new(4).to_arg(), 1u64.to_arg()];
+        let args = [Local::<[f32; 4]>::new(4).to_arg(), 1u64.to_arg()];
         assert!(check("k", &sig, &args).is_ok());
         let unknown = ArgInfo {
             name: None,
@@ -347,5 +387,15 @@ mod tests {
             is_const: None,
         };
         assert!(check("k", &[unknown], &[1i32.to_arg()]).is_ok());
+    }
+
+    #[test]
+    fn messages_name_the_types() {
+        let sig = [info(ArgSpace::Global, "float3*")];
+        let e = check("k", &sig, &[buf::<[f32; 3]>()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("float3* pointer (16-byte elements)"), "{e}");
+        assert!(e.contains("[f32; 3] (12 bytes)"), "{e}");
     }
 }

@@ -224,7 +224,7 @@ mod tests {
     fn written_plain_buffers_need_one_device_or_shared_memory() {
         let buf = Value::Plain(Arg::Buffer {
             mem: crate::launch::Mem::null(),
-            elem: "int",
+            elem: crate::buffer::ElemType::of::<i32>(),
         });
         let w = param(false, false);
         let e = check(2, Some(&w), &buf, &facts(Placement::Partitioned, 2)).unwrap_err();
