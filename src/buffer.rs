@@ -10,10 +10,12 @@ use opencl3::types::cl_mem;
 use std::fmt;
 
 mod element;
+mod pending;
 
 pub use bytemuck::Pod;
 pub(crate) use element::builtin;
 pub use element::ElemType;
+pub use pending::{HostData, PendingRead};
 
 mod sealed {
     pub trait Sealed {}

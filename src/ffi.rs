@@ -12,8 +12,10 @@ use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use opencl3::event::CL_COMPLETE;
 use opencl3::kernel::Kernel as ClKernel;
-use opencl3::memory::{Buffer as ClBuffer, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
-use opencl3::types::{cl_event, cl_int, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING};
+use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
+use opencl3::types::{
+    cl_event, cl_int, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING, CL_NON_BLOCKING,
+};
 // Element types: no padding, every bit pattern valid, no pointers.
 use bytemuck::Pod;
 use std::ffi::c_void;
@@ -90,6 +92,66 @@ pub fn read<T: Pod>(
     // SAFETY: the read is blocking, so `out` is fully written before the call returns and not
     // touched afterwards; the caller checked the bounds. Every bit pattern is a valid `T`.
     unsafe { q.enqueue_read_buffer(buf, CL_BLOCKING, offset * size_of::<T>(), out, &[]) }
+}
+
+/// Non-blocking write of `len` elements from `data` into `buf` at element `offset`.
+///
+/// # Safety
+///
+/// `data` points to `len` initialised elements that stay allocated and unmodified until the
+/// returned event has completed; `offset + len` fits in `buf`.
+pub unsafe fn write_async<T: Pod>(
+    q: &CommandQueue,
+    buf: &mut ClBuffer<T>,
+    offset: usize,
+    data: *const T,
+    len: usize,
+) -> ClResult<Event> {
+    // SAFETY: the caller keeps `data` valid until the command completes and checked the
+    // bounds; `T: Pod` has no padding; the event returned is released by `Event`.
+    let ev = unsafe {
+        cl3::command_queue::enqueue_write_buffer(
+            q.get(),
+            buf.get(),
+            CL_NON_BLOCKING,
+            offset * size_of::<T>(),
+            len * size_of::<T>(),
+            data.cast::<c_void>(),
+            0,
+            ptr::null(),
+        )
+    };
+    ev.map(Event::new).map_err(ClError)
+}
+
+/// Non-blocking read of `len` elements of `buf` from element `offset` into `out`.
+///
+/// # Safety
+///
+/// `out` is valid for writes of `len` elements, and nothing reads, writes or frees that memory
+/// until the returned event has completed; `offset + len` fits in `buf`.
+pub unsafe fn read_async<T: Pod>(
+    q: &CommandQueue,
+    buf: &ClBuffer<T>,
+    offset: usize,
+    out: *mut T,
+    len: usize,
+) -> ClResult<Event> {
+    // SAFETY: the caller reserves `out` for the command until it completes and checked the
+    // bounds; every bit pattern is a valid `T`; the event returned is released by `Event`.
+    let ev = unsafe {
+        cl3::command_queue::enqueue_read_buffer(
+            q.get(),
+            buf.get(),
+            CL_NON_BLOCKING,
+            offset * size_of::<T>(),
+            len * size_of::<T>(),
+            out.cast::<c_void>(),
+            0,
+            ptr::null(),
+        )
+    };
+    ev.map(Event::new).map_err(ClError)
 }
 
 /// Fills `len` elements of `buf` with `value`.

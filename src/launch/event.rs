@@ -3,6 +3,7 @@
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
+use opencl3::types::cl_event;
 use std::time::Duration;
 
 /// A finished-or-running command (or several in one in-order queue, for a plain range that
@@ -110,4 +111,38 @@ impl Event {
         let end = last.profiling_command_end().map_err(err)?;
         Ok((start, end))
     }
+}
+
+/// Why a launch on a queue of context `context` (its key) cannot wait for `events`: an event
+/// of another context (OpenCL refuses it at enqueue), or one whose context cannot be queried.
+pub(crate) fn foreign_wait(events: &[&Event], context: usize) -> Option<String> {
+    events.iter().find_map(|e| {
+        e.raw.iter().find_map(|r| match r.context() {
+            Ok(c) if c as usize == context => None,
+            Ok(_) => Some(format!(
+                "it waits for an event of another context (a command on {})",
+                e.context()
+            )),
+            Err(err) => Some(format!(
+                "the context of an event to wait for is unknown ({err}, a command on {})",
+                e.context()
+            )),
+        })
+    })
+}
+
+/// The wait list for `events`, after flushing their queues (a command that waits for an event
+/// of another queue may otherwise wait for a command that is never submitted).
+pub(crate) fn wait_list(events: &[&Event]) -> Result<Vec<cl_event>> {
+    let mut list = Vec::new();
+    for e in events {
+        for r in &e.raw {
+            let flushed = r
+                .command_queue()
+                .and_then(|q| opencl3::command_queue::flush(q).map_err(Into::into));
+            flushed.map_err(|err| Error::cl("clFlush", err.0, e.context()))?;
+            list.push(r.get());
+        }
+    }
+    Ok(list)
 }

@@ -133,6 +133,7 @@ impl Kernel {
             queue: self.program().queue().clone(),
             args: Vec::new(),
             offset: None,
+            waits: Vec::new(),
             check: OnceCell::new(),
             _borrows: PhantomData,
         }
@@ -166,6 +167,8 @@ pub struct Launch<'a> {
     queue: Queue,
     args: Vec<Arg>,
     offset: Option<Range>,
+    /// Events the launch waits for (see [`Launch::wait_for`]).
+    waits: Vec<&'a Event>,
     /// Where checked variants record the first out-of-bounds access ([`checked`] mode).
     check: OnceCell<Buffer<u32>>,
     /// The buffers behind `args` (their memory objects are raw handles in `args`).
@@ -221,6 +224,32 @@ impl<'a> Launch<'a> {
     /// ```
     pub fn offset(mut self, offset: Range) -> Self {
         self.offset = Some(offset);
+        self
+    }
+
+    /// Makes the launch wait for `events` (each an [`Event`] of this queue's context, from any
+    /// of its queues) before it starts: how a chain of non-blocking commands runs without the
+    /// host waiting in between. Commands of the same queue already run in order; events of
+    /// other queues are what this is for. An event of another context is an [`Error`] before
+    /// anything is enqueued.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
+    /// let inc = p.kernel("inc")?;
+    /// let other = Queue::on(queue.context(), queue.device())?; // a second queue
+    /// let mut x = Buffer::<i32>::new(&queue, 1024)?;
+    /// let written = x.enqueue_write(&other, vec![41; 1024])?; // on the other queue
+    /// // SAFETY: work-item i touches x[i], i < 1024 = x.len(); the write it waits for is the
+    /// // only other command using x.
+    /// let done = unsafe { inc.launch().arg(&x).wait_for([&written]).range(1024)? };
+    /// assert_eq!(x.enqueue_read(&queue)?.wait()?, [42; 1024]); // queue: in order after `done`
+    /// # drop(done);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn wait_for(mut self, events: impl IntoIterator<Item = &'a Event>) -> Self {
+        self.waits.extend(events);
         self
     }
 
@@ -463,6 +492,9 @@ impl<'a> Launch<'a> {
         let name = self.kernel.name();
         check_args(name, self.kernel.args(), args)?;
         let context = self.queue.context().key();
+        if let Some(reason) = event::foreign_wait(&self.waits, context) {
+            return Err(self.invalid(global, local, reason));
+        }
         let mut local_bytes = Vec::new();
         for (index, a) in args.iter().enumerate() {
             match a {
@@ -552,7 +584,9 @@ impl<'a> Launch<'a> {
             })?;
         }
         let local_v = local.map(|l| l.as_slice().to_vec());
-        // SAFETY: every argument was just set; the caller vouches for the kernel's accesses.
+        let waits = event::wait_list(&self.waits)?;
+        // SAFETY: every argument was just set; the caller vouches for the kernel's accesses;
+        // the events waited for are live (the launch borrows them).
         let ev = unsafe {
             ffi::enqueue_kernel(
                 self.queue.raw(),
@@ -560,7 +594,7 @@ impl<'a> Launch<'a> {
                 Some(offset.as_slice()),
                 global.as_slice(),
                 local_v.as_deref(),
-                &[],
+                &waits,
             )
         }
         .map_err(|e| {

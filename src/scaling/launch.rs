@@ -46,6 +46,8 @@ pub struct RootLaunch<'a> {
     kernel: &'a RootKernel,
     args: Vec<Value>,
     offset: Option<Range>,
+    /// Events every sub-launch waits for ([`RootLaunch::wait_for`]).
+    waits: Vec<&'a Event>,
     /// The buffers behind `args` (their memory objects are raw handles there).
     _borrows: PhantomData<&'a ()>,
 }
@@ -56,6 +58,7 @@ impl<'a> RootLaunch<'a> {
             kernel,
             args: Vec::new(),
             offset: None,
+            waits: Vec::new(),
             _borrows: PhantomData,
         }
     }
@@ -77,6 +80,29 @@ impl<'a> RootLaunch<'a> {
     /// ```
     pub fn arg<A: RootArg + 'a>(mut self, arg: A) -> Self {
         self.args.push(arg.to_root_arg().0);
+        self
+    }
+
+    /// Makes every device's part of the launch wait for `events` (of the root device's
+    /// context, from any of its queues), as [`Launch::wait_for`](crate::launch::Launch::wait_for)
+    /// does for one device; an event of another context is an [`Error`] before anything is
+    /// enqueued.
+    ///
+    /// ```
+    /// # let root = clgroups::RootDevice::from_env()?;
+    /// let p = root.program("kernel void add(global int *x, global const int *y) { size_t i = get_global_id(0); x[i] += y[i]; }")?;
+    /// let add = p.kernel("add")?;
+    /// let mut x = clgroups::ColoredBuffer::from_slice(&root, &[1i32; 256])?;
+    /// let mut y = clgroups::Buffer::<i32>::new(root.context(), 256)?; // read by every device
+    /// let written = y.enqueue_write(&root.queues()[0], vec![2; 256])?;
+    /// // SAFETY: work-item i touches x[i] and y[i], i < 256 = x.len() = y.len(); every device
+    /// // waits for the write of y.
+    /// unsafe { add.launch().arg(&mut x).arg(&y).wait_for([&written]).range(256)? }.wait()?;
+    /// assert_eq!(x.read()?, [3; 256]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn wait_for(mut self, events: impl IntoIterator<Item = &'a Event>) -> Self {
+        self.waits.extend(events);
         self
     }
 
@@ -304,7 +330,9 @@ impl<'a> RootLaunch<'a> {
             for (k, off, size) in pieces {
                 // SAFETY: each sub-launch is a part of the launch the caller vouches for, with
                 // the arguments of its device (checked against the contract above).
-                let ev = unsafe { enqueue(k, args.clone(), shift(off, base), size, local)? };
+                let ev = unsafe {
+                    enqueue(k, args.clone(), &self.waits, shift(off, base), size, local)?
+                };
                 event = Some(match event {
                     Some(first) => first.then(ev),
                     None => ev,
@@ -535,11 +563,13 @@ impl<'a> RootLaunch<'a> {
 unsafe fn enqueue(
     k: &Kernel,
     args: Vec<Arg>,
+    waits: &[&Event],
     offset: Range,
     size: Range,
     local: Range,
 ) -> Result<Event> {
     let launch = args.into_iter().fold(k.launch(), |l, a| l.raw_arg(a));
+    let launch = launch.wait_for(waits.iter().copied());
     // SAFETY: forwarded from the caller.
     unsafe {
         launch

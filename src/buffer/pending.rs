@@ -1,0 +1,249 @@
+//! Non-blocking transfers: [`Buffer::enqueue_write`] owns its host data until the write has
+//! completed, and [`Buffer::enqueue_read`] returns a [`PendingRead`] that owns the destination.
+
+use super::{Buffer, ElemType, Pod};
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::launch::Event;
+use crate::queue::Queue;
+use std::fmt;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Host data a non-blocking write takes over: a `Vec<T>`, `Box<[T]>` or `Arc<[T]>`. Sealed,
+/// so that the memory the device reads is owned and cannot change or go away while it does.
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let mut x = Buffer::<u32>::new(&queue, 3)?;
+/// let shared: std::sync::Arc<[u32]> = vec![1, 2, 3].into();
+/// x.enqueue_write(&queue, shared.clone())?; // the write holds a reference until it is done
+/// assert_eq!(x.read(&queue)?, *shared);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+pub trait HostData<T>: sealed::Sealed + Send + Sync + 'static {
+    /// The elements.
+    fn elements(&self) -> &[T];
+}
+
+impl<T: Pod + Send + Sync> sealed::Sealed for Vec<T> {}
+impl<T: Pod + Send + Sync> sealed::Sealed for Box<[T]> {}
+impl<T: Pod + Send + Sync> sealed::Sealed for Arc<[T]> {}
+
+impl<T: Pod + Send + Sync> HostData<T> for Vec<T> {
+    fn elements(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: Pod + Send + Sync> HostData<T> for Box<[T]> {
+    fn elements(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: Pod + Send + Sync> HostData<T> for Arc<[T]> {
+    fn elements(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: Pod> Buffer<T> {
+    /// Enqueues a write of `data` at the start of the buffer and returns at once. The command
+    /// owns `data` until it has completed (then drops it, even if the returned [`Event`] was
+    /// dropped first), so the host memory outlives the write without blocking. Later commands
+    /// on `queue` run after it; other queues wait for it with
+    /// [`Launch::wait_for`](crate::launch::Launch::wait_for) or [`Event::wait`].
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let mut x = Buffer::<f32>::new(&queue, 1 << 20)?;
+    /// let written = x.enqueue_write(&queue, vec![0.5f32; 1 << 20])?; // returns at once
+    /// // ... more work for the host or the queue ...
+    /// written.wait()?;
+    /// assert_eq!(x.read(&queue)?[12345], 0.5);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn enqueue_write(&mut self, queue: &Queue, data: impl HostData<T>) -> Result<Event> {
+        self.enqueue_write_at(queue, 0, data)
+    }
+
+    /// [`enqueue_write`](Buffer::enqueue_write) starting at element `offset`.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let mut x = Buffer::from_slice(&queue, &[0u8; 4])?;
+    /// x.enqueue_write_at(&queue, 2, vec![7, 8])?;
+    /// assert_eq!(x.read(&queue)?, [0, 0, 7, 8]); // in order after the write
+    /// assert!(x.enqueue_write_at(&queue, 3, vec![1, 2]).is_err()); // past the end: nothing enqueued
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn enqueue_write_at(
+        &mut self,
+        queue: &Queue,
+        offset: usize,
+        data: impl HostData<T>,
+    ) -> Result<Event> {
+        let len = data.elements().len();
+        self.check(queue, offset, len, "write")?;
+        let data = Arc::new(data);
+        let ptr = data.elements().as_ptr();
+        // SAFETY: `data` is owned here and its elements never change (sealed `HostData`
+        // types give out no mutable access); the completion callback below (or, where it cannot
+        // be registered, the bounded wait) keeps it alive until the command has completed.
+        let raw = unsafe { ffi::write_async(queue.raw(), &mut self.raw, offset, ptr, len) }
+            .map_err(|e| Error::cl("clEnqueueWriteBuffer", e.0, queue.device().to_string()))?;
+        let keep = Arc::clone(&data);
+        if let Err(e) = ffi::on_complete(&raw, Box::new(move |_| drop(keep))) {
+            let what = || format!("write of {len} elements on {}", queue.device());
+            if crate::wait::event(&raw, what).is_err() {
+                // Still in flight, or in an unknown state: the memory must stay valid.
+                std::mem::forget(data);
+            }
+            return Err(Error::cl(
+                "clSetEventCallback",
+                e.0,
+                queue.device().to_string(),
+            ));
+        }
+        Ok(Event::new(raw, queue.device().clone(), None))
+    }
+
+    /// Enqueues a read of the whole buffer and returns at once: [`PendingRead::wait`] gives
+    /// the elements. Commands enqueued before it on `queue` finish first (in order).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let x = Buffer::from_slice(&queue, &[1i32, 2, 3])?;
+    /// let pending = x.enqueue_read(&queue)?;
+    /// // ... the host works meanwhile ...
+    /// assert_eq!(pending.wait()?, [1, 2, 3]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn enqueue_read(&self, queue: &Queue) -> Result<PendingRead<T>> {
+        self.check(queue, 0, self.len, "read")?;
+        let out = NonNull::from(Box::leak(vec![T::zeroed(); self.len].into_boxed_slice()));
+        // SAFETY: `out` is `len` elements that only the returned `PendingRead` owns, and it
+        // touches them only after the command has completed (or leaks them).
+        let raw = unsafe {
+            ffi::read_async(
+                queue.raw(),
+                &self.raw,
+                0,
+                out.as_ptr().cast::<T>(),
+                self.len,
+            )
+        };
+        let raw = match raw {
+            Ok(raw) => raw,
+            Err(e) => {
+                // SAFETY: nothing was enqueued, so the allocation is ours again.
+                drop(unsafe { Box::from_raw(out.as_ptr()) });
+                return Err(Error::cl(
+                    "clEnqueueReadBuffer",
+                    e.0,
+                    queue.device().to_string(),
+                ));
+            }
+        };
+        Ok(PendingRead {
+            out: Some(out),
+            event: Event::new(raw, queue.device().clone(), None),
+        })
+    }
+}
+
+/// A read in flight ([`Buffer::enqueue_read`]): it owns the host memory the device writes.
+/// [`wait`](PendingRead::wait) gives the elements; dropping it waits too (at most
+/// [`crate::wait::limit`]), and never panics: memory the device may still write is leaked
+/// rather than freed.
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let x = Buffer::from_slice(&queue, &[[1.0f32, 2.0]; 8])?;
+/// let pending: clgroups::buffer::PendingRead<[f32; 2]> = x.enqueue_read(&queue)?;
+/// println!("read of {} bytes: {:?}", 8 * 8, pending.event().duration()?);
+/// assert_eq!(pending.wait()?[7], [1.0, 2.0]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+pub struct PendingRead<T: Pod> {
+    /// The destination, from `Box::leak`; `None` once taken back or leaked.
+    out: Option<NonNull<[T]>>,
+    event: Event,
+}
+
+// SAFETY: `out` is uniquely owned (like a `Box<[T]>`), so the value may move between threads
+// when `T` may.
+unsafe impl<T: Pod + Send> Send for PendingRead<T> {}
+
+impl<T: Pod> PendingRead<T> {
+    /// Waits for the read (at most [`crate::wait::limit`]) and returns the elements.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let x = Buffer::from_slice(&queue, &[9u64; 4])?;
+    /// let v: Vec<u64> = x.enqueue_read(&queue)?.wait()?;
+    /// assert_eq!(v, [9; 4]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn wait(mut self) -> Result<Vec<T>> {
+        self.take()
+            .expect("the destination is taken only by wait or drop, once")
+    }
+
+    /// The read's event (profiling times; [`Launch::wait_for`](crate::launch::Launch::wait_for)).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let pending = Buffer::from_slice(&queue, &[1u8; 64])?.enqueue_read(&queue)?;
+    /// pending.event().wait()?;
+    /// assert_eq!(pending.wait()?.len(), 64);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+
+    /// Waits for the read and takes the destination back (`None` if already taken). If the
+    /// wait fails, the memory is leaked: nothing may free what the device may still write.
+    fn take(&mut self) -> Option<Result<Vec<T>>> {
+        let out = self.out.take()?;
+        Some(match self.event.wait() {
+            // SAFETY: the read has completed, so the device no longer writes `out`, which came
+            // from `Box::leak` and was owned by `self` alone.
+            Ok(()) => Ok(unsafe { Box::from_raw(out.as_ptr()) }.into_vec()),
+            Err(e) => {
+                log::warn!(
+                    "a read of {} elements did not finish ({e}); its {} bytes are leaked",
+                    out.len(),
+                    out.len() * size_of::<T>()
+                );
+                Err(e)
+            }
+        })
+    }
+}
+
+impl<T: Pod> Drop for PendingRead<T> {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
+
+impl<T: Pod> fmt::Debug for PendingRead<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let len = self.out.map_or(0, |o| o.len());
+        write!(f, "PendingRead<{}>[{len}]", ElemType::of::<T>())
+    }
+}
