@@ -80,7 +80,12 @@
 //!
 //! [`devices()`] finds every device once per process; a [`Device`] knows its limits and
 //! sub-group capabilities. A [`Queue`] is an in-order profiling queue in a [`Context`];
-//! [`Buffer`]s belong to the context. A [`Program`] builds OpenCL C for the queue's device with
+//! [`Buffer`]s belong to the context and hold any [`Pod`] element type (numbers, `[f32; 4]` for
+//! `float4`, `half::f16`, `#[repr(C)]` structs). They are made, written and read through the
+//! queue: blocking (`read`, `write`) or at once, with the command owning its host memory
+//! ([`Buffer::enqueue_write`], [`Buffer::enqueue_read`] and its
+//! [`PendingRead`](buffer::PendingRead)); a launch waits for other queues' commands with
+//! [`Launch::wait_for`](launch::Launch::wait_for). A [`Program`] builds OpenCL C for the queue's device with
 //! `#include <clgroups/subgroup.h>` available; [`Kernel::launch`] checks the arguments and the
 //! range and enqueues. The [`plan`] module holds the decisions as pure functions, testable
 //! without a device.
@@ -147,7 +152,7 @@ pub mod range;
 pub mod scaling;
 pub mod wait;
 
-pub use buffer::{Buffer, Pod};
+pub use buffer::{Buffer, PendingRead, Pod};
 pub use device::{default_device, devices, Device};
 pub use error::{Error, Result};
 pub use kernel::Kernel;

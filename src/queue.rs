@@ -147,6 +147,13 @@ mod sealed {
 /// ```
 pub trait InContext: sealed::Sealed {
     /// The context new buffers are made in.
+    ///
+    /// ```
+    /// use clgroups::InContext;
+    /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
+    /// assert_eq!(queue.in_context().devices(), queue.context().devices());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     fn in_context(&self) -> &Context;
 }
 

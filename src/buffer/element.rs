@@ -33,6 +33,11 @@ pub struct ElemType {
 
 impl ElemType {
     /// What is known of `T`.
+    ///
+    /// ```
+    /// let e = clgroups::buffer::ElemType::of::<[f64; 2]>();
+    /// assert_eq!((e.cl_name, e.size), (Some("double2"), 16));
+    /// ```
     pub fn of<T: 'static>() -> Self {
         let id = TypeId::of::<T>();
         ElemType {

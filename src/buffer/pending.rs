@@ -28,6 +28,11 @@ mod sealed {
 /// ```
 pub trait HostData<T>: sealed::Sealed + Send + Sync + 'static {
     /// The elements.
+    ///
+    /// ```
+    /// use clgroups::buffer::HostData;
+    /// assert_eq!(vec![1u8, 2].elements(), [1, 2]);
+    /// ```
     fn elements(&self) -> &[T];
 }
 
