@@ -249,13 +249,13 @@ fn mismatch(info: &ArgInfo, arg: &Arg) -> Option<String> {
     match (info.space?, arg) {
         (ArgSpace::Global, Arg::Buffer { elem, .. }) => {
             let (scalar, bytes) = builtin(ty?.trim_end_matches('*').trim())?;
-            let fits = match elem.cl_name.and_then(builtin) {
-                _ if matches!(scalar, "char" | "uchar") => true,
-                Some((given, _)) => given == scalar,
-                None => elem.size % bytes == 0 || bytes % elem.size == 0,
-            };
             let ty = ty.unwrap_or("?");
-            (!fits).then(|| format!("is a {ty} pointer ({bytes}-byte elements)"))
+            match elem.cl_name.and_then(builtin) {
+                _ if matches!(scalar, "char" | "uchar") => None,
+                Some((given, _)) => (given != scalar).then(|| format!("is a {ty} pointer")),
+                None => (elem.size % bytes != 0 && bytes % elem.size != 0)
+                    .then(|| format!("is a {ty} pointer ({bytes}-byte elements)")),
+            }
         }
         (ArgSpace::Global, _) => Some(format!("is a global {} pointer", ty.unwrap_or("?"))),
         (ArgSpace::Local, Arg::Local(_)) => None,
@@ -263,11 +263,10 @@ fn mismatch(info: &ArgInfo, arg: &Arg) -> Option<String> {
         (ArgSpace::Private, Arg::Scalar { ty: given, .. }) => {
             let want = ty?;
             let (_, bytes) = builtin(want)?;
-            let fits = match given.cl_name {
-                Some(name) => name == want,
-                None => given.size == bytes,
-            };
-            (!fits).then(|| format!("is a {want} ({bytes} bytes)"))
+            match given.cl_name {
+                Some(name) => (name != want).then(|| format!("is a {want}")),
+                None => (given.size != bytes).then(|| format!("is a {want} ({bytes} bytes)")),
+            }
         }
         (ArgSpace::Private, _) => Some(format!("is a {} value", ty.unwrap_or("?"))),
     }
