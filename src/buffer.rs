@@ -276,6 +276,9 @@ impl<T: Pod> Buffer<T> {
     /// ```
     pub fn fill(&mut self, queue: &Queue, value: T) -> Result<()> {
         self.check(queue, 0, self.len, "fill")?;
+        if !pending::fill_pattern::<T>() {
+            return self.write(queue, &vec![value; self.len]);
+        }
         let ev = ffi::fill(queue.raw(), &mut self.raw, value, self.len)
             .map_err(|e| Error::cl("clEnqueueFillBuffer", e.0, queue.device().to_string()))?;
         crate::wait::event(&ev, || {

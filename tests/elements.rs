@@ -279,3 +279,31 @@ fn wrong_element_types_are_errors_before_enqueue() {
         "nothing ran"
     );
 }
+
+#[test]
+fn fills_of_any_element_size() {
+    let queue = common::queue();
+    let n = 100;
+    // 12 bytes: not a pattern size OpenCL fills with (written from the host instead).
+    let mut packed = Buffer::<[f32; 3]>::new(&queue, n).unwrap();
+    packed.fill(&queue, [1.0, 2.0, 3.0]).unwrap();
+    assert_eq!(packed.read(&queue).unwrap(), vec![[1.0, 2.0, 3.0]; n]);
+    packed.enqueue_fill(&queue, [4.0, 5.0, 6.0]).unwrap();
+    assert_eq!(packed.read(&queue).unwrap(), vec![[4.0, 5.0, 6.0]; n]);
+    // 16 bytes: filled by OpenCL.
+    let mut particles = Buffer::<Particle>::new(&queue, n).unwrap();
+    let p = Particle {
+        pos: [1.0, -1.0],
+        mass: 3.0,
+        id: 9,
+    };
+    particles.enqueue_fill(&queue, p).unwrap();
+    assert_eq!(
+        particles.enqueue_read(&queue).unwrap().wait().unwrap(),
+        vec![p; n]
+    );
+    // 2 bytes: half.
+    let mut h = Buffer::<f16>::new(&queue, n).unwrap();
+    h.fill(&queue, f16::from_f32(0.5)).unwrap();
+    assert_eq!(h.read(&queue).unwrap(), vec![f16::from_f32(0.5); n]);
+}

@@ -1,5 +1,6 @@
 //! Non-blocking transfers: [`Buffer::enqueue_write`] owns its host data until the write has
-//! completed, and [`Buffer::enqueue_read`] returns a [`PendingRead`] that owns the destination.
+//! completed, [`Buffer::enqueue_read`] returns a [`PendingRead`] that owns the destination, and
+//! [`Buffer::enqueue_fill`] needs no host memory after it is enqueued.
 
 use super::{Buffer, ElemType, Pod};
 use crate::error::{Error, Result};
@@ -58,7 +59,9 @@ impl<T: Pod + Send + Sync> HostData<T> for Arc<[T]> {
     }
 }
 
-impl<T: Pod> Buffer<T> {
+/// The non-blocking forms need `Send + Sync` elements (every number, array and plain struct):
+/// the memory they own is released on a driver thread.
+impl<T: Pod + Send + Sync> Buffer<T> {
     /// Enqueues a write of `data` at the start of the buffer and returns at once. The command
     /// owns `data` until it has completed (then drops it, even if the returned [`Event`] was
     /// dropped first), so the host memory outlives the write without blocking. Later commands
@@ -121,6 +124,28 @@ impl<T: Pod> Buffer<T> {
         Ok(Event::new(raw, queue.device().clone(), None))
     }
 
+    /// Enqueues setting every element to `value` and returns at once (the blocking form is
+    /// [`fill`](Buffer::fill)); OpenCL copies `value` when it enqueues.
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let mut x = Buffer::<[u16; 2]>::new(&queue, 100)?;
+    /// let filled = x.enqueue_fill(&queue, [1, 2])?;
+    /// assert_eq!(x.enqueue_read(&queue)?.wait()?, [[1, 2]; 100]); // in order after the fill
+    /// filled.wait()?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn enqueue_fill(&mut self, queue: &Queue, value: T) -> Result<Event> {
+        self.check(queue, 0, self.len, "fill")?;
+        if !fill_pattern::<T>() {
+            return self.enqueue_write(queue, vec![value; self.len]);
+        }
+        let raw = ffi::fill(queue.raw(), &mut self.raw, value, self.len)
+            .map_err(|e| Error::cl("clEnqueueFillBuffer", e.0, queue.device().to_string()))?;
+        Ok(Event::new(raw, queue.device().clone(), None))
+    }
+
     /// Enqueues a read of the whole buffer and returns at once: [`PendingRead::wait`] gives
     /// the elements. Commands enqueued before it on `queue` finish first (in order).
     ///
@@ -164,6 +189,12 @@ impl<T: Pod> Buffer<T> {
             event: Event::new(raw, queue.device().clone(), None),
         })
     }
+}
+
+/// Whether OpenCL can fill with a `T` pattern: `clEnqueueFillBuffer` takes patterns of 1, 2, 4,
+/// ..., 128 bytes only (others, such as a 12-byte `[f32; 3]`, are written from the host).
+pub(super) fn fill_pattern<T>() -> bool {
+    size_of::<T>().is_power_of_two() && size_of::<T>() <= 128
 }
 
 /// A read in flight ([`Buffer::enqueue_read`]): it owns the host memory the device writes.

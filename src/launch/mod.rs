@@ -176,8 +176,9 @@ pub struct Launch<'a> {
 }
 
 impl<'a> Launch<'a> {
-    /// Appends an argument: `&Buffer<T>`, a scalar, or [`Local`]. A buffer stays borrowed
-    /// until the launch is enqueued or dropped.
+    /// Appends an argument: `&Buffer<T>`, a value of any [`Pod`](crate::Pod) type (a number,
+    /// `[f32; 4]` for a `float4`, a `#[repr(C)]` struct, `half::f16`), or [`Local`]. A buffer
+    /// stays borrowed until the launch is enqueued or dropped.
     ///
     /// ```
     /// # use clgroups::prelude::*;
