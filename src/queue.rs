@@ -141,7 +141,7 @@ mod sealed {
 /// # use clgroups::prelude::*;
 /// let queue = Queue::new(&default_device()?)?;
 /// let a = Buffer::<f32>::new(&queue, 16)?; // in the queue's context
-/// let b = Buffer::<f32>::new(&queue, 16)?; // the same context, named directly
+/// let b = Buffer::<f32>::new(queue.context(), 16)?; // the same context, named directly
 /// assert_eq!(a.context().devices(), b.context().devices());
 /// # Ok::<(), clgroups::Error>(())
 /// ```

@@ -101,6 +101,18 @@ impl<T: Pod + Send + Sync> Buffer<T> {
     ) -> Result<Event> {
         let len = data.elements().len();
         self.check(queue, offset, len, "write")?;
+        if len == 0 {
+            // Nothing to write (OpenCL refuses empty writes): an event for "after the commands
+            // enqueued so far", as the write's would be.
+            let raw = ffi::marker(queue.raw()).map_err(|e| {
+                Error::cl(
+                    "clEnqueueMarkerWithWaitList",
+                    e.0,
+                    queue.device().to_string(),
+                )
+            })?;
+            return Ok(Event::new(raw, queue.device().clone(), None));
+        }
         let data = Arc::new(data);
         let ptr = data.elements().as_ptr();
         // SAFETY: `data` is owned here and its elements never change (sealed `HostData`
