@@ -84,7 +84,7 @@
 //! `float4`, `half::f16`, `#[repr(C)]` structs). They are made, written and read through the
 //! queue: blocking (`read`, `write`) or at once, with the command owning its host memory
 //! ([`Buffer::enqueue_write`], [`Buffer::enqueue_read`] and its
-//! [`PendingRead`](buffer::PendingRead)); a launch waits for other queues' commands with
+//! [`PendingRead`]); a launch waits for other queues' commands with
 //! [`Launch::wait_for`](launch::Launch::wait_for). A [`Program`] builds OpenCL C for the queue's device with
 //! `#include <clgroups/subgroup.h>` available; [`Kernel::launch`] checks the arguments and the
 //! range and enqueues. The [`plan`] module holds the decisions as pure functions, testable

@@ -22,6 +22,7 @@ use std::sync::OnceLock;
 /// assert_eq!(ElemType::of::<[f32; 3]>().size, 12);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ElemType {
     /// The OpenCL C name, for built-in types.
     pub cl_name: Option<&'static str>,

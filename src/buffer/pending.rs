@@ -65,8 +65,9 @@ impl<T: Pod + Send + Sync> Buffer<T> {
     /// Enqueues a write of `data` at the start of the buffer and returns at once. The command
     /// owns `data` until it has completed (then drops it, even if the returned [`Event`] was
     /// dropped first), so the host memory outlives the write without blocking. Later commands
-    /// on `queue` run after it; other queues wait for it with
-    /// [`Launch::wait_for`](crate::launch::Launch::wait_for) or [`Event::wait`].
+    /// on `queue` run after it; commands of other queues must wait for it
+    /// ([`Launch::wait_for`](crate::launch::Launch::wait_for), [`Event::wait`]), or they may see
+    /// the buffer's old contents or part of the new.
     ///
     /// ```
     /// # use clgroups::prelude::*;

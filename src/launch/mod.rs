@@ -270,7 +270,8 @@ impl<'a> Launch<'a> {
     /// 2. no buffer the kernel writes is read or written, and no buffer it reads is written,
     ///    by a command that may run at the same time (on another queue or device) or by the
     ///    host through a mapping, until the returned [`Event`] has completed (commands of this
-    ///    queue run in order and need nothing);
+    ///    queue run in order and need nothing, and so do commands it waits for with
+    ///    [`wait_for`](Launch::wait_for));
     /// 3. where the driver reports no argument information, every argument has the kind the
     ///    kernel declares (a `&Buffer` for each pointer, a scalar of the declared type
     ///    otherwise): clgroups then checks only the count;

@@ -85,8 +85,8 @@ impl<'a> RootLaunch<'a> {
 
     /// Makes every device's part of the launch wait for `events` (of the root device's
     /// context, from any of its queues), as [`Launch::wait_for`](crate::launch::Launch::wait_for)
-    /// does for one device; an event of another context is an [`Error`] before anything is
-    /// enqueued.
+    /// does for one device (for a [`MultiEvent`]'s commands: `ev.events().iter().flatten()`);
+    /// an event of another context is an [`Error`] before anything is enqueued.
     ///
     /// ```
     /// # let root = clgroups::RootDevice::from_env()?;
