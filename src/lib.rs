@@ -83,10 +83,10 @@
 //! [`Buffer`]s belong to the context and hold any [`Pod`] element type (numbers, `[f32; 4]` for
 //! `float4`, `half::f16`, `#[repr(C)]` structs). They are made, written and read through the
 //! queue: blocking (`read`, `write`) or at once, with the command owning its host memory
-//! ([`Buffer::enqueue_write`], [`Buffer::enqueue_read`] and its
-//! [`PendingRead`]); a launch waits for other queues' commands with
-//! [`Launch::wait_for`](launch::Launch::wait_for). A [`Program`] builds OpenCL C for the queue's device with
-//! `#include <clgroups/subgroup.h>` available; [`Kernel::launch`] checks the arguments and the
+//! ([`Buffer::enqueue_write`], [`Buffer::enqueue_read`] and its [`PendingRead`]); a launch
+//! waits for other queues' commands with [`Launch::wait_for`](launch::Launch::wait_for). A
+//! [`Program`] builds OpenCL C for the queue's device with `#include <clgroups/subgroup.h>`
+//! available; [`Kernel::launch`] checks the arguments and the
 //! range and enqueues. The [`plan`] module holds the decisions as pure functions, testable
 //! without a device.
 //!
