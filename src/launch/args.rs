@@ -177,6 +177,16 @@ impl<T: Scalar> KernelArg for Local<T> {
 }
 
 impl Arg {
+    /// `bytes` passed as a buffer of `elem` (clgroups' own staging buffers, e.g. a colored
+    /// buffer gathered on one device).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    pub(crate) fn bytes_as(bytes: &Buffer<u8>, elem: &'static str) -> Arg {
+        Arg::Buffer {
+            mem: Mem::of(bytes),
+            elem,
+        }
+    }
+
     pub(crate) fn raw(&self) -> RawArg<'_> {
         match self {
             Arg::Buffer { mem, .. } => RawArg::Mem(mem.raw),

@@ -625,6 +625,7 @@ impl<T: Scalar> ColoredBuffer<T> {
                 .collect(),
             starts: self.starts(),
             chunks: self.chunks.clone(),
+            owned: self.owned.clone(),
         })))
     }
 }
@@ -686,6 +687,8 @@ pub(super) struct ColoredArg {
     pub(super) access: Access,
     pub(super) stored: Vec<(usize, usize)>,
     pub(super) tiling: Option<Tiling>,
+    /// Per device, the runs of elements it owns.
+    pub(super) owned: Vec<Vec<(usize, usize)>>,
 }
 
 /// The launch whose partition a colored buffer follows.

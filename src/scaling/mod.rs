@@ -25,6 +25,11 @@
 //! * work-items of one work-group always run on one device, so local memory, barriers and
 //!   sub-groups work as usual; a launch of one work-group runs on device 0 only.
 //!
+//! A kernel the scanner cannot rewrite (a name made by a macro, ...) has no such variant and
+//! runs as written: per device in shared placement where that is correct, else the whole
+//! launch on device 0 (see [`crate::plan::root_fallback`] and
+//! [`RootKernel::rewrite_obstacle`]).
+//!
 //! # Memory: two placements
 //!
 //! A root device picks a [`Placement`] for its [`ColoredBuffer`]s when it is made:

@@ -1,6 +1,7 @@
 //! [`RootDevice`], [`RootProgram`] and [`RootKernel`].
 
 use super::access::{is_const_pointee, own_id_index, IdIndex};
+use super::launch::driver_params;
 use super::{Placement, RootLaunch, DEVICES_ENV};
 use crate::device::{default_device, devices, select_device, Device, ShuffleBackend};
 use crate::error::{Error, Result};
@@ -255,9 +256,9 @@ impl RootDevice {
     /// mode](super::checked_mode).
     ///
     /// Every source the compiler builds builds here: a source the scanner cannot read, or
-    /// variants that do not compile, leave the source as written, and launching a kernel
-    /// without its variant (see [`RootKernel::rewrite_obstacle`]) over the root device is
-    /// refused with [`Error::InvalidLaunch`] saying why.
+    /// variants that do not compile, leave the source as written, and a kernel without its
+    /// variant (see [`RootKernel::rewrite_obstacle`]) runs as written, per device or on
+    /// device 0 ([`crate::plan::root_fallback`]).
     ///
     /// ```
     /// use clgroups::{scaling::RootDevice, Program};
@@ -399,7 +400,7 @@ pub struct RootProgram {
 
 impl RootProgram {
     /// The kernel called `name`, on every device: its `__clg_part` variant, or the kernel as
-    /// written where it has none (launches over the root device then refuse it, see
+    /// written where it has none (launches then fall back, see
     /// [`RootKernel::rewrite_obstacle`]).
     ///
     /// ```
@@ -421,11 +422,12 @@ impl RootProgram {
             let why = obstacle.unwrap_or_default();
             log::debug!("root kernel `{name}`: no partitioned variant: {why}");
             let kernels = self.programs.iter().map(|p| p.kernel(name));
+            let kernels = kernels.collect::<Result<Vec<_>>>()?;
             return Ok(RootKernel {
-                kernels: kernels.collect::<Result<Vec<_>>>()?,
+                params: driver_params(&kernels[0]),
+                kernels,
                 guarded: None,
                 name: name.to_string(),
-                params: Vec::new(),
                 whole_obstacle: None,
                 rewrite_obstacle: Some(why),
                 checked: self.checked,
@@ -581,25 +583,27 @@ impl RootKernel {
     }
 
     /// Why the kernel has no partitioned variant (a name made by a macro, a source the
-    /// scanner cannot read, ...), or `None`. Launches over the root device refuse such a
-    /// kernel before enqueueing anything; it still runs on one device through a
-    /// [`Program`] on one of [`RootDevice::queues`].
+    /// scanner cannot read, ...), or `None`. Launches of such a kernel run it as written, as
+    /// [`crate::plan::root_fallback`] decides: in shared placement each device runs its part
+    /// at its global offset when the source never asks for whole-launch values (global size
+    /// or offset, linear ids, group ids), else device 0 runs the whole launch; in partitioned
+    /// placement device 0 runs it on colored buffers gathered there and copied back after.
+    /// `RUST_LOG=debug` shows the decision.
+    ///
+    /// ```
+    /// use clgroups::{ColoredBuffer, RootDevice};
+    /// let root = RootDevice::from_env()?;
+    /// let src = "#define MAKE(N) kernel void N(global int *x) { x[get_global_id(0)] += 1; }\nMAKE(inc)";
+    /// let inc = root.program(src)?.kernel("inc")?;
+    /// assert!(inc.rewrite_obstacle().is_some()); // a name made by a macro
+    /// let mut x = ColoredBuffer::from_slice(&root, &[1i32; 1000])?;
+    /// // SAFETY: work-item i touches x[i], i < 1000 = x.len().
+    /// unsafe { inc.launch().arg(&mut x).range(1000)? }.wait()?;
+    /// assert_eq!(x.read()?, [2; 1000]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
     pub fn rewrite_obstacle(&self) -> Option<&str> {
         self.rewrite_obstacle.as_deref()
-    }
-
-    /// Errors (naming the reason) when the kernel has no partitioned variant.
-    pub(super) fn check_rewritten(&self, global: Range) -> Result<()> {
-        match &self.rewrite_obstacle {
-            Some(why) => Err(self.refused(
-                global,
-                &format!(
-                    "the kernel runs over a root device only through its generated partitioned \
-                     variant, which could not be written: {why}; run it on one device"
-                ),
-            )),
-            None => Ok(()),
-        }
     }
 
     /// The kernel's `reqd_work_group_size` at `global`'s rank, if it has one; an error naming

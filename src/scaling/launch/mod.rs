@@ -14,7 +14,11 @@ use crate::plan::partition::{clipped, guarded_pieces, inside, partition, Partiti
 use crate::program::checked::{Violation, CHECK_WORDS};
 use crate::queue::names;
 use crate::range::Range;
+use fallback::{flush, Shape};
 use std::marker::PhantomData;
+
+mod fallback;
+pub(super) use fallback::driver_params;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -141,22 +145,12 @@ impl<'a> RootLaunch<'a> {
         global: impl Into<Range>,
         local: impl Into<LocalSize>,
     ) -> Result<MultiEvent> {
-        let global = global.into();
-        self.kernel.check_rewritten(global)?;
-        let local = local.into();
-        let exact = match local {
-            LocalSize::Exact(l) => Some(l),
-            LocalSize::Auto | LocalSize::Tuned => None,
-        };
-        let local = match (self.kernel.required_local(global, exact)?, exact) {
-            (Some(req), _) => {
-                self.kernel.check_required_fits(global, req)?;
-                req
-            }
-            (None, Some(l)) => l,
-            (None, None) => self.kernel.tuned_local(global)?,
-        };
-        self.kernel.check_warps(global, local)?;
+        let (global, local) = (global.into(), local.into());
+        if self.kernel.rewrite_obstacle.is_some() {
+            // SAFETY: the caller's contract, for the same range.
+            return unsafe { self.fallback(global, Shape::NdRange(local)) };
+        }
+        let local = self.nd_local(global, local)?;
         // SAFETY: the caller's contract, for the same range.
         unsafe { self.run(global, global, local) }
     }
@@ -186,7 +180,10 @@ impl<'a> RootLaunch<'a> {
     /// ```
     pub unsafe fn range(self, global: impl Into<Range>) -> Result<MultiEvent> {
         let user = global.into();
-        self.kernel.check_rewritten(user)?;
+        if self.kernel.rewrite_obstacle.is_some() {
+            // SAFETY: the caller's contract, for the same range.
+            return unsafe { self.fallback(user, Shape::Plain) };
+        }
         let (launch, local) = self.kernel.range_plan(user)?;
         // SAFETY: the caller's contract for `user`; the rounded work-items are guarded.
         unsafe { self.run(user, launch, local) }
@@ -200,6 +197,9 @@ impl<'a> RootLaunch<'a> {
     /// The contract of [`RootLaunch::nd_range`] for the work-items of `user`.
     unsafe fn run(self, user: Range, global: Range, local: Range) -> Result<MultiEvent> {
         let kernels = &self.kernel.kernels;
+        // The partitioned variant (else the kernel as written, in shared placement: no extra
+        // arguments).
+        let variant = self.kernel.rewrite_obstacle.is_none();
         let plan = partition(global, local, kernels.len()).map_err(|e| match e {
             Error::InvalidInput { reason } => self.invalid(global, local, reason),
             other => other,
@@ -228,6 +228,7 @@ impl<'a> RootLaunch<'a> {
             unified: kernels
                 .iter()
                 .all(|k| k.program().device().limits().host_unified_memory),
+            gathered: false,
         };
         if let (Some(why), true) = (&self.kernel.whole_obstacle, facts.busy > 1) {
             return Err(self.invalid(
@@ -252,12 +253,15 @@ impl<'a> RootLaunch<'a> {
                     format!("{} placement: {reason}", facts.placement),
                 )
             })?;
-        let whole: Vec<Arg> = user
-            .padded()
-            .iter()
-            .chain(&base)
-            .map(|&v| (v as u64).to_arg())
-            .collect();
+        let whole: Vec<Arg> = match variant {
+            true => user
+                .padded()
+                .iter()
+                .chain(&base)
+                .map(|&v| (v as u64).to_arg())
+                .collect(),
+            false => Vec::new(),
+        };
         // Per device: its pieces (kernel, offset, size) and arguments.
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
@@ -279,9 +283,9 @@ impl<'a> RootLaunch<'a> {
                 let span = Span::new(user, base, shift(off, base), size);
                 self.check_chunks(d, &span, &covers, (global, local), &plan)?;
             }
-            let mut args = self.device_args(d)?;
+            let mut args = self.device_args(d, variant)?;
             args.extend(whole.iter().cloned());
-            let check = match self.kernel.checked {
+            let check = match self.kernel.checked && variant {
                 true => Some(self.check_args(d, &mut args)?),
                 false => None,
             };
@@ -312,12 +316,7 @@ impl<'a> RootLaunch<'a> {
             }
             events.push(event);
         }
-        for k in kernels {
-            let q = k.program().queue();
-            q.raw()
-                .flush()
-                .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
-        }
+        flush(kernels.iter().map(|k| k.program().queue()))?;
         let launched = MultiEvent {
             partition: plan,
             events,
@@ -334,8 +333,9 @@ impl<'a> RootLaunch<'a> {
     }
 
     /// Device `d`'s arguments: chunks (partitioned placement) or whole buffers (shared) for
-    /// colored buffers, then one byte origin per global pointer parameter.
-    fn device_args(&self, d: usize) -> Result<Vec<Arg>> {
+    /// colored buffers, then for the partitioned `variant` one byte origin per global pointer
+    /// parameter.
+    fn device_args(&self, d: usize, variant: bool) -> Result<Vec<Arg>> {
         let mut args = Vec::with_capacity(self.args.len() * 2 + 6);
         for (i, value) in self.args.iter().enumerate() {
             args.push(match value {
@@ -343,7 +343,7 @@ impl<'a> RootLaunch<'a> {
                 Value::Colored(c) => self.colored_arg(c, i, d)?,
             });
         }
-        for i in self.global_params() {
+        for i in self.global_params().filter(|_| variant) {
             args.push((self.held(i, d).0 * self.elem_size(i)).to_arg());
         }
         Ok(args)
