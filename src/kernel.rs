@@ -7,6 +7,7 @@ use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::program::{KernelPlan, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
+use crate::transform::{variant_name, VariantKind};
 use opencl3::kernel::{
     Kernel as ClKernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
     CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_TYPE_CONST, CL_KERNEL_COMPILE_NUM_SUB_GROUPS,
@@ -115,7 +116,7 @@ struct KernelInner {
     hidden_scratch: bool,
 }
 
-/// A kernel's single-device checked variant ([`crate::program::checked`]).
+/// A kernel's single-device checked variant ([`crate::launch::checked`]).
 struct Checked {
     raw: Mutex<ClKernel>,
     /// `(index, name)` of the pointer parameters it checks.
@@ -145,13 +146,13 @@ impl Kernel {
         };
         let rounded = rounded.and_then(|p| {
             Ok([
-                variant(&p, crate::program::rounded::rounded_name(name))?,
-                variant(&p, crate::program::rounded::sized_name(name))?,
+                variant(&p, variant_name(name, VariantKind::Rounded))?,
+                variant(&p, variant_name(name, VariantKind::Sized))?,
             ])
         });
         let checked = checked.and_then(|pointers| {
             Ok(Checked {
-                raw: variant(build, crate::program::checked::checked_name(name))?,
+                raw: variant(build, variant_name(name, VariantKind::Checked))?,
                 pointers,
             })
         });
@@ -357,7 +358,7 @@ impl Kernel {
     }
 
     /// The pointer parameters (index, name) that the kernel's variants check, or why they
-    /// check none (see [`crate::program::checked`]): when there are some, every variant
+    /// check none (see [`crate::launch::checked`]): when there are some, every variant
     /// [`raw_variant`](Kernel::raw_variant) gives is checked.
     pub(crate) fn checked_pointers(&self) -> std::result::Result<&[(usize, String)], &str> {
         match &self.inner.checked {

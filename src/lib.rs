@@ -145,6 +145,7 @@ pub mod queue;
 pub mod range;
 #[cfg(feature = "scaling")]
 pub mod scaling;
+mod transform;
 pub mod wait;
 
 pub use buffer::Buffer;

@@ -3,7 +3,7 @@
 //! so checked mode is for tests and debugging, not for timing. Two mechanisms:
 //!
 //! 1. **Instrumented kernels.** Programs get a checked variant of every kernel the scanner can
-//!    rewrite ([`crate::program::checked`]), and every [`Launch::nd_range`](super::Launch::nd_range)
+//!    rewrite (`k__clg_checked` variants), and every [`Launch::nd_range`](super::Launch::nd_range)
 //!    and [`Launch::range`](super::Launch::range) piece (rounded, sized, bulk + tail, required
 //!    work-groups) runs it: every `p[index]` of a `global` or `constant` pointer parameter is
 //!    compared with the buffer's length (in the kernel's element type: a `float4*` over a
@@ -50,8 +50,8 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::Kernel;
 use crate::launch::Arg;
-use crate::program::checked::Violation;
 use crate::queue::Queue;
+use crate::transform::Violation;
 use once_cell::sync::Lazy;
 
 /// The environment variable that turns checked mode on (`1`).

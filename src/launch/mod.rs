@@ -71,9 +71,9 @@ use crate::ffi;
 use crate::kernel::Kernel;
 use crate::plan::rounding::Variant;
 use crate::plan::{local_size, split};
-use crate::program::checked::CHECK_WORDS;
 use crate::queue::Queue;
 use crate::range::Range;
+use crate::transform::CHECK_WORDS;
 use std::cell::OnceCell;
 use std::marker::PhantomData;
 
@@ -295,7 +295,7 @@ impl<'a> Launch<'a> {
         Ok(ev)
     }
 
-    /// The hidden arguments of checked variants (see [`crate::program::checked`]): each
+    /// The hidden arguments of checked variants (see [`checked`]): each
     /// checked pointer's size in bytes and spare element (right after the end, in the guard;
     /// element 0 for a buffer without one), then the check buffer (made on first use).
     fn hidden_args(&self, pointers: &[(usize, String)]) -> Result<Vec<Arg>> {

@@ -128,7 +128,7 @@ pub(super) fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scaling::access::IdIndex;
+    use crate::transform::IdIndex;
 
     fn facts(placement: Placement, busy: usize) -> LaunchFacts {
         LaunchFacts {

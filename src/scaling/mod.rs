@@ -12,7 +12,7 @@
 //! # What a kernel sees
 //!
 //! Each sub-launch is an ND-range launch with a global offset of a generated variant of the
-//! kernel ([`crate::program::partitioned`]), so a kernel sees the whole launch, as on one
+//! kernel (`k__clg_part`), so a kernel sees the whole launch, as on one
 //! device:
 //!
 //! * `get_global_id`, `get_local_id`, `get_local_size` and `get_work_dim` are those of the
@@ -111,7 +111,6 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
-mod access;
 #[cfg(feature = "algorithms")]
 pub mod algorithms;
 mod colored;
@@ -143,7 +142,7 @@ pub const CHECKED_ENV: &str = "CLGROUPS_CHECKED";
 /// if set, else on in debug builds (`debug_assertions`). In checked mode every launch over a
 /// root device waits for its sub-launches and fails with [`Error::OutOfChunk`] if a work-item
 /// indexed a buffer outside the elements its device holds (see
-/// [`crate::program::partitioned`]); the check costs a comparison per access.
+/// `RootLaunch`'s checked `__clg_part` variants); the check costs a comparison per access.
 ///
 /// ```
 /// // Debug builds check every access of a multi-device launch unless CLGROUPS_CHECKED=0.

@@ -1,6 +1,5 @@
 //! [`RootDevice`], [`RootProgram`] and [`RootKernel`].
 
-use super::access::{is_const_pointee, own_id_index, IdIndex};
 use super::launch::driver_params;
 use super::{Placement, RootLaunch, DEVICES_ENV};
 use crate::device::{default_device, devices, select_device, Device, ShuffleBackend};
@@ -9,14 +8,13 @@ use crate::kernel::Kernel;
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
 use crate::plan::local_size::{self, Limits};
 use crate::plan::{rounding, split};
-use crate::program::partitioned::{
-    guarded_name, is_global_pointer, partitioned_name, whole_launch_obstacle,
-    with_partitioned_variants,
-};
-use crate::program::source::{KernelDecl, Scanned};
-use crate::program::{scan_for_variants, Program, ProgramBuilder};
+use crate::program::{Program, ProgramBuilder};
 use crate::queue::{names, Context, Queue};
 use crate::range::Range;
+use crate::transform::{
+    self, is_const_pointee, is_global_pointer, own_id_index, variant_name, whole_launch_obstacle,
+    with_partitioned_variants, IdIndex, KernelDecl, Scanned, VariantKind,
+};
 use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
 use std::fmt;
 use std::sync::Arc;
@@ -251,8 +249,8 @@ impl RootDevice {
 
     /// The builder's source built for every device with its settings (options, file name,
     /// sub-group size, rounding: as [`ProgramBuilder::build`] for one device), with the
-    /// `__clg_part` variant of every kernel the scanner can rewrite
-    /// ([`with_partitioned_variants`]) after it; checked variants in [checked
+    /// `__clg_part` variant of every kernel the scanner can rewrite after it (it sees the whole
+    /// launch, see [the module docs](super#what-a-kernel-sees)); checked variants in [checked
     /// mode](super::checked_mode).
     ///
     /// Every source the compiler builds builds here: a source the scanner cannot read, or
@@ -270,7 +268,7 @@ impl RootDevice {
     /// ```
     pub fn build(&self, builder: ProgramBuilder) -> Result<RootProgram> {
         let source: Arc<str> = builder.source().into();
-        let (decls, unscanned) = scan_for_variants(&source)?;
+        let (decls, unscanned) = transform::scan(&source)?;
         let checked = super::checked_mode()?;
         let build_all = |b: &ProgramBuilder| {
             let built = self.queues.iter().map(|q| b.clone().build(q));
@@ -437,12 +435,12 @@ impl RootProgram {
         let kernels = self
             .programs
             .iter()
-            .map(|p| p.kernel(&partitioned_name(name)))
+            .map(|p| p.kernel(&variant_name(name, VariantKind::Partitioned)))
             .collect::<Result<Vec<_>>>()?;
         let guarded = self
             .programs
             .iter()
-            .map(|p| p.kernel(&guarded_name(name)).ok())
+            .map(|p| p.kernel(&variant_name(name, VariantKind::Guarded)).ok())
             .collect::<Option<Vec<_>>>();
         let scanned = Scanned::new(&self.source)?;
         let params = decl

@@ -11,9 +11,9 @@ use crate::launch::bounds::check_global;
 use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
 use crate::plan::local_size;
 use crate::plan::partition::{clipped, guarded_pieces, inside, partition, Partition};
-use crate::program::checked::{Violation, CHECK_WORDS};
 use crate::queue::names;
 use crate::range::Range;
+use crate::transform::{Violation, CHECK_WORDS};
 use fallback::{flush, Shape};
 use std::marker::PhantomData;
 

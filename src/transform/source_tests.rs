@@ -290,12 +290,12 @@ proptest! {
         let src: String = picks.iter().map(|&i| SOUP[i]).collect::<Vec<_>>().join(" ");
         let _ = scan_for_build(&src);
         if let Ok(kernels) = scan_kernels(&src) {
-            let out = crate::program::rounded::with_rounded_variants(&src, &kernels, true);
+            let out = crate::transform::rounded::with_rounded_variants(&src, &kernels, true);
             let out = out.expect("variants of scanned kernels are written");
             let rewritable = kernels.iter().filter(|k| k.rewrite_obstacle.is_none()).count();
             let again = scan_kernels(&out).expect("the rewritten source scans");
             prop_assert_eq!(again.len(), kernels.len() + 2 * rewritable);
-            let _ = crate::program::partitioned::with_partitioned_variants(&src, &kernels, false);
+            let _ = crate::transform::partitioned::with_partitioned_variants(&src, &kernels, false);
         }
     }
 }

@@ -5,7 +5,7 @@
 //! placement only when [`own_id_index`] proves that every access is at the work-item's own
 //! global id; everything else must be declared by the user or is refused.
 
-use crate::program::source::{KernelDecl, Kind, Param, Scanned};
+use super::source::{KernelDecl, Kind, Param, Scanned};
 
 /// The global-id forms one parameter is indexed with (see [`own_id_index`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -170,7 +170,7 @@ fn modified(text: &[&str], q: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::source::scan_kernels;
+    use crate::transform::source::scan_kernels;
 
     fn index(src: &str, name: &str) -> Option<IdIndex> {
         let k = &scan_kernels(src).unwrap()[0];
