@@ -94,7 +94,7 @@ pub struct Kernel {
 }
 
 struct KernelInner {
-    name: String,
+    name: Arc<str>,
     program: Program,
     raw: Mutex<ClKernel>,
     /// The rounded and sized variants, or why the kernel is not rounded.
@@ -205,7 +205,7 @@ impl Kernel {
         );
         Ok(Kernel {
             inner: Arc::new(KernelInner {
-                name: name.to_string(),
+                name: name.into(),
                 program,
                 raw: Mutex::new(raw),
                 rounded,
@@ -234,6 +234,11 @@ impl Kernel {
     /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The name, shared (for events' messages).
+    pub(crate) fn shared_name(&self) -> Arc<str> {
+        Arc::clone(&self.inner.name)
     }
 
     /// The program it comes from.

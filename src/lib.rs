@@ -134,6 +134,7 @@ pub mod algorithms;
 pub mod buffer;
 pub mod device;
 pub mod error;
+mod event;
 mod ffi;
 pub mod kernel;
 pub mod launch;

@@ -1,10 +1,10 @@
 //! Kernel arguments: what may be passed, and the checks against the kernel's signature.
 
+use crate::buffer::guard::Guard;
 use crate::buffer::{Buffer, Scalar};
 use crate::error::{Error, Result};
 use crate::ffi::RawArg;
 use crate::kernel::{ArgInfo, ArgSpace};
-use crate::launch::checked::Guard;
 use opencl3::types::cl_mem;
 use std::marker::PhantomData;
 

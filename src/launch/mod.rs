@@ -57,11 +57,10 @@
 mod args;
 pub mod bounds;
 pub mod checked;
-mod event;
 mod plain;
 
+pub use crate::event::Event;
 pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
-pub use event::Event;
 pub use plain::ROUNDING_SLACK;
 
 use crate::buffer::Buffer;
@@ -348,7 +347,7 @@ impl<'a> Launch<'a> {
         Event {
             raw,
             device: self.queue.device().clone(),
-            kernel: Some(self.kernel.clone()),
+            kernel: Some(self.kernel.shared_name()),
         }
     }
 
@@ -570,6 +569,6 @@ impl<'a> Launch<'a> {
                 format!("`{name}` on {dev}, global {global:?}, local {local:?}, offset {offset:?}"),
             )
         })?;
-        Ok(Event::new(ev, dev.clone(), Some(self.kernel.clone())))
+        Ok(Event::new(ev, dev.clone(), Some(self.kernel.shared_name())))
     }
 }

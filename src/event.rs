@@ -2,7 +2,7 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernel::Kernel;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A finished-or-running command (or several in one in-order queue, for a plain range that
@@ -20,13 +20,18 @@ use std::time::Duration;
 /// ```
 #[derive(Debug)]
 pub struct Event {
-    pub(super) raw: Vec<opencl3::event::Event>,
-    pub(super) device: Device,
-    pub(super) kernel: Option<Kernel>,
+    pub(crate) raw: Vec<opencl3::event::Event>,
+    pub(crate) device: Device,
+    /// The kernel's name, for messages.
+    pub(crate) kernel: Option<Arc<str>>,
 }
 
 impl Event {
-    pub(crate) fn new(raw: opencl3::event::Event, device: Device, kernel: Option<Kernel>) -> Self {
+    pub(crate) fn new(
+        raw: opencl3::event::Event,
+        device: Device,
+        kernel: Option<Arc<str>>,
+    ) -> Self {
         Event {
             raw: vec![raw],
             device,
@@ -51,7 +56,7 @@ impl Event {
     /// What the event is for, in error messages (built only when needed: launches stay cheap).
     fn context(&self) -> String {
         match &self.kernel {
-            Some(k) => format!("`{}` on {}", k.name(), self.device),
+            Some(k) => format!("`{k}` on {}", self.device),
             None => self.device.to_string(),
         }
     }
