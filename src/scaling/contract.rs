@@ -3,7 +3,7 @@
 //! served by what each device holds.
 
 use super::colored::{Access, ColoredArg, Value};
-use super::root::ParamFacts;
+use super::program::ParamFacts;
 use super::Placement;
 use crate::launch::Arg;
 

@@ -116,13 +116,17 @@ pub mod algorithms;
 mod colored;
 mod contract;
 mod event;
+mod kernel;
 mod launch;
+mod program;
 mod root;
 
 pub use colored::{Access, ColoredBuffer, RootArg, RootArgValue};
 pub use event::MultiEvent;
+pub use kernel::RootKernel;
 pub use launch::RootLaunch;
-pub use root::{RootDevice, RootKernel, RootProgram};
+pub use program::RootProgram;
+pub use root::RootDevice;
 
 use crate::device::Device;
 use crate::error::{Error, Result};

@@ -3,7 +3,7 @@
 
 use super::super::colored::{ColoredArg, Value};
 use super::super::contract::{self, LaunchFacts};
-use super::super::root::ParamFacts;
+use super::super::program::ParamFacts;
 use super::super::{MultiEvent, Placement, RootKernel};
 use super::RootLaunch;
 use crate::buffer::Buffer;
