@@ -2,8 +2,9 @@
 //! [the module docs](super#the-contract)): per argument, whether the kernel's accesses can be
 //! served by what each device holds.
 
-use super::colored::{Access, ColoredArg, Value};
+use super::arg::{ColoredArg, Value};
 use super::program::ParamFacts;
+use super::Access;
 use super::Placement;
 use crate::launch::Arg;
 

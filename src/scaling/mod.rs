@@ -111,8 +111,10 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
+mod access;
 #[cfg(feature = "algorithms")]
 pub mod algorithms;
+mod arg;
 mod colored;
 mod contract;
 mod event;
@@ -121,7 +123,9 @@ mod launch;
 mod program;
 mod root;
 
-pub use colored::{Access, ColoredBuffer, RootArg, RootArgValue};
+pub use access::Access;
+pub use arg::{RootArg, RootArgValue};
+pub use colored::ColoredBuffer;
 pub use event::MultiEvent;
 pub use kernel::RootKernel;
 pub use launch::RootLaunch;

@@ -1,7 +1,7 @@
 //! The contract's check that each device holds the chunks its part of a launch works on
 //! (partitioned placement), in global linear ids.
 
-use super::super::colored::Value;
+use super::super::arg::Value;
 use super::super::contract::Cover;
 use super::RootLaunch;
 use crate::error::{Error, Result};

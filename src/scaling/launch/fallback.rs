@@ -1,7 +1,7 @@
 //! Launches of kernels without a partitioned variant ([`RootKernel::rewrite_obstacle`]): the
 //! kernel as written, per device or on device 0, as [`crate::plan::root_fallback`] decides.
 
-use super::super::colored::{ColoredArg, Value};
+use super::super::arg::{ColoredArg, Value};
 use super::super::contract::{self, LaunchFacts};
 use super::super::program::ParamFacts;
 use super::super::{MultiEvent, Placement, RootKernel};

@@ -1,6 +1,6 @@
 //! [`RootLaunch`]: one ND-range split over the devices of a root device.
 
-use super::colored::{ColoredArg, Value};
+use super::arg::{ColoredArg, Value};
 use super::contract::{self, LaunchFacts};
 use super::{MultiEvent, Placement, RootArg, RootKernel};
 use crate::buffer::Buffer;
