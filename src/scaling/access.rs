@@ -1,7 +1,7 @@
 //! [`Access`]: how kernels reach a colored buffer in partitioned placement, and what each
 //! device stores for it.
 
-/// How kernels reach a [`ColoredBuffer`] in partitioned placement, where each device holds
+/// How kernels reach a [`ColoredBuffer`](super::ColoredBuffer) in partitioned placement, where each device holds
 /// only part of it (see [the contract](super#the-contract)). Shared placement ignores it:
 /// every device sees the whole buffer there.
 ///

@@ -11,7 +11,7 @@ use crate::plan::{rounding, split};
 use crate::queue::names;
 use crate::range::Range;
 
-/// One kernel on every device of a [`RootDevice`].
+/// One kernel on every device of a [`RootDevice`](super::RootDevice).
 ///
 /// ```
 /// use clgroups::{ColoredBuffer, RootDevice};

@@ -148,7 +148,7 @@ pub struct RoundingConfig {
     pub params: Option<RoundingParams>,
     /// Round every dimension (ignored when the mode is [`RoundingMode::Disable`]).
     pub experimental: bool,
-    /// Print [`RoundingPlan::trace_lines`] for every launch.
+    /// Print [`RoundingPlan::trace_lines`](super::RoundingPlan::trace_lines) for every launch.
     pub trace: bool,
 }
 
