@@ -242,6 +242,23 @@ fn macro_named_kernels_run_as_written() {
             xs,
             "{case}: the read-only input changed"
         );
+
+        // A buffer declared read-only (Replicated) that the kernel writes: refused before
+        // anything runs where the driver reports `const` (the declaration binds whatever
+        // runs); shared placement ignores access kinds.
+        let mut lut = ColoredBuffer::with_access(&root, N, Access::Replicated).unwrap();
+        lut.write(&xs).unwrap();
+        // SAFETY: `triple` touches lut[get_global_id(0)] only, below N, its length.
+        let launched = unsafe { triple.launch().arg(&lut).range(N) };
+        let knows_const = triple.kernels()[0].args()[0].is_const.is_some();
+        let tripled: Vec<i32> = xs.iter().map(|v| v.wrapping_mul(3)).collect();
+        let case = format!("{case}, written Replicated");
+        match root.placement() {
+            Placement::Partitioned if knows_const => {
+                refused(&case, launched, &lut, &xs, "read-only")
+            }
+            _ => _ = correct(&case, launched, &lut, &tripled),
+        }
         assert!(matches!(
             p.kernel("nothing"),
             Err(Error::NoSuchKernel { .. })

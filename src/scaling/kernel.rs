@@ -149,7 +149,9 @@ impl RootKernel {
     /// local size, and the range is rounded up to a multiple of it where the kernel may be
     /// rounded (else it must divide the range). In partitioned placement, colored buffers in
     /// pages of one work-group slab follow the launch's partition (see [the
-    /// contract](super#the-contract)).
+    /// contract](super#the-contract)). A kernel without its partitioned variant
+    /// ([`rewrite_obstacle`](RootKernel::rewrite_obstacle)) runs as
+    /// [`crate::plan::root_fallback`] decides instead.
     ///
     /// ```
     /// use clgroups::scaling::{ColoredBuffer, RootDevice};
@@ -227,7 +229,7 @@ impl RootKernel {
         })
     }
 
-    fn refused(&self, global: Range, reason: &str) -> Error {
+    pub(super) fn refused(&self, global: Range, reason: &str) -> Error {
         Error::InvalidLaunch {
             kernel: self.name.clone(),
             device: format!("root device [{}]", names(&self.devices())),

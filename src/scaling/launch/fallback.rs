@@ -160,11 +160,7 @@ impl RootLaunch<'_> {
             .collect();
         for (i, v) in self.args.iter().enumerate() {
             contract::check(i, declared.get(i), v, &facts).map_err(|reason| {
-                self.invalid(
-                    global,
-                    global.zeros_like(),
-                    format!("{} placement: {reason}", k.placement),
-                )
+                k.refused(global, &format!("{} placement: {reason}", k.placement))
             })?;
         }
         let queues: Vec<&Queue> = k.kernels.iter().map(|k| k.program().queue()).collect();
