@@ -74,7 +74,7 @@ impl KernelPlan {
                 None => Ok(()),
             }
         };
-        let checked = if !crate::launch::checked::enabled() {
+        let checked = if !crate::buffer::guard::enabled() {
             Err("checked mode is off".to_string())
         } else if let Some(why) = &k.rewrite_obstacle {
             Err(format!("kernel `{}` is not rewritten: {why}", k.name))
