@@ -46,6 +46,9 @@ impl RootLaunch<'_> {
     /// The contract of [`RootLaunch::nd_range`] for `global`.
     pub(super) unsafe fn fallback(self, global: Range, shape: Shape) -> Result<MultiEvent> {
         let k = self.kernel;
+        if let Some(o) = self.offset.filter(|o| o.rank() != global.rank()) {
+            return Err(k.refused(global, &format!("offset {o:?} has another rank")));
+        }
         let kernels = &k.kernels;
         let shared = k.placement == Placement::Shared;
         let facts = LaunchFacts {
