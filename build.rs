@@ -1,4 +1,4 @@
-//! Embeds every header under `cl/clgroups/` in the library (see `src/program/headers.rs`), so
+//! Embeds every header under `cl/clgroups/` in the library (see `src/transform/headers.rs`), so
 //! `#include <clgroups/...>` works when the crate is used from crates.io.
 
 use std::fmt::Write as _;

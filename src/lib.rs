@@ -139,6 +139,7 @@ pub mod algorithms;
 pub mod buffer;
 pub mod device;
 pub mod error;
+mod event;
 mod ffi;
 pub mod kernel;
 pub mod launch;
@@ -150,6 +151,7 @@ pub mod queue;
 pub mod range;
 #[cfg(feature = "scaling")]
 pub mod scaling;
+mod transform;
 pub mod wait;
 
 pub use buffer::{Buffer, PendingRead, Pod};

@@ -267,6 +267,8 @@ fn run_root(
     // outside their own elements (grid_scale, cuda_style, shift_tile) are refused before
     // enqueue by the several-devices contract.
     match unsafe { l.nd_range(global, local) } {
+        // Kernels without a partitioned variant run as written (never refused for that).
+        Err(e) if k.rewrite_obstacle().is_some() => return Err(format!("refused: {e}")),
         Err(e) => return Ok(Outcome::Refused(e.to_string())),
         Ok(ev) => ev.wait().map_err(|e| format!("wait: {e}"))?,
     }

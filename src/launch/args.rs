@@ -1,10 +1,10 @@
 //! Kernel arguments: what may be passed, and the checks against the kernel's signature.
 
+use crate::buffer::guard::Guard;
 use crate::buffer::{builtin, Buffer, ElemType, Pod};
 use crate::error::{Error, Result};
 use crate::ffi::RawArg;
 use crate::kernel::{ArgInfo, ArgSpace};
-use crate::launch::checked::Guard;
 use opencl3::types::cl_mem;
 use std::marker::PhantomData;
 
@@ -178,6 +178,16 @@ impl<T: Pod> KernelArg for Local<T> {
 }
 
 impl Arg {
+    /// `bytes` passed as a buffer of `elem` (clgroups' own staging buffers, e.g. a colored
+    /// buffer gathered on one device).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    pub(crate) fn bytes_as(bytes: &Buffer<u8>, elem: ElemType) -> Arg {
+        Arg::Buffer {
+            mem: Mem::of(bytes),
+            elem,
+        }
+    }
+
     pub(crate) fn raw(&self) -> RawArg<'_> {
         match self {
             Arg::Buffer { mem, .. } => RawArg::Mem(mem.raw),

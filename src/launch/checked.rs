@@ -3,7 +3,7 @@
 //! so checked mode is for tests and debugging, not for timing. Two mechanisms:
 //!
 //! 1. **Instrumented kernels.** Programs get a checked variant of every kernel the scanner can
-//!    rewrite ([`crate::program::checked`]), and every [`Launch::nd_range`](super::Launch::nd_range)
+//!    rewrite (`k__clg_checked` variants), and every [`Launch::nd_range`](super::Launch::nd_range)
 //!    and [`Launch::range`](super::Launch::range) piece (rounded, sized, bulk + tail, required
 //!    work-groups) runs it: every `p[index]` of a `global` or `constant` pointer parameter is
 //!    compared with the buffer's length (in the kernel's element type: a `float4*` over a
@@ -50,44 +50,10 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::Kernel;
 use crate::launch::Arg;
-use crate::program::checked::Violation;
 use crate::queue::Queue;
-use once_cell::sync::Lazy;
+use crate::transform::Violation;
 
-/// The environment variable that turns checked mode on (`1`).
-pub const CHECKED_ENV: &str = "CLGROUPS_CHECKED";
-
-/// The byte guard regions are filled with.
-pub const CANARY: u8 = 0xA5;
-
-/// The smallest guard region, in bytes.
-pub const MIN_GUARD_BYTES: usize = 64 * 1024;
-
-/// Whether checked mode is on ([`CHECKED_ENV`]` = 1`, read once).
-pub fn enabled() -> bool {
-    static ON: Lazy<bool> = Lazy::new(|| std::env::var(CHECKED_ENV).is_ok_and(|v| v.trim() == "1"));
-    *ON
-}
-
-/// Guard elements after a buffer of `len` elements of `elem` bytes (0 outside checked mode).
-pub(crate) fn guard_len(len: usize, elem: usize) -> usize {
-    if enabled() {
-        (MIN_GUARD_BYTES / elem.max(1)).max(len)
-    } else {
-        0
-    }
-}
-
-/// Where a buffer argument's guard lies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Guard {
-    /// The buffer's length in elements (the guard starts right after).
-    pub len: usize,
-    /// Guard elements.
-    pub guard: usize,
-    /// Element size in bytes.
-    pub elem: usize,
-}
+pub use crate::buffer::guard::{enabled, CANARY, CHECKED_ENV, MIN_GUARD_BYTES};
 
 /// The name of `kernel`'s argument `i`: the driver's, else the scanner's, else `?`.
 fn arg_name(kernel: &Kernel, i: usize) -> String {

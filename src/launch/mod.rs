@@ -57,11 +57,11 @@
 mod args;
 pub mod bounds;
 pub mod checked;
-mod event;
 mod plain;
 
+use crate::event;
+pub use crate::event::Event;
 pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
-pub use event::Event;
 pub use plain::ROUNDING_SLACK;
 
 use crate::buffer::Buffer;
@@ -71,9 +71,9 @@ use crate::ffi;
 use crate::kernel::Kernel;
 use crate::plan::rounding::Variant;
 use crate::plan::{local_size, split};
-use crate::program::checked::CHECK_WORDS;
 use crate::queue::Queue;
 use crate::range::Range;
+use crate::transform::CHECK_WORDS;
 use std::cell::OnceCell;
 use std::marker::PhantomData;
 
@@ -326,7 +326,7 @@ impl<'a> Launch<'a> {
         Ok(ev)
     }
 
-    /// The hidden arguments of checked variants (see [`crate::program::checked`]): each
+    /// The hidden arguments of checked variants (see [`checked`]): each
     /// checked pointer's size in bytes and spare element (right after the end, in the guard;
     /// element 0 for a buffer without one), then the check buffer (made on first use).
     fn hidden_args(&self, pointers: &[(usize, String)]) -> Result<Vec<Arg>> {
@@ -379,7 +379,7 @@ impl<'a> Launch<'a> {
         Event {
             raw,
             device: self.queue.device().clone(),
-            kernel: Some(self.kernel.clone()),
+            kernel: Some(self.kernel.shared_name()),
         }
     }
 
@@ -606,6 +606,6 @@ impl<'a> Launch<'a> {
                 format!("`{name}` on {dev}, global {global:?}, local {local:?}, offset {offset:?}"),
             )
         })?;
-        Ok(Event::new(ev, dev.clone(), Some(self.kernel.clone())))
+        Ok(Event::new(ev, dev.clone(), Some(self.kernel.shared_name())))
     }
 }

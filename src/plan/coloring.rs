@@ -114,9 +114,27 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
+/// The index of each chunk's first element.
+#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+pub(crate) fn starts_of(chunks: &[usize]) -> Vec<usize> {
+    chunks
+        .iter()
+        .scan(0, |at, &n| {
+            let start = *at;
+            *at += n;
+            Some(start)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunks_start_where_the_previous_ends() {
+        assert_eq!(starts_of(&[3, 0, 4]), vec![0, 3, 3]);
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -11,5 +11,6 @@
 pub mod coloring;
 pub mod local_size;
 pub mod partition;
+pub mod root_fallback;
 pub mod rounding;
 pub mod split;

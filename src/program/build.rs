@@ -1,16 +1,13 @@
 //! A program build: what is decided per kernel ([`KernelPlan`]), the rewritten text per
 //! sub-group size, the build with its fallbacks, and the driver's kernel names.
 
-use super::{
-    build_log, checked, headers, layer, partitioned, polyfill, resolve, rounded, source,
-    ProgramBuilder, ResolvedSize, SubGroupSize,
-};
+use super::{polyfill, resolve, ProgramBuilder, ResolvedSize, SubGroupSize};
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::queue::Queue;
+use crate::transform::{self, build_log, KernelDecl, Rewrites};
 use opencl3::program::Program as ClProgram;
-use source::KernelDecl;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -32,7 +29,7 @@ pub(crate) struct KernelPlan {
     pub(crate) scratch: bool,
     /// Rounded variants exist in the build, or why not.
     pub(crate) rounded: std::result::Result<(), String>,
-    /// Checked variants exist in the build ([`super::checked`]; its rounded variants are then
+    /// Checked variants exist in the build (see [`crate::launch::checked`]; its rounded variants are then
     /// checked too), or why not.
     pub(crate) checked: std::result::Result<(), String>,
 }
@@ -65,19 +62,19 @@ impl KernelPlan {
         let scratch = uses_layer && backend == ShuffleBackend::Emulated;
         let rounded = if let Some(why) = &k.rewrite_obstacle {
             Err(format!("kernel `{}` is not rewritten: {why}", k.name))
-        } else if partitioned::is_root_variant(&k.name) {
+        } else if transform::is_root_variant(&k.name) {
             Err("root-launch variants are launched over exact ND-ranges".to_string())
         } else if scratch {
             Err("it takes the emulated sub-group scratch".to_string())
         } else if rounding.mode == RoundingMode::Disable {
             Err("range rounding is disabled".to_string())
         } else {
-            match rounded::rounding_obstacle(&b.source, k) {
+            match transform::rounding_obstacle(&b.source, k) {
                 Some(why) => Err(why),
                 None => Ok(()),
             }
         };
-        let checked = if !crate::launch::checked::enabled() {
+        let checked = if !crate::buffer::guard::enabled() {
             Err("checked mode is off".to_string())
         } else if let Some(why) = &k.rewrite_obstacle {
             Err(format!("kernel `{}` is not rewritten: {why}", k.name))
@@ -116,19 +113,6 @@ impl KernelPlan {
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
             checked: Err("the scanner did not find the kernel (made by a macro?)".into()),
         }
-    }
-}
-
-/// Marks kernels defined more than once (in `#if` branches) as not rewritable: their variants
-/// would be written once per definition.
-pub(super) fn mark_duplicates(kernels: &mut [KernelDecl]) {
-    let mut seen = BTreeMap::new();
-    for k in kernels.iter() {
-        *seen.entry(k.name.clone()).or_insert(0usize) += 1;
-    }
-    for k in kernels.iter_mut().filter(|k| seen[&k.name] > 1) {
-        k.rewrite_obstacle
-            .get_or_insert_with(|| "it is defined more than once (under #if branches?)".into());
     }
 }
 
@@ -179,7 +163,7 @@ pub(super) fn build_with_fallbacks(
 ) -> Result<Arc<ClProgram>> {
     // The standard sub-group built-ins the device lacks (nothing when the source names none).
     let polyfill =
-        headers::inline_includes(&polyfill::prelude(queue, &b.source), "clgroups/khr/prelude")?;
+        transform::inline_includes(&polyfill::prelude(queue, &b.source), "clgroups/khr/prelude")?;
     let attempt = |plans: &BTreeMap<String, KernelPlan>, round: bool, rewrite: bool| {
         let text = compose(
             b,
@@ -243,111 +227,26 @@ fn compose(
     rewrite: bool,
     size: usize,
 ) -> Result<String> {
-    let user = if rewrite {
-        rewritten(&b.source, device, kernels, plans, round, size)?
-    } else {
-        b.source.clone()
+    let user = match rewrite {
+        true => {
+            let plan = |name: &str| {
+                plans.get(name).map_or(Rewrites::default(), |p| Rewrites {
+                    scratch: p.scratch,
+                    round: p.rounded.is_ok(),
+                    check: p.checked.is_ok(),
+                    pin: p.pinned && p.size == ResolvedSize::Size(size),
+                })
+            };
+            transform::rewrite(&b.source, device, kernels, plan, round, size)?
+        }
+        false => b.source.clone(),
     };
-    let body = headers::inline_includes(&user, &b.file_name)?;
+    let body = transform::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
     out.push_str(polyfill);
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
     out.push_str(&body);
     Ok(out)
-}
-
-/// The user's source with clgroups' rewrites for one build (none of them adds a line).
-fn rewritten(
-    src: &str,
-    device: &Device,
-    kernels: &[KernelDecl],
-    plans: &BTreeMap<String, KernelPlan>,
-    round: bool,
-    size: usize,
-) -> Result<String> {
-    let plan = |name: &str| plans.get(name);
-    // 1. The emulated scratch: hidden kernel parameters, threaded through helpers (also those
-    // no kernel calls: they must compile too).
-    let mut edits: Vec<(usize, usize, String)> = kernels
-        .iter()
-        .filter(|k| plan(&k.name).is_some_and(|p| p.scratch))
-        .map(scratch_param_edit)
-        .collect();
-    if device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated {
-        if let Ok(scanned) = source::Scanned::new(src) {
-            edits.extend(layer::scratch_edits(
-                &scanned,
-                &layer::layer_users_on(&scanned, device),
-            ));
-        }
-    }
-    let user = apply_edits(src, edits);
-    // 2. Checked, then rounded variants after their originals. Originals stay even under
-    // `force`: ND-range launches and argument checks use them; the mode only makes `.range()`
-    // launch the variant.
-    let user = if round {
-        let ok = |k: &KernelDecl, f: fn(&KernelPlan) -> bool| plan(&k.name).is_some_and(f);
-        let to_check: Vec<KernelDecl> = source::scan_kernels(&user)?
-            .into_iter()
-            .filter(|k| ok(k, |p| p.checked.is_ok()))
-            .collect();
-        let user = match to_check.is_empty() {
-            true => user,
-            false => {
-                let round: Vec<String> = to_check
-                    .iter()
-                    .filter(|k| ok(k, |p| p.rounded.is_ok()))
-                    .map(|k| k.name.clone())
-                    .collect();
-                checked::with_checked_variants(&user, &to_check, &round)?
-            }
-        };
-        let to_round: Vec<KernelDecl> = source::scan_kernels(&user)?
-            .into_iter()
-            .filter(|k| ok(k, |p| p.rounded.is_ok() && p.checked.is_err()))
-            .collect();
-        rounded::with_rounded_variants(&user, &to_round, true)?
-    } else {
-        user
-    };
-    // 3. The pinned size, last, on layer kernels without a size attribute of their own.
-    let pinned = |name: &str| {
-        let base = name.strip_suffix(checked::CHECKED_SUFFIX).unwrap_or(name);
-        plan(base).is_some_and(|p| p.pinned && p.size == ResolvedSize::Size(size))
-    };
-    if !plans.values().any(|p| p.pinned) {
-        return Ok(user);
-    }
-    let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
-    let edits = source::scan_kernels(&user)?
-        .iter()
-        .filter(|k| pinned(&k.name))
-        .map(|k| (k.decl_start, k.decl_start, attr.clone()))
-        .collect();
-    Ok(apply_edits(&user, edits))
-}
-
-/// `text` with the replacements `(start, end, new text)`, applied from the last to the first so
-/// earlier offsets stay valid.
-fn apply_edits(text: &str, mut edits: Vec<(usize, usize, String)>) -> String {
-    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
-    let mut out = text.to_string();
-    for (start, end, new) in edits {
-        out.replace_range(start..end, &new);
-    }
-    out
-}
-
-/// The edit appending `__local ulong *clg_sg_scratch` to a kernel's parameters.
-fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
-    const PARAM: &str = "__local ulong *clg_sg_scratch";
-    let span = &k.params_span;
-    if k.params.is_empty() {
-        // `()` or `(void)`.
-        (span.start, span.end, format!("({PARAM})"))
-    } else {
-        (span.end - 1, span.end - 1, format!(", {PARAM}"))
-    }
 }
 
 /// The defines that select and configure the layer's backend.
@@ -419,66 +318,4 @@ pub(super) fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<A
     let program = Arc::new(program);
     queue.context().programs().insert(key, Arc::clone(&program));
     Ok(program)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeSet;
-
-    fn layer_of(src: &str) -> BTreeSet<String> {
-        layer::layer_users(&source::Scanned::new(src).unwrap())
-    }
-
-    #[test]
-    fn layer_use_is_a_whole_word_and_transitive() {
-        assert_eq!(
-            layer_of("kernel void a() { float s = sg_reduce_add(x); }"),
-            BTreeSet::from(["a".to_string()])
-        );
-        assert!(layer_of("kernel void a() { int msg_len = 1; }").is_empty());
-        let src = "#define SUM(v) sg_reduce_add(v)\nfloat h(float v) { return SUM(v); }\n\
-                   float g(float v) { return h(v) + 1; }\nkernel void k(global float* x) { x[0] = g(x[0]); }\n\
-                   kernel void plain(global float* x) { x[0] = 1; }";
-        let users: Vec<String> = layer_of(src).into_iter().collect();
-        assert_eq!(users, ["g", "h", "k"]);
-    }
-
-    #[test]
-    fn scratch_is_threaded_through_helpers() {
-        let src = "float h(float v);\nfloat h(float v) { return sg_reduce_add(v); }\n\
-                   uint lane(void) { return sg_get_local_id(); }\n\
-                   float mine(float v CLG_SG_SCRATCH_PARAM) { return sg_reduce_add(v); }\n\
-                   kernel void k(global float* x) { x[0] = h(x[0]) + lane() + mine(1 CLG_SG_SCRATCH); }";
-        let s = source::Scanned::new(src).unwrap();
-        let out = apply_edits(src, layer::scratch_edits(&s, &layer::layer_users(&s)));
-        assert_eq!(
-            out,
-            "float h(float v, __local ulong *clg_sg_scratch);\n\
-             float h(float v, __local ulong *clg_sg_scratch) { return sg_reduce_add(v); }\n\
-             uint lane(__local ulong *clg_sg_scratch) { return sg_get_local_id(); }\n\
-             float mine(float v CLG_SG_SCRATCH_PARAM) { return sg_reduce_add(v); }\n\
-             kernel void k(global float* x) { x[0] = h(x[0], clg_sg_scratch) + lane(clg_sg_scratch) + mine(1 CLG_SG_SCRATCH); }"
-        );
-    }
-
-    fn with_scratch(src: &str) -> String {
-        let edits = source::scan_kernels(src)
-            .unwrap()
-            .iter()
-            .map(scratch_param_edit)
-            .collect();
-        apply_edits(src, edits)
-    }
-
-    #[test]
-    fn scratch_parameter_is_appended_to_every_form_of_parameter_list() {
-        let src = "kernel void a(global int *x,\n uint n) { }\nkernel void b(void) { }\nkernel void c() { }";
-        assert_eq!(
-            with_scratch(src),
-            "kernel void a(global int *x,\n uint n, __local ulong *clg_sg_scratch) { }\n\
-             kernel void b(__local ulong *clg_sg_scratch) { }\n\
-             kernel void c(__local ulong *clg_sg_scratch) { }"
-        );
-    }
 }

@@ -4,14 +4,14 @@
 //! 1. scans the source for kernels, their sub-group size attributes
 //!    (`CLG_REQD_SUB_GROUP_SIZE(S)`, `CLG_NAMED_SUB_GROUP_SIZE(primary|automatic)`,
 //!    `intel_reqd_sub_group_size`) and whether each may be rewritten; a source the scanner cannot
-//!    read as a whole is built as written (see [`source::KernelDecl::rewrite_obstacle`]);
-//! 2. finds the functions that use the sub-group layer, transitively ([`layer`]), and resolves
+//!    read as a whole is built as written (the source transforms are `crate::transform`);
+//! 2. finds the functions that use the sub-group layer, transitively, and resolves
 //!    the sub-group size of those kernels (attribute, else the program's default,
 //!    [`SubGroupSize::Primary`] unless set, like DPC++'s `-fsycl-default-sub-group-size`); other
 //!    kernels run the driver's size, and a size the device does not support is reported as
 //!    [`Error::FeatureNotSupported`] when that kernel is launched;
 //! 3. rewrites: the emulated scratch threaded through layer kernels and helpers, range-rounded
-//!    variants of the kernels that can be rounded ([`rounded`]), and `intel_reqd_sub_group_size`
+//!    variants of the kernels that can be rounded, and `intel_reqd_sub_group_size`
 //!    on layer kernels without a size attribute of their own (khr/intel);
 //! 4. builds once per distinct sub-group size of layer kernels (usually once), with the
 //!    backend's defines (`CLG_BACKEND_*`, `CLG_SUB_GROUP_SIZE`, ...) prepended, then the
@@ -39,27 +39,20 @@
 //! ```
 
 mod build;
-pub mod build_log;
-pub mod checked;
-mod headers;
-pub mod layer;
-mod lex;
-pub mod partitioned;
 pub mod polyfill;
-pub mod rounded;
-pub mod source;
 
-pub use source::SubGroupSizeAttr as SubGroupSize;
+pub use crate::transform::build_log;
+pub use crate::transform::SubGroupSizeAttr as SubGroupSize;
 
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::plan::rounding::RoundingConfig;
 use crate::queue::Queue;
+use crate::transform::{self, KernelDecl};
 pub(crate) use build::KernelPlan;
-use build::{build_with_fallbacks, driver_kernel_names, mark_duplicates};
+use build::{build_with_fallbacks, driver_kernel_names};
 use opencl3::program::Program as ClProgram;
-use source::KernelDecl;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -202,16 +195,6 @@ impl ProgramBuilder {
     }
 }
 
-/// The kernels of `src` that generated variants may be written for, as for a build: no kernels
-/// and the reason where the scanner cannot read the source; kernels defined twice are marked
-/// not rewritable.
-#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
-pub(crate) fn scan_for_variants(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
-    let (mut kernels, unscanned) = source::scan_for_build(src)?;
-    mark_duplicates(&mut kernels);
-    Ok((kernels, unscanned))
-}
-
 /// A program built for one device. Cheap to clone; `Send + Sync`.
 ///
 /// ```
@@ -318,16 +301,9 @@ impl Program {
 
     fn build(b: ProgramBuilder, queue: &Queue) -> Result<Program> {
         let device = queue.device();
-        let (mut kernels, unscanned) = source::scan_for_build(&b.source)?;
+        let (kernels, unscanned) = transform::scan(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        let (layer, sub_groups) = match source::Scanned::new(&b.source) {
-            Ok(s) => (
-                layer::layer_users_on(&s, device),
-                layer::users(&s, layer::is_sub_group_collective),
-            ),
-            Err(_) => Default::default(),
-        };
-        mark_duplicates(&mut kernels);
+        let (layer, sub_groups) = transform::layer_use(&b.source, device);
         let plans: BTreeMap<String, KernelPlan> = kernels
             .iter()
             .map(|k| {
@@ -377,10 +353,7 @@ impl Program {
                 rounding,
                 default_size: b.default_size,
                 splittable: crate::plan::split::splittable(&b.source),
-                sub_group_words: b
-                    .source
-                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .any(layer::is_sub_group_collective),
+                sub_group_words: transform::names_sub_group_collectives(&b.source),
                 group_ids: crate::plan::split::uses_any(
                     &b.source,
                     &["get_group_id", "get_num_groups"],
@@ -429,7 +402,7 @@ impl Program {
             Err(why) => Err(why.clone()),
         };
         let checked = match (&plan.checked, self.decl(name)) {
-            (Ok(()), Some(decl)) => Ok(checked::checked_pointers(decl)),
+            (Ok(()), Some(decl)) => Ok(transform::checked_pointers(decl)),
             (Ok(()), None) => Err("the kernel is declared more than once".to_string()),
             (Err(why), _) => Err(why.clone()),
         };

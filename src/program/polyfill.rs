@@ -19,97 +19,30 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
+use super::build::build_cached;
 use crate::device::{provision, Provision, ShuffleBackend, POLYFILLED_EXTENSIONS};
 use crate::queue::Queue;
+use crate::transform;
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
-
-/// The standard sub-group built-ins the polyfill provides.
-const BUILTINS: [&str; 50] = [
-    "get_sub_group_size",
-    "get_max_sub_group_size",
-    "get_num_sub_groups",
-    "get_enqueued_num_sub_groups",
-    "get_sub_group_id",
-    "get_sub_group_local_id",
-    "sub_group_barrier",
-    "sub_group_all",
-    "sub_group_any",
-    "sub_group_broadcast",
-    "sub_group_reduce_add",
-    "sub_group_reduce_min",
-    "sub_group_reduce_max",
-    "sub_group_scan_inclusive_add",
-    "sub_group_scan_inclusive_min",
-    "sub_group_scan_inclusive_max",
-    "sub_group_scan_exclusive_add",
-    "sub_group_scan_exclusive_min",
-    "sub_group_scan_exclusive_max",
-    "sub_group_shuffle",
-    "sub_group_shuffle_xor",
-    "sub_group_shuffle_up",
-    "sub_group_shuffle_down",
-    "sub_group_non_uniform_broadcast",
-    "sub_group_broadcast_first",
-    "sub_group_ballot",
-    "sub_group_inverse_ballot",
-    "sub_group_ballot_bit_extract",
-    "sub_group_ballot_bit_count",
-    "sub_group_ballot_inclusive_scan",
-    "sub_group_ballot_exclusive_scan",
-    "sub_group_ballot_find_lsb",
-    "sub_group_ballot_find_msb",
-    "get_sub_group_eq_mask",
-    "get_sub_group_ge_mask",
-    "get_sub_group_gt_mask",
-    "get_sub_group_le_mask",
-    "get_sub_group_lt_mask",
-    "intel_sub_group_shuffle",
-    "intel_sub_group_shuffle_xor",
-    "intel_sub_group_shuffle_down",
-    "intel_sub_group_shuffle_up",
-    "intel_sub_group_block_read",
-    "intel_sub_group_block_read2",
-    "intel_sub_group_block_read4",
-    "intel_sub_group_block_read8",
-    "intel_sub_group_block_write",
-    "intel_sub_group_block_write2",
-    "intel_sub_group_block_write4",
-    "intel_sub_group_block_write8",
-];
-
-/// Sub-group extension and feature macros besides `cl_khr_subgroup_*`.
-const EXTENSIONS: [&str; 3] = [
-    "cl_khr_subgroups",
-    "cl_intel_subgroups",
-    "__opencl_c_subgroups",
-];
-
-/// Whether `word` is the name of a standard sub-group built-in (a kernel calling one uses the
-/// sub-group layer wherever the polyfill provides it).
-pub(crate) fn is_builtin(word: &str) -> bool {
-    BUILTINS.contains(&word)
-}
-
-/// Whether `word` names a sub-group extension or feature macro.
-fn is_extension(word: &str) -> bool {
-    word.starts_with("cl_khr_subgroup_") || EXTENSIONS.contains(&word)
-}
-
-/// Whether a program's text names a sub-group built-in or extension (whole words, comments
-/// included: a false positive only costs the header).
-pub(crate) fn mentions_sub_groups(source: &str) -> bool {
-    source
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| is_builtin(w) || is_extension(w))
-}
 
 /// Each polyfilled extension with where its built-ins come from.
 pub type Provisions = Vec<(&'static str, Provision)>;
 
 /// Where each of [`POLYFILLED_EXTENSIONS`] comes from on the queue's device (probes the driver
 /// once per device and backend; see [`provision`]).
+///
+/// ```
+/// use clgroups::device::Provision;
+/// let q = clgroups::Queue::new(&clgroups::default_device()?)?;
+/// let provided = clgroups::program::polyfill::extensions(&q)
+///     .into_iter()
+///     .filter(|&(_, how)| how == Provision::Provided)
+///     .count();
+/// println!("{provided} sub-group extensions provided by clgroups");
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn extensions(queue: &Queue) -> Provisions {
     static CACHE: Lazy<Mutex<HashMap<(usize, ShuffleBackend), Provisions>>> =
         Lazy::new(Default::default);
@@ -142,16 +75,10 @@ pub fn extensions(queue: &Queue) -> Provisions {
     v
 }
 
-/// The text to put after the layer's defines of a build: the polyfill header with the provided
-/// extensions switched on, or nothing when `source` names no sub-group built-in or the device
-/// has every extension.
-///
-/// Native built-ins are never replaced: kernels that call only standard built-ins are not
-/// pinned to a sub-group size by clgroups, so they run at the driver's own size, which only the
-/// driver's built-ins know (replacing them with the layer's fixed-size `cl_khr_subgroups` for a
-/// build of size `size` gave 314,067 wrong results of 554,202 on PoCL 6.0).
-pub(crate) fn prelude(queue: &Queue, source: &str) -> String {
-    if !mentions_sub_groups(source) {
+/// The polyfill text for a build of `source` on the queue's device (see
+/// [`transform::polyfill_prelude`]): nothing when the source names no sub-group built-in.
+pub(super) fn prelude(queue: &Queue, source: &str) -> String {
+    if !transform::mentions_sub_groups(source) {
         return String::new();
     }
     let provided: Vec<&str> = extensions(queue)
@@ -159,115 +86,17 @@ pub(crate) fn prelude(queue: &Queue, source: &str) -> String {
         .filter(|&(_, how)| how == Provision::Provided)
         .map(|(ext, _)| ext)
         .collect();
-    if provided.is_empty() {
-        return String::new();
-    }
     log::debug!("{}: polyfill provides {provided:?}", queue.device());
-    let mut p: String = provided
-        .iter()
-        .map(|ext| format!("#define {} 1\n", define(ext)))
-        .collect();
-    p.push_str("#include <clgroups/khr/polyfill.h>\n");
-    p
-}
-
-/// The polyfill header's switch for an extension.
-fn define(ext: &str) -> &'static str {
-    match ext {
-        "cl_khr_subgroups" => "CLG_PF_SUBGROUPS",
-        "cl_khr_subgroup_extended_types" => "CLG_PF_EXTENDED_TYPES",
-        "cl_khr_subgroup_shuffle" => "CLG_PF_SHUFFLE",
-        "cl_khr_subgroup_shuffle_relative" => "CLG_PF_SHUFFLE_RELATIVE",
-        "cl_khr_subgroup_ballot" => "CLG_PF_BALLOT",
-        _ => "CLG_PF_INTEL",
-    }
+    transform::polyfill_prelude(&provided, source)
 }
 
 /// Whether a kernel calling every built-in of `ext` builds (compiles and links) on the device.
 fn probe_builds(queue: &Queue, ext: &str) -> bool {
-    let body = match ext {
-        "cl_khr_subgroups" => {
-            "uint n = get_sub_group_size() + get_max_sub_group_size() + get_num_sub_groups() \
-             + get_enqueued_num_sub_groups() + get_sub_group_id() + get_sub_group_local_id();\n\
-             sub_group_barrier(CLK_LOCAL_MEM_FENCE);\n\
-             int i = sub_group_all(n) + sub_group_any(n) + sub_group_broadcast((int)n, 0u);\n\
-             long l = sub_group_reduce_add((long)i) + sub_group_reduce_min((long)i) + sub_group_reduce_max((long)i);\n\
-             float f = sub_group_scan_inclusive_add((float)l) + sub_group_scan_inclusive_min((float)l) \
-             + sub_group_scan_inclusive_max((float)l) + sub_group_scan_exclusive_add((float)l) \
-             + sub_group_scan_exclusive_min((float)l) + sub_group_scan_exclusive_max((float)l);\n\
-             o[0] = (uint)f + sub_group_reduce_add(n);"
-        }
-        "cl_khr_subgroup_extended_types" => {
-            "char c = sub_group_reduce_add((char)o[1]) + sub_group_scan_exclusive_max((char)o[2]);\n\
-             short s = sub_group_broadcast((short)o[3], 0u) + sub_group_scan_inclusive_min((short)o[4]);\n\
-             o[0] = (uint)c + (uint)s + sub_group_reduce_max((uchar)o[5]) + sub_group_reduce_min((ushort)o[6]);"
-        }
-        "cl_khr_subgroup_shuffle" => {
-            "o[0] = sub_group_shuffle(o[1], 1u) + sub_group_shuffle_xor(o[2], 1u) \
-             + (uint)sub_group_shuffle((float)o[3], 1u) + (uint)sub_group_shuffle_xor((long)o[4], 1u);"
-        }
-        "cl_khr_subgroup_shuffle_relative" => {
-            "o[0] = sub_group_shuffle_up(o[1], 1u) + sub_group_shuffle_down(o[2], 1u) \
-             + (uint)sub_group_shuffle_up((float)o[3], 1u) + (uint)sub_group_shuffle_down((long)o[4], 1u);"
-        }
-        "cl_khr_subgroup_ballot" => {
-            "uint4 b = sub_group_ballot((int)o[1]) + get_sub_group_eq_mask() + get_sub_group_ge_mask() \
-             + get_sub_group_gt_mask() + get_sub_group_le_mask() + get_sub_group_lt_mask();\n\
-             o[0] = sub_group_non_uniform_broadcast(o[2], 0u) + sub_group_broadcast_first(o[3]) \
-             + sub_group_inverse_ballot(b) + sub_group_ballot_bit_extract(b, 1u) + sub_group_ballot_bit_count(b) \
-             + sub_group_ballot_inclusive_scan(b) + sub_group_ballot_exclusive_scan(b) \
-             + sub_group_ballot_find_lsb(b) + sub_group_ballot_find_msb(b);"
-        }
-        _ => {
-            "uint a = intel_sub_group_shuffle(o[1], 1u) + intel_sub_group_shuffle_xor(o[2], 1u) \
-             + intel_sub_group_shuffle_down(o[3], o[4], 1u) + intel_sub_group_shuffle_up(o[5], o[6], 1u) \
-             + (uint)intel_sub_group_shuffle_down((float)o[3], (float)o[4], 1u);\n\
-             uint8 v = intel_sub_group_block_read8(o + 64);\n\
-             intel_sub_group_block_write8(o + 128, v);\n\
-             intel_sub_group_block_write4(o + 256, intel_sub_group_block_read4(o + 64));\n\
-             intel_sub_group_block_write2(o + 256, intel_sub_group_block_read2(o + 64));\n\
-             intel_sub_group_block_write(o, intel_sub_group_block_read(o + 64) + a);"
-        }
-    };
-    let pragma = if ext == "cl_intel_subgroups" {
-        "#pragma OPENCL EXTENSION cl_intel_subgroups : enable\n"
-    } else {
-        "#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n"
-    };
-    let src = format!("{pragma}kernel void clg_probe(global uint *o) {{\n{body}\n}}\n");
-    let ok = super::build::build_cached(queue, &src, "").is_ok();
+    let ok = build_cached(queue, &transform::polyfill_probe(ext), "").is_ok();
     log::debug!(
         "{}: probe of {ext}: {}",
         queue.device(),
         if ok { "builds" } else { "fails" }
     );
     ok
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mentions_are_whole_words() {
-        assert!(mentions_sub_groups("x = sub_group_reduce_add(v);"));
-        assert!(mentions_sub_groups("#ifdef cl_khr_subgroups\n#endif"));
-        assert!(mentions_sub_groups("uint n = get_num_sub_groups();"));
-        assert!(mentions_sub_groups("intel_sub_group_block_read(p)"));
-        assert!(!mentions_sub_groups(
-            "my_sub_group_reduce_add(v); sg_reduce_add(v);"
-        ));
-        assert!(!mentions_sub_groups(
-            "kernel void k(global int *x) { x[0] = 1; }"
-        ));
-    }
-
-    #[test]
-    fn builtins_exclude_extension_names() {
-        assert!(is_builtin("sub_group_shuffle_up"));
-        assert!(is_builtin("get_sub_group_lt_mask"));
-        assert!(!is_builtin("cl_khr_subgroups"));
-        assert!(!is_builtin("num_sub_groups"));
-        assert!(!is_builtin("sub_group_size_of"));
-    }
 }

@@ -1,62 +1,17 @@
-//! [`ColoredBuffer`] and the arguments of a [`RootLaunch`](super::RootLaunch).
+//! [`ColoredBuffer`]: an array colored over a root device's devices.
 
-use super::{Placement, RootDevice};
+use super::access::stored_range;
+use super::arg::{ColoredArg, RootArgValue, Tiling, Value};
+use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Scalar};
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::launch::{Arg, KernelArg};
-use crate::plan::coloring::color_elements;
-use crate::plan::partition::{linear_runs, partition, Partition};
+use crate::launch::KernelArg;
+use crate::plan::coloring::{color_elements, starts_of};
+use crate::plan::partition::{linear_runs, partition};
 use crate::queue::Queue;
 use crate::range::Range;
 use std::fmt;
-
-/// How kernels reach a [`ColoredBuffer`] in partitioned placement, where each device holds
-/// only part of it (see [the contract](super#the-contract)). Shared placement ignores it:
-/// every device sees the whole buffer there.
-///
-/// ```
-/// use clgroups::scaling::{Access, ColoredBuffer, Placement, RootDevice};
-/// let root = RootDevice::from_env()?.with_placement(Placement::Partitioned);
-/// let n = 1 << 12;
-/// // A 3-point average reads x[i - 1 ..= i + 1]: declared as a halo of one element.
-/// let mut x = ColoredBuffer::<f32>::with_access(&root, n, Access::Halo(1))?;
-/// x.write(&vec![1.0; n])?;
-/// let mut y = ColoredBuffer::<f32>::new(&root, n)?; // Access::Auto: proven from the source
-/// let p = root.program(r#"
-///     kernel void avg(global const float *x, global float *y, uint n) {
-///         size_t i = get_global_id(0);
-///         float l = i > 0 ? x[i - 1] : x[i], r = i + 1 < n ? x[i + 1] : x[i];
-///         y[i] = (l + x[i] + r) / 3.0f;
-///     }
-/// "#)?;
-/// let avg = p.kernel("avg")?;
-/// // SAFETY: work-item i reads x[i - 1 ..= i + 1] within 0..n and writes y[i], i < n.
-/// unsafe { avg.launch().arg(&x).arg(&mut y).arg(n as u32).range(n)? }.wait()?;
-/// assert!(y.read()?.iter().all(|&v| (v - 1.0).abs() < 1e-6));
-/// # Ok::<(), clgroups::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Access {
-    /// Let the library decide: launches accept the buffer when they can prove from the kernel
-    /// source that every access is at the work-item's own global id, and refuse it otherwise
-    /// (with an error saying which kind to declare).
-    #[default]
-    Auto,
-    /// Declared by the user: every access, read or write, is at the launch's global linear id
-    /// `i` (or at `m * i + j`, `0 <= j < m`, for a buffer `m` times as long). Each device holds
-    /// its chunk. Checked mode verifies it.
-    Partitioned,
-    /// Read-only, any index: each device holds a copy of the whole buffer (host writes update
-    /// every copy). Kernels must not write it.
-    Replicated,
-    /// Read-only, indices within `n` elements of the work-item's own (as [`Partitioned`]):
-    /// each device holds its chunk and `n` elements either side. Kernels must not write it.
-    ///
-    /// [`Partitioned`]: Access::Partitioned
-    Halo(usize),
-}
 
 /// An array colored over a [`RootDevice`]'s devices: device `i` owns elements
 /// `[starts[i], starts[i] + chunks[i])` (or, colored [for a launch](ColoredBuffer::for_launch),
@@ -91,25 +46,6 @@ pub struct ColoredBuffer<T: Scalar> {
     queues: Vec<Queue>,
     placement: Placement,
     access: Access,
-}
-
-/// The elements `[lo, hi)` device chunk `[start, start + chunk)` stores for `access` in
-/// partitioned placement (`(start, start)` when it stores none).
-pub(super) fn stored_range(
-    access: Access,
-    len: usize,
-    start: usize,
-    chunk: usize,
-) -> (usize, usize) {
-    match access {
-        Access::Auto | Access::Partitioned => (start, start + chunk),
-        Access::Replicated => (0, len),
-        Access::Halo(_) if chunk == 0 => (start, start),
-        Access::Halo(n) => (
-            start.saturating_sub(n),
-            (start + chunk).saturating_add(n).min(len),
-        ),
-    }
 }
 
 impl<T: Scalar> ColoredBuffer<T> {
@@ -608,9 +544,9 @@ impl<T: Scalar> ColoredBuffer<T> {
     }
 
     /// What a launch needs to pass this buffer to each device.
-    fn root_arg(&self) -> RootArgValue {
+    pub(super) fn root_arg(&self) -> RootArgValue {
         RootArgValue(Value::Colored(Box::new(ColoredArg {
-            elem: T::CL_NAME,
+            elem: crate::buffer::ElemType::of::<T>(),
             elem_size: size_of::<T>(),
             len: self.len,
             placement: self.placement,
@@ -625,6 +561,7 @@ impl<T: Scalar> ColoredBuffer<T> {
                 .collect(),
             starts: self.starts(),
             chunks: self.chunks.clone(),
+            owned: self.owned.clone(),
         })))
     }
 }
@@ -639,104 +576,5 @@ impl<T: Scalar> fmt::Debug for ColoredBuffer<T> {
             self.chunks,
             self.placement
         )
-    }
-}
-
-/// The index of each chunk's first element.
-fn starts_of(chunks: &[usize]) -> Vec<usize> {
-    chunks
-        .iter()
-        .scan(0, |at, &n| {
-            let start = *at;
-            *at += n;
-            Some(start)
-        })
-        .collect()
-}
-
-/// An argument of a [`RootLaunch`](super::RootLaunch): `&ColoredBuffer<T>`, or anything a single-device launch
-/// takes ([`KernelArg`]: `&Buffer<T>` of the root device's context, a scalar,
-/// [`crate::launch::Local`]). Sealed, like [`KernelArg`].
-pub trait RootArg: sealed::Sealed {
-    /// The argument's value for every device.
-    fn to_root_arg(&self) -> RootArgValue;
-}
-
-/// The value of a [`RootArg`] (opaque).
-#[derive(Clone, Debug)]
-pub struct RootArgValue(pub(super) Value);
-
-#[derive(Clone, Debug)]
-pub(super) enum Value {
-    Plain(Arg),
-    Colored(Box<ColoredArg>),
-}
-
-/// A colored buffer as a launch sees it.
-#[derive(Clone, Debug)]
-pub(super) struct ColoredArg {
-    pub(super) elem: &'static str,
-    pub(super) elem_size: usize,
-    pub(super) len: usize,
-    pub(super) placement: Placement,
-    pub(super) whole: Option<Arg>,
-    pub(super) parts: Vec<Option<Arg>>,
-    pub(super) starts: Vec<usize>,
-    pub(super) chunks: Vec<usize>,
-    pub(super) access: Access,
-    pub(super) stored: Vec<(usize, usize)>,
-    pub(super) tiling: Option<Tiling>,
-}
-
-/// The launch whose partition a colored buffer follows.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Tiling {
-    pub(super) global: Range,
-    pub(super) local: Range,
-    pub(super) partition: Partition,
-}
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-impl<A: KernelArg> sealed::Sealed for A {}
-impl<T: Scalar> sealed::Sealed for &ColoredBuffer<T> {}
-impl<T: Scalar> sealed::Sealed for &mut ColoredBuffer<T> {}
-
-impl<A: KernelArg> RootArg for A {
-    fn to_root_arg(&self) -> RootArgValue {
-        RootArgValue(Value::Plain(self.to_arg()))
-    }
-}
-
-impl<T: Scalar> RootArg for &ColoredBuffer<T> {
-    fn to_root_arg(&self) -> RootArgValue {
-        self.root_arg()
-    }
-}
-
-impl<T: Scalar> RootArg for &mut ColoredBuffer<T> {
-    fn to_root_arg(&self) -> RootArgValue {
-        self.root_arg()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stored_ranges_per_access() {
-        // 100 elements; a device owning [40, 70).
-        assert_eq!(stored_range(Access::Auto, 100, 40, 30), (40, 70));
-        assert_eq!(stored_range(Access::Partitioned, 100, 40, 30), (40, 70));
-        assert_eq!(stored_range(Access::Replicated, 100, 40, 30), (0, 100));
-        assert_eq!(stored_range(Access::Halo(5), 100, 40, 30), (35, 75));
-        // Halos stop at the array's ends; an empty chunk stores nothing.
-        assert_eq!(stored_range(Access::Halo(50), 100, 40, 30), (0, 100));
-        assert_eq!(stored_range(Access::Halo(3), 100, 0, 10), (0, 13));
-        assert_eq!(stored_range(Access::Halo(3), 100, 100, 0), (100, 100));
-        assert_eq!(starts_of(&[3, 0, 4]), vec![0, 3, 3]);
     }
 }

@@ -2,8 +2,9 @@
 //! [the module docs](super#the-contract)): per argument, whether the kernel's accesses can be
 //! served by what each device holds.
 
-use super::colored::{Access, ColoredArg, Value};
-use super::root::ParamFacts;
+use super::arg::{ColoredArg, Value};
+use super::program::ParamFacts;
+use super::Access;
 use super::Placement;
 use crate::launch::Arg;
 
@@ -16,6 +17,9 @@ pub(super) struct LaunchFacts {
     pub(super) busy: usize,
     /// Every device shares the host's memory (`CL_DEVICE_HOST_UNIFIED_MEMORY`).
     pub(super) unified: bool,
+    /// Colored buffers are gathered whole on the one busy device (a kernel without its
+    /// partitioned variant in partitioned placement, see [`crate::plan::root_fallback`]).
+    pub(super) gathered: bool,
 }
 
 /// How device chunks must cover a launch's work for one colored argument.
@@ -51,6 +55,20 @@ pub(super) fn check(
             ));
         }
         return Ok(Cover::Anything);
+    }
+    if f.gathered {
+        // The kernel sees whole arrays; only the declared read-only kinds bind it.
+        return match (value, p) {
+            (Value::Colored(c), Some(p)) if !p.read_only => match c.access {
+                Access::Replicated | Access::Halo(_) => Err(format!(
+                    "argument {i} (`{}`, a ColoredBuffer<{}> with {:?}) is written by the \
+                     kernel, but it is declared read-only",
+                    p.name, c.elem, c.access
+                )),
+                _ => Ok(Cover::Anything),
+            },
+            _ => Ok(Cover::Anything),
+        };
     }
     let Some(p) = p.filter(|p| p.global) else {
         return match (value, p) {
@@ -111,7 +129,7 @@ pub(super) fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scaling::access::IdIndex;
+    use crate::transform::IdIndex;
 
     fn facts(placement: Placement, busy: usize) -> LaunchFacts {
         LaunchFacts {
@@ -120,6 +138,7 @@ mod tests {
             offset_is_zero: true,
             busy,
             unified: true,
+            gathered: false,
         }
     }
 
@@ -137,7 +156,7 @@ mod tests {
 
     fn colored(access: Access) -> Value {
         Value::Colored(Box::new(ColoredArg {
-            elem: "float",
+            elem: crate::buffer::ElemType::of::<f32>(),
             elem_size: 4,
             len: 8,
             placement: Placement::Partitioned,
@@ -148,6 +167,7 @@ mod tests {
             access,
             stored: vec![(0, 4), (4, 8)],
             tiling: None,
+            owned: vec![vec![(0, 4)], vec![(4, 8)]],
         }))
     }
 
@@ -218,6 +238,30 @@ mod tests {
         assert!(e.contains("not a `global` pointer"), "{e}");
         let shared = facts(Placement::Shared, 2);
         assert!(check(3, Some(&constant), &colored(Access::Auto), &shared).is_ok());
+    }
+
+    #[test]
+    fn gathered_buffers_keep_only_the_read_only_declarations() {
+        let f = LaunchFacts {
+            gathered: true,
+            ..facts(Placement::Partitioned, 1)
+        };
+        let written = param(false, false);
+        for access in [Access::Auto, Access::Partitioned] {
+            assert_eq!(
+                check(0, Some(&written), &colored(access), &f),
+                Ok(Cover::Anything)
+            );
+        }
+        for access in [Access::Replicated, Access::Halo(2)] {
+            let e = check(0, Some(&written), &colored(access), &f).unwrap_err();
+            assert!(e.contains("declared read-only"), "{e}");
+            let read = param(true, false);
+            assert_eq!(
+                check(0, Some(&read), &colored(access), &f),
+                Ok(Cover::Anything)
+            );
+        }
     }
 
     #[test]

@@ -27,7 +27,9 @@ pub struct MultiEvent {
 }
 
 impl MultiEvent {
-    /// The partition the launch used (OpenCL dimension numbering, chunks in work-groups).
+    /// The partition the launch used (OpenCL dimension numbering, chunks in work-groups; a
+    /// kernel run as written on device 0 alone, see [`crate::plan::root_fallback`], reports
+    /// one chunk there).
     ///
     /// ```
     /// # let root = clgroups::RootDevice::from_env()?;

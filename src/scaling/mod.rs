@@ -12,7 +12,7 @@
 //! # What a kernel sees
 //!
 //! Each sub-launch is an ND-range launch with a global offset of a generated variant of the
-//! kernel ([`crate::program::partitioned`]), so a kernel sees the whole launch, as on one
+//! kernel (`k__clg_part`), so a kernel sees the whole launch, as on one
 //! device:
 //!
 //! * `get_global_id`, `get_local_id`, `get_local_size` and `get_work_dim` are those of the
@@ -24,6 +24,11 @@
 //!   refused, naming the helper;
 //! * work-items of one work-group always run on one device, so local memory, barriers and
 //!   sub-groups work as usual; a launch of one work-group runs on device 0 only.
+//!
+//! A kernel the scanner cannot rewrite (a name made by a macro, ...) has no such variant and
+//! runs as written: per device in shared placement where that is correct, else the whole
+//! launch on device 0 (see [`crate::plan::root_fallback`] and
+//! [`RootKernel::rewrite_obstacle`]).
 //!
 //! # Memory: two placements
 //!
@@ -109,16 +114,23 @@
 mod access;
 #[cfg(feature = "algorithms")]
 pub mod algorithms;
+mod arg;
 mod colored;
 mod contract;
 mod event;
+mod kernel;
 mod launch;
+mod program;
 mod root;
 
-pub use colored::{Access, ColoredBuffer, RootArg, RootArgValue};
+pub use access::Access;
+pub use arg::{RootArg, RootArgValue};
+pub use colored::ColoredBuffer;
 pub use event::MultiEvent;
+pub use kernel::RootKernel;
 pub use launch::RootLaunch;
-pub use root::{RootDevice, RootKernel, RootProgram};
+pub use program::RootProgram;
+pub use root::RootDevice;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -138,7 +150,7 @@ pub const CHECKED_ENV: &str = "CLGROUPS_CHECKED";
 /// if set, else on in debug builds (`debug_assertions`). In checked mode every launch over a
 /// root device waits for its sub-launches and fails with [`Error::OutOfChunk`] if a work-item
 /// indexed a buffer outside the elements its device holds (see
-/// [`crate::program::partitioned`]); the check costs a comparison per access.
+/// `RootLaunch`'s checked `__clg_part` variants); the check costs a comparison per access.
 ///
 /// ```
 /// // Debug builds check every access of a multi-device launch unless CLGROUPS_CHECKED=0.

@@ -1,6 +1,6 @@
 //! Tests of [`super`]: rounded and sized variants, obstacles and guards.
 use super::*;
-use crate::program::source::scan_kernels;
+use crate::transform::source::scan_kernels;
 
 fn rounded(src: &str, keep: bool) -> String {
     with_rounded_variants(src, &scan_kernels(src).unwrap(), keep).unwrap()

@@ -2,8 +2,8 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernel::Kernel;
 use opencl3::types::cl_event;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A finished-or-running command (or several in one in-order queue, for a plain range that
@@ -21,13 +21,18 @@ use std::time::Duration;
 /// ```
 #[derive(Debug)]
 pub struct Event {
-    pub(super) raw: Vec<opencl3::event::Event>,
-    pub(super) device: Device,
-    pub(super) kernel: Option<Kernel>,
+    pub(crate) raw: Vec<opencl3::event::Event>,
+    pub(crate) device: Device,
+    /// The kernel's name, for messages.
+    pub(crate) kernel: Option<Arc<str>>,
 }
 
 impl Event {
-    pub(crate) fn new(raw: opencl3::event::Event, device: Device, kernel: Option<Kernel>) -> Self {
+    pub(crate) fn new(
+        raw: opencl3::event::Event,
+        device: Device,
+        kernel: Option<Arc<str>>,
+    ) -> Self {
         Event {
             raw: vec![raw],
             device,
@@ -52,7 +57,7 @@ impl Event {
     /// What the event is for, in error messages (built only when needed: launches stay cheap).
     fn context(&self) -> String {
         match &self.kernel {
-            Some(k) => format!("`{}` on {}", k.name(), self.device),
+            Some(k) => format!("`{k}` on {}", self.device),
             None => self.device.to_string(),
         }
     }

@@ -32,15 +32,15 @@
 //! records the first index outside `[clg_lo_p, clg_hi_p)` in `clg_check` (and reads or writes
 //! element `clg_lo_p` instead, so the device never touches memory it does not hold). Uses of
 //! `p` other than `p[...]` (pointer arithmetic, `vload`, calls) are not checked. The
-//! instrumentation is [`crate::program::checked`]'s, shared with single-device checked mode.
+//! instrumentation is [`super::checked`]'s, shared with single-device checked mode.
 //!
 //! Each variant is written right after its kernel, with `#line` directives as in
-//! [`crate::program::rounded`], so messages point to the original lines.
+//! [`super::rounded`], so messages point to the original lines.
 
+use super::checked::{self, CHECK_HELPER};
+use super::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
+use super::source::{KernelDecl, Param, Scanned};
 use crate::error::Result;
-use crate::program::checked::{self, CHECK_HELPER};
-use crate::program::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
-use crate::program::source::{KernelDecl, Param, Scanned};
 use std::fmt::Write as _;
 
 /// Suffix of a partitioned variant's name.
@@ -53,10 +53,6 @@ pub const GUARDED_SUFFIX: &str = "__clg_pguard";
 /// work-items outside the whole launch's `clg_whole_size` (the user's range of a rounded
 /// launch) exit at once. Written for kernels that may be rounded
 /// ([`rounding_obstacle`] is `None`).
-///
-/// ```
-/// assert_eq!(clgroups::program::partitioned::guarded_name("saxpy"), "saxpy__clg_pguard");
-/// ```
 pub fn guarded_name(kernel: &str) -> String {
     format!("{kernel}{GUARDED_SUFFIX}")
 }
@@ -67,27 +63,14 @@ pub(crate) fn is_root_variant(name: &str) -> bool {
 }
 
 /// The name of `kernel`'s partitioned variant.
-///
-/// ```
-/// assert_eq!(clgroups::program::partitioned::partitioned_name("saxpy"), "saxpy__clg_part");
-/// ```
 pub fn partitioned_name(kernel: &str) -> String {
     format!("{kernel}{PARTITIONED_SUFFIX}")
 }
 
 /// `src` with the partitioned variant of each kernel of `kernels` after it (see the module
 /// docs), checked variants when `checked`. `kernels` must come from
-/// [`scan_kernels`](crate::program::source::scan_kernels)`(src)`; errors when a declaration
+/// [`scan_kernels`](super::source::scan_kernels)`(src)`; errors when a declaration
 /// does not match `src` or two overlap.
-///
-/// ```
-/// use clgroups::program::{partitioned::with_partitioned_variants, source::scan_kernels};
-/// let src = "kernel void inc(global int* x) { x[get_global_id(0)] += 1; }\n";
-/// let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), false).unwrap();
-/// assert!(out.contains("kernel void inc__clg_part(global int* clg_part_x, const ulong clg_origin_x, const ulong clg_whole_size0"));
-/// let names: Vec<String> = scan_kernels(&out).unwrap().into_iter().map(|k| k.name).collect();
-/// assert_eq!(names, ["inc", "inc__clg_part", "inc__clg_pguard"]);
-/// ```
 pub fn with_partitioned_variants(
     src: &str,
     kernels: &[KernelDecl],
@@ -97,7 +80,7 @@ pub fn with_partitioned_variants(
         true => Some(Scanned::new(src)?),
         false => None,
     };
-    let out = crate::program::rounded::with_variants(src, kernels, true, |out, src, k| {
+    let out = super::rounded::with_variants(src, kernels, true, |out, src, k| {
         write_variant(out, src, k, scanned.as_ref(), None);
         if rounding_obstacle(src, k).is_none() {
             write_variant(out, src, k, scanned.as_ref(), Some(&guard()));
@@ -126,19 +109,6 @@ const WHOLE_LAUNCH: [&str; 5] = [
 /// calls (directly, through other functions or through macros) asks for the global size or
 /// offset, the global linear id, the number of work-groups or a work-group id, which would
 /// describe one device's part of the launch there.
-///
-/// ```
-/// use clgroups::program::{partitioned::whole_launch_obstacle, source::scan_kernels};
-/// let src = "size_t n(void) { return get_global_size(0); }\n\
-///            kernel void a(global int* x) { x[get_global_id(0)] = get_global_size(0); }\n\
-///            kernel void b(global int* x) { x[get_global_id(0)] = n(); }";
-/// let k = scan_kernels(src).unwrap();
-/// assert_eq!(whole_launch_obstacle(src, &k[0]), None);
-/// assert_eq!(
-///     whole_launch_obstacle(src, &k[1]).unwrap(),
-///     "kernel `b` calls `n`, which uses `get_global_size`"
-/// );
-/// ```
 pub fn whole_launch_obstacle(src: &str, k: &KernelDecl) -> Option<String> {
     fn forbidden(id: &str, in_function: bool) -> Option<String> {
         (in_function && WHOLE_LAUNCH.contains(&id)).then(|| format!("uses `{id}`"))
@@ -158,8 +128,6 @@ fn whole_defines() -> String {
 }
 
 const WHOLE_UNDEFS: &str = "#undef get_num_groups\n#undef get_group_id";
-
-pub use crate::program::checked::CHECK_WORDS;
 
 /// Whether `p` is a pointer to global memory.
 pub(crate) fn is_global_pointer(p: &Param) -> bool {
@@ -239,7 +207,7 @@ fn write_variant(
     checked: Option<&Scanned>,
     guard: Option<&str>,
 ) {
-    let line = |at: usize| crate::program::rounded::line_of(src, at);
+    let line = |at: usize| super::rounded::line_of(src, at);
     let close = k.body.end - 1;
     let body = match checked {
         Some(scanned) => instrumented(scanned, k),
@@ -265,7 +233,7 @@ fn write_variant(
 }
 
 /// `k`'s body (between its braces) with every `p[index]` of a global pointer parameter `p`
-/// checked against `[clg_lo_p, clg_hi_p)` (see [`crate::program::checked`]).
+/// checked against `[clg_lo_p, clg_hi_p)` (see [`super::checked`]).
 fn instrumented(scanned: &Scanned, k: &KernelDecl) -> String {
     let globals: Vec<(usize, String)> = k
         .params
@@ -282,7 +250,45 @@ fn instrumented(scanned: &Scanned, k: &KernelDecl) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::source::scan_kernels;
+
+    #[test]
+    fn example_guarded_name() {
+        assert_eq!(guarded_name("saxpy"), "saxpy__clg_pguard");
+    }
+
+    #[test]
+    fn example_partitioned_name() {
+        assert_eq!(partitioned_name("saxpy"), "saxpy__clg_part");
+    }
+
+    #[test]
+    fn example_with_partitioned_variants() {
+        use crate::transform::source::scan_kernels;
+        let src = "kernel void inc(global int* x) { x[get_global_id(0)] += 1; }\n";
+        let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), false).unwrap();
+        assert!(out.contains("kernel void inc__clg_part(global int* clg_part_x, const ulong clg_origin_x, const ulong clg_whole_size0"));
+        let names: Vec<String> = scan_kernels(&out)
+            .unwrap()
+            .into_iter()
+            .map(|k| k.name)
+            .collect();
+        assert_eq!(names, ["inc", "inc__clg_part", "inc__clg_pguard"]);
+    }
+
+    #[test]
+    fn example_whole_launch_obstacle() {
+        use crate::transform::source::scan_kernels;
+        let src = "size_t n(void) { return get_global_size(0); }\n\
+                   kernel void a(global int* x) { x[get_global_id(0)] = get_global_size(0); }\n\
+                   kernel void b(global int* x) { x[get_global_id(0)] = n(); }";
+        let k = scan_kernels(src).unwrap();
+        assert_eq!(whole_launch_obstacle(src, &k[0]), None);
+        assert_eq!(
+            whole_launch_obstacle(src, &k[1]).unwrap(),
+            "kernel `b` calls `n`, which uses `get_global_size`"
+        );
+    }
+    use crate::transform::source::scan_kernels;
 
     const SRC: &str = "// saxpy\nkernel void saxpy(global float* restrict y,\n    global const float *x, const float a, local float* t) {\n  size_t i = get_global_id(0);\n  y[i] += a * x[i];\n} // end\n";
 

@@ -17,7 +17,7 @@
 //! Calls made inside `#define` replacement lists are not rewritten (a build that then fails is
 //! retried without rewrites and reports the compiler's error).
 
-use crate::program::source::Scanned;
+use super::source::Scanned;
 use std::collections::BTreeSet;
 
 /// Prefixes of the identifiers that count as "uses the sub-group layer": the layer's `sg_*`
@@ -26,24 +26,12 @@ use std::collections::BTreeSet;
 pub const LAYER_PREFIXES: &[&str] = &["sg_", "CLG_SG_SCRATCH"];
 
 /// Whether identifier `word` is a use of the layer (a whole word: `msg_len` is not).
-///
-/// ```
-/// use clgroups::program::layer::is_layer_word;
-/// assert!(is_layer_word("sg_reduce_add"));
-/// assert!(!is_layer_word("msg_len"));
-/// ```
 pub fn is_layer_word(word: &str) -> bool {
     LAYER_PREFIXES.iter().any(|p| word.starts_with(p))
 }
 
 /// Whether identifier `word` is a sub-group operation of any kind: the layer's, or OpenCL's
 /// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...).
-///
-/// ```
-/// use clgroups::program::layer::is_sub_group_word;
-/// assert!(is_sub_group_word("sub_group_broadcast") && is_sub_group_word("sg_shuffle"));
-/// assert!(!is_sub_group_word("barrier"));
-/// ```
 pub fn is_sub_group_word(word: &str) -> bool {
     is_layer_word(word) || word.contains("sub_group") || word.contains("subgroup")
 }
@@ -52,12 +40,6 @@ pub fn is_sub_group_word(word: &str) -> bool {
 /// vote or barrier), as opposed to a query such as `get_sub_group_local_id` or
 /// `sg_get_local_range`. PoCL 6.0 aborts the process for collectives in work-groups of one
 /// work-item (measured: every query runs there, every collective tried aborts).
-///
-/// ```
-/// use clgroups::program::layer::is_sub_group_collective;
-/// assert!(is_sub_group_collective("sg_reduce_add") && is_sub_group_collective("sub_group_broadcast"));
-/// assert!(!is_sub_group_collective("get_sub_group_size") && !is_sub_group_collective("sg_get_local_id"));
-/// ```
 pub fn is_sub_group_collective(word: &str) -> bool {
     is_sub_group_word(word)
         && !word.starts_with("get_")
@@ -176,4 +158,36 @@ pub(crate) fn scratch_edits(
         });
     }
     edits
+}
+
+#[cfg(test)]
+mod examples {
+    use super::*;
+
+    #[test]
+    fn example_is_layer_word() {
+        use is_layer_word;
+        assert!(is_layer_word("sg_reduce_add"));
+        assert!(!is_layer_word("msg_len"));
+    }
+
+    #[test]
+    fn example_is_sub_group_word() {
+        use is_sub_group_word;
+        assert!(is_sub_group_word("sub_group_broadcast") && is_sub_group_word("sg_shuffle"));
+        assert!(!is_sub_group_word("barrier"));
+    }
+
+    #[test]
+    fn example_is_sub_group_collective() {
+        use is_sub_group_collective;
+        assert!(
+            is_sub_group_collective("sg_reduce_add")
+                && is_sub_group_collective("sub_group_broadcast")
+        );
+        assert!(
+            !is_sub_group_collective("get_sub_group_size")
+                && !is_sub_group_collective("sg_get_local_id")
+        );
+    }
 }

@@ -1,5 +1,5 @@
 //! Bounds-checked kernel bodies: the instrumentation shared by the checked variants of
-//! multi-device launches ([`crate::program::partitioned`], bounds: the elements a device holds)
+//! multi-device launches ([`super::partitioned`], bounds: the elements a device holds)
 //! and of single-device launches in [checked mode](crate::launch::checked) (bounds: the whole
 //! buffer, `[0, len)`).
 //!
@@ -21,19 +21,15 @@
 //! any buffer and an out-of-bounds read gives the guard's canary (`0` for a buffer without a
 //! guard: element 0 then takes the access).
 
+use super::rounded::{self, line_of};
+use super::source::{KernelDecl, Kind, Param, Scanned};
 use crate::error::Result;
-use crate::program::rounded::{self, line_of};
-use crate::program::source::{KernelDecl, Kind, Param, Scanned};
 use std::fmt::Write as _;
 
 /// Suffix of a single-device checked variant's name.
 pub const CHECKED_SUFFIX: &str = "__clg_checked";
 
 /// The name of `kernel`'s single-device checked variant.
-///
-/// ```
-/// assert_eq!(clgroups::program::checked::checked_name("saxpy"), "saxpy__clg_checked");
-/// ```
 pub fn checked_name(kernel: &str) -> String {
     format!("{kernel}{CHECKED_SUFFIX}")
 }
@@ -244,20 +240,9 @@ pub(crate) fn write_checked_rounded(out: &mut String, scanned: &Scanned, k: &Ker
 }
 
 /// `src` with checked variants after the kernels of `kernels` (from `scan_kernels(src)`): for
-/// those in `round`, checked rounded and sized variants (see [`crate::program::rounded`]);
+/// those in `round`, checked rounded and sized variants (see [`super::rounded`]);
 /// for every one, the checked variant [`checked_name`]. The helper comes first (unless `src`
 /// has it).
-///
-/// ```
-/// use clgroups::program::{checked::with_checked_variants, source::scan_kernels};
-/// let src = "kernel void neg(global int *o, constant int *x) { o[get_global_id(0)] = -x[get_global_id(0)]; }\n";
-/// let out = with_checked_variants(src, &scan_kernels(src).unwrap(), &[]).unwrap();
-/// assert!(out.contains("kernel void neg__clg_checked(global int *o, constant int *x, \
-///     const ulong clg_bytes_o, const ulong clg_spare_o, const ulong clg_bytes_x, \
-///     const ulong clg_spare_x, global uint *clg_check)"));
-/// assert!(out.contains("o[clg_checked_index(clg_check, 0u, (long)(get_global_id(0)), 0, \
-///     clg_bytes_o / sizeof(*o), clg_spare_o / sizeof(*o))]"));
-/// ```
 pub fn with_checked_variants(
     src: &str,
     kernels: &[KernelDecl],
@@ -284,7 +269,28 @@ pub fn with_checked_variants(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::source::scan_kernels;
+
+    #[test]
+    fn example_checked_name() {
+        assert_eq!(checked_name("saxpy"), "saxpy__clg_checked");
+    }
+
+    #[test]
+    fn example_with_checked_variants() {
+        use crate::transform::source::scan_kernels;
+        let src = "kernel void neg(global int *o, constant int *x) { o[get_global_id(0)] = -x[get_global_id(0)]; }\n";
+        let out = with_checked_variants(src, &scan_kernels(src).unwrap(), &[]).unwrap();
+        assert!(out.contains(
+            "kernel void neg__clg_checked(global int *o, constant int *x, \
+            const ulong clg_bytes_o, const ulong clg_spare_o, const ulong clg_bytes_x, \
+            const ulong clg_spare_x, global uint *clg_check)"
+        ));
+        assert!(out.contains(
+            "o[clg_checked_index(clg_check, 0u, (long)(get_global_id(0)), 0, \
+            clg_bytes_o / sizeof(*o), clg_spare_o / sizeof(*o))]"
+        ));
+    }
+    use crate::transform::source::scan_kernels;
 
     #[test]
     fn violations_decode_from_the_check_words() {
@@ -314,7 +320,7 @@ mod tests {
     #[test]
     fn root_programs_keep_one_helper() {
         let src = "kernel void inc(global int* x) { x[get_global_id(0)] += 1; }\n";
-        let root = crate::program::partitioned::with_partitioned_variants(
+        let root = crate::transform::partitioned::with_partitioned_variants(
             src,
             &scan_kernels(src).unwrap(),
             true,

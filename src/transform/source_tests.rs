@@ -290,12 +290,60 @@ proptest! {
         let src: String = picks.iter().map(|&i| SOUP[i]).collect::<Vec<_>>().join(" ");
         let _ = scan_for_build(&src);
         if let Ok(kernels) = scan_kernels(&src) {
-            let out = crate::program::rounded::with_rounded_variants(&src, &kernels, true);
+            let out = crate::transform::rounded::with_rounded_variants(&src, &kernels, true);
             let out = out.expect("variants of scanned kernels are written");
             let rewritable = kernels.iter().filter(|k| k.rewrite_obstacle.is_none()).count();
             let again = scan_kernels(&out).expect("the rewritten source scans");
             prop_assert_eq!(again.len(), kernels.len() + 2 * rewritable);
-            let _ = crate::program::partitioned::with_partitioned_variants(&src, &kernels, false);
+            let _ = crate::transform::partitioned::with_partitioned_variants(&src, &kernels, false);
         }
     }
+}
+
+#[test]
+fn example_kerneldecl() -> crate::Result<()> {
+    use scan_kernels;
+    let src = "kernel void k(global int *x) { x[get_global_id(0)] = 1; }";
+    let k = &scan_kernels(src)?[0];
+    assert_eq!(&src[k.name_span.clone()], "k");
+    assert_eq!(&src[k.body.clone()], "{ x[get_global_id(0)] = 1; }");
+    assert!(k.rewrite_obstacle.is_none()); // clgroups may write variants of it
+    Ok(())
+}
+
+#[test]
+fn example_param() -> crate::Result<()> {
+    use scan_kernels;
+    let k = &scan_kernels("kernel void k(__local float *t, uint n) { }")?[0];
+    let p = &k.params[0];
+    assert!(p.is_pointer);
+    assert_eq!(
+        (p.name.as_str(), p.address_space.as_deref()),
+        ("t", Some("local"))
+    ); // no `__`
+    assert!(!k.params[1].is_pointer && k.params[1].address_space.is_none());
+    Ok(())
+}
+
+#[test]
+fn example_subgroupsizeattr() -> crate::Result<()> {
+    use {scan_kernels, SubGroupSizeAttr};
+    let k = &scan_kernels("kernel CLG_NAMED_SUB_GROUP_SIZE(automatic) void k() { }")?[0];
+    assert_eq!(k.sub_group_size, Some(SubGroupSizeAttr::Automatic));
+    Ok(())
+}
+
+#[test]
+fn example_scan_kernels() {
+    use {scan_kernels, SubGroupSizeAttr};
+    let src = "float twice(float x) { return 2 * x; }\n\
+               kernel void CLG_REQD_SUB_GROUP_SIZE(16)\n\
+               scale(global float* v, const float s) { v[get_global_id(0)] *= twice(s); }";
+    let k = &scan_kernels(src).unwrap()[0];
+    assert_eq!(k.name, "scale");
+    assert_eq!(k.line, 2);
+    assert_eq!(k.params[0].text, "global float* v");
+    assert_eq!(k.params[1].name, "s");
+    assert_eq!(k.sub_group_size, Some(SubGroupSizeAttr::Exact(16)));
+    assert!(scan_kernels("kernel void k() { (; }").is_err());
 }

@@ -1,7 +1,7 @@
 //! [`RootLaunch`]: one ND-range split over the devices of a root device.
 
-use super::colored::{ColoredArg, Value};
-use super::contract::{self, Cover, LaunchFacts};
+use super::arg::{ColoredArg, Value};
+use super::contract::{self, LaunchFacts};
 use super::{MultiEvent, Placement, RootArg, RootKernel};
 use crate::buffer::Buffer;
 use crate::device::Device;
@@ -10,11 +10,17 @@ use crate::kernel::Kernel;
 use crate::launch::bounds::check_global;
 use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
 use crate::plan::local_size;
-use crate::plan::partition::{clipped, guarded_pieces, inside, partition, Partition};
-use crate::program::checked::{Violation, CHECK_WORDS};
+use crate::plan::partition::{clipped, guarded_pieces, inside, partition};
 use crate::queue::names;
 use crate::range::Range;
+use crate::transform::{Violation, CHECK_WORDS};
+use chunks::{shift, Span};
+use fallback::{flush, Shape};
 use std::marker::PhantomData;
+
+mod chunks;
+mod fallback;
+pub(super) use fallback::driver_params;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -167,22 +173,12 @@ impl<'a> RootLaunch<'a> {
         global: impl Into<Range>,
         local: impl Into<LocalSize>,
     ) -> Result<MultiEvent> {
-        let global = global.into();
-        self.kernel.check_rewritten(global)?;
-        let local = local.into();
-        let exact = match local {
-            LocalSize::Exact(l) => Some(l),
-            LocalSize::Auto | LocalSize::Tuned => None,
-        };
-        let local = match (self.kernel.required_local(global, exact)?, exact) {
-            (Some(req), _) => {
-                self.kernel.check_required_fits(global, req)?;
-                req
-            }
-            (None, Some(l)) => l,
-            (None, None) => self.kernel.tuned_local(global)?,
-        };
-        self.kernel.check_warps(global, local)?;
+        let (global, local) = (global.into(), local.into());
+        if self.kernel.rewrite_obstacle.is_some() {
+            // SAFETY: the caller's contract, for the same range.
+            return unsafe { self.fallback(global, Shape::NdRange(local)) };
+        }
+        let local = self.nd_local(global, local)?;
         // SAFETY: the caller's contract, for the same range.
         unsafe { self.run(global, global, local) }
     }
@@ -212,7 +208,10 @@ impl<'a> RootLaunch<'a> {
     /// ```
     pub unsafe fn range(self, global: impl Into<Range>) -> Result<MultiEvent> {
         let user = global.into();
-        self.kernel.check_rewritten(user)?;
+        if self.kernel.rewrite_obstacle.is_some() {
+            // SAFETY: the caller's contract, for the same range.
+            return unsafe { self.fallback(user, Shape::Plain) };
+        }
         let (launch, local) = self.kernel.range_plan(user)?;
         // SAFETY: the caller's contract for `user`; the rounded work-items are guarded.
         unsafe { self.run(user, launch, local) }
@@ -226,6 +225,9 @@ impl<'a> RootLaunch<'a> {
     /// The contract of [`RootLaunch::nd_range`] for the work-items of `user`.
     unsafe fn run(self, user: Range, global: Range, local: Range) -> Result<MultiEvent> {
         let kernels = &self.kernel.kernels;
+        // The partitioned variant (else the kernel as written, in shared placement: no extra
+        // arguments).
+        let variant = self.kernel.rewrite_obstacle.is_none();
         let plan = partition(global, local, kernels.len()).map_err(|e| match e {
             Error::InvalidInput { reason } => self.invalid(global, local, reason),
             other => other,
@@ -254,6 +256,7 @@ impl<'a> RootLaunch<'a> {
             unified: kernels
                 .iter()
                 .all(|k| k.program().device().limits().host_unified_memory),
+            gathered: false,
         };
         if let (Some(why), true) = (&self.kernel.whole_obstacle, facts.busy > 1) {
             return Err(self.invalid(
@@ -278,12 +281,15 @@ impl<'a> RootLaunch<'a> {
                     format!("{} placement: {reason}", facts.placement),
                 )
             })?;
-        let whole: Vec<Arg> = user
-            .padded()
-            .iter()
-            .chain(&base)
-            .map(|&v| (v as u64).to_arg())
-            .collect();
+        let whole: Vec<Arg> = match variant {
+            true => user
+                .padded()
+                .iter()
+                .chain(&base)
+                .map(|&v| (v as u64).to_arg())
+                .collect(),
+            false => Vec::new(),
+        };
         // Per device: its pieces (kernel, offset, size) and arguments.
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
@@ -305,9 +311,9 @@ impl<'a> RootLaunch<'a> {
                 let span = Span::new(user, base, shift(off, base), size);
                 self.check_chunks(d, &span, &covers, (global, local), &plan)?;
             }
-            let mut args = self.device_args(d)?;
+            let mut args = self.device_args(d, variant)?;
             args.extend(whole.iter().cloned());
-            let check = match self.kernel.checked {
+            let check = match self.kernel.checked && variant {
                 true => Some(self.check_args(d, &mut args)?),
                 false => None,
             };
@@ -340,12 +346,7 @@ impl<'a> RootLaunch<'a> {
             }
             events.push(event);
         }
-        for k in kernels {
-            let q = k.program().queue();
-            q.raw()
-                .flush()
-                .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
-        }
+        flush(kernels.iter().map(|k| k.program().queue()))?;
         let launched = MultiEvent {
             partition: plan,
             events,
@@ -362,8 +363,9 @@ impl<'a> RootLaunch<'a> {
     }
 
     /// Device `d`'s arguments: chunks (partitioned placement) or whole buffers (shared) for
-    /// colored buffers, then one byte origin per global pointer parameter.
-    fn device_args(&self, d: usize) -> Result<Vec<Arg>> {
+    /// colored buffers, then for the partitioned `variant` one byte origin per global pointer
+    /// parameter.
+    fn device_args(&self, d: usize, variant: bool) -> Result<Vec<Arg>> {
         let mut args = Vec::with_capacity(self.args.len() * 2 + 6);
         for (i, value) in self.args.iter().enumerate() {
             args.push(match value {
@@ -371,7 +373,7 @@ impl<'a> RootLaunch<'a> {
                 Value::Colored(c) => self.colored_arg(c, i, d)?,
             });
         }
-        for i in self.global_params() {
+        for i in self.global_params().filter(|_| variant) {
             args.push((self.held(i, d).0 * self.elem_size(i)).to_arg());
         }
         Ok(args)
@@ -460,72 +462,6 @@ impl<'a> RootLaunch<'a> {
         })
     }
 
-    /// Errors unless device `d`'s work lies in the chunk of every colored argument that
-    /// `covers` says must hold it (the [contract](super#the-contract)).
-    fn check_chunks(
-        &self,
-        d: usize,
-        span: &Span,
-        covers: &[Cover],
-        (launched, local): (Range, Range),
-        plan: &Partition,
-    ) -> Result<()> {
-        for (i, (value, cover)) in self.args.iter().zip(covers).enumerate() {
-            let Value::Colored(c) = value else { continue };
-            if let (Some(t), false) = (&c.tiling, *cover == Cover::Anything) {
-                let same = t.global == span.global
-                    && t.global == launched
-                    && t.local == local
-                    && t.partition == *plan
-                    && span.extent == c.len;
-                if same {
-                    continue;
-                }
-                return Err(self.invalid(
-                    launched,
-                    local,
-                    format!(
-                        "argument {i} (ColoredBuffer<{}>) is colored for an ND-range of {:?} in \
-                         work-groups of {:?} without offset, not for this launch",
-                        c.elem, t.global, t.local
-                    ),
-                ));
-            }
-            let m = match cover {
-                Cover::Anything => continue,
-                Cover::OwnId => 1,
-                Cover::Multiple if c.len % span.extent == 0 => c.len / span.extent,
-                Cover::Multiple => 1,
-            };
-            let (lo, hi) = (m * span.first, m * span.end);
-            let (start, end) = (c.starts[d], c.starts[d] + c.chunks[d]);
-            if start <= lo && hi <= end {
-                continue;
-            }
-            let slab = m * span.extent / span.extents[plan.dim] * local.get(plan.dim);
-            return Err(Error::InvalidLaunch {
-                kernel: self.kernel.name().to_string(),
-                device: self.kernel.kernels[d].program().device().to_string(),
-                global: span.global.as_slice().to_vec(),
-                local: local.as_slice().to_vec(),
-                reason: format!(
-                    "partitioned placement: device {d} works on elements [{lo}, {hi}) of \
-                     argument {i} (ColoredBuffer<{}> of {} elements), but holds only \
-                     [{start}, {end}). Colored buffers must be indexed by the global linear \
-                     id (see clgroups::scaling) and colored like the launch's partition \
-                     (dimension {}): e.g. ColoredBuffer::with_page(&root, {}, {}) (one \
-                     work-group slab per page), or use CLGROUPS_PLACEMENT=shared",
-                    c.elem,
-                    c.len,
-                    plan.dim,
-                    c.len,
-                    slab * c.elem_size
-                ),
-            });
-        }
-        Ok(())
-    }
-
     /// The checks one device's sub-launch must pass before anything is enqueued.
     fn check(&self, k: &Kernel, args: &[Arg], size: Range, local: Range) -> Result<()> {
         k.check_sub_group_size()?;
@@ -575,75 +511,5 @@ unsafe fn enqueue(
         launch
             .offset(offset)
             .nd_range(size, LocalSize::Exact(local))
-    }
-}
-
-/// The global linear ids `[first, end)` one sub-launch covers, over the whole launch's
-/// `extent` ids (global offset included).
-#[derive(Debug, PartialEq, Eq)]
-struct Span {
-    global: Range,
-    extents: [usize; 3],
-    extent: usize,
-    first: usize,
-    end: usize,
-}
-
-impl Span {
-    /// For a launch of `global` at offset `base` whose sub-launch starts at `offset` (base
-    /// included) with `size`.
-    fn new(global: Range, base: [usize; 3], offset: Range, size: Range) -> Self {
-        let (g, s, rank) = (global.padded(), size.padded(), global.rank());
-        // Offsets beyond the rank are 0 (`Range::padded` pads with 1).
-        let zero_padded = |v: [usize; 3]| [0, 1, 2].map(|i| if i < rank { v[i] } else { 0 });
-        let (o, base) = (zero_padded(offset.padded()), zero_padded(base));
-        let extents = [0, 1, 2].map(|i| g[i] + base[i]);
-        let linear = |v: [usize; 3]| v[0] + extents[0] * (v[1] + extents[1] * v[2]);
-        let last = [0, 1, 2].map(|i| o[i] + s[i] - 1);
-        Span {
-            global,
-            extents,
-            extent: extents.iter().product(),
-            first: linear(o),
-            end: linear(last) + 1,
-        }
-    }
-}
-
-/// `offset` moved by `base` (padded), keeping `offset`'s rank.
-fn shift(offset: Range, base: [usize; 3]) -> Range {
-    let mut r = offset;
-    for (d, b) in base.iter().enumerate().take(offset.rank()) {
-        r = r.with(d, offset.get(d) + b);
-    }
-    r
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn offsets_shift_by_the_launch_offset() {
-        assert_eq!(shift(Range::d2(0, 32), [5, 7, 0]), Range::d2(5, 39));
-        assert_eq!(shift(Range::d1(64), [0; 3]), Range::d1(64));
-    }
-
-    #[test]
-    fn spans_are_global_linear_ids() {
-        // 1-D, 64 ids from 128 of a launch of 256 at offset 64: ids 192..256 of 320.
-        let s = Span::new(Range::d1(256), [64, 1, 1], Range::d1(192), Range::d1(64));
-        assert_eq!((s.extent, s.first, s.end), (320, 192, 256));
-        // 3-D 8x4x6, z split at 3: rows z = 3..6 are ids 96..192.
-        let s = Span::new(
-            Range::d3(8, 4, 6),
-            [0; 3],
-            Range::d3(0, 0, 3),
-            Range::d3(8, 4, 3),
-        );
-        assert_eq!((s.extents, s.first, s.end), ([8, 4, 6], 96, 192));
-        // 2-D 8x4 split in x at 4: ids 4..32, not contiguous but bounded.
-        let s = Span::new(Range::d2(8, 4), [0; 3], Range::d2(4, 0), Range::d2(4, 4));
-        assert_eq!((s.first, s.end), (4, 32));
     }
 }

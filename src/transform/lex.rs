@@ -1,4 +1,4 @@
-//! The lexer under [`crate::program::source`]: tokens, comments, literals, directives (with
+//! The lexer under [`super::source`]: tokens, comments, literals, directives (with
 //! `#define` bodies and conditional kinds), bracket partners and line numbers.
 
 use crate::error::{Error, Result};

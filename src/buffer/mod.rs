@@ -1,9 +1,11 @@
 //! [`Buffer`]: a typed device buffer of any [`Pod`] element type: numbers, OpenCL vectors
 //! (`[f32; 4]` for `float4`), `#[repr(C)]` structs, `half::f16`.
 
+pub(crate) mod guard;
+
 use crate::error::{Error, Result};
+use crate::event::Event;
 use crate::ffi;
-use crate::launch::checked;
 use crate::queue::{Context, InContext, Queue};
 use opencl3::memory::{Buffer as ClBuffer, ClMem};
 use opencl3::types::cl_mem;
@@ -90,7 +92,7 @@ impl<T: Pod> Buffer<T> {
         if len == 0 {
             return Err(Error::input("a buffer needs at least one element"));
         }
-        let guard = checked::guard_len(len, size_of::<T>());
+        let guard = guard::guard_len(len, size_of::<T>());
         let total = len
             .checked_add(guard)
             .filter(|n| n.checked_mul(size_of::<T>()).is_some())
@@ -102,7 +104,7 @@ impl<T: Pod> Buffer<T> {
             })?;
         let raw = match guard {
             0 => ffi::create_buffer::<T>(context.raw(), total),
-            _ => ffi::create_buffer_filled::<T>(context.raw(), total, checked::CANARY),
+            _ => ffi::create_buffer_filled::<T>(context.raw(), total, guard::CANARY),
         }
         .map_err(|e| {
             Error::cl(
@@ -297,7 +299,7 @@ impl<T: Pod> Buffer<T> {
     /// assert_eq!(dst.read(&queue)?, [1, 2, 3]);
     /// # Ok::<(), clgroups::Error>(())
     /// ```
-    pub fn copy_to(&self, queue: &Queue, dst: &mut Buffer<T>) -> Result<crate::launch::Event> {
+    pub fn copy_to(&self, queue: &Queue, dst: &mut Buffer<T>) -> Result<Event> {
         if dst.len != self.len {
             return Err(Error::input(format!(
                 "copy between buffers of {} and {} elements",
@@ -312,7 +314,7 @@ impl<T: Pod> Buffer<T> {
             self.len * size_of::<T>(),
         )
         .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, queue.device().to_string()))?;
-        Ok(crate::launch::Event::new(ev, queue.device().clone(), None))
+        Ok(Event::new(ev, queue.device().clone(), None))
     }
 
     /// Elements of the checked-mode guard region after the buffer's own.

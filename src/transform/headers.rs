@@ -28,7 +28,7 @@ fn inline(src: &str, file_name: &str, stack: &mut Vec<String>) -> Result<String>
     for line in src.lines() {
         let here = next;
         next += 1;
-        if let Some((n, name)) = crate::program::build_log::line_directive(line) {
+        if let Some((n, name)) = super::build_log::line_directive(line) {
             next = n;
             file = name.unwrap_or(file);
         }

@@ -50,8 +50,8 @@
 //! An early return makes the last work-group and sub-group partial, which breaks barriers,
 //! collectives and local memory. [`rounding_obstacle`] says why a kernel must run unrounded.
 
+use super::source::{KernelDecl, Kind, Scanned};
 use crate::error::{Error, Result};
-use crate::program::source::{KernelDecl, Kind, Scanned};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -59,10 +59,6 @@ use std::fmt::Write as _;
 pub const ROUNDED_SUFFIX: &str = "__clg_rounded";
 
 /// The name of `kernel`'s rounded variant.
-///
-/// ```
-/// assert_eq!(clgroups::program::rounded::rounded_name("saxpy"), "saxpy__clg_rounded");
-/// ```
 pub fn rounded_name(kernel: &str) -> String {
     format!("{kernel}{ROUNDED_SUFFIX}")
 }
@@ -72,10 +68,6 @@ pub const SIZED_SUFFIX: &str = "__clg_sized";
 
 /// The name of `kernel`'s sized variant: the rounded variant without the guard, for the bulk
 /// of a rounded launch where every work-item is inside the user's range.
-///
-/// ```
-/// assert_eq!(clgroups::program::rounded::sized_name("saxpy"), "saxpy__clg_sized");
-/// ```
 pub fn sized_name(kernel: &str) -> String {
     format!("{kernel}{SIZED_SUFFIX}")
 }
@@ -111,19 +103,6 @@ pub(crate) const UNDEFS: &str =
 /// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...), the layer's `sg_*`, and the
 /// `local`/`__local` qualifier. Also refused: a called function that uses `get_global_size`,
 /// `get_global_offset` or `get_global_linear_id` (it would see the launched range). Comments and literals are ignored.
-///
-/// ```
-/// use clgroups::program::{rounded::rounding_obstacle, source::scan_kernels};
-/// let src = "#define SYNC barrier(CLK_LOCAL_MEM_FENCE)\n\
-///            kernel void a(global int* x) { x[get_global_id(0)] = 1; /* barrier( */ }\n\
-///            kernel void b(global int* x) { SYNC; }";
-/// let k = scan_kernels(src).unwrap();
-/// assert_eq!(rounding_obstacle(src, &k[0]), None);
-/// assert_eq!(
-///     rounding_obstacle(src, &k[1]).unwrap(),
-///     "kernel `b` uses macro `SYNC`, which uses `barrier` (a work-group collective)"
-/// );
-/// ```
 pub fn rounding_obstacle(src: &str, k: &KernelDecl) -> Option<String> {
     let reason = obstacle(src, k);
     if let Some(r) = &reason {
@@ -149,7 +128,7 @@ fn obstacle(src: &str, k: &KernelDecl) -> Option<String> {
 /// The first identifier in `k`'s body, in functions it calls or in macros it uses
 /// (transitively) for which `forbidden(identifier, in_called_function)` says why, as
 /// "kernel `k` calls `f`, which uses ..."; shared with the whole-launch check of
-/// [`crate::program::partitioned`].
+/// [`super::partitioned`].
 pub(crate) fn first_use(
     src: &str,
     k: &KernelDecl,
@@ -256,19 +235,10 @@ fn forbidden(id: &str, in_function: bool) -> Option<String> {
 
 /// `src` with a rounded variant of each kernel in `kernels` (see the module docs).
 ///
-/// `kernels` must come from [`scan_kernels`](crate::program::source::scan_kernels)`(src)`;
+/// `kernels` must come from [`scan_kernels`](super::source::scan_kernels)`(src)`;
 /// pass only kernels for which [`rounding_obstacle`] is `None`. With `keep_original`, each
 /// variant follows its kernel; without, it replaces it. Errors when a declaration does not
 /// match `src` or two declarations overlap.
-///
-/// ```
-/// use clgroups::program::{rounded::with_rounded_variants, source::scan_kernels};
-/// let src = "kernel void fill(global int* o) {\n  o[get_global_id(0)] = get_global_size(0);\n}\n";
-/// let out = with_rounded_variants(src, &scan_kernels(src).unwrap(), true).unwrap();
-/// assert!(out.starts_with(src.trim_end()));
-/// assert!(out.contains("kernel void fill__clg_rounded(global int* o, const ulong clg_user_size0, "));
-/// assert_eq!(scan_kernels(&out).unwrap().len(), 3);
-/// ```
 pub fn with_rounded_variants(
     src: &str,
     kernels: &[KernelDecl],
@@ -387,3 +357,44 @@ pub(crate) fn write_variants(out: &mut String, src: &str, k: &KernelDecl, body: 
 #[cfg(test)]
 #[path = "rounded_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod examples {
+    use super::*;
+
+    #[test]
+    fn example_rounded_name() {
+        assert_eq!(rounded_name("saxpy"), "saxpy__clg_rounded");
+    }
+
+    #[test]
+    fn example_sized_name() {
+        assert_eq!(sized_name("saxpy"), "saxpy__clg_sized");
+    }
+
+    #[test]
+    fn example_rounding_obstacle() {
+        use crate::transform::source::scan_kernels;
+        let src = "#define SYNC barrier(CLK_LOCAL_MEM_FENCE)\n\
+                   kernel void a(global int* x) { x[get_global_id(0)] = 1; /* barrier( */ }\n\
+                   kernel void b(global int* x) { SYNC; }";
+        let k = scan_kernels(src).unwrap();
+        assert_eq!(rounding_obstacle(src, &k[0]), None);
+        assert_eq!(
+            rounding_obstacle(src, &k[1]).unwrap(),
+            "kernel `b` uses macro `SYNC`, which uses `barrier` (a work-group collective)"
+        );
+    }
+
+    #[test]
+    fn example_with_rounded_variants() {
+        use crate::transform::source::scan_kernels;
+        let src =
+            "kernel void fill(global int* o) {\n  o[get_global_id(0)] = get_global_size(0);\n}\n";
+        let out = with_rounded_variants(src, &scan_kernels(src).unwrap(), true).unwrap();
+        assert!(out.starts_with(src.trim_end()));
+        assert!(out
+            .contains("kernel void fill__clg_rounded(global int* o, const ulong clg_user_size0, "));
+        assert_eq!(scan_kernels(&out).unwrap().len(), 3);
+    }
+}

@@ -6,35 +6,24 @@
 //!
 //! What the scanner understands: `//` and `/* */` comments, string and character literals,
 //! preprocessor lines (skipped, continuations included; `#define` bodies are remembered for
-//! [`crate::program::rounded`]), attributes before, between or after the declaration
+//! [`super::rounded`]), attributes before, between or after the declaration
 //! specifiers, multi-line parameter lists, nested braces, and non-kernel functions (ignored here).
 //!
 //! What it does not do: it does not run the preprocessor. Kernels produced by macro expansion are
 //! not found, and both branches of an `#if` are read as if they were one text, so conditional
 //! code that unbalances brackets is reported as an error.
 //!
-//! Public, and stable under semantic versioning, because it states what clgroups reads in a
-//! user's source (which kernels it can rewrite, and why not: [`KernelDecl::rewrite_obstacle`]),
-//! so a tool or a test can ask the same question without building anything.
+//! Its answers are an optimisation only: the driver names the kernels, and a kernel the scanner
+//! cannot read runs as written (see [`KernelDecl::rewrite_obstacle`]).
 
+use super::lex::{match_brackets, parse_c_integer, Directive, Lexer, LineIndex};
+pub(crate) use super::lex::{Kind, Token};
 use crate::error::{Error, Result};
-use crate::program::lex::{match_brackets, parse_c_integer, Directive, Lexer, LineIndex};
-pub(crate) use crate::program::lex::{Kind, Token};
 use std::collections::HashMap;
 use std::ops::Range;
 
 /// One kernel definition found by [`scan_kernels`]. Offsets are byte offsets into the scanned
 /// source.
-///
-/// ```
-/// use clgroups::program::source::scan_kernels;
-/// let src = "kernel void k(global int *x) { x[get_global_id(0)] = 1; }";
-/// let k = &scan_kernels(src)?[0];
-/// assert_eq!(&src[k.name_span.clone()], "k");
-/// assert_eq!(&src[k.body.clone()], "{ x[get_global_id(0)] = 1; }");
-/// assert!(k.rewrite_obstacle.is_none()); // clgroups may write variants of it
-/// # Ok::<(), clgroups::Error>(())
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct KernelDecl {
@@ -67,16 +56,6 @@ pub struct KernelDecl {
 }
 
 /// One kernel parameter.
-///
-/// ```
-/// use clgroups::program::source::scan_kernels;
-/// let k = &scan_kernels("kernel void k(__local float *t, uint n) { }")?[0];
-/// let p = &k.params[0];
-/// assert!(p.is_pointer);
-/// assert_eq!((p.name.as_str(), p.address_space.as_deref()), ("t", Some("local"))); // no `__`
-/// assert!(!k.params[1].is_pointer && k.params[1].address_space.is_none());
-/// # Ok::<(), clgroups::Error>(())
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Param {
@@ -92,12 +71,22 @@ pub struct Param {
     pub address_space: Option<String>,
 }
 
-/// A kernel's sub-group size request, from the layer's macros.
+/// A kernel's sub-group size request, from the layer's macros (or a program's default, as
+/// `clgroups::program::SubGroupSize`).
 ///
 /// ```
-/// use clgroups::program::source::{scan_kernels, SubGroupSizeAttr};
-/// let k = &scan_kernels("kernel CLG_NAMED_SUB_GROUP_SIZE(automatic) void k() { }")?[0];
-/// assert_eq!(k.sub_group_size, Some(SubGroupSizeAttr::Automatic));
+/// use clgroups::program::SubGroupSize;
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let src = r#"
+///     #include <clgroups/subgroup.h>
+///     kernel CLG_NAMED_SUB_GROUP_SIZE(automatic) void k(global uint *x) {
+///         x[get_global_id(0)] = sg_get_local_range();
+///     }
+/// "#;
+/// let p = Program::builder(src).default_sub_group_size(SubGroupSize::Primary).build(&queue)?;
+/// // The kernel's own request wins over the program's default.
+/// println!("{:?}", p.kernel("k")?.resolved_sub_group_size());
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,20 +104,6 @@ pub enum SubGroupSizeAttr {
 /// Errors ([`Error::InvalidInput`], with line numbers) for unbalanced brackets, unterminated
 /// comments or literals, a parameter without a name, and a malformed or repeated sub-group size
 /// attribute.
-///
-/// ```
-/// use clgroups::program::source::{scan_kernels, SubGroupSizeAttr};
-/// let src = "float twice(float x) { return 2 * x; }\n\
-///            kernel void CLG_REQD_SUB_GROUP_SIZE(16)\n\
-///            scale(global float* v, const float s) { v[get_global_id(0)] *= twice(s); }";
-/// let k = &scan_kernels(src).unwrap()[0];
-/// assert_eq!(k.name, "scale");
-/// assert_eq!(k.line, 2);
-/// assert_eq!(k.params[0].text, "global float* v");
-/// assert_eq!(k.params[1].name, "s");
-/// assert_eq!(k.sub_group_size, Some(SubGroupSizeAttr::Exact(16)));
-/// assert!(scan_kernels("kernel void k() { (; }").is_err());
-/// ```
 pub fn scan_kernels(src: &str) -> Result<Vec<KernelDecl>> {
     let scanned = Scanned::new(src)?;
     let kernels = scanned

@@ -1,0 +1,40 @@
+//! Checked mode's guard regions: every [`Buffer`](super::Buffer) is allocated with a guard
+//! after its elements, filled with a canary, when checked mode is on (see
+//! [`crate::launch::checked`], which launches verify them).
+
+use once_cell::sync::Lazy;
+
+/// The environment variable that turns checked mode on (`1`).
+pub const CHECKED_ENV: &str = "CLGROUPS_CHECKED";
+
+/// The byte guard regions are filled with.
+pub const CANARY: u8 = 0xA5;
+
+/// The smallest guard region, in bytes.
+pub const MIN_GUARD_BYTES: usize = 64 * 1024;
+
+/// Whether checked mode is on ([`CHECKED_ENV`]` = 1`, read once).
+pub fn enabled() -> bool {
+    static ON: Lazy<bool> = Lazy::new(|| std::env::var(CHECKED_ENV).is_ok_and(|v| v.trim() == "1"));
+    *ON
+}
+
+/// Guard elements after a buffer of `len` elements of `elem` bytes (0 outside checked mode).
+pub(crate) fn guard_len(len: usize, elem: usize) -> usize {
+    if enabled() {
+        (MIN_GUARD_BYTES / elem.max(1)).max(len)
+    } else {
+        0
+    }
+}
+
+/// Where a buffer argument's guard lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Guard {
+    /// The buffer's length in elements (the guard starts right after).
+    pub len: usize,
+    /// Guard elements.
+    pub guard: usize,
+    /// Element size in bytes.
+    pub elem: usize,
+}

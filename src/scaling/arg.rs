@@ -1,0 +1,78 @@
+//! The arguments of a [`RootLaunch`](super::RootLaunch): [`RootArg`] and what a launch sees of
+//! a colored buffer.
+
+use super::{Access, ColoredBuffer, Placement};
+use crate::buffer::Scalar;
+use crate::launch::{Arg, KernelArg};
+use crate::plan::partition::Partition;
+use crate::range::Range;
+
+/// An argument of a [`RootLaunch`](super::RootLaunch): `&ColoredBuffer<T>`, or anything a single-device launch
+/// takes ([`KernelArg`]: `&Buffer<T>` of the root device's context, a scalar,
+/// [`crate::launch::Local`]). Sealed, like [`KernelArg`].
+pub trait RootArg: sealed::Sealed {
+    /// The argument's value for every device.
+    fn to_root_arg(&self) -> RootArgValue;
+}
+
+/// The value of a [`RootArg`] (opaque).
+#[derive(Clone, Debug)]
+pub struct RootArgValue(pub(super) Value);
+
+#[derive(Clone, Debug)]
+pub(super) enum Value {
+    Plain(Arg),
+    Colored(Box<ColoredArg>),
+}
+
+/// A colored buffer as a launch sees it.
+#[derive(Clone, Debug)]
+pub(super) struct ColoredArg {
+    pub(super) elem: crate::buffer::ElemType,
+    pub(super) elem_size: usize,
+    pub(super) len: usize,
+    pub(super) placement: Placement,
+    pub(super) whole: Option<Arg>,
+    pub(super) parts: Vec<Option<Arg>>,
+    pub(super) starts: Vec<usize>,
+    pub(super) chunks: Vec<usize>,
+    pub(super) access: Access,
+    pub(super) stored: Vec<(usize, usize)>,
+    pub(super) tiling: Option<Tiling>,
+    /// Per device, the runs of elements it owns.
+    pub(super) owned: Vec<Vec<(usize, usize)>>,
+}
+
+/// The launch whose partition a colored buffer follows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Tiling {
+    pub(super) global: Range,
+    pub(super) local: Range,
+    pub(super) partition: Partition,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl<A: KernelArg> sealed::Sealed for A {}
+impl<T: Scalar> sealed::Sealed for &ColoredBuffer<T> {}
+impl<T: Scalar> sealed::Sealed for &mut ColoredBuffer<T> {}
+
+impl<A: KernelArg> RootArg for A {
+    fn to_root_arg(&self) -> RootArgValue {
+        RootArgValue(Value::Plain(self.to_arg()))
+    }
+}
+
+impl<T: Scalar> RootArg for &ColoredBuffer<T> {
+    fn to_root_arg(&self) -> RootArgValue {
+        self.root_arg()
+    }
+}
+
+impl<T: Scalar> RootArg for &mut ColoredBuffer<T> {
+    fn to_root_arg(&self) -> RootArgValue {
+        self.root_arg()
+    }
+}

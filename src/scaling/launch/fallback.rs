@@ -1,0 +1,311 @@
+//! Launches of kernels without a partitioned variant ([`RootKernel::rewrite_obstacle`]): the
+//! kernel as written, per device or on device 0, as [`crate::plan::root_fallback`] decides.
+
+use super::super::arg::{ColoredArg, Value};
+use super::super::contract::{self, LaunchFacts};
+use super::super::program::ParamFacts;
+use super::super::{MultiEvent, Placement, RootKernel};
+use super::RootLaunch;
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::kernel::ArgSpace;
+use crate::launch::{check_args, Arg, Event, LocalSize};
+use crate::plan::partition::{partition, Partition};
+use crate::plan::root_fallback::{per_device_parts, root_fallback, RootFallback};
+use crate::plan::split;
+use crate::queue::Queue;
+use crate::range::Range;
+
+/// What a fallback launch runs: an ND-range in work-groups of a [`LocalSize`], or a plain
+/// range.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Shape {
+    NdRange(LocalSize),
+    Plain,
+}
+
+/// The kernel's parameters as the driver describes them (no source to prove anything from):
+/// a pointer whose pointee the driver does not report `const` counts as written.
+pub(in crate::scaling) fn driver_params(k: &crate::Kernel) -> Vec<ParamFacts> {
+    let args = k.args().iter().enumerate();
+    args.map(|(i, a)| ParamFacts {
+        name: a.name.clone().unwrap_or_else(|| format!("#{i}")),
+        global: !matches!(a.space, Some(ArgSpace::Local | ArgSpace::Private)),
+        read_only: a.is_const == Some(true),
+        own_id: None,
+    })
+    .collect()
+}
+
+impl RootLaunch<'_> {
+    /// Runs the kernel as written over `global` (see [`crate::plan::root_fallback`]).
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for `global`.
+    pub(super) unsafe fn fallback(self, global: Range, shape: Shape) -> Result<MultiEvent> {
+        let k = self.kernel;
+        if let Some(o) = self.offset.filter(|o| o.rank() != global.rank()) {
+            return Err(k.refused(global, &format!("offset {o:?} has another rank")));
+        }
+        let kernels = &k.kernels;
+        let shared = k.placement == Placement::Shared;
+        let facts = LaunchFacts {
+            placement: k.placement,
+            rank: global.rank(),
+            offset_is_zero: self
+                .offset
+                .is_none_or(|o| o.as_slice().iter().all(|&v| v == 0)),
+            busy: kernels.len(),
+            unified: kernels
+                .iter()
+                .all(|k| k.program().device().limits().host_unified_memory),
+            gathered: false,
+        };
+        let lossy = shared
+            && self
+                .args
+                .iter()
+                .enumerate()
+                .any(|(i, v)| contract::check(i, k.params.get(i), v, &facts).is_err());
+        let splittable = kernels[0].program().splittable();
+        let (how, why) = root_fallback(shared, splittable, lossy);
+        log::debug!(
+            "root kernel `{}` without its partitioned variant ({}): {how:?}: {why}",
+            k.name(),
+            k.rewrite_obstacle().unwrap_or_default()
+        );
+        // SAFETY: the caller's contract, for the same range.
+        unsafe {
+            match (how, shape) {
+                (RootFallback::PerDevice, Shape::NdRange(local)) => {
+                    let local = self.nd_local(global, local)?;
+                    self.run(global, global, local)
+                }
+                (RootFallback::PerDevice, Shape::Plain) => self.per_device_range(global),
+                (RootFallback::OneDevice { gather }, shape) => {
+                    self.on_device_0(global, shape, gather)
+                }
+            }
+        }
+    }
+
+    /// A plain range split over the devices in parts of at least two work-items (whole
+    /// required work-groups), each a single-device plain range at its offset; device 0 runs
+    /// it all where it does not split so.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::range`] for `user`.
+    unsafe fn per_device_range(self, user: Range) -> Result<MultiEvent> {
+        let kernels = &self.kernel.kernels;
+        let unit = match kernels[0].required_work_group_size() {
+            Some(req) => split::at_rank(req, user.rank()),
+            None => Range::new(&[1, 1, 1][..user.rank()]).ok(),
+        };
+        let parts = unit.and_then(|u| Some((u, per_device_parts(user, u, kernels.len())?)));
+        let Some((unit, parts)) = parts else {
+            log::debug!("range {user:?} does not split in parts of two work-items: device 0");
+            // SAFETY: the caller's contract.
+            return unsafe { self.on_device_0(user, Shape::Plain, false) };
+        };
+        let args = self.plain_args()?;
+        for k in kernels {
+            k.check_sub_group_size()?;
+            check_args(k.name(), k.args(), &args)?;
+        }
+        let base = self.offset.unwrap_or(user.zeros_like());
+        let mut events = Vec::with_capacity(parts.len());
+        for (k, part) in kernels.iter().zip(&parts) {
+            let Some((off, size)) = *part else {
+                events.push(None);
+                continue;
+            };
+            let launch = args.iter().cloned().fold(k.launch(), |l, a| l.raw_arg(a));
+            let offset = (0..user.rank()).fold(off, |o, d| o.with(d, o.get(d) + base.get(d)));
+            // SAFETY: the parts tile `user` (plan::root_fallback), each at its offset: the
+            // caller's contract covers every work-item; shared placement passes whole buffers.
+            events.push(Some(unsafe { launch.offset(offset).range(size)? }));
+        }
+        flush(kernels.iter().map(|k| k.program().queue()))?;
+        Ok(MultiEvent {
+            partition: partition(user, unit, kernels.len())?,
+            events,
+        })
+    }
+
+    /// The whole launch on device 0, after the other devices' queues finish; with `gather`,
+    /// colored buffers are gathered there first and copied back to every device's part after.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for `global`.
+    unsafe fn on_device_0(self, global: Range, shape: Shape, gather: bool) -> Result<MultiEvent> {
+        let k = self.kernel;
+        let facts = LaunchFacts {
+            placement: k.placement,
+            rank: global.rank(),
+            offset_is_zero: true,
+            busy: 1,
+            unified: true,
+            gathered: gather,
+        };
+        // Declared read-only kinds bind where the driver says the kernel writes.
+        let declared: Vec<ParamFacts> = k
+            .params
+            .iter()
+            .zip(k.kernels[0].args())
+            .map(|(p, a)| ParamFacts {
+                read_only: a.is_const != Some(false),
+                ..p.clone()
+            })
+            .collect();
+        for (i, v) in self.args.iter().enumerate() {
+            contract::check(i, declared.get(i), v, &facts).map_err(|reason| {
+                k.refused(global, &format!("{} placement: {reason}", k.placement))
+            })?;
+        }
+        let queues: Vec<&Queue> = k.kernels.iter().map(|k| k.program().queue()).collect();
+        queues.iter().try_for_each(|q| q.finish())?;
+        let staged = match gather {
+            true => self.gather(&queues)?,
+            false => Vec::new(),
+        };
+        let mut args = Vec::with_capacity(self.args.len());
+        for (i, v) in self.args.iter().enumerate() {
+            args.push(match v {
+                Value::Plain(a) => a.clone(),
+                Value::Colored(c) => match staged.iter().find(|s| s.0 == i) {
+                    Some((_, whole)) => Arg::bytes_as(whole, c.elem),
+                    None => self.colored_arg(c, i, 0)?,
+                },
+            });
+        }
+        let k0 = &k.kernels[0];
+        let mut launch = args.into_iter().fold(k0.launch(), |l, a| l.raw_arg(a));
+        if let Some(o) = self.offset {
+            launch = launch.offset(o);
+        }
+        // SAFETY: the whole launch on one device, every colored buffer whole there (its
+        // parent in shared placement, gathered in partitioned placement): the caller's
+        // contract.
+        let event: Event = unsafe {
+            match shape {
+                Shape::NdRange(local) => launch.nd_range(global, local)?,
+                Shape::Plain => launch.range(global)?,
+            }
+        };
+        if gather {
+            event.wait()?;
+            self.scatter(&queues, &staged)?;
+        }
+        let mut events: Vec<Option<Event>> = (1..k.kernels.len()).map(|_| None).collect();
+        events.insert(0, Some(event));
+        let mut chunks = vec![0; k.kernels.len()];
+        chunks[0] = 1;
+        Ok(MultiEvent {
+            partition: Partition { dim: 0, chunks },
+            events,
+        })
+    }
+
+    /// Every colored argument as one whole buffer on device 0, read from the devices' parts
+    /// (each device's own elements), with its argument index.
+    fn gather(&self, queues: &[&Queue]) -> Result<Vec<(usize, Buffer<u8>)>> {
+        let mut staged = Vec::new();
+        for (i, v) in self.args.iter().enumerate() {
+            let Value::Colored(c) = v else { continue };
+            let es = c.elem_size;
+            let mut host = vec![0u8; c.len * es];
+            for (d, runs) in c.owned.iter().enumerate() {
+                let Some(mem) = part_mem(c, d) else { continue };
+                for &(a, b) in runs {
+                    let at = (a - c.stored[d].0) * es;
+                    // SAFETY: device d's part holds elements `stored[d]`, which contain its
+                    // own run [a, b).
+                    unsafe { ffi::read_bytes(queues[d].raw(), mem, at, &mut host[a * es..b * es]) }
+                        .map_err(|e| transfer("clEnqueueReadBuffer", e.0, queues[d], c))?;
+                }
+            }
+            staged.push((i, Buffer::from_slice(queues[0], &host)?));
+        }
+        log::debug!("gathered {} colored buffers on device 0", staged.len());
+        Ok(staged)
+    }
+
+    /// Copies the gathered buffers the kernel may write back to every device's part (all the
+    /// elements the part holds, so halos and copies stay consistent).
+    fn scatter(&self, queues: &[&Queue], staged: &[(usize, Buffer<u8>)]) -> Result<()> {
+        for (i, whole) in staged {
+            let Some(Value::Colored(c)) = self.args.get(*i) else {
+                continue;
+            };
+            if self.kernel.params.get(*i).is_some_and(|p| p.read_only) {
+                continue;
+            }
+            let host = whole.read(queues[0])?;
+            let es = c.elem_size;
+            for (d, &(lo, hi)) in c.stored.iter().enumerate() {
+                let Some(mem) = part_mem(c, d) else { continue };
+                // SAFETY: device d's part holds exactly elements [lo, hi).
+                unsafe { ffi::write_bytes(queues[d].raw(), mem, 0, &host[lo * es..hi * es]) }
+                    .map_err(|e| transfer("clEnqueueWriteBuffer", e.0, queues[d], c))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The arguments of a launch of the kernel as written in shared placement (colored
+    /// buffers whole).
+    fn plain_args(&self) -> Result<Vec<Arg>> {
+        let args = self.args.iter().enumerate();
+        args.map(|(i, v)| match v {
+            Value::Plain(a) => Ok(a.clone()),
+            Value::Colored(c) => self.colored_arg(c, i, 0),
+        })
+        .collect()
+    }
+
+    /// The local size of an ND-range over several devices ([`RootLaunch::nd_range`]'s rules).
+    pub(super) fn nd_local(&self, global: Range, local: LocalSize) -> Result<Range> {
+        let k: &RootKernel = self.kernel;
+        let exact = match local {
+            LocalSize::Exact(l) => Some(l),
+            LocalSize::Auto | LocalSize::Tuned => None,
+        };
+        let local = match (k.required_local(global, exact)?, exact) {
+            (Some(req), _) => {
+                k.check_required_fits(global, req)?;
+                req
+            }
+            (None, Some(l)) => l,
+            (None, None) => k.tuned_local(global)?,
+        };
+        k.check_warps(global, local)?;
+        Ok(local)
+    }
+}
+
+/// The memory object of device `d`'s part of `c`.
+fn part_mem(c: &ColoredArg, d: usize) -> Option<opencl3::types::cl_mem> {
+    match c.parts.get(d)? {
+        Some(Arg::Buffer { mem, .. }) => Some(mem.raw()),
+        _ => None,
+    }
+}
+
+fn transfer(call: &'static str, code: i32, q: &Queue, c: &ColoredArg) -> Error {
+    let what = format!("gathering a ColoredBuffer<{}> on {}", c.elem, q.device());
+    Error::cl(call, code, what)
+}
+
+/// Flushes every queue, so that the sub-launches start.
+pub(super) fn flush<'q>(queues: impl Iterator<Item = &'q Queue>) -> Result<()> {
+    for q in queues {
+        q.raw()
+            .flush()
+            .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
+    }
+    Ok(())
+}

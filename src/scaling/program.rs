@@ -1,0 +1,191 @@
+//! [`RootProgram`]: one source built for every device of a root device, with the partitioned
+//! variants of the kernels the scanner can rewrite.
+
+use super::launch::driver_params;
+use super::{Placement, RootDevice, RootKernel};
+use crate::error::Result;
+use crate::program::{Program, ProgramBuilder};
+use crate::transform::{
+    self, is_const_pointee, is_global_pointer, own_id_index, variant_name, whole_launch_obstacle,
+    with_partitioned_variants, IdIndex, KernelDecl, Scanned, VariantKind,
+};
+use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
+use std::fmt;
+use std::sync::Arc;
+
+/// One source built for every device of a [`RootDevice`].
+///
+/// ```
+/// let root = clgroups::RootDevice::from_env()?;
+/// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
+/// let k = program.kernel("k")?;
+/// assert!(program.kernel("missing").is_err());
+/// println!("{program:?}"); // RootProgram { programs: [Program { .. }, ..], .. }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct RootProgram {
+    programs: Vec<Program>,
+    placement: Placement,
+    source: Arc<str>,
+    decls: Vec<KernelDecl>,
+    /// Why no kernel has a partitioned variant (the source as written was built).
+    obstacle: Option<String>,
+    checked: bool,
+}
+
+impl RootProgram {
+    /// The builder's source built for every device of `root` (see [`RootDevice::build`]).
+    pub(super) fn build(root: &RootDevice, builder: ProgramBuilder) -> Result<RootProgram> {
+        let source: Arc<str> = builder.source().into();
+        let (decls, unscanned) = transform::scan(&source)?;
+        let checked = super::checked_mode()?;
+        let build_all = |b: &ProgramBuilder| {
+            let built = root.queues().iter().map(|q| b.clone().build(q));
+            built.collect::<Result<Vec<_>>>()
+        };
+        let (programs, obstacle) = match unscanned {
+            Some(why) => (build_all(&builder)?, Some(why)),
+            None => match with_partitioned_variants(&source, &decls, checked) {
+                Err(e) => (build_all(&builder)?, Some(e.to_string())),
+                Ok(text) => match build_all(&builder.clone().with_source(text)) {
+                    Ok(programs) => (programs, None),
+                    Err(e) => {
+                        let why = format!("its variants did not build ({e})");
+                        (build_all(&builder)?, Some(why))
+                    }
+                },
+            },
+        };
+        if let Some(why) = &obstacle {
+            log::debug!("root program built as written, without partitioned variants: {why}");
+        }
+        Ok(RootProgram {
+            programs,
+            placement: root.placement(),
+            source,
+            decls,
+            obstacle,
+            checked,
+        })
+    }
+
+    /// The kernel called `name`, on every device: its `__clg_part` variant, or the kernel as
+    /// written where it has none (launches then fall back, see
+    /// [`RootKernel::rewrite_obstacle`]).
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
+    /// assert_eq!(program.kernel("k")?.kernels().len(), root.len());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn kernel(&self, name: &str) -> Result<RootKernel> {
+        let decl = self.decls.iter().find(|k| k.name == name);
+        let obstacle = match (&self.obstacle, decl) {
+            (Some(why), _) => Some(why.clone()),
+            (None, Some(d)) => d.rewrite_obstacle.clone(),
+            (None, None) => Some(
+                "the scanner did not find its declaration (a name made by a macro?)".to_string(),
+            ),
+        };
+        let (Some(decl), None) = (decl, &obstacle) else {
+            let why = obstacle.unwrap_or_default();
+            log::debug!("root kernel `{name}`: no partitioned variant: {why}");
+            let kernels = self.programs.iter().map(|p| p.kernel(name));
+            let kernels = kernels.collect::<Result<Vec<_>>>()?;
+            return Ok(RootKernel {
+                params: driver_params(&kernels[0]),
+                kernels,
+                guarded: None,
+                name: name.to_string(),
+                whole_obstacle: None,
+                rewrite_obstacle: Some(why),
+                checked: self.checked,
+                placement: self.placement,
+            });
+        };
+        let kernels = self
+            .programs
+            .iter()
+            .map(|p| p.kernel(&variant_name(name, VariantKind::Partitioned)))
+            .collect::<Result<Vec<_>>>()?;
+        let guarded = self
+            .programs
+            .iter()
+            .map(|p| p.kernel(&variant_name(name, VariantKind::Guarded)).ok())
+            .collect::<Option<Vec<_>>>();
+        let scanned = Scanned::new(&self.source)?;
+        let params = decl
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let driver = kernels[0].raw().get_arg_type_qualifier(i as u32).ok();
+                let read_only = match driver {
+                    Some(q) => q & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0,
+                    None => is_const_pointee(p),
+                };
+                ParamFacts {
+                    name: p.name.clone(),
+                    global: is_global_pointer(p),
+                    read_only,
+                    own_id: own_id_index(&scanned, decl, &p.name),
+                }
+            })
+            .collect();
+        let whole_obstacle = whole_launch_obstacle(&self.source, decl);
+        log::debug!("root kernel `{name}`: {params:?}, whole-launch obstacle {whole_obstacle:?}");
+        Ok(RootKernel {
+            kernels,
+            guarded,
+            name: name.to_string(),
+            params,
+            whole_obstacle,
+            rewrite_obstacle: None,
+            checked: self.checked,
+            placement: self.placement,
+        })
+    }
+
+    /// The per-device programs, in device order.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
+    /// for p in program.programs() {
+    ///     println!("built for {}", p.device());
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn programs(&self) -> &[Program] {
+        &self.programs
+    }
+
+    /// The placement the program was built for.
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+}
+
+/// What a launch needs to know about one parameter of the original kernel.
+#[derive(Clone, Debug)]
+pub(super) struct ParamFacts {
+    pub(super) name: String,
+    /// A global pointer.
+    pub(super) global: bool,
+    /// The pointee is `const` (driver's `CL_KERNEL_ARG_TYPE_QUALIFIER`, else the source).
+    pub(super) read_only: bool,
+    /// Proven to be indexed only by the work-item's own global id.
+    pub(super) own_id: Option<IdIndex>,
+}
+
+impl fmt::Debug for RootProgram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RootProgram")
+            .field("programs", &self.programs)
+            .field("placement", &self.placement)
+            .field("checked", &self.checked)
+            .finish_non_exhaustive()
+    }
+}

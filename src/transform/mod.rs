@@ -1,0 +1,283 @@
+//! Everything clgroups reads or writes in a kernel's OpenCL C source, behind one small
+//! interface (pure text; the driver stays the source of truth, see the README's "What clgroups
+//! does to your source").
+//!
+//! * Reading: [`scan`] finds the kernel definitions it may rewrite ([`KernelDecl`], with the
+//!   reason where it may not: [`KernelDecl::rewrite_obstacle`]); [`layer_use`] finds the
+//!   functions that use the sub-group layer or sub-group collectives (transitively);
+//!   [`rounding_obstacle`] and [`whole_launch_obstacle`] say why a kernel must not get a rounded
+//!   or whole-launch variant; the scaling contract's proofs ([`own_id_index`]).
+//! * Writing: [`rewrite`] gives the text a build compiles for one sub-group size (the emulated
+//!   scratch threaded through layer users, checked and rounded variants, pinned sizes);
+//!   [`with_partitioned_variants`] adds the variants a root device runs; [`inline_includes`]
+//!   resolves the embedded `cl/` headers; [`polyfill_prelude`] puts the standard built-ins a
+//!   device lacks in front; [`build_log`] maps compiler messages back to the user's lines.
+//! * Names: the generated variants' names ([`variant_name`]) and the words of checked mode's
+//!   record ([`Violation`]).
+//!
+//! Inside: `lex` (tokens, brackets), `source` (the scanner), `layer` (layer use, scratch
+//! threading), `rounded`, `checked`, `partitioned` (variants), `access` (index proofs),
+//! `headers`, `polyfill`, `build_log`.
+
+#[cfg(feature = "scaling")]
+mod access;
+pub mod build_log;
+mod checked;
+mod headers;
+mod layer;
+mod lex;
+#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
+mod partitioned;
+mod polyfill;
+mod rounded;
+mod source;
+
+#[cfg(feature = "scaling")]
+pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
+pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
+pub(crate) use headers::inline_includes;
+pub(crate) use partitioned::is_root_variant;
+#[cfg(feature = "scaling")]
+pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle, with_partitioned_variants};
+pub(crate) use polyfill::{
+    mentions_sub_groups, prelude as polyfill_prelude, probe_source as polyfill_probe,
+};
+pub(crate) use rounded::rounding_obstacle;
+pub use source::SubGroupSizeAttr;
+pub(crate) use source::{KernelDecl, Scanned};
+
+use crate::device::{Device, ShuffleBackend};
+use crate::error::Result;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A generated variant of a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum VariantKind {
+    /// Rounded plain ranges: guarded against the user's range (`__clg_rounded`).
+    Rounded,
+    /// Exact pieces of a rounded plain range, reporting the user's range (`__clg_sized`).
+    Sized,
+    /// Checked mode's bounds-checked copy (`__clg_checked`).
+    Checked,
+    /// A root device's per-device part, seeing the whole launch (`__clg_part`).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))]
+    Partitioned,
+    /// The guarded partitioned variant, for rounded ranges over a root device (`__clg_pguard`).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))]
+    Guarded,
+}
+
+/// The name of `kernel`'s generated variant `kind` (every generated name contains `__clg_`).
+pub(crate) fn variant_name(kernel: &str, kind: VariantKind) -> String {
+    match kind {
+        VariantKind::Rounded => rounded::rounded_name(kernel),
+        VariantKind::Sized => rounded::sized_name(kernel),
+        VariantKind::Checked => checked::checked_name(kernel),
+        VariantKind::Partitioned => partitioned::partitioned_name(kernel),
+        VariantKind::Guarded => partitioned::guarded_name(kernel),
+    }
+}
+
+/// The kernels of `src` that generated variants may be written for (see
+/// [`KernelDecl::rewrite_obstacle`]), and, where the scanner cannot read the source as a whole,
+/// no kernels and the reason. Kernels defined more than once (under `#if` branches) are marked
+/// not rewritable: their variants would be written once per definition. Errors only for a
+/// malformed clgroups attribute.
+pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
+    let (mut kernels, unscanned) = source::scan_for_build(src)?;
+    let mut seen = BTreeMap::new();
+    for k in &kernels {
+        *seen.entry(k.name.clone()).or_insert(0usize) += 1;
+    }
+    for k in kernels.iter_mut().filter(|k| seen[&k.name] > 1) {
+        k.rewrite_obstacle
+            .get_or_insert_with(|| "it is defined more than once (under #if branches?)".into());
+    }
+    Ok((kernels, unscanned))
+}
+
+/// Which functions of `src` use the sub-group layer on `device` (the kernels among them get
+/// the emulated scratch and a pinned size), and which use sub-group collectives (the layer's
+/// or the standard built-ins), both transitively through helpers. Empty where the scanner
+/// cannot read the source.
+pub(crate) fn layer_use(src: &str, device: &Device) -> (BTreeSet<String>, BTreeSet<String>) {
+    match Scanned::new(src) {
+        Ok(s) => (
+            layer::layer_users_on(&s, device),
+            layer::users(&s, layer::is_sub_group_collective),
+        ),
+        Err(_) => Default::default(),
+    }
+}
+
+/// Whether a word of `src` is a sub-group collective (the layer's or a standard built-in).
+pub(crate) fn names_sub_group_collectives(src: &str) -> bool {
+    src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(layer::is_sub_group_collective)
+}
+
+/// What a build rewrites in one kernel (see [`rewrite`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Rewrites {
+    /// The emulated sub-group scratch as a hidden trailing parameter.
+    pub(crate) scratch: bool,
+    /// Rounded variants.
+    pub(crate) round: bool,
+    /// Checked variants (whose rounded variants are checked too).
+    pub(crate) check: bool,
+    /// `intel_reqd_sub_group_size` of the build's size.
+    pub(crate) pin: bool,
+}
+
+/// The user's source with clgroups' rewrites for one build of sub-group `size` on `device`
+/// (none of them adds a line): the emulated scratch threaded through the layer's users (also
+/// helpers no kernel calls: they must compile too), then, with `variants`, checked and rounded
+/// variants after their originals, then pinned sizes. `kernels` are [`scan`]'s, `plan` says
+/// what each kernel gets.
+pub(crate) fn rewrite(
+    src: &str,
+    device: &Device,
+    kernels: &[KernelDecl],
+    plan: impl Fn(&str) -> Rewrites,
+    variants: bool,
+    size: usize,
+) -> Result<String> {
+    let mut edits: Vec<(usize, usize, String)> = kernels
+        .iter()
+        .filter(|k| plan(&k.name).scratch)
+        .map(scratch_param_edit)
+        .collect();
+    if device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated {
+        if let Ok(scanned) = Scanned::new(src) {
+            edits.extend(layer::scratch_edits(
+                &scanned,
+                &layer::layer_users_on(&scanned, device),
+            ));
+        }
+    }
+    let user = apply_edits(src, edits);
+    // Originals stay beside their variants: ND-range launches and argument checks use them.
+    let user = if variants {
+        let to_check: Vec<KernelDecl> = source::scan_kernels(&user)?
+            .into_iter()
+            .filter(|k| plan(&k.name).check)
+            .collect();
+        let user = match to_check.is_empty() {
+            true => user,
+            false => {
+                let round: Vec<String> = to_check
+                    .iter()
+                    .filter(|k| plan(&k.name).round)
+                    .map(|k| k.name.clone())
+                    .collect();
+                checked::with_checked_variants(&user, &to_check, &round)?
+            }
+        };
+        let to_round: Vec<KernelDecl> = source::scan_kernels(&user)?
+            .into_iter()
+            .filter(|k| plan(&k.name).round && !plan(&k.name).check)
+            .collect();
+        rounded::with_rounded_variants(&user, &to_round, true)?
+    } else {
+        user
+    };
+    // The pinned size, last, on the kernels (and their checked variants) that get it.
+    let pinned = |name: &str| {
+        let base = name.strip_suffix(checked::CHECKED_SUFFIX).unwrap_or(name);
+        plan(base).pin
+    };
+    if !kernels.iter().any(|k| plan(&k.name).pin) {
+        return Ok(user);
+    }
+    let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
+    let edits = source::scan_kernels(&user)?
+        .iter()
+        .filter(|k| pinned(&k.name))
+        .map(|k| (k.decl_start, k.decl_start, attr.clone()))
+        .collect();
+    Ok(apply_edits(&user, edits))
+}
+
+/// `text` with the replacements `(start, end, new text)`, applied from the last to the first so
+/// earlier offsets stay valid.
+fn apply_edits(text: &str, mut edits: Vec<(usize, usize, String)>) -> String {
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = text.to_string();
+    for (start, end, new) in edits {
+        out.replace_range(start..end, &new);
+    }
+    out
+}
+
+/// The edit appending `__local ulong *clg_sg_scratch` to a kernel's parameters.
+fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
+    const PARAM: &str = "__local ulong *clg_sg_scratch";
+    let span = &k.params_span;
+    if k.params.is_empty() {
+        // `()` or `(void)`.
+        (span.start, span.end, format!("({PARAM})"))
+    } else {
+        (span.end - 1, span.end - 1, format!(", {PARAM}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer_of(src: &str) -> BTreeSet<String> {
+        layer::layer_users(&Scanned::new(src).unwrap())
+    }
+
+    #[test]
+    fn layer_use_is_a_whole_word_and_transitive() {
+        assert_eq!(
+            layer_of("kernel void a() { float s = sg_reduce_add(x); }"),
+            BTreeSet::from(["a".to_string()])
+        );
+        assert!(layer_of("kernel void a() { int msg_len = 1; }").is_empty());
+        let src = "#define SUM(v) sg_reduce_add(v)\nfloat h(float v) { return SUM(v); }\n\
+                   float g(float v) { return h(v) + 1; }\nkernel void k(global float* x) { x[0] = g(x[0]); }\n\
+                   kernel void plain(global float* x) { x[0] = 1; }";
+        let users: Vec<String> = layer_of(src).into_iter().collect();
+        assert_eq!(users, ["g", "h", "k"]);
+    }
+
+    #[test]
+    fn scratch_is_threaded_through_helpers() {
+        let src = "float h(float v);\nfloat h(float v) { return sg_reduce_add(v); }\n\
+                   uint lane(void) { return sg_get_local_id(); }\n\
+                   float mine(float v CLG_SG_SCRATCH_PARAM) { return sg_reduce_add(v); }\n\
+                   kernel void k(global float* x) { x[0] = h(x[0]) + lane() + mine(1 CLG_SG_SCRATCH); }";
+        let s = Scanned::new(src).unwrap();
+        let out = apply_edits(src, layer::scratch_edits(&s, &layer::layer_users(&s)));
+        assert_eq!(
+            out,
+            "float h(float v, __local ulong *clg_sg_scratch);\n\
+             float h(float v, __local ulong *clg_sg_scratch) { return sg_reduce_add(v); }\n\
+             uint lane(__local ulong *clg_sg_scratch) { return sg_get_local_id(); }\n\
+             float mine(float v CLG_SG_SCRATCH_PARAM) { return sg_reduce_add(v); }\n\
+             kernel void k(global float* x) { x[0] = h(x[0], clg_sg_scratch) + lane(clg_sg_scratch) + mine(1 CLG_SG_SCRATCH); }"
+        );
+    }
+
+    fn with_scratch(src: &str) -> String {
+        let edits = source::scan_kernels(src)
+            .unwrap()
+            .iter()
+            .map(scratch_param_edit)
+            .collect();
+        apply_edits(src, edits)
+    }
+
+    #[test]
+    fn scratch_parameter_is_appended_to_every_form_of_parameter_list() {
+        let src = "kernel void a(global int *x,\n uint n) { }\nkernel void b(void) { }\nkernel void c() { }";
+        assert_eq!(
+            with_scratch(src),
+            "kernel void a(global int *x,\n uint n, __local ulong *clg_sg_scratch) { }\n\
+             kernel void b(__local ulong *clg_sg_scratch) { }\n\
+             kernel void c(__local ulong *clg_sg_scratch) { }"
+        );
+    }
+}
