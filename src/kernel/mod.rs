@@ -13,6 +13,7 @@ use crate::plan::rounding::Variant;
 use crate::program::{KernelPlan, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use crate::transform::{variant_name, VariantKind};
+use opencl3::error_codes::CL_INVALID_KERNEL_NAME;
 use opencl3::kernel::{
     Kernel as ClKernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
     CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_TYPE_CONST,
@@ -138,7 +139,14 @@ impl Kernel {
             let ctx = format!("kernel `{name}` on {dev}");
             move |e: opencl3::error_codes::ClError| Error::cl(call, e.0, ctx.clone())
         };
-        let raw = ClKernel::create(build, name).map_err(err("clCreateKernel"))?;
+        let raw = ClKernel::create(build, name)
+            .or_else(|e| match e.0 {
+                // PoCL 3.x renames a kernel named like an OpenCL built-in function (`step`,
+                // `clamp`, ...) to `_cl_NAME`; the user's name still reaches it.
+                CL_INVALID_KERNEL_NAME => ClKernel::create(build, &driver_alias(name)),
+                _ => Err(e),
+            })
+            .map_err(err("clCreateKernel"))?;
         let variant = |p: &ClProgram, n: String| {
             ClKernel::create(p, &n)
                 .map(Mutex::new)
@@ -522,4 +530,10 @@ mod tests {
             Some(Range::d1(4))
         );
     }
+}
+
+/// The name a driver may give a kernel whose name is also a built-in function's (PoCL 3.x:
+/// `step` becomes `_cl_step`).
+pub(crate) fn driver_alias(name: &str) -> String {
+    format!("_cl_{name}")
 }

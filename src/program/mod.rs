@@ -374,7 +374,9 @@ impl Program {
     /// ```
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
         // Generated variants (`__clg_` names, e.g. the partitioned placement's) are not listed.
-        if !self.inner.names.iter().any(|n| n == name) && !name.contains("__clg_") {
+        let listed = |n: &str| self.inner.names.iter().any(|m| m == n);
+        if !listed(name) && !listed(&crate::kernel::driver_alias(name)) && !name.contains("__clg_")
+        {
             return Err(Error::NoSuchKernel {
                 kernel: name.to_string(),
                 available: self.kernel_names(),
