@@ -497,6 +497,12 @@ fn trim_ones(dims: &[usize]) -> &[usize] {
     &dims[..n]
 }
 
+/// The name a driver may give a kernel whose name is also a built-in function's (PoCL 3.x:
+/// `step` becomes `_cl_step`).
+pub(crate) fn driver_alias(name: &str) -> String {
+    format!("_cl_{name}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,10 +536,4 @@ mod tests {
             Some(Range::d1(4))
         );
     }
-}
-
-/// The name a driver may give a kernel whose name is also a built-in function's (PoCL 3.x:
-/// `step` becomes `_cl_step`).
-pub(crate) fn driver_alias(name: &str) -> String {
-    format!("_cl_{name}")
 }
