@@ -13,7 +13,9 @@ use opencl3::event::Event;
 use opencl3::event::CL_COMPLETE;
 use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer as ClBuffer, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
-use opencl3::types::{cl_event, cl_int, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING};
+use opencl3::types::{
+    cl_command_queue, cl_device_id, cl_event, cl_int, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING,
+};
 use std::ffi::c_void;
 use std::ptr;
 
@@ -107,6 +109,59 @@ pub fn read<T: Pod>(
     unsafe { q.enqueue_read_buffer(buf, CL_BLOCKING, offset * size_of::<T>(), out, &[]) }
 }
 
+/// A non-blocking read into memory it owns: the device writes it until the read's event
+/// completes, so [`Staged::take`] hands the data out only then; dropped (or taken) earlier,
+/// the memory is leaked rather than freed under the device.
+pub struct Staged<T: Pod> {
+    data: std::mem::ManuallyDrop<Vec<T>>,
+    event: Event,
+}
+
+impl<T: Pod> Staged<T> {
+    /// The read's event.
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+
+    /// The data, if the read has completed (`None` otherwise: the memory stays leaked).
+    pub fn take(mut self) -> ClResult<Option<Vec<T>>> {
+        let status = self.event.command_execution_status()?.0;
+        // Complete: the device is done with the memory, which moves out (an empty `Vec`, no
+        // allocation, stays behind).
+        Ok((status == CL_COMPLETE).then(|| std::mem::take(&mut *self.data)))
+    }
+}
+
+/// Enqueues a non-blocking read of `len` elements of `buf` from element `offset` (the caller
+/// checked the bounds) into a [`Staged`] buffer.
+pub fn read_staged<T: Pod + Default>(
+    q: &CommandQueue,
+    buf: &ClBuffer<T>,
+    offset: usize,
+    len: usize,
+) -> ClResult<Staged<T>> {
+    let mut data = std::mem::ManuallyDrop::new(vec![T::default(); len]);
+    // SAFETY: the device writes `data` until the event completes; `Staged` never frees nor
+    // touches it before that (it leaks it instead). Every bit pattern is a valid `T`.
+    let event = unsafe {
+        q.enqueue_read_buffer(
+            buf,
+            opencl3::types::CL_NON_BLOCKING,
+            offset * size_of::<T>(),
+            &mut data,
+            &[],
+        )
+    };
+    match event {
+        Ok(event) => Ok(Staged { data, event }),
+        Err(e) => {
+            // Not enqueued: nothing writes `data`, so it is freed.
+            drop(std::mem::ManuallyDrop::into_inner(data));
+            Err(e)
+        }
+    }
+}
+
 /// Fills `len` elements of `buf` with `value`.
 pub fn fill<T: Pod>(
     q: &CommandQueue,
@@ -196,6 +251,18 @@ pub fn migrate(q: &CommandQueue, mems: &[cl_mem]) -> ClResult<Event> {
 pub fn marker(q: &CommandQueue) -> ClResult<Event> {
     // SAFETY: the wait list is empty, so no event handle is read.
     unsafe { q.enqueue_marker_with_wait_list(&[]) }
+}
+
+/// Whether `queue`'s device is a CPU (false where the queries fail).
+pub fn queue_on_cpu(queue: cl_command_queue) -> bool {
+    use opencl3::command_queue::{get_command_queue_info, CL_QUEUE_DEVICE};
+    use opencl3::device::{get_device_info, CL_DEVICE_TYPE, CL_DEVICE_TYPE_CPU};
+    // Both calls only read information OpenCL keeps for the live queue and its device.
+    let Ok(device) = get_command_queue_info(queue, CL_QUEUE_DEVICE) else {
+        return false;
+    };
+    let device = isize::from(device) as cl_device_id;
+    get_device_info(device, CL_DEVICE_TYPE).is_ok_and(|t| u64::from(t) & CL_DEVICE_TYPE_CPU != 0)
 }
 
 /// What [`on_complete`] calls: once, with the event's final status (`CL_COMPLETE` or an error).
