@@ -4,19 +4,26 @@
 //! * `finish+read`: marker, callback + Condvar wait, then a blocking `clEnqueueReadBuffer`
 //!   (clgroups before issue 12: two round trips);
 //! * `blocking-read`: a blocking read alone (the driver's own wait; unbounded);
-//! * `nb+callback`: non-blocking read, flush, callback + Condvar wait;
-//! * `nb+spin`: non-blocking read, flush, poll `CL_EVENT_COMMAND_EXECUTION_STATUS`;
-//! * `nb+clWait`: non-blocking read, `clWaitForEvents` (unbounded);
+//! * `nb+spin`: non-blocking read into pageable memory, flush, poll
+//!   `CL_EVENT_COMMAND_EXECUTION_STATUS`;
+//! * `pinned+spin`, `pinned+clWait`: the same into pinned memory (a mapped
+//!   `CL_MEM_ALLOC_HOST_PTR` buffer), polled or `clWaitForEvents`;
+//! * `kspin+read`: poll the kernel's event, then a blocking read;
+//! * `clFinish+read`: `clFinish`, then a blocking read;
 //! * `reduce_sum`: the library call as users make it.
+//!
+//! Then the same for a scan's wait: `Event::wait` (the library's), `clFinish`, a blocking
+//! read of the last element, and `inclusive_scan_sum`.
 //!
 //! `cargo run --release --example bench_wait -- [--runs N] [--log2 16,20,24]`
 
 use clap::Parser;
-use clgroups::algorithms::{self, ReduceOp};
+use clgroups::algorithms::{self, ReduceOp, ScanKind};
 use clgroups::{Buffer, Queue};
 use opencl3::command_queue as cq;
 use opencl3::error_codes::ClError;
 use opencl3::event::{Event, CL_COMPLETE};
+use opencl3::memory::ClMem;
 use opencl3::types::{cl_event, cl_int, CL_BLOCKING, CL_NON_BLOCKING};
 use std::ffi::c_void;
 use std::sync::{Arc, Condvar, Mutex};
@@ -34,95 +41,222 @@ struct Args {
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 
-const WAYS: [&str; 6] = [
+const WAYS: [&str; 8] = [
     "finish+read",
     "blocking-read",
-    "nb+callback",
     "nb+spin",
-    "nb+clWait",
+    "pinned+spin",
+    "pinned+clWait",
+    "kspin+read",
+    "clFinish+read",
     "reduce_sum",
 ];
+
+const SCAN_WAYS: [&str; 4] = ["Event::wait", "clFinish", "read-last", "scan_sum"];
 
 fn main() -> AnyResult<()> {
     let args = Args::parse();
     let device = clgroups::default_device()?;
     let queue = Queue::new(&device)?;
+    let pinned = Pinned::new(&queue)?;
     println!("device: {device}");
-    println!("{:>10} {}", "n", WAYS.map(|w| format!("{w:>14}")).join(""));
-    for log2 in args.log2 {
+    println!(
+        "{:>10} {}",
+        "reduce n",
+        WAYS.map(|w| format!("{w:>14}")).join("")
+    );
+    for &log2 in &args.log2 {
         let n = 1usize << log2;
         let x = Buffer::from_slice(&queue, &vec![1f32; n])?;
         let result = Buffer::<f32>::new(queue.context(), 1)?;
-        let mut times = vec![Vec::new(); WAYS.len()];
-        for _ in 0..args.runs.div_ceil(50) {
-            for (way, t) in times.iter_mut().enumerate() {
-                for i in 0..55 {
-                    let start = Instant::now();
-                    let got = match way {
-                        5 => algorithms::reduce_sum(&queue, &x)?,
-                        _ => {
-                            algorithms::enqueue_reduce(&queue, &x, ReduceOp::Sum, &result)?;
-                            read(&queue, &result, way)?
-                        }
-                    };
-                    let elapsed = start.elapsed().as_secs_f64();
-                    if got != n as f32 {
-                        return Err(format!("{}: {got} not {n}", WAYS[way]).into());
-                    }
-                    if i >= 5 {
-                        t.push(elapsed);
-                    }
+        let times = interleaved(WAYS.len(), args.runs, |way| {
+            let got = match way {
+                7 => algorithms::reduce_sum(&queue, &x)?,
+                _ => {
+                    let ev = algorithms::enqueue_reduce(&queue, &x, ReduceOp::Sum, &result)?;
+                    read(&queue, &result, &pinned, &ev, way)?
+                }
+            };
+            check(got == n as f32, WAYS[way], got)
+        })?;
+        println!("{n:>10} {}", times);
+    }
+    println!(
+        "{:>10} {}",
+        "scan n",
+        SCAN_WAYS.map(|w| format!("{w:>14}")).join("")
+    );
+    for &log2 in &args.log2 {
+        let n = 1usize << log2;
+        let x = Buffer::from_slice(&queue, &vec![1f32; n])?;
+        let mut y = Buffer::<f32>::new(queue.context(), n)?;
+        let q = queue.as_opencl3().get();
+        let times = interleaved(SCAN_WAYS.len(), args.runs, |way| {
+            if way == 3 {
+                return algorithms::inclusive_scan_sum(&queue, &x, &mut y).map_err(Into::into);
+            }
+            let ev = algorithms::enqueue_scan_sum(&queue, &x, &mut y, ScanKind::Inclusive)?;
+            match way {
+                0 => ev.wait()?,
+                1 => cq::finish(q).map_err(ClError)?,
+                _ => {
+                    let mut last = [0f32];
+                    y.read_into(&queue, n - 1, &mut last)?;
+                    check(last[0] == n as f32, "read-last", last[0])?;
                 }
             }
-        }
-        let medians = times.iter_mut().map(|t| {
-            t.sort_by(f64::total_cmp);
-            format!("{:>11.1} µs", t[t.len() / 2] * 1e6)
-        });
-        println!("{n:>10} {}", medians.collect::<String>());
+            Ok(())
+        })?;
+        println!("{n:>10} {}", times);
+        check(y.read(&queue)?[n - 1] == n as f32, "scan", 0.0)?;
     }
     Ok(())
 }
 
-/// Reads `result[0]` after the reduce, the way `way` says.
-fn read(queue: &Queue, result: &Buffer<f32>, way: usize) -> AnyResult<f32> {
+fn check(ok: bool, what: &str, got: f32) -> AnyResult<()> {
+    ok.then_some(())
+        .ok_or_else(|| format!("{what}: wrong result {got}").into())
+}
+
+/// Medians of `runs` timed calls of `call(way)` per way, in interleaved blocks of 50 (each
+/// after 5 warm-up calls), formatted.
+fn interleaved(
+    ways: usize,
+    runs: usize,
+    mut call: impl FnMut(usize) -> AnyResult<()>,
+) -> AnyResult<String> {
+    let mut times = vec![Vec::new(); ways];
+    for _ in 0..runs.div_ceil(50) {
+        for (way, t) in times.iter_mut().enumerate() {
+            for i in 0..55 {
+                let start = Instant::now();
+                call(way)?;
+                if i >= 5 {
+                    t.push(start.elapsed().as_secs_f64());
+                }
+            }
+        }
+    }
+    Ok(times
+        .iter_mut()
+        .map(|t| {
+            t.sort_by(f64::total_cmp);
+            format!("{:>11.1} µs", t[t.len() / 2] * 1e6)
+        })
+        .collect())
+}
+
+/// Pinned host memory: a `CL_MEM_ALLOC_HOST_PTR` buffer, mapped once for the whole run.
+struct Pinned {
+    ptr: *mut f32,
+    _mem: opencl3::memory::Buffer<f32>,
+}
+
+impl Pinned {
+    fn new(queue: &Queue) -> AnyResult<Self> {
+        use opencl3::memory::{
+            Buffer as ClBuffer, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
+        };
+        let raw_ctx = queue.as_opencl3().context()?;
+        // SAFETY: no host pointer is passed; 1024 floats.
+        let mem = unsafe {
+            ClBuffer::<f32>::new(
+                opencl3::memory::create_buffer(
+                    raw_ctx,
+                    CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                    4096,
+                    std::ptr::null_mut(),
+                )
+                .map_err(ClError)?,
+            )
+        };
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: a blocking map of the whole live buffer; it stays mapped while `mem` lives.
+        let ev = unsafe {
+            cq::enqueue_map_buffer(
+                queue.as_opencl3().get(),
+                mem.get(),
+                CL_BLOCKING,
+                CL_MAP_READ | CL_MAP_WRITE,
+                0,
+                4096,
+                &mut ptr,
+                0,
+                std::ptr::null(),
+            )
+        }
+        .map_err(ClError)?;
+        drop(Event::new(ev));
+        Ok(Pinned {
+            ptr: ptr.cast(),
+            _mem: mem,
+        })
+    }
+}
+
+/// Reads `result[0]` after the reduce (`kernel`), the way `way` says.
+fn read(
+    queue: &Queue,
+    result: &Buffer<f32>,
+    pinned: &Pinned,
+    kernel: &clgroups::launch::Event,
+    way: usize,
+) -> AnyResult<f32> {
     let q = queue.as_opencl3().get();
     let mut v = 0f32;
-    let ptr = (&mut v as *mut f32).cast::<c_void>();
-    let blocking = if way <= 1 {
-        CL_BLOCKING
-    } else {
-        CL_NON_BLOCKING
-    };
-    if way == 0 {
-        // SAFETY: an empty wait list; the marker's event is released by `Event`.
-        let marker = Event::new(
-            unsafe { cq::enqueue_marker_with_wait_list(q, 0, std::ptr::null()) }
-                .map_err(ClError)?,
-        );
-        callback_wait(&marker)?;
+    match way {
+        0 => {
+            // SAFETY: an empty wait list; the marker's event is released by `Event`.
+            let marker = Event::new(
+                unsafe { cq::enqueue_marker_with_wait_list(q, 0, std::ptr::null()) }
+                    .map_err(ClError)?,
+            );
+            callback_wait(&marker)?;
+        }
+        5 => kernel.wait()?,
+        6 => cq::finish(q).map_err(ClError)?,
+        _ => {}
     }
-    // SAFETY: `v` outlives the read: every way below waits for the read's event before
+    let blocking = [0, 1, 5, 6].contains(&way);
+    let dst = if way == 3 || way == 4 {
+        pinned.ptr
+    } else {
+        &mut v as *mut f32
+    };
+    // SAFETY: `dst` outlives the read: every way below waits for the read's event before
     // returning (a blocking read returns when the data is there).
     let ev = Event::new(
         unsafe {
-            cq::enqueue_read_buffer(q, result.as_raw(), blocking, 0, 4, ptr, 0, std::ptr::null())
+            cq::enqueue_read_buffer(
+                q,
+                result.as_raw(),
+                if blocking {
+                    CL_BLOCKING
+                } else {
+                    CL_NON_BLOCKING
+                },
+                0,
+                4,
+                dst.cast::<c_void>(),
+                0,
+                std::ptr::null(),
+            )
         }
         .map_err(ClError)?,
     );
     match way {
-        0 | 1 => {}
-        2 => {
-            cq::flush(q).map_err(ClError)?;
-            callback_wait(&ev)?;
-        }
-        3 => {
+        2 | 3 => {
             cq::flush(q).map_err(ClError)?;
             while ev.command_execution_status()?.0 != CL_COMPLETE {
                 std::hint::spin_loop();
             }
         }
-        _ => ev.wait()?,
+        4 => ev.wait()?,
+        _ => {}
+    }
+    if way == 3 || way == 4 {
+        // SAFETY: the read into the pinned memory has completed.
+        v = unsafe { pinned.ptr.read_volatile() };
     }
     Ok(v)
 }
