@@ -12,7 +12,7 @@ use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use opencl3::event::CL_COMPLETE;
 use opencl3::kernel::Kernel as ClKernel;
-use opencl3::memory::{Buffer as ClBuffer, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
+use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
 use opencl3::types::{
     cl_command_queue, cl_device_id, cl_event, cl_int, cl_kernel_sub_group_info, cl_mem, CL_BLOCKING,
 };
@@ -158,6 +158,117 @@ pub fn read_staged<T: Pod + Default>(
             // Not enqueued: nothing writes `data`, so it is freed.
             drop(std::mem::ManuallyDrop::into_inner(data));
             Err(e)
+        }
+    }
+}
+
+/// Pinned host memory for small results: a `CL_MEM_ALLOC_HOST_PTR` buffer mapped once, so a
+/// read into it is a direct transfer (NVIDIA: no staging copy on a driver thread). One read
+/// at a time: [`Pinned::read`] enqueues it, [`Pinned::take`] hands the data out once its event
+/// has completed. Dropped while a read may still be pending, the memory is leaked rather than
+/// freed under the device.
+#[cfg_attr(not(feature = "algorithms"), allow(dead_code))] // used by `algorithms` only
+pub struct Pinned<T: Pod> {
+    mem: Option<ClBuffer<T>>,
+    ptr: *mut T,
+    len: usize,
+    pending: Option<Event>,
+}
+
+// SAFETY: `ptr` points into the mapped memory of `mem`, which the value owns; it is only
+// dereferenced through `&mut self`.
+unsafe impl<T: Pod> Send for Pinned<T> {}
+// SAFETY: no `&self` method touches the memory behind `ptr`.
+unsafe impl<T: Pod> Sync for Pinned<T> {}
+
+#[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
+impl<T: Pod> Pinned<T> {
+    /// `len` (≥ 1) elements, mapped through `q` (blocking).
+    pub fn new(ctx: &ClContext, q: &CommandQueue, len: usize) -> ClResult<Self> {
+        use opencl3::memory::{CL_MAP_READ, CL_MEM_ALLOC_HOST_PTR};
+        // SAFETY: no host pointer is passed; `len * size_of::<T>()` is a few bytes.
+        let mem = unsafe {
+            ClBuffer::<T>::create(
+                ctx,
+                CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                len,
+                ptr::null_mut(),
+            )?
+        };
+        let mut ptr = ptr::null_mut();
+        // SAFETY: a blocking map of the whole live buffer, with an empty wait list; the
+        // pointer stays valid while the buffer lives (it is never unmapped).
+        let ev = unsafe {
+            opencl3::command_queue::enqueue_map_buffer(
+                q.get(),
+                mem.get(),
+                CL_BLOCKING,
+                CL_MAP_READ,
+                0,
+                len * size_of::<T>(),
+                &mut ptr,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(ClError)?;
+        drop(Event::new(ev));
+        Ok(Pinned {
+            mem: Some(mem),
+            ptr: ptr.cast(),
+            len,
+            pending: None,
+        })
+    }
+
+    /// Enqueues a non-blocking read of the value's `len` elements of `src` from element
+    /// `offset` (the caller checked the bounds); returns its event.
+    pub fn read(&mut self, q: &CommandQueue, src: cl_mem, offset: usize) -> ClResult<&Event> {
+        if self.pending.is_some() {
+            return Err(ClError(opencl3::error_codes::CL_INVALID_OPERATION));
+        }
+        // SAFETY: the device writes `len` elements at `ptr` (mapped memory this value owns)
+        // until the event completes; nothing reads them before `take` has seen it complete,
+        // and the memory is leaked, not freed, if that never happens.
+        let ev = unsafe {
+            opencl3::command_queue::enqueue_read_buffer(
+                q.get(),
+                src,
+                opencl3::types::CL_NON_BLOCKING,
+                offset * size_of::<T>(),
+                self.len * size_of::<T>(),
+                self.ptr.cast(),
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(ClError)?;
+        Ok(self.pending.insert(Event::new(ev)))
+    }
+
+    /// Copies the last read's data into `out` (`len` elements) if it has completed; false
+    /// otherwise (the read stays pending).
+    pub fn take(&mut self, out: &mut [T]) -> ClResult<bool> {
+        let Some(ev) = &self.pending else {
+            return Ok(false);
+        };
+        if ev.command_execution_status()?.0 != CL_COMPLETE {
+            return Ok(false);
+        }
+        self.pending = None;
+        // SAFETY: the read has completed, so the device no longer writes the `len` elements
+        // at `ptr`; every bit pattern is a valid `T`.
+        let data = unsafe { std::slice::from_raw_parts(self.ptr, self.len) };
+        out.copy_from_slice(data);
+        Ok(true)
+    }
+}
+
+impl<T: Pod> Drop for Pinned<T> {
+    fn drop(&mut self) {
+        if self.pending.is_some() {
+            // A read may still write the mapped memory: never free it.
+            std::mem::forget(self.mem.take());
         }
     }
 }
