@@ -3,8 +3,9 @@
 //! (`double` where the device has `cl_khr_fp64`).
 //!
 //! Every call goes through the queue's cached state (kernels and buffers built on first use,
-//! kept while the queue lives): a blocking reduce is one launch and one read of the result, a
-//! blocking scan one to three launches and one wait. The `enqueue_*` forms return at once with
+//! kept while the queue lives): a blocking reduce is one launch and one read of the result
+//! into pinned host memory with one bounded wait, a blocking scan one to three launches and
+//! one wait. The `enqueue_*` forms return at once with
 //! an [`Event`]; their result stays on the device (later launches on the same in-order queue
 //! see it). The kernels follow the device ([`plan`]):
 //!
@@ -16,9 +17,9 @@
 //! * **Reduce, CPUs**: one work-item per work-group, each summing a contiguous run with 8-wide
 //!   vectors (the loop PoCL compiles to SIMD code); the last to finish adds the partials.
 //! * **Scan, NVIDIA** (32-bit types): a single pass with decoupled look-back: work-groups take
-//!   tiles of 8192 elements in the order they start (an atomic ticket), publish the tile's sum,
-//!   then add their predecessors' published sums, which needs forward progress only from
-//!   work-groups already running.
+//!   tiles of 8192 elements (32768 from 2^26 elements on) in the order they start (an atomic
+//!   ticket), publish the tile's sum, then add their predecessors' published sums, which
+//!   needs forward progress only from work-groups already running.
 //! * **Scan, CPUs**: run sums, then each run scanned from the sum of the runs before it, 8
 //!   elements at a time (two launches of one-work-item groups: no cross-group waiting, which
 //!   PoCL does not promise to make progress).

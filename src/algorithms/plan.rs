@@ -84,22 +84,12 @@ impl Tile {
     };
 
     /// Inputs from this many elements scan in [`Tile::LARGE`] tiles (at least 2048 of them).
-    pub const LARGE_FROM: usize = 1 << 26;
-
-    /// The tile for a scan of `n` elements, when no tile is forced.
     ///
     /// ```
-    /// use clgroups::algorithms::plan::Tile;
-    /// assert_eq!(Tile::for_len(1 << 20), Tile::DEFAULT);
-    /// assert_eq!(Tile::for_len(1 << 28), Tile::LARGE);
+    /// use clgroups::algorithms::plan::{self, Tile};
+    /// assert_eq!(plan::lookback(Tile::LARGE_FROM, Tile::LARGE).groups, 2048);
     /// ```
-    pub fn for_len(n: usize) -> Tile {
-        if n >= Self::LARGE_FROM {
-            Self::LARGE
-        } else {
-            Self::DEFAULT
-        }
-    }
+    pub const LARGE_FROM: usize = 1 << 26;
 
     /// Elements per tile.
     pub fn elements(&self) -> usize {
