@@ -163,10 +163,11 @@ pub fn read_staged<T: Pod + Default>(
 }
 
 /// Pinned host memory for small results: a `CL_MEM_ALLOC_HOST_PTR` buffer mapped once, so a
-/// read into it is a direct transfer (NVIDIA: no staging copy on a driver thread). One read
-/// at a time: [`Pinned::read`] enqueues it, [`Pinned::take`] hands the data out once its event
-/// has completed. Dropped while a read may still be pending, the memory is leaked rather than
-/// freed under the device.
+/// read into it is a direct transfer (NVIDIA: no staging copy on a driver thread). One command
+/// at a time, its event in [`Pinned::pending`]: the map (non-blocking, so that callers wait
+/// for it within their bound), then reads: [`Pinned::read`] enqueues one once the last command
+/// has completed, [`Pinned::take`] hands the data out once the read has. Dropped while a
+/// command may still be pending, the memory is leaked rather than freed under the device.
 #[cfg_attr(not(feature = "algorithms"), allow(dead_code))] // used by `algorithms` only
 pub struct Pinned<T: Pod> {
     mem: Option<ClBuffer<T>>,
@@ -183,7 +184,7 @@ unsafe impl<T: Pod> Sync for Pinned<T> {}
 
 #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
 impl<T: Pod> Pinned<T> {
-    /// `len` (≥ 1) elements, mapped through `q` (blocking).
+    /// `len` (≥ 1) elements, mapped through `q`: usable once [`Pinned::pending`] completes.
     pub fn new(ctx: &ClContext, q: &CommandQueue, len: usize) -> ClResult<Self> {
         use opencl3::memory::{CL_MAP_READ, CL_MEM_ALLOC_HOST_PTR};
         // SAFETY: no host pointer is passed; `len * size_of::<T>()` is a few bytes.
@@ -196,13 +197,14 @@ impl<T: Pod> Pinned<T> {
             )?
         };
         let mut ptr = ptr::null_mut();
-        // SAFETY: a blocking map of the whole live buffer, with an empty wait list; the
-        // pointer stays valid while the buffer lives (it is never unmapped).
+        // SAFETY: a map of the whole live buffer, with an empty wait list; the pointer is
+        // used only once the map has completed, and stays valid while the buffer lives (it is
+        // never unmapped).
         let ev = unsafe {
             opencl3::command_queue::enqueue_map_buffer(
                 q.get(),
                 mem.get(),
-                CL_BLOCKING,
+                opencl3::types::CL_NON_BLOCKING,
                 CL_MAP_READ,
                 0,
                 len * size_of::<T>(),
@@ -212,20 +214,26 @@ impl<T: Pod> Pinned<T> {
             )
         }
         .map_err(ClError)?;
-        drop(Event::new(ev));
         Ok(Pinned {
             mem: Some(mem),
             ptr: ptr.cast(),
             len,
-            pending: None,
+            pending: Some(Event::new(ev)),
         })
+    }
+
+    /// The event of the last command on the memory (the map, or the last read), if any.
+    pub fn pending(&self) -> Option<&Event> {
+        self.pending.as_ref()
     }
 
     /// Enqueues a non-blocking read of the value's `len` elements of `src` from element
     /// `offset` (the caller checked the bounds); returns its event.
     pub fn read(&mut self, q: &CommandQueue, src: cl_mem, offset: usize) -> ClResult<&Event> {
-        if self.pending.is_some() {
-            return Err(ClError(opencl3::error_codes::CL_INVALID_OPERATION));
+        if let Some(ev) = &self.pending {
+            if ev.command_execution_status()?.0 != CL_COMPLETE {
+                return Err(ClError(opencl3::error_codes::CL_INVALID_OPERATION));
+            }
         }
         // SAFETY: the device writes `len` elements at `ptr` (mapped memory this value owns)
         // until the event completes; nothing reads them before `take` has seen it complete,

@@ -86,9 +86,14 @@ impl<T: Element> State<T> {
             return Ok(v[0]);
         };
         let what = || format!("read of a reduce result on {}", queue.device());
+        // The first call waits for the memory's map (after the commands before it).
         let done = slot
-            .read(queue.raw(), result.as_raw(), 0)
-            .map_err(|e| Error::cl("clEnqueueReadBuffer", e.0, what()))
+            .pending()
+            .map_or(Ok(()), |ev| wait::event(ev, what))
+            .and_then(|()| {
+                slot.read(queue.raw(), result.as_raw(), 0)
+                    .map_err(|e| Error::cl("clEnqueueReadBuffer", e.0, what()))
+            })
             .and_then(|ev| wait::event(ev, what))
             .and_then(|()| {
                 slot.take(&mut v)
