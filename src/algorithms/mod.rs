@@ -5,9 +5,9 @@
 //! Every call goes through the queue's cached state (kernels and buffers built on first use,
 //! kept while the queue lives): a blocking reduce is one launch and one read of the result
 //! into pinned host memory with one bounded wait, a blocking scan one to three launches and
-//! one wait. The `enqueue_*` forms return at once with
-//! an [`Event`]; their result stays on the device (later launches on the same in-order queue
-//! see it). The kernels follow the device ([`plan`]):
+//! one wait. The `enqueue_*` forms return at once with an [`Event`]; their result stays on the
+//! device (later launches on the same in-order queue see it). The kernels follow the device
+//! ([`plan`]):
 //!
 //! * **Reduce, GPUs**: each work-group strides over the input with 4-wide vector loads into
 //!   four accumulators, reduces across the sub-group (`sg_reduce_*`) and across sub-groups
@@ -166,14 +166,13 @@ impl<T: Element> State<T> {
         }
         let nvidia = device.sub_groups().effective.shuffle_backend == ShuffleBackend::NvidiaPtx;
         let lookback = nvidia && size_of::<T>() == 4;
-        let tile = match std::env::var("CLGROUPS_SCAN_TILE") {
+        let forced = match std::env::var("CLGROUPS_SCAN_TILE") {
             Ok(v) => Some(plan::Tile::parse(&v).unwrap_or_else(|| {
                 log::warn!("CLGROUPS_SCAN_TILE={v:?} is not ROUNDS:LOCAL with ROUNDS × LOCAL / 32 a multiple of 32; using the default");
                 plan::Tile::DEFAULT
             })),
             Err(_) => None,
         };
-        let forced = tile;
         let tile = forced.unwrap_or(plan::Tile::DEFAULT);
         let program = build::<T>(queue, op, lookback, tile)?;
         let lookback_kernel = |program: &Program, tile: plan::Tile| -> Result<Option<Kernel>> {
