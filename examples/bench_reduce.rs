@@ -11,7 +11,8 @@
 //! and writes CSV (`--out x.csv`; `scripts/bench_reduce.py` compares it with NumPy, PyOpenCL or
 //! torch and plots it).
 //!
-//! `cargo run --release --example bench_reduce -- [--min-log2 K] [--max-log2 K] [--out FILE]`
+//! `cargo run --release --example bench_reduce -- [--min-log2 K] [--max-log2 K] [--runs N]
+//! [--scan-only] [--launches N] [--out FILE]`
 //! (sizes 2^16 .. 2^K floats; K defaults to 25 on CPUs, 28 on GPUs).
 
 #[path = "common/raw_cl.rs"]
@@ -37,9 +38,12 @@ struct Args {
     /// Tiny launches per path for the overhead comparison (at least 1000; 0 skips it).
     #[arg(long, default_value_t = 2000)]
     launches: usize,
-    /// Measure only the scan (for tuning `CLGROUPS_SCAN_TILE`).
+    /// Measure only the scan and the copy (for tuning `CLGROUPS_SCAN_TILE`).
     #[arg(long)]
     scan_only: bool,
+    /// Timed calls per measurement (default: at least 21, more for small inputs).
+    #[arg(long)]
+    runs: Option<usize>,
     /// Output file (CSV).
     #[arg(long)]
     out: Option<String>,
@@ -73,7 +77,7 @@ fn main() -> AnyResult<()> {
     );
     let mut rows = Vec::new();
     for log2 in args.min_log2..=max_log2 {
-        rows.extend(measure_size(&queue, 1 << log2, args.scan_only)?);
+        rows.extend(measure_size(&queue, 1 << log2, args.scan_only, args.runs)?);
     }
     if args.launches > 0 {
         rows.extend(launch_overhead(&queue, args.launches.max(1000))?);
@@ -146,7 +150,12 @@ fn check_scan(out: &Buffer<f32>, queue: &Queue, want: &[f32]) -> AnyResult<()> {
     }
 }
 
-fn measure_size(queue: &Queue, n: usize, scan_only: bool) -> AnyResult<Vec<Row>> {
+fn measure_size(
+    queue: &Queue,
+    n: usize,
+    scan_only: bool,
+    runs: Option<usize>,
+) -> AnyResult<Vec<Row>> {
     let data = input(n);
     let mut prefix = Vec::with_capacity(n);
     let mut acc = 0f32;
@@ -157,7 +166,7 @@ fn measure_size(queue: &Queue, n: usize, scan_only: bool) -> AnyResult<Vec<Row>>
     let x = Buffer::from_slice(queue, &data)?;
     let mut y = Buffer::<f32>::new(&queue, n)?;
     let mut one = Buffer::<f32>::new(&queue, 1)?;
-    let runs = runs_for(n);
+    let runs = runs.unwrap_or_else(|| runs_for(n));
     let (b, mut rows) = (4 * n, Vec::new());
     let check_sum = |got: f32| {
         (got == acc)
@@ -181,6 +190,10 @@ fn measure_size(queue: &Queue, n: usize, scan_only: bool) -> AnyResult<Vec<Row>>
     })?;
     rows.push(row("scan", "device", n, t, 2 * b));
 
+    let t = median_of(runs, || {
+        Ok(x.copy_to(queue, &mut y)?.duration()?.as_secs_f64())
+    })?;
+    rows.push(row("copy", "device", n, t, 2 * b));
     if scan_only {
         return Ok(rows);
     }
@@ -200,10 +213,6 @@ fn measure_size(queue: &Queue, n: usize, scan_only: bool) -> AnyResult<Vec<Row>>
 
     let t = median_of(runs, || Ok(wall(|| x.copy_to(queue, &mut y)?.wait())?.0))?;
     rows.push(row("copy", "wall", n, t, 2 * b));
-    let t = median_of(runs, || {
-        Ok(x.copy_to(queue, &mut y)?.duration()?.as_secs_f64())
-    })?;
-    rows.push(row("copy", "device", n, t, 2 * b));
     check_scan(&y, queue, &data)?;
 
     let local = algorithms::Reduction::<f32>::new(queue, ReduceOp::Sum)?

@@ -48,6 +48,11 @@ fn waits_end_with_a_timeout_error_naming_the_command() {
         .kernel("spin")
         .unwrap();
     let out = Buffer::<u32>::new(q.context(), 4).unwrap();
+    // Built and warm (kernels, pinned result memory) before the queue is blocked.
+    #[cfg(feature = "algorithms")]
+    let ones = Buffer::from_slice(&q, &[1u32; 5]).unwrap();
+    #[cfg(feature = "algorithms")]
+    assert_eq!(clgroups::algorithms::reduce_sum(&q, &ones).unwrap(), 5);
     // SAFETY: the kernel writes out[get_global_id(0)] for 4 work-items; `out` holds 4.
     let ev = unsafe {
         k.launch()
@@ -71,6 +76,14 @@ fn waits_end_with_a_timeout_error_naming_the_command() {
     let err = out.read(&q).unwrap_err();
     assert!(matches!(&err, Error::Timeout { .. }), "{err:?}");
 
+    // So does a blocking reduce, behind the kernel; it gives up its pinned result memory
+    // (leaked, as the read may still land there) and takes new memory on its next call.
+    #[cfg(feature = "algorithms")]
+    {
+        let err = clgroups::algorithms::reduce_sum(&q, &ones).unwrap_err();
+        assert!(matches!(&err, Error::Timeout { .. }), "{err:?}");
+    }
+
     // The kernel still finishes, with the right result.
     let give_up = Instant::now() + Duration::from_secs(300);
     loop {
@@ -83,6 +96,8 @@ fn waits_end_with_a_timeout_error_naming_the_command() {
     eprintln!("kernel finished after {:?}", start.elapsed());
     let want: Vec<u32> = (0..4).map(|i| lcg(i, STEPS)).collect();
     assert_eq!(out.read(&q).unwrap(), want);
+    #[cfg(feature = "algorithms")]
+    assert_eq!(clgroups::algorithms::reduce_sum(&q, &ones).unwrap(), 5);
 }
 
 #[test]

@@ -3,10 +3,11 @@
 //! (`double` where the device has `cl_khr_fp64`).
 //!
 //! Every call goes through the queue's cached state (kernels and buffers built on first use,
-//! kept while the queue lives): a blocking reduce is one launch and one read of the result, a
-//! blocking scan one to three launches and one wait. The `enqueue_*` forms return at once with
-//! an [`Event`]; their result stays on the device (later launches on the same in-order queue
-//! see it). The kernels follow the device ([`plan`]):
+//! kept while the queue lives): a blocking reduce is one launch and one read of the result
+//! into pinned host memory with one bounded wait, a blocking scan one to three launches and
+//! one wait. The `enqueue_*` forms return at once with an [`Event`]; their result stays on the
+//! device (later launches on the same in-order queue see it). The kernels follow the device
+//! ([`plan`]):
 //!
 //! * **Reduce, GPUs**: each work-group strides over the input with 4-wide vector loads into
 //!   four accumulators, reduces across the sub-group (`sg_reduce_*`) and across sub-groups
@@ -16,9 +17,9 @@
 //! * **Reduce, CPUs**: one work-item per work-group, each summing a contiguous run with 8-wide
 //!   vectors (the loop PoCL compiles to SIMD code); the last to finish adds the partials.
 //! * **Scan, NVIDIA** (32-bit types): a single pass with decoupled look-back: work-groups take
-//!   tiles of 8192 elements in the order they start (an atomic ticket), publish the tile's sum,
-//!   then add their predecessors' published sums, which needs forward progress only from
-//!   work-groups already running.
+//!   tiles of 8192 elements (32768 from 2^26 elements on) in the order they start (an atomic
+//!   ticket), publish the tile's sum, then add their predecessors' published sums, which
+//!   needs forward progress only from work-groups already running.
 //! * **Scan, CPUs**: run sums, then each run scanned from the sum of the runs before it, 8
 //!   elements at a time (two launches of one-work-item groups: no cross-group waiting, which
 //!   PoCL does not promise to make progress).
@@ -145,6 +146,9 @@ pub(crate) struct State<T: Element> {
     counters: Buffer<u32>,
     /// The blocking reduce's result.
     result: Buffer<T>,
+    /// Where the blocking reduce reads its result to (built on first use; `Err` where the
+    /// device has no pinned memory: `result` is read through [`Buffer::read_into`] then).
+    pinned: Option<std::result::Result<crate::ffi::Pinned<T>, ()>>,
     /// Look-back tile states (grows), and the epoch of the next launch (1 ..< 2^30).
     tiles: Option<Buffer<u64>>,
     epoch: u32,
@@ -162,27 +166,31 @@ impl<T: Element> State<T> {
         }
         let nvidia = device.sub_groups().effective.shuffle_backend == ShuffleBackend::NvidiaPtx;
         let lookback = nvidia && size_of::<T>() == 4;
-        let tile = match std::env::var("CLGROUPS_SCAN_TILE") {
-            Ok(v) => plan::Tile::parse(&v).unwrap_or_else(|| {
+        let forced = match std::env::var("CLGROUPS_SCAN_TILE") {
+            Ok(v) => Some(plan::Tile::parse(&v).unwrap_or_else(|| {
                 log::warn!("CLGROUPS_SCAN_TILE={v:?} is not ROUNDS:LOCAL with ROUNDS × LOCAL / 32 a multiple of 32; using the default");
                 plan::Tile::DEFAULT
-            }),
-            Err(_) => plan::Tile::DEFAULT,
+            })),
+            Err(_) => None,
         };
-        let options = format!(
-            "-DCLG_T={} -DCLG_OP={} -DCLG_ID={} -DCLG_LOOKBACK={} -DCLG_LB_LOCAL={} \
-             -DCLG_LB_ROUNDS={}",
-            T::CL_NAME,
-            op.code(),
-            op.identity::<T>(),
-            u8::from(lookback),
-            tile.local,
-            tile.rounds,
-        );
-        let program = Program::builder(SOURCE)
-            .file_name("clgroups/algorithms/reduce.cl")
-            .options(&options)
-            .build(queue)?;
+        let tile = forced.unwrap_or(plan::Tile::DEFAULT);
+        let program = build::<T>(queue, op, lookback, tile)?;
+        let lookback_kernel = |program: &Program, tile: plan::Tile| -> Result<Option<Kernel>> {
+            let k = program.kernel("clg_scan_lookback")?;
+            let fits = k.limits().max_work_group_size >= tile.local;
+            if !fits {
+                log::warn!("algorithms: look-back tile {tile:?} exceeds {k:?}'s work-group limit on {device}");
+            }
+            Ok(fits.then_some(k))
+        };
+        // Scans are sums: only their state needs the large tile's kernel.
+        let large = match lookback && forced.is_none() && op == ReduceOp::Sum {
+            true => lookback_kernel(
+                &build::<T>(queue, op, true, plan::Tile::LARGE)?,
+                plan::Tile::LARGE,
+            )?,
+            false => None,
+        };
         let k = Kernels {
             reduce: program.kernel("clg_reduce")?,
             reduce_seq: program.kernel("clg_reduce_seq")?,
@@ -190,16 +198,11 @@ impl<T: Element> State<T> {
             chunk_scan: program.kernel("clg_chunk_scan")?,
             scan_seq_sums: program.kernel("clg_scan_seq_sums")?,
             scan_seq: program.kernel("clg_scan_seq")?,
-            lookback: if lookback {
-                let k = program.kernel("clg_scan_lookback")?;
-                let fits = k.limits().max_work_group_size >= tile.local;
-                if !fits {
-                    log::warn!("algorithms: look-back tile {tile:?} exceeds {k:?}'s work-group limit on {device}; scans reduce-then-scan");
-                }
-                fits.then_some(k)
-            } else {
-                None
+            lookback: match lookback {
+                true => lookback_kernel(&program, tile)?,
+                false => None,
             },
+            large,
         };
         let limit = |k: &Kernel| k.limits().max_work_group_size;
         let max_wg = [&k.reduce, &k.chunk_reduce, &k.chunk_scan]
@@ -221,7 +224,10 @@ impl<T: Element> State<T> {
             compute_units: compute_units as usize,
             nvidia,
         };
-        log::debug!("algorithms: built {options} on {device}: {inputs:?}");
+        log::debug!(
+            "algorithms: built {} for {op:?} on {device}: {inputs:?}",
+            T::CL_NAME
+        );
         let mut counters = Buffer::new(queue.context(), 1)?;
         counters.fill(queue, 0)?;
         Ok(State {
@@ -231,12 +237,37 @@ impl<T: Element> State<T> {
             offsets: None,
             counters,
             result: Buffer::new(queue.context(), 1)?,
+            pinned: None,
             tiles: None,
             epoch: 1,
             tile,
             k,
         })
     }
+}
+
+/// The algorithms' program for `T` and `op`, look-back tiles of `tile`.
+fn build<T: Element>(
+    queue: &Queue,
+    op: ReduceOp,
+    lookback: bool,
+    tile: plan::Tile,
+) -> Result<Program> {
+    let options = format!(
+        "-DCLG_T={} -DCLG_OP={} -DCLG_ID={} -DCLG_LOOKBACK={} -DCLG_LB_LOCAL={} \
+         -DCLG_LB_ROUNDS={}",
+        T::CL_NAME,
+        op.code(),
+        op.identity::<T>(),
+        u8::from(lookback),
+        tile.local,
+        tile.rounds,
+    );
+    log::debug!("algorithms: building {options} on {}", queue.device());
+    Program::builder(SOURCE)
+        .file_name("clgroups/algorithms/reduce.cl")
+        .options(&options)
+        .build(queue)
 }
 
 /// The kernels of one program (one per element type and operation).
@@ -248,6 +279,9 @@ struct Kernels {
     scan_seq_sums: Kernel,
     scan_seq: Kernel,
     lookback: Option<Kernel>,
+    /// The look-back scan in [`plan::Tile::LARGE`] tiles, for inputs of at least
+    /// [`plan::Tile::LARGE_FROM`] (none where `CLGROUPS_SCAN_TILE` forces one tile).
+    large: Option<Kernel>,
 }
 
 /// `buf` if it holds at least `len` elements, else a new buffer of `len`.

@@ -75,6 +75,22 @@ impl Tile {
         local: 256,
     };
 
+    /// 32 rounds of 256 work-items (32768 elements), for inputs of at least
+    /// [`Tile::LARGE_FROM`] elements: on the H100 0.84 of copy bandwidth at 2^28 elements,
+    /// where [`Tile::DEFAULT`] reaches 0.80 (fewer, longer work-groups: less look-back).
+    pub const LARGE: Tile = Tile {
+        rounds: 32,
+        local: 256,
+    };
+
+    /// Inputs from this many elements scan in [`Tile::LARGE`] tiles (at least 2048 of them).
+    ///
+    /// ```
+    /// use clgroups::algorithms::plan::{self, Tile};
+    /// assert_eq!(plan::lookback(Tile::LARGE_FROM, Tile::LARGE).groups, 2048);
+    /// ```
+    pub const LARGE_FROM: usize = 1 << 26;
+
     /// Elements per tile.
     pub fn elements(&self) -> usize {
         4 * self.rounds * self.local

@@ -3,9 +3,10 @@
 use super::plan::{self, LaunchPlan, ReducePath};
 use super::{cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State};
 use crate::buffer::Buffer;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::launch::{Event, KernelArg};
 use crate::queue::Queue;
+use crate::{ffi, wait};
 use std::sync::{Arc, Mutex};
 
 impl<T: Element> State<T> {
@@ -69,6 +70,49 @@ impl<T: Element> State<T> {
     }
 }
 
+impl<T: Element> State<T> {
+    /// Reads `result[0]`: a direct transfer into pinned memory and one bounded wait where
+    /// the device has pinned memory, else [`Buffer::read_into`].
+    fn read_result(&mut self) -> Result<T> {
+        let mut v = [T::default()];
+        let (queue, result) = (&self.queue, &self.result);
+        let pinned = self.pinned.get_or_insert_with(|| {
+            ffi::Pinned::new(queue.context().raw(), queue.raw(), 1).map_err(|e| {
+                log::debug!("algorithms: no pinned memory on {} ({e}): results are read through a buffer read", queue.device());
+            })
+        });
+        let Ok(slot) = pinned else {
+            result.read_into(queue, 0, &mut v)?;
+            return Ok(v[0]);
+        };
+        let what = || format!("read of a reduce result on {}", queue.device());
+        // The first call waits for the memory's map (after the commands before it).
+        let done = slot
+            .pending()
+            .map_or(Ok(()), |ev| wait::event(ev, what))
+            .and_then(|()| {
+                slot.read(queue.raw(), result.as_raw(), 0)
+                    .map_err(|e| Error::cl("clEnqueueReadBuffer", e.0, what()))
+            })
+            .and_then(|ev| wait::event(ev, what))
+            .and_then(|()| {
+                slot.take(&mut v)
+                    .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))
+            });
+        match done {
+            Ok(true) => Ok(v[0]),
+            failed => {
+                // The read may still be pending: the slot is dropped, its memory leaked.
+                self.pinned = None;
+                failed.and(Err(Error::Timeout {
+                    command: what(),
+                    waited: wait::limit()?,
+                }))
+            }
+        }
+    }
+}
+
 /// Enqueues the reduction of `input` by `op` into `out[0]` and returns without waiting: the
 /// result stays on the device, where later launches on the same queue see it (or wait on the
 /// event). `input` and `out` may be dropped meanwhile (OpenCL keeps them until the launch ends).
@@ -90,11 +134,9 @@ pub fn reduce<T: Element>(queue: &Queue, input: &Buffer<T>, op: ReduceOp) -> Res
     same_context(queue, input, "reduce")?;
     let state = cache::state::<T>(queue, op)?;
     // Held until the read: calls on this queue from other threads would overwrite `result`.
-    let s = lock(&state);
+    let mut s = lock(&state);
     s.enqueue_reduce(input, &s.result)?;
-    let mut v = [T::default()];
-    s.result.read_into(queue, 0, &mut v)?;
-    Ok(v[0])
+    s.read_result()
 }
 
 /// The sum of `input`'s elements (see the module's accuracy note for floats).

@@ -30,9 +30,14 @@ impl<T: Element> State<T> {
         let n = input.len();
         let exclusive = i32::from(kind == ScanKind::Exclusive);
         let path = plan::scan_path(&self.inputs, size_of::<T>());
-        match (path, &self.k.lookback) {
-            (ScanPath::LookBack, Some(lookback)) => {
-                let p = plan::lookback(n, self.tile);
+        let lookback = match &self.k.large {
+            Some(large) if n >= plan::Tile::LARGE_FROM => Some((large, plan::Tile::LARGE)),
+            _ => self.k.lookback.as_ref().map(|k| (k, self.tile)),
+        };
+        match (path, lookback) {
+            (ScanPath::LookBack, Some((lookback, tile))) => {
+                log::debug!("algorithms: look-back scan of {n} in tiles of {tile:?}");
+                let p = plan::lookback(n, tile);
                 let tiles = u32::try_from(p.groups).map_err(|_| {
                     Error::input(format!("scan of {n} elements: more than 2^32 tiles"))
                 })?;
