@@ -772,3 +772,115 @@ fn checked_mode_keeps_correct_results() {
     let plain = in_child(name, &[("CLGROUPS_CHECKED", "0")], correct_kernels);
     assert_eq!(digest(&checked), digest(&plain));
 }
+
+const DIVERGENT_SRC: &str = r#"
+#include <clgroups/subgroup.h>
+kernel void in_if(global int *o, global const int *x) {
+    int v = x[get_global_id(0)];
+    if (get_local_id(0) < 5) v = sg_reduce_add(v);
+    o[get_global_id(0)] = v;
+}
+kernel void after_return(global int *o, global const int *x) {
+    if (get_global_id(0) % 64 >= 5) return;
+    o[get_global_id(0)] = sg_shuffle_down(x[get_global_id(0)], 1u);
+}
+kernel void in_id_loop(global int *o, global const int *x) {
+    uint lid = get_local_id(0);
+    int v = x[get_global_id(0)];
+    for (uint i = 0; i < lid % 4; ++i) v = sg_inclusive_scan_add(v);
+    o[get_global_id(0)] = v;
+}
+int lane0(int v) { if (sg_get_local_id() == 0) sg_barrier(); return sg_broadcast(v, 0u); }
+kernel void via_helper(global int *o, global const int *x) { o[get_global_id(0)] = lane0(x[get_global_id(0)]); }
+kernel void on_data(global int *o, global const int *x) {
+    int v = x[get_global_id(0)];
+    if (v > 0) v = sg_reduce_add(v);
+    for (int i = 0; i < (x[get_global_id(0)] & 3); ++i) v = sg_shuffle(v, 3u);
+    if (v < -400) { o[get_global_id(0)] = v; return; }
+    o[get_global_id(0)] = sg_reduce_max(v);
+}
+kernel void uniform(global int *o, global const int *x, int n) {
+    int v = x[get_global_id(0)];
+    if (n > 0) v = sg_reduce_add(v);
+    for (int i = 0; i < n; ++i) v = sg_shuffle_xor(v, 1u) + i;
+    if (get_local_id(0) == 0) o[get_global_id(0)] = 0;
+    o[get_global_id(0)] = v;
+}
+kernel void straight(global int *o, global const int *x, int n) {
+    int v = sg_reduce_add(x[get_global_id(0)]);
+    for (int i = 0; i < 3; ++i) v = sg_shuffle_xor(v, 1u) + i;
+    o[get_global_id(0)] = v;
+}
+"#;
+
+/// Sub-group collectives under work-item-dependent control flow (invalid: the layer's uniform
+/// control flow rule) never crash or hang the host. On the emulated backend, where PoCL 3.1
+/// hangs or segfaults for such barriers, the kernels are refused with a typed error naming the
+/// call; collectives under conditions on loaded values run and give unspecified values. On a
+/// native backend they are the driver's business: checked only that clgroups does not refuse
+/// them (they are not launched). Everywhere, uniform conditions build and run correctly.
+#[test]
+fn divergent_sub_group_calls_never_crash_the_host() {
+    in_child(
+        "divergent_sub_group_calls_never_crash_the_host",
+        &[],
+        || {
+            let q = common::queue();
+            let emulated = q.device().sub_groups().effective.shuffle_backend
+                == clgroups::device::ShuffleBackend::Emulated;
+            let p = Program::from_source(&q, DIVERGENT_SRC).unwrap();
+            let cases = [
+                (
+                    "in_if",
+                    "sg_reduce_add at line 5 under a condition on get_local_id at line 5",
+                ),
+                (
+                    "after_return",
+                    "sg_shuffle_down at line 10 under a condition on get_global_id at line 9",
+                ),
+                (
+                    "in_id_loop",
+                    "sg_inclusive_scan_add at line 15 under a condition on lid at line 15",
+                ),
+                (
+                    "via_helper",
+                    "`lane0` at line 19, with sg_barrier at line 18",
+                ),
+            ];
+            for (name, want) in cases {
+                match (p.kernel(name), emulated) {
+                    (Err(e @ Error::Unsupported { .. }), true) => {
+                        let text = e.to_string();
+                        assert!(text.contains(&format!("kernel `{name}` ({want}")), "{text}");
+                        println!("emulated: {name}: refused: {text}");
+                    }
+                    (Ok(_), false) => {
+                        println!("native: {name}: not refused (the driver's business)")
+                    }
+                    (r, _) => panic!("{name} (emulated: {emulated}): {:?}", r.map(|_| ())),
+                }
+            }
+            let xs: Vec<i32> = (0..256).map(|i| (i * 7919) % 1000 - 500).collect();
+            let x = Buffer::from_slice(&q, &xs).unwrap();
+            let l = LocalSize::Exact(Range::d1(64));
+            if emulated {
+                let o = poisoned(&q, 256);
+                let k = p.kernel("on_data").unwrap();
+                // SAFETY: in bounds; the collectives are divergent (unspecified values).
+                let ev = unsafe { k.launch().arg(&o).arg(&x).nd_range(256, l) };
+                ev.unwrap().wait().unwrap();
+                println!("emulated: on_data: ran (unspecified values)");
+            }
+            let run = |name: &str, n: i32| {
+                let o = poisoned(&q, 256);
+                let k = p.kernel(name).unwrap();
+                // SAFETY: every work-item writes its own element of 256.
+                let ev = unsafe { k.launch().arg(&o).arg(&x).arg(n).nd_range(256, l) };
+                ev.unwrap().wait().unwrap();
+                o.read(&q).unwrap()
+            };
+            assert_eq!(run("uniform", 3), run("straight", 3));
+            println!("uniform conditions: same results as straight-line code");
+        },
+    );
+}

@@ -41,6 +41,7 @@
 mod build;
 pub mod build_log;
 pub mod checked;
+mod divergence;
 mod headers;
 pub mod layer;
 mod lex;
@@ -258,6 +259,9 @@ struct ProgramInner {
     group_ids: bool,
     /// Whether a word of the source is a sub-group collective.
     sub_group_words: bool,
+    /// Kernels refused on the emulated backend: a collective under work-item-dependent control
+    /// flow ([`divergence`]), and where.
+    divergent: BTreeMap<String, String>,
 }
 
 impl Program {
@@ -320,13 +324,21 @@ impl Program {
         let device = queue.device();
         let (mut kernels, unscanned) = source::scan_for_build(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        let (layer, sub_groups) = match source::Scanned::new(&b.source) {
+        let emulated = device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated;
+        let (layer, sub_groups, divergent) = match source::Scanned::new(&b.source) {
             Ok(s) => (
                 layer::layer_users_on(&s, device),
                 layer::users(&s, layer::is_sub_group_collective),
+                match emulated {
+                    true => divergence::divergent_users(&s, layer::is_emulated_collective),
+                    false => BTreeMap::new(),
+                },
             ),
             Err(_) => Default::default(),
         };
+        for (k, why) in &divergent {
+            log::debug!("`{k}` is refused on the emulated backend: {why}");
+        }
         mark_duplicates(&mut kernels);
         let plans: BTreeMap<String, KernelPlan> = kernels
             .iter()
@@ -385,6 +397,7 @@ impl Program {
                     &b.source,
                     &["get_group_id", "get_num_groups"],
                 ),
+                divergent,
             }),
         })
     }
@@ -405,6 +418,16 @@ impl Program {
             return Err(Error::NoSuchKernel {
                 kernel: name.to_string(),
                 available: self.kernel_names(),
+            });
+        }
+        if let Some(why) = self.inner.divergent.get(name) {
+            return Err(Error::Unsupported {
+                device: self.device().to_string(),
+                what: format!("kernel `{name}` ({why})"),
+                missing: "native sub-groups: the emulated ones are work-group barriers, which \
+                    every work-item must reach (make the condition uniform, or compute the \
+                    collective unconditionally)"
+                    .into(),
             });
         }
         let unscanned;
