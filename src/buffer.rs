@@ -56,7 +56,7 @@ scalar! {
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 pub struct Buffer<T: Scalar> {
-    raw: ClBuffer<T>,
+    raw: crate::ffi::Owned<ClBuffer<T>>,
     len: usize,
     /// Elements of the checked-mode guard region after `len` (0 outside checked mode).
     guard: usize,

@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::ffi::{ClProgram, Owned};
 use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::program::{KernelPlan, Program, ResolvedSize, SubGroupSize};
@@ -13,7 +14,6 @@ use opencl3::kernel::{
     CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, CL_KERNEL_MAX_NUM_SUB_GROUPS,
     CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
 };
-use opencl3::program::Program as ClProgram;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// `CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL`.
@@ -95,9 +95,9 @@ pub struct Kernel {
 struct KernelInner {
     name: String,
     program: Program,
-    raw: Mutex<ClKernel>,
+    raw: Mutex<Owned<ClKernel>>,
     /// The rounded and sized variants, or why the kernel is not rounded.
-    rounded: std::result::Result<[Mutex<ClKernel>; 2], String>,
+    rounded: std::result::Result<[Mutex<Owned<ClKernel>>; 2], String>,
     /// The checked variant (whose rounded and sized variants are checked too), or why none.
     checked: std::result::Result<Checked, String>,
     size: ResolvedSize,
@@ -117,7 +117,7 @@ struct KernelInner {
 
 /// A kernel's single-device checked variant ([`crate::program::checked`]).
 struct Checked {
-    raw: Mutex<ClKernel>,
+    raw: Mutex<Owned<ClKernel>>,
     /// `(index, name)` of the pointer parameters it checks.
     pointers: Vec<(usize, String)>,
 }
@@ -137,10 +137,12 @@ impl Kernel {
             let ctx = format!("kernel `{name}` on {dev}");
             move |e: opencl3::error_codes::ClError| Error::cl(call, e.0, ctx.clone())
         };
-        let raw = ClKernel::create(build, name).map_err(err("clCreateKernel"))?;
+        let raw = ClKernel::create(build, name)
+            .map(Owned::new)
+            .map_err(err("clCreateKernel"))?;
         let variant = |p: &ClProgram, n: String| {
             ClKernel::create(p, &n)
-                .map(Mutex::new)
+                .map(|k| Mutex::new(Owned::new(k)))
                 .map_err(|e| format!("no variant `{n}` ({e})"))
         };
         let rounded = rounded.and_then(|p| {
@@ -352,7 +354,7 @@ impl Kernel {
             .map_err(String::as_str)
     }
 
-    pub(crate) fn raw(&self) -> MutexGuard<'_, ClKernel> {
+    pub(crate) fn raw(&self) -> MutexGuard<'_, Owned<ClKernel>> {
         self.inner.raw.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -368,7 +370,7 @@ impl Kernel {
 
     /// The kernel that runs a piece of a launch (`None`: no such variant); checked variants
     /// where the kernel has them.
-    pub(crate) fn raw_variant(&self, v: Variant) -> Option<MutexGuard<'_, ClKernel>> {
+    pub(crate) fn raw_variant(&self, v: Variant) -> Option<MutexGuard<'_, Owned<ClKernel>>> {
         let m = match (v, &self.inner.rounded) {
             (Variant::Original, _) => match &self.inner.checked {
                 Ok(c) => &c.raw,

@@ -20,13 +20,17 @@ use std::time::Duration;
 /// ```
 #[derive(Debug)]
 pub struct Event {
-    pub(super) raw: Vec<opencl3::event::Event>,
+    pub(super) raw: Vec<crate::ffi::Owned<opencl3::event::Event>>,
     pub(super) device: Device,
     pub(super) kernel: Option<Kernel>,
 }
 
 impl Event {
-    pub(crate) fn new(raw: opencl3::event::Event, device: Device, kernel: Option<Kernel>) -> Self {
+    pub(crate) fn new(
+        raw: crate::ffi::Owned<opencl3::event::Event>,
+        device: Device,
+        kernel: Option<Kernel>,
+    ) -> Self {
         Event {
             raw: vec![raw],
             device,

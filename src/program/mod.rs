@@ -54,12 +54,12 @@ pub use source::SubGroupSizeAttr as SubGroupSize;
 
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
+use crate::ffi::ClProgram;
 use crate::kernel::Kernel;
 use crate::plan::rounding::RoundingConfig;
 use crate::queue::Queue;
 pub(crate) use build::KernelPlan;
 use build::{build_with_fallbacks, driver_kernel_names, mark_duplicates};
-use opencl3::program::Program as ClProgram;
 use source::KernelDecl;
 use std::collections::BTreeMap;
 use std::sync::Arc;
