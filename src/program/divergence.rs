@@ -108,14 +108,15 @@ fn first_divergent_call(
         })
 }
 
-/// The first token of `range` in `tainted`, outside subscripts (a value loaded from memory is
-/// data, even at a work-item's own index).
+/// The first token of `range` in `tainted`, outside subscripts and not subscripted (a value
+/// loaded from memory is data, even at a work-item's own index).
 fn id_word(s: &Scanned<'_>, range: (usize, usize), tainted: &BTreeSet<&str>) -> Option<usize> {
     let mut t = range.0;
     while t < range.1 {
         match s.text(t) {
             "[" => t = s.partner(t),
-            w if tainted.contains(w) => return Some(t),
+            // An array element is memory: data, whatever its index.
+            w if tainted.contains(w) && s.text(t + 1) != "[" => return Some(t),
             _ => {}
         }
         t += 1;
@@ -124,7 +125,7 @@ fn id_word(s: &Scanned<'_>, range: (usize, usize), tainted: &BTreeSet<&str>) -> 
 }
 
 /// `ID_WORDS` and the variables of `body` assigned from expressions that mention one,
-/// transitively.
+/// transitively (stores to memory, `a[i] = ..`, are not followed).
 fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
     let mut tainted: BTreeSet<&str> = ID_WORDS.iter().copied().collect();
     loop {
@@ -143,9 +144,6 @@ fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str>
             ) {
                 target -= 1;
             }
-            if s.text(target) == "]" {
-                target = s.partner(target).saturating_sub(1);
-            }
             // The expression: up to `;`, or `,` / `)` outside its own parentheses.
             let (mut t, mut depth) = (j + 1, 0);
             while t < body.1 {
@@ -159,7 +157,8 @@ fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str>
                 }
                 t += 1;
             }
-            if id_word(s, (j + 1, t), &tainted).is_some() {
+            let variable = s.tokens[target].kind == super::lex::Kind::Ident;
+            if variable && id_word(s, (j + 1, t), &tainted).is_some() {
                 tainted.insert(s.text(target));
             }
         }
@@ -285,7 +284,8 @@ kernel void a(global int *o, int n) { int v = o[get_global_id(0)]; if (n > 0) v 
     o[get_global_id(0)] = v; }
 kernel void b(global int *o) { int v = o[get_global_id(0)]; if (v > 0) v = sg_reduce_add(v);
     while (v > 3) v = sg_shuffle_down(v, 1u) - 1; for (int i = 0; i < (o[get_local_id(0)] & 3); ++i) sg_barrier(); if (sg_any(v == get_local_id(0))) o[0] = 1; }
-kernel void c(global int *o) { uint lid = get_local_id(0); if (lid == 0) o[0] = 1;
+kernel void c(global int *o, local int *t) { uint lid = get_local_id(0); if (lid == 0) o[0] = 1;
+    t[lid] = lid; barrier(CLK_LOCAL_MEM_FENCE); if (t[0] == 0) o[2] = sg_reduce_min(1);
     o[1] = sg_reduce_add(lid); }
 ";
         assert!(flagged(src).is_empty(), "{:#?}", flagged(src));
