@@ -582,6 +582,12 @@ kernel void shifted(global int *o, global const int *x, int by) {
     o[get_global_id(0)] = x[(long)get_global_id(0) + by];
 }
 kernel void via_pointer(global int *o) { *(o + get_global_id(0)) = 1; }
+void put(global int *p, size_t i) { p[i] = 1; }
+kernel void via_helper(global int *o) { put(o, get_global_id(0)); }
+kernel void vectors(global int *o, global const int *x, int by) {
+    vstore4(vload4(get_global_id(0), x) + 1, get_global_id(0) + by, o);
+}
+kernel void behind(global int *o, global const int *x, int by) { *(o - by) = *x + *(x + 1); }
 #define MAKE(name) kernel void name(global int *o) { o[get_global_id(0)] = 1; }
 MAKE(made_by_macro)
 "#;
@@ -652,9 +658,35 @@ fn checked_mode_catches_far_writes_reads_and_negative_indices() {
             // SAFETY: reads x[-1]: redirected by checked mode.
             let r = unsafe { shifted.launch().arg(&out).arg(&x).arg(-1).range(100) };
             assert_eq!(out_of_bounds(r), (1, "x".into(), -1, 100));
-            // Pointer arithmetic is not instrumented: the guard region sees the write.
+            // A dereference of pointer arithmetic is instrumented too.
             let via = p.kernel("via_pointer").unwrap();
             let w = poisoned(&q, 100);
+            // SAFETY: 50 writes past the end: redirected by checked mode.
+            let r = unsafe { via.launch().arg(&w).range(150) };
+            let (arg, name, index, len) = out_of_bounds(r);
+            assert!((arg, name.as_str(), len) == (0, "o", 100) && (100..150).contains(&index));
+            untouched(&q, &next);
+            // vload4 / vstore4 count 4 elements per offset: o[100..104] is out of bounds.
+            let vectors = p.kernel("vectors").unwrap();
+            let v = poisoned(&q, 100);
+            // SAFETY: writes o[4*(gid+1)..] up to element 103: redirected by checked mode.
+            let r = unsafe { vectors.launch().arg(&v).arg(&x).arg(1).range(25) };
+            assert_eq!(out_of_bounds(r), (0, "o".into(), 100, 100));
+            assert_eq!(v.read(&q).unwrap()[4..8], [1, 2, 3, 4]);
+            // SAFETY: reads x[100..104] (x holds 100): redirected by checked mode.
+            let r = unsafe { vectors.launch().arg(&v).arg(&x).arg(0).range(26) };
+            assert_eq!(out_of_bounds(r), (1, "x".into(), 100, 100));
+            // *p and *(p - e): before the start of `o`.
+            let behind = p.kernel("behind").unwrap();
+            // SAFETY: writes o[-3]: redirected by checked mode.
+            let r = unsafe { behind.launch().arg(&v).arg(&x).arg(3).range(1) };
+            assert_eq!(out_of_bounds(r), (0, "o".into(), -3, 100));
+            // SAFETY: in bounds.
+            unsafe { behind.launch().arg(&v).arg(&x).arg(0).range(1) }.unwrap();
+            assert_eq!(v.read(&q).unwrap()[0], 1);
+            // A pointer passed to a helper function is not instrumented (RUST_LOG=debug says
+            // so): the guard region sees the write.
+            let via = p.kernel("via_helper").unwrap();
             // SAFETY: 50 writes past the end, inside the guard (64 KiB).
             match unsafe { via.launch().arg(&w).range(150) } {
                 Err(
@@ -700,6 +732,12 @@ kernel void saxpy(global float *y, constant float *x, float a) {
     y[i] = a * x[i] + y[i];
 }
 kernel void twice4(global float4 *v) { v[get_global_id(0)] *= 2.0f; }
+kernel void vectors(global float *v) {
+    size_t i = get_global_id(0);
+    vstore4(vload4(i, v) + 1.0f, i, v);
+    *(v + 4 * i) *= 3.0f;
+    if (i == 0) *v += 0.5f;
+}
 kernel void tile(global int *o, global const int *x, local int *t) {
     t[get_local_id(0)] = x[get_global_id(0)];
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -711,7 +749,7 @@ kernel void sums(global int *o, global const int *x) {
 "#;
 
 /// Runs correct kernels (rounded plain ranges, a constant pointer, a vector view of a scalar
-/// buffer, local memory, the sub-group layer) and prints a digest of their results.
+/// buffer, vload/vstore and dereferences, local memory, the sub-group layer) and prints a digest of their results.
 fn correct_kernels() {
     let _ = env_logger::builder().is_test(true).try_init();
     let q = common::queue();
@@ -738,6 +776,7 @@ fn correct_kernels() {
             .range(n)
             .unwrap();
         k("twice4").launch().arg(&v).range(100).unwrap();
+        k("vectors").launch().arg(&v).range(100).unwrap();
         let tile = k("tile");
         let tile = tile.launch().arg(&o1).arg(&ints).arg(Local::<i32>::new(64));
         tile.nd_range(256, l).unwrap();

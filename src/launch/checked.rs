@@ -5,7 +5,8 @@
 //! 1. **Instrumented kernels.** Programs get a checked variant of every kernel the scanner can
 //!    rewrite ([`crate::program::checked`]), and every [`Launch::nd_range`](super::Launch::nd_range)
 //!    and [`Launch::range`](super::Launch::range) piece (rounded, sized, bulk + tail, required
-//!    work-groups) runs it: every `p[index]` of a `global` or `constant` pointer parameter is
+//!    work-groups) runs it: every `p[index]`, `*p`, `*(p + e)`, `*(p - e)`, `vloadN(off, p)`
+//!    and `vstoreN(v, off, p)` of a `global` or `constant` pointer parameter is
 //!    compared with the buffer's length (in the kernel's element type: a `float4*` over a
 //!    `Buffer<f32>` of 400 holds 100), reads and writes alike, negative indices included. An
 //!    index out of bounds is redirected to the element right after the end (in the guard
@@ -17,13 +18,14 @@
 //!    a guard after its elements (at least 64 KiB, and at least the buffer's own size) filled
 //!    with a canary byte; after each launch clgroups compares the guard of every buffer
 //!    argument with the canary, reports the first changed element and restores the canary.
-//!    This catches writes just past the end made through pointer arithmetic (`*(p + i)`),
-//!    `vstore`, helper functions receiving `p`, and macros that subscript their arguments; and
-//!    all writes of kernels that are not instrumented (made by macros, defined twice under
+//!    This catches writes just past the end made through the uses of `p` the rewriter leaves
+//!    alone (`RUST_LOG=debug` names each one): pointer arithmetic kept in a variable (`q = p + i`,
+//!    `p++`), casts, helper functions receiving `p`, and macros that subscript their arguments;
+//!    and all writes of kernels that are not instrumented (made by macros, defined twice under
 //!    `#if`, or a checked build the compiler refused: `RUST_LOG=debug` says why).
 //!
-//! Not caught: reads through pointer arithmetic, `vload` or helpers; writes through them
-//! further past the end than the guard, before the start, or of the canary's own bit pattern;
+//! Not caught: reads through those uses; writes through them further past the end than the
+//! guard, before the start, or of the canary's own bit pattern;
 //! local memory; a pointer parameter whose name the body declares again (`{ int x[4]; ... }`),
 //! which is left unchecked. Sub-buffers (the chunks
 //! of a [`ColoredBuffer`](crate::scaling::ColoredBuffer) in shared placement) have no guard:
