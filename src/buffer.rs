@@ -60,12 +60,15 @@ pub struct Buffer<T: Scalar> {
     len: usize,
     /// Elements of the checked-mode guard region after `len` (0 outside checked mode).
     guard: usize,
+    /// In checked mode, the whole allocation: a guard of [`checked::FRONT_GUARD_BYTES`], then
+    /// `raw` (a sub-buffer of it).
+    whole: Option<crate::ffi::Owned<ClBuffer<T>>>,
     context: Context,
 }
 
 impl<T: Scalar> Buffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements. In
-    /// [checked mode](crate::launch::checked) it has a guard region after its elements.
+    /// [checked mode](crate::launch::checked) it has guard regions before and after its elements.
     ///
     /// ```
     /// # use clgroups::prelude::*;
@@ -80,8 +83,12 @@ impl<T: Scalar> Buffer<T> {
             return Err(Error::input("a buffer needs at least one element"));
         }
         let guard = checked::guard_len(len, size_of::<T>());
+        let front = match guard {
+            0 => 0,
+            _ => checked::FRONT_GUARD_BYTES / size_of::<T>(),
+        };
         let total = len
-            .checked_add(guard)
+            .checked_add(guard + front)
             .filter(|n| n.checked_mul(size_of::<T>()).is_some())
             .ok_or_else(|| Error::input(format!("a buffer of {len} x {} overflows", T::CL_NAME)))?;
         let raw = match guard {
@@ -99,10 +106,24 @@ impl<T: Scalar> Buffer<T> {
                 ),
             )
         })?;
+        let (raw, whole) = match front {
+            0 => (raw, None),
+            _ => {
+                let view = ffi::create_sub_buffer(&raw, front, len + guard).map_err(|e| {
+                    Error::cl(
+                        "clCreateSubBuffer",
+                        e.0,
+                        "checked mode: a buffer after its front guard",
+                    )
+                })?;
+                (view, Some(raw))
+            }
+        };
         Ok(Buffer {
             raw,
             len,
             guard,
+            whole,
             context: context.clone(),
         })
     }
@@ -126,7 +147,12 @@ impl<T: Scalar> Buffer<T> {
     /// A sub-buffer viewing elements `[origin, origin + len)` of `self` (same memory).
     #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn sub_buffer(&self, origin: usize, len: usize) -> Result<Self> {
-        let raw = ffi::create_sub_buffer(&self.raw, origin, len).map_err(|e| {
+        // (A sub-buffer of a sub-buffer is not allowed: in checked mode `raw` is one.)
+        let raw = match &self.whole {
+            Some(whole) => ffi::create_sub_buffer(whole, origin + self.front_len(), len),
+            None => ffi::create_sub_buffer(&self.raw, origin, len),
+        }
+        .map_err(|e| {
             Error::cl(
                 "clCreateSubBuffer",
                 e.0,
@@ -137,6 +163,7 @@ impl<T: Scalar> Buffer<T> {
             raw,
             len,
             guard: 0,
+            whole: None,
             context: self.context.clone(),
         })
     }
@@ -299,6 +326,19 @@ impl<T: Scalar> Buffer<T> {
     /// Elements of the checked-mode guard region after the buffer's own.
     pub(crate) fn guard_len(&self) -> usize {
         self.guard
+    }
+
+    /// Elements of the checked-mode guard region before the buffer's own (0 without one).
+    pub(crate) fn front_len(&self) -> usize {
+        match self.whole {
+            Some(_) => checked::FRONT_GUARD_BYTES / size_of::<T>(),
+            None => 0,
+        }
+    }
+
+    /// The whole allocation in checked mode (front guard, elements, guard).
+    pub(crate) fn whole_raw(&self) -> Option<cl_mem> {
+        self.whole.as_ref().map(|w| w.get())
     }
 
     /// The raw memory object (valid while `self` lives).

@@ -584,6 +584,7 @@ kernel void shifted(global int *o, global const int *x, int by) {
 kernel void via_pointer(global int *o) { *(o + get_global_id(0)) = 1; }
 void put(global int *p, size_t i) { p[i] = 1; }
 kernel void via_helper(global int *o) { put(o, get_global_id(0)); }
+kernel void at_helper(global int *o, int at) { put(o, (size_t)(long)at); }
 kernel void vectors(global int *o, global const int *x, int by) {
     vstore4(vload4(get_global_id(0), x) + 1, get_global_id(0) + by, o);
 }
@@ -701,6 +702,22 @@ fn checked_mode_catches_far_writes_reads_and_negative_indices() {
                     "want OutOfBounds from the guard, got {:?}",
                     other.map(|_| ())
                 ),
+            }
+            // Before the start, through the helper: the guard before the buffer sees it.
+            let at = p.kernel("at_helper").unwrap();
+            // SAFETY: writes o[-5], inside the front guard (64 KiB).
+            match unsafe { at.launch().arg(&w).arg(-5).range(1) } {
+                Err(
+                    e @ Error::OutOfBounds {
+                        argument: 0,
+                        index: -5,
+                        global_id: None,
+                        ..
+                    },
+                ) => {
+                    println!("{e}")
+                }
+                other => panic!("want OutOfBounds at -5, got {:?}", other.map(|_| ())),
             }
             // So is a kernel the scanner cannot rewrite (made by a macro): no checked variant.
             let made = p.kernel("made_by_macro").unwrap();
