@@ -7,7 +7,7 @@
 //! `if (get_local_id(0) < 5) barrier(..)` hangs, a loop of `get_local_id(0) % 4` barriers or an
 //! early `return` on `get_global_id(0) % 64 >= 5` segfaults; the same shapes on a value loaded from
 //! memory return wrong values). So, on that backend only, a kernel is refused when the scanner sees
-//! a collective — or a call of a function that uses one — inside an `if`/`for`/`while`/`do`/
+//! a collective — or a call of a function or macro that uses one — inside an `if`/`for`/`while`/`do`/
 //! `switch` whose condition mentions a work-item id ([`ID_WORDS`], or a variable assigned from
 //! one), or after a `return`/`break`/`continue` under such a condition. Conditions on kernel
 //! arguments, loop counters over uniform bounds and values loaded from memory are not refused.
@@ -38,10 +38,11 @@ pub(crate) fn divergent_users(
     collective: fn(&str) -> bool,
 ) -> std::collections::BTreeMap<String, String> {
     let users = super::layer::users(s, collective);
+    let macros = super::layer::macro_users(s, collective);
+    let uses = |w: &str| collective(w) || users.contains(w) || macros.contains(w);
     let mut out = std::collections::BTreeMap::new();
     for f in &s.functions {
-        if let Some(why) = first_divergent_call(s, f.body, &|w| collective(w) || users.contains(w))
-        {
+        if let Some(why) = first_divergent_call(s, f.body, &uses) {
             out.insert(f.name.clone(), why);
         }
     }
@@ -257,12 +258,14 @@ kernel void d(global int *o) { o[0] = helper(1); }
 kernel void e(global int *o) { while (1) { if (get_local_id(0) == 3) break; sg_barrier(); } }
 kernel void f(global int *o) { int v = 0; do { v = sg_reduce_add(v); } while (v < get_local_id(0)); }
 kernel void g(global int *o) { int v = 0; if (get_local_id(0)) { v = 1; } else v = sg_reduce_max(v); }
+#define SUM(x) sg_reduce_add(x)
+kernel void h(global int *o) { switch (get_local_id(0)) { case 0: o[0] = SUM(1); } }
 ";
         let got = flagged(src);
         let names: Vec<&str> = got.iter().map(|l| l.split(':').next().unwrap()).collect();
         assert_eq!(
             names,
-            ["a", "b", "c", "d", "e", "f", "g", "helper"],
+            ["a", "b", "c", "d", "e", "f", "g", "h", "helper"],
             "{got:#?}"
         );
         let want = "sg_reduce_add at line 2 under a condition on get_local_id at line 2";

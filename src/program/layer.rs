@@ -121,7 +121,7 @@ pub(crate) fn users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<Strin
 }
 
 /// Macros whose replacement has a word accepted by `direct`, transitively.
-fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
+pub(crate) fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
     let mut users: BTreeSet<String> = BTreeSet::new();
     loop {
         let before = users.len();
