@@ -19,15 +19,19 @@
 use crate::program::source::Scanned;
 use std::collections::BTreeSet;
 
-/// Functions whose value differs between the work-items of a work-group.
+/// Functions whose value differs between the work-items of a work-group (a sub-group's id
+/// too: the rule is per work-group).
 pub const ID_WORDS: &[&str] = &[
     "get_local_id",
     "get_global_id",
     "get_local_linear_id",
     "get_global_linear_id",
     "get_sub_group_local_id",
+    "get_sub_group_id",
     "sg_get_local_id",
     "sg_get_local_linear_id",
+    "sg_get_group_id",
+    "sg_get_group_linear_id",
 ];
 
 /// For each function of `s` that reaches a collective under work-item-dependent control flow
@@ -260,12 +264,13 @@ kernel void f(global int *o) { int v = 0; do { v = sg_reduce_add(v); } while (v 
 kernel void g(global int *o) { int v = 0; if (get_local_id(0)) { v = 1; } else v = sg_reduce_max(v); }
 #define SUM(x) sg_reduce_add(x)
 kernel void h(global int *o) { switch (get_local_id(0)) { case 0: o[0] = SUM(1); } }
+kernel void i(global int *o) { if (get_sub_group_id() > 0) o[0] = sub_group_reduce_add(1); }
 ";
         let got = flagged(src);
         let names: Vec<&str> = got.iter().map(|l| l.split(':').next().unwrap()).collect();
         assert_eq!(
             names,
-            ["a", "b", "c", "d", "e", "f", "g", "h", "helper"],
+            ["a", "b", "c", "d", "e", "f", "g", "h", "helper", "i"],
             "{got:#?}"
         );
         let want = "sg_reduce_add at line 2 under a condition on get_local_id at line 2";

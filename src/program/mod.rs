@@ -402,7 +402,10 @@ impl Program {
         })
     }
 
-    /// The kernel called `name`.
+    /// The kernel called `name`. On the `emulated` backend, a kernel with a sub-group
+    /// collective under control flow that depends on a work-item id is refused with
+    /// [`Error::Unsupported`] naming the call and the condition (the
+    /// [uniform control-flow rule](crate::opencl_c); PoCL 3.1 would hang or crash).
     ///
     /// ```
     /// # use clgroups::prelude::*;
