@@ -83,10 +83,10 @@ macro_rules! release_handle {
         impl Release for $t {
             const CALL: &'static str = $call;
             unsafe fn release(this: &mut ManuallyDrop<Self>) -> Result<(), cl_int> {
-                // SAFETY: the handle is live (it came from a successful creation) and `this`
-                // holds one reference on it, given up here once (the caller's contract); the
-                // opencl3 value holds no other resource (its fields are the handle and plain
-                // data), so skipping its `Drop` leaks nothing.
+                // SAFETY: gives up the reference `this` holds, once (the caller's contract),
+                // exactly as opencl3's own `Drop` would; the opencl3 value holds no other
+                // resource (its fields are the handle and plain data), so skipping its `Drop`
+                // leaks nothing. (An invalid handle, e.g. null, is reported as CL_INVALID_*.)
                 unsafe { $f(this.get()) }
             }
         }
@@ -123,7 +123,8 @@ macro_rules! release_retained {
             const CALL: &'static str = $call;
             unsafe fn release(this: &mut ManuallyDrop<Self>) -> Result<(), cl_int> {
                 let handle = this.get();
-                // SAFETY: the handle is live: `this` still holds its reference.
+                // SAFETY: `this` still holds its reference (an invalid handle, e.g. null, is
+                // reported as CL_INVALID_*).
                 unsafe { $retain(handle) }?;
                 // SAFETY: dropped once (the caller's contract); its release undoes the retain.
                 unsafe { ManuallyDrop::drop(this) };

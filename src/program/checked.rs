@@ -8,7 +8,7 @@
 //! index): an index outside `[lo, hi)` is replaced by `spare` (an element the access may
 //! touch harmlessly) and the first such access is recorded in `clg_check` ([`CHECK_WORDS`]
 //! `uint`s: a flag, the parameter, the index, the work-item's global id, `hi`). So are `*p` (as
-//! `p[0]`), `*(p + e)` and `*(p - e)` (as `p[e]`, `p[-e]`), and `vloadN(off, p)` /
+//! `p[0]`), `*(p + e)` and `*(p - e)` (as `p[e]`, `p[-e]`: `p - a + b` as `p[-a + b]`), and `vloadN(off, p)` /
 //! `vstoreN(v, off, p)` (elements `off * N .. off * N + N`, `clg_checked_vindex`). Other uses
 //! of `p` are not checked, and `RUST_LOG=debug` names each one: pointer arithmetic kept in a
 //! variable or incremented (`q = p + 1`, `p++`), casts (`*(global int4 *)p`), `p` passed to a
@@ -176,13 +176,13 @@ pub(crate) fn instrumented(
             && unary(n - 2)
             && matches!(at(n + 1), "+" | "-")
         {
-            // *(p + e), *(p - e)
+            // *(p + e), *(p - e) (the `-` stays with `e`: `p - a + b` is `p + (-a + b)`)
             let sign = if at(n + 1) == "-" { "-" } else { "" };
             let close = scanned.tokens[scanned.partner(toks[n - 1])].span.start;
             edits.push((
                 span(n + 1).start,
                 span(n + 2).start,
-                format!("+ {}", check(&format!("{sign}(long)("))),
+                format!("+ {}", check(&format!("(long)({sign}"))),
             ));
             edits.push((close, close, format!("), {bounds})")));
         } else if n >= 1
@@ -416,7 +416,7 @@ mod tests {
 
     #[test]
     fn dereferences_and_vectors_are_checked() {
-        let src = "kernel void k(global int *o, constant int *x, global float *f) {\n  *(o + get_global_id(0)) = *x * *(x - 1);\n  if (*x) *o = 2; else *o = 3;\n  vstore4(vload4(get_global_id(0), f), 2 * get_global_id(0), f);\n  *o++ = 1; helper(o, f + 1);\n}\n";
+        let src = "kernel void k(global int *o, constant int *x, global float *f) {\n  *(o + get_global_id(0)) = *x * *(x - 1 + 2);\n  if (*x) *o = 2; else *o = 3;\n  vstore4(vload4(get_global_id(0), f), 2 * get_global_id(0), f);\n  *o++ = 1; helper(o, f + 1);\n}\n";
         let k = &scan_kernels(src).unwrap()[0];
         let s = Scanned::new(src).unwrap();
         let body = instrumented(&s, k, &checked_pointers(k), |n| format!("B{n}"));
@@ -426,7 +426,7 @@ mod tests {
             "*(o + {}) = x[{}] * *(x + {});",
             idx(0, "(long)(get_global_id(0))", "o"),
             idx(1, "0L", "x"),
-            idx(1, "-(long)(1)", "x")
+            idx(1, "(long)(-1 + 2)", "x")
         );
         assert!(body.contains(&want), "{body}");
         let (o0, x0) = (idx(0, "0L", "o"), idx(1, "0L", "x"));
