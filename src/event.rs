@@ -21,7 +21,7 @@ use std::time::Duration;
 /// ```
 #[derive(Debug)]
 pub struct Event {
-    pub(crate) raw: Vec<opencl3::event::Event>,
+    pub(crate) raw: Vec<crate::ffi::Owned<opencl3::event::Event>>,
     pub(crate) device: Device,
     /// The kernel's name, for messages.
     pub(crate) kernel: Option<Arc<str>>,
@@ -29,7 +29,7 @@ pub struct Event {
 
 impl Event {
     pub(crate) fn new(
-        raw: opencl3::event::Event,
+        raw: crate::ffi::Owned<opencl3::event::Event>,
         device: Device,
         kernel: Option<Arc<str>>,
     ) -> Self {

@@ -20,23 +20,157 @@ use opencl3::types::{
 // Element types: no padding, every bit pattern valid, no pointers.
 use bytemuck::Pod;
 use std::ffi::c_void;
+use std::mem::ManuallyDrop;
+use std::ops::{Deref, DerefMut};
 use std::ptr;
 
 type ClResult<T> = std::result::Result<T, ClError>;
 
+/// An OpenCL object clgroups owns, released when dropped without panicking or blocking: a
+/// failed release is logged (`log::warn!`) and the object leaked. (opencl3's own `Drop` impls
+/// `expect` success, which would panic in `drop`, possibly while unwinding.) Every buffer,
+/// kernel, program, queue, context and event of clgroups is held in one.
+pub struct Owned<T: Release>(ManuallyDrop<T>);
+
+impl<T: Release> Owned<T> {
+    /// Takes ownership of `object` (of the reference its creation returned).
+    pub fn new(object: T) -> Self {
+        Owned(ManuallyDrop::new(object))
+    }
+}
+
+impl<T: Release> Deref for Owned<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Release> DerefMut for Owned<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<T: Release + std::fmt::Debug> std::fmt::Debug for Owned<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<T: Release> Drop for Owned<T> {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` is released here only, once, and never used afterwards.
+        if let Err(code) = unsafe { T::release(&mut self.0) } {
+            log::warn!("{} failed with {code}: the object is leaked", T::CALL);
+        }
+    }
+}
+
+/// A program clgroups owns.
+pub type ClProgram = Owned<opencl3::program::Program>;
+
+/// OpenCL objects [`Owned`] can release.
+pub trait Release: Sized {
+    /// The OpenCL call that releases it (for the log).
+    const CALL: &'static str;
+    /// Releases the reference `this` holds, and whatever else it owns.
+    ///
+    /// # Safety
+    ///
+    /// Called once; `this` is not used afterwards (not even dropped).
+    unsafe fn release(this: &mut ManuallyDrop<Self>) -> Result<(), cl_int>;
+}
+
+/// Objects that are only a handle: released through the handle, nothing else to drop.
+macro_rules! release_handle {
+    ($(($t:ty, $call:literal, $f:path)),*) => {$(
+        impl Release for $t {
+            const CALL: &'static str = $call;
+            unsafe fn release(this: &mut ManuallyDrop<Self>) -> Result<(), cl_int> {
+                // SAFETY: gives up the reference `this` holds, once (the caller's contract),
+                // exactly as opencl3's own `Drop` would; the opencl3 value holds no other
+                // resource (its fields are the handle and plain data), so skipping its `Drop`
+                // leaks nothing. (An invalid handle, e.g. null, is reported as CL_INVALID_*.)
+                unsafe { $f(this.get()) }
+            }
+        }
+    )*};
+}
+
+release_handle!(
+    (ClKernel, "clReleaseKernel", opencl3::kernel::release_kernel),
+    (
+        CommandQueue,
+        "clReleaseCommandQueue",
+        opencl3::command_queue::release_command_queue
+    ),
+    (Event, "clReleaseEvent", opencl3::event::release_event)
+);
+
+impl<T> Release for ClBuffer<T> {
+    const CALL: &'static str = "clReleaseMemObject";
+    unsafe fn release(this: &mut ManuallyDrop<Self>) -> Result<(), cl_int> {
+        // SAFETY: as for `release_handle!`: a `Buffer<T>` is a `cl_mem` and a `PhantomData`.
+        unsafe { opencl3::memory::release_mem_object(this.get()) }
+    }
+}
+
+/// Objects that own heap memory besides their handle (a context its device list, a program its
+/// kernel names): a reference is added first, so that opencl3's `Drop` frees that memory and
+/// releases only the added reference (which cannot fail on a live object: the failures of
+/// `clRelease*` are an invalid handle, excluded by the successful retain, and running out of host
+/// resources); then the object's own reference is released here, where a failure is logged. If
+/// the retain fails, nothing is dropped: a few bytes leak with the object.
+macro_rules! release_retained {
+    ($(($t:ty, $call:literal, $retain:path, $release:path)),*) => {$(
+        impl Release for $t {
+            const CALL: &'static str = $call;
+            unsafe fn release(this: &mut ManuallyDrop<Self>) -> Result<(), cl_int> {
+                let handle = this.get();
+                // SAFETY: `this` still holds its reference (an invalid handle, e.g. null, is
+                // reported as CL_INVALID_*).
+                unsafe { $retain(handle) }?;
+                // SAFETY: dropped once (the caller's contract); its release undoes the retain.
+                unsafe { ManuallyDrop::drop(this) };
+                // SAFETY: the reference `this` held, given up once.
+                unsafe { $release(handle) }
+            }
+        }
+    )*};
+}
+
+release_retained!(
+    (
+        ClContext,
+        "clReleaseContext",
+        cl3::context::retain_context,
+        cl3::context::release_context
+    ),
+    (
+        opencl3::program::Program,
+        "clReleaseProgram",
+        opencl3::program::retain_program,
+        opencl3::program::release_program
+    )
+);
 /// An in-order queue with profiling on `device`.
-pub fn create_queue(ctx: &ClContext, device: &Device, properties: u64) -> ClResult<CommandQueue> {
+pub fn create_queue(
+    ctx: &ClContext,
+    device: &Device,
+    properties: u64,
+) -> ClResult<Owned<CommandQueue>> {
     // SAFETY: `device.id()` is a live device id (the caller's device owns it or it is a root
     // device), and `ctx` is a live context that contains it (checked by the caller).
-    unsafe { CommandQueue::create_with_properties(ctx, device.id(), properties, 0) }
+    unsafe { CommandQueue::create_with_properties(ctx, device.id(), properties, 0) }.map(Owned::new)
 }
 
 /// An uninitialised device buffer of `len` elements (`len` ≥ 1, `len * size_of::<T>()`
 /// without overflow).
-pub fn create_buffer<T: Pod>(ctx: &ClContext, len: usize) -> ClResult<ClBuffer<T>> {
+pub fn create_buffer<T: Pod>(ctx: &ClContext, len: usize) -> ClResult<Owned<ClBuffer<T>>> {
     // SAFETY: no host pointer is passed, so OpenCL reads no host memory; opencl3 computes the
     // size as `len * size_of::<T>()` bytes, which the caller checked does not overflow.
-    unsafe { ClBuffer::create(ctx, CL_MEM_READ_WRITE, len, ptr::null_mut()) }
+    unsafe { ClBuffer::create(ctx, CL_MEM_READ_WRITE, len, ptr::null_mut()) }.map(Owned::new)
 }
 
 /// A device buffer of `len` elements (`len` ≥ 1, `len * size_of::<T>()` without overflow)
@@ -45,7 +179,7 @@ pub fn create_buffer_filled<T: Pod>(
     ctx: &ClContext,
     len: usize,
     byte: u8,
-) -> ClResult<ClBuffer<T>> {
+) -> ClResult<Owned<ClBuffer<T>>> {
     let init = vec![byte; len * size_of::<T>()];
     // SAFETY: with CL_MEM_COPY_HOST_PTR OpenCL copies `len * size_of::<T>()` bytes from the
     // host pointer during the call, and `init` holds exactly that many; it is not used after.
@@ -57,6 +191,7 @@ pub fn create_buffer_filled<T: Pod>(
             init.as_ptr().cast_mut().cast::<c_void>(),
         )
     }
+    .map(Owned::new)
 }
 
 /// A sub-buffer of `parent` covering elements `[origin, origin + count)`.
@@ -65,10 +200,10 @@ pub fn create_sub_buffer<T: Pod>(
     parent: &ClBuffer<T>,
     origin: usize,
     count: usize,
-) -> ClResult<ClBuffer<T>> {
+) -> ClResult<Owned<ClBuffer<T>>> {
     // SAFETY: opencl3 builds the region struct on its stack for the call; OpenCL checks that
     // the region lies inside `parent` and is aligned, and reports an error otherwise.
-    unsafe { parent.create_sub_buffer(CL_MEM_READ_WRITE, origin, count) }
+    unsafe { parent.create_sub_buffer(CL_MEM_READ_WRITE, origin, count) }.map(Owned::new)
 }
 
 /// Blocking write of `data` into `buf` at element `offset`.
@@ -77,10 +212,11 @@ pub fn write<T: Pod>(
     buf: &mut ClBuffer<T>,
     offset: usize,
     data: &[T],
-) -> ClResult<Event> {
+) -> ClResult<Owned<Event>> {
     // SAFETY: the write is blocking, so `data` is not read after the call returns; the caller
     // checked that `offset + data.len()` fits in `buf`. `T: Pod` has no padding.
     unsafe { q.enqueue_write_buffer(buf, CL_BLOCKING, offset * size_of::<T>(), data, &[]) }
+        .map(Owned::new)
 }
 
 /// Blocking read of `out.len()` elements of `buf` from element `offset`.
@@ -89,10 +225,11 @@ pub fn read<T: Pod>(
     buf: &ClBuffer<T>,
     offset: usize,
     out: &mut [T],
-) -> ClResult<Event> {
+) -> ClResult<Owned<Event>> {
     // SAFETY: the read is blocking, so `out` is fully written before the call returns and not
     // touched afterwards; the caller checked the bounds. Every bit pattern is a valid `T`.
     unsafe { q.enqueue_read_buffer(buf, CL_BLOCKING, offset * size_of::<T>(), out, &[]) }
+        .map(Owned::new)
 }
 
 /// Non-blocking write of `len` elements from `data` into `buf` at element `offset`.
@@ -160,7 +297,7 @@ pub unsafe fn read_async<T: Pod>(
 /// the memory is leaked rather than freed under the device.
 pub struct Staged<T: Pod> {
     data: std::mem::ManuallyDrop<Vec<T>>,
-    event: Event,
+    event: Owned<Event>,
 }
 
 impl<T: Pod> Staged<T> {
@@ -199,7 +336,10 @@ pub fn read_staged<T: Pod>(
         )
     };
     match event {
-        Ok(event) => Ok(Staged { data, event }),
+        Ok(event) => Ok(Staged {
+            data,
+            event: Owned::new(event),
+        }),
         Err(e) => {
             // Not enqueued: nothing writes `data`, so it is freed.
             drop(std::mem::ManuallyDrop::into_inner(data));
@@ -219,7 +359,7 @@ pub struct Pinned<T: Pod> {
     mem: Option<ClBuffer<T>>,
     ptr: *mut T,
     len: usize,
-    pending: Option<Event>,
+    pending: Option<Owned<Event>>,
 }
 
 // SAFETY: `ptr` points into the mapped memory of `mem`, which the value owns; it is only
@@ -264,13 +404,13 @@ impl<T: Pod> Pinned<T> {
             mem: Some(mem),
             ptr: ptr.cast(),
             len,
-            pending: Some(Event::new(ev)),
+            pending: Some(Owned::new(Event::new(ev))),
         })
     }
 
     /// The event of the last command on the memory (the map, or the last read), if any.
     pub fn pending(&self) -> Option<&Event> {
-        self.pending.as_ref()
+        self.pending.as_deref()
     }
 
     /// Enqueues a non-blocking read of the value's `len` elements of `src` from element
@@ -297,7 +437,7 @@ impl<T: Pod> Pinned<T> {
             )
         }
         .map_err(ClError)?;
-        Ok(self.pending.insert(Event::new(ev)))
+        Ok(&**self.pending.insert(Owned::new(Event::new(ev))))
     }
 
     /// Copies the last read's data into `out` (`len` elements) if it has completed; false
@@ -333,9 +473,9 @@ pub fn fill<T: Pod>(
     buf: &mut ClBuffer<T>,
     value: T,
     len: usize,
-) -> ClResult<Event> {
+) -> ClResult<Owned<Event>> {
     // SAFETY: the pattern is copied by OpenCL at enqueue time; `len` is within `buf`.
-    unsafe { q.enqueue_fill_buffer(buf, &[value], 0, len * size_of::<T>(), &[]) }
+    unsafe { q.enqueue_fill_buffer(buf, &[value], 0, len * size_of::<T>(), &[]) }.map(Owned::new)
 }
 
 /// Copies `bytes` bytes from `src` to `dst`.
@@ -344,9 +484,9 @@ pub fn copy<T: Pod>(
     src: &ClBuffer<T>,
     dst: &mut ClBuffer<T>,
     bytes: usize,
-) -> ClResult<Event> {
+) -> ClResult<Owned<Event>> {
     // SAFETY: both buffers are live memory objects; OpenCL checks the sizes.
-    unsafe { q.enqueue_copy_buffer(src, dst, 0, 0, bytes, &[]) }
+    unsafe { q.enqueue_copy_buffer(src, dst, 0, 0, bytes, &[]) }.map(Owned::new)
 }
 
 /// Blocking read of `out.len()` bytes of memory object `mem` from byte `offset`.
@@ -374,7 +514,7 @@ pub unsafe fn read_bytes(
             ptr::null(),
         )
     };
-    ev.map(Event::new).map(drop).map_err(ClError)
+    ev.map(|e| drop(Owned::new(Event::new(e)))).map_err(ClError)
 }
 
 /// Blocking write of `data` into memory object `mem` at byte `offset`.
@@ -402,20 +542,21 @@ pub unsafe fn write_bytes(
             ptr::null(),
         )
     };
-    ev.map(Event::new).map(drop).map_err(ClError)
+    ev.map(|e| drop(Owned::new(Event::new(e)))).map_err(ClError)
 }
 
 /// Migrates memory objects to the queue's device.
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
-pub fn migrate(q: &CommandQueue, mems: &[cl_mem]) -> ClResult<Event> {
+pub fn migrate(q: &CommandQueue, mems: &[cl_mem]) -> ClResult<Owned<Event>> {
     // SAFETY: `mems` holds live memory objects for the duration of the call.
     unsafe { q.enqueue_migrate_mem_object(mems.len() as u32, mems.as_ptr(), 0, &[]) }
+        .map(Owned::new)
 }
 
 /// A marker that completes when every command enqueued on `q` before it has completed.
-pub fn marker(q: &CommandQueue) -> ClResult<Event> {
+pub fn marker(q: &CommandQueue) -> ClResult<Owned<Event>> {
     // SAFETY: the wait list is empty, so no event handle is read.
-    unsafe { q.enqueue_marker_with_wait_list(&[]) }
+    unsafe { q.enqueue_marker_with_wait_list(&[]) }.map(Owned::new)
 }
 
 /// Whether `queue`'s device is a CPU (false where the queries fail).
@@ -496,7 +637,7 @@ pub unsafe fn enqueue_kernel(
     global: &[usize],
     local: Option<&[usize]>,
     wait: &[cl_event],
-) -> ClResult<Event> {
+) -> ClResult<Owned<Event>> {
     debug_assert!(offset.is_none_or(|o| o.len() == global.len()));
     debug_assert!(local.is_none_or(|l| l.len() == global.len()));
     // SAFETY: the caller set every argument and vouches for the kernel's accesses; the
@@ -514,6 +655,7 @@ pub unsafe fn enqueue_kernel(
             wait,
         )
     }
+    .map(Owned::new)
 }
 
 /// `clGetKernelSubGroupInfo` with a `size_t[]` input and a `size_t` or `size_t[]` output.
@@ -540,4 +682,42 @@ pub fn kernel_sub_group_info(
             .collect(),
         other => vec![usize::from(other)],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opencl3::error_codes::{
+        CL_INVALID_COMMAND_QUEUE, CL_INVALID_CONTEXT, CL_INVALID_EVENT, CL_INVALID_KERNEL,
+        CL_INVALID_MEM_OBJECT,
+    };
+
+    /// A release that fails is an error for `Owned`'s drop to log, never a panic. A null handle
+    /// is the one failure that is defined behaviour to provoke: it is not a valid object, so
+    /// `clRetain*`/`clRelease*` return `CL_INVALID_*` (the ICD loader checks for null before
+    /// dispatching); opencl3's own `Drop` would panic on it.
+    #[test]
+    fn failed_releases_are_errors_not_panics() {
+        if opencl3::platform::get_platforms().map_or(true, |p| p.is_empty()) {
+            eprintln!("not run: no OpenCL platform");
+            return;
+        }
+        fn release<T: Release>(object: T) -> Result<(), cl_int> {
+            // SAFETY: released once and not used afterwards.
+            unsafe { T::release(&mut ManuallyDrop::new(object)) }
+        }
+        let null = ptr::null_mut();
+        assert_eq!(release(Event::new(null)), Err(CL_INVALID_EVENT));
+        assert_eq!(release(ClKernel::new(null)), Err(CL_INVALID_KERNEL));
+        assert_eq!(
+            release(ClBuffer::<u8>::new(null)),
+            Err(CL_INVALID_MEM_OBJECT)
+        );
+        let queue = CommandQueue::new(null, 3);
+        assert_eq!(release(queue), Err(CL_INVALID_COMMAND_QUEUE));
+        // A retained kind: the retain fails, so opencl3's drop never runs.
+        assert_eq!(release(ClContext::new(null, &[])), Err(CL_INVALID_CONTEXT));
+        drop(Owned::new(Event::new(null)));
+        drop(Owned::new(ClContext::new(null, &[])));
+    }
 }

@@ -3,8 +3,8 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::ffi::ClProgram;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
-use opencl3::program::Program as ClProgram;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -34,7 +34,7 @@ struct ContextInner {
     /// Programs built in this context (see [`Context::programs`]); dropped with it, before
     /// the context is released.
     programs: Mutex<HashMap<ProgramKey, Arc<ClProgram>>>,
-    raw: opencl3::context::Context,
+    raw: crate::ffi::Owned<opencl3::context::Context>,
     devices: Vec<Device>,
 }
 
@@ -72,6 +72,7 @@ impl Context {
         }
         let ids: Vec<_> = devices.iter().map(Device::id).collect();
         let raw = opencl3::context::Context::from_devices(&ids, &[], None, std::ptr::null_mut())
+            .map(crate::ffi::Owned::new)
             .map_err(|e| Error::cl("clCreateContext", e.0, names(devices)))?;
         log::debug!("context over {}", names(devices));
         Ok(Context {
@@ -211,7 +212,7 @@ pub struct Queue {
 }
 
 struct QueueInner {
-    raw: CommandQueue,
+    raw: crate::ffi::Owned<CommandQueue>,
     context: Context,
     device: Device,
 }

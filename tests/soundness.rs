@@ -582,6 +582,13 @@ kernel void shifted(global int *o, global const int *x, int by) {
     o[get_global_id(0)] = x[(long)get_global_id(0) + by];
 }
 kernel void via_pointer(global int *o) { *(o + get_global_id(0)) = 1; }
+void put(global int *p, size_t i) { p[i] = 1; }
+kernel void via_helper(global int *o) { put(o, get_global_id(0)); }
+kernel void at_helper(global int *o, int at) { put(o, (size_t)(long)at); }
+kernel void vectors(global int *o, global const int *x, int by) {
+    vstore4(vload4(get_global_id(0), x) + 1, get_global_id(0) + by, o);
+}
+kernel void behind(global int *o, global const int *x, int by) { *(o - by) = *x + *(x + 1); }
 #define MAKE(name) kernel void name(global int *o) { o[get_global_id(0)] = 1; }
 MAKE(made_by_macro)
 "#;
@@ -652,9 +659,35 @@ fn checked_mode_catches_far_writes_reads_and_negative_indices() {
             // SAFETY: reads x[-1]: redirected by checked mode.
             let r = unsafe { shifted.launch().arg(&out).arg(&x).arg(-1).range(100) };
             assert_eq!(out_of_bounds(r), (1, "x".into(), -1, 100));
-            // Pointer arithmetic is not instrumented: the guard region sees the write.
+            // A dereference of pointer arithmetic is instrumented too.
             let via = p.kernel("via_pointer").unwrap();
             let w = poisoned(&q, 100);
+            // SAFETY: 50 writes past the end: redirected by checked mode.
+            let r = unsafe { via.launch().arg(&w).range(150) };
+            let (arg, name, index, len) = out_of_bounds(r);
+            assert!((arg, name.as_str(), len) == (0, "o", 100) && (100..150).contains(&index));
+            untouched(&q, &next);
+            // vload4 / vstore4 count 4 elements per offset: o[100..104] is out of bounds.
+            let vectors = p.kernel("vectors").unwrap();
+            let v = poisoned(&q, 100);
+            // SAFETY: writes o[4*(gid+1)..] up to element 103: redirected by checked mode.
+            let r = unsafe { vectors.launch().arg(&v).arg(&x).arg(1).range(25) };
+            assert_eq!(out_of_bounds(r), (0, "o".into(), 100, 100));
+            assert_eq!(v.read(&q).unwrap()[4..8], [1, 2, 3, 4]);
+            // SAFETY: reads x[100..104] (x holds 100): redirected by checked mode.
+            let r = unsafe { vectors.launch().arg(&v).arg(&x).arg(0).range(26) };
+            assert_eq!(out_of_bounds(r), (1, "x".into(), 100, 100));
+            // *p and *(p - e): before the start of `o`.
+            let behind = p.kernel("behind").unwrap();
+            // SAFETY: writes o[-3]: redirected by checked mode.
+            let r = unsafe { behind.launch().arg(&v).arg(&x).arg(3).range(1) };
+            assert_eq!(out_of_bounds(r), (0, "o".into(), -3, 100));
+            // SAFETY: in bounds.
+            unsafe { behind.launch().arg(&v).arg(&x).arg(0).range(1) }.unwrap();
+            assert_eq!(v.read(&q).unwrap()[0], 1);
+            // A pointer passed to a helper function is not instrumented (RUST_LOG=debug says
+            // so): the guard region sees the write.
+            let via = p.kernel("via_helper").unwrap();
             // SAFETY: 50 writes past the end, inside the guard (64 KiB).
             match unsafe { via.launch().arg(&w).range(150) } {
                 Err(
@@ -669,6 +702,22 @@ fn checked_mode_catches_far_writes_reads_and_negative_indices() {
                     "want OutOfBounds from the guard, got {:?}",
                     other.map(|_| ())
                 ),
+            }
+            // Before the start, through the helper: the guard before the buffer sees it.
+            let at = p.kernel("at_helper").unwrap();
+            // SAFETY: writes o[-5], inside the front guard (64 KiB).
+            match unsafe { at.launch().arg(&w).arg(-5).range(1) } {
+                Err(
+                    e @ Error::OutOfBounds {
+                        argument: 0,
+                        index: -5,
+                        global_id: None,
+                        ..
+                    },
+                ) => {
+                    println!("{e}")
+                }
+                other => panic!("want OutOfBounds at -5, got {:?}", other.map(|_| ())),
             }
             // So is a kernel the scanner cannot rewrite (made by a macro): no checked variant.
             let made = p.kernel("made_by_macro").unwrap();
@@ -700,6 +749,12 @@ kernel void saxpy(global float *y, constant float *x, float a) {
     y[i] = a * x[i] + y[i];
 }
 kernel void twice4(global float4 *v) { v[get_global_id(0)] *= 2.0f; }
+kernel void vectors(global float *v) {
+    size_t i = get_global_id(0);
+    vstore4(vload4(i, v) + 1.0f, i, v);
+    *(v + 4 * i) *= 3.0f;
+    if (i == 0) *v += 0.5f;
+}
 kernel void tile(global int *o, global const int *x, local int *t) {
     t[get_local_id(0)] = x[get_global_id(0)];
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -711,7 +766,7 @@ kernel void sums(global int *o, global const int *x) {
 "#;
 
 /// Runs correct kernels (rounded plain ranges, a constant pointer, a vector view of a scalar
-/// buffer, local memory, the sub-group layer) and prints a digest of their results.
+/// buffer, vload/vstore and dereferences, local memory, the sub-group layer) and prints a digest of their results.
 fn correct_kernels() {
     let _ = env_logger::builder().is_test(true).try_init();
     let q = common::queue();
@@ -738,6 +793,7 @@ fn correct_kernels() {
             .range(n)
             .unwrap();
         k("twice4").launch().arg(&v).range(100).unwrap();
+        k("vectors").launch().arg(&v).range(100).unwrap();
         let tile = k("tile");
         let tile = tile.launch().arg(&o1).arg(&ints).arg(Local::<i32>::new(64));
         tile.nd_range(256, l).unwrap();
@@ -771,4 +827,116 @@ fn checked_mode_keeps_correct_results() {
     let checked = in_child(name, &[("CLGROUPS_CHECKED", "1")], correct_kernels);
     let plain = in_child(name, &[("CLGROUPS_CHECKED", "0")], correct_kernels);
     assert_eq!(digest(&checked), digest(&plain));
+}
+
+const DIVERGENT_SRC: &str = r#"
+#include <clgroups/subgroup.h>
+kernel void in_if(global int *o, global const int *x) {
+    int v = x[get_global_id(0)];
+    if (get_local_id(0) < 5) v = sg_reduce_add(v);
+    o[get_global_id(0)] = v;
+}
+kernel void after_return(global int *o, global const int *x) {
+    if (get_global_id(0) % 64 >= 5) return;
+    o[get_global_id(0)] = sg_shuffle_down(x[get_global_id(0)], 1u);
+}
+kernel void in_id_loop(global int *o, global const int *x) {
+    uint lid = get_local_id(0);
+    int v = x[get_global_id(0)];
+    for (uint i = 0; i < lid % 4; ++i) v = sg_inclusive_scan_add(v);
+    o[get_global_id(0)] = v;
+}
+int lane0(int v) { if (sg_get_local_id() == 0) sg_barrier(); return sg_broadcast(v, 0u); }
+kernel void via_helper(global int *o, global const int *x) { o[get_global_id(0)] = lane0(x[get_global_id(0)]); }
+kernel void on_data(global int *o, global const int *x) {
+    int v = x[get_global_id(0)];
+    if (v > 0) v = sg_reduce_add(v);
+    for (int i = 0; i < (x[get_global_id(0)] & 3); ++i) v = sg_shuffle(v, 3u);
+    if (v < -400) { o[get_global_id(0)] = v; return; }
+    o[get_global_id(0)] = sg_reduce_max(v);
+}
+kernel void uniform(global int *o, global const int *x, int n) {
+    int v = x[get_global_id(0)];
+    if (n > 0) v = sg_reduce_add(v);
+    for (int i = 0; i < n; ++i) v = sg_shuffle_xor(v, 1u) + i;
+    if (get_local_id(0) == 0) o[get_global_id(0)] = 0;
+    o[get_global_id(0)] = v;
+}
+kernel void straight(global int *o, global const int *x, int n) {
+    int v = sg_reduce_add(x[get_global_id(0)]);
+    for (int i = 0; i < 3; ++i) v = sg_shuffle_xor(v, 1u) + i;
+    o[get_global_id(0)] = v;
+}
+"#;
+
+/// Sub-group collectives under work-item-dependent control flow (invalid: the layer's uniform
+/// control flow rule) never crash or hang the host. On the emulated backend, where PoCL 3.1
+/// hangs or segfaults for such barriers, the kernels are refused with a typed error naming the
+/// call; collectives under conditions on loaded values run and give unspecified values. On a
+/// native backend they are the driver's business: checked only that clgroups does not refuse
+/// them (they are not launched). Everywhere, uniform conditions build and run correctly.
+#[test]
+fn divergent_sub_group_calls_never_crash_the_host() {
+    in_child(
+        "divergent_sub_group_calls_never_crash_the_host",
+        &[],
+        || {
+            let q = common::queue();
+            let emulated = q.device().sub_groups().effective.shuffle_backend
+                == clgroups::device::ShuffleBackend::Emulated;
+            let p = Program::from_source(&q, DIVERGENT_SRC).unwrap();
+            let cases = [
+                (
+                    "in_if",
+                    "sg_reduce_add at line 5 under a condition on get_local_id at line 5",
+                ),
+                (
+                    "after_return",
+                    "sg_shuffle_down at line 10 under a condition on get_global_id at line 9",
+                ),
+                (
+                    "in_id_loop",
+                    "sg_inclusive_scan_add at line 15 under a condition on lid at line 15",
+                ),
+                (
+                    "via_helper",
+                    "`lane0` at line 19, with sg_barrier at line 18",
+                ),
+            ];
+            for (name, want) in cases {
+                match (p.kernel(name), emulated) {
+                    (Err(e @ Error::Unsupported { .. }), true) => {
+                        let text = e.to_string();
+                        assert!(text.contains(&format!("kernel `{name}` ({want}")), "{text}");
+                        println!("emulated: {name}: refused: {text}");
+                    }
+                    (Ok(_), false) => {
+                        println!("native: {name}: not refused (the driver's business)")
+                    }
+                    (r, _) => panic!("{name} (emulated: {emulated}): {:?}", r.map(|_| ())),
+                }
+            }
+            let xs: Vec<i32> = (0..256).map(|i| (i * 7919) % 1000 - 500).collect();
+            let x = Buffer::from_slice(&q, &xs).unwrap();
+            let l = LocalSize::Exact(Range::d1(64));
+            if emulated {
+                let o = poisoned(&q, 256);
+                let k = p.kernel("on_data").unwrap();
+                // SAFETY: in bounds; the collectives are divergent (unspecified values).
+                let ev = unsafe { k.launch().arg(&o).arg(&x).nd_range(256, l) };
+                ev.unwrap().wait().unwrap();
+                println!("emulated: on_data: ran (unspecified values)");
+            }
+            let run = |name: &str, n: i32| {
+                let o = poisoned(&q, 256);
+                let k = p.kernel(name).unwrap();
+                // SAFETY: every work-item writes its own element of 256.
+                let ev = unsafe { k.launch().arg(&o).arg(&x).arg(n).nd_range(256, l) };
+                ev.unwrap().wait().unwrap();
+                o.read(&q).unwrap()
+            };
+            assert_eq!(run("uniform", 3), run("straight", 3));
+            println!("uniform conditions: same results as straight-line code");
+        },
+    );
 }

@@ -13,6 +13,10 @@ pub const CANARY: u8 = 0xA5;
 /// The smallest guard region, in bytes.
 pub const MIN_GUARD_BYTES: usize = 64 * 1024;
 
+/// The guard region before a buffer, in bytes (a multiple of every device's base address
+/// alignment: the buffer is a sub-buffer starting there), for element sizes that divide it.
+pub const FRONT_GUARD_BYTES: usize = 64 * 1024;
+
 /// Whether checked mode is on ([`CHECKED_ENV`]` = 1`, read once).
 pub fn enabled() -> bool {
     static ON: Lazy<bool> = Lazy::new(|| std::env::var(CHECKED_ENV).is_ok_and(|v| v.trim() == "1"));
@@ -37,4 +41,8 @@ pub(crate) struct Guard {
     pub guard: usize,
     /// Element size in bytes.
     pub elem: usize,
+    /// Guard elements before the buffer, and the whole allocation they start (a buffer
+    /// without a front guard: 0 and the buffer itself).
+    pub front: usize,
+    pub whole: opencl3::types::cl_mem,
 }

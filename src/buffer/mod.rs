@@ -71,17 +71,20 @@ const STAGED_READ_MAX: usize = 64 << 10;
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 pub struct Buffer<T: Pod> {
-    raw: ClBuffer<T>,
+    raw: crate::ffi::Owned<ClBuffer<T>>,
     len: usize,
     /// Elements of the checked-mode guard region after `len` (0 outside checked mode).
     guard: usize,
+    /// In checked mode, the whole allocation: a guard of [`guard::FRONT_GUARD_BYTES`], then
+    /// `raw` (a sub-buffer of it).
+    whole: Option<crate::ffi::Owned<ClBuffer<T>>>,
     context: Context,
 }
 
 impl<T: Pod> Buffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements in the context of `at`: a [`Queue`]
     /// (the usual form, the same handle as for transfers) or a [`Context`]. In
-    /// [checked mode](crate::launch::checked) it has a guard region after its elements.
+    /// [checked mode](crate::launch::checked) it has guard regions before and after its elements.
     ///
     /// ```
     /// # use clgroups::prelude::*;
@@ -97,8 +100,15 @@ impl<T: Pod> Buffer<T> {
             return Err(Error::input("a buffer needs at least one element"));
         }
         let guard = guard::guard_len(len, size_of::<T>());
+        // A front guard where its size is a whole number of elements (the sub-buffer after it
+        // then starts at an aligned offset).
+        let front = match guard {
+            0 => 0,
+            _ if guard::FRONT_GUARD_BYTES % size_of::<T>() != 0 => 0,
+            _ => guard::FRONT_GUARD_BYTES / size_of::<T>(),
+        };
         let total = len
-            .checked_add(guard)
+            .checked_add(guard + front)
             .filter(|n| n.checked_mul(size_of::<T>()).is_some())
             .ok_or_else(|| {
                 Error::input(format!(
@@ -121,10 +131,24 @@ impl<T: Pod> Buffer<T> {
                 ),
             )
         })?;
+        let (raw, whole) = match front {
+            0 => (raw, None),
+            _ => {
+                let view = ffi::create_sub_buffer(&raw, front, len + guard).map_err(|e| {
+                    Error::cl(
+                        "clCreateSubBuffer",
+                        e.0,
+                        "checked mode: a buffer after its front guard",
+                    )
+                })?;
+                (view, Some(raw))
+            }
+        };
         Ok(Buffer {
             raw,
             len,
             guard,
+            whole,
             context: context.clone(),
         })
     }
@@ -148,7 +172,12 @@ impl<T: Pod> Buffer<T> {
     /// A sub-buffer viewing elements `[origin, origin + len)` of `self` (same memory).
     #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn sub_buffer(&self, origin: usize, len: usize) -> Result<Self> {
-        let raw = ffi::create_sub_buffer(&self.raw, origin, len).map_err(|e| {
+        // (A sub-buffer of a sub-buffer is not allowed: in checked mode `raw` is one.)
+        let raw = match &self.whole {
+            Some(whole) => ffi::create_sub_buffer(whole, origin + self.front_len(), len),
+            None => ffi::create_sub_buffer(&self.raw, origin, len),
+        }
+        .map_err(|e| {
             Error::cl(
                 "clCreateSubBuffer",
                 e.0,
@@ -159,6 +188,7 @@ impl<T: Pod> Buffer<T> {
             raw,
             len,
             guard: 0,
+            whole: None,
             context: self.context.clone(),
         })
     }
@@ -341,6 +371,19 @@ impl<T: Pod> Buffer<T> {
     /// Elements of the checked-mode guard region after the buffer's own.
     pub(crate) fn guard_len(&self) -> usize {
         self.guard
+    }
+
+    /// Elements of the checked-mode guard region before the buffer's own (0 without one).
+    pub(crate) fn front_len(&self) -> usize {
+        match self.whole {
+            Some(_) => guard::FRONT_GUARD_BYTES / size_of::<T>(),
+            None => 0,
+        }
+    }
+
+    /// The whole allocation in checked mode (front guard, elements, guard).
+    pub(crate) fn whole_raw(&self) -> Option<cl_mem> {
+        self.whole.as_ref().map(|w| w.get())
     }
 
     /// The raw memory object (valid while `self` lives).

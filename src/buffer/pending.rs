@@ -134,7 +134,11 @@ impl<T: Pod + Send + Sync> Buffer<T> {
                 queue.device().to_string(),
             ));
         }
-        Ok(Event::new(raw, queue.device().clone(), None))
+        Ok(Event::new(
+            crate::ffi::Owned::new(raw),
+            queue.device().clone(),
+            None,
+        ))
     }
 
     /// Enqueues setting every element to `value` and returns at once (the blocking form is
@@ -199,7 +203,7 @@ impl<T: Pod + Send + Sync> Buffer<T> {
         };
         Ok(PendingRead {
             out: Some(out),
-            event: Event::new(raw, queue.device().clone(), None),
+            event: Event::new(crate::ffi::Owned::new(raw), queue.device().clone(), None),
         })
     }
 }

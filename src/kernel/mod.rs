@@ -7,7 +7,7 @@ mod sub_groups;
 pub use sub_groups::SubGroupQueries;
 
 use crate::error::{Error, Result};
-
+use crate::ffi::{ClProgram, Owned};
 use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::program::{KernelPlan, Program, ResolvedSize, SubGroupSize};
@@ -18,7 +18,6 @@ use opencl3::kernel::{
     Kernel as ClKernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
     CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_TYPE_CONST,
 };
-use opencl3::program::Program as ClProgram;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Where a kernel argument lives, from `CL_KERNEL_ARG_ADDRESS_QUALIFIER`.
@@ -97,9 +96,9 @@ pub struct Kernel {
 struct KernelInner {
     name: Arc<str>,
     program: Program,
-    raw: Mutex<ClKernel>,
+    raw: Mutex<Owned<ClKernel>>,
     /// The rounded and sized variants, or why the kernel is not rounded.
-    rounded: std::result::Result<[Mutex<ClKernel>; 2], String>,
+    rounded: std::result::Result<[Mutex<Owned<ClKernel>>; 2], String>,
     /// The checked variant (whose rounded and sized variants are checked too), or why none.
     checked: std::result::Result<Checked, String>,
     size: ResolvedSize,
@@ -119,7 +118,7 @@ struct KernelInner {
 
 /// A kernel's single-device checked variant ([`crate::launch::checked`]).
 struct Checked {
-    raw: Mutex<ClKernel>,
+    raw: Mutex<Owned<ClKernel>>,
     /// `(index, name)` of the pointer parameters it checks.
     pointers: Vec<(usize, String)>,
 }
@@ -146,10 +145,11 @@ impl Kernel {
                 CL_INVALID_KERNEL_NAME => ClKernel::create(build, &driver_alias(name)),
                 _ => Err(e),
             })
+            .map(Owned::new)
             .map_err(err("clCreateKernel"))?;
         let variant = |p: &ClProgram, n: String| {
             ClKernel::create(p, &n)
-                .map(Mutex::new)
+                .map(|k| Mutex::new(Owned::new(k)))
                 .map_err(|e| format!("no variant `{n}` ({e})"))
         };
         let rounded = rounded.and_then(|p| {
@@ -366,7 +366,7 @@ impl Kernel {
             .map_err(String::as_str)
     }
 
-    pub(crate) fn raw(&self) -> MutexGuard<'_, ClKernel> {
+    pub(crate) fn raw(&self) -> MutexGuard<'_, Owned<ClKernel>> {
         self.inner.raw.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -382,7 +382,7 @@ impl Kernel {
 
     /// The kernel that runs a piece of a launch (`None`: no such variant); checked variants
     /// where the kernel has them.
-    pub(crate) fn raw_variant(&self, v: Variant) -> Option<MutexGuard<'_, ClKernel>> {
+    pub(crate) fn raw_variant(&self, v: Variant) -> Option<MutexGuard<'_, Owned<ClKernel>>> {
         let m = match (v, &self.inner.rounded) {
             (Variant::Original, _) => match &self.inner.checked {
                 Ok(c) => &c.raw,

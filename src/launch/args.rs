@@ -80,6 +80,8 @@ impl Mem {
                 len: buffer.len(),
                 guard: buffer.guard_len(),
                 elem: size_of::<T>(),
+                front: buffer.front_len(),
+                whole: buffer.whole_raw().unwrap_or(buffer.as_raw()),
             }),
         }
     }

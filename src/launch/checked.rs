@@ -5,7 +5,8 @@
 //! 1. **Instrumented kernels.** Programs get a checked variant of every kernel the scanner can
 //!    rewrite (`k__clg_checked` variants), and every [`Launch::nd_range`](super::Launch::nd_range)
 //!    and [`Launch::range`](super::Launch::range) piece (rounded, sized, bulk + tail, required
-//!    work-groups) runs it: every `p[index]` of a `global` or `constant` pointer parameter is
+//!    work-groups) runs it: every `p[index]`, `*p`, `*(p + e)`, `*(p - e)`, `vloadN(off, p)`
+//!    and `vstoreN(v, off, p)` of a `global` or `constant` pointer parameter is
 //!    compared with the buffer's length (in the kernel's element type: a `float4*` over a
 //!    `Buffer<f32>` of 400 holds 100), reads and writes alike, negative indices included. An
 //!    index out of bounds is redirected to the element right after the end (in the guard
@@ -14,16 +15,19 @@
 //!    However far out the index is: `o[get_global_id(0)]` over `range(100_000)` on 100
 //!    elements is reported, not written.
 //! 2. **Guard regions**, for what the rewriter cannot see: every [`Buffer`] is allocated with
-//!    a guard after its elements (at least 64 KiB, and at least the buffer's own size) filled
-//!    with a canary byte; after each launch clgroups compares the guard of every buffer
-//!    argument with the canary, reports the first changed element and restores the canary.
-//!    This catches writes just past the end made through pointer arithmetic (`*(p + i)`),
-//!    `vstore`, helper functions receiving `p`, and macros that subscript their arguments; and
-//!    all writes of kernels that are not instrumented (made by macros, defined twice under
+//!    a guard after its elements (at least 64 KiB, and at least the buffer's own size) and one
+//!    of 64 KiB before them (the buffer is then a sub-buffer of the allocation), filled with a
+//!    canary byte; after each launch clgroups compares the guards of every buffer argument
+//!    with the canary, reports the first changed element (a negative index before the start)
+//!    and restores the canary.
+//!    This catches writes just past the end made through the uses of `p` the rewriter leaves
+//!    alone (`RUST_LOG=debug` names each one): pointer arithmetic kept in a variable (`q = p + i`,
+//!    `p++`), casts, helper functions receiving `p`, and macros that subscript their arguments;
+//!    and all writes of kernels that are not instrumented (made by macros, defined twice under
 //!    `#if`, or a checked build the compiler refused: `RUST_LOG=debug` says why).
 //!
-//! Not caught: reads through pointer arithmetic, `vload` or helpers; writes through them
-//! further past the end than the guard, before the start, or of the canary's own bit pattern;
+//! Not caught: reads through those uses; writes through them further from the buffer than its
+//! guards, or of the canary's own bit pattern;
 //! local memory; a pointer parameter whose name the body declares again (`{ int x[4]; ... }`),
 //! which is left unchecked. Sub-buffers (the chunks
 //! of a [`ColoredBuffer`](crate::scaling::ColoredBuffer) in shared placement) have no guard:
@@ -53,7 +57,7 @@ use crate::launch::Arg;
 use crate::queue::Queue;
 use crate::transform::Violation;
 
-pub use crate::buffer::guard::{enabled, CANARY, CHECKED_ENV, MIN_GUARD_BYTES};
+pub use crate::buffer::guard::{enabled, CANARY, CHECKED_ENV, FRONT_GUARD_BYTES, MIN_GUARD_BYTES};
 
 /// The name of `kernel`'s argument `i`: the driver's, else the scanner's, else `?`.
 fn arg_name(kernel: &Kernel, i: usize) -> String {
@@ -93,15 +97,14 @@ pub(crate) fn report(
     })
 }
 
-/// Verifies (and restores) the guard of every buffer argument of a finished launch of
-/// `kernel` on `queue`.
+/// Verifies (and restores) the guards of every buffer argument of a finished launch of
+/// `kernel` on `queue`: the first changed element is reported (before the buffer: a negative
+/// index).
 pub(crate) fn verify(queue: &Queue, kernel: &Kernel, args: &[Arg]) -> Result<()> {
     let name = kernel.name();
     for (argument, a) in args.iter().enumerate() {
         let Arg::Buffer { mem, .. } = a else { continue };
         let Some(g) = mem.guard() else { continue };
-        let start = g.len * g.elem;
-        let mut bytes = vec![0u8; g.guard * g.elem];
         let err = |call, e: opencl3::error_codes::ClError| {
             Error::cl(
                 call,
@@ -109,26 +112,35 @@ pub(crate) fn verify(queue: &Queue, kernel: &Kernel, args: &[Arg]) -> Result<()>
                 format!("checked mode: guard of argument {argument} of `{name}`"),
             )
         };
-        // SAFETY: the buffer was allocated with `len + guard` elements of `elem` bytes
-        // (`Buffer::new` in checked mode), and the launch borrowing it is still alive.
-        unsafe { ffi::read_bytes(queue.raw(), mem.raw(), start, &mut bytes) }
-            .map_err(|e| err("clEnqueueReadBuffer", e))?;
-        let Some(first) = bytes.iter().position(|&b| b != CANARY) else {
-            continue;
-        };
-        bytes.fill(CANARY);
-        // SAFETY: as above.
-        unsafe { ffi::write_bytes(queue.raw(), mem.raw(), start, &bytes) }
-            .map_err(|e| err("clEnqueueWriteBuffer", e))?;
-        return Err(Error::OutOfBounds {
-            kernel: name.to_string(),
-            device: queue.device().to_string(),
-            argument,
-            name: arg_name(kernel, argument),
-            index: (g.len + first / g.elem) as i64,
-            len: g.len as u64,
-            global_id: None,
-        });
+        // (memory object, byte offset, elements, index of its first element)
+        let regions = [
+            (mem.raw(), g.len * g.elem, g.guard, g.len as i64),
+            (g.whole, 0, g.front, -(g.front as i64)),
+        ];
+        for (raw, start, elems, first_index) in regions.into_iter().filter(|r| r.2 > 0) {
+            let mut bytes = vec![0u8; elems * g.elem];
+            // SAFETY: the buffer was allocated with its guards (`Buffer::new` in checked mode:
+            // `len + guard` elements of `elem` bytes in `raw`, `front` before them in `whole`),
+            // and the launch borrowing it is still alive.
+            unsafe { ffi::read_bytes(queue.raw(), raw, start, &mut bytes) }
+                .map_err(|e| err("clEnqueueReadBuffer", e))?;
+            let Some(first) = bytes.iter().position(|&b| b != CANARY) else {
+                continue;
+            };
+            bytes.fill(CANARY);
+            // SAFETY: as above.
+            unsafe { ffi::write_bytes(queue.raw(), raw, start, &bytes) }
+                .map_err(|e| err("clEnqueueWriteBuffer", e))?;
+            return Err(Error::OutOfBounds {
+                kernel: name.to_string(),
+                device: queue.device().to_string(),
+                argument,
+                name: arg_name(kernel, argument),
+                index: first_index + (first / g.elem) as i64,
+                len: g.len as u64,
+                global_id: None,
+            });
+        }
     }
     Ok(())
 }

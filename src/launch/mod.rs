@@ -375,7 +375,7 @@ impl<'a> Launch<'a> {
             && dev.platform_name().contains("Portable Computing Language")
     }
 
-    fn event(&self, raw: Vec<opencl3::event::Event>) -> Event {
+    fn event(&self, raw: Vec<crate::ffi::Owned<opencl3::event::Event>>) -> Event {
         Event {
             raw,
             device: self.queue.device().clone(),

@@ -4,10 +4,10 @@
 use super::{polyfill, resolve, ProgramBuilder, ResolvedSize, SubGroupSize};
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
+use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::queue::Queue;
 use crate::transform::{self, build_log, KernelDecl, Rewrites};
-use opencl3::program::Program as ClProgram;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -136,7 +136,7 @@ pub(super) fn driver_kernel_names(
                 )
             })?;
             raw.into_iter()
-                .map(|k| opencl3::kernel::Kernel::new(k).function_name())
+                .map(|k| crate::ffi::Owned::new(opencl3::kernel::Kernel::new(k)).function_name())
                 .collect::<std::result::Result<Vec<String>, _>>()
                 .map_err(|e| format!("CL_KERNEL_FUNCTION_NAME: {e}"))?
         }
@@ -283,7 +283,8 @@ pub(super) fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<A
         log::debug!("program cache hit on {device}");
         return Ok(Arc::clone(p));
     }
-    let program = ClProgram::create_from_source(queue.context().raw(), text)
+    let program = opencl3::program::Program::create_from_source(queue.context().raw(), text)
+        .map(crate::ffi::Owned::new)
         .map_err(|e| Error::cl("clCreateProgramWithSource", e.0, device.to_string()))?;
     log::debug!("building program on {device} with options {options:?}");
     let c_options = std::ffi::CString::new(options.as_str())

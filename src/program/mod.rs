@@ -46,13 +46,13 @@ pub use crate::transform::SubGroupSizeAttr as SubGroupSize;
 
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
+use crate::ffi::ClProgram;
 use crate::kernel::Kernel;
 use crate::plan::rounding::RoundingConfig;
 use crate::queue::Queue;
 use crate::transform::{self, KernelDecl};
 pub(crate) use build::KernelPlan;
 use build::{build_with_fallbacks, driver_kernel_names};
-use opencl3::program::Program as ClProgram;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -241,6 +241,9 @@ struct ProgramInner {
     group_ids: bool,
     /// Whether a word of the source is a sub-group collective.
     sub_group_words: bool,
+    /// Kernels refused on the emulated backend: a collective under work-item-dependent control
+    /// flow ([`divergence`]), and where.
+    divergent: BTreeMap<String, String>,
 }
 
 impl Program {
@@ -303,7 +306,10 @@ impl Program {
         let device = queue.device();
         let (kernels, unscanned) = transform::scan(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        let (layer, sub_groups) = transform::layer_use(&b.source, device);
+        let (layer, sub_groups, divergent) = transform::layer_use(&b.source, device);
+        for (k, why) in &divergent {
+            log::debug!("`{k}` is refused on the emulated backend: {why}");
+        }
         let plans: BTreeMap<String, KernelPlan> = kernels
             .iter()
             .map(|k| {
@@ -358,11 +364,15 @@ impl Program {
                     &b.source,
                     &["get_group_id", "get_num_groups"],
                 ),
+                divergent,
             }),
         })
     }
 
-    /// The kernel called `name`.
+    /// The kernel called `name`. On the `emulated` backend, a kernel with a sub-group
+    /// collective under control flow that depends on a work-item id is refused with
+    /// [`Error::Unsupported`] naming the call and the condition (the
+    /// [uniform control-flow rule](crate::opencl_c); PoCL 3.1 would hang or crash).
     ///
     /// ```
     /// # use clgroups::prelude::*;
@@ -380,6 +390,16 @@ impl Program {
             return Err(Error::NoSuchKernel {
                 kernel: name.to_string(),
                 available: self.kernel_names(),
+            });
+        }
+        if let Some(why) = self.inner.divergent.get(name) {
+            return Err(Error::Unsupported {
+                device: self.device().to_string(),
+                what: format!("kernel `{name}` ({why})"),
+                missing: "native sub-groups: the emulated ones are work-group barriers, which \
+                    every work-item must reach (make the condition uniform, or compute the \
+                    collective unconditionally)"
+                    .into(),
             });
         }
         let unscanned;

@@ -7,9 +7,13 @@
 //! `p[clg_checked_index(clg_check, i, (long)(index), lo, hi, spare)]` (`i` the parameter's
 //! index): an index outside `[lo, hi)` is replaced by `spare` (an element the access may
 //! touch harmlessly) and the first such access is recorded in `clg_check` ([`CHECK_WORDS`]
-//! `uint`s: a flag, the parameter, the index, the work-item's global id, `hi`). Uses of `p`
-//! other than `p[...]` (pointer arithmetic, `*p`, `vload`/`vstore`, passing `p` to a function,
-//! macros that subscript their arguments) are not checked.
+//! `uint`s: a flag, the parameter, the index, the work-item's global id, `hi`). So are `*p` (as
+//! `p[0]`), `*(p + e)` and `*(p - e)` (as `p[e]`, `p[-e]`: `p - a + b` as `p[-a + b]`), and `vloadN(off, p)` /
+//! `vstoreN(v, off, p)` (elements `off * N .. off * N + N`, `clg_checked_vindex`). Other uses
+//! of `p` are not checked, and `RUST_LOG=debug` names each one: pointer arithmetic kept in a
+//! variable or incremented (`q = p + 1`, `p++`), casts (`*(global int4 *)p`), `p` passed to a
+//! helper function (its accesses there), `vload_half` and friends, and macros that subscript
+//! their arguments.
 //!
 //! Single-device checked variants ([`with_checked_variants`]) take, after the kernel's own
 //! parameters (and before the emulated sub-group scratch, which stays last), per checked
@@ -34,7 +38,9 @@ pub fn checked_name(kernel: &str) -> String {
     format!("{kernel}{CHECKED_SUFFIX}")
 }
 
-/// The index check, written once before the source.
+/// The index checks, written once before the source: `clg_checked_index` for an element,
+/// `clg_checked_vindex` for the `n` elements `off * n ..` of `vloadn(off, p)` / `vstoren(v, off, p)`
+/// (an offset out of range becomes the vector at or right after the spare element).
 pub(crate) const CHECK_HELPER: &str = "size_t clg_checked_index(global uint *clg_check, \
 uint clg_param, long clg_i, ulong clg_lo, ulong clg_hi, ulong clg_spare) { \
 if (clg_i >= (long)clg_lo && clg_i < (long)clg_hi) return (size_t)clg_i; \
@@ -43,7 +49,12 @@ clg_check[1] = clg_param; clg_check[2] = (uint)((ulong)clg_i); \
 clg_check[3] = (uint)((ulong)clg_i >> 32); clg_check[4] = (uint)get_global_id(0); \
 clg_check[5] = (uint)get_global_id(1); clg_check[6] = (uint)get_global_id(2); \
 clg_check[7] = (uint)clg_hi; clg_check[8] = (uint)(clg_hi >> 32); } \
-return (size_t)clg_spare; }";
+return (size_t)clg_spare; }
+size_t clg_checked_vindex(global uint *clg_check, uint clg_param, long clg_off, uint clg_n, \
+ulong clg_lo, ulong clg_hi, ulong clg_spare) { long clg_first = clg_off * (long)clg_n; \
+if (clg_first >= (long)clg_lo && clg_first + (long)clg_n <= (long)clg_hi) return (size_t)clg_off; \
+clg_checked_index(clg_check, clg_param, clg_first < (long)clg_lo ? clg_first : \
+max(clg_first, (long)clg_hi), clg_lo, clg_hi, 0); return (size_t)((clg_spare + clg_n - 1) / clg_n); }";
 
 /// Number of `uint`s in the `clg_check` buffer: a flag (1 once an index was out of range),
 /// the parameter index, the index (low and high 32 bits), the global id (dimensions 0 to 2)
@@ -114,47 +125,139 @@ pub(crate) fn instrumented(
             k.name
         );
     }
-    // (byte position, text) insertions, in source order.
-    let mut edits: Vec<(usize, String)> = Vec::new();
-    for (n, &t) in toks.iter().enumerate() {
-        let tok = &scanned.tokens[t];
+    // (start, end, text) replacements (insertions when start == end), in source order.
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let span = |n: usize| scanned.tokens[toks[n]].span.clone();
+    let at = |n: usize| toks.get(n).map_or("", |_| text(n));
+    for n in 0..toks.len() {
         let Some((param, name)) = pointers.iter().find(|(_, name)| {
-            tok.kind == Kind::Ident && scanned.text(t) == name && !shadowed.contains(&name.as_str())
+            scanned.tokens[toks[n]].kind == Kind::Ident
+                && text(n) == name
+                && !shadowed.contains(&name.as_str())
         }) else {
             continue;
         };
-        let Some(&open) = toks.get(n + 1).filter(|&&o| scanned.text(o) == "[") else {
-            continue;
-        };
-        let mut depth = 0usize;
-        let close = toks[n + 1..].iter().copied().find(|&c| {
-            match scanned.text(c) {
-                "[" => depth += 1,
-                "]" => depth -= 1,
-                _ => {}
+        let check = |index: &str| format!("clg_checked_index(clg_check, {param}u, {index}");
+        let bounds = bounds(name);
+        // `*` at token `d` dereferences (rather than multiplies) unless a value ends before it.
+        // (After a statement's condition or a keyword it dereferences: `if (c) *p = 1;`.)
+        let unary = |d: usize| {
+            let Some(b) = d.checked_sub(1) else {
+                return true;
+            };
+            let word = |t: &str| t.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+            match text(b) {
+                "]" => false,
+                ")" => {
+                    let open = scanned.partner(toks[b]);
+                    let before = toks
+                        .iter()
+                        .position(|&t| t == open)
+                        .and_then(|o| o.checked_sub(1));
+                    before.is_some_and(|o| matches!(text(o), "if" | "while" | "for" | "switch"))
+                }
+                "return" | "else" | "case" | "do" => true,
+                t => !word(t),
             }
-            depth == 0
-        });
-        let Some(close) = close else { continue };
-        edits.push((
-            scanned.tokens[open].span.end,
-            format!("clg_checked_index(clg_check, {param}u, (long)("),
-        ));
-        edits.push((
-            scanned.tokens[close].span.start,
-            format!("), {})", bounds(name)),
-        ));
+        };
+        if at(n + 1) == "[" {
+            // p[index]
+            let close = scanned.partner(toks[n + 1]);
+            let (open, close) = (span(n + 1).end, scanned.tokens[close].span.start);
+            edits.push((open, open, check("(long)(")));
+            edits.push((close, close, format!("), {bounds})")));
+        } else if n >= 2
+            && at(n - 1) == "("
+            && at(n - 2) == "*"
+            && unary(n - 2)
+            && matches!(at(n + 1), "+" | "-")
+        {
+            // *(p + e), *(p - e) (the `-` stays with `e`: `p - a + b` is `p + (-a + b)`)
+            let sign = if at(n + 1) == "-" { "-" } else { "" };
+            let close = scanned.tokens[scanned.partner(toks[n - 1])].span.start;
+            edits.push((
+                span(n + 1).start,
+                span(n + 2).start,
+                format!("+ {}", check(&format!("(long)({sign}"))),
+            ));
+            edits.push((close, close, format!("), {bounds})")));
+        } else if n >= 1
+            && at(n - 1) == "*"
+            && unary(n - 1)
+            && !matches!((at(n + 1), at(n + 2)), ("+", "+") | ("-", "-"))
+        {
+            // *p, as p[0]
+            let (from, to) = (span(n - 1).start, span(n).end);
+            edits.push((from, to, format!("{name}[{}0L, {bounds})]", check(""))));
+        } else if let Some((offset, width)) = vector_offset(scanned, &toks, n) {
+            // vloadN(offset, p), vstoreN(v, offset, p)
+            let (from, to) = (span(offset.0).start, span(offset.1).start);
+            edits.push((
+                from,
+                from,
+                format!("clg_checked_vindex(clg_check, {param}u, (long)("),
+            ));
+            edits.push((to, to, format!("), {width}, {bounds})")));
+        } else {
+            log::debug!(
+                "kernel `{}` line {}: this use of `{name}` is not checked (pointer arithmetic \
+                 kept in a variable, a helper function's parameter, a macro, ...): only the \
+                 guard region sees what it writes",
+                k.name,
+                scanned.line(span(n).start)
+            );
+        }
     }
     edits.sort_by_key(|e| e.0);
     let mut out = String::new();
     let mut at = k.body.start + 1;
-    for (pos, text) in edits {
-        out.push_str(&src[at..pos]);
+    for (from, to, text) in edits {
+        out.push_str(&src[at..from]);
         out.push_str(&text);
-        at = pos;
+        at = to;
     }
     out.push_str(&src[at..k.body.end - 1]);
     out
+}
+
+/// If token `n` (of the body tokens `toks`) is the last argument of a `vloadN` / `vstoreN`
+/// call, the body-token range of the offset argument and `N`.
+fn vector_offset(scanned: &Scanned, toks: &[usize], n: usize) -> Option<((usize, usize), u32)> {
+    let text = |m: usize| scanned.text(toks[m]);
+    if n < 2 || text(n - 1) != "," || toks.get(n + 1).is_none_or(|_| text(n + 1) != ")") {
+        return None;
+    }
+    let open_tok = scanned.partner(toks[n + 1]);
+    let open = toks.iter().position(|&t| t == open_tok)?;
+    let call = text(open.checked_sub(1)?);
+    let (store, digits) = match call.strip_prefix("vload") {
+        Some(d) => (false, d),
+        None => (true, call.strip_prefix("vstore")?),
+    };
+    let width: u32 = digits
+        .parse()
+        .ok()
+        .filter(|w| [2, 3, 4, 8, 16].contains(w))?;
+    // The top-level commas of the call.
+    let mut commas = Vec::new();
+    let mut m = open + 1;
+    while m < n {
+        match text(m) {
+            "(" | "[" | "{" => {
+                let close = scanned.partner(toks[m]);
+                m = toks.iter().position(|&t| t == close)?;
+            }
+            "," => commas.push(m),
+            _ => {}
+        }
+        m += 1;
+    }
+    let offset = match (store, commas.as_slice()) {
+        (false, [last]) => (open + 1, *last),
+        (true, [first, last]) => (first + 1, *last),
+        _ => return None,
+    };
+    Some((offset, width))
 }
 
 /// Words before which an identifier is an expression, not a declared type.
@@ -315,6 +418,33 @@ mod tests {
         let text = |n: usize| words[n];
         assert!(!declares(&text, 3));
         assert!(declares(&text, 8));
+    }
+
+    #[test]
+    fn dereferences_and_vectors_are_checked() {
+        let src = "kernel void k(global int *o, constant int *x, global float *f) {\n  *(o + get_global_id(0)) = *x * *(x - 1 + 2);\n  if (*x) *o = 2; else *o = 3;\n  vstore4(vload4(get_global_id(0), f), 2 * get_global_id(0), f);\n  *o++ = 1; helper(o, f + 1);\n}\n";
+        let k = &scan_kernels(src).unwrap()[0];
+        let s = Scanned::new(src).unwrap();
+        let body = instrumented(&s, k, &checked_pointers(k), |n| format!("B{n}"));
+        let idx =
+            |p: usize, e: &str, n: &str| format!("clg_checked_index(clg_check, {p}u, {e}, B{n})");
+        let want = format!(
+            "*(o + {}) = x[{}] * *(x + {});",
+            idx(0, "(long)(get_global_id(0))", "o"),
+            idx(1, "0L", "x"),
+            idx(1, "(long)(-1 + 2)", "x")
+        );
+        assert!(body.contains(&want), "{body}");
+        let (o0, x0) = (idx(0, "0L", "o"), idx(1, "0L", "x"));
+        assert!(
+            body.contains(&format!("if (x[{x0}]) o[{o0}] = 2; else o[{o0}] = 3;")),
+            "{body}"
+        );
+        let want = "vstore4(vload4(clg_checked_vindex(clg_check, 2u, (long)(get_global_id(0)), 4, \
+                    Bf), f), clg_checked_vindex(clg_check, 2u, (long)(2 * get_global_id(0)), 4, Bf), f);";
+        assert!(body.contains(want), "{body}");
+        // Not checked (RUST_LOG=debug says so): `o++`, and pointers passed to a helper.
+        assert!(body.contains("*o++ = 1; helper(o, f + 1);"), "{body}");
     }
 
     #[test]

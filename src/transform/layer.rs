@@ -55,6 +55,12 @@ fn is_layer_or_builtin_word(word: &str) -> bool {
     is_layer_word(word) || super::polyfill::is_builtin(word)
 }
 
+/// Whether `word` is a collective of the `emulated` backend (one that synchronises the
+/// work-group): a layer collective, or a standard sub-group built-in the polyfill provides on it.
+pub(crate) fn is_emulated_collective(word: &str) -> bool {
+    is_layer_or_builtin_word(word) && is_sub_group_collective(word)
+}
+
 /// Names of the functions of `s` that use the layer on `device`, transitively: standard
 /// built-ins count on the backends where the polyfill provides them on the layer.
 pub(crate) fn layer_users_on(s: &Scanned<'_>, device: &crate::Device) -> BTreeSet<String> {
@@ -97,7 +103,7 @@ pub(crate) fn users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<Strin
 }
 
 /// Macros whose replacement has a word accepted by `direct`, transitively.
-fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
+pub(crate) fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
     let mut users: BTreeSet<String> = BTreeSet::new();
     loop {
         let before = users.len();

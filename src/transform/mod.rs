@@ -23,6 +23,7 @@
 mod access;
 pub mod build_log;
 mod checked;
+mod divergence;
 mod headers;
 mod layer;
 mod lex;
@@ -96,15 +97,26 @@ pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
     Ok((kernels, unscanned))
 }
 
+/// What [`layer_use`] finds: the functions that use the layer on the device, those that use
+/// sub-group collectives, and (emulated backend only) the functions with a collective under
+/// work-item-dependent control flow, with where ([`divergence`]).
+pub(crate) type LayerUse = (BTreeSet<String>, BTreeSet<String>, BTreeMap<String, String>);
+
 /// Which functions of `src` use the sub-group layer on `device` (the kernels among them get
-/// the emulated scratch and a pinned size), and which use sub-group collectives (the layer's
-/// or the standard built-ins), both transitively through helpers. Empty where the scanner
-/// cannot read the source.
-pub(crate) fn layer_use(src: &str, device: &Device) -> (BTreeSet<String>, BTreeSet<String>) {
+/// the emulated scratch and a pinned size), which use sub-group collectives (the layer's
+/// or the standard built-ins), both transitively through helpers, and, on the emulated
+/// backend, which reach a collective under divergent control flow (refused: PoCL 3.1 would hang
+/// or crash). Empty where the scanner cannot read the source.
+pub(crate) fn layer_use(src: &str, device: &Device) -> LayerUse {
+    let emulated = device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated;
     match Scanned::new(src) {
         Ok(s) => (
             layer::layer_users_on(&s, device),
             layer::users(&s, layer::is_sub_group_collective),
+            match emulated {
+                true => divergence::divergent_users(&s, layer::is_emulated_collective),
+                false => BTreeMap::new(),
+            },
         ),
         Err(_) => Default::default(),
     }

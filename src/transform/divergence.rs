@@ -1,0 +1,301 @@
+//! Sub-group collectives under work-item-dependent control flow, found before a launch.
+//!
+//! The layer's rule is uniform control flow: every work-item of the work-group reaches each
+//! `sg_*` call. On the `emulated` backend every collective is a pair of work-group barriers, and
+//! PoCL 3.1 compiles a barrier under a condition on the work-item's id into a work-group function
+//! that loops forever or jumps to an invalid address (measured: plain OpenCL with
+//! `if (get_local_id(0) < 5) barrier(..)` hangs, a loop of `get_local_id(0) % 4` barriers or an
+//! early `return` on `get_global_id(0) % 64 >= 5` segfaults; the same shapes on a value loaded from
+//! memory return wrong values). So, on that backend only, a kernel is refused when the scanner sees
+//! a collective — or a call of a function or macro that uses one — inside an `if`/`for`/`while`/`do`/
+//! `switch` whose condition mentions a work-item id ([`ID_WORDS`], or a variable assigned from
+//! one), or after a `return`/`break`/`continue` under such a condition. Conditions on kernel
+//! arguments, loop counters over uniform bounds and values loaded from memory are not refused.
+//! The check is conservative: `if (get_global_id(0) < n)` around a collective is refused even
+//! where `n` happens to be a multiple of the work-group size; compute unconditionally instead
+//! (`sg_reduce_add(i < n ? x[i] : 0)`). Not seen: the ternary operator and `&&`/`||` around a
+//! call, `goto`, and conditions inside macros.
+
+use super::source::Scanned;
+use std::collections::BTreeSet;
+
+/// Functions whose value differs between the work-items of a work-group (a sub-group's id
+/// too: the rule is per work-group).
+pub const ID_WORDS: &[&str] = &[
+    "get_local_id",
+    "get_global_id",
+    "get_local_linear_id",
+    "get_global_linear_id",
+    "get_sub_group_local_id",
+    "get_sub_group_id",
+    "sg_get_local_id",
+    "sg_get_local_linear_id",
+    "sg_get_group_id",
+    "sg_get_group_linear_id",
+];
+
+/// For each function of `s` that reaches a collective under work-item-dependent control flow
+/// (directly, or by calling such a function), why: `"sg_reduce_add at line 7 under a condition on
+/// get_local_id at line 6"`. `collective` tells the collectives (or the functions that use them).
+pub(crate) fn divergent_users(
+    s: &Scanned<'_>,
+    collective: fn(&str) -> bool,
+) -> std::collections::BTreeMap<String, String> {
+    let users = super::layer::users(s, collective);
+    let macros = super::layer::macro_users(s, collective);
+    let uses = |w: &str| collective(w) || users.contains(w) || macros.contains(w);
+    let mut out = std::collections::BTreeMap::new();
+    for f in &s.functions {
+        if let Some(why) = first_divergent_call(s, f.body, &uses) {
+            out.insert(f.name.clone(), why);
+        }
+    }
+    // Callers of a flagged function are flagged too (the call may well be uniform).
+    loop {
+        let before = out.len();
+        for f in &s.functions {
+            if out.contains_key(&f.name) {
+                continue;
+            }
+            let callee =
+                (f.body.0 + 1..f.body.1).find(|&i| s.is_call(i) && out.contains_key(s.text(i)));
+            if let Some(i) = callee {
+                let line = s.line(s.tokens[i].span.start);
+                let why = format!("`{}` at line {line}, with {}", s.text(i), out[s.text(i)]);
+                out.insert(f.name.clone(), why);
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
+}
+
+/// The first call of a word accepted by `uses` in `body` that sits under (or after an exit
+/// under) a condition on a work-item id, described.
+fn first_divergent_call(
+    s: &Scanned<'_>,
+    body: (usize, usize),
+    uses: &dyn Fn(&str) -> bool,
+) -> Option<String> {
+    let tainted = tainted_words(s, body);
+    // Regions (start, end, the id word and its token) whose execution depends on a work-item id.
+    let mut regions: Vec<(usize, usize, usize)> = Vec::new();
+    for k in body.0 + 1..body.1 {
+        let Some((cond, region)) = construct(s, k, body.1) else {
+            continue;
+        };
+        let Some(id) = id_word(s, cond, &tainted) else {
+            continue;
+        };
+        regions.push((region.0, region.1, id));
+        // An exit inside the region makes what follows it divergent too.
+        let exits = |w: &str| (region.0..region.1).any(|i| s.text(i) == w);
+        if exits("return") {
+            regions.push((region.1, body.1, id));
+        } else if exits("break") || exits("continue") {
+            let rest = enclosing_loop_end(s, body, region.0).unwrap_or(region.1);
+            regions.push((region.1, rest, id));
+        }
+    }
+    (body.0 + 1..body.1)
+        .filter(|&i| s.is_call(i) && uses(s.text(i)))
+        .find_map(|i| {
+            let &(_, _, id) = regions.iter().find(|r| r.0 <= i && i < r.1)?;
+            let line = |t: usize| s.line(s.tokens[t].span.start);
+            Some(format!(
+                "{} at line {} under a condition on {} at line {}",
+                s.text(i),
+                line(i),
+                s.text(id),
+                line(id)
+            ))
+        })
+}
+
+/// The first token of `range` in `tainted`, outside subscripts and not subscripted (a value
+/// loaded from memory is data, even at a work-item's own index).
+fn id_word(s: &Scanned<'_>, range: (usize, usize), tainted: &BTreeSet<&str>) -> Option<usize> {
+    let mut t = range.0;
+    while t < range.1 {
+        match s.text(t) {
+            "[" => t = s.partner(t),
+            // An array element is memory: data, whatever its index.
+            w if tainted.contains(w) && s.text(t + 1) != "[" => return Some(t),
+            _ => {}
+        }
+        t += 1;
+    }
+    None
+}
+
+/// `ID_WORDS` and the variables of `body` assigned from expressions that mention one,
+/// transitively (stores to memory, `a[i] = ..`, are not followed).
+fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
+    let mut tainted: BTreeSet<&str> = ID_WORDS.iter().copied().collect();
+    loop {
+        let before = tainted.len();
+        for j in body.0 + 1..body.1 {
+            if s.text(j) != "=" || matches!(s.text(j + 1), "=") {
+                continue;
+            }
+            let mut target = j - 1;
+            if matches!(s.text(target), "=" | "!" | "<" | ">") {
+                continue; // a comparison
+            }
+            if matches!(
+                s.text(target),
+                "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^"
+            ) {
+                target -= 1;
+            }
+            // The expression: up to `;`, or `,` / `)` outside its own parentheses.
+            let (mut t, mut depth) = (j + 1, 0);
+            while t < body.1 {
+                match s.text(t) {
+                    ";" | "}" => break,
+                    "," | ")" if depth == 0 => break,
+                    "(" => depth += 1,
+                    ")" => depth -= 1,
+                    "[" => t = s.partner(t),
+                    _ => {}
+                }
+                t += 1;
+            }
+            let variable = s.tokens[target].kind == super::lex::Kind::Ident;
+            if variable && id_word(s, (j + 1, t), &tainted).is_some() {
+                tainted.insert(s.text(target));
+            }
+        }
+        if tainted.len() == before {
+            return tainted;
+        }
+    }
+}
+
+/// If token `k` starts a control construct, its condition's tokens and the tokens it controls.
+fn construct(s: &Scanned<'_>, k: usize, end: usize) -> Option<((usize, usize), (usize, usize))> {
+    let word = s.text(k);
+    if !matches!(word, "if" | "for" | "while" | "switch" | "do") {
+        return None;
+    }
+    if word == "do" {
+        let stop = statement_end(s, k + 1, end);
+        // `do body while (cond);`
+        let open = (stop..end).find(|&i| s.text(i) == "(")?;
+        return Some(((open + 1, s.partner(open)), (k + 1, stop)));
+    }
+    if s.text(k + 1) != "(" {
+        return None;
+    }
+    let close = s.partner(k + 1);
+    if word == "while" && s.text(close + 1) == ";" {
+        return None; // the tail of a `do` loop
+    }
+    let mut stop = statement_end(s, close + 1, end);
+    if word == "if" && stop < end && s.text(stop) == "else" {
+        stop = statement_end(s, stop + 1, end);
+    }
+    Some(((k + 2, close), (close + 1, stop)))
+}
+
+/// The token after the statement that starts at `i` (a block, or up to its `;`).
+fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
+    match s.text(i) {
+        "{" => s.partner(i) + 1,
+        "if" | "for" | "while" | "switch" | "do" => {
+            construct(s, i, end).map_or(i + 1, |(_, (_, stop))| match s.text(i) {
+                "do" => (stop..end)
+                    .find(|&t| s.text(t) == ";")
+                    .map_or(end, |t| t + 1),
+                _ => stop,
+            })
+        }
+        _ => {
+            let mut t = i;
+            while t < end && s.text(t) != ";" {
+                t = match s.text(t) {
+                    "(" | "[" | "{" => s.partner(t) + 1,
+                    _ => t + 1,
+                };
+            }
+            (t + 1).min(end)
+        }
+    }
+}
+
+/// The end of the body of the innermost loop of `body` that contains token `at`.
+fn enclosing_loop_end(s: &Scanned<'_>, body: (usize, usize), at: usize) -> Option<usize> {
+    (body.0 + 1..at)
+        .filter(|&k| matches!(s.text(k), "for" | "while" | "do"))
+        .filter_map(|k| construct(s, k, body.1).map(|(_, r)| r))
+        .filter(|r| r.0 <= at && at < r.1)
+        .map(|r| r.1)
+        .min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flagged(src: &str) -> Vec<String> {
+        let s = Scanned::new(src).unwrap();
+        let found = divergent_users(&s, crate::transform::layer::is_emulated_collective);
+        found
+            .into_iter()
+            .map(|(k, why)| format!("{k}: {why}"))
+            .collect()
+    }
+
+    #[test]
+    fn work_item_dependent_conditions_are_found() {
+        let src = "
+kernel void a(global int *o) { int v = 1; if (get_local_id(0) < 5) v = sg_reduce_add(v); o[0] = v; }
+kernel void b(global int *o) {
+    if (get_global_id(0) % 64 >= 5) return;
+    o[0] = sg_shuffle(1, 0u);
+}
+kernel void c(global int *o) { uint lid = get_local_id(0); uint h = max(1u, lid / 2);
+    for (uint i = 0; i < h; ++i) { sg_barrier(); } }
+int helper(int v) { if (sg_get_local_id() == 0) v = sg_broadcast(v, 0u); return v; }
+kernel void d(global int *o) { o[0] = helper(1); }
+kernel void e(global int *o) { while (1) { if (get_local_id(0) == 3) break; sg_barrier(); } }
+kernel void f(global int *o) { int v = 0; do { v = sg_reduce_add(v); } while (v < get_local_id(0)); }
+kernel void g(global int *o) { int v = 0; if (get_local_id(0)) { v = 1; } else v = sg_reduce_max(v); }
+#define SUM(x) sg_reduce_add(x)
+kernel void h(global int *o) { switch (get_local_id(0)) { case 0: o[0] = SUM(1); } }
+kernel void i(global int *o) { if (get_sub_group_id() > 0) o[0] = sub_group_reduce_add(1); }
+";
+        let got = flagged(src);
+        let names: Vec<&str> = got.iter().map(|l| l.split(':').next().unwrap()).collect();
+        assert_eq!(
+            names,
+            ["a", "b", "c", "d", "e", "f", "g", "h", "helper", "i"],
+            "{got:#?}"
+        );
+        let want = "sg_reduce_add at line 2 under a condition on get_local_id at line 2";
+        assert!(got[0].ends_with(want), "{}", got[0]);
+        assert!(got[2].contains("condition on h at line 8"), "{}", got[2]);
+        assert!(
+            got[3].contains("`helper` at line 10, with sg_broadcast at line 9"),
+            "{}",
+            got[3]
+        );
+    }
+
+    #[test]
+    fn uniform_and_data_dependent_conditions_are_not() {
+        let src = "
+kernel void a(global int *o, int n) { int v = o[get_global_id(0)]; if (n > 0) v = sg_reduce_add(v);
+    for (int i = 0; i < n; ++i) v = sg_shuffle_xor(v, 1u);
+    if (get_local_id(0) == 0) o[0] = v;
+    o[get_global_id(0)] = v; }
+kernel void b(global int *o) { int v = o[get_global_id(0)]; if (v > 0) v = sg_reduce_add(v);
+    while (v > 3) v = sg_shuffle_down(v, 1u) - 1; for (int i = 0; i < (o[get_local_id(0)] & 3); ++i) sg_barrier(); if (sg_any(v == get_local_id(0))) o[0] = 1; }
+kernel void c(global int *o, local int *t) { uint lid = get_local_id(0); if (lid == 0) o[0] = 1;
+    t[lid] = lid; barrier(CLK_LOCAL_MEM_FENCE); if (t[0] == 0) o[2] = sg_reduce_min(1);
+    o[1] = sg_reduce_add(lid); }
+";
+        assert!(flagged(src).is_empty(), "{:#?}", flagged(src));
+    }
+}
