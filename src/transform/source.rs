@@ -105,13 +105,7 @@ pub enum SubGroupSizeAttr {
 /// comments or literals, a parameter without a name, and a malformed or repeated sub-group size
 /// attribute.
 pub fn scan_kernels(src: &str) -> Result<Vec<KernelDecl>> {
-    let scanned = Scanned::new(src)?;
-    let kernels = scanned
-        .functions
-        .iter()
-        .filter(|f| f.is_kernel)
-        .map(|f| scanned.kernel_decl(f))
-        .collect::<Result<Vec<_>>>()?;
+    let kernels = Scanned::new(src)?.kernel_decls()?;
     log::debug!(
         "scanned {} kernel(s): {:?}",
         kernels.len(),
@@ -134,13 +128,7 @@ pub(crate) fn scan_for_build(src: &str) -> Result<(Vec<KernelDecl>, Option<Strin
             return Ok((Vec::new(), Some(e.to_string())));
         }
     };
-    let kernels = scanned
-        .functions
-        .iter()
-        .filter(|f| f.is_kernel)
-        .map(|f| scanned.kernel_decl(f))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((kernels, None))
+    Ok((scanned.kernel_decls()?, None))
 }
 
 /// A function definition (kernel or not), as token indices into [`Scanned::tokens`].
@@ -332,6 +320,15 @@ impl<'a> Scanned<'a> {
     }
 
     /// The public declaration of kernel `f`.
+    /// Every kernel definition, in source order.
+    fn kernel_decls(&self) -> Result<Vec<KernelDecl>> {
+        self.functions
+            .iter()
+            .filter(|f| f.is_kernel)
+            .map(|f| self.kernel_decl(f))
+            .collect()
+    }
+
     fn kernel_decl(&self, f: &FunctionDef) -> Result<KernelDecl> {
         let close_paren = self.partner[f.open_paren];
         let decl_start = self.tokens[f.decl].span.start;
