@@ -43,11 +43,15 @@ fn parse_limit(value: Option<&str>) -> Result<Duration> {
     }
 }
 
-/// How long a wait polls the event's status before it sleeps on a completion callback, on
-/// devices other than CPUs. NVIDIA's driver calls the callback from its own thread: on the
-/// H100 polling returned about 40 µs sooner per wait (`examples/bench_wait.rs`). On a CPU device
-/// polling would take a core from the device's own threads.
+/// How long a wait spins on the event's status, on devices other than CPUs, before it polls
+/// between short sleeps ([`NAP`]). NVIDIA's driver calls completion callbacks from its own thread:
+/// on the H100 polling returned about 40 µs sooner per wait (`examples/bench_wait.rs`), and on
+/// two H200s a 3.6 ms kernel waited through a callback took 15 ms. On a CPU device polling would
+/// take a core from the device's own threads: there the wait sleeps on a callback.
 const SPIN: Duration = Duration::from_millis(2);
+
+/// The longest sleep between two polls after [`SPIN`] (sleeps start at a tenth of it).
+const NAP: Duration = Duration::from_micros(200);
 
 /// Waits until `event` completes, at most [`limit`]. `what` names the command in errors.
 pub(crate) fn event(event: &Event, what: impl Fn() -> String) -> Result<()> {
@@ -70,15 +74,24 @@ pub(crate) fn event(event: &Event, what: impl Fn() -> String) -> Result<()> {
     opencl3::command_queue::flush(queue).map_err(|e| Error::cl("clFlush", e, what()))?;
     if !ffi::queue_on_cpu(queue) {
         let start = Instant::now();
-        while start.elapsed() < SPIN.min(limit) {
-            for _ in 0..64 {
-                std::hint::spin_loop();
+        let mut nap = NAP / 10;
+        while start.elapsed() < limit {
+            match start.elapsed() < SPIN {
+                true => (0..64).for_each(|_| std::hint::spin_loop()),
+                false => {
+                    std::thread::sleep(nap);
+                    nap = (nap * 2).min(NAP);
+                }
             }
             let s = status()?;
             if s == CL_COMPLETE || s < 0 {
                 return finished(s, what);
             }
         }
+        return Err(Error::Timeout {
+            command: what(),
+            waited: limit,
+        });
     }
     let done = Arc::new((Mutex::new(None::<cl_int>), Condvar::new()));
     let signal = Arc::clone(&done);

@@ -115,7 +115,6 @@ fn a_launch_on_another_queue_waits_for_its_events() {
 #[cfg(feature = "scaling")]
 #[test]
 fn a_root_launch_waits_for_its_events() {
-    use clgroups::ColoredBuffer;
     let root = RootDevice::from_env().unwrap();
     eprintln!("{root:?}");
     // A queue of the root device's context that none of its launches use.
@@ -128,7 +127,9 @@ fn a_root_launch_waits_for_its_events() {
     let add = rp.kernel("add").unwrap();
     let n = 4096;
     let y = poisoned(q0, n); // in the root device's context, read by every device
-    let mut x = ColoredBuffer::from_slice(&root, &vec![1i32; n]).unwrap();
+                             // Colored in the launch's work-group slabs, so that each device holds the part it works on.
+    let local = add.range_plan(Range::d1(n)).unwrap().1.len();
+    let mut x = common::colored(&root, &vec![1i32; n], local);
     // SAFETY: work-item i < n writes y[i], y has n elements.
     let set = unsafe { slow.launch().arg(&y).arg(7i32).arg(SPIN).range(n) }.unwrap();
     // SAFETY: work-item i < n touches x[i] and y[i] (n elements each); every device waits

@@ -146,7 +146,13 @@ impl Kernel {
                 _ => Err(e),
             })
             .map(Owned::new)
-            .map_err(err("clCreateKernel"))?;
+            .map_err(|e| match e.0 {
+                CL_INVALID_KERNEL_NAME => Error::NoSuchKernel {
+                    kernel: name.to_string(),
+                    available: program.kernel_names(),
+                },
+                _ => err("clCreateKernel")(e),
+            })?;
         let variant = |p: &ClProgram, n: String| {
             ClKernel::create(p, &n)
                 .map(|k| Mutex::new(Owned::new(k)))
@@ -185,13 +191,20 @@ impl Kernel {
             .filter(|&m| m > 0)
             .unwrap_or(crate::device::UNKNOWN_SIMD_WIDTH);
         // Where the driver has no answer (PoCL's remote driver reports no compile work-group
-        // size), its attribute string, else the kernel's header (integer literals only).
-        let attributes = raw.attributes().unwrap_or_default();
+        // size), its attribute string, else the kernel's header (integer literals only). The
+        // attribute string is asked for on the context's first device only: NVIDIA's driver
+        // crashes answering it for a program built for another device of a multi-device
+        // context (measured on two H200s, driver 580).
+        let first = program.queue().context().devices().first() == Some(&dev);
+        let attributes = || match first {
+            true => raw.attributes().unwrap_or_default(),
+            false => String::new(),
+        };
         let header = program
             .decl(name)
             .and_then(|d| program.source().get(d.decl_start..d.body.start));
         let declared = |attr: &str| {
-            attr_sizes(&attributes, attr).or_else(|| header.and_then(|h| attr_sizes(h, attr)))
+            attr_sizes(&attributes(), attr).or_else(|| header.and_then(|h| attr_sizes(h, attr)))
         };
         let required = raw
             .get_compile_work_group_size(dev.id())

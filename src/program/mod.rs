@@ -225,6 +225,8 @@ struct ProgramInner {
     kernels: Vec<KernelDecl>,
     /// The kernel names, from the driver.
     names: Vec<String>,
+    /// Whether `names` is the whole list (else a kernel's name is checked by creating it).
+    names_known: bool,
     /// What the build decided per scanned kernel.
     plans: BTreeMap<String, KernelPlan>,
     /// One build per distinct size of layer kernels (`CLG_SUB_GROUP_SIZE`; kernels that do not
@@ -341,10 +343,16 @@ impl Program {
             builds.insert(size, program);
         }
         let first = builds.values().next().expect("one build");
-        let names = driver_kernel_names(first, device).unwrap_or_else(|why| {
-            log::debug!("kernel names from the scanner: the driver gave none ({why})");
-            kernels.iter().map(|k| k.name.clone()).collect()
-        });
+        // Where neither the driver (NVIDIA, for a program of another device than the first of
+        // a multi-device context) nor the scanner knows the names, `kernel` asks the driver.
+        let (names, names_known) = match driver_kernel_names(first, device) {
+            Ok(names) => (names, true),
+            Err(why) => {
+                log::debug!("kernel names from the scanner: the driver gave none ({why})");
+                let names = kernels.iter().map(|k| k.name.clone()).collect();
+                (names, false)
+            }
+        };
         if let Some(why) = &unscanned {
             log::debug!("kernels {names:?} built without rewrites: {why}");
         }
@@ -354,6 +362,7 @@ impl Program {
                 source: b.source.clone(),
                 kernels,
                 names,
+                names_known,
                 plans,
                 builds,
                 rounding,
@@ -385,7 +394,10 @@ impl Program {
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
         // Generated variants (`__clg_` names, e.g. the partitioned placement's) are not listed.
         let listed = |n: &str| self.inner.names.iter().any(|m| m == n);
-        if !listed(name) && !listed(&crate::kernel::driver_alias(name)) && !name.contains("__clg_")
+        if self.inner.names_known
+            && !listed(name)
+            && !listed(&crate::kernel::driver_alias(name))
+            && !name.contains("__clg_")
         {
             return Err(Error::NoSuchKernel {
                 kernel: name.to_string(),
