@@ -58,28 +58,6 @@ static inline T horizontal8(T8 a) { return horizontal(COMB(a.lo, a.hi)); }
 #define CLG_DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #endif
 
-/* The blocking reduce's mailbox (src/algorithms/mailbox.rs): the work-item that writes out[0]
- * then writes seq to *done, after a fence that orders the two as the host sees them (PTX
- * membar.sys: for every observer, the host over PCIe included), so that a host polling *done in
- * host-visible memory may read out[0] without waiting for the launch's event. Calls that post
- * nothing pass seq 0 and the counter (which every launch leaves 0). Unconditional: a branch on
- * seq here made PoCL 3.1 and 6.0 store another work-item's v in the finishing work-group. */
-#ifdef CLG_BACKEND_NVIDIA_PTX
-#define CLG_SYSTEM_FENCE()                                                                        \
-    do {                                                                                          \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                          \
-        asm volatile("membar.sys;");                                                              \
-    } while (0)
-#else
-#define CLG_SYSTEM_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
-#endif
-
-static inline void post_result(global T *out, T v, volatile global uint *done, uint seq) {
-    out[0] = v;
-    CLG_SYSTEM_FENCE();
-    *done = seq;
-}
-
 /* Called by one work-item after it stored its work-group's partial: returns whether this
  * work-group is the last of `groups` to finish; the last one resets the counter to 0 for the
  * next launch (every other work-group has incremented it already). */
@@ -120,11 +98,9 @@ static T group_reduce(T v, local T *tmp CLG_SG_SCRATCH_PARAM) {
  * neighbouring work-items read neighbouring vectors (coalesced).
  * One work-group: out[0] = the result. Several: partials[group] = the group's partial; then,
  * with `finish` != 0, the last work-group to finish reduces the partials into out[0] (one
- * launch); with `finish` = 0 the caller launches again over the partials (two launches).
- * Whichever work-item writes out[0] posts `seq` to `done` (post_result). */
+ * launch); with `finish` = 0 the caller launches again over the partials (two launches). */
 kernel void clg_reduce(global const T *in, global T *out, ulong n, global T *partials,
-                       global uint *counter, int finish, global uint *done, uint seq,
-                       local T *tmp) {
+                       global uint *counter, int finish, local T *tmp) {
     size_t g = get_global_id(0);
     size_t items = get_global_size(0);
     uint groups = get_num_groups(0);
@@ -149,7 +125,7 @@ kernel void clg_reduce(global const T *in, global T *out, ulong n, global T *par
     if (lid == 0) {
         last = 0;
         if (groups == 1) {
-            post_result(out, v, done, seq);
+            out[0] = v;
         } else {
             partials[get_group_id(0)] = v;
             last = finish && clg_last_to_finish(counter, groups);
@@ -164,7 +140,7 @@ kernel void clg_reduce(global const T *in, global T *out, ulong n, global T *par
             v = COMB(v, p[k]);
         v = group_reduce(v, tmp CLG_SG_SCRATCH);
         if (lid == 0)
-            post_result(out, v, done, seq);
+            out[0] = v;
     }
 }
 
@@ -189,16 +165,15 @@ static T clg_run_reduce(global const T *in, size_t start, size_t end) {
 }
 
 /* CPUs: work-groups of one work-item; group g reduces its run of `chunk` elements (a multiple
- * of 8) into partials[g]; the last to finish reduces the partials into out[0] (and posts `seq`
- * to `done`, as clg_reduce). */
+ * of 8) into partials[g]; the last to finish reduces the partials into out[0]. */
 kernel void clg_reduce_seq(global const T *in, global T *out, ulong n, ulong chunk,
-                           global T *partials, global uint *counter, global uint *done, uint seq) {
+                           global T *partials, global uint *counter) {
     uint g = get_group_id(0);
     uint groups = get_num_groups(0);
     size_t start = min((size_t)n, (size_t)g * (size_t)chunk);
     T v = clg_run_reduce(in, start, min((size_t)n, start + (size_t)chunk));
     if (groups == 1) {
-        post_result(out, v, done, seq);
+        out[0] = v;
         return;
     }
     partials[g] = v;
@@ -208,5 +183,5 @@ kernel void clg_reduce_seq(global const T *in, global T *out, ulong n, ulong chu
     v = p[0];
     for (uint k = 1; k < groups; k++)
         v = COMB(v, p[k]);
-    post_result(out, v, done, seq);
+    out[0] = v;
 }

@@ -4,9 +4,8 @@
 //!
 //! Every call goes through the queue's cached state (kernels and buffers built on first use,
 //! kept while the queue lives): a blocking reduce is one launch and one read of the result
-//! into pinned host memory with one bounded wait (on NVIDIA: the kernel writes the result into
-//! host memory and the host polls for it, see `CLGROUPS_REDUCE_RESULT`), a blocking scan one
-//! to three launches and one wait. The `enqueue_*` forms return at once with an [`Event`]; their result stays on the
+//! into pinned host memory with one bounded wait, a blocking scan one to three launches and
+//! one wait. The `enqueue_*` forms return at once with an [`Event`]; their result stays on the
 //! device (later launches on the same in-order queue see it). The kernels follow the device
 //! ([`plan`]):
 //!
@@ -49,7 +48,6 @@
 //! ```
 
 mod cache;
-mod mailbox;
 pub mod plan;
 mod reduce;
 mod scan;
@@ -151,9 +149,6 @@ pub(crate) struct State<T: Element> {
     /// Where the blocking reduce reads its result to (built on first use; `Err` where the
     /// device has no pinned memory: `result` is read through [`Buffer::read_into`] then).
     pinned: Option<std::result::Result<crate::ffi::Pinned<T>, ()>>,
-    /// Where the blocking reduce polls for its result instead (opened on first use; `None`
-    /// inside where the mode or the probe says no: see [`mailbox`]).
-    mailbox: Option<Option<mailbox::Mailbox<T>>>,
     /// Look-back tile states (grows), and the epoch of the next launch (1 ..< 2^30).
     tiles: Option<Buffer<u64>>,
     epoch: u32,
@@ -243,7 +238,6 @@ impl<T: Element> State<T> {
             counters,
             result: Buffer::new(queue.context(), 1)?,
             pinned: None,
-            mailbox: None,
             tiles: None,
             epoch: 1,
             tile,
@@ -376,40 +370,6 @@ mod tests {
         assert_eq!(cache::queues(), base);
     }
 
-    /// The blocking reduce through the mailbox, forced, on whatever device is here (every
-    /// path: the CPU kernel, two launches, one): each call polls its own number, or reads the
-    /// result where the number does not appear by the launch's end.
-    #[test]
-    fn mailbox_results() {
-        let Ok(device) = crate::default_device() else {
-            eprintln!("not run: no OpenCL device");
-            return;
-        };
-        let q = Queue::new(&device).expect("queue");
-        for gpu in [None, Some(false), Some(true)] {
-            let mut s = State::<i64>::new(&q, ReduceOp::Max).expect("state");
-            if let Some(one_launch) = gpu {
-                s.inputs.kind = crate::plan::local_size::DeviceKind::Gpu;
-                s.inputs.nvidia = one_launch;
-                s.inputs.compute_units = 3;
-                s.partials =
-                    Buffer::new(q.context(), plan::max_groups(&s.inputs)).expect("partials");
-            }
-            s.mailbox = Some(mailbox::Mailbox::open(&q, false, mailbox::Mode::Flag));
-            assert!(matches!(s.mailbox, Some(Some(_))), "no mailbox on {device}");
-            for n in [1usize, 7, 4099, 100_003, 1 << 20] {
-                let x: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 100_003 - 5).collect();
-                let input = Buffer::from_slice(&q, &x).expect("input");
-                let want = *x.iter().max().expect("max");
-                assert_eq!(
-                    s.reduce_now(&input).expect("reduce"),
-                    want,
-                    "n = {n}, {gpu:?}"
-                );
-            }
-        }
-    }
-
     /// The GPU kernels (two launches or one, reduce-then-scan) on whatever device is here:
     /// PoCL would otherwise only run the CPU kernels.
     #[test]
@@ -429,7 +389,7 @@ mod tests {
                 let x: Vec<i32> = (0..n as i32).map(|i| i % 1009 - 500).collect();
                 let input = Buffer::from_slice(&q, &x).expect("input");
                 let out = Buffer::new(q.context(), n).expect("output");
-                s.enqueue_reduce(&input, &s.result, None).expect("reduce");
+                s.enqueue_reduce(&input, &s.result).expect("reduce");
                 let want: i32 = x.iter().sum();
                 assert_eq!(s.result.read(&q).expect("read"), vec![want], "n = {n}");
                 s.enqueue_scan(&input, &out, ScanKind::Exclusive)

@@ -1,6 +1,5 @@
 //! Reduce: the blocking calls, the enqueue form, and the reusable [`Reduction`].
 
-use super::mailbox::{self, Mailbox};
 use super::plan::{self, LaunchPlan, ReducePath};
 use super::{cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State};
 use crate::buffer::Buffer;
@@ -11,19 +10,10 @@ use crate::{ffi, wait};
 use std::sync::{Arc, Mutex};
 
 impl<T: Element> State<T> {
-    /// Enqueues the reduction of `input` into `out[0]` (one or two launches, one event); with
-    /// `post`, the launch that writes `out[0]` then writes the number to the buffer
-    /// ([`Mailbox`]).
-    pub(super) fn enqueue_reduce(
-        &self,
-        input: &Buffer<T>,
-        out: &Buffer<T>,
-        post: Option<(&Buffer<u32>, u32)>,
-    ) -> Result<Event> {
+    /// Enqueues the reduction of `input` into `out[0]` (one or two launches, one event).
+    pub(super) fn enqueue_reduce(&self, input: &Buffer<T>, out: &Buffer<T>) -> Result<Event> {
         let n = input.len() as u64;
         let (k, parts, counters) = (&self.k, &self.partials, &self.counters);
-        // Without a mailbox: number 0 to the counter, which every launch leaves 0 anyway.
-        let (done, seq) = post.unwrap_or((counters, 0));
         match plan::reduce_path(&self.inputs) {
             ReducePath::Sequential => {
                 let (chunk, p) = plan::sequential(input.len(), &self.inputs);
@@ -34,18 +24,10 @@ impl<T: Element> State<T> {
                     (chunk as u64).to_arg(),
                     parts.to_arg(),
                     counters.to_arg(),
-                    done.to_arg(),
-                    seq.to_arg(),
                 ];
-                let needs = [
-                    (out.len(), 1),
-                    (parts.len(), p.groups),
-                    (counters.len(), 1),
-                    (done.len(), 1),
-                ];
+                let needs = [(out.len(), 1), (parts.len(), p.groups), (counters.len(), 1)];
                 // SAFETY: `clg_reduce_seq` reads `in` below `n` = its length, writes `out[0]`,
-                // `partials[g]` for the plan's groups, `counter[0]` and `done[0]` (lengths in
-                // `needs`).
+                // `partials[g]` for the plan's groups and `counter[0]` (lengths in `needs`).
                 unsafe { launch(&k.reduce_seq, args, p, &needs) }
             }
             ReducePath::Groups { one_launch } => {
@@ -58,22 +40,14 @@ impl<T: Element> State<T> {
                         parts.to_arg(),
                         counters.to_arg(),
                         i32::from(finish).to_arg(),
-                        done.to_arg(),
-                        seq.to_arg(),
                         per_sub_group::<T>(p.local).to_arg(),
                     ]
                 };
-                let needs = |groups: usize| {
-                    [
-                        (out.len(), 1),
-                        (parts.len(), groups),
-                        (counters.len(), 1),
-                        (done.len(), 1),
-                    ]
-                };
+                let needs =
+                    |groups: usize| [(out.len(), 1), (parts.len(), groups), (counters.len(), 1)];
                 // SAFETY: `clg_reduce` reads `in` below `n` = its length (vector reads below
-                // n / 4 * 4), writes `out[0]`, `done[0]`, `partials[group]` for the plan's
-                // groups (the finishing group reads them back), `counter[0]`, and `tmp` below the sub-group
+                // n / 4 * 4), writes `out[0]`, `partials[group]` for the plan's groups (the
+                // finishing group reads them back), `counter[0]`, and `tmp` below the sub-group
                 // count, at most one slot per work-item (the `Local` size).
                 let first =
                     unsafe { launch(&k.reduce, args(input, n, one_launch), p, &needs(p.groups))? };
@@ -97,56 +71,6 @@ impl<T: Element> State<T> {
 }
 
 impl<T: Element> State<T> {
-    /// The reduction of `input`, blocking: through the [`Mailbox`] where the mode and the
-    /// probe allow it, else a launch into `result` and [`State::read_result`].
-    pub(super) fn reduce_now(&mut self, input: &Buffer<T>) -> Result<T> {
-        let nvidia = self.inputs.nvidia;
-        let opened = self
-            .mailbox
-            .get_or_insert_with(|| Mailbox::open(&self.queue, nvidia, mailbox::mode()));
-        let Some(mut mb) = opened.take() else {
-            self.enqueue_reduce(input, &self.result, None)?;
-            return self.read_result();
-        };
-        let (out, post) = mb.next();
-        let got = self
-            .enqueue_reduce(input, out, Some(post))
-            .and_then(|launch| mb.collect(&self.queue, launch));
-        let keep = match got {
-            // A failed launch or a timeout: the mailbox stays (the next number tells its
-            // result from this call's).
-            Err(e) => {
-                self.mailbox = Some(Some(mb));
-                return Err(e);
-            }
-            Ok(posted) if mb.probing() => {
-                let mut v = [T::default()];
-                mb.result().read_into(&self.queue, 0, &mut v)?;
-                let same =
-                    posted.is_some_and(|p| bytemuck::bytes_of(&p) == bytemuck::bytes_of(&v[0]));
-                log::debug!(
-                    "algorithms: reduce mailbox probe on {}: posted {}",
-                    self.queue.device(),
-                    match (posted.is_some(), same) {
-                        (true, true) => "the result: polled from now on",
-                        (true, false) => "another value: results are read",
-                        (false, _) => "nothing by the launch's end: results are read",
-                    }
-                );
-                mb.admit();
-                (v[0], same)
-            }
-            Ok(Some(v)) => (v, true),
-            Ok(None) => {
-                let mut v = [T::default()];
-                mb.result().read_into(&self.queue, 0, &mut v)?;
-                (v[0], true)
-            }
-        };
-        self.mailbox = Some(keep.1.then_some(mb));
-        Ok(keep.0)
-    }
-
     /// Reads `result[0]`: a direct transfer into pinned memory and one bounded wait where
     /// the device has pinned memory, else [`Buffer::read_into`].
     fn read_result(&mut self) -> Result<T> {
@@ -202,7 +126,7 @@ pub fn enqueue_reduce<T: Element>(
     same_context(queue, out, "reduce output")?;
     let state = cache::state::<T>(queue, op)?;
     let s = lock(&state);
-    s.enqueue_reduce(input, out, None)
+    s.enqueue_reduce(input, out)
 }
 
 /// The reduction of `input` by `op`: one launch (two on GPUs other than NVIDIA's) and one read.
@@ -211,7 +135,8 @@ pub fn reduce<T: Element>(queue: &Queue, input: &Buffer<T>, op: ReduceOp) -> Res
     let state = cache::state::<T>(queue, op)?;
     // Held until the read: calls on this queue from other threads would overwrite `result`.
     let mut s = lock(&state);
-    s.reduce_now(input)
+    s.enqueue_reduce(input, &s.result)?;
+    s.read_result()
 }
 
 /// The sum of `input`'s elements (see the module's accuracy note for floats).
@@ -272,7 +197,7 @@ impl<T: Element> Reduction<T> {
     /// launch (one, or two on GPUs other than NVIDIA's).
     pub fn enqueue(&mut self, input: &Buffer<T>) -> Result<Event> {
         same_context(&self.queue, input, "reduce")?;
-        let ev = lock(&self.state).enqueue_reduce(input, &self.result, None)?;
+        let ev = lock(&self.state).enqueue_reduce(input, &self.result)?;
         self.enqueued = true;
         Ok(ev)
     }

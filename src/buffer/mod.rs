@@ -145,18 +145,6 @@ impl<T: Pod> Buffer<T> {
         Ok(buf)
     }
 
-    /// A buffer around `raw`, a memory object of `len` elements in `context` made with other
-    /// flags (clgroups' own host-visible memory), without a guard region.
-    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))] // used by `algorithms` only
-    pub(crate) fn from_raw(raw: ClBuffer<T>, len: usize, context: &Context) -> Self {
-        Buffer {
-            raw,
-            len,
-            guard: 0,
-            context: context.clone(),
-        }
-    }
-
     /// A sub-buffer viewing elements `[origin, origin + len)` of `self` (same memory).
     #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn sub_buffer(&self, origin: usize, len: usize) -> Result<Self> {
