@@ -5,9 +5,9 @@
 //! * `device`: device time of the same work from profiling events (the enqueue forms).
 //!
 //! Every output is poisoned (NaN) before each call and every result is checked against the
-//! exact host answer (`--check-last`: only a scan's last one, so that no check on the host idles
-//! the device between calls) (the input is 0s and 1s, so every prefix sum is exact in float). GB/s:
-//! reduce counts 4 bytes per element, scan and copy 8 (read + write). Also: the local-memory
+//! exact host answer (the input is 0s and 1s, so every prefix sum is exact in float;
+//! `--check-last` checks only a scan's last output, so that no check on the host idles the
+//! device between calls). GB/s: reduce counts 4 bytes per element, scan and copy 8 (read + write). Also: the local-memory
 //! tree reduce (device time) and the launch overhead of clgroups vs raw opencl3. Prints a table
 //! and writes CSV (`--out x.csv`; `scripts/bench_reduce.py` compares it with NumPy, PyOpenCL or
 //! torch and plots it).
