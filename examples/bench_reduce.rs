@@ -5,14 +5,16 @@
 //! * `device`: device time of the same work from profiling events (the enqueue forms).
 //!
 //! Every output is poisoned (NaN) before each call and every result is checked against the
-//! exact host answer (the input is 0s and 1s, so every prefix sum is exact in float). GB/s:
-//! reduce counts 4 bytes per element, scan and copy 8 (read + write). Also: the local-memory
+//! exact host answer (the input is 0s and 1s, so every prefix sum is exact in float;
+//! `--check-last` checks only a scan's last output, so that no check on the host idles the
+//! device between calls). GB/s: reduce counts 4 bytes per element, scan and copy 8 (read + write). Also: the local-memory
 //! tree reduce (device time) and the launch overhead of clgroups vs raw opencl3. Prints a table
 //! and writes CSV (`--out x.csv`; `scripts/bench_reduce.py` compares it with NumPy, PyOpenCL or
 //! torch and plots it).
 //!
 //! `cargo run --release --example bench_reduce -- [--min-log2 K] [--max-log2 K] [--runs N]
-//! [--scan-only] [--launches N] [--out FILE]`
+//! [--scan-only | --reduce-only] [--check-last] [--gap-us N] [--poison-kernel] [--launches N]
+//! [--out FILE]`
 //! (sizes 2^16 .. 2^K floats; K defaults to 25 on CPUs, 28 on GPUs).
 
 #[path = "common/raw_cl.rs"]
@@ -44,6 +46,20 @@ struct Args {
     /// Timed calls per measurement (default: at least 21, more for small inputs).
     #[arg(long)]
     runs: Option<usize>,
+    /// Scans: check only the last call's output (every output is still poisoned before its
+    /// call), so that no host-side check of the whole output idles the device between calls.
+    #[arg(long)]
+    check_last: bool,
+    /// Scans: sleep this many µs between the poisoning and the timed call (an idle device).
+    #[arg(long, default_value_t = 0)]
+    gap_us: u64,
+    /// Scans: poison the output with a kernel (as torch's `y.fill_`) rather than
+    /// `clEnqueueFillBuffer`; either way completed before the timed call.
+    #[arg(long)]
+    poison_kernel: bool,
+    /// Measure only the reduce (blocking call and device time).
+    #[arg(long)]
+    reduce_only: bool,
     /// Output file (CSV).
     #[arg(long)]
     out: Option<String>,
@@ -77,7 +93,7 @@ fn main() -> AnyResult<()> {
     );
     let mut rows = Vec::new();
     for log2 in args.min_log2..=max_log2 {
-        rows.extend(measure_size(&queue, 1 << log2, args.scan_only, args.runs)?);
+        rows.extend(measure_size(&queue, 1 << log2, &args)?);
     }
     if args.launches > 0 {
         rows.extend(launch_overhead(&queue, args.launches.max(1000))?);
@@ -150,12 +166,9 @@ fn check_scan(out: &Buffer<f32>, queue: &Queue, want: &[f32]) -> AnyResult<()> {
     }
 }
 
-fn measure_size(
-    queue: &Queue,
-    n: usize,
-    scan_only: bool,
-    runs: Option<usize>,
-) -> AnyResult<Vec<Row>> {
+fn measure_size(queue: &Queue, n: usize, args: &Args) -> AnyResult<Vec<Row>> {
+    let (scan_only, runs) = (args.scan_only, args.runs);
+    let poison = Program::from_source(queue, POISON)?.kernel("poison")?;
     let data = input(n);
     let mut prefix = Vec::with_capacity(n);
     let mut acc = 0f32;
@@ -168,32 +181,45 @@ fn measure_size(
     let mut one = Buffer::<f32>::new(&queue, 1)?;
     let runs = runs.unwrap_or_else(|| runs_for(n));
     let (b, mut rows) = (4 * n, Vec::new());
+    let poison_y = |y: &mut Buffer<f32>| -> AnyResult<()> {
+        if !args.poison_kernel {
+            return Ok(y.fill(queue, f32::NAN)?);
+        }
+        // SAFETY: `poison` writes y[i] for i < n; `y` holds n.
+        unsafe { poison.launch().arg(&*y).arg(f32::NAN).range(n) }?.wait()?;
+        Ok(())
+    };
     let check_sum = |got: f32| {
         (got == acc)
             .then_some(())
             .ok_or_else(|| fail("reduce", n, format!("{got} not {acc}")))
     };
 
-    let t = median_of(runs, || {
-        y.fill(queue, f32::NAN)?;
-        let (t, ()) = wall(|| algorithms::inclusive_scan_sum(queue, &x, &mut y))?;
+    if !args.reduce_only {
+        let t = median_of(runs, || {
+            poison_y(&mut y)?;
+            std::thread::sleep(std::time::Duration::from_micros(args.gap_us));
+            let (t, ()) = wall(|| algorithms::inclusive_scan_sum(queue, &x, &mut y))?;
+            if !args.check_last {
+                check_scan(&y, queue, &prefix)?;
+            }
+            Ok(t)
+        })?;
         check_scan(&y, queue, &prefix)?;
-        Ok(t)
-    })?;
-    rows.push(row("scan", "wall", n, t, 2 * b));
-    let t = median_of(runs, || {
-        y.fill(queue, f32::NAN)?;
-        let ev = algorithms::enqueue_scan_sum(queue, &x, &mut y, ScanKind::Inclusive)?;
-        let t = ev.duration()?;
-        check_scan(&y, queue, &prefix)?;
-        Ok(t.as_secs_f64())
-    })?;
-    rows.push(row("scan", "device", n, t, 2 * b));
-
-    let t = median_of(runs, || {
-        Ok(x.copy_to(queue, &mut y)?.duration()?.as_secs_f64())
-    })?;
-    rows.push(row("copy", "device", n, t, 2 * b));
+        rows.push(row("scan", "wall", n, t, 2 * b));
+        let t = median_of(runs, || {
+            poison_y(&mut y)?;
+            let ev = algorithms::enqueue_scan_sum(queue, &x, &mut y, ScanKind::Inclusive)?;
+            let t = ev.duration()?;
+            check_scan(&y, queue, &prefix)?;
+            Ok(t.as_secs_f64())
+        })?;
+        rows.push(row("scan", "device", n, t, 2 * b));
+        let t = median_of(runs, || {
+            Ok(x.copy_to(queue, &mut y)?.duration()?.as_secs_f64())
+        })?;
+        rows.push(row("copy", "device", n, t, 2 * b));
+    }
     if scan_only {
         return Ok(rows);
     }
@@ -210,6 +236,9 @@ fn measure_size(
         Ok(t.as_secs_f64())
     })?;
     rows.push(row("reduce", "device", n, t, b));
+    if args.reduce_only {
+        return Ok(rows);
+    }
 
     let t = median_of(runs, || Ok(wall(|| x.copy_to(queue, &mut y)?.wait())?.0))?;
     rows.push(row("copy", "wall", n, t, 2 * b));
@@ -228,6 +257,9 @@ fn measure_size(
     rows.push(row("tree", "device", n, t, b));
     Ok(rows)
 }
+
+/// Writes `v` to every element (the output's poison, as a kernel).
+const POISON: &str = "kernel void poison(global float *y, float v) { y[get_global_id(0)] = v; }";
 
 fn prev_power_of_two(n: usize) -> usize {
     1 << (usize::BITS - 1 - n.max(1).leading_zeros())
