@@ -1,0 +1,187 @@
+//! Reads into host memory the read owns until it completes: [`Staged`] (pageable, one read)
+//! and [`Pinned`] (mapped pinned memory, reused).
+
+use super::{ClResult, Owned};
+use bytemuck::Pod;
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context as ClContext;
+use opencl3::error_codes::ClError;
+use opencl3::event::{Event, CL_COMPLETE};
+use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::types::cl_mem;
+use std::ptr;
+
+/// A non-blocking read into memory it owns: the device writes it until the read's event
+/// completes, so [`Staged::take`] hands the data out only then; dropped (or taken) earlier,
+/// the memory is leaked rather than freed under the device.
+pub struct Staged<T: Pod> {
+    data: std::mem::ManuallyDrop<Vec<T>>,
+    event: Owned<Event>,
+}
+
+impl<T: Pod> Staged<T> {
+    /// The read's event.
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+
+    /// The data, if the read has completed (`None` otherwise: the memory stays leaked).
+    pub fn take(mut self) -> ClResult<Option<Vec<T>>> {
+        let status = self.event.command_execution_status()?.0;
+        // Complete: the device is done with the memory, which moves out (an empty `Vec`, no
+        // allocation, stays behind).
+        Ok((status == CL_COMPLETE).then(|| std::mem::take(&mut *self.data)))
+    }
+}
+
+/// Enqueues a non-blocking read of `len` elements of `buf` from element `offset` (the caller
+/// checked the bounds) into a [`Staged`] buffer.
+pub fn read_staged<T: Pod>(
+    q: &CommandQueue,
+    buf: &ClBuffer<T>,
+    offset: usize,
+    len: usize,
+) -> ClResult<Staged<T>> {
+    let mut data = std::mem::ManuallyDrop::new(vec![T::zeroed(); len]);
+    // SAFETY: the device writes `data` until the event completes; `Staged` never frees nor
+    // touches it before that (it leaks it instead). Every bit pattern is a valid `T`.
+    let event = unsafe {
+        q.enqueue_read_buffer(
+            buf,
+            opencl3::types::CL_NON_BLOCKING,
+            offset * size_of::<T>(),
+            &mut data,
+            &[],
+        )
+    };
+    match event {
+        Ok(event) => Ok(Staged {
+            data,
+            event: Owned::new(event),
+        }),
+        Err(e) => {
+            // Not enqueued: nothing writes `data`, so it is freed.
+            drop(std::mem::ManuallyDrop::into_inner(data));
+            Err(e)
+        }
+    }
+}
+
+/// Pinned host memory for small results: a `CL_MEM_ALLOC_HOST_PTR` buffer mapped once, so a
+/// read into it is a direct transfer (NVIDIA: no staging copy on a driver thread). One command
+/// at a time, its event in [`Pinned::pending`]: the map (non-blocking, so that callers wait
+/// for it within their bound), then reads: [`Pinned::read`] enqueues one once the last command
+/// has completed, [`Pinned::take`] hands the data out once the read has. Dropped while a
+/// command may still be pending, the memory is leaked rather than freed under the device.
+#[cfg_attr(not(feature = "algorithms"), allow(dead_code))] // used by `algorithms` only
+pub struct Pinned<T: Pod> {
+    mem: Option<ClBuffer<T>>,
+    ptr: *mut T,
+    len: usize,
+    pending: Option<Owned<Event>>,
+}
+
+// SAFETY: `ptr` points into the mapped memory of `mem`, which the value owns; it is only
+// dereferenced through `&mut self`.
+unsafe impl<T: Pod> Send for Pinned<T> {}
+// SAFETY: no `&self` method touches the memory behind `ptr`.
+unsafe impl<T: Pod> Sync for Pinned<T> {}
+
+#[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
+impl<T: Pod> Pinned<T> {
+    /// `len` (≥ 1) elements, mapped through `q`: usable once [`Pinned::pending`] completes.
+    pub fn new(ctx: &ClContext, q: &CommandQueue, len: usize) -> ClResult<Self> {
+        use opencl3::memory::{CL_MAP_READ, CL_MEM_ALLOC_HOST_PTR};
+        // SAFETY: no host pointer is passed; `len * size_of::<T>()` is a few bytes.
+        let mem = unsafe {
+            ClBuffer::<T>::create(
+                ctx,
+                CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                len,
+                ptr::null_mut(),
+            )?
+        };
+        let mut ptr = ptr::null_mut();
+        // SAFETY: a map of the whole live buffer, with an empty wait list; the pointer is
+        // used only once the map has completed, and stays valid while the buffer lives (it is
+        // never unmapped).
+        let ev = unsafe {
+            opencl3::command_queue::enqueue_map_buffer(
+                q.get(),
+                mem.get(),
+                opencl3::types::CL_NON_BLOCKING,
+                CL_MAP_READ,
+                0,
+                len * size_of::<T>(),
+                &mut ptr,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(ClError)?;
+        Ok(Pinned {
+            mem: Some(mem),
+            ptr: ptr.cast(),
+            len,
+            pending: Some(Owned::new(Event::new(ev))),
+        })
+    }
+
+    /// The event of the last command on the memory (the map, or the last read), if any.
+    pub fn pending(&self) -> Option<&Event> {
+        self.pending.as_deref()
+    }
+
+    /// Enqueues a non-blocking read of the value's `len` elements of `src` from element
+    /// `offset` (the caller checked the bounds); returns its event.
+    pub fn read(&mut self, q: &CommandQueue, src: cl_mem, offset: usize) -> ClResult<&Event> {
+        if let Some(ev) = &self.pending {
+            if ev.command_execution_status()?.0 != CL_COMPLETE {
+                return Err(ClError(opencl3::error_codes::CL_INVALID_OPERATION));
+            }
+        }
+        // SAFETY: the device writes `len` elements at `ptr` (mapped memory this value owns)
+        // until the event completes; nothing reads them before `take` has seen it complete,
+        // and the memory is leaked, not freed, if that never happens.
+        let ev = unsafe {
+            opencl3::command_queue::enqueue_read_buffer(
+                q.get(),
+                src,
+                opencl3::types::CL_NON_BLOCKING,
+                offset * size_of::<T>(),
+                self.len * size_of::<T>(),
+                self.ptr.cast(),
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(ClError)?;
+        Ok(&**self.pending.insert(Owned::new(Event::new(ev))))
+    }
+
+    /// Copies the last read's data into `out` (`len` elements) if it has completed; false
+    /// otherwise (the read stays pending).
+    pub fn take(&mut self, out: &mut [T]) -> ClResult<bool> {
+        let Some(ev) = &self.pending else {
+            return Ok(false);
+        };
+        if ev.command_execution_status()?.0 != CL_COMPLETE {
+            return Ok(false);
+        }
+        self.pending = None;
+        // SAFETY: the read has completed, so the device no longer writes the `len` elements
+        // at `ptr`; every bit pattern is a valid `T`.
+        let data = unsafe { std::slice::from_raw_parts(self.ptr, self.len) };
+        out.copy_from_slice(data);
+        Ok(true)
+    }
+}
+
+impl<T: Pod> Drop for Pinned<T> {
+    fn drop(&mut self) {
+        if self.pending.is_some() {
+            // A read may still write the mapped memory: never free it.
+            std::mem::forget(self.mem.take());
+        }
+    }
+}
