@@ -307,3 +307,34 @@ fn fills_of_any_element_size() {
     h.fill(&queue, f16::from_f32(0.5)).unwrap();
     assert_eq!(h.read(&queue).unwrap(), vec![f16::from_f32(0.5); n]);
 }
+
+/// Colored buffers take the same element types: `[f32; 4]` for `float4` over a root device,
+/// in each placement, element by element against the host.
+#[test]
+fn float4_in_colored_buffers() {
+    use clgroups::scaling::{ColoredBuffer, Placement};
+    for root in common::roots("float4_in_colored_buffers") {
+        let k = root.program(SOURCE).unwrap().kernel("scale4").unwrap();
+        let n = 1000;
+        let local = k.range_plan(Range::d1(n)).unwrap().1.len();
+        let data: Vec<[f32; 4]> = (0..n).map(|i| [i as f32, 1.0, -0.5, 4.0]).collect();
+        let mut v = match root.placement() {
+            // One work-group slab (16 bytes an element) per page: each device holds its part.
+            Placement::Partitioned => ColoredBuffer::with_page(&root, n, local * 16),
+            Placement::Shared => ColoredBuffer::new(&root, n),
+        }
+        .unwrap();
+        v.write(&data).unwrap();
+        let s = [0.5f32, 2.0, 4.0, -1.0];
+        // SAFETY: work-item i < n touches v[i] only, and v has n elements.
+        unsafe { k.launch().arg(&mut v).arg(s).range(n) }
+            .unwrap()
+            .wait()
+            .unwrap();
+        for (i, (g, d)) in v.read().unwrap().iter().zip(&data).enumerate() {
+            let want: [f32; 4] = std::array::from_fn(|c| d[c] * s[c] + i as f32);
+            assert_eq!(*g, want, "element {i}, {:?} placement", root.placement());
+        }
+        println!("float4 colored over {root:?}: {n} elements");
+    }
+}

@@ -2,7 +2,7 @@
 //! a colored buffer.
 
 use super::{Access, ColoredBuffer, Placement};
-use crate::buffer::Scalar;
+use crate::buffer::Pod;
 use crate::launch::{Arg, KernelArg};
 use crate::plan::partition::Partition;
 use crate::range::Range;
@@ -56,8 +56,8 @@ mod sealed {
 }
 
 impl<A: KernelArg> sealed::Sealed for A {}
-impl<T: Scalar> sealed::Sealed for &ColoredBuffer<T> {}
-impl<T: Scalar> sealed::Sealed for &mut ColoredBuffer<T> {}
+impl<T: Pod> sealed::Sealed for &ColoredBuffer<T> {}
+impl<T: Pod> sealed::Sealed for &mut ColoredBuffer<T> {}
 
 impl<A: KernelArg> RootArg for A {
     fn to_root_arg(&self) -> RootArgValue {
@@ -65,13 +65,13 @@ impl<A: KernelArg> RootArg for A {
     }
 }
 
-impl<T: Scalar> RootArg for &ColoredBuffer<T> {
+impl<T: Pod> RootArg for &ColoredBuffer<T> {
     fn to_root_arg(&self) -> RootArgValue {
         self.root_arg()
     }
 }
 
-impl<T: Scalar> RootArg for &mut ColoredBuffer<T> {
+impl<T: Pod> RootArg for &mut ColoredBuffer<T> {
     fn to_root_arg(&self) -> RootArgValue {
         self.root_arg()
     }

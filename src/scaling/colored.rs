@@ -3,7 +3,7 @@
 use super::access::stored_range;
 use super::arg::{ColoredArg, RootArgValue, Tiling, Value};
 use super::{Access, Placement, RootDevice};
-use crate::buffer::{Buffer, Scalar};
+use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launch::KernelArg;
@@ -18,7 +18,8 @@ use std::fmt;
 /// the runs [`owned`](ColoredBuffer::owned)`()[i]`), in one buffer of the shared context with a
 /// sub-buffer per chunk ([`Placement::Shared`]) or in one buffer per device
 /// ([`Placement::Partitioned`]) that holds its elements and whatever else its [`Access`] asks
-/// for. Host reads and writes see one contiguous array.
+/// for. Host reads and writes see one contiguous array. Elements are any [`Pod`] type, as in a
+/// [`Buffer`] (`[f32; 4]` for `float4`, `#[repr(C)]` structs, `half::f16`).
 ///
 /// ```
 /// use clgroups::{ColoredBuffer, RootDevice};
@@ -30,7 +31,7 @@ use std::fmt;
 /// assert_eq!(x.read()?[99_999], 99_999);
 /// # Ok::<(), clgroups::Error>(())
 /// ```
-pub struct ColoredBuffer<T: Scalar> {
+pub struct ColoredBuffer<T: Pod> {
     parent: Option<Buffer<T>>,
     parts: Vec<Option<Buffer<T>>>,
     chunks: Vec<usize>,
@@ -48,7 +49,7 @@ pub struct ColoredBuffer<T: Scalar> {
     access: Access,
 }
 
-impl<T: Scalar> ColoredBuffer<T> {
+impl<T: Pod> ColoredBuffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements with the root device's
     /// [default page](RootDevice::default_page_size), in the root device's placement.
     ///
@@ -136,7 +137,7 @@ impl<T: Scalar> ColoredBuffer<T> {
         log::debug!(
             "colored buffer of {len} x {} in {page}-byte pages, {placement} placement, \
              {access:?}: elements per device {chunks:?}, stored {stored:?}",
-            T::CL_NAME
+            crate::buffer::ElemType::of::<T>()
         );
         ColoredBuffer::create(root, len, page, access, owned, stored, None, parent)
     }
@@ -474,7 +475,7 @@ impl<T: Scalar> ColoredBuffer<T> {
         if let Some(parent) = &self.parent {
             return parent.read(&self.queues[0]);
         }
-        let mut out = vec![T::default(); self.len];
+        let mut out = vec![T::zeroed(); self.len];
         for (d, runs) in self.owned.iter().enumerate() {
             let Some(p) = &self.parts[d] else { continue };
             for &(a, b) in runs {
@@ -566,12 +567,12 @@ impl<T: Scalar> ColoredBuffer<T> {
     }
 }
 
-impl<T: Scalar> fmt::Debug for ColoredBuffer<T> {
+impl<T: Pod> fmt::Debug for ColoredBuffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "ColoredBuffer<{}>[{}] {:?} ({})",
-            T::CL_NAME,
+            crate::buffer::ElemType::of::<T>(),
             self.len(),
             self.chunks,
             self.placement
