@@ -46,9 +46,15 @@ fn parse_limit(value: Option<&str>) -> Result<Duration> {
 /// How long a wait spins on the event's status, on devices other than CPUs, before it polls
 /// between short sleeps ([`NAP`]). NVIDIA's driver calls completion callbacks from its own thread:
 /// on the H100 polling returned about 40 µs sooner per wait (`examples/bench_wait.rs`), and on
-/// two H200s a 3.6 ms kernel waited through a callback took 15 ms. On a CPU device polling would
-/// take a core from the device's own threads: there the wait sleeps on a callback.
+/// two H200s a 3.6 ms kernel waited through a callback took 15 ms. On a CPU device a spin would
+/// take a core from the device's own threads: there the wait polls yielding the core for
+/// [`CPU_SPIN`], then sleeps on a callback.
 const SPIN: Duration = Duration::from_millis(2);
+
+/// How long a wait on a CPU device polls (yielding the core to the device's threads between
+/// polls) before it sleeps on a completion callback: PoCL 3.1's callback costs tens of µs, so
+/// a blocking reduce of 2^16 floats took 40–64 µs through it and about 23 µs polled.
+const CPU_SPIN: Duration = Duration::from_micros(500);
 
 /// The longest sleep between two polls after [`SPIN`] (sleeps start at a tenth of it).
 const NAP: Duration = Duration::from_micros(200);
@@ -72,7 +78,16 @@ pub(crate) fn event(event: &Event, what: impl Fn() -> String) -> Result<()> {
         .command_queue()
         .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?;
     opencl3::command_queue::flush(queue).map_err(|e| Error::cl("clFlush", e, what()))?;
-    if !ffi::queue_on_cpu(queue) {
+    if ffi::queue_on_cpu(queue) {
+        let start = Instant::now();
+        while start.elapsed() < CPU_SPIN.min(limit) {
+            std::thread::yield_now();
+            let s = status()?;
+            if s == CL_COMPLETE || s < 0 {
+                return finished(s, what);
+            }
+        }
+    } else {
         let start = Instant::now();
         let mut nap = NAP / 10;
         while start.elapsed() < limit {
