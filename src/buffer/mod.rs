@@ -52,8 +52,8 @@ scalar! {
     half::f16 => "half", f32 => "float", f64 => "double",
 }
 
-/// Reads up to this many bytes go through owned memory ([`ffi::read_staged`]): one round
-/// trip instead of a wait and a blocking read.
+/// Reads up to this many bytes go through owned memory (a [`PendingRead`]): one round trip
+/// instead of a wait and a blocking read.
 const STAGED_READ_MAX: usize = 64 << 10;
 
 /// A device buffer of `len` elements of `T`, in one [`Context`]. `Send + Sync` (for `T: Send + Sync`).
@@ -295,18 +295,7 @@ impl<T: Pod> Buffer<T> {
         self.check(queue, offset, out.len(), "read")?;
         if size_of_val(out) <= STAGED_READ_MAX {
             // One round trip: a non-blocking read into owned memory, one bounded wait.
-            let what = || format!("read of {} elements on {}", out.len(), queue.device());
-            let staged = ffi::read_staged(queue.raw(), &self.raw, offset, out.len())
-                .map_err(|e| Error::cl("clEnqueueReadBuffer", e.0, what()))?;
-            crate::wait::event(staged.event(), what)?;
-            // Complete after a successful wait; were it not, `take` would leak, not free.
-            let data = staged
-                .take()
-                .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?
-                .ok_or_else(|| Error::Timeout {
-                    command: what(),
-                    waited: crate::wait::limit().unwrap_or_default(),
-                })?;
+            let data = self.read_pending(queue, offset, out.len())?.wait()?;
             out.copy_from_slice(&data);
             return Ok(());
         }

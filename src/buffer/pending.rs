@@ -177,16 +177,29 @@ impl<T: Pod + Send + Sync> Buffer<T> {
     /// ```
     pub fn enqueue_read(&self, queue: &Queue) -> Result<PendingRead<T>> {
         self.check(queue, 0, self.len, "read")?;
-        let out = NonNull::from(Box::leak(vec![T::zeroed(); self.len].into_boxed_slice()));
+        self.read_pending(queue, 0, self.len)
+    }
+}
+
+impl<T: Pod> Buffer<T> {
+    /// Enqueues a read of `len` elements from element `offset` (the caller checked the bounds)
+    /// into memory the returned [`PendingRead`] owns.
+    pub(super) fn read_pending(
+        &self,
+        queue: &Queue,
+        offset: usize,
+        len: usize,
+    ) -> Result<PendingRead<T>> {
+        let out = NonNull::from(Box::leak(vec![T::zeroed(); len].into_boxed_slice()));
         // SAFETY: `out` is `len` elements that only the returned `PendingRead` owns, and it
         // touches them only after the command has completed (or leaks them).
         let raw = unsafe {
             ffi::read_async(
                 queue.raw(),
                 &self.raw,
-                0,
+                offset,
                 out.as_ptr().cast::<T>(),
-                self.len,
+                len,
             )
         };
         let raw = match raw {

@@ -23,10 +23,10 @@ use std::ffi::c_void;
 use std::ptr;
 
 mod owned;
-mod staged;
+mod pinned;
 
 pub use owned::{ClProgram, Owned};
-pub use staged::{read_staged, Pinned};
+pub use pinned::Pinned;
 
 type ClResult<T> = std::result::Result<T, ClError>;
 

@@ -1,5 +1,5 @@
-//! Reads into host memory the read owns until it completes: [`Staged`] (pageable, one read)
-//! and [`Pinned`] (mapped pinned memory, reused).
+//! Reads into pinned host memory, mapped once and reused ([`Pinned`]), that the reads own
+//! until they complete.
 
 use super::{ClResult, Owned};
 use bytemuck::Pod;
@@ -10,62 +10,6 @@ use opencl3::event::{Event, CL_COMPLETE};
 use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::types::cl_mem;
 use std::ptr;
-
-/// A non-blocking read into memory it owns: the device writes it until the read's event
-/// completes, so [`Staged::take`] hands the data out only then; dropped (or taken) earlier,
-/// the memory is leaked rather than freed under the device.
-pub struct Staged<T: Pod> {
-    data: std::mem::ManuallyDrop<Vec<T>>,
-    event: Owned<Event>,
-}
-
-impl<T: Pod> Staged<T> {
-    /// The read's event.
-    pub fn event(&self) -> &Event {
-        &self.event
-    }
-
-    /// The data, if the read has completed (`None` otherwise: the memory stays leaked).
-    pub fn take(mut self) -> ClResult<Option<Vec<T>>> {
-        let status = self.event.command_execution_status()?.0;
-        // Complete: the device is done with the memory, which moves out (an empty `Vec`, no
-        // allocation, stays behind).
-        Ok((status == CL_COMPLETE).then(|| std::mem::take(&mut *self.data)))
-    }
-}
-
-/// Enqueues a non-blocking read of `len` elements of `buf` from element `offset` (the caller
-/// checked the bounds) into a [`Staged`] buffer.
-pub fn read_staged<T: Pod>(
-    q: &CommandQueue,
-    buf: &ClBuffer<T>,
-    offset: usize,
-    len: usize,
-) -> ClResult<Staged<T>> {
-    let mut data = std::mem::ManuallyDrop::new(vec![T::zeroed(); len]);
-    // SAFETY: the device writes `data` until the event completes; `Staged` never frees nor
-    // touches it before that (it leaks it instead). Every bit pattern is a valid `T`.
-    let event = unsafe {
-        q.enqueue_read_buffer(
-            buf,
-            opencl3::types::CL_NON_BLOCKING,
-            offset * size_of::<T>(),
-            &mut data,
-            &[],
-        )
-    };
-    match event {
-        Ok(event) => Ok(Staged {
-            data,
-            event: Owned::new(event),
-        }),
-        Err(e) => {
-            // Not enqueued: nothing writes `data`, so it is freed.
-            drop(std::mem::ManuallyDrop::into_inner(data));
-            Err(e)
-        }
-    }
-}
 
 /// Pinned host memory for small results: a `CL_MEM_ALLOC_HOST_PTR` buffer mapped once, so a
 /// read into it is a direct transfer (NVIDIA: no staging copy on a driver thread). One command
