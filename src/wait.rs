@@ -78,31 +78,26 @@ pub(crate) fn event(event: &Event, what: impl Fn() -> String) -> Result<()> {
         .command_queue()
         .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?;
     opencl3::command_queue::flush(queue).map_err(|e| Error::cl("clFlush", e, what()))?;
-    if ffi::queue_on_cpu(queue) {
-        let start = Instant::now();
-        while start.elapsed() < CPU_SPIN.min(limit) {
+    // Poll: on a CPU device yielding the core, for CPU_SPIN, then sleep on a callback below;
+    // elsewhere spinning for SPIN, then between naps, up to the limit.
+    let on_cpu = ffi::queue_on_cpu(queue);
+    let window = if on_cpu { CPU_SPIN.min(limit) } else { limit };
+    let (start, mut nap) = (Instant::now(), NAP / 10);
+    while start.elapsed() < window {
+        if on_cpu {
             std::thread::yield_now();
-            let s = status()?;
-            if s == CL_COMPLETE || s < 0 {
-                return finished(s, what);
-            }
+        } else if start.elapsed() < SPIN {
+            (0..64).for_each(|_| std::hint::spin_loop());
+        } else {
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(NAP);
         }
-    } else {
-        let start = Instant::now();
-        let mut nap = NAP / 10;
-        while start.elapsed() < limit {
-            match start.elapsed() < SPIN {
-                true => (0..64).for_each(|_| std::hint::spin_loop()),
-                false => {
-                    std::thread::sleep(nap);
-                    nap = (nap * 2).min(NAP);
-                }
-            }
-            let s = status()?;
-            if s == CL_COMPLETE || s < 0 {
-                return finished(s, what);
-            }
+        let s = status()?;
+        if s == CL_COMPLETE || s < 0 {
+            return finished(s, what);
         }
+    }
+    if !on_cpu {
         return Err(Error::Timeout {
             command: what(),
             waited: limit,
