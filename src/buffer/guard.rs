@@ -32,6 +32,16 @@ pub(crate) fn guard_len(len: usize, elem: usize) -> usize {
     }
 }
 
+/// Guard elements before a buffer of `elem`-byte elements in checked mode: a whole number of
+/// elements filling [`FRONT_GUARD_BYTES`] (the sub-buffer after it then starts at an aligned
+/// offset), else none.
+pub(crate) fn front_len(elem: usize) -> usize {
+    match FRONT_GUARD_BYTES % elem.max(1) {
+        0 => FRONT_GUARD_BYTES / elem.max(1),
+        _ => 0,
+    }
+}
+
 /// Where a buffer argument's guard lies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Guard {

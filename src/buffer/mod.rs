@@ -100,12 +100,9 @@ impl<T: Pod> Buffer<T> {
             return Err(Error::input("a buffer needs at least one element"));
         }
         let guard = guard::guard_len(len, size_of::<T>());
-        // A front guard where its size is a whole number of elements (the sub-buffer after it
-        // then starts at an aligned offset).
         let front = match guard {
             0 => 0,
-            _ if guard::FRONT_GUARD_BYTES % size_of::<T>() != 0 => 0,
-            _ => guard::FRONT_GUARD_BYTES / size_of::<T>(),
+            _ => guard::front_len(size_of::<T>()),
         };
         let total = len
             .checked_add(guard + front)
@@ -365,7 +362,7 @@ impl<T: Pod> Buffer<T> {
     /// Elements of the checked-mode guard region before the buffer's own (0 without one).
     pub(crate) fn front_len(&self) -> usize {
         match self.whole {
-            Some(_) => guard::FRONT_GUARD_BYTES / size_of::<T>(),
+            Some(_) => guard::front_len(size_of::<T>()),
             None => 0,
         }
     }
