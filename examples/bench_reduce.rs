@@ -5,15 +5,15 @@
 //! * `device`: device time of the same work from profiling events (the enqueue forms).
 //!
 //! Every output is poisoned (NaN) before each call and every result is checked against the
-//! exact host answer (the input is 0s and 1s, so every prefix sum is exact in float;
-//! `--check-last` checks only a scan's last output, so that no check on the host idles the
-//! device between calls). GB/s: reduce counts 4 bytes per element, scan and copy 8 (read + write). Also: the local-memory
+//! exact answer (the input is 0s and 1s, so every prefix sum is exact in float): a scan's
+//! output on the device after each call, as torch's `torch.equal` does (a check on the host
+//! would idle the device between calls), and the last one on the host too. GB/s: reduce counts 4 bytes per element, scan and copy 8 (read + write). Also: the local-memory
 //! tree reduce (device time) and the launch overhead of clgroups vs raw opencl3. Prints a table
 //! and writes CSV (`--out x.csv`; `scripts/bench_reduce.py` compares it with NumPy, PyOpenCL or
 //! torch and plots it).
 //!
 //! `cargo run --release --example bench_reduce -- [--min-log2 K] [--max-log2 K] [--runs N]
-//! [--scan-only | --reduce-only] [--check-last] [--gap-us N] [--poison-kernel] [--launches N]
+//! [--scan-only | --reduce-only] [--gap-us N] [--poison-kernel] [--launches N]
 //! [--out FILE]`
 //! (sizes 2^16 .. 2^K floats; K defaults to 25 on CPUs, 28 on GPUs).
 
@@ -46,10 +46,6 @@ struct Args {
     /// Timed calls per measurement (default: at least 21, more for small inputs).
     #[arg(long)]
     runs: Option<usize>,
-    /// Scans: check only the last call's output (every output is still poisoned before its
-    /// call), so that no host-side check of the whole output idles the device between calls.
-    #[arg(long)]
-    check_last: bool,
     /// Scans: sleep this many µs between the poisoning and the timed call (an idle device).
     #[arg(long, default_value_t = 0)]
     gap_us: u64,
@@ -166,6 +162,34 @@ fn check_scan(out: &Buffer<f32>, queue: &Queue, want: &[f32]) -> AnyResult<()> {
     }
 }
 
+/// Counts on the device the elements of a scan's output that differ from the answer.
+struct DeviceCheck {
+    kernel: clgroups::Kernel,
+    want: Buffer<f32>,
+    bad: Buffer<u32>,
+}
+
+impl DeviceCheck {
+    fn new(queue: &Queue, want: &[f32]) -> AnyResult<Self> {
+        Ok(DeviceCheck {
+            kernel: Program::from_source(queue, MISMATCHES)?.kernel("mismatches")?,
+            want: Buffer::from_slice(queue, want)?,
+            bad: Buffer::from_slice(queue, &[0u32])?,
+        })
+    }
+
+    fn check(&mut self, queue: &Queue, y: &Buffer<f32>) -> AnyResult<()> {
+        self.bad.fill(queue, 0)?;
+        let launch = self.kernel.launch().arg(y).arg(&self.want).arg(&self.bad);
+        // SAFETY: work-item i < n reads y[i] and want[i] (both n long) and counts into bad[0].
+        unsafe { launch.range(self.want.len()) }?;
+        match self.bad.read(queue)?[0] {
+            0 => Ok(()),
+            k => Err(fail("scan", y.len(), format!("{k} elements differ"))),
+        }
+    }
+}
+
 fn measure_size(queue: &Queue, n: usize, args: &Args) -> AnyResult<Vec<Row>> {
     let (scan_only, runs) = (args.scan_only, args.runs);
     let poison = Program::from_source(queue, POISON)?.kernel("poison")?;
@@ -196,13 +220,12 @@ fn measure_size(queue: &Queue, n: usize, args: &Args) -> AnyResult<Vec<Row>> {
     };
 
     if !args.reduce_only {
+        let mut on_device = DeviceCheck::new(queue, &prefix)?;
         let t = median_of(runs, || {
             poison_y(&mut y)?;
             std::thread::sleep(std::time::Duration::from_micros(args.gap_us));
             let (t, ()) = wall(|| algorithms::inclusive_scan_sum(queue, &x, &mut y))?;
-            if !args.check_last {
-                check_scan(&y, queue, &prefix)?;
-            }
+            on_device.check(queue, &y)?;
             Ok(t)
         })?;
         check_scan(&y, queue, &prefix)?;
@@ -260,6 +283,15 @@ fn measure_size(queue: &Queue, n: usize, args: &Args) -> AnyResult<Vec<Row>> {
 
 /// Writes `v` to every element (the output's poison, as a kernel).
 const POISON: &str = "kernel void poison(global float *y, float v) { y[get_global_id(0)] = v; }";
+
+/// Counts the elements where `y` differs from `want` (NaN differs from everything).
+const MISMATCHES: &str = r#"
+kernel void mismatches(global const float *y, global const float *want, global uint *bad) {
+    size_t i = get_global_id(0);
+    if (!(y[i] == want[i]))
+        atomic_inc(bad);
+}
+"#;
 
 fn prev_power_of_two(n: usize) -> usize {
     1 << (usize::BITS - 1 - n.max(1).leading_zeros())

@@ -49,7 +49,7 @@ fn parse_limit(value: Option<&str>) -> Result<Duration> {
 /// two H200s a 3.6 ms kernel waited through a callback took 15 ms. On a CPU device a spin would
 /// take a core from the device's own threads: there the wait polls yielding the core for
 /// [`CPU_SPIN`], then sleeps on a callback.
-const SPIN: Duration = Duration::from_millis(2);
+pub(crate) const SPIN: Duration = Duration::from_millis(2);
 
 /// How long a wait on a CPU device polls (yielding the core to the device's threads between
 /// polls) before it sleeps on a completion callback: PoCL 3.1's callback costs tens of µs, so

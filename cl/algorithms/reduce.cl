@@ -10,6 +10,7 @@
  *                   finish reduces the partials) or two (a second launch of one work-group)
  *   clg_reduce_seq  CPUs: one work-item per work-group, each reading one contiguous run with
  *                   8-wide vectors; the last work-group to finish reduces the partials
+ *   clg_post        NVIDIA: writes a result into host memory for a blocking call
  *   scan kernels: scan.cl (appended to this file)
  *
  * Every kernel launches 1-D work-groups whose size is a multiple of the sub-group size, and
@@ -143,6 +144,17 @@ kernel void clg_reduce(global const T *in, global T *out, ulong n, global T *par
             out[0] = v;
     }
 }
+
+#ifdef CLG_BACKEND_NVIDIA_PTX
+/* Posts src[0] to the host (src/algorithms/post.rs): `mailbox` is the host address of pinned
+ * memory the device reaches (checked before use). The value goes first, then, after a
+ * system-scope fence, the sequence number the host polls for. One work-item. */
+kernel void clg_post(global const T *src, ulong mailbox, uint seq) {
+    *(volatile global T *)mailbox = src[0];
+    asm volatile("membar.sys;");
+    *(volatile global uint *)(mailbox + 8) = seq;
+}
+#endif
 
 /* Reduces elements [start, end) of `in` with 8-wide vectors and four accumulators; `start` is a
  * multiple of 8 (so the vectors are aligned). A plain loop for one work-item: vectorised

@@ -49,10 +49,12 @@
 
 mod cache;
 pub mod plan;
+mod post;
 mod reduce;
 mod scan;
 
 pub use plan::{LaunchPlan, PlanInputs};
+pub use post::POST_ENV;
 pub use reduce::{enqueue_reduce, reduce, reduce_max, reduce_min, reduce_sum, Reduction};
 pub use scan::{enqueue_scan_sum, exclusive_scan_sum, inclusive_scan_sum, ScanKind};
 
@@ -152,6 +154,10 @@ pub(crate) struct State<T: Element> {
     /// Look-back tile states (grows), and the epoch of the next launch (1 ..< 2^30).
     tiles: Option<Buffer<u64>>,
     epoch: u32,
+    /// Where `clg_post` writes results ([`post`]; set up on the first blocking call, `Err`
+    /// where the device cannot take posts), and the number of the last post.
+    mailbox: Option<std::result::Result<crate::ffi::Mailbox, ()>>,
+    seq: u32,
 }
 
 impl<T: Element> State<T> {
@@ -203,6 +209,10 @@ impl<T: Element> State<T> {
                 false => None,
             },
             large,
+            post: match nvidia {
+                true => Some(program.kernel("clg_post")?),
+                false => None,
+            },
         };
         let limit = |k: &Kernel| k.limits().max_work_group_size;
         let max_wg = [&k.reduce, &k.chunk_reduce, &k.chunk_scan]
@@ -240,6 +250,8 @@ impl<T: Element> State<T> {
             pinned: None,
             tiles: None,
             epoch: 1,
+            mailbox: None,
+            seq: 0,
             tile,
             k,
         })
@@ -282,6 +294,8 @@ struct Kernels {
     /// The look-back scan in [`plan::Tile::LARGE`] tiles, for inputs of at least
     /// [`plan::Tile::LARGE_FROM`] (none where `CLGROUPS_SCAN_TILE` forces one tile).
     large: Option<Kernel>,
+    /// Writes a result into a [`crate::ffi::Mailbox`] (NVIDIA: [`post`]).
+    post: Option<Kernel>,
 }
 
 /// `buf` if it holds at least `len` elements, else a new buffer of `len`.
@@ -301,6 +315,15 @@ fn same_context<T: Scalar>(queue: &Queue, buffer: &Buffer<T>, what: &str) -> Res
             queue.device()
         )))
     }
+}
+
+/// How the caller learns that a call's launches completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Track {
+    /// Through their events (the enqueue forms return them).
+    Events,
+    /// Through a post that follows them ([`post`]): the launches make no event.
+    Posted,
 }
 
 /// The state behind a lock; a poisoned lock only means a panic elsewhere while it was held,
@@ -330,6 +353,7 @@ unsafe fn launch(
     args: Vec<crate::launch::Arg>,
     p: LaunchPlan,
     needs: &[(usize, usize)],
+    how: Track,
 ) -> Result<Event> {
     if let Some((len, need)) = needs.iter().find(|(len, need)| len < need) {
         return Err(Error::input(format!(
@@ -340,6 +364,9 @@ unsafe fn launch(
     let mut l = kernel.launch();
     for a in args {
         l = l.raw_arg(a);
+    }
+    if how == Track::Posted {
+        l = l.detached();
     }
     // SAFETY: the caller's contract; the lengths were checked above.
     unsafe {
@@ -389,10 +416,11 @@ mod tests {
                 let x: Vec<i32> = (0..n as i32).map(|i| i % 1009 - 500).collect();
                 let input = Buffer::from_slice(&q, &x).expect("input");
                 let out = Buffer::new(q.context(), n).expect("output");
-                s.enqueue_reduce(&input, &s.result).expect("reduce");
+                s.enqueue_reduce(&input, &s.result, Track::Events)
+                    .expect("reduce");
                 let want: i32 = x.iter().sum();
                 assert_eq!(s.result.read(&q).expect("read"), vec![want], "n = {n}");
-                s.enqueue_scan(&input, &out, ScanKind::Exclusive)
+                s.enqueue_scan(&input, &out, ScanKind::Exclusive, Track::Events)
                     .expect("scan");
                 let got = out.read(&q).expect("read");
                 let mut acc = 0;

@@ -1,7 +1,7 @@
 //! Reduce: the blocking calls, the enqueue form, and the reusable [`Reduction`].
 
 use super::plan::{self, LaunchPlan, ReducePath};
-use super::{cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State};
+use super::{cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State, Track};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::launch::{Event, KernelArg};
@@ -11,7 +11,12 @@ use std::sync::{Arc, Mutex};
 
 impl<T: Element> State<T> {
     /// Enqueues the reduction of `input` into `out[0]` (one or two launches, one event).
-    pub(super) fn enqueue_reduce(&self, input: &Buffer<T>, out: &Buffer<T>) -> Result<Event> {
+    pub(super) fn enqueue_reduce(
+        &self,
+        input: &Buffer<T>,
+        out: &Buffer<T>,
+        how: Track,
+    ) -> Result<Event> {
         let n = input.len() as u64;
         let (k, parts, counters) = (&self.k, &self.partials, &self.counters);
         match plan::reduce_path(&self.inputs) {
@@ -28,7 +33,7 @@ impl<T: Element> State<T> {
                 let needs = [(out.len(), 1), (parts.len(), p.groups), (counters.len(), 1)];
                 // SAFETY: `clg_reduce_seq` reads `in` below `n` = its length, writes `out[0]`,
                 // `partials[g]` for the plan's groups and `counter[0]` (lengths in `needs`).
-                unsafe { launch(&k.reduce_seq, args, p, &needs) }
+                unsafe { launch(&k.reduce_seq, args, p, &needs, how) }
             }
             ReducePath::Groups { one_launch } => {
                 let p = plan::reduce(input.len(), &self.inputs);
@@ -49,8 +54,15 @@ impl<T: Element> State<T> {
                 // n / 4 * 4), writes `out[0]`, `partials[group]` for the plan's groups (the
                 // finishing group reads them back), `counter[0]`, and `tmp` below the sub-group
                 // count, at most one slot per work-item (the `Local` size).
-                let first =
-                    unsafe { launch(&k.reduce, args(input, n, one_launch), p, &needs(p.groups))? };
+                let first = unsafe {
+                    launch(
+                        &k.reduce,
+                        args(input, n, one_launch),
+                        p,
+                        &needs(p.groups),
+                        how,
+                    )?
+                };
                 if p.groups == 1 || one_launch {
                     return Ok(first);
                 }
@@ -62,6 +74,7 @@ impl<T: Element> State<T> {
                         args(parts, p.groups as u64, false),
                         one,
                         &needs(1),
+                        how,
                     )?
                 };
                 Ok(first.then(second))
@@ -126,16 +139,25 @@ pub fn enqueue_reduce<T: Element>(
     same_context(queue, out, "reduce output")?;
     let state = cache::state::<T>(queue, op)?;
     let s = lock(&state);
-    s.enqueue_reduce(input, out)
+    s.enqueue_reduce(input, out, Track::Events)
 }
 
-/// The reduction of `input` by `op`: one launch (two on GPUs other than NVIDIA's) and one read.
+/// The reduction of `input` by `op`: one launch (two on GPUs other than NVIDIA's) and one read
+/// (on NVIDIA a post instead: see the module docs).
 pub fn reduce<T: Element>(queue: &Queue, input: &Buffer<T>, op: ReduceOp) -> Result<T> {
     same_context(queue, input, "reduce")?;
     let state = cache::state::<T>(queue, op)?;
     // Held until the read: calls on this queue from other threads would overwrite `result`.
     let mut s = lock(&state);
-    s.enqueue_reduce(input, &s.result)?;
+    if s.posts()? {
+        s.enqueue_reduce(input, &s.result, Track::Posted)?;
+        if let Some(v) = s.post()? {
+            return Ok(v);
+        }
+        // The post never came, but the launch has completed: `result` holds the value.
+        return s.read_result();
+    }
+    s.enqueue_reduce(input, &s.result, Track::Events)?;
     s.read_result()
 }
 
@@ -197,7 +219,7 @@ impl<T: Element> Reduction<T> {
     /// launch (one, or two on GPUs other than NVIDIA's).
     pub fn enqueue(&mut self, input: &Buffer<T>) -> Result<Event> {
         same_context(&self.queue, input, "reduce")?;
-        let ev = lock(&self.state).enqueue_reduce(input, &self.result)?;
+        let ev = lock(&self.state).enqueue_reduce(input, &self.result, Track::Events)?;
         self.enqueued = true;
         Ok(ev)
     }

@@ -1,11 +1,14 @@
 //! Scans (sum): the blocking calls and the enqueue form.
 
 use super::plan::{self, LaunchPlan, ScanPath};
-use super::{at_least, cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State};
+use super::{
+    at_least, cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State, Track,
+};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::launch::{Event, KernelArg};
 use crate::queue::Queue;
+use std::sync::{Arc, Mutex};
 
 /// Inclusive (`out[i] = x[0] + … + x[i]`) or exclusive (`out[i] = x[0] + … + x[i-1]`,
 /// `out[0] = 0`).
@@ -26,6 +29,7 @@ impl<T: Element> State<T> {
         input: &Buffer<T>,
         output: &Buffer<T>,
         kind: ScanKind,
+        how: Track,
     ) -> Result<Event> {
         let n = input.len();
         let exclusive = i32::from(kind == ScanKind::Exclusive);
@@ -71,7 +75,7 @@ impl<T: Element> State<T> {
                 // SAFETY: `clg_scan_lookback` reads `in` and writes `out` below `n` (checked
                 // against both lengths), uses `state[tile]` for the plan's `tiles` = groups
                 // and `counter[0]` as the ticket.
-                unsafe { launch(lookback, args, p, &needs) }
+                unsafe { launch(lookback, args, p, &needs, how) }
             }
             (ScanPath::Sequential, _) => {
                 let (chunk, p) = plan::sequential(n, &self.inputs);
@@ -81,7 +85,7 @@ impl<T: Element> State<T> {
                 let needs = [(sums.len(), p.groups)];
                 // SAFETY: `clg_scan_seq_sums` reads `in` below `n` = its length and writes
                 // `sums[g]` for the plan's groups.
-                let first = unsafe { launch(&self.k.scan_seq_sums, args, p, &needs)? };
+                let first = unsafe { launch(&self.k.scan_seq_sums, args, p, &needs, how)? };
                 let args = vec![
                     input.to_arg(),
                     output.to_arg(),
@@ -93,9 +97,9 @@ impl<T: Element> State<T> {
                 let needs = [(output.len(), n as usize), (sums.len(), p.groups)];
                 // SAFETY: `clg_scan_seq` reads `in` and writes `out` below `n`, and reads
                 // `sums[..g]` for the plan's groups.
-                Ok(first.then(unsafe { launch(&self.k.scan_seq, args, p, &needs)? }))
+                Ok(first.then(unsafe { launch(&self.k.scan_seq, args, p, &needs, how)? }))
             }
-            _ => self.reduce_then_scan(input, output, exclusive),
+            _ => self.reduce_then_scan(input, output, exclusive, how),
         }
     }
 
@@ -105,6 +109,7 @@ impl<T: Element> State<T> {
         input: &Buffer<T>,
         output: &Buffer<T>,
         exclusive: i32,
+        how: Track,
     ) -> Result<Event> {
         let (chunk, p) = plan::scan(input.len(), &self.inputs);
         let scratch = per_sub_group::<T>(p.local);
@@ -136,7 +141,7 @@ impl<T: Element> State<T> {
             // SAFETY: `clg_chunk_scan` reads `in` and writes `out` below `n`, reads
             // `offsets[g]` for the plan's groups only when given, and `tmp` below the
             // sub-group count (one slot per work-item is passed).
-            unsafe { launch(&self.k.chunk_scan, args, p, &needs) }
+            unsafe { launch(&self.k.chunk_scan, args, p, &needs, how) }
         };
         let n = input.len();
         if p.groups == 1 {
@@ -154,7 +159,7 @@ impl<T: Element> State<T> {
         let needs = [(sums.len(), p.groups)];
         // SAFETY: `clg_chunk_reduce` reads `in` below `n` = its length, writes `sums[g]` for
         // the plan's groups and `tmp` below the sub-group count (one slot per work-item).
-        let first = unsafe { launch(&self.k.chunk_reduce, args, p, &needs)? };
+        let first = unsafe { launch(&self.k.chunk_reduce, args, p, &needs, how)? };
         let one = LaunchPlan { groups: 1, ..p };
         let all = p.groups.div_ceil(4) * 4;
         chunk_scan(sums, offsets, p.groups, None, 1, all, one)?;
@@ -180,6 +185,17 @@ fn enqueue<T: Element>(
     output: &Buffer<T>,
     kind: ScanKind,
 ) -> Result<Event> {
+    let state = checked_state(queue, input, output)?;
+    let mut s = lock(&state);
+    s.enqueue_scan(input, output, kind, Track::Events)
+}
+
+/// The queue's scan state, after checking the buffers.
+fn checked_state<T: Element>(
+    queue: &Queue,
+    input: &Buffer<T>,
+    output: &Buffer<T>,
+) -> Result<Arc<Mutex<State<T>>>> {
     same_context(queue, input, "scan input")?;
     same_context(queue, output, "scan output")?;
     if output.len() != input.len() {
@@ -189,9 +205,7 @@ fn enqueue<T: Element>(
             output.len()
         )));
     }
-    let state = cache::state::<T>(queue, ReduceOp::Sum)?;
-    let mut s = lock(&state);
-    s.enqueue_scan(input, output, kind)
+    cache::state::<T>(queue, ReduceOp::Sum)
 }
 
 /// `output[i] = input[0] + ... + input[i]`; `output` has `input`'s length. Blocks until done.
@@ -219,5 +233,12 @@ fn blocking<T: Element>(
     output: &mut Buffer<T>,
     kind: ScanKind,
 ) -> Result<()> {
-    enqueue(queue, input, output, kind)?.wait()
+    let state = checked_state(queue, input, output)?;
+    let mut s = lock(&state);
+    if s.posts()? {
+        s.enqueue_scan(input, output, kind, Track::Posted)?;
+        // Seen or not, the post comes after the scan's launches: they have completed.
+        return s.post().map(drop);
+    }
+    s.enqueue_scan(input, output, kind, Track::Events)?.wait()
 }

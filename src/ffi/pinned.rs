@@ -17,7 +17,6 @@ use std::ptr;
 /// for it within their bound), then reads: [`Pinned::read`] enqueues one once the last command
 /// has completed, [`Pinned::take`] hands the data out once the read has. Dropped while a
 /// command may still be pending, the memory is leaked rather than freed under the device.
-#[cfg_attr(not(feature = "algorithms"), allow(dead_code))] // used by `algorithms` only
 pub struct Pinned<T: Pod> {
     mem: Option<ClBuffer<T>>,
     ptr: *mut T,
@@ -31,7 +30,6 @@ unsafe impl<T: Pod> Send for Pinned<T> {}
 // SAFETY: no `&self` method touches the memory behind `ptr`.
 unsafe impl<T: Pod> Sync for Pinned<T> {}
 
-#[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
 impl<T: Pod> Pinned<T> {
     /// `len` (≥ 1) elements, mapped through `q`: usable once [`Pinned::pending`] completes.
     pub fn new(ctx: &ClContext, q: &CommandQueue, len: usize) -> ClResult<Self> {

@@ -135,6 +135,7 @@ impl Kernel {
             offset: None,
             waits: Vec::new(),
             check: OnceCell::new(),
+            detached: false,
             _borrows: PhantomData,
         }
     }
@@ -171,6 +172,8 @@ pub struct Launch<'a> {
     waits: Vec<&'a Event>,
     /// Where checked variants record the first out-of-bounds access ([`checked`] mode).
     check: OnceCell<Buffer<u32>>,
+    /// Enqueue without an OpenCL event ([`Launch::detached`]).
+    detached: bool,
     /// The buffers behind `args` (their memory objects are raw handles in `args`).
     _borrows: PhantomData<&'a ()>,
 }
@@ -251,6 +254,16 @@ impl<'a> Launch<'a> {
     /// ```
     pub fn wait_for(mut self, events: impl IntoIterator<Item = &'a Event>) -> Self {
         self.waits.extend(events);
+        self
+    }
+
+    /// Enqueues without an OpenCL event (cheaper on NVIDIA: see
+    /// [`ffi::enqueue_kernel_detached`]); the returned [`Event`] holds none and is only for
+    /// clgroups' own callers, which observe completion otherwise. Launches that wait for events,
+    /// and launches in checked mode, keep their event.
+    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
+    pub(crate) fn detached(mut self) -> Self {
+        self.detached = true;
         self
     }
 
@@ -586,6 +599,23 @@ impl<'a> Launch<'a> {
             })?;
         }
         let local_v = local.map(|l| l.as_slice().to_vec());
+        if self.detached && self.waits.is_empty() && !checked::enabled() {
+            // SAFETY: as below.
+            unsafe {
+                ffi::enqueue_kernel_detached(
+                    self.queue.raw(),
+                    &guard,
+                    Some(offset.as_slice()),
+                    global.as_slice(),
+                    local_v.as_deref(),
+                )
+            }
+            .map_err(|e| self.enqueue_error(e.0, global, local, offset))?;
+            return Ok(Event::detached(
+                dev.clone(),
+                Some(self.kernel.shared_name()),
+            ));
+        }
         let waits = event::wait_list(&self.waits)?;
         // SAFETY: every argument was just set; the caller vouches for the kernel's accesses;
         // the events waited for are live (the launch borrows them).
@@ -599,13 +629,22 @@ impl<'a> Launch<'a> {
                 &waits,
             )
         }
-        .map_err(|e| {
-            Error::cl(
-                "clEnqueueNDRangeKernel",
-                e.0,
-                format!("`{name}` on {dev}, global {global:?}, local {local:?}, offset {offset:?}"),
-            )
-        })?;
+        .map_err(|e| self.enqueue_error(e.0, global, local, offset))?;
         Ok(Event::new(ev, dev.clone(), Some(self.kernel.shared_name())))
+    }
+
+    fn enqueue_error(
+        &self,
+        code: i32,
+        global: Range,
+        local: Option<Range>,
+        offset: Range,
+    ) -> Error {
+        let (name, dev) = (self.kernel.name(), self.queue.device());
+        Error::cl(
+            "clEnqueueNDRangeKernel",
+            code,
+            format!("`{name}` on {dev}, global {global:?}, local {local:?}, offset {offset:?}"),
+        )
     }
 }

@@ -1,0 +1,175 @@
+//! Blocking calls on NVIDIA learn their result from a post, not from events: their launches
+//! are enqueued without events, then one work-item of `clg_post` writes the result and a
+//! sequence number straight into pinned host memory ([`Mailbox`]), which the caller polls.
+//! Measured on the H100 (one tiny kernel): a launch with an event on a profiling queue costs
+//! 12 µs of host time, without one 5 µs; kernel + read + wait on its event 23 µs, kernel +
+//! post 8.6 µs.
+//!
+//! The device writes host memory at its host address (unified addressing): clgroups first
+//! checks that once per device on a private context — a device that cannot reach the address
+//! faults, and a fault ends the context it happens in — and uses posts only where the check
+//! passed (and `CLGROUPS_POST` is not `0`). A post that does not arrive within the spin window
+//! is awaited through a marker (a bounded wait); a post still missing then turns posts off for
+//! the state, and the caller reads the result the usual way: never a wrong or stale value.
+
+use super::{launch, Element, LaunchPlan, State, Track};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::ffi::{self, Mailbox};
+use crate::launch::KernelArg;
+use crate::wait;
+use once_cell::sync::Lazy;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// The environment variable that turns posts off (`0`).
+pub const POST_ENV: &str = "CLGROUPS_POST";
+
+/// The check's kernel: one write at the address plus 8 (where posts write their number).
+const PROBE: &str =
+    "kernel void clg_probe(ulong at, uint v) { *(volatile global uint *)(at + 8) = v; }";
+const PROBE_VALUE: u32 = 0x5eed_c1a5;
+
+/// Whether kernels on `device` can post into pinned host memory (checked once per device).
+fn reachable(device: &Device) -> bool {
+    static SEEN: Lazy<Mutex<HashMap<usize, bool>>> = Lazy::new(Default::default);
+    if std::env::var(POST_ENV).is_ok_and(|v| v.trim() == "0") {
+        log::debug!("algorithms: posts off ({POST_ENV}=0)");
+        return false;
+    }
+    let mut seen = super::lock(&SEEN);
+    *seen.entry(device.id() as usize).or_insert_with(|| {
+        let start = Instant::now();
+        let found = probe(device);
+        log::debug!(
+            "algorithms: posts into host memory on {device}: {} (checked on a private context in {:.1} ms)",
+            found.as_ref().map_or_else(|e| format!("no: {e}"), |()| "yes".into()),
+            start.elapsed().as_secs_f64() * 1e3
+        );
+        found.is_ok()
+    })
+}
+
+/// One write from a kernel into a mailbox, on a context of its own.
+fn probe(device: &Device) -> std::result::Result<(), String> {
+    use opencl3::{context::Context, kernel::Kernel, program::Program};
+    let what = || format!("post check on {device}");
+    let ctx = Context::from_device(device.raw()).map_err(|e| format!("context: {e}"))?;
+    let ctx = ffi::Owned::new(ctx);
+    let queue = ffi::create_queue(&ctx, device.raw(), 0).map_err(|e| format!("queue: {e}"))?;
+    let program = Program::create_and_build_from_source(&ctx, PROBE, "")
+        .map(ffi::Owned::new)
+        .map_err(|log| format!("build: {log}"))?;
+    let kernel = Kernel::create(&program, "clg_probe")
+        .map(ffi::Owned::new)
+        .map_err(|e| format!("kernel: {e}"))?;
+    let mut mailbox = Mailbox::new(&ctx, &queue).map_err(|e| format!("mailbox: {e}"))?;
+    if let Some(map) = mailbox.map_event() {
+        wait::event(map, what).map_err(|e| e.to_string())?;
+    }
+    let (at, v) = (mailbox.address().to_ne_bytes(), PROBE_VALUE.to_ne_bytes());
+    for (i, arg) in [&at[..], &v[..]].into_iter().enumerate() {
+        ffi::set_arg(&kernel, i as u32, &ffi::RawArg::Bytes(arg))
+            .map_err(|e| format!("argument {i}: {e}"))?;
+    }
+    mailbox.expect_post();
+    // SAFETY: the kernel writes 4 bytes at `at + 8`, inside the mailbox's 16 mapped bytes,
+    // which stay allocated (leaked) unless the write is seen.
+    let ev = unsafe { ffi::enqueue_kernel(&queue, &kernel, None, &[1], None, &[]) }
+        .map_err(|e| format!("launch: {e}"))?;
+    wait::event(&ev, what).map_err(|e| e.to_string())?;
+    match mailbox.mapped().map(|_| mailbox.poll(PROBE_VALUE)) {
+        Ok(Some(_)) => Ok(()),
+        _ => Err("the kernel completed but its write never reached host memory".into()),
+    }
+}
+
+impl<T: Element> State<T> {
+    /// Whether blocking calls use posts: the device has `clg_post` and passed the check; the
+    /// mailbox is set up on the first call.
+    pub(super) fn posts(&mut self) -> Result<bool> {
+        if self.k.post.is_none() {
+            return Ok(false);
+        }
+        if self.mailbox.is_none() {
+            let device = self.queue.device();
+            self.mailbox = Some(match reachable(device) {
+                true => {
+                    let mailbox = Mailbox::new(self.queue.context().raw(), self.queue.raw())
+                        .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0, device.to_string()))?;
+                    if let Some(map) = mailbox.map_event() {
+                        wait::event(map, || format!("map of a mailbox on {device}"))?;
+                    }
+                    Ok(mailbox)
+                }
+                false => Err(()),
+            });
+        }
+        Ok(matches!(self.mailbox, Some(Ok(_))))
+    }
+
+    /// Posts `result[0]` after the launches before it (enqueued with [`Track::Posted`]) and
+    /// waits for the post: the value, or `None` when the post never came although the queue
+    /// completed (then every launch before it has completed too; posts are off from now on).
+    pub(super) fn post(&mut self) -> Result<Option<T>> {
+        let (Some(kernel), Some(Ok(mailbox))) = (&self.k.post, &mut self.mailbox) else {
+            return Err(Error::input("algorithms: post without a mailbox"));
+        };
+        self.seq = self.seq.wrapping_add(1).max(1);
+        let (seq, device) = (self.seq, self.queue.device());
+        let args = vec![
+            (&self.result).to_arg(),
+            mailbox.address().to_arg(),
+            seq.to_arg(),
+        ];
+        let one = LaunchPlan {
+            local: 1,
+            groups: 1,
+        };
+        // SAFETY: `clg_post` reads `src[0]` (`result` holds one element) and writes the 12
+        // bytes of the mailbox at the address passed, which the device reaches (checked by
+        // `reachable`) and which stays allocated until the post is seen (else leaked).
+        unsafe { launch(kernel, args, one, &[(self.result.len(), 1)], Track::Posted)? };
+        mailbox.expect_post();
+        let what = || format!("post of an algorithm's result on {device}");
+        opencl3::command_queue::flush(self.queue.raw().get())
+            .map_err(|e| Error::cl("clFlush", e, what()))?;
+        let start = Instant::now();
+        while start.elapsed() < wait::SPIN {
+            if let Some(words) = mailbox.poll(seq) {
+                return Ok(Some(value(words)));
+            }
+            std::hint::spin_loop();
+        }
+        let marker =
+            ffi::marker(self.queue.raw()).map_err(|e| Error::cl("clEnqueueMarker", e.0, what()))?;
+        wait::event(&marker, what)?;
+        if let Some(words) = mailbox.poll(seq) {
+            return Ok(Some(value(words)));
+        }
+        log::warn!("algorithms: a post on {device} never arrived although its queue completed; posts are off for this queue");
+        self.mailbox = Some(Err(()));
+        Ok(None)
+    }
+}
+
+/// The element in a post's two words (the low bytes first).
+fn value<T: Element>(words: [u32; 2]) -> T {
+    bytemuck::pod_read_unaligned(&bytemuck::cast_slice::<u32, u8>(&words)[..size_of::<T>()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::value;
+
+    #[test]
+    fn values_come_from_the_low_bytes_first() {
+        assert_eq!(value::<f32>([1.5f32.to_bits(), 0xdead_beef]), 1.5);
+        assert_eq!(value::<i32>([(-7i32) as u32, 0]), -7);
+        let d = (-2.25f64).to_bits();
+        assert_eq!(value::<f64>([d as u32, (d >> 32) as u32]), -2.25);
+        let u = 0x0123_4567_89ab_cdefu64;
+        assert_eq!(value::<u64>([u as u32, (u >> 32) as u32]), u);
+    }
+}
