@@ -73,6 +73,27 @@ static inline int clg_last_to_finish(global uint *counter, uint groups) {
     return last;
 }
 
+/* Posts v to the host for a blocking call (src/algorithms/post.rs) when `mailbox` is not 0:
+ * `mailbox` is the host address of pinned memory the device reaches (checked before use). The
+ * value goes first, then, after a system-scope fence, the sequence number the host polls for.
+ * NVIDIA only (elsewhere mailbox is always 0). */
+#ifdef CLG_BACKEND_NVIDIA_PTX
+static inline void clg_post_value(ulong mailbox, uint seq, T v) {
+    if (mailbox != 0) {
+        *(volatile global T *)mailbox = v;
+        asm volatile("membar.sys;");
+        *(volatile global uint *)(mailbox + 8) = seq;
+    }
+}
+
+/* A blocking call's post of src[0] after launches that do not post themselves. One work-item. */
+kernel void clg_post(global const T *src, ulong mailbox, uint seq) {
+    clg_post_value(mailbox, seq, src[0]);
+}
+#else
+#define clg_post_value(mailbox, seq, v)
+#endif
+
 /* Reduces v over the work-group: sub-group reduce, then the sub-group results through local
  * memory (tmp: one slot per sub-group), again by sub-groups, until one sub-group holds them
  * all. Work-item 0 gets the result. Every work-item must call it. */
@@ -99,9 +120,11 @@ static T group_reduce(T v, local T *tmp CLG_SG_SCRATCH_PARAM) {
  * neighbouring work-items read neighbouring vectors (coalesced).
  * One work-group: out[0] = the result. Several: partials[group] = the group's partial; then,
  * with `finish` != 0, the last work-group to finish reduces the partials into out[0] (one
- * launch); with `finish` = 0 the caller launches again over the partials (two launches). */
+ * launch); with `finish` = 0 the caller launches again over the partials (two launches).
+ * Whoever writes out[0] also posts it to `mailbox` (when not 0, NVIDIA: clg_post_value). */
 kernel void clg_reduce(global const T *in, global T *out, ulong n, global T *partials,
-                       global uint *counter, int finish, local T *tmp) {
+                       global uint *counter, int finish, local T *tmp, ulong mailbox,
+                       uint seq) {
     size_t g = get_global_id(0);
     size_t items = get_global_size(0);
     uint groups = get_num_groups(0);
@@ -127,6 +150,7 @@ kernel void clg_reduce(global const T *in, global T *out, ulong n, global T *par
         last = 0;
         if (groups == 1) {
             out[0] = v;
+            clg_post_value(mailbox, seq, v);
         } else {
             partials[get_group_id(0)] = v;
             last = finish && clg_last_to_finish(counter, groups);
@@ -140,21 +164,13 @@ kernel void clg_reduce(global const T *in, global T *out, ulong n, global T *par
         for (uint k = lid; k < groups; k += get_local_size(0))
             v = COMB(v, p[k]);
         v = group_reduce(v, tmp CLG_SG_SCRATCH);
-        if (lid == 0)
+        if (lid == 0) {
             out[0] = v;
+            clg_post_value(mailbox, seq, v);
+        }
     }
 }
 
-#ifdef CLG_BACKEND_NVIDIA_PTX
-/* Posts src[0] to the host (src/algorithms/post.rs): `mailbox` is the host address of pinned
- * memory the device reaches (checked before use). The value goes first, then, after a
- * system-scope fence, the sequence number the host polls for. One work-item. */
-kernel void clg_post(global const T *src, ulong mailbox, uint seq) {
-    *(volatile global T *)mailbox = src[0];
-    asm volatile("membar.sys;");
-    *(volatile global uint *)(mailbox + 8) = seq;
-}
-#endif
 
 /* Reduces elements [start, end) of `in` with 8-wide vectors and four accumulators; `start` is a
  * multiple of 8 (so the vectors are aligned). A plain loop for one work-item: vectorised

@@ -416,8 +416,7 @@ mod tests {
                 let x: Vec<i32> = (0..n as i32).map(|i| i % 1009 - 500).collect();
                 let input = Buffer::from_slice(&q, &x).expect("input");
                 let out = Buffer::new(q.context(), n).expect("output");
-                s.enqueue_reduce(&input, &s.result, Track::Events)
-                    .expect("reduce");
+                s.enqueue_reduce(&input, &s.result, None).expect("reduce");
                 let want: i32 = x.iter().sum();
                 assert_eq!(s.result.read(&q).expect("read"), vec![want], "n = {n}");
                 s.enqueue_scan(&input, &out, ScanKind::Exclusive, Track::Events)

@@ -1,6 +1,7 @@
 //! Blocking calls on NVIDIA learn their result from a post, not from events: their launches
-//! are enqueued without events, then one work-item of `clg_post` writes the result and a
-//! sequence number straight into pinned host memory ([`Mailbox`]), which the caller polls.
+//! are enqueued without events, and the work-item that writes the result (the reduce's last
+//! work-group; after a scan, one work-item of `clg_post`) also writes it and a sequence number
+//! straight into pinned host memory ([`Mailbox`]), which the caller polls.
 //! Measured on the H100 (one tiny kernel): a launch with an event on a profiling queue costs
 //! 12 µs of host time, without one 5 µs; kernel + read + wait on its event 23 µs, kernel +
 //! post 8.6 µs.
@@ -109,19 +110,30 @@ impl<T: Element> State<T> {
         Ok(matches!(self.mailbox, Some(Ok(_))))
     }
 
-    /// Posts `result[0]` after the launches before it (enqueued with [`Track::Posted`]) and
-    /// waits for the post: the value, or `None` when the post never came although the queue
-    /// completed (then every launch before it has completed too; posts are off from now on).
-    pub(super) fn post(&mut self) -> Result<Option<T>> {
-        let (Some(kernel), Some(Ok(mailbox))) = (&self.k.post, &mut self.mailbox) else {
-            return Err(Error::input("algorithms: post without a mailbox"));
+    /// The next post's mailbox address and number (`None` without a mailbox): pass it to a
+    /// kernel that posts (`clg_reduce`), then [`State::await_post`].
+    pub(super) fn next_post(&mut self) -> Option<Post> {
+        let Some(Ok(mailbox)) = &mut self.mailbox else {
+            return None;
         };
         self.seq = self.seq.wrapping_add(1).max(1);
-        let (seq, device) = (self.seq, self.queue.device());
+        mailbox.expect_post();
+        Some(Post {
+            address: mailbox.address(),
+            seq: self.seq,
+        })
+    }
+
+    /// Posts `result[0]` after the launches before it (enqueued with [`Track::Posted`]) and
+    /// waits for the post, as [`State::await_post`].
+    pub(super) fn post_result(&mut self) -> Result<Option<T>> {
+        let (Some(kernel), Some(post)) = (self.k.post.clone(), self.next_post()) else {
+            return Err(Error::input("algorithms: post without a mailbox"));
+        };
         let args = vec![
             (&self.result).to_arg(),
-            mailbox.address().to_arg(),
-            seq.to_arg(),
+            post.address.to_arg(),
+            post.seq.to_arg(),
         ];
         let one = LaunchPlan {
             local: 1,
@@ -130,14 +142,23 @@ impl<T: Element> State<T> {
         // SAFETY: `clg_post` reads `src[0]` (`result` holds one element) and writes the 12
         // bytes of the mailbox at the address passed, which the device reaches (checked by
         // `reachable`) and which stays allocated until the post is seen (else leaked).
-        unsafe { launch(kernel, args, one, &[(self.result.len(), 1)], Track::Posted)? };
-        mailbox.expect_post();
+        unsafe { launch(&kernel, args, one, &[(self.result.len(), 1)], Track::Posted)? };
+        self.await_post(post)
+    }
+
+    /// Waits for `post`: its value, or `None` when it never came although the queue completed
+    /// (then every launch before it has completed too; posts are off from now on).
+    pub(super) fn await_post(&mut self, post: Post) -> Result<Option<T>> {
+        let device = self.queue.device();
         let what = || format!("post of an algorithm's result on {device}");
+        let Some(Ok(mailbox)) = &mut self.mailbox else {
+            return Err(Error::input("algorithms: post without a mailbox"));
+        };
         opencl3::command_queue::flush(self.queue.raw().get())
             .map_err(|e| Error::cl("clFlush", e, what()))?;
         let start = Instant::now();
         while start.elapsed() < wait::SPIN {
-            if let Some(words) = mailbox.poll(seq) {
+            if let Some(words) = mailbox.poll(post.seq) {
                 return Ok(Some(value(words)));
             }
             std::hint::spin_loop();
@@ -145,13 +166,22 @@ impl<T: Element> State<T> {
         let marker =
             ffi::marker(self.queue.raw()).map_err(|e| Error::cl("clEnqueueMarker", e.0, what()))?;
         wait::event(&marker, what)?;
-        if let Some(words) = mailbox.poll(seq) {
+        if let Some(words) = mailbox.poll(post.seq) {
             return Ok(Some(value(words)));
         }
         log::warn!("algorithms: a post on {device} never arrived although its queue completed; posts are off for this queue");
         self.mailbox = Some(Err(()));
         Ok(None)
     }
+}
+
+/// Where and with which number a kernel posts ([`State::next_post`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Post {
+    /// The mailbox's address (0: no post).
+    pub address: u64,
+    /// The number the host waits for.
+    pub seq: u32,
 }
 
 /// The element in a post's two words (the low bytes first).

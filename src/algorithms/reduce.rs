@@ -1,6 +1,7 @@
 //! Reduce: the blocking calls, the enqueue form, and the reusable [`Reduction`].
 
 use super::plan::{self, LaunchPlan, ReducePath};
+use super::post::Post;
 use super::{cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State, Track};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
@@ -11,13 +12,17 @@ use std::sync::{Arc, Mutex};
 
 impl<T: Element> State<T> {
     /// Enqueues the reduction of `input` into `out[0]` (one or two launches, one event).
+    /// With `post`, the launch writing `out[0]` also posts it (the one-launch path only:
+    /// [`State::posts_reduce`]) and makes no event.
     pub(super) fn enqueue_reduce(
         &self,
         input: &Buffer<T>,
         out: &Buffer<T>,
-        how: Track,
+        post: Option<Post>,
     ) -> Result<Event> {
         let n = input.len() as u64;
+        let how = post.map_or(Track::Events, |_| Track::Posted);
+        let post = post.unwrap_or(Post { address: 0, seq: 0 });
         let (k, parts, counters) = (&self.k, &self.partials, &self.counters);
         match plan::reduce_path(&self.inputs) {
             ReducePath::Sequential => {
@@ -46,6 +51,8 @@ impl<T: Element> State<T> {
                         counters.to_arg(),
                         i32::from(finish).to_arg(),
                         per_sub_group::<T>(p.local).to_arg(),
+                        post.address.to_arg(),
+                        post.seq.to_arg(),
                     ]
                 };
                 let needs =
@@ -84,6 +91,11 @@ impl<T: Element> State<T> {
 }
 
 impl<T: Element> State<T> {
+    /// Whether the reduce's kernel posts its result itself (one launch on NVIDIA).
+    fn posts_reduce(&self) -> bool {
+        plan::reduce_path(&self.inputs) == (ReducePath::Groups { one_launch: true })
+    }
+
     /// Reads `result[0]`: a direct transfer into pinned memory and one bounded wait where
     /// the device has pinned memory, else [`Buffer::read_into`].
     fn read_result(&mut self) -> Result<T> {
@@ -139,7 +151,7 @@ pub fn enqueue_reduce<T: Element>(
     same_context(queue, out, "reduce output")?;
     let state = cache::state::<T>(queue, op)?;
     let s = lock(&state);
-    s.enqueue_reduce(input, out, Track::Events)
+    s.enqueue_reduce(input, out, None)
 }
 
 /// The reduction of `input` by `op`: one launch (two on GPUs other than NVIDIA's) and one read
@@ -149,15 +161,16 @@ pub fn reduce<T: Element>(queue: &Queue, input: &Buffer<T>, op: ReduceOp) -> Res
     let state = cache::state::<T>(queue, op)?;
     // Held until the read: calls on this queue from other threads would overwrite `result`.
     let mut s = lock(&state);
-    if s.posts()? {
-        s.enqueue_reduce(input, &s.result, Track::Posted)?;
-        if let Some(v) = s.post()? {
+    if s.posts()? && s.posts_reduce() {
+        let post = s.next_post();
+        s.enqueue_reduce(input, &s.result, post)?;
+        if let Some(v) = post.map_or(Ok(None), |p| s.await_post(p))? {
             return Ok(v);
         }
         // The post never came, but the launch has completed: `result` holds the value.
         return s.read_result();
     }
-    s.enqueue_reduce(input, &s.result, Track::Events)?;
+    s.enqueue_reduce(input, &s.result, None)?;
     s.read_result()
 }
 
@@ -219,7 +232,7 @@ impl<T: Element> Reduction<T> {
     /// launch (one, or two on GPUs other than NVIDIA's).
     pub fn enqueue(&mut self, input: &Buffer<T>) -> Result<Event> {
         same_context(&self.queue, input, "reduce")?;
-        let ev = lock(&self.state).enqueue_reduce(input, &self.result, Track::Events)?;
+        let ev = lock(&self.state).enqueue_reduce(input, &self.result, None)?;
         self.enqueued = true;
         Ok(ev)
     }

@@ -238,7 +238,7 @@ fn blocking<T: Element>(
     if s.posts()? {
         s.enqueue_scan(input, output, kind, Track::Posted)?;
         // Seen or not, the post comes after the scan's launches: they have completed.
-        return s.post().map(drop);
+        return s.post_result().map(drop);
     }
     s.enqueue_scan(input, output, kind, Track::Events)?.wait()
 }
