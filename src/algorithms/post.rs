@@ -97,12 +97,22 @@ impl<T: Element> State<T> {
             let device = self.queue.device();
             self.mailbox = Some(match reachable(device) {
                 true => {
-                    let mailbox = Mailbox::new(self.queue.context().raw(), self.queue.raw())
-                        .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0, device.to_string()))?;
+                    let what = || format!("map of a mailbox on {device}");
+                    let mut mailbox = Mailbox::new(self.queue.context().raw(), self.queue.raw())
+                        .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0, what()))?;
                     if let Some(map) = mailbox.map_event() {
-                        wait::event(map, || format!("map of a mailbox on {device}"))?;
+                        wait::event(map, what)?;
                     }
-                    Ok(mailbox)
+                    match mailbox.mapped() {
+                        Ok(true) => Ok(mailbox),
+                        Ok(false) => {
+                            return Err(Error::input(format!(
+                                "{}: not complete after its wait",
+                                what()
+                            )))
+                        }
+                        Err(e) => return Err(Error::cl("clGetEventInfo", e.0, what())),
+                    }
                 }
                 false => Err(()),
             });
@@ -192,6 +202,43 @@ fn value<T: Element>(words: [u32; 2]) -> T {
 #[cfg(test)]
 mod tests {
     use super::value;
+    use crate::algorithms::{cache, reduce_sum, ReduceOp};
+    use crate::{Buffer, Queue};
+
+    /// On NVIDIA the blocking reduce learns its result from the post (a post that never came
+    /// would turn posts off, and the result would still be right: only this test sees it).
+    #[test]
+    fn posts_arrive_where_the_device_takes_them() {
+        let Ok(device) = crate::default_device() else {
+            eprintln!("not run: no OpenCL device");
+            return;
+        };
+        let q = Queue::new(&device).expect("queue");
+        let state = cache::state::<f32>(&q, ReduceOp::Sum).expect("state");
+        let takes = super::super::lock(&state).posts().expect("posts");
+        if !takes {
+            eprintln!("not run: {device} takes no posts (NVIDIA's OpenCL only)");
+            return;
+        }
+        for n in [1usize, 1000, 1 << 20] {
+            let x = Buffer::from_slice(&q, &vec![0.5f32; n]).expect("input");
+            assert_eq!(reduce_sum(&q, &x).expect("sum"), n as f32 / 2.0);
+            let s = super::super::lock(&state);
+            assert!(
+                matches!(s.mailbox, Some(Ok(_))),
+                "the post of a reduce of {n} never came"
+            );
+        }
+        let x = Buffer::from_slice(&q, &[1.0f32; 4096]).expect("input");
+        let mut y = Buffer::new(&q, 4096).expect("output");
+        crate::algorithms::inclusive_scan_sum(&q, &x, &mut y).expect("scan");
+        assert_eq!(y.read(&q).expect("read")[4095], 4096.0);
+        let s = super::super::lock(&state);
+        assert!(
+            matches!(s.mailbox, Some(Ok(_))),
+            "the post after a scan never came"
+        );
+    }
 
     #[test]
     fn values_come_from_the_low_bytes_first() {
