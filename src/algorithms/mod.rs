@@ -387,6 +387,7 @@ mod tests {
             eprintln!("not run: no OpenCL device");
             return;
         };
+        let _serial = lock(&cache::TESTS);
         let base = cache::queues();
         for _ in 0..3 {
             let q = Queue::new(&device).expect("queue");

@@ -213,6 +213,7 @@ mod tests {
             eprintln!("not run: no OpenCL device");
             return;
         };
+        let _serial = super::super::lock(&cache::TESTS);
         let q = Queue::new(&device).expect("queue");
         let state = cache::state::<f32>(&q, ReduceOp::Sum).expect("state");
         let takes = super::super::lock(&state).posts().expect("posts");
