@@ -58,6 +58,7 @@ mod args;
 pub mod bounds;
 pub mod checked;
 mod plain;
+mod uniform;
 
 use crate::event;
 pub use crate::event::Event;
@@ -303,9 +304,11 @@ impl<'a> Launch<'a> {
     /// ```
     pub unsafe fn nd_range(self, global: impl Into<Range>, local: LocalSize) -> Result<Event> {
         let global = global.into();
-        let local = self.plan_local(global, local)?;
-        self.check_args(&self.args, global, local)?;
+        let planned = self.plan_local(global, local)?;
         let offset = self.offset.unwrap_or(global.zeros_like());
+        let local = (self.uniform_local(global, planned, offset))
+            .map_err(|r| self.invalid(global, planned, r))?;
+        self.check_args(&self.args, global, local)?;
         // SAFETY: the caller upholds this function's contract for `global` at `offset`, which
         // is exactly what is enqueued.
         let ev = unsafe { self.enqueue(Variant::Original, &self.args, global, local, offset)? };
@@ -554,6 +557,8 @@ impl<'a> Launch<'a> {
     ) -> Result<Event> {
         let name = self.kernel.name();
         let dev = self.queue.device();
+        let local = (self.uniform_local(global, local, offset))
+            .map_err(|r| self.invalid(global, local, r))?;
         let mut args = args.to_vec();
         match self.kernel.checked_pointers() {
             Ok(pointers) => args.extend(self.hidden_args(pointers)?),

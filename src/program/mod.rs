@@ -308,8 +308,8 @@ impl Program {
         let device = queue.device();
         let (kernels, unscanned) = transform::scan(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        let (layer, sub_groups, divergent) = transform::layer_use(&b.source, device);
-        for (k, why) in &divergent {
+        let (layer, sub_groups, divergence) = transform::layer_use(&b.source, device);
+        for (k, why) in &divergence.refused {
             log::debug!("`{k}` is refused on the emulated backend: {why}");
         }
         let plans: BTreeMap<String, KernelPlan> = kernels
@@ -317,6 +317,11 @@ impl Program {
             .map(|k| {
                 let mut plan = KernelPlan::new(k, &b, device, &rounding, layer.contains(&k.name));
                 plan.sub_groups = sub_groups.contains(&k.name);
+                plan.id_conditions = divergence
+                    .at_launch
+                    .get(&k.name)
+                    .cloned()
+                    .unwrap_or_default();
                 (k.name.clone(), plan)
             })
             .collect();
@@ -373,7 +378,7 @@ impl Program {
                     &b.source,
                     &["get_group_id", "get_num_groups"],
                 ),
-                divergent,
+                divergent: divergence.refused,
             }),
         })
     }
