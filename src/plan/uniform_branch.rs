@@ -234,7 +234,8 @@ mod tests {
         };
         let c0 = cond(0, IdCmp::Lt);
         let c1 = cond(1, IdCmp::Gt);
-        let cases: [(&[(&IdCondition, i128)], Range, Range); 5] = [
+        type Case<'a> = (&'a [(&'a IdCondition, i128)], Range, Range);
+        let cases: [Case; 5] = [
             (&[(&c0, 96)], Range::d1(1024), Range::d1(0)),
             (&[(&c0, 1000)], Range::d1(1024), Range::d1(0)),
             (&[(&c0, 2000)], Range::d1(1024), Range::d1(0)),

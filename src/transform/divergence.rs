@@ -11,8 +11,10 @@
 //! `switch` whose condition mentions a work-item id ([`ID_WORDS`], or a variable assigned from
 //! one), or after a `return`/`break`/`continue` under such a condition. Conditions on kernel
 //! arguments, loop counters over uniform bounds and values loaded from memory are not refused.
-//! The check is conservative: `if (get_global_id(0) < n)` around a collective is refused even
-//! where `n` happens to be a multiple of the work-group size; compute unconditionally instead
+//! An `if` of a kernel whose condition is exactly `get_global_id(D) OP n` (or through a variable
+//! assigned once from it; [`super::id_condition`]) is left to each launch, which knows `n`, the
+//! local size and the offset ([`crate::plan::uniform_branch`]); any other id condition is
+//! refused, even where it happens to be uniform: compute unconditionally instead
 //! (`sg_reduce_add(i < n ? x[i] : 0)`). Not seen: the ternary operator and `&&`/`||` around a
 //! call, `goto`, and conditions inside macros.
 

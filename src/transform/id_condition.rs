@@ -200,8 +200,11 @@ fn untouched(s: &Scanned<'_>, f: &FunctionDef, name: &str, decl: Option<usize>) 
 mod tests {
     use super::*;
 
+    /// (param, dim, op, full width, signed).
+    type Found = (usize, usize, IdCmp, bool, bool);
+
     /// The conditions of every `if` of the first kernel of `src`, recognised or not.
-    fn found(src: &str) -> Vec<Option<(usize, usize, IdCmp, bool, bool)>> {
+    fn found(src: &str) -> Vec<Option<Found>> {
         let s = Scanned::new(src).unwrap();
         let f = s.functions.iter().find(|f| f.is_kernel).unwrap();
         (f.body.0..f.body.1)
