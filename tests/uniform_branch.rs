@@ -236,3 +236,48 @@ fn local_id_bounds_stay_refused_at_build_on_the_emulated_backend() {
         (r, emulated) => panic!("emulated: {emulated}: {:?}", r.map(|_| ())),
     }
 }
+
+#[cfg(feature = "scaling")]
+#[test]
+fn root_device_launches_check_every_device_before_enqueueing() {
+    let test = "root_device_launches_check_every_device_before_enqueueing";
+    in_child(test, || {
+        let Some(root) = common::root_device(test) else {
+            return;
+        };
+        let checked = root
+            .devices()
+            .iter()
+            .any(|d| d.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated);
+        let k = root.program(SRC).unwrap().kernel("via_var").unwrap();
+        let ones = common::colored(&root, &[1; 256], 64);
+        let launch = |n: u32| {
+            let out = common::colored(&root, &[POISON; 256], 64);
+            // SAFETY: work-items 0..256 touch ones[i] and out[i], inside both (256 elements).
+            let ev = unsafe {
+                k.launch()
+                    .arg(&ones)
+                    .arg(&out)
+                    .arg(n)
+                    .nd_range(256, Range::d1(64))
+            };
+            (ev.and_then(|ev| ev.wait()), out.read().unwrap())
+        };
+        let (r, got) = launch(128);
+        r.unwrap();
+        assert_tiled_counts(&got, 128, "root device, n = 128");
+        if checked {
+            // 100 splits a work-group of device 0; 160 one of device 1 only (the launch is
+            // split in work-groups over the devices: 0..128, 128..256).
+            for n in [100, 160] {
+                let (r, got) = launch(n);
+                assert!(matches!(r, Err(Error::InvalidLaunch { .. })), "{r:?}");
+                assert!(
+                    got.iter().all(|&v| v == POISON),
+                    "n = {n}: a refused launch ran"
+                );
+                println!("root device: n = {n} refused: {}", r.unwrap_err());
+            }
+        }
+    });
+}

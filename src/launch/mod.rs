@@ -64,6 +64,7 @@ use crate::event;
 pub use crate::event::Event;
 pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
 pub use plain::ROUNDING_SLACK;
+pub(crate) use uniform::check_uniform;
 
 use crate::buffer::Buffer;
 use crate::device::ShuffleBackend;

@@ -3,75 +3,86 @@
 //! offset, before anything is enqueued ([`crate::plan::uniform_branch`]).
 
 use super::{Arg, Launch};
+use crate::kernel::Kernel;
 use crate::plan::uniform_branch::{uniform_branch, uniform_local, IdCondition};
 use crate::range::Range;
 
 impl Launch<'_> {
-    /// The local size to enqueue `global` at `offset` with: `local`, or, where the driver would
-    /// pick one (`None`) for a kernel with such conditions, one that keeps them uniform
-    /// ([`uniform_local`]); or why a condition would split a work-group.
+    /// [`check_uniform`] for this launch's arguments.
     pub(super) fn uniform_local(
         &self,
         global: Range,
         local: Option<Range>,
         offset: Range,
     ) -> Result<Option<Range>, String> {
-        let k = self.kernel;
-        let conds = k.id_conditions();
-        if conds.is_empty() {
-            return Ok(local);
-        }
-        let values = conds
-            .iter()
-            .map(|c| Ok((c, self.value(c)?)))
-            .collect::<Result<Vec<_>, String>>()?;
-        let local = local.unwrap_or_else(|| uniform_local(&values, global, offset, k.limits()));
-        for &(c, n) in &values {
-            let uniform = uniform_branch(c, n, global, local, offset);
-            log::debug!(
-                "kernel `{}`: {} with argument {} = {n}, global {global:?}, local {local:?}, \
-                 offset {offset:?}: uniform over every work-group: {uniform}",
-                k.name(),
-                c.text,
-                c.param
-            );
-            if !uniform {
-                return Err(format!(
-                    "its sub-group collectives sit under {} (argument {} = {n}), which differs \
-                     between the work-items of a work-group of {:?} at offset {:?}; the emulated \
-                     sub-groups are work-group barriers that every work-item must reach: make \
-                     the bound a multiple of the local size (or beyond the range), or compute the \
-                     collective unconditionally (`sg_reduce_add(i < n ? x[i] : 0)`)",
-                    c.text,
-                    c.param,
-                    local.as_slice(),
-                    offset.as_slice()
-                ));
-            }
-        }
-        Ok(Some(local))
+        check_uniform(self.kernel, &self.args, global, local, offset)
     }
+}
 
-    /// The value of the scalar argument a condition compares with.
-    fn value(&self, c: &IdCondition) -> Result<i128, String> {
-        let bytes = match self.args.get(c.param) {
-            Some(Arg::Scalar { bytes, .. }) => bytes,
-            _ => {
-                return Err(format!(
-                    "argument {} of {} is not a scalar",
-                    c.param, c.text
-                ))
-            }
-        };
-        decode(bytes, c.signed).ok_or_else(|| {
-            format!(
-                "argument {} of {} has {} bytes, not an integer's",
-                c.param,
-                c.text,
-                bytes.len()
-            )
-        })
+/// The local size to enqueue `global` at `offset` of `k` with `args`: `local`, or, where the
+/// driver would pick one (`None`) for a kernel with such conditions, one that keeps them uniform
+/// ([`uniform_local`]); or why a condition would split a work-group.
+pub(crate) fn check_uniform(
+    k: &Kernel,
+    args: &[Arg],
+    global: Range,
+    local: Option<Range>,
+    offset: Range,
+) -> Result<Option<Range>, String> {
+    let conds = k.id_conditions();
+    if conds.is_empty() {
+        return Ok(local);
     }
+    let values = conds
+        .iter()
+        .map(|c| Ok((c, value(args, c)?)))
+        .collect::<Result<Vec<_>, String>>()?;
+    let local = local.unwrap_or_else(|| uniform_local(&values, global, offset, k.limits()));
+    for &(c, n) in &values {
+        let uniform = uniform_branch(c, n, global, local, offset);
+        log::debug!(
+            "kernel `{}`: {} with argument {} = {n}, global {global:?}, local {local:?}, \
+             offset {offset:?}: uniform over every work-group: {uniform}",
+            k.name(),
+            c.text,
+            c.param
+        );
+        if !uniform {
+            return Err(format!(
+                "its sub-group collectives sit under {} (argument {} = {n}), which differs \
+                 between the work-items of a work-group of {:?} at offset {:?}; the emulated \
+                 sub-groups are work-group barriers that every work-item must reach: make \
+                 the bound a multiple of the local size (or beyond the range), or compute the \
+                 collective unconditionally (`sg_reduce_add(i < n ? x[i] : 0)`)",
+                c.text,
+                c.param,
+                local.as_slice(),
+                offset.as_slice()
+            ));
+        }
+    }
+    Ok(Some(local))
+}
+
+/// The value of the scalar argument a condition compares with.
+fn value(args: &[Arg], c: &IdCondition) -> Result<i128, String> {
+    let bytes = match args.get(c.param) {
+        Some(Arg::Scalar { bytes, .. }) => bytes,
+        _ => {
+            return Err(format!(
+                "argument {} of {} is not a scalar",
+                c.param, c.text
+            ))
+        }
+    };
+    decode(bytes, c.signed).ok_or_else(|| {
+        format!(
+            "argument {} of {} has {} bytes, not an integer's",
+            c.param,
+            c.text,
+            bytes.len()
+        )
+    })
 }
 
 /// An integer of 1, 2, 4 or 8 bytes in the host's (and the CPU device's) byte order.
