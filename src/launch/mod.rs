@@ -58,13 +58,12 @@ mod args;
 pub mod bounds;
 pub mod checked;
 mod plain;
-mod uniform;
+pub(crate) mod uniform;
 
 use crate::event;
 pub use crate::event::Event;
 pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
 pub use plain::ROUNDING_SLACK;
-pub(crate) use uniform::check_uniform;
 
 use crate::buffer::Buffer;
 use crate::device::ShuffleBackend;
@@ -305,11 +304,9 @@ impl<'a> Launch<'a> {
     /// ```
     pub unsafe fn nd_range(self, global: impl Into<Range>, local: LocalSize) -> Result<Event> {
         let global = global.into();
-        let planned = self.plan_local(global, local)?;
-        let offset = self.offset.unwrap_or(global.zeros_like());
-        let local = (self.uniform_local(global, planned, offset))
-            .map_err(|r| self.invalid(global, planned, r))?;
+        let local = self.plan_local(global, local)?;
         self.check_args(&self.args, global, local)?;
+        let offset = self.offset.unwrap_or(global.zeros_like());
         // SAFETY: the caller upholds this function's contract for `global` at `offset`, which
         // is exactly what is enqueued.
         let ev = unsafe { self.enqueue(Variant::Original, &self.args, global, local, offset)? };
@@ -474,7 +471,7 @@ impl<'a> Launch<'a> {
             "kernel `{}`: ND-range global {global:?}, local {local:?} -> {chosen:?}",
             k.name()
         );
-        Ok(chosen)
+        self.uniform_local(global, chosen, self.offset.unwrap_or(global.zeros_like()))
     }
 
     fn check_common(&self, global: Range, local: Option<Range>) -> Result<()> {
@@ -558,8 +555,7 @@ impl<'a> Launch<'a> {
     ) -> Result<Event> {
         let name = self.kernel.name();
         let dev = self.queue.device();
-        let local = (self.uniform_local(global, local, offset))
-            .map_err(|r| self.invalid(global, local, r))?;
+        let local = self.uniform_local(global, local, offset)?;
         let mut args = args.to_vec();
         match self.kernel.checked_pointers() {
             Ok(pointers) => args.extend(self.hidden_args(pointers)?),

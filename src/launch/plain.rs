@@ -276,7 +276,7 @@ impl Launch<'_> {
         let offset = Range::new(&dims).map_err(|e| e.to_string())?;
         bounds::check_global(global, offset, self.queue.device().limits().address_bits)?;
         bounds::check_groups(global, local)?;
-        self.uniform_local(global, local, offset)?;
+        super::uniform::check_uniform(self.kernel, &self.args, global, local, offset)?;
         Ok(offset)
     }
 }

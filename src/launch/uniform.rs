@@ -6,16 +6,19 @@ use super::{Arg, Launch};
 use crate::kernel::Kernel;
 use crate::plan::uniform_branch::{uniform_branch, uniform_local, IdCondition};
 use crate::range::Range;
+#[cfg(doc)]
+use crate::Error;
 
 impl Launch<'_> {
-    /// [`check_uniform`] for this launch's arguments.
+    /// [`check_uniform`] for this launch's arguments, as an [`Error::InvalidLaunch`].
     pub(super) fn uniform_local(
         &self,
         global: Range,
         local: Option<Range>,
         offset: Range,
-    ) -> Result<Option<Range>, String> {
+    ) -> crate::Result<Option<Range>> {
         check_uniform(self.kernel, &self.args, global, local, offset)
+            .map_err(|r| self.invalid(global, local, r))
     }
 }
 
