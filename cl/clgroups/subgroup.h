@@ -26,7 +26,8 @@
  *     need it (they use work-group barriers); it is the portable rule on all backends. On the emulated
  *     backend the host refuses (before any launch) a kernel with a collective under a condition, loop or
  *     early exit on a work-item id (get_local_id, get_global_id, sg_get_local_id, ... or a variable
- *     computed from one): PoCL 3.1 hangs or crashes there. Compute collectives unconditionally instead.
+ *     computed from one): PoCL 3.1 hangs or crashes there; an `if (get_global_id(d) OP n)` on a scalar
+ *     argument n is checked per launch instead. Compute collectives unconditionally instead.
  *   - nvidia-ptx: the work-group size must be a multiple of 32 (full-warp masks); the host enforces it.
  *   - Unspecified results (a value, never a crash, hang or out-of-bounds access); callers must not rely on
  *     them: sg_shuffle / sg_broadcast with id >= local range; sg_shuffle_xor when lane^mask >= local range;

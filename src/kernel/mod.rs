@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::ffi::{ClProgram, Owned};
 use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
+use crate::plan::uniform_branch::IdCondition;
 use crate::program::{KernelPlan, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use crate::transform::{variant_name, VariantKind};
@@ -114,6 +115,8 @@ struct KernelInner {
     any_sub_groups: bool,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
+    /// Conditions its collectives sit under, decided per launch (emulated backend).
+    id_conditions: Vec<IdCondition>,
 }
 
 /// A kernel's single-device checked variant ([`crate::launch::checked`]).
@@ -240,8 +243,15 @@ impl Kernel {
                 uses_sub_groups: plan.uses_layer,
                 any_sub_groups: plan.sub_groups,
                 hidden_scratch,
+                id_conditions: plan.id_conditions.clone(),
             }),
         })
+    }
+
+    /// The conditions on a global id that its collectives sit under, which each launch must
+    /// find uniform over its work-groups (emulated backend only; [`crate::plan::uniform_branch`]).
+    pub(crate) fn id_conditions(&self) -> &[IdCondition] {
+        &self.inner.id_conditions
     }
 
     /// The kernel's name.

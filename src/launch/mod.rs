@@ -58,6 +58,7 @@ mod args;
 pub mod bounds;
 pub mod checked;
 mod plain;
+pub(crate) mod uniform;
 
 use crate::event;
 pub use crate::event::Event;
@@ -483,7 +484,7 @@ impl<'a> Launch<'a> {
             "kernel `{}`: ND-range global {global:?}, local {local:?} -> {chosen:?}",
             k.name()
         );
-        Ok(chosen)
+        self.uniform_local(global, chosen, self.offset.unwrap_or(global.zeros_like()))
     }
 
     fn check_common(&self, global: Range, local: Option<Range>) -> Result<()> {
@@ -567,6 +568,7 @@ impl<'a> Launch<'a> {
     ) -> Result<Event> {
         let name = self.kernel.name();
         let dev = self.queue.device();
+        let local = self.uniform_local(global, local, offset)?;
         let mut args = args.to_vec();
         match self.kernel.checked_pointers() {
             Ok(pointers) => args.extend(self.hidden_args(pointers)?),

@@ -116,7 +116,8 @@ impl Launch<'_> {
             .err()
             .unwrap_or("rounding did not help");
         let base = self.offset.unwrap_or(user.zeros_like());
-        if k.program().splittable() {
+        // Launch-time conditions are kept uniform by one launch with a local size of their own.
+        if k.program().splittable() && k.id_conditions().is_empty() {
             if let Some(pieces) = split::split(user, k.limits(), no_single) {
                 log::debug!(
                     "kernel `{}`: not rounded ({why}); bulk + tail launches",
@@ -275,6 +276,7 @@ impl Launch<'_> {
         let offset = Range::new(&dims).map_err(|e| e.to_string())?;
         bounds::check_global(global, offset, self.queue.device().limits().address_bits)?;
         bounds::check_groups(global, local)?;
+        super::uniform::check_uniform(self.kernel, &self.args, global, local, offset)?;
         Ok(offset)
     }
 }

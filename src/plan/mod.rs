@@ -14,3 +14,4 @@ pub mod partition;
 pub mod root_fallback;
 pub mod rounding;
 pub mod split;
+pub mod uniform_branch;

@@ -6,6 +6,7 @@ use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
+use crate::plan::uniform_branch::IdCondition;
 use crate::queue::Queue;
 use crate::transform::{self, build_log, KernelDecl, Rewrites};
 use std::collections::BTreeMap;
@@ -27,6 +28,9 @@ pub(crate) struct KernelPlan {
     pub(crate) sub_groups: bool,
     /// Whether it takes the emulated scratch as a hidden trailing parameter.
     pub(crate) scratch: bool,
+    /// Conditions its collectives sit under, which each launch must find uniform (emulated
+    /// backend; [`crate::plan::uniform_branch`]).
+    pub(crate) id_conditions: Vec<IdCondition>,
     /// Rounded variants exist in the build, or why not.
     pub(crate) rounded: std::result::Result<(), String>,
     /// Checked variants exist in the build (see [`crate::launch::checked`]; its rounded variants are then
@@ -95,6 +99,7 @@ impl KernelPlan {
             uses_layer,
             sub_groups: uses_layer,
             scratch,
+            id_conditions: Vec::new(),
             rounded,
             checked,
         }
@@ -110,6 +115,7 @@ impl KernelPlan {
             uses_layer: false,
             sub_groups: source_sub_groups,
             scratch: false,
+            id_conditions: Vec::new(),
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
             checked: Err("the scanner did not find the kernel (made by a macro?)".into()),
         }

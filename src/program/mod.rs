@@ -308,8 +308,8 @@ impl Program {
         let device = queue.device();
         let (kernels, unscanned) = transform::scan(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        let (layer, sub_groups, divergent) = transform::layer_use(&b.source, device);
-        for (k, why) in &divergent {
+        let (layer, sub_groups, mut divergence) = transform::layer_use(&b.source, device);
+        for (k, why) in &divergence.refused {
             log::debug!("`{k}` is refused on the emulated backend: {why}");
         }
         let plans: BTreeMap<String, KernelPlan> = kernels
@@ -317,6 +317,7 @@ impl Program {
             .map(|k| {
                 let mut plan = KernelPlan::new(k, &b, device, &rounding, layer.contains(&k.name));
                 plan.sub_groups = sub_groups.contains(&k.name);
+                plan.id_conditions = divergence.at_launch.remove(&k.name).unwrap_or_default();
                 (k.name.clone(), plan)
             })
             .collect();
@@ -373,15 +374,15 @@ impl Program {
                     &b.source,
                     &["get_group_id", "get_num_groups"],
                 ),
-                divergent,
+                divergent: divergence.refused,
             }),
         })
     }
 
     /// The kernel called `name`. On the `emulated` backend, a kernel with a sub-group
-    /// collective under control flow that depends on a work-item id is refused with
-    /// [`Error::Unsupported`] naming the call and the condition (the
-    /// [uniform control-flow rule](crate::opencl_c); PoCL 3.1 would hang or crash).
+    /// collective under control flow that depends on a work-item id (but `if (get_global_id(d)
+    /// OP n)`, checked per launch) is refused with [`Error::Unsupported`] naming the call and the
+    /// condition ([uniform control flow](crate::opencl_c); PoCL 3.1 would hang or crash).
     ///
     /// ```
     /// # use clgroups::prelude::*;

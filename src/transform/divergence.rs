@@ -11,13 +11,16 @@
 //! `switch` whose condition mentions a work-item id ([`ID_WORDS`], or a variable assigned from
 //! one), or after a `return`/`break`/`continue` under such a condition. Conditions on kernel
 //! arguments, loop counters over uniform bounds and values loaded from memory are not refused.
-//! The check is conservative: `if (get_global_id(0) < n)` around a collective is refused even
-//! where `n` happens to be a multiple of the work-group size; compute unconditionally instead
+//! An `if` of a kernel whose condition is exactly `get_global_id(D) OP n` (or through a variable
+//! assigned once from it; [`super::id_condition`]) is left to each launch, which knows `n`, the
+//! local size and the offset ([`crate::plan::uniform_branch`]); any other id condition is
+//! refused, even where it happens to be uniform: compute unconditionally instead
 //! (`sg_reduce_add(i < n ? x[i] : 0)`). Not seen: the ternary operator and `&&`/`||` around a
 //! call, `goto`, and conditions inside macros.
 
-use super::source::Scanned;
-use std::collections::BTreeSet;
+use super::source::{FunctionDef, Scanned};
+use crate::plan::uniform_branch::IdCondition;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Functions whose value differs between the work-items of a work-group (a sub-group's id
 /// too: the rule is per work-group).
@@ -34,53 +37,76 @@ pub const ID_WORDS: &[&str] = &[
     "sg_get_group_linear_id",
 ];
 
-/// For each function of `s` that reaches a collective under work-item-dependent control flow
-/// (directly, or by calling such a function), why: `"sg_reduce_add at line 7 under a condition on
-/// get_local_id at line 6"`. `collective` tells the collectives (or the functions that use them).
-pub(crate) fn divergent_users(
-    s: &Scanned<'_>,
-    collective: fn(&str) -> bool,
-) -> std::collections::BTreeMap<String, String> {
+/// What [`divergent_users`] finds.
+#[derive(Debug, Default)]
+pub(crate) struct Divergence {
+    /// Each function that reaches a collective under work-item-dependent control flow (directly,
+    /// or by calling such a function), and why: `"sg_reduce_add at line 7 under a condition on
+    /// get_local_id at line 6"`.
+    pub(crate) refused: BTreeMap<String, String>,
+    /// Each kernel whose collectives sit only under conditions a launch decides
+    /// ([`super::id_condition`]), and those conditions.
+    pub(crate) at_launch: BTreeMap<String, Vec<IdCondition>>,
+}
+
+/// The functions of `s` with collectives under work-item-dependent control flow: refused, or
+/// (kernels whose only such conditions are [`super::id_condition`]'s) decided at launch.
+/// `collective` tells the collectives (or the functions that use them).
+pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> Divergence {
     let users = super::layer::users(s, collective);
     let macros = super::layer::macro_users(s, collective);
     let uses = |w: &str| collective(w) || users.contains(w) || macros.contains(w);
-    let mut out = std::collections::BTreeMap::new();
+    let mut out = Divergence::default();
     for f in &s.functions {
-        if let Some(why) = first_divergent_call(s, f.body, &uses) {
-            out.insert(f.name.clone(), why);
+        match divergent_call(s, f, &uses) {
+            Err(why) => _ = out.refused.insert(f.name.clone(), why),
+            Ok(conds) if !conds.is_empty() => _ = out.at_launch.insert(f.name.clone(), conds),
+            Ok(_) => {}
         }
     }
-    // Callers of a flagged function are flagged too (the call may well be uniform).
+    // Callers of a flagged function are flagged too (the call may well be uniform), and so are
+    // callers of a kernel with launch-time conditions (which would go unchecked).
     loop {
-        let before = out.len();
+        let before = out.refused.len();
         for f in &s.functions {
-            if out.contains_key(&f.name) {
+            if out.refused.contains_key(&f.name) {
                 continue;
             }
-            let callee =
-                (f.body.0 + 1..f.body.1).find(|&i| s.is_call(i) && out.contains_key(s.text(i)));
+            let flagged = |w: &str| out.refused.contains_key(w) || out.at_launch.contains_key(w);
+            let callee = (f.body.0 + 1..f.body.1).find(|&i| s.is_call(i) && flagged(s.text(i)));
             if let Some(i) = callee {
                 let line = s.line(s.tokens[i].span.start);
-                let why = format!("`{}` at line {line}, with {}", s.text(i), out[s.text(i)]);
-                out.insert(f.name.clone(), why);
+                let name = s.text(i);
+                let why = match out.refused.get(name) {
+                    Some(why) => format!("`{name}` at line {line}, with {why}"),
+                    None => format!(
+                        "`{name}` at line {line}, with {}",
+                        out.at_launch[name][0].text
+                    ),
+                };
+                out.at_launch.remove(&f.name);
+                out.refused.insert(f.name.clone(), why);
             }
         }
-        if out.len() == before {
+        if out.refused.len() == before {
             return out;
         }
     }
 }
 
-/// The first call of a word accepted by `uses` in `body` that sits under (or after an exit
-/// under) a condition on a work-item id, described.
-fn first_divergent_call(
+/// The first call of a word accepted by `uses` in `f` that sits under (or after an exit
+/// under) a condition on a work-item id, described; else the launch-time conditions
+/// ([`super::id_condition`]) that such calls sit under.
+fn divergent_call(
     s: &Scanned<'_>,
-    body: (usize, usize),
+    f: &FunctionDef,
     uses: &dyn Fn(&str) -> bool,
-) -> Option<String> {
+) -> Result<Vec<IdCondition>, String> {
+    let body = f.body;
     let tainted = tainted_words(s, body);
-    // Regions (start, end, the id word and its token) whose execution depends on a work-item id.
-    let mut regions: Vec<(usize, usize, usize)> = Vec::new();
+    // Regions (start, end, the id word's token, the launch-time condition) whose execution
+    // depends on a work-item id.
+    let mut regions: Vec<(usize, usize, usize, Option<IdCondition>)> = Vec::new();
     for k in body.0 + 1..body.1 {
         let Some((cond, region)) = construct(s, k, body.1) else {
             continue;
@@ -88,29 +114,39 @@ fn first_divergent_call(
         let Some(id) = id_word(s, cond, &tainted) else {
             continue;
         };
-        regions.push((region.0, region.1, id));
+        let at_launch = (s.text(k) == "if")
+            .then(|| super::id_condition::recognise(s, f, cond))
+            .flatten();
+        regions.push((region.0, region.1, id, at_launch.clone()));
         // An exit inside the region makes what follows it divergent too.
         let exits = |w: &str| (region.0..region.1).any(|i| s.text(i) == w);
         if exits("return") {
-            regions.push((region.1, body.1, id));
+            regions.push((region.1, body.1, id, at_launch));
         } else if exits("break") || exits("continue") {
             let rest = enclosing_loop_end(s, body, region.0).unwrap_or(region.1);
-            regions.push((region.1, rest, id));
+            regions.push((region.1, rest, id, at_launch));
         }
     }
-    (body.0 + 1..body.1)
-        .filter(|&i| s.is_call(i) && uses(s.text(i)))
-        .find_map(|i| {
-            let &(_, _, id) = regions.iter().find(|r| r.0 <= i && i < r.1)?;
+    let mut conds: Vec<IdCondition> = Vec::new();
+    for i in (body.0 + 1..body.1).filter(|&i| s.is_call(i) && uses(s.text(i))) {
+        let under = || regions.iter().filter(|r| r.0 <= i && i < r.1);
+        if let Some(&(_, _, id, _)) = under().find(|r| r.3.is_none()) {
             let line = |t: usize| s.line(s.tokens[t].span.start);
-            Some(format!(
+            return Err(format!(
                 "{} at line {} under a condition on {} at line {}",
                 s.text(i),
                 line(i),
                 s.text(id),
                 line(id)
-            ))
-        })
+            ));
+        }
+        for c in under().filter_map(|r| r.3.as_ref()) {
+            if !conds.contains(c) {
+                conds.push(c.clone());
+            }
+        }
+    }
+    Ok(conds)
 }
 
 /// The first token of `range` in `tainted`, outside subscripts and not subscripted (a value
@@ -242,6 +278,7 @@ mod tests {
         let s = Scanned::new(src).unwrap();
         let found = divergent_users(&s, crate::transform::layer::is_emulated_collective);
         found
+            .refused
             .into_iter()
             .map(|(k, why)| format!("{k}: {why}"))
             .collect()
@@ -297,5 +334,43 @@ kernel void c(global int *o, local int *t) { uint lid = get_local_id(0); if (lid
     o[1] = sg_reduce_add(lid); }
 ";
         assert!(flagged(src).is_empty(), "{:#?}", flagged(src));
+    }
+
+    #[test]
+    fn global_id_bounds_on_arguments_are_left_to_the_launch() {
+        let src = "
+kernel void a(global int *o, uint n) { size_t i = get_global_id(0);
+    if (i < n) o[i] = sg_reduce_add(o[i]); }
+kernel void b(global int *o, int n) { if (get_global_id(1) >= n) return; o[0] = sg_broadcast(1, 0u);
+    if (n > get_global_id(0)) o[1] = sg_reduce_max(1); }
+kernel void c(global int *o, uint n) { size_t i = get_global_id(0);
+    if (i < n) o[i] = sg_reduce_add(1); if (get_local_id(0) < 3) sg_barrier(); }
+kernel void d(global int *o, uint n) { size_t i = get_global_id(0);
+    if (i < n) { if (i < n + 1) o[i] = sg_reduce_add(1); } }
+kernel void e(global int *o, uint n) { a(o, n); }
+";
+        let s = Scanned::new(src).unwrap();
+        let found = divergent_users(&s, crate::transform::layer::is_emulated_collective);
+        let at_launch: Vec<(&str, Vec<&str>)> = found
+            .at_launch
+            .iter()
+            .map(|(k, c)| (k.as_str(), c.iter().map(|c| c.text.as_str()).collect()))
+            .collect();
+        let want = [
+            ("a", vec!["`i < n` at line 3"]),
+            (
+                "b",
+                vec![
+                    "`get_global_id(1) >= n` at line 4",
+                    "`n > get_global_id(0)` at line 5",
+                ],
+            ),
+        ];
+        assert_eq!(at_launch, want);
+        let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
+        assert_eq!(refused, ["c", "d", "e"], "{:#?}", found.refused);
+        assert!(found.refused["c"].contains("sg_barrier at line 7"));
+        assert!(found.refused["d"].contains("condition on i at line 9"));
+        assert!(found.refused["e"].contains("`a` at line 10, with `i < n` at line 3"));
     }
 }

@@ -25,6 +25,7 @@ pub mod build_log;
 mod checked;
 mod divergence;
 mod headers;
+mod id_condition;
 mod layer;
 mod lex;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
@@ -100,7 +101,7 @@ pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
 /// What [`layer_use`] finds: the functions that use the layer on the device, those that use
 /// sub-group collectives, and (emulated backend only) the functions with a collective under
 /// work-item-dependent control flow, with where ([`divergence`]).
-pub(crate) type LayerUse = (BTreeSet<String>, BTreeSet<String>, BTreeMap<String, String>);
+pub(crate) type LayerUse = (BTreeSet<String>, BTreeSet<String>, divergence::Divergence);
 
 /// Which functions of `src` use the sub-group layer on `device` (the kernels among them get
 /// the emulated scratch and a pinned size), which use sub-group collectives (the layer's
@@ -115,7 +116,7 @@ pub(crate) fn layer_use(src: &str, device: &Device) -> LayerUse {
             layer::users(&s, layer::is_sub_group_collective),
             match emulated {
                 true => divergence::divergent_users(&s, layer::is_emulated_collective),
-                false => BTreeMap::new(),
+                false => Default::default(),
             },
         ),
         Err(_) => Default::default(),

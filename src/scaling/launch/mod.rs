@@ -8,6 +8,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::bounds::check_global;
+use crate::launch::uniform::check_uniform;
 use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
 use crate::plan::local_size;
 use crate::plan::partition::{clipped, guarded_pieces, inside, partition};
@@ -317,8 +318,8 @@ impl<'a> RootLaunch<'a> {
                 true => Some(self.check_args(d, &mut args)?),
                 false => None,
             };
-            for (k, _, size) in &pieces {
-                self.check(k, &args, *size, local)?;
+            for &(k, off, size) in &pieces {
+                self.check(k, &args, (size, local, shift(off, base)))?;
             }
             per_device.push((pieces, args));
             checks.push(check);
@@ -462,17 +463,25 @@ impl<'a> RootLaunch<'a> {
         })
     }
 
-    /// The checks one device's sub-launch must pass before anything is enqueued.
-    fn check(&self, k: &Kernel, args: &[Arg], size: Range, local: Range) -> Result<()> {
+    /// The checks one device's sub-launch (size, local size, offset) must pass before anything
+    /// is enqueued.
+    fn check(
+        &self,
+        k: &Kernel,
+        args: &[Arg],
+        (size, local, offset): (Range, Range, Range),
+    ) -> Result<()> {
         k.check_sub_group_size()?;
         check_args(k.name(), k.args(), args)?;
-        local_size::validate(size, local, k.limits()).map_err(|reason| Error::InvalidLaunch {
-            kernel: k.name().to_string(),
-            device: k.program().device().to_string(),
-            global: size.as_slice().to_vec(),
-            local: local.as_slice().to_vec(),
-            reason,
-        })
+        local_size::validate(size, local, k.limits())
+            .and_then(|()| check_uniform(k, args, size, Some(local), offset).map(drop))
+            .map_err(|reason| Error::InvalidLaunch {
+                kernel: k.name().to_string(),
+                device: k.program().device().to_string(),
+                global: size.as_slice().to_vec(),
+                local: local.as_slice().to_vec(),
+                reason,
+            })
     }
 
     fn invalid(&self, global: Range, local: Range, reason: String) -> Error {
