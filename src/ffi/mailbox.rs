@@ -1,12 +1,12 @@
 //! A mailbox that kernels write straight into host memory ([`Mailbox`]), so that a blocking
 //! call learns its result without a read command or an event.
 
+use super::pinned::map_host_memory;
 use super::{ClResult, Owned};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context as ClContext;
-use opencl3::error_codes::ClError;
 use opencl3::event::{Event, CL_COMPLETE};
-use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE};
+use opencl3::memory::Buffer as ClBuffer;
 use std::ptr;
 use std::sync::atomic::{fence, Ordering};
 
@@ -44,38 +44,11 @@ impl Mailbox {
     /// A mailbox in `ctx`, mapped (non-blocking) through `q`: usable once [`Mailbox::mapped`].
     pub fn new(ctx: &ClContext, q: &CommandQueue) -> ClResult<Self> {
         use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE};
-        // SAFETY: no host pointer is passed; the size is 16 bytes.
-        let mem = unsafe {
-            ClBuffer::<u32>::create(
-                ctx,
-                CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-                WORDS,
-                ptr::null_mut(),
-            )?
-        };
-        let mem = Owned::new(mem);
-        let mut ptr = ptr::null_mut();
-        // SAFETY: a map of the whole live buffer with an empty wait list; the pointer is used
-        // only once the map has completed and stays valid while the buffer lives (never
-        // unmapped).
-        let ev = unsafe {
-            opencl3::command_queue::enqueue_map_buffer(
-                q.get(),
-                mem.get(),
-                opencl3::types::CL_NON_BLOCKING,
-                CL_MAP_READ | CL_MAP_WRITE,
-                0,
-                WORDS * size_of::<u32>(),
-                &mut ptr,
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(ClError)?;
+        let (mem, ptr, map) = map_host_memory(ctx, q, WORDS, CL_MAP_READ | CL_MAP_WRITE)?;
         Ok(Mailbox {
-            mem: Some(mem),
-            ptr: ptr.cast(),
-            map: Some(Owned::new(Event::new(ev))),
+            mem: Some(Owned::new(mem)),
+            ptr,
+            map: Some(map),
             awaited: false,
         })
     }

@@ -33,39 +33,12 @@ unsafe impl<T: Pod> Sync for Pinned<T> {}
 impl<T: Pod> Pinned<T> {
     /// `len` (≥ 1) elements, mapped through `q`: usable once [`Pinned::pending`] completes.
     pub fn new(ctx: &ClContext, q: &CommandQueue, len: usize) -> ClResult<Self> {
-        use opencl3::memory::{CL_MAP_READ, CL_MEM_ALLOC_HOST_PTR};
-        // SAFETY: no host pointer is passed; `len * size_of::<T>()` is a few bytes.
-        let mem = unsafe {
-            ClBuffer::<T>::create(
-                ctx,
-                CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-                len,
-                ptr::null_mut(),
-            )?
-        };
-        let mut ptr = ptr::null_mut();
-        // SAFETY: a map of the whole live buffer, with an empty wait list; the pointer is
-        // used only once the map has completed, and stays valid while the buffer lives (it is
-        // never unmapped).
-        let ev = unsafe {
-            opencl3::command_queue::enqueue_map_buffer(
-                q.get(),
-                mem.get(),
-                opencl3::types::CL_NON_BLOCKING,
-                CL_MAP_READ,
-                0,
-                len * size_of::<T>(),
-                &mut ptr,
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(ClError)?;
+        let (mem, ptr, map) = map_host_memory(ctx, q, len, opencl3::memory::CL_MAP_READ)?;
         Ok(Pinned {
             mem: Some(mem),
-            ptr: ptr.cast(),
+            ptr,
             len,
-            pending: Some(Owned::new(Event::new(ev))),
+            pending: Some(map),
         })
     }
 
@@ -117,6 +90,45 @@ impl<T: Pod> Pinned<T> {
         out.copy_from_slice(data);
         Ok(true)
     }
+}
+
+/// A `CL_MEM_ALLOC_HOST_PTR` buffer of `len` (≥ 1) elements and its host pointer, mapped once
+/// (non-blocking, `map` flags) through `q`: the pointer is usable once the event completes, and
+/// stays valid while the buffer lives (it is never unmapped).
+pub(super) fn map_host_memory<T: Pod>(
+    ctx: &ClContext,
+    q: &CommandQueue,
+    len: usize,
+    map: u64,
+) -> ClResult<(ClBuffer<T>, *mut T, Owned<Event>)> {
+    use opencl3::memory::CL_MEM_ALLOC_HOST_PTR;
+    // SAFETY: no host pointer is passed; `len * size_of::<T>()` is a few bytes.
+    let mem = unsafe {
+        ClBuffer::<T>::create(
+            ctx,
+            CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+            len,
+            ptr::null_mut(),
+        )?
+    };
+    let mut ptr = ptr::null_mut();
+    // SAFETY: a map of the whole live buffer, with an empty wait list; callers use the pointer
+    // only once the map has completed, and never unmap.
+    let ev = unsafe {
+        opencl3::command_queue::enqueue_map_buffer(
+            q.get(),
+            mem.get(),
+            opencl3::types::CL_NON_BLOCKING,
+            map,
+            0,
+            len * size_of::<T>(),
+            &mut ptr,
+            0,
+            ptr::null(),
+        )
+    }
+    .map_err(ClError)?;
+    Ok((mem, ptr.cast(), Owned::new(Event::new(ev))))
 }
 
 impl<T: Pod> Drop for Pinned<T> {

@@ -601,38 +601,24 @@ impl<'a> Launch<'a> {
             })?;
         }
         let local_v = local.map(|l| l.as_slice().to_vec());
-        if self.detached && self.waits.is_empty() && !checked::enabled() {
-            // SAFETY: as below.
-            unsafe {
-                ffi::enqueue_kernel_detached(
-                    self.queue.raw(),
-                    &guard,
-                    Some(offset.as_slice()),
-                    global.as_slice(),
-                    local_v.as_deref(),
-                )
-            }
-            .map_err(|e| self.enqueue_error(e.0, global, local, offset))?;
-            return Ok(Event::detached(
-                dev.clone(),
-                Some(self.kernel.shared_name()),
-            ));
-        }
+        let detached = self.detached && self.waits.is_empty() && !checked::enabled();
         let waits = event::wait_list(&self.waits)?;
+        let (q, at) = (self.queue.raw(), Some(offset.as_slice()));
+        let (g, l) = (global.as_slice(), local_v.as_deref());
         // SAFETY: every argument was just set; the caller vouches for the kernel's accesses;
         // the events waited for are live (the launch borrows them).
         let ev = unsafe {
-            ffi::enqueue_kernel(
-                self.queue.raw(),
-                &guard,
-                Some(offset.as_slice()),
-                global.as_slice(),
-                local_v.as_deref(),
-                &waits,
-            )
+            match detached {
+                true => ffi::enqueue_kernel_detached(q, &guard, at, g, l).map(|()| None),
+                false => ffi::enqueue_kernel(q, &guard, at, g, l, &waits).map(Some),
+            }
         }
         .map_err(|e| self.enqueue_error(e.0, global, local, offset))?;
-        Ok(Event::new(ev, dev.clone(), Some(self.kernel.shared_name())))
+        let name = Some(self.kernel.shared_name());
+        Ok(match ev {
+            Some(ev) => Event::new(ev, dev.clone(), name),
+            None => Event::detached(dev.clone(), name),
+        })
     }
 
     fn enqueue_error(

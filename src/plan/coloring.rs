@@ -14,6 +14,7 @@
 //! ```
 
 use crate::error::{Error, Result};
+use crate::plan::gcd;
 
 /// Default coloring page: 64 KiB.
 ///
@@ -106,14 +107,6 @@ pub fn color_elements<T>(
 }
 
 /// Greatest common divisor (Euclid).
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
-
 /// The index of each chunk's first element.
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
 pub(crate) fn starts_of(chunks: &[usize]) -> Vec<usize> {

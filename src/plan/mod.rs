@@ -15,3 +15,12 @@ pub mod root_fallback;
 pub mod rounding;
 pub mod split;
 pub mod uniform_branch;
+
+/// The greatest common divisor (`gcd(a, 0) = a`).
+pub(crate) fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}

@@ -20,6 +20,7 @@
 //! assert!(uniform_branch(&cond, 5000, global, local, offset)); // every id is below n
 //! ```
 
+use crate::plan::gcd;
 use crate::plan::local_size::{tuned, Limits};
 use crate::range::Range;
 
@@ -135,14 +136,6 @@ pub fn uniform_local(
     let local = tuned(shaped, lim);
     log::debug!("uniform branches {conds:?}: global {global:?} at {offset:?} -> local {local:?}");
     local
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 #[cfg(test)]

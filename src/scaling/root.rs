@@ -4,6 +4,7 @@ use super::{Placement, RootProgram, DEVICES_ENV};
 use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, Result};
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
+use crate::plan::gcd;
 use crate::program::{Program, ProgramBuilder};
 use crate::queue::{names, Context, Queue};
 use std::fmt;
@@ -324,14 +325,6 @@ fn check_devices(keys: &[(usize, usize)]) -> std::result::Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 #[cfg(test)]
