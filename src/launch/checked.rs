@@ -51,11 +51,13 @@
 
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
+use crate::event::Event;
 use crate::ffi;
 use crate::kernel::Kernel;
-use crate::launch::Arg;
+use crate::launch::{Arg, KernelArg};
 use crate::queue::Queue;
 use crate::transform::Violation;
+use crate::transform::CHECK_WORDS;
 
 pub use crate::buffer::guard::{enabled, CANARY, CHECKED_ENV, FRONT_GUARD_BYTES, MIN_GUARD_BYTES};
 
@@ -143,4 +145,46 @@ pub(crate) fn verify(queue: &Queue, kernel: &Kernel, args: &[Arg]) -> Result<()>
         }
     }
     Ok(())
+}
+
+impl super::Launch<'_> {
+    /// `ev`, after the checks of [checked mode](checked) (which waits for it first): the first
+    /// out-of-bounds access a checked variant recorded, else the guards of the buffer
+    /// arguments.
+    pub(super) fn verified(&self, ev: Event, args: &[Arg]) -> Result<Event> {
+        if enabled() {
+            ev.wait()?;
+            if let Some(check) = self.check.get() {
+                report(&self.queue, self.kernel, check, args)?;
+            }
+            verify(&self.queue, self.kernel, args)?;
+        }
+        Ok(ev)
+    }
+
+    /// The hidden arguments of checked variants (see [`checked`]): each
+    /// checked pointer's size in bytes and spare element (right after the end, in the guard;
+    /// element 0 for a buffer without one), then the check buffer (made on first use).
+    pub(super) fn hidden_args(&self, pointers: &[(usize, String)]) -> Result<Vec<Arg>> {
+        let mut out = Vec::with_capacity(pointers.len() * 2 + 1);
+        for &(i, _) in pointers {
+            let (bytes, spare) = match self.args.get(i) {
+                Some(Arg::Buffer { mem, .. }) => {
+                    (mem.bytes(), mem.guard().map_or(0, |_| mem.bytes()))
+                }
+                _ => (0, 0),
+            };
+            out.push((bytes as u64).to_arg());
+            out.push((spare as u64).to_arg());
+        }
+        let check = match self.check.get() {
+            Some(c) => c,
+            None => {
+                let zeros = Buffer::from_slice(&self.queue, &[0u32; CHECK_WORDS])?;
+                self.check.get_or_init(|| zeros)
+            }
+        };
+        out.push(check.to_arg());
+        Ok(out)
+    }
 }

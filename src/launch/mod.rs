@@ -74,7 +74,6 @@ use crate::plan::rounding::Variant;
 use crate::plan::{local_size, split};
 use crate::queue::Queue;
 use crate::range::Range;
-use crate::transform::CHECK_WORDS;
 use std::cell::OnceCell;
 use std::marker::PhantomData;
 
@@ -324,46 +323,6 @@ impl<'a> Launch<'a> {
         // is exactly what is enqueued.
         let ev = unsafe { self.enqueue(Variant::Original, &self.args, global, local, offset)? };
         self.verified(ev, &self.args)
-    }
-
-    /// `ev`, after the checks of [checked mode](checked) (which waits for it first): the first
-    /// out-of-bounds access a checked variant recorded, else the guards of the buffer
-    /// arguments.
-    fn verified(&self, ev: Event, args: &[Arg]) -> Result<Event> {
-        if checked::enabled() {
-            ev.wait()?;
-            if let Some(check) = self.check.get() {
-                checked::report(&self.queue, self.kernel, check, args)?;
-            }
-            checked::verify(&self.queue, self.kernel, args)?;
-        }
-        Ok(ev)
-    }
-
-    /// The hidden arguments of checked variants (see [`checked`]): each
-    /// checked pointer's size in bytes and spare element (right after the end, in the guard;
-    /// element 0 for a buffer without one), then the check buffer (made on first use).
-    fn hidden_args(&self, pointers: &[(usize, String)]) -> Result<Vec<Arg>> {
-        let mut out = Vec::with_capacity(pointers.len() * 2 + 1);
-        for &(i, _) in pointers {
-            let (bytes, spare) = match self.args.get(i) {
-                Some(Arg::Buffer { mem, .. }) => {
-                    (mem.bytes(), mem.guard().map_or(0, |_| mem.bytes()))
-                }
-                _ => (0, 0),
-            };
-            out.push((bytes as u64).to_arg());
-            out.push((spare as u64).to_arg());
-        }
-        let check = match self.check.get() {
-            Some(c) => c,
-            None => {
-                let zeros = Buffer::from_slice(&self.queue, &[0u32; CHECK_WORDS])?;
-                self.check.get_or_init(|| zeros)
-            }
-        };
-        out.push(check.to_arg());
-        Ok(out)
     }
 
     /// The kernel's `work_group_size_hint` when it divides `global` and fits the kernel.
