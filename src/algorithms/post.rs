@@ -230,7 +230,14 @@ mod tests {
                 "the post of a reduce of {n} never came"
             );
         }
+        let mut r = crate::algorithms::Reduction::<f32>::new(&q, ReduceOp::Sum).expect("reduction");
         let x = Buffer::from_slice(&q, &[1.0f32; 4096]).expect("input");
+        assert_eq!(r.run(&x).expect("run"), 4096.0);
+        assert_eq!(r.result().expect("result"), 4096.0);
+        assert!(
+            matches!(super::super::lock(&state).mailbox, Some(Ok(_))),
+            "Reduction::run's post never came"
+        );
         let mut y = Buffer::new(&q, 4096).expect("output");
         crate::algorithms::inclusive_scan_sum(&q, &x, &mut y).expect("scan");
         assert_eq!(y.read(&q).expect("read")[4095], 4096.0);

@@ -91,6 +91,18 @@ impl<T: Element> State<T> {
 }
 
 impl<T: Element> State<T> {
+    /// Enqueues the reduction of `input` into `out` (`None`: the state's `result`) and, where
+    /// the device takes posts, waits for the posted value. `None`: no post (not taken, or it
+    /// never came though the launch completed): the caller reads `out`.
+    fn reduce_posted(&mut self, input: &Buffer<T>, out: Option<&Buffer<T>>) -> Result<Option<T>> {
+        let post = match self.posts()? && self.posts_reduce() {
+            true => self.next_post(),
+            false => None,
+        };
+        self.enqueue_reduce(input, out.unwrap_or(&self.result), post)?;
+        post.map_or(Ok(None), |p| self.await_post(p))
+    }
+
     /// Whether the reduce's kernel posts its result itself (one launch on NVIDIA).
     fn posts_reduce(&self) -> bool {
         plan::reduce_path(&self.inputs) == (ReducePath::Groups { one_launch: true })
@@ -161,17 +173,10 @@ pub fn reduce<T: Element>(queue: &Queue, input: &Buffer<T>, op: ReduceOp) -> Res
     let state = cache::state::<T>(queue, op)?;
     // Held until the read: calls on this queue from other threads would overwrite `result`.
     let mut s = lock(&state);
-    if s.posts()? && s.posts_reduce() {
-        let post = s.next_post();
-        s.enqueue_reduce(input, &s.result, post)?;
-        if let Some(v) = post.map_or(Ok(None), |p| s.await_post(p))? {
-            return Ok(v);
-        }
-        // The post never came, but the launch has completed: `result` holds the value.
-        return s.read_result();
+    match s.reduce_posted(input, None)? {
+        Some(v) => Ok(v),
+        None => s.read_result(),
     }
-    s.enqueue_reduce(input, &s.result, None)?;
-    s.read_result()
 }
 
 /// The sum of `input`'s elements (see the module's accuracy note for floats).
@@ -237,10 +242,12 @@ impl<T: Element> Reduction<T> {
         Ok(ev)
     }
 
-    /// Reduces `input` and returns the result.
+    /// Reduces `input` and returns the result (on NVIDIA from a post, as [`reduce`]).
     pub fn run(&mut self, input: &Buffer<T>) -> Result<T> {
-        self.enqueue(input)?;
-        self.result()
+        same_context(&self.queue, input, "reduce")?;
+        let posted = lock(&self.state).reduce_posted(input, Some(&self.result))?;
+        self.enqueued = true;
+        posted.map_or_else(|| self.result(), Ok)
     }
 
     /// Reads the result of the last [`Reduction::enqueue`] (blocking); an
