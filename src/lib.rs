@@ -137,6 +137,7 @@
 #[cfg(feature = "algorithms")]
 pub mod algorithms;
 pub mod buffer;
+pub mod checked;
 pub mod device;
 pub mod error;
 mod event;

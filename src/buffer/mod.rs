@@ -1,8 +1,7 @@
 //! [`Buffer`]: a typed device buffer of any [`Pod`] element type: numbers, OpenCL vectors
 //! (`[f32; 4]` for `float4`), `#[repr(C)]` structs, `half::f16`.
 
-pub(crate) mod guard;
-
+use crate::checked as guard;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;
@@ -99,6 +98,7 @@ impl<T: Pod> Buffer<T> {
         if len == 0 {
             return Err(Error::input("a buffer needs at least one element"));
         }
+        guard::single_device()?; // an invalid CLGROUPS_CHECKED is an error here
         let guard = guard::guard_len(len, size_of::<T>());
         let front = match guard {
             0 => 0,

@@ -4,8 +4,8 @@
 
 use super::{Buffer, ElemType, Pod};
 use crate::error::{Error, Result};
+use crate::event::Event;
 use crate::ffi;
-use crate::launch::Event;
 use crate::queue::Queue;
 use std::fmt;
 use std::ptr::NonNull;

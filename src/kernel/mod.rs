@@ -6,11 +6,13 @@ mod sub_groups;
 
 pub use sub_groups::SubGroupQueries;
 
+use crate::device::ShuffleBackend;
 use crate::error::{Error, Result};
 use crate::ffi::{ClProgram, Owned};
 use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::plan::uniform_branch::IdCondition;
+use crate::plan::work_group::Constraints;
 use crate::program::{KernelPlan, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use crate::transform::{variant_name, VariantKind};
@@ -106,13 +108,9 @@ struct KernelInner {
     requested: SubGroupSize,
     args: Vec<ArgInfo>,
     limits: Limits,
-    /// `CL_KERNEL_COMPILE_WORK_GROUP_SIZE` when the kernel has `reqd_work_group_size`.
-    required: Option<Range>,
-    /// `work_group_size_hint`, from `CL_KERNEL_ATTRIBUTES` or else the kernel's header.
-    hint: Option<Range>,
-    uses_sub_groups: bool,
-    /// Whether it uses sub-group collectives (the layer's or OpenCL's built-ins).
-    any_sub_groups: bool,
+    /// What the kernel imposes on its work-groups: its limits, `reqd_work_group_size`
+    /// (`CL_KERNEL_COMPILE_WORK_GROUP_SIZE`), `work_group_size_hint`, whole warps, ...
+    constraints: Constraints,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
     /// Conditions its collectives sit under, decided per launch (emulated backend).
@@ -223,10 +221,21 @@ impl Kernel {
             preferred_multiple: multiple,
             non_uniform: false,
         };
-        log::debug!(
-            "kernel `{name}` on {dev}: {n} args, {limits:?}, required work-group {required:?}, \
-             sub-group size {size:?}"
-        );
+        let backend = dev.sub_groups().effective.shuffle_backend;
+        let constraints = Constraints {
+            limits: limits.clone(),
+            required,
+            hint,
+            // Sub-group calls on NVIDIA run on warps: whole ones.
+            whole: (backend == ShuffleBackend::NvidiaPtx && plan.uses_layer).then_some(32),
+            // Work-groups of one work-item abort PoCL's process for kernels with native
+            // sub-group collectives (PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`;
+            // queries such as `get_sub_group_local_id` run).
+            no_single_item: plan.sub_groups
+                && backend == ShuffleBackend::Khr
+                && dev.platform_name().contains("Portable Computing Language"),
+        };
+        log::debug!("kernel `{name}` on {dev}: {n} args, sub-group size {size:?}, {constraints:?}");
         Ok(Kernel {
             inner: Arc::new(KernelInner {
                 name: name.into(),
@@ -238,10 +247,7 @@ impl Kernel {
                 requested: plan.requested,
                 args,
                 limits,
-                required,
-                hint,
-                uses_sub_groups: plan.uses_layer,
-                any_sub_groups: plan.sub_groups,
+                constraints,
                 hidden_scratch,
                 id_conditions: plan.id_conditions.clone(),
             }),
@@ -349,7 +355,7 @@ impl Kernel {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn required_work_group_size(&self) -> Option<Range> {
-        self.inner.required
+        self.inner.constraints.required
     }
 
     /// The kernel's `work_group_size_hint`, from the driver's `CL_KERNEL_ATTRIBUTES` or else
@@ -366,7 +372,7 @@ impl Kernel {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn work_group_size_hint(&self) -> Option<Range> {
-        self.inner.hint
+        self.inner.constraints.hint
     }
 
     /// Whether a range-rounded variant exists, or why not.
@@ -426,13 +432,9 @@ impl Kernel {
 
     /// Whether the kernel's body calls the sub-group layer (`sg_*`, or a standard sub-group
     /// built-in, which the polyfill may provide on the layer).
-    pub(crate) fn uses_sub_groups(&self) -> bool {
-        self.inner.uses_sub_groups
-    }
-
-    /// Whether the kernel uses sub-group collectives: the layer's or OpenCL's built-ins.
-    pub(crate) fn uses_sub_group_collectives(&self) -> bool {
-        self.inner.any_sub_groups
+    /// What the kernel imposes on its work-groups ([`crate::plan::work_group::choose`]).
+    pub(crate) fn constraints(&self) -> &Constraints {
+        &self.inner.constraints
     }
 
     /// Errors with [`Error::FeatureNotSupported`] if the kernel requires a sub-group size the

@@ -1,7 +1,7 @@
 //! Kernel arguments: what may be passed, and the checks against the kernel's signature.
 
-use crate::buffer::guard::Guard;
 use crate::buffer::{builtin, Buffer, ElemType, Pod};
+use crate::checked::Guard;
 use crate::error::{Error, Result};
 use crate::ffi::RawArg;
 use crate::kernel::{ArgInfo, ArgSpace};

@@ -2,25 +2,12 @@
 //! emulated backend: each enqueue is decided with the argument's value, the local size and the
 //! offset, before anything is enqueued ([`crate::plan::uniform_branch`]).
 
-use super::{Arg, Launch};
+use super::Arg;
 use crate::kernel::Kernel;
 use crate::plan::uniform_branch::{uniform_branch, uniform_local, IdCondition};
 use crate::range::Range;
 #[cfg(doc)]
 use crate::Error;
-
-impl Launch<'_> {
-    /// [`check_uniform`] for this launch's arguments, as an [`Error::InvalidLaunch`].
-    pub(super) fn uniform_local(
-        &self,
-        global: Range,
-        local: Option<Range>,
-        offset: Range,
-    ) -> crate::Result<Option<Range>> {
-        check_uniform(self.kernel, &self.args, global, local, offset)
-            .map_err(|r| self.invalid(global, local, r))
-    }
-}
 
 /// The local size to enqueue `global` at `offset` of `k` with `args`: `local`, or, where the
 /// driver would pick one (`None`) for a kernel with such conditions, one that keeps them uniform

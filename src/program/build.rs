@@ -78,7 +78,7 @@ impl KernelPlan {
                 None => Ok(()),
             }
         };
-        let checked = if !crate::buffer::guard::enabled() {
+        let checked = if !crate::checked::enabled() {
             Err("checked mode is off".to_string())
         } else if let Some(why) = &k.rewrite_obstacle {
             Err(format!("kernel `{}` is not rewritten: {why}", k.name))

@@ -305,6 +305,7 @@ impl Program {
     }
 
     fn build(b: ProgramBuilder, queue: &Queue) -> Result<Program> {
+        crate::checked::single_device()?; // an invalid CLGROUPS_CHECKED is an error here
         let device = queue.device();
         let (kernels, unscanned) = transform::scan(&b.source)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);

@@ -3,10 +3,12 @@
 
 use super::program::ParamFacts;
 use super::{Placement, RootLaunch};
-use crate::device::{Device, ShuffleBackend};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::plan::local_size::{self, Limits};
+use crate::launch::LocalSize;
+use crate::plan::local_size::Limits;
+use crate::plan::work_group::{choose, Constraints};
 use crate::plan::{rounding, split};
 use crate::queue::names;
 use crate::range::Range;
@@ -98,49 +100,30 @@ impl RootKernel {
         self.rewrite_obstacle.as_deref()
     }
 
-    /// The kernel's `reqd_work_group_size` at `global`'s rank, if it has one; an error naming
-    /// the attribute when it has more dimensions than `global` or does not fit `local`
-    /// (`Some`: an exact local size asked for).
-    pub(super) fn required_local(
-        &self,
-        global: Range,
-        local: Option<Range>,
-    ) -> Result<Option<Range>> {
-        let Some(req) = self.kernels[0].required_work_group_size() else {
-            return Ok(None);
-        };
-        let refuse = |what: &str| {
-            Err(self.refused(
-                global,
-                &format!(
-                    "the kernel requires work-groups of {:?} (reqd_work_group_size): {what}",
-                    req.as_slice()
-                ),
-            ))
-        };
-        let Some(at_rank) = split::at_rank(req, global.rank()) else {
-            return refuse("more dimensions than the range");
-        };
-        if local.is_some_and(|l| l.padded() != req.padded()) {
-            return refuse("the local size must be that");
+    /// What the kernel imposes on its work-groups on every device: the tightest limits, the
+    /// required size, whole warps and no single-item groups where any device needs them (no
+    /// hint: the split picks its own size).
+    pub(super) fn constraints(&self) -> Constraints {
+        let each = || self.kernels.iter().map(Kernel::constraints);
+        Constraints {
+            limits: self.limits(),
+            required: self.kernels[0].constraints().required,
+            hint: None,
+            whole: each().filter_map(|c| c.whole).max(),
+            no_single_item: each().any(|c| c.no_single_item),
         }
-        log::debug!("kernel `{}`: required work-groups {at_rank:?}", self.name);
-        Ok(Some(at_rank))
     }
 
-    /// Errors naming `reqd_work_group_size` unless `required` divides `global`.
-    pub(super) fn check_required_fits(&self, global: Range, required: Range) -> Result<()> {
-        match split::fits_required(global, required) {
-            true => Ok(()),
-            false => Err(self.refused(
-                global,
-                &format!(
-                    "the kernel requires work-groups of {:?} (reqd_work_group_size), which do \
-                     not divide the global range",
-                    required.as_slice()
-                ),
-            )),
-        }
+    /// The local size of an ND-range over the devices, from the one chooser: the split needs
+    /// whole work-groups, so [`LocalSize::Auto`] is [`LocalSize::Tuned`].
+    pub(super) fn nd_local(&self, global: Range, asked: LocalSize) -> Result<Range> {
+        let asked = match asked {
+            LocalSize::Auto => LocalSize::Tuned,
+            other => other,
+        };
+        choose(global, asked, &self.constraints())
+            .map_err(|r| self.refused(global, &r))?
+            .ok_or_else(|| self.refused(global, "no local size"))
     }
 
     /// The global and local ranges a [`RootLaunch::range`] of `global` enqueues: `global`
@@ -165,24 +148,23 @@ impl RootKernel {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn range_plan(&self, global: Range) -> Result<(Range, Range)> {
-        if let Some(req) = self.required_local(global, None)? {
-            let rounded = split::round_to_required(global, req);
-            let launch = match self.guarded.is_some() {
-                true => rounded,
-                false => global,
+        let c = self.constraints();
+        let guarded = self.guarded.is_some();
+        if let Some(req) = c.required {
+            let launch = match (split::at_rank(req, global.rank()), guarded) {
+                (Some(req), true) => split::round_to_required(global, req),
+                _ => global,
             };
-            self.check_required_fits(launch, req)?;
-            self.check_warps(global, req)?;
-            return Ok((launch, req));
+            return Ok((launch, self.nd_local(launch, LocalSize::Auto)?));
         }
-        let lim = self.limits();
         let cfg = self.kernels[0].program().rounding();
-        let plan = rounding::plan(global, cfg, &lim, self.guarded.is_some());
-        let local = match plan.local {
-            Some(l) => l,
-            None => self.tuned_local(plan.launch)?,
-        };
-        self.check_warps(global, local)?;
+        let mut plan = rounding::plan(global, cfg, &c.limits, guarded);
+        if let Err(why) = rounding::within_slack(&plan) {
+            log::debug!("kernel `{}`: not rounded: {why}", self.name);
+            plan = rounding::plan(global, cfg, &c.limits, false);
+        }
+        let asked = plan.local.map_or(LocalSize::Tuned, LocalSize::Exact);
+        let local = self.nd_local(plan.launch, asked)?;
         log::debug!(
             "kernel `{}` over {} devices: range {global:?} -> launch {:?}, local {local:?}",
             self.name,
@@ -190,43 +172,6 @@ impl RootKernel {
             plan.launch
         );
         Ok((plan.launch, local))
-    }
-
-    /// The tuned local size of `global` for the most limited device: whole warps (32
-    /// work-items) for sub-group kernels on NVIDIA, as single-device launches pick.
-    pub(super) fn tuned_local(&self, global: Range) -> Result<Range> {
-        let lim = self.limits();
-        if !self.warp_bound() {
-            return Ok(local_size::tuned(global, &lim));
-        }
-        local_size::tuned_whole(global, &lim, 32).ok_or_else(|| {
-            self.refused(
-                global,
-                "no work-group of whole warps (a multiple of 32 work-items) divides the global \
-                 range, and sub-group kernels on NVIDIA need one; pad the range",
-            )
-        })
-    }
-
-    /// Errors unless `local` is whole warps where the kernel needs them.
-    pub(super) fn check_warps(&self, global: Range, local: Range) -> Result<()> {
-        match self.warp_bound() && local.len() % 32 != 0 {
-            true => Err(self.refused(
-                global,
-                "work-groups of sub-group kernels on NVIDIA must be a multiple of the warp (32) \
-                 work-items",
-            )),
-            false => Ok(()),
-        }
-    }
-
-    /// Whether some device runs the kernel's sub-group calls on NVIDIA warps.
-    fn warp_bound(&self) -> bool {
-        self.kernels.iter().any(|k| {
-            k.uses_sub_groups()
-                && k.program().device().sub_groups().effective.shuffle_backend
-                    == ShuffleBackend::NvidiaPtx
-        })
     }
 
     pub(super) fn refused(&self, global: Range, reason: &str) -> Error {

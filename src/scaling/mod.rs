@@ -143,33 +143,29 @@ pub const DEVICES_ENV: &str = "CLGROUPS_DEVICES";
 /// `partitioned`.
 pub const PLACEMENT_ENV: &str = "CLGROUPS_PLACEMENT";
 
-/// The environment variable switching [checked mode](checked_mode): `1` on, `0` off.
-pub const CHECKED_ENV: &str = "CLGROUPS_CHECKED";
+/// The environment variable switching [checked mode](checked_mode) (one switch for every
+/// launch: [`crate::checked`]).
+pub use crate::checked::CHECKED_ENV;
 
-/// Whether programs made now get checked variants: [`CHECKED_ENV`] (`CLGROUPS_CHECKED=1|0`)
-/// if set, else on in debug builds (`debug_assertions`). In checked mode every launch over a
-/// root device waits for its sub-launches and fails with [`Error::OutOfChunk`] if a work-item
-/// indexed a buffer outside the elements its device holds (see
-/// `RootLaunch`'s checked `__clg_part` variants); the check costs a comparison per access.
+/// Whether programs made now get checked variants: [`CHECKED_ENV`] if set (see
+/// [`crate::checked`] for its values), else on where clgroups itself was built with
+/// `debug_assertions` (the profile of the crate's build, not necessarily the caller's). In
+/// checked mode every launch over a root device waits for its sub-launches and fails with
+/// [`Error::OutOfChunk`] if a work-item indexed a buffer outside the elements its device holds
+/// (see `RootLaunch`'s checked `__clg_part` variants); the check costs a comparison per
+/// access.
 ///
 /// ```
-/// // Debug builds check every access of a multi-device launch unless CLGROUPS_CHECKED=0.
 /// let on = clgroups::scaling::checked_mode()?;
-/// if std::env::var("CLGROUPS_CHECKED").is_err() {
-///     assert_eq!(on, cfg!(debug_assertions));
+/// match std::env::var("CLGROUPS_CHECKED").as_deref() {
+///     Ok("1") => assert!(on),
+///     Ok("0") => assert!(!on),
+///     _ => println!("multi-device checked mode: {on} (the library's build profile)"),
 /// }
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 pub fn checked_mode() -> Result<bool> {
-    let env = std::env::var(CHECKED_ENV).ok();
-    match env.as_deref().map(str::trim) {
-        Some("1") => Ok(true),
-        Some("0") => Ok(false),
-        Some("") | None => Ok(cfg!(debug_assertions)),
-        Some(other) => Err(Error::input(format!(
-            "{CHECKED_ENV}={other:?}: expected `1` or `0`"
-        ))),
-    }
+    crate::checked::multi_device(cfg!(debug_assertions))
 }
 
 /// Where the chunks of a [`ColoredBuffer`] live (see the [module docs](self)).

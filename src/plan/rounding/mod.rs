@@ -345,6 +345,36 @@ pub fn plan(
     }
 }
 
+/// Extra work-items a rounded plain range may add beyond twice the user's range; a plan that
+/// adds more (e.g. from abusive `CLGROUPS_RANGE_ROUNDING_PARAMS`) runs unrounded instead.
+pub const ROUNDING_SLACK: usize = 1 << 20;
+
+/// Errors (why) when a rounded `plan` adds more than [`ROUNDING_SLACK`] work-items beyond
+/// twice the user's range: launches then run the range unrounded.
+///
+/// ```
+/// use clgroups::plan::rounding::{within_slack, RoundingPlan};
+/// use clgroups::Range;
+/// let plan = |launch| RoundingPlan { user: Range::d1(7), launch: Range::d1(launch),
+///     local: None, rounded_variant: true, adjustments: Vec::new() };
+/// assert!(within_slack(&plan(8)).is_ok());
+/// assert!(within_slack(&plan(1 << 21)).is_err());
+/// ```
+pub fn within_slack(plan: &RoundingPlan) -> Result<(), String> {
+    let (items, asked) = (plan.launch.len(), plan.user.len());
+    let cap = asked
+        .saturating_mul(2)
+        .max(asked.saturating_add(ROUNDING_SLACK));
+    match plan.rounded_variant && items > cap {
+        true => Err(format!(
+            "the rounded range {:?} has {items} work-items, far more than the {asked} asked for \
+             (check CLGROUPS_RANGE_ROUNDING_PARAMS)",
+            plan.launch
+        )),
+        false => Ok(()),
+    }
+}
+
 /// Why `plan` must launch the original kernel unchanged, if it must.
 fn no_rounding_reason(user: Range, cfg: &RoundingConfig, can_round: bool) -> Option<&'static str> {
     if cfg.mode == RoundingMode::Disable {

@@ -4,13 +4,13 @@
 use super::super::arg::{ColoredArg, Value};
 use super::super::contract::{self, LaunchFacts};
 use super::super::program::ParamFacts;
-use super::super::{MultiEvent, Placement, RootKernel};
-use super::RootLaunch;
+use super::super::{MultiEvent, Placement};
+use super::{sub_launch, RootLaunch};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::ArgSpace;
-use crate::launch::{check_args, Arg, Event, LocalSize};
+use crate::launch::{Arg, Event, LocalSize};
 use crate::plan::partition::{partition, Partition};
 use crate::plan::root_fallback::{per_device_parts, root_fallback, RootFallback};
 use crate::plan::split;
@@ -80,7 +80,7 @@ impl RootLaunch<'_> {
         unsafe {
             match (how, shape) {
                 (RootFallback::PerDevice, Shape::NdRange(local)) => {
-                    let local = self.nd_local(global, local)?;
+                    let local = self.kernel.nd_local(global, local)?;
                     self.run(global, global, local)
                 }
                 (RootFallback::PerDevice, Shape::Plain) => self.per_device_range(global),
@@ -111,22 +111,29 @@ impl RootLaunch<'_> {
             return unsafe { self.on_device_0(user, Shape::Plain, false) };
         };
         let args = self.plain_args()?;
-        for k in kernels {
-            k.check_sub_group_size()?;
-            check_args(k.name(), k.args(), &args)?;
-        }
         let base = self.offset.unwrap_or(user.zeros_like());
-        let mut events = Vec::with_capacity(parts.len());
+        // Every device's part is prepared before the first is enqueued.
+        let mut prepared = Vec::with_capacity(parts.len());
         for (k, part) in kernels.iter().zip(&parts) {
             let Some((off, size)) = *part else {
-                events.push(None);
+                prepared.push(None);
                 continue;
             };
-            let launch = args.iter().cloned().fold(k.launch(), |l, a| l.raw_arg(a));
             let offset = (0..user.rank()).fold(off, |o, d| o.with(d, o.get(d) + base.get(d)));
-            // SAFETY: the parts tile `user` (plan::root_fallback), each at its offset: the
-            // caller's contract covers every work-item; shared placement passes whole buffers.
-            events.push(Some(unsafe { launch.offset(offset).range(size)? }));
+            let launch = sub_launch(k, &args, &self.waits).offset(offset);
+            let p = launch.prepare_range(size)?;
+            prepared.push(Some((launch, p)));
+        }
+        let mut events = Vec::with_capacity(parts.len());
+        for part in prepared {
+            let event = match part {
+                // SAFETY: the parts tile `user` (plan::root_fallback), each at its offset: the
+                // caller's contract covers every work-item; shared placement passes whole
+                // buffers.
+                Some((launch, p)) => Some(unsafe { launch.execute(p)? }),
+                None => None,
+            };
+            events.push(event);
         }
         flush(kernels.iter().map(|k| k.program().queue()))?;
         Ok(MultiEvent {
@@ -182,20 +189,18 @@ impl RootLaunch<'_> {
                 },
             });
         }
-        let k0 = &k.kernels[0];
-        let mut launch = args.into_iter().fold(k0.launch(), |l, a| l.raw_arg(a));
+        let mut launch = sub_launch(&k.kernels[0], &args, &self.waits);
         if let Some(o) = self.offset {
             launch = launch.offset(o);
         }
+        let prepared = match shape {
+            Shape::NdRange(local) => launch.prepare_nd(global, local)?,
+            Shape::Plain => launch.prepare_range(global)?,
+        };
         // SAFETY: the whole launch on one device, every colored buffer whole there (its
         // parent in shared placement, gathered in partitioned placement): the caller's
         // contract.
-        let event: Event = unsafe {
-            match shape {
-                Shape::NdRange(local) => launch.nd_range(global, local)?,
-                Shape::Plain => launch.range(global)?,
-            }
-        };
+        let event: Event = unsafe { launch.execute(prepared)? };
         if gather {
             event.wait()?;
             self.scatter(&queues, &staged)?;
@@ -265,25 +270,6 @@ impl RootLaunch<'_> {
             Value::Colored(c) => self.colored_arg(c, i, 0),
         })
         .collect()
-    }
-
-    /// The local size of an ND-range over several devices ([`RootLaunch::nd_range`]'s rules).
-    pub(super) fn nd_local(&self, global: Range, local: LocalSize) -> Result<Range> {
-        let k: &RootKernel = self.kernel;
-        let exact = match local {
-            LocalSize::Exact(l) => Some(l),
-            LocalSize::Auto | LocalSize::Tuned => None,
-        };
-        let local = match (k.required_local(global, exact)?, exact) {
-            (Some(req), _) => {
-                k.check_required_fits(global, req)?;
-                req
-            }
-            (None, Some(l)) => l,
-            (None, None) => k.tuned_local(global)?,
-        };
-        k.check_warps(global, local)?;
-        Ok(local)
     }
 }
 

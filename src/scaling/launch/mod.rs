@@ -8,9 +8,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::bounds::check_global;
-use crate::launch::uniform::check_uniform;
-use crate::launch::{check_args, Arg, Event, KernelArg, LocalSize};
-use crate::plan::local_size;
+use crate::launch::{Arg, Event, KernelArg, Launch, LocalSize};
 use crate::plan::partition::{clipped, guarded_pieces, inside, partition};
 use crate::queue::names;
 use crate::range::Range;
@@ -179,7 +177,7 @@ impl<'a> RootLaunch<'a> {
             // SAFETY: the caller's contract, for the same range.
             return unsafe { self.fallback(global, Shape::NdRange(local)) };
         }
-        let local = self.nd_local(global, local)?;
+        let local = self.kernel.nd_local(global, local)?;
         // SAFETY: the caller's contract, for the same range.
         unsafe { self.run(global, global, local) }
     }
@@ -291,12 +289,13 @@ impl<'a> RootLaunch<'a> {
                 .collect(),
             false => Vec::new(),
         };
-        // Per device: its pieces (kernel, offset, size) and arguments.
+        // Per device: its sub-launches, each prepared (every check) before the first of any
+        // device is enqueued.
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
         for (d, sub) in subs.iter().enumerate() {
             let Some((off, size)) = *sub else {
-                per_device.push((Vec::new(), Vec::new()));
+                per_device.push(Vec::new());
                 checks.push(None);
                 continue;
             };
@@ -315,13 +314,16 @@ impl<'a> RootLaunch<'a> {
             let mut args = self.device_args(d, variant)?;
             args.extend(whole.iter().cloned());
             let check = match self.kernel.checked && variant {
-                true => Some(self.check_args(d, &mut args)?),
+                true => Some(self.push_check_args(d, &mut args)?),
                 false => None,
             };
-            for &(k, off, size) in &pieces {
-                self.check(k, &args, (size, local, shift(off, base)))?;
+            let mut prepared = Vec::with_capacity(pieces.len());
+            for (k, off, size) in pieces {
+                let launch = sub_launch(k, &args, &self.waits).offset(shift(off, base));
+                let p = launch.prepare_nd(size, LocalSize::Exact(local))?;
+                prepared.push((launch, p));
             }
-            per_device.push((pieces, args));
+            per_device.push(prepared);
             checks.push(check);
         }
         log::debug!(
@@ -332,14 +334,12 @@ impl<'a> RootLaunch<'a> {
             self.kernel.placement
         );
         let mut events = Vec::with_capacity(kernels.len());
-        for (pieces, args) in per_device {
+        for prepared in per_device {
             let mut event: Option<Event> = None;
-            for (k, off, size) in pieces {
+            for (launch, p) in prepared {
                 // SAFETY: each sub-launch is a part of the launch the caller vouches for, with
                 // the arguments of its device (checked against the contract above).
-                let ev = unsafe {
-                    enqueue(k, args.clone(), &self.waits, shift(off, base), size, local)?
-                };
+                let ev = unsafe { launch.execute(p)? };
                 event = Some(match event {
                     Some(first) => first.then(ev),
                     None => ev,
@@ -407,7 +407,7 @@ impl<'a> RootLaunch<'a> {
 
     /// Appends the checked variant's arguments for device `d` (held ranges and a zeroed
     /// check buffer, which it returns).
-    fn check_args(&self, d: usize, args: &mut Vec<Arg>) -> Result<Buffer<u32>> {
+    fn push_check_args(&self, d: usize, args: &mut Vec<Arg>) -> Result<Buffer<u32>> {
         for i in self.global_params() {
             let (lo, hi) = self.held(i, d);
             args.push(lo.to_arg());
@@ -463,27 +463,6 @@ impl<'a> RootLaunch<'a> {
         })
     }
 
-    /// The checks one device's sub-launch (size, local size, offset) must pass before anything
-    /// is enqueued.
-    fn check(
-        &self,
-        k: &Kernel,
-        args: &[Arg],
-        (size, local, offset): (Range, Range, Range),
-    ) -> Result<()> {
-        k.check_sub_group_size()?;
-        check_args(k.name(), k.args(), args)?;
-        local_size::validate(size, local, k.limits())
-            .and_then(|()| check_uniform(k, args, size, Some(local), offset).map(drop))
-            .map_err(|reason| Error::InvalidLaunch {
-                kernel: k.name().to_string(),
-                device: k.program().device().to_string(),
-                global: size.as_slice().to_vec(),
-                local: local.as_slice().to_vec(),
-                reason,
-            })
-    }
-
     fn invalid(&self, global: Range, local: Range, reason: String) -> Error {
         let devices: Vec<Device> = self
             .kernel
@@ -501,24 +480,9 @@ impl<'a> RootLaunch<'a> {
     }
 }
 
-/// # Safety
-///
-/// The contract of [`RootLaunch::nd_range`] for this sub-launch; `args` keep their buffers
-/// alive (the [`RootLaunch`] borrows them).
-unsafe fn enqueue(
-    k: &Kernel,
-    args: Vec<Arg>,
-    waits: &[&Event],
-    offset: Range,
-    size: Range,
-    local: Range,
-) -> Result<Event> {
-    let launch = args.into_iter().fold(k.launch(), |l, a| l.raw_arg(a));
-    let launch = launch.wait_for(waits.iter().copied());
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        launch
-            .offset(offset)
-            .nd_range(size, LocalSize::Exact(local))
-    }
+/// A single-device launch of `k` with `args` (made and kept alive by the [`RootLaunch`]) that
+/// waits for `waits`: one device's part, prepared and executed by the single-device path.
+pub(super) fn sub_launch<'a>(k: &'a Kernel, args: &[Arg], waits: &[&'a Event]) -> Launch<'a> {
+    let launch = args.iter().cloned().fold(k.launch(), |l, a| l.raw_arg(a));
+    launch.wait_for(waits.iter().copied())
 }

@@ -1,0 +1,104 @@
+//! Executing a [`Prepared`] launch: set the arguments of each piece's variant and enqueue it,
+//! nothing else to decide.
+
+use super::{Event, Launch, Prepared};
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::range::Range;
+
+impl Launch<'_> {
+    /// Enqueues every piece of `prepared` in order; in checked mode, waits and reports.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`Launch::nd_range`] for the work-items `prepared` was made for (its
+    /// pieces run exactly them, or guarded variants whose extra work-items exit at once).
+    pub(crate) unsafe fn execute(&self, prepared: Prepared) -> Result<Event> {
+        let mut raw = Vec::with_capacity(prepared.pieces.len());
+        let mut detached = None;
+        for piece in &prepared.pieces {
+            // SAFETY: forwarded from the caller; the arguments were checked by `prepared`.
+            match unsafe { self.enqueue_piece(piece, &prepared.args)? } {
+                Some(ev) => raw.push(ev),
+                None => detached = Some(()),
+            }
+        }
+        let (dev, name) = (self.queue.device().clone(), Some(self.kernel.shared_name()));
+        let ev = match (raw.is_empty(), detached) {
+            (true, Some(())) => Event::detached(dev, name),
+            _ => Event {
+                raw,
+                device: dev,
+                kernel: name,
+            },
+        };
+        self.verified(ev, &prepared.args[..prepared.user_args])
+    }
+
+    /// Sets `args` on the piece's variant and enqueues it (`None`: without an event).
+    ///
+    /// # Safety
+    ///
+    /// As [`Launch::execute`].
+    unsafe fn enqueue_piece(
+        &self,
+        piece: &super::prepare::Piece,
+        args: &[Arg],
+    ) -> Result<Option<ffi::Owned<opencl3::event::Event>>> {
+        let (name, dev) = (self.kernel.name(), self.queue.device());
+        let (global, local, offset) = (piece.global, piece.local, piece.offset);
+        let guard = self.kernel.raw_variant(piece.variant).ok_or_else(|| {
+            self.invalid(global, local, format!("no {:?} variant", piece.variant))
+        })?;
+        for (i, a) in args.iter().enumerate() {
+            ffi::set_arg(&guard, i as u32, &a.raw()).map_err(|e| {
+                Error::cl(
+                    "clSetKernelArg",
+                    e.0,
+                    format!("argument {i} of `{name}` on {dev}"),
+                )
+            })?;
+        }
+        if self.kernel.hidden_scratch() {
+            let bytes = self.scratch_bytes(local);
+            ffi::set_arg(&guard, args.len() as u32, &ffi::RawArg::Local(bytes)).map_err(|e| {
+                Error::cl(
+                    "clSetKernelArg",
+                    e.0,
+                    format!("the {bytes}-byte sub-group scratch of `{name}` on {dev}"),
+                )
+            })?;
+        }
+        let local_v = local.map(|l| l.as_slice().to_vec());
+        let detached = self.detached && self.waits.is_empty() && !crate::checked::enabled();
+        let waits = crate::event::wait_list(&self.waits)?;
+        let (q, at) = (self.queue.raw(), Some(offset.as_slice()));
+        let (g, l) = (global.as_slice(), local_v.as_deref());
+        // SAFETY: every argument was just set; the caller vouches for the kernel's accesses;
+        // the events waited for are live (the launch borrows them).
+        unsafe {
+            match detached {
+                true => ffi::enqueue_kernel_detached(q, &guard, at, g, l).map(|()| None),
+                false => ffi::enqueue_kernel(q, &guard, at, g, l, &waits).map(Some),
+            }
+        }
+        .map_err(|e| self.enqueue_error(e.0, global, local, offset))
+    }
+
+    fn enqueue_error(
+        &self,
+        code: i32,
+        global: Range,
+        local: Option<Range>,
+        offset: Range,
+    ) -> Error {
+        let (name, dev) = (self.kernel.name(), self.queue.device());
+        Error::cl(
+            "clEnqueueNDRangeKernel",
+            code,
+            format!("`{name}` on {dev}, global {global:?}, local {local:?}, offset {offset:?}"),
+        )
+    }
+}
+
+use super::Arg;

@@ -1,0 +1,270 @@
+//! The one chooser of a launch's work-group: from the [`LocalSize`] asked for and what the
+//! kernel and its device impose ([`Constraints`]: required and hinted sizes, whole warps,
+//! limits), the local size a launch enqueues, or why there is none. Single-device launches and
+//! each device's part of a multi-device launch ask it the same question.
+//!
+//! ```
+//! use clgroups::plan::local_size::{DeviceKind, Limits};
+//! use clgroups::plan::work_group::{choose, Constraints};
+//! use clgroups::{LocalSize, Range};
+//! let lim = Limits { kind: DeviceKind::Gpu, max_work_group_size: 1024,
+//!     max_work_item_sizes: [1024, 1024, 64], preferred_multiple: 32, non_uniform: false };
+//! let kernel = Constraints::new(lim);
+//! assert_eq!(choose(Range::d1(4096), LocalSize::Auto, &kernel), Ok(None)); // NULL
+//! assert_eq!(choose(Range::d1(4096), LocalSize::Tuned, &kernel), Ok(Some(Range::d1(1024))));
+//! // A kernel with reqd_work_group_size(64, 1, 1) gets exactly that, or an error naming it.
+//! let required = Constraints { required: Some(Range::d1(64)), ..kernel.clone() };
+//! assert_eq!(choose(Range::d1(4096), LocalSize::Auto, &required), Ok(Some(Range::d1(64))));
+//! assert!(choose(Range::d1(4000), LocalSize::Auto, &required).unwrap_err().contains("reqd_work_group_size"));
+//! ```
+
+use super::local_size::{self, Limits};
+use super::split;
+use crate::range::Range;
+
+/// The local size of an ND-range launch.
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// # let queue = Queue::new(&default_device()?)?;
+/// let p = Program::from_source(&queue, "kernel void one(global int *x) { x[get_global_id(0)] = 1; }")?;
+/// let k = p.kernel("one")?;
+/// let x = Buffer::<i32>::new(&queue, 256)?;
+/// for local in [LocalSize::Auto, LocalSize::Tuned, LocalSize::Exact(Range::d1(64))] {
+///     // SAFETY: work-item i writes x[i] for i < 256 = x.len().
+///     unsafe { k.launch().arg(&x).nd_range(Range::d1(256), local)? }.wait()?;
+/// }
+/// // A local size that does not divide the global range is an error before anything runs.
+/// // SAFETY: as above (nothing is enqueued).
+/// let err = unsafe { k.launch().arg(&x).nd_range(Range::d1(256), Range::d1(48).into()) };
+/// assert!(err.is_err());
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LocalSize {
+    /// The implementation chooses (OpenCL: a NULL local size; SYCL's `auto_range` from
+    /// `sycl_ext_oneapi_auto_local_range`). The global range is never changed.
+    Auto,
+    /// Exactly this local range.
+    Exact(Range),
+    /// The largest work-group that divides the global range and suits the kernel's preferred
+    /// multiple and maximum (the "kernel query" approach of `sycl_ext_oneapi_auto_local_range`,
+    /// built in).
+    Tuned,
+}
+
+impl From<Range> for LocalSize {
+    fn from(local: Range) -> Self {
+        LocalSize::Exact(local)
+    }
+}
+
+/// What a kernel on its device imposes on its work-groups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Constraints {
+    /// The kernel's limits on its device (for several devices: the tightest).
+    pub limits: Limits,
+    /// `reqd_work_group_size`: the only local size the kernel runs with.
+    pub required: Option<Range>,
+    /// `work_group_size_hint`: [`LocalSize::Tuned`] takes it where it divides the range.
+    pub hint: Option<Range>,
+    /// Work-groups must be whole multiples of this many work-items (sub-group kernels on
+    /// NVIDIA's warps), and the driver must not pick them.
+    pub whole: Option<usize>,
+    /// Work-groups of one work-item are refused and never chosen (they abort PoCL's process
+    /// for kernels with native sub-group collectives).
+    pub no_single_item: bool,
+}
+
+impl Constraints {
+    /// Only the limits: no required size, hint, or unit.
+    pub fn new(limits: Limits) -> Self {
+        Constraints {
+            limits,
+            required: None,
+            hint: None,
+            whole: None,
+            no_single_item: false,
+        }
+    }
+
+    /// The required size at `rank` dimensions, or why it cannot be used for `global` with
+    /// `exact` asked for.
+    fn required_at(&self, global: Range, exact: Option<Range>) -> Result<Option<Range>, String> {
+        let Some(req) = self.required else {
+            return Ok(None);
+        };
+        let refuse = |what: &str| {
+            Err(format!(
+                "the kernel requires work-groups of {:?} (reqd_work_group_size): {what}",
+                req.as_slice()
+            ))
+        };
+        let Some(at_rank) = split::at_rank(req, global.rank()) else {
+            return refuse("more dimensions than the range");
+        };
+        if exact.is_some_and(|l| l.padded() != req.padded()) {
+            return refuse("the local size must be that");
+        }
+        if !split::fits_required(global, req) {
+            return refuse("they do not divide the global range");
+        }
+        Ok(Some(at_rank))
+    }
+}
+
+/// The local size a launch of `global` enqueues for `asked` (`None`: NULL, the driver's
+/// choice), checked against everything `kernel` imposes; or why there is none.
+pub fn choose(
+    global: Range,
+    asked: LocalSize,
+    kernel: &Constraints,
+) -> Result<Option<Range>, String> {
+    let exact = match asked {
+        LocalSize::Exact(l) => Some(l),
+        _ => None,
+    };
+    if let Some(req) = kernel.required_at(global, exact)? {
+        check(global, req, kernel)?;
+        log::debug!("{asked:?} over {global:?} -> required {req:?}");
+        return Ok(Some(req));
+    }
+    let lim = &kernel.limits;
+    let chosen = match (asked, kernel.whole) {
+        (LocalSize::Exact(l), _) => Some(l),
+        (LocalSize::Auto | LocalSize::Tuned, Some(unit)) => {
+            Some(local_size::tuned_whole(global, lim, unit).ok_or_else(|| {
+                format!(
+                    "{asked:?}: no work-group of whole warps (a multiple of {unit} work-items) \
+                     divides the global range, and sub-group kernels on NVIDIA need one; pad \
+                     the range, or launch a plain range (rounded)"
+                )
+            })?)
+        }
+        (LocalSize::Auto, None) if kernel.no_single_item => Some(local_size::tuned(global, lim)),
+        (LocalSize::Auto, None) => None,
+        (LocalSize::Tuned, None) => {
+            Some(hinted(global, kernel).unwrap_or_else(|| local_size::tuned(global, lim)))
+        }
+    };
+    match chosen {
+        Some(l) => check(global, l, kernel)?,
+        None if kernel.no_single_item && global.len() == 1 => return Err(single_item()),
+        None => {}
+    }
+    log::debug!("{asked:?} over {global:?} -> {chosen:?}");
+    Ok(chosen)
+}
+
+/// `local` against the limits, the unit and single-item groups.
+fn check(global: Range, local: Range, kernel: &Constraints) -> Result<(), String> {
+    local_size::validate(global, local, &kernel.limits)?;
+    if kernel.no_single_item && local.len() == 1 {
+        return Err(single_item());
+    }
+    match kernel.whole {
+        Some(unit) if local.len() % unit != 0 => Err(format!(
+            "work-groups of sub-group kernels on NVIDIA must be a multiple of the warp ({unit}) \
+             work-items"
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn single_item() -> String {
+    "a kernel with sub-group collectives in work-groups of one work-item aborts PoCL's process \
+     (undefined symbol __pocl_work_group_alloca); use a larger work-group or a plain range"
+        .into()
+}
+
+/// The kernel's `work_group_size_hint` when it divides `global` and fits the kernel.
+fn hinted(global: Range, kernel: &Constraints) -> Option<Range> {
+    let hint = split::at_rank(kernel.hint?, global.rank())?;
+    let fits = split::fits_required(global, hint)
+        && local_size::validate(global, hint, &kernel.limits).is_ok();
+    log::debug!("work_group_size_hint {hint:?} fits {global:?}: {fits}");
+    fits.then_some(hint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::local_size::fixtures::gpu;
+
+    fn warp() -> Constraints {
+        Constraints {
+            whole: Some(32),
+            ..Constraints::new(gpu())
+        }
+    }
+
+    #[test]
+    fn required_sizes_win_and_are_checked() {
+        let k = Constraints {
+            required: Some(Range::d1(64)),
+            ..Constraints::new(gpu())
+        };
+        for asked in [
+            LocalSize::Auto,
+            LocalSize::Tuned,
+            LocalSize::Exact(Range::d1(64)),
+        ] {
+            assert_eq!(choose(Range::d1(256), asked, &k), Ok(Some(Range::d1(64))));
+        }
+        let other = choose(Range::d1(256), LocalSize::Exact(Range::d1(32)), &k);
+        assert!(other.unwrap_err().contains("must be that"));
+        assert!(choose(Range::d1(100), LocalSize::Auto, &k).is_err());
+        let k3 = Constraints {
+            required: Some(Range::d2(8, 8)),
+            ..Constraints::new(gpu())
+        };
+        assert!(choose(Range::d1(64), LocalSize::Auto, &k3)
+            .unwrap_err()
+            .contains("more dimensions"));
+    }
+
+    #[test]
+    fn whole_warps_are_chosen_and_enforced() {
+        let k = warp();
+        assert_eq!(
+            choose(Range::d1(4096), LocalSize::Auto, &k),
+            Ok(Some(Range::d1(1024)))
+        );
+        assert!(choose(Range::d1(100), LocalSize::Tuned, &k).is_err());
+        assert!(choose(Range::d1(96), LocalSize::Exact(Range::d1(48)), &k)
+            .unwrap_err()
+            .contains("multiple of the warp"));
+    }
+
+    #[test]
+    fn hints_are_taken_where_they_divide() {
+        let k = Constraints {
+            hint: Some(Range::d1(128)),
+            ..Constraints::new(gpu())
+        };
+        assert_eq!(
+            choose(Range::d1(1024), LocalSize::Tuned, &k),
+            Ok(Some(Range::d1(128)))
+        );
+        assert_ne!(
+            choose(Range::d1(1000), LocalSize::Tuned, &k),
+            Ok(Some(Range::d1(128)))
+        );
+    }
+
+    #[test]
+    fn single_item_groups_are_avoided_or_refused() {
+        let k = Constraints {
+            no_single_item: true,
+            ..Constraints::new(gpu())
+        };
+        assert_eq!(
+            choose(Range::d1(64), LocalSize::Auto, &k),
+            Ok(Some(Range::d1(64)))
+        );
+        // 1031 is a prime above the largest work-group: tuned would be one work-item.
+        assert!(choose(Range::d1(1031), LocalSize::Auto, &k).is_err());
+        assert!(choose(Range::d1(1), LocalSize::Exact(Range::d1(1)), &k).is_err());
+    }
+}
