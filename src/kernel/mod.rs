@@ -13,7 +13,7 @@ use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::plan::uniform_branch::IdCondition;
 use crate::plan::work_group::Constraints;
-use crate::program::{KernelPlan, Program, ResolvedSize, SubGroupSize};
+use crate::program::{driver_alias, KernelParts, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use crate::transform::{variant_name, VariantKind};
 use opencl3::error_codes::CL_INVALID_KERNEL_NAME;
@@ -124,15 +124,35 @@ struct Checked {
     pointers: Vec<(usize, String)>,
 }
 
+impl Program {
+    /// The kernel called `name`. On the `emulated` backend, a kernel with a sub-group
+    /// collective under control flow that depends on a work-item id (but `if (get_global_id(d)
+    /// OP n)`, checked per launch) is refused with [`Error::Unsupported`] naming the call and the
+    /// condition ([uniform control flow](crate::opencl_c); PoCL 3.1 would hang or crash).
+    ///
+    /// ```
+    /// # use clgroups::prelude::*;
+    /// # let queue = Queue::new(&default_device()?)?;
+    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
+    /// let k = p.kernel("k")?;
+    /// assert!(matches!(p.kernel("nope"), Err(Error::NoSuchKernel { .. })));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn kernel(&self, name: &str) -> Result<Kernel> {
+        Kernel::create(self, name, self.kernel_parts(name)?)
+    }
+}
+
 impl Kernel {
-    pub(crate) fn create(
-        program: Program,
-        build: &ClProgram,
-        name: &str,
-        plan: &KernelPlan,
-        rounded: std::result::Result<Arc<ClProgram>, String>,
-        checked: std::result::Result<Vec<(usize, String)>, String>,
-    ) -> Result<Kernel> {
+    /// The kernel `name` of `program`, from what the program decided for it.
+    fn create(program: &Program, name: &str, parts: KernelParts<'_>) -> Result<Kernel> {
+        let KernelParts {
+            build,
+            plan,
+            rounded,
+            checked,
+        } = parts;
+        let program = program.clone();
         let (size, hidden_scratch) = (plan.size, plan.scratch);
         let dev = program.device().clone();
         let err = |call: &'static str| {
@@ -520,12 +540,6 @@ fn trim_ones(dims: &[usize]) -> &[usize] {
         n -= 1;
     }
     &dims[..n]
-}
-
-/// The name a driver may give a kernel whose name is also a built-in function's (PoCL 3.x:
-/// `step` becomes `_cl_step`).
-pub(crate) fn driver_alias(name: &str) -> String {
-    format!("_cl_{name}")
 }
 
 #[cfg(test)]

@@ -69,6 +69,8 @@ pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
 pub(crate) use prepare::Prepared;
 
 use crate::buffer::Buffer;
+#[cfg(doc)]
+use crate::error::Error;
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::queue::Queue;

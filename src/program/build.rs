@@ -1,14 +1,15 @@
 //! A program build: what is decided per kernel ([`KernelPlan`]), the rewritten text per
 //! sub-group size, the build with its fallbacks, and the driver's kernel names.
 
+use super::compile::build_cached;
 use super::{polyfill, resolve, ProgramBuilder, ResolvedSize, SubGroupSize};
 use crate::device::{Device, ShuffleBackend};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::plan::uniform_branch::IdCondition;
 use crate::queue::Queue;
-use crate::transform::{self, build_log, KernelDecl, Rewrites};
+use crate::transform::{self, KernelDecl, Rewrites};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -278,51 +279,4 @@ fn prelude(device: &Device, size: usize) -> String {
         ));
     }
     p
-}
-
-/// Builds (or finds in the cache) `text` for the queue's device.
-pub(super) fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgram>> {
-    let device = queue.device();
-    let options = format!("{options} -cl-kernel-arg-info").trim().to_string();
-    let key = (device.id() as usize, text.to_string(), options.clone());
-    if let Some(p) = queue.context().programs().get(&key) {
-        log::debug!("program cache hit on {device}");
-        return Ok(Arc::clone(p));
-    }
-    let program = opencl3::program::Program::create_from_source(queue.context().raw(), text)
-        .map(crate::ffi::Owned::new)
-        .map_err(|e| Error::cl("clCreateProgramWithSource", e.0, device.to_string()))?;
-    log::debug!("building program on {device} with options {options:?}");
-    let c_options = std::ffi::CString::new(options.as_str())
-        .map_err(|_| Error::input(format!("build options contain a NUL byte: {options:?}")))?;
-    // Built for this device only: opencl3's `Program::build` would then ask for the kernel
-    // names, which drivers refuse (CL_INVALID_PROGRAM_EXECUTABLE) until every device of a
-    // multi-device context has a build.
-    let built = cl3::program::build_program(
-        program.get(),
-        &[device.id()],
-        &c_options,
-        None,
-        std::ptr::null_mut(),
-    );
-    if let Err(code) = built {
-        let e = opencl3::error_codes::ClError(code);
-        let log = build_log::map_positions(
-            &program.get_build_log(device.id()).unwrap_or_default(),
-            text,
-        );
-        log::debug!("build failed ({e}):\n{log}");
-        return Err(Error::Build {
-            device: device.to_string(),
-            options,
-            log: if log.trim().is_empty() {
-                format!("(the driver gave no log; status {e})")
-            } else {
-                log
-            },
-        });
-    }
-    let program = Arc::new(program);
-    queue.context().programs().insert(key, Arc::clone(&program));
-    Ok(program)
 }

@@ -39,6 +39,10 @@
 //! ```
 
 mod build;
+mod builder;
+mod compile;
+
+pub use builder::ProgramBuilder;
 pub mod polyfill;
 
 pub use crate::transform::build_log;
@@ -47,7 +51,6 @@ pub use crate::transform::SubGroupSizeAttr as SubGroupSize;
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::ffi::ClProgram;
-use crate::kernel::Kernel;
 use crate::plan::rounding::RoundingConfig;
 use crate::queue::Queue;
 use crate::transform::{self, KernelDecl};
@@ -76,123 +79,6 @@ pub enum ResolvedSize {
     Size(usize),
     /// Requires this size, which the device does not support.
     Unsupported(usize),
-}
-
-/// Builds a [`Program`]: source, options, default sub-group size, file name for messages.
-///
-/// ```
-/// use clgroups::program::SubGroupSize;
-/// # use clgroups::prelude::*;
-/// # let queue = Queue::new(&default_device()?)?;
-/// let program = Program::builder("kernel void k(global float *x) { x[0] = 1.0f; }")
-///     .options("-cl-fast-relaxed-math")
-///     .file_name("k.cl")
-///     .default_sub_group_size(SubGroupSize::Automatic)
-///     .build(&queue)?;
-/// assert_eq!(program.kernel_names(), ["k"]);
-/// # Ok::<(), clgroups::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct ProgramBuilder {
-    source: String,
-    file_name: String,
-    options: String,
-    default_size: SubGroupSize,
-    rounding: Option<RoundingConfig>,
-}
-
-impl ProgramBuilder {
-    /// Compiler options passed through (e.g. `-cl-fast-relaxed-math`).
-    ///
-    /// ```
-    /// # use clgroups::prelude::*;
-    /// # let queue = Queue::new(&default_device()?)?;
-    /// let p = Program::builder("kernel void k(global int *x) { x[0] = N; }")
-    ///     .options("-D N=7")
-    ///     .build(&queue)?;
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn options(mut self, options: &str) -> Self {
-        self.options = options.to_string();
-        self
-    }
-
-    /// The name compiler messages use for the source (default `kernel.cl`).
-    ///
-    /// ```
-    /// # use clgroups::prelude::*;
-    /// # let queue = Queue::new(&default_device()?)?;
-    /// // The build log names `mine.cl`, with the user's line numbers.
-    /// let err = Program::builder("kernel void k() { oops; }").file_name("mine.cl").build(&queue);
-    /// assert!(matches!(err, Err(clgroups::Error::Build { .. })));
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn file_name(mut self, name: &str) -> Self {
-        self.file_name = name.to_string();
-        self
-    }
-
-    /// The sub-group size of kernels that say nothing (default [`SubGroupSize::Primary`]).
-    ///
-    /// ```
-    /// use clgroups::program::SubGroupSize;
-    /// # use clgroups::prelude::*;
-    /// # let queue = Queue::new(&default_device()?)?;
-    /// let p = Program::builder("kernel void k(global int *x) { x[0] = 1; }")
-    ///     .default_sub_group_size(SubGroupSize::Automatic)
-    ///     .build(&queue)?;
-    /// assert_eq!(p.default_sub_group_size(), SubGroupSize::Automatic);
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn default_sub_group_size(mut self, size: SubGroupSize) -> Self {
-        self.default_size = size;
-        self
-    }
-
-    /// Range-rounding settings (default: [`RoundingConfig::from_env`]).
-    ///
-    /// ```
-    /// use clgroups::plan::rounding::{RoundingConfig, RoundingMode};
-    /// # use clgroups::prelude::*;
-    /// # let queue = Queue::new(&default_device()?)?;
-    /// let config = RoundingConfig { mode: RoundingMode::Disable, ..RoundingConfig::from_env() };
-    /// let p = Program::builder("kernel void k(global int *x) { x[get_global_id(0)] = 1; }")
-    ///     .rounding(config)
-    ///     .build(&queue)?;
-    /// assert_eq!(p.rounding().mode, RoundingMode::Disable);
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn rounding(mut self, config: RoundingConfig) -> Self {
-        self.rounding = Some(config);
-        self
-    }
-
-    /// Builds for the queue's device.
-    ///
-    /// ```
-    /// # use clgroups::prelude::*;
-    /// let queue = Queue::new(&default_device()?)?;
-    /// let p = Program::builder("kernel void k(global int *x) { x[0] = 1; }").build(&queue)?;
-    /// assert_eq!(p.device(), queue.device());
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn build(self, queue: &Queue) -> Result<Program> {
-        Program::build(self, queue)
-    }
-
-    /// The source to build.
-    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
-    pub(crate) fn source(&self) -> &str {
-        &self.source
-    }
-
-    /// This builder with another source (e.g. with generated variants).
-    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
-    pub(crate) fn with_source(mut self, source: String) -> Self {
-        self.source = source;
-        self
-    }
 }
 
 /// A program built for one device. Cheap to clone; `Send + Sync`.
@@ -380,25 +266,15 @@ impl Program {
         })
     }
 
-    /// The kernel called `name`. On the `emulated` backend, a kernel with a sub-group
-    /// collective under control flow that depends on a work-item id (but `if (get_global_id(d)
-    /// OP n)`, checked per launch) is refused with [`Error::Unsupported`] naming the call and the
-    /// condition ([uniform control flow](crate::opencl_c); PoCL 3.1 would hang or crash).
-    ///
-    /// ```
-    /// # use clgroups::prelude::*;
-    /// # let queue = Queue::new(&default_device()?)?;
-    /// let p = Program::from_source(&queue, "kernel void k(global int *x) { x[0] = 1; }")?;
-    /// let k = p.kernel("k")?;
-    /// assert!(matches!(p.kernel("nope"), Err(Error::NoSuchKernel { .. })));
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn kernel(&self, name: &str) -> Result<Kernel> {
+    /// What the program decided for its kernel `name` ([`Program::kernel`] makes the kernel
+    /// from it): the build it lives in, its plan, its rounded and checked variants or why
+    /// none; an error for a kernel that does not exist or is refused.
+    pub(crate) fn kernel_parts(&self, name: &str) -> Result<KernelParts<'_>> {
         // Generated variants (`__clg_` names, e.g. the partitioned placement's) are not listed.
         let listed = |n: &str| self.inner.names.iter().any(|m| m == n);
         if self.inner.names_known
             && !listed(name)
-            && !listed(&crate::kernel::driver_alias(name))
+            && !listed(&driver_alias(name))
             && !name.contains("__clg_")
         {
             return Err(Error::NoSuchKernel {
@@ -416,13 +292,9 @@ impl Program {
                     .into(),
             });
         }
-        let unscanned;
         let plan = match self.inner.plans.get(name) {
-            Some(p) => p,
-            None => {
-                unscanned = KernelPlan::unscanned(self.device(), self.inner.sub_group_words);
-                &unscanned
-            }
+            Some(p) => p.clone(),
+            None => KernelPlan::unscanned(self.device(), self.inner.sub_group_words),
         };
         let build = match plan.size {
             ResolvedSize::Size(n) if plan.uses_layer => &self.inner.builds[&n],
@@ -442,7 +314,12 @@ impl Program {
             (Ok(()), None) => Err("the kernel is declared more than once".to_string()),
             (Err(why), _) => Err(why.clone()),
         };
-        Kernel::create(self.clone(), build, name, plan, rounded, checked)
+        Ok(KernelParts {
+            build,
+            plan,
+            rounded,
+            checked,
+        })
     }
 
     /// Names of the program's kernels, as the driver reports them (from the scanner where the
@@ -597,4 +474,21 @@ pub fn resolve(want: SubGroupSize, device: &Device) -> ResolvedSize {
             }
         },
     }
+}
+
+/// What a [`Program`] decided for one of its kernels (see [`Program::kernel_parts`]).
+pub(crate) struct KernelParts<'a> {
+    /// The build holding the kernel.
+    pub(crate) build: &'a ClProgram,
+    pub(crate) plan: KernelPlan,
+    /// The build holding its rounded and sized variants, or why there are none.
+    pub(crate) rounded: std::result::Result<Arc<ClProgram>, String>,
+    /// Its checked pointer parameters (index, name), or why it has no checked variant.
+    pub(crate) checked: std::result::Result<Vec<(usize, String)>, String>,
+}
+
+/// The name PoCL 3.x gives a kernel named like an OpenCL built-in function (`step`, `clamp`,
+/// ...).
+pub(crate) fn driver_alias(name: &str) -> String {
+    format!("_cl_{name}")
 }

@@ -19,7 +19,7 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
-use super::build::build_cached;
+use super::compile::build_cached;
 use crate::device::{provision, Provision, ShuffleBackend, POLYFILLED_EXTENSIONS};
 use crate::queue::Queue;
 use crate::transform;

@@ -1,8 +1,7 @@
 //! The arguments of a [`RootLaunch`](super::RootLaunch): [`RootArg`] and what a launch sees of
 //! a colored buffer.
 
-use super::{Access, ColoredBuffer, Placement};
-use crate::buffer::Pod;
+use super::{Access, Placement};
 use crate::launch::{Arg, KernelArg};
 use crate::plan::partition::Partition;
 use crate::range::Range;
@@ -51,28 +50,14 @@ pub(super) struct Tiling {
     pub(super) partition: Partition,
 }
 
-mod sealed {
+pub(super) mod sealed {
     pub trait Sealed {}
 }
 
 impl<A: KernelArg> sealed::Sealed for A {}
-impl<T: Pod> sealed::Sealed for &ColoredBuffer<T> {}
-impl<T: Pod> sealed::Sealed for &mut ColoredBuffer<T> {}
 
 impl<A: KernelArg> RootArg for A {
     fn to_root_arg(&self) -> RootArgValue {
         RootArgValue(Value::Plain(self.to_arg()))
-    }
-}
-
-impl<T: Pod> RootArg for &ColoredBuffer<T> {
-    fn to_root_arg(&self) -> RootArgValue {
-        self.root_arg()
-    }
-}
-
-impl<T: Pod> RootArg for &mut ColoredBuffer<T> {
-    fn to_root_arg(&self) -> RootArgValue {
-        self.root_arg()
     }
 }

@@ -1,7 +1,7 @@
 //! [`ColoredBuffer`]: an array colored over a root device's devices.
 
 use super::access::stored_range;
-use super::arg::{ColoredArg, RootArgValue, Tiling, Value};
+use super::arg::{ColoredArg, RootArg, RootArgValue, Tiling, Value};
 use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, Result};
@@ -577,5 +577,20 @@ impl<T: Pod> fmt::Debug for ColoredBuffer<T> {
             self.chunks,
             self.placement
         )
+    }
+}
+
+impl<T: Pod> super::arg::sealed::Sealed for &ColoredBuffer<T> {}
+impl<T: Pod> super::arg::sealed::Sealed for &mut ColoredBuffer<T> {}
+
+impl<T: Pod> RootArg for &ColoredBuffer<T> {
+    fn to_root_arg(&self) -> RootArgValue {
+        self.root_arg()
+    }
+}
+
+impl<T: Pod> RootArg for &mut ColoredBuffer<T> {
+    fn to_root_arg(&self) -> RootArgValue {
+        self.root_arg()
     }
 }

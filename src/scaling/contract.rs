@@ -3,10 +3,11 @@
 //! served by what each device holds.
 
 use super::arg::{ColoredArg, Value};
-use super::program::ParamFacts;
 use super::Access;
 use super::Placement;
+use crate::kernel::ArgSpace;
 use crate::launch::Arg;
+use crate::transform::IdIndex;
 
 /// The facts of one launch the contract depends on.
 pub(super) struct LaunchFacts {
@@ -124,6 +125,31 @@ pub(super) fn check(
             )),
         },
     }
+}
+
+/// What a launch needs to know about one parameter of the original kernel.
+#[derive(Clone, Debug)]
+pub(super) struct ParamFacts {
+    pub(super) name: String,
+    /// A global pointer.
+    pub(super) global: bool,
+    /// The pointee is `const` (driver's `CL_KERNEL_ARG_TYPE_QUALIFIER`, else the source).
+    pub(super) read_only: bool,
+    /// Proven to be indexed only by the work-item's own global id.
+    pub(super) own_id: Option<IdIndex>,
+}
+
+/// The kernel's parameters as the driver describes them (no source to prove anything from):
+/// a pointer whose pointee the driver does not report `const` counts as written.
+pub(in crate::scaling) fn driver_params(k: &crate::Kernel) -> Vec<ParamFacts> {
+    let args = k.args().iter().enumerate();
+    args.map(|(i, a)| ParamFacts {
+        name: a.name.clone().unwrap_or_else(|| format!("#{i}")),
+        global: !matches!(a.space, Some(ArgSpace::Local | ArgSpace::Private)),
+        read_only: a.is_const == Some(true),
+        own_id: None,
+    })
+    .collect()
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! [`RootKernel`]: one kernel on every device of a root device, and the plans of its
 //! launches (required and tuned work-groups, rounding).
 
-use super::program::ParamFacts;
-use super::{Placement, RootLaunch};
+use super::contract::ParamFacts;
+use super::Placement;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -44,22 +44,6 @@ pub struct RootKernel {
 }
 
 impl RootKernel {
-    /// Starts a launch over all devices.
-    ///
-    /// ```
-    /// let root = clgroups::RootDevice::from_env()?;
-    /// let program = root.program("kernel void set(global int *x, int v) { x[get_global_id(0)] = v; }")?;
-    /// let set = program.kernel("set")?;
-    /// let mut x = clgroups::ColoredBuffer::<i32>::new(&root, 1000)?;
-    /// // SAFETY: work-item i writes x[i], i < 1000 = x.len().
-    /// unsafe { set.launch().arg(&mut x).arg(7i32).range(1000)? }.wait()?;
-    /// assert_eq!(x.read()?, [7; 1000]);
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn launch(&self) -> RootLaunch<'_> {
-        RootLaunch::new(self)
-    }
-
     /// The per-device kernels (the `__clg_part` variants, or the kernels as written where
     /// [`rewrite_obstacle`](RootKernel::rewrite_obstacle) says why there are none), in device
     /// order.
@@ -126,7 +110,7 @@ impl RootKernel {
             .ok_or_else(|| self.refused(global, "no local size"))
     }
 
-    /// The global and local ranges a [`RootLaunch::range`] of `global` enqueues: `global`
+    /// The global and local ranges a [`RootLaunch::range`](super::RootLaunch::range) of `global` enqueues: `global`
     /// rounded up per [`crate::plan::rounding`] (when the kernel may be rounded) and the local
     /// size, both for the most limited device; a kernel with `reqd_work_group_size` gets that
     /// local size, and the range is rounded up to a multiple of it where the kernel may be

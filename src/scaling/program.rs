@@ -1,13 +1,13 @@
 //! [`RootProgram`]: one source built for every device of a root device, with the partitioned
 //! variants of the kernels the scanner can rewrite.
 
-use super::launch::driver_params;
+use super::contract::{driver_params, ParamFacts};
 use super::{Placement, RootDevice, RootKernel};
 use crate::error::Result;
 use crate::program::{Program, ProgramBuilder};
 use crate::transform::{
     self, is_const_pointee, is_global_pointer, own_id_index, variant_name, whole_launch_obstacle,
-    with_partitioned_variants, IdIndex, KernelDecl, Scanned, VariantKind,
+    with_partitioned_variants, KernelDecl, Scanned, VariantKind,
 };
 use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
 use std::fmt;
@@ -32,6 +32,44 @@ pub struct RootProgram {
     /// Why no kernel has a partitioned variant (the source as written was built).
     obstacle: Option<String>,
     checked: bool,
+}
+
+impl RootDevice {
+    /// `source` built for every device with default settings: [`RootDevice::build`] of
+    /// [`Program::builder`]`(source)`.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
+    /// assert_eq!(program.programs().len(), root.len());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn program(&self, source: &str) -> Result<RootProgram> {
+        self.build(Program::builder(source))
+    }
+
+    /// The builder's source built for every device with its settings (options, file name,
+    /// sub-group size, rounding: as [`ProgramBuilder::build`] for one device), with the
+    /// `__clg_part` variant of every kernel the scanner can rewrite after it (it sees the whole
+    /// launch, see [the module docs](super#what-a-kernel-sees)); checked variants in [checked
+    /// mode](super::checked_mode).
+    ///
+    /// Every source the compiler builds builds here: a source the scanner cannot read, or
+    /// variants that do not compile, leave the source as written, and a kernel without its
+    /// variant (see [`RootKernel::rewrite_obstacle`](super::RootKernel::rewrite_obstacle)) runs as written, per device or on
+    /// device 0 ([`crate::plan::root_fallback`]).
+    ///
+    /// ```
+    /// use clgroups::{scaling::RootDevice, Program};
+    /// let root = RootDevice::from_env()?;
+    /// let src = "kernel void k(global int *x) { x[get_global_id(0)] *= SCALE; }";
+    /// let p = root.build(Program::builder(src).options("-DSCALE=3"))?;
+    /// let k = p.kernel("k")?;
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn build(&self, builder: ProgramBuilder) -> Result<RootProgram> {
+        RootProgram::build(self, builder)
+    }
 }
 
 impl RootProgram {
@@ -166,18 +204,6 @@ impl RootProgram {
     pub fn placement(&self) -> Placement {
         self.placement
     }
-}
-
-/// What a launch needs to know about one parameter of the original kernel.
-#[derive(Clone, Debug)]
-pub(super) struct ParamFacts {
-    pub(super) name: String,
-    /// A global pointer.
-    pub(super) global: bool,
-    /// The pointee is `const` (driver's `CL_KERNEL_ARG_TYPE_QUALIFIER`, else the source).
-    pub(super) read_only: bool,
-    /// Proven to be indexed only by the work-item's own global id.
-    pub(super) own_id: Option<IdIndex>,
 }
 
 impl fmt::Debug for RootProgram {

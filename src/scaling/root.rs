@@ -1,11 +1,10 @@
 //! [`RootDevice`]: several devices of one platform used as one.
 
-use super::{Placement, RootProgram, DEVICES_ENV};
+use super::{Placement, DEVICES_ENV};
 use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, Result};
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
 use crate::plan::gcd;
-use crate::program::{Program, ProgramBuilder};
 use crate::queue::{names, Context, Queue};
 use std::fmt;
 
@@ -222,42 +221,6 @@ impl RootDevice {
     pub fn with_placement(mut self, placement: Placement) -> Self {
         self.placement = placement;
         self
-    }
-
-    /// `source` built for every device with default settings: [`RootDevice::build`] of
-    /// [`Program::builder`]`(source)`.
-    ///
-    /// ```
-    /// let root = clgroups::RootDevice::from_env()?;
-    /// let program = root.program("kernel void k(global int *x) { x[get_global_id(0)] = 0; }")?;
-    /// assert_eq!(program.programs().len(), root.len());
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn program(&self, source: &str) -> Result<RootProgram> {
-        self.build(Program::builder(source))
-    }
-
-    /// The builder's source built for every device with its settings (options, file name,
-    /// sub-group size, rounding: as [`ProgramBuilder::build`] for one device), with the
-    /// `__clg_part` variant of every kernel the scanner can rewrite after it (it sees the whole
-    /// launch, see [the module docs](super#what-a-kernel-sees)); checked variants in [checked
-    /// mode](super::checked_mode).
-    ///
-    /// Every source the compiler builds builds here: a source the scanner cannot read, or
-    /// variants that do not compile, leave the source as written, and a kernel without its
-    /// variant (see [`RootKernel::rewrite_obstacle`](super::RootKernel::rewrite_obstacle)) runs as written, per device or on
-    /// device 0 ([`crate::plan::root_fallback`]).
-    ///
-    /// ```
-    /// use clgroups::{scaling::RootDevice, Program};
-    /// let root = RootDevice::from_env()?;
-    /// let src = "kernel void k(global int *x) { x[get_global_id(0)] *= SCALE; }";
-    /// let p = root.build(Program::builder(src).options("-DSCALE=3"))?;
-    /// let k = p.kernel("k")?;
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn build(&self, builder: ProgramBuilder) -> Result<RootProgram> {
-        RootProgram::build(self, builder)
     }
 
     /// Waits for every queue.

@@ -2,14 +2,12 @@
 //! kernel as written, per device or on device 0, as [`crate::plan::root_fallback`] decides.
 
 use super::super::arg::{ColoredArg, Value};
-use super::super::contract::{self, LaunchFacts};
-use super::super::program::ParamFacts;
+use super::super::contract::{self, LaunchFacts, ParamFacts};
 use super::super::{MultiEvent, Placement};
 use super::{sub_launch, RootLaunch};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::kernel::ArgSpace;
 use crate::launch::{Arg, Event, LocalSize};
 use crate::plan::partition::{partition, Partition};
 use crate::plan::root_fallback::{per_device_parts, root_fallback, RootFallback};
@@ -23,19 +21,6 @@ use crate::range::Range;
 pub(super) enum Shape {
     NdRange(LocalSize),
     Plain,
-}
-
-/// The kernel's parameters as the driver describes them (no source to prove anything from):
-/// a pointer whose pointee the driver does not report `const` counts as written.
-pub(in crate::scaling) fn driver_params(k: &crate::Kernel) -> Vec<ParamFacts> {
-    let args = k.args().iter().enumerate();
-    args.map(|(i, a)| ParamFacts {
-        name: a.name.clone().unwrap_or_else(|| format!("#{i}")),
-        global: !matches!(a.space, Some(ArgSpace::Local | ArgSpace::Private)),
-        read_only: a.is_const == Some(true),
-        own_id: None,
-    })
-    .collect()
 }
 
 impl RootLaunch<'_> {

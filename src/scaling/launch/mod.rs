@@ -19,7 +19,6 @@ use std::marker::PhantomData;
 
 mod chunks;
 mod fallback;
-pub(super) use fallback::driver_params;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -55,6 +54,24 @@ pub struct RootLaunch<'a> {
     waits: Vec<&'a Event>,
     /// The buffers behind `args` (their memory objects are raw handles there).
     _borrows: PhantomData<&'a ()>,
+}
+
+impl RootKernel {
+    /// Starts a launch over all devices.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let program = root.program("kernel void set(global int *x, int v) { x[get_global_id(0)] = v; }")?;
+    /// let set = program.kernel("set")?;
+    /// let mut x = clgroups::ColoredBuffer::<i32>::new(&root, 1000)?;
+    /// // SAFETY: work-item i writes x[i], i < 1000 = x.len().
+    /// unsafe { set.launch().arg(&mut x).arg(7i32).range(1000)? }.wait()?;
+    /// assert_eq!(x.read()?, [7; 1000]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn launch(&self) -> RootLaunch<'_> {
+        RootLaunch::new(self)
+    }
 }
 
 impl<'a> RootLaunch<'a> {
