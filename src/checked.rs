@@ -59,6 +59,7 @@ pub fn single_device() -> Result<bool> {
 
 /// Whether launches over several devices are checked (unless switched, on in builds with
 /// `debug_assertions`, which `default` says for the caller's build).
+#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // root launches
 pub(crate) fn multi_device(default: bool) -> Result<bool> {
     Ok(setting()?.unwrap_or(default))
 }

@@ -22,27 +22,17 @@ pub const SPLIT_SENSITIVE: &[&str] = &[
     "get_work_dim",
 ];
 
-/// Whether no word of `src` is in [`SPLIT_SENSITIVE`].
+/// Whether a source none of whose identifiers is in [`SPLIT_SENSITIVE`] (`uses(word)`: the
+/// source uses `word`) may run as bulk + tail launches.
 ///
 /// ```
 /// use clgroups::plan::split::splittable;
-/// assert!(splittable("kernel void k(global int* x) { x[get_global_id(0)] = 1; }"));
-/// assert!(!splittable("kernel void k(global int* x) { x[0] = get_global_size(0); }"));
+/// let words = |src: &'static str| move |w: &str| src.split(|c: char| !c.is_alphanumeric() && c != '_').any(|x| x == w);
+/// assert!(splittable(words("x[get_global_id(0)] = 1;")));
+/// assert!(!splittable(words("x[0] = get_global_size(0);")));
 /// ```
-pub fn splittable(src: &str) -> bool {
-    !uses_any(src, SPLIT_SENSITIVE)
-}
-
-/// Whether a word of `src` is one of `words`.
-///
-/// ```
-/// use clgroups::plan::split::uses_any;
-/// assert!(uses_any("x[get_group_id(0)] = 1;", &["get_group_id"]));
-/// assert!(!uses_any("my_get_group_id(0);", &["get_group_id"])); // whole words only
-/// ```
-pub fn uses_any(src: &str, words: &[&str]) -> bool {
-    src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| words.contains(&w))
+pub fn splittable(uses: impl Fn(&str) -> bool) -> bool {
+    !SPLIT_SENSITIVE.iter().any(|w| uses(w))
 }
 
 /// One enqueue of a split launch.

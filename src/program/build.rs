@@ -9,7 +9,7 @@ use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::plan::uniform_branch::IdCondition;
 use crate::queue::Queue;
-use crate::transform::{self, KernelDecl, Rewrites};
+use crate::transform::{self, KernelDecl, Rewrites, SourceFacts};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -45,8 +45,9 @@ impl KernelPlan {
         b: &ProgramBuilder,
         device: &Device,
         rounding: &RoundingConfig,
-        uses_layer: bool,
+        facts: &SourceFacts,
     ) -> KernelPlan {
+        let uses_layer = facts.layer_users.contains(&k.name);
         let backend = device.sub_groups().effective.shuffle_backend;
         let requested = match (k.sub_group_size, uses_layer) {
             (Some(s), _) => s,
@@ -74,7 +75,7 @@ impl KernelPlan {
         } else if rounding.mode == RoundingMode::Disable {
             Err("range rounding is disabled".to_string())
         } else {
-            match transform::rounding_obstacle(&b.source, k) {
+            match facts.rounding_obstacles.get(&k.name).cloned().flatten() {
                 Some(why) => Err(why),
                 None => Ok(()),
             }
@@ -164,7 +165,7 @@ pub(super) fn driver_kernel_names(
 pub(super) fn build_with_fallbacks(
     queue: &Queue,
     b: &ProgramBuilder,
-    kernels: &[KernelDecl],
+    facts: &SourceFacts,
     plans: &mut BTreeMap<String, KernelPlan>,
     size: usize,
 ) -> Result<Arc<ClProgram>> {
@@ -176,7 +177,7 @@ pub(super) fn build_with_fallbacks(
             b,
             queue.device(),
             &polyfill,
-            kernels,
+            facts,
             plans,
             round,
             rewrite,
@@ -228,7 +229,7 @@ fn compose(
     b: &ProgramBuilder,
     device: &Device,
     polyfill: &str,
-    kernels: &[KernelDecl],
+    facts: &SourceFacts,
     plans: &BTreeMap<String, KernelPlan>,
     round: bool,
     rewrite: bool,
@@ -244,7 +245,7 @@ fn compose(
                     pin: p.pinned && p.size == ResolvedSize::Size(size),
                 })
             };
-            transform::rewrite(&b.source, device, kernels, plan, round, size)?
+            transform::rewrite(&b.source, facts, plan, round, size)?
         }
         false => b.source.clone(),
     };

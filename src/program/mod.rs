@@ -53,7 +53,7 @@ use crate::error::{Error, Result};
 use crate::ffi::ClProgram;
 use crate::plan::rounding::RoundingConfig;
 use crate::queue::Queue;
-use crate::transform::{self, KernelDecl};
+use crate::transform::{self, KernelDecl, SourceFacts};
 pub(crate) use build::KernelPlan;
 use build::{build_with_fallbacks, driver_kernel_names};
 use std::collections::BTreeMap;
@@ -107,8 +107,6 @@ struct ProgramInner {
     queue: Queue,
     /// The user's source, as given.
     source: String,
-    /// The scanner's declarations (possibly fewer than the driver's kernels).
-    kernels: Vec<KernelDecl>,
     /// The kernel names, from the driver.
     names: Vec<String>,
     /// Whether `names` is the whole list (else a kernel's name is checked by creating it).
@@ -121,17 +119,9 @@ struct ProgramInner {
     rounding: RoundingConfig,
     /// The size of kernels that ask for none.
     default_size: SubGroupSize,
-    /// Whether plain ranges of kernels without variants may run as bulk + tail launches
-    /// ([`crate::plan::split::splittable`] of the whole source).
-    splittable: bool,
-    /// Whether the source asks for group ids (`get_group_id`, `get_num_groups`), which a rounded
-    /// launch's tail piece at a global offset would change: then one rounded launch.
-    group_ids: bool,
-    /// Whether a word of the source is a sub-group collective.
-    sub_group_words: bool,
-    /// Kernels refused on the emulated backend: a collective under work-item-dependent control
-    /// flow ([`divergence`]), and where.
-    divergent: BTreeMap<String, String>,
+    /// What the one scan of the source found: its kernels' declarations (possibly fewer than
+    /// the driver's kernels), layer users, kernels refused on the emulated backend, words.
+    facts: SourceFacts,
 }
 
 impl Program {
@@ -193,18 +183,20 @@ impl Program {
     fn build(b: ProgramBuilder, queue: &Queue) -> Result<Program> {
         crate::checked::single_device()?; // an invalid CLGROUPS_CHECKED is an error here
         let device = queue.device();
-        let (kernels, unscanned) = transform::scan(&b.source)?;
+        // The one scan of the source: everything below reads these facts.
+        let mut facts = SourceFacts::read(&b.source, device)?;
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        let (layer, sub_groups, mut divergence) = transform::layer_use(&b.source, device);
-        for (k, why) in &divergence.refused {
+        for (k, why) in &facts.divergence.refused {
             log::debug!("`{k}` is refused on the emulated backend: {why}");
         }
-        let plans: BTreeMap<String, KernelPlan> = kernels
+        let mut at_launch = std::mem::take(&mut facts.divergence.at_launch);
+        let plans: BTreeMap<String, KernelPlan> = facts
+            .kernels
             .iter()
             .map(|k| {
-                let mut plan = KernelPlan::new(k, &b, device, &rounding, layer.contains(&k.name));
-                plan.sub_groups = sub_groups.contains(&k.name);
-                plan.id_conditions = divergence.at_launch.remove(&k.name).unwrap_or_default();
+                let mut plan = KernelPlan::new(k, &b, device, &rounding, &facts);
+                plan.sub_groups = facts.collective_users.contains(&k.name);
+                plan.id_conditions = at_launch.remove(&k.name).unwrap_or_default();
                 (k.name.clone(), plan)
             })
             .collect();
@@ -227,7 +219,7 @@ impl Program {
         let mut builds = BTreeMap::new();
         let mut plans = plans;
         for size in wanted {
-            let program = build_with_fallbacks(queue, &b, &kernels, &mut plans, size)?;
+            let program = build_with_fallbacks(queue, &b, &facts, &mut plans, size)?;
             builds.insert(size, program);
         }
         let first = builds.values().next().expect("one build");
@@ -237,31 +229,24 @@ impl Program {
             Ok(names) => (names, true),
             Err(why) => {
                 log::debug!("kernel names from the scanner: the driver gave none ({why})");
-                let names = kernels.iter().map(|k| k.name.clone()).collect();
+                let names = facts.kernels.iter().map(|k| k.name.clone()).collect();
                 (names, false)
             }
         };
-        if let Some(why) = &unscanned {
+        if let Some(why) = &facts.unscanned {
             log::debug!("kernels {names:?} built without rewrites: {why}");
         }
         Ok(Program {
             inner: Arc::new(ProgramInner {
                 queue: queue.clone(),
                 source: b.source.clone(),
-                kernels,
                 names,
                 names_known,
                 plans,
                 builds,
                 rounding,
                 default_size: b.default_size,
-                splittable: crate::plan::split::splittable(&b.source),
-                sub_group_words: transform::names_sub_group_collectives(&b.source),
-                group_ids: crate::plan::split::uses_any(
-                    &b.source,
-                    &["get_group_id", "get_num_groups"],
-                ),
-                divergent: divergence.refused,
+                facts,
             }),
         })
     }
@@ -282,7 +267,7 @@ impl Program {
                 available: self.kernel_names(),
             });
         }
-        if let Some(why) = self.inner.divergent.get(name) {
+        if let Some(why) = self.inner.facts.divergence.refused.get(name) {
             return Err(Error::Unsupported {
                 device: self.device().to_string(),
                 what: format!("kernel `{name}` ({why})"),
@@ -294,7 +279,10 @@ impl Program {
         }
         let plan = match self.inner.plans.get(name) {
             Some(p) => p.clone(),
-            None => KernelPlan::unscanned(self.device(), self.inner.sub_group_words),
+            None => KernelPlan::unscanned(
+                self.device(),
+                self.inner.facts.names_sub_group_collectives(),
+            ),
         };
         let build = match plan.size {
             ResolvedSize::Size(n) if plan.uses_layer => &self.inner.builds[&n],
@@ -404,18 +392,20 @@ impl Program {
 
     /// Whether no kernel of the source asks for what a bulk + tail split would change.
     pub(crate) fn splittable(&self) -> bool {
-        self.inner.splittable
+        crate::plan::split::splittable(|w| self.inner.facts.uses(w))
     }
 
     /// Whether the source asks for group ids.
     pub(crate) fn uses_group_ids(&self) -> bool {
-        self.inner.group_ids
+        ["get_group_id", "get_num_groups"]
+            .iter()
+            .any(|w| self.inner.facts.uses(w))
     }
 
     /// The scanned declaration of kernel `name` (`None` for kernels the scanner did not find,
     /// e.g. ones made by macros, and for names defined twice under `#if` branches).
     pub(crate) fn decl(&self, name: &str) -> Option<&KernelDecl> {
-        let mut found = self.inner.kernels.iter().filter(|k| k.name == name);
+        let mut found = self.inner.facts.kernels.iter().filter(|k| k.name == name);
         match (found.next(), found.next()) {
             (Some(k), None) => Some(k),
             _ => None,

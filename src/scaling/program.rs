@@ -6,12 +6,11 @@ use super::{Placement, RootDevice, RootKernel};
 use crate::error::Result;
 use crate::program::{Program, ProgramBuilder};
 use crate::transform::{
-    self, is_const_pointee, is_global_pointer, own_id_index, variant_name, whole_launch_obstacle,
-    with_partitioned_variants, KernelDecl, Scanned, VariantKind,
+    self, is_const_pointee, is_global_pointer, variant_name, with_partitioned_variants, KernelDecl,
+    RootDecl, VariantKind,
 };
 use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
 use std::fmt;
-use std::sync::Arc;
 
 /// One source built for every device of a [`RootDevice`].
 ///
@@ -27,8 +26,8 @@ use std::sync::Arc;
 pub struct RootProgram {
     programs: Vec<Program>,
     placement: Placement,
-    source: Arc<str>,
-    decls: Vec<KernelDecl>,
+    /// The scanned kernels, with what the contract reads in each.
+    decls: Vec<RootDecl>,
     /// Why no kernel has a partitioned variant (the source as written was built).
     obstacle: Option<String>,
     checked: bool,
@@ -75,8 +74,8 @@ impl RootDevice {
 impl RootProgram {
     /// The builder's source built for every device of `root` (see [`RootDevice::build`]).
     pub(super) fn build(root: &RootDevice, builder: ProgramBuilder) -> Result<RootProgram> {
-        let source: Arc<str> = builder.source().into();
-        let (decls, unscanned) = transform::scan(&source)?;
+        let source = builder.source();
+        let (decls, unscanned) = transform::scan_root(source)?;
         let checked = super::checked_mode()?;
         let build_all = |b: &ProgramBuilder| {
             let built = root.queues().iter().map(|q| b.clone().build(q));
@@ -84,7 +83,7 @@ impl RootProgram {
         };
         let (programs, obstacle) = match unscanned {
             Some(why) => (build_all(&builder)?, Some(why)),
-            None => match with_partitioned_variants(&source, &decls, checked) {
+            None => match with_partitioned_variants(source, &kernel_decls(&decls), checked) {
                 Err(e) => (build_all(&builder)?, Some(e.to_string())),
                 Ok(text) => match build_all(&builder.clone().with_source(text)) {
                     Ok(programs) => (programs, None),
@@ -101,7 +100,6 @@ impl RootProgram {
         Ok(RootProgram {
             programs,
             placement: root.placement(),
-            source,
             decls,
             obstacle,
             checked,
@@ -119,7 +117,8 @@ impl RootProgram {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn kernel(&self, name: &str) -> Result<RootKernel> {
-        let decl = self.decls.iter().find(|k| k.name == name);
+        let root_decl = self.decls.iter().find(|k| k.decl.name == name);
+        let decl = root_decl.map(|r| &r.decl);
         let obstacle = match (&self.obstacle, decl) {
             (Some(why), _) => Some(why.clone()),
             (None, Some(d)) => d.rewrite_obstacle.clone(),
@@ -153,7 +152,7 @@ impl RootProgram {
             .iter()
             .map(|p| p.kernel(&variant_name(name, VariantKind::Guarded)).ok())
             .collect::<Option<Vec<_>>>();
-        let scanned = Scanned::new(&self.source)?;
+        let facts = root_decl.expect("a declaration");
         let params = decl
             .params
             .iter()
@@ -168,11 +167,11 @@ impl RootProgram {
                     name: p.name.clone(),
                     global: is_global_pointer(p),
                     read_only,
-                    own_id: own_id_index(&scanned, decl, &p.name),
+                    own_id: facts.own_ids[i],
                 }
             })
             .collect();
-        let whole_obstacle = whole_launch_obstacle(&self.source, decl);
+        let whole_obstacle = facts.whole_obstacle.clone();
         log::debug!("root kernel `{name}`: {params:?}, whole-launch obstacle {whole_obstacle:?}");
         Ok(RootKernel {
             kernels,
@@ -214,4 +213,9 @@ impl fmt::Debug for RootProgram {
             .field("checked", &self.checked)
             .finish_non_exhaustive()
     }
+}
+
+/// The declarations of `decls`.
+fn kernel_decls(decls: &[RootDecl]) -> Vec<KernelDecl> {
+    decls.iter().map(|r| r.decl.clone()).collect()
 }

@@ -2,9 +2,11 @@
 //! interface (pure text; the driver stays the source of truth, see the README's "What clgroups
 //! does to your source").
 //!
-//! * Reading: [`scan`] finds the kernel definitions it may rewrite ([`KernelDecl`], with the
-//!   reason where it may not: [`KernelDecl::rewrite_obstacle`]); [`layer_use`] finds the
-//!   functions that use the sub-group layer or sub-group collectives (transitively);
+//! * Reading: [`SourceFacts::read`] scans a program's source once: the kernel definitions it
+//!   may rewrite ([`KernelDecl`], with the reason where it may not:
+//!   [`KernelDecl::rewrite_obstacle`]), the functions that use the sub-group layer or sub-group
+//!   collectives (transitively), divergent collectives, the identifiers; `scan_root` the
+//!   kernels of a root program with what the multi-device contract reads in them;
 //!   [`rounding_obstacle`] and [`whole_launch_obstacle`] say why a kernel must not get a rounded
 //!   or whole-launch variant; the scaling contract's proofs ([`own_id_index`]).
 //! * Writing: [`rewrite`] gives the text a build compiles for one sub-group size (the emulated
@@ -24,6 +26,7 @@ mod access;
 pub mod build_log;
 mod checked;
 mod divergence;
+mod facts;
 mod headers;
 mod id_condition;
 mod layer;
@@ -37,6 +40,7 @@ mod source;
 #[cfg(feature = "scaling")]
 pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
+pub(crate) use facts::SourceFacts;
 pub(crate) use headers::inline_includes;
 pub(crate) use partitioned::is_root_variant;
 #[cfg(feature = "scaling")]
@@ -48,9 +52,8 @@ pub(crate) use rounded::rounding_obstacle;
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};
 
-use crate::device::{Device, ShuffleBackend};
 use crate::error::Result;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// A generated variant of a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,11 +85,58 @@ pub(crate) fn variant_name(kernel: &str, kind: VariantKind) -> String {
 
 /// The kernels of `src` that generated variants may be written for (see
 /// [`KernelDecl::rewrite_obstacle`]), and, where the scanner cannot read the source as a whole,
-/// no kernels and the reason. Kernels defined more than once (under `#if` branches) are marked
-/// not rewritable: their variants would be written once per definition. Errors only for a
-/// malformed clgroups attribute.
+/// no kernels and the reason. Errors only for a malformed clgroups attribute.
+#[cfg(test)]
 pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
-    let (mut kernels, unscanned) = source::scan_for_build(src)?;
+    match Scanned::new(src) {
+        Ok(s) => Ok((scanned_kernels(&s)?, None)),
+        Err(e) => {
+            log::debug!("source not scanned ({e}): no generated variants");
+            Ok((Vec::new(), Some(e.to_string())))
+        }
+    }
+}
+
+/// A kernel of a root program's source, with what the multi-device contract reads in it.
+#[cfg(feature = "scaling")]
+#[derive(Clone, Debug)]
+pub(crate) struct RootDecl {
+    pub(crate) decl: KernelDecl,
+    /// Per parameter: proven to be indexed only by the work-item's own global id.
+    pub(crate) own_ids: Vec<Option<IdIndex>>,
+    /// Why the kernel cannot be split over devices ([`whole_launch_obstacle`]).
+    pub(crate) whole_obstacle: Option<String>,
+}
+
+/// [`scan`] for a root program: one scan gives each kernel's contract facts too.
+#[cfg(feature = "scaling")]
+pub(crate) fn scan_root(src: &str) -> Result<(Vec<RootDecl>, Option<String>)> {
+    let s = match Scanned::new(src) {
+        Ok(s) => s,
+        Err(e) => {
+            log::debug!("source not scanned ({e}): no generated variants");
+            return Ok((Vec::new(), Some(e.to_string())));
+        }
+    };
+    let decls = scanned_kernels(&s)?
+        .into_iter()
+        .map(|decl| RootDecl {
+            own_ids: decl
+                .params
+                .iter()
+                .map(|p| own_id_index(&s, &decl, &p.name))
+                .collect(),
+            whole_obstacle: whole_launch_obstacle(&s, &decl),
+            decl,
+        })
+        .collect();
+    Ok((decls, None))
+}
+
+/// The kernels of a scanned source. Kernels defined more than once (under `#if` branches) are
+/// marked not rewritable: their variants would be written once per definition.
+fn scanned_kernels(s: &Scanned<'_>) -> Result<Vec<KernelDecl>> {
+    let mut kernels = s.kernel_decls()?;
     let mut seen = BTreeMap::new();
     for k in &kernels {
         *seen.entry(k.name.clone()).or_insert(0usize) += 1;
@@ -95,38 +145,7 @@ pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
         k.rewrite_obstacle
             .get_or_insert_with(|| "it is defined more than once (under #if branches?)".into());
     }
-    Ok((kernels, unscanned))
-}
-
-/// What [`layer_use`] finds: the functions that use the layer on the device, those that use
-/// sub-group collectives, and (emulated backend only) the functions with a collective under
-/// work-item-dependent control flow, with where ([`divergence`]).
-pub(crate) type LayerUse = (BTreeSet<String>, BTreeSet<String>, divergence::Divergence);
-
-/// Which functions of `src` use the sub-group layer on `device` (the kernels among them get
-/// the emulated scratch and a pinned size), which use sub-group collectives (the layer's
-/// or the standard built-ins), both transitively through helpers, and, on the emulated
-/// backend, which reach a collective under divergent control flow (refused: PoCL 3.1 would hang
-/// or crash). Empty where the scanner cannot read the source.
-pub(crate) fn layer_use(src: &str, device: &Device) -> LayerUse {
-    let emulated = device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated;
-    match Scanned::new(src) {
-        Ok(s) => (
-            layer::layer_users_on(&s, device),
-            layer::users(&s, layer::is_sub_group_collective),
-            match emulated {
-                true => divergence::divergent_users(&s, layer::is_emulated_collective),
-                false => Default::default(),
-            },
-        ),
-        Err(_) => Default::default(),
-    }
-}
-
-/// Whether a word of `src` is a sub-group collective (the layer's or a standard built-in).
-pub(crate) fn names_sub_group_collectives(src: &str) -> bool {
-    src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(layer::is_sub_group_collective)
+    Ok(kernels)
 }
 
 /// What a build rewrites in one kernel (see [`rewrite`]).
@@ -149,25 +168,18 @@ pub(crate) struct Rewrites {
 /// what each kernel gets.
 pub(crate) fn rewrite(
     src: &str,
-    device: &Device,
-    kernels: &[KernelDecl],
+    facts: &SourceFacts,
     plan: impl Fn(&str) -> Rewrites,
     variants: bool,
     size: usize,
 ) -> Result<String> {
+    let kernels = &facts.kernels;
     let mut edits: Vec<(usize, usize, String)> = kernels
         .iter()
         .filter(|k| plan(&k.name).scratch)
         .map(scratch_param_edit)
         .collect();
-    if device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated {
-        if let Ok(scanned) = Scanned::new(src) {
-            edits.extend(layer::scratch_edits(
-                &scanned,
-                &layer::layer_users_on(&scanned, device),
-            ));
-        }
-    }
+    edits.extend(facts.scratch_edits.iter().cloned());
     let user = apply_edits(src, edits);
     // Originals stay beside their variants: ND-range launches and argument checks use them.
     let user = if variants {
@@ -237,6 +249,7 @@ fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     fn layer_of(src: &str) -> BTreeSet<String> {
         layer::layer_users(&Scanned::new(src).unwrap())

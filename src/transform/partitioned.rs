@@ -76,14 +76,12 @@ pub fn with_partitioned_variants(
     kernels: &[KernelDecl],
     checked: bool,
 ) -> Result<String> {
-    let scanned = match checked {
-        true => Some(Scanned::new(src)?),
-        false => None,
-    };
+    let scanned = Scanned::new(src)?;
+    let checks = checked.then_some(&scanned);
     let out = super::rounded::with_variants(src, kernels, true, |out, src, k| {
-        write_variant(out, src, k, scanned.as_ref(), None);
-        if rounding_obstacle(src, k).is_none() {
-            write_variant(out, src, k, scanned.as_ref(), Some(&guard()));
+        write_variant(out, src, k, checks, None);
+        if rounding_obstacle(&scanned, k).is_none() {
+            write_variant(out, src, k, checks, Some(&guard()));
         }
     })?;
     log::debug!(
@@ -109,11 +107,11 @@ const WHOLE_LAUNCH: [&str; 5] = [
 /// calls (directly, through other functions or through macros) asks for the global size or
 /// offset, the global linear id, the number of work-groups or a work-group id, which would
 /// describe one device's part of the launch there.
-pub fn whole_launch_obstacle(src: &str, k: &KernelDecl) -> Option<String> {
+pub(crate) fn whole_launch_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
     fn forbidden(id: &str, in_function: bool) -> Option<String> {
         (in_function && WHOLE_LAUNCH.contains(&id)).then(|| format!("uses `{id}`"))
     }
-    first_use(src, k, forbidden)
+    first_use(scanned, k, forbidden)
 }
 
 /// The whole-launch queries of a variant, as `#define`s (see the module docs).
@@ -282,9 +280,10 @@ mod tests {
                    kernel void a(global int* x) { x[get_global_id(0)] = get_global_size(0); }\n\
                    kernel void b(global int* x) { x[get_global_id(0)] = n(); }";
         let k = scan_kernels(src).unwrap();
-        assert_eq!(whole_launch_obstacle(src, &k[0]), None);
+        let s = Scanned::new(src).unwrap();
+        assert_eq!(whole_launch_obstacle(&s, &k[0]), None);
         assert_eq!(
-            whole_launch_obstacle(src, &k[1]).unwrap(),
+            whole_launch_obstacle(&s, &k[1]).unwrap(),
             "kernel `b` calls `n`, which uses `get_global_size`"
         );
     }

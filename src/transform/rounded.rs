@@ -103,15 +103,15 @@ pub(crate) const UNDEFS: &str =
 /// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...), the layer's `sg_*`, and the
 /// `local`/`__local` qualifier. Also refused: a called function that uses `get_global_size`,
 /// `get_global_offset` or `get_global_linear_id` (it would see the launched range). Comments and literals are ignored.
-pub fn rounding_obstacle(src: &str, k: &KernelDecl) -> Option<String> {
-    let reason = obstacle(src, k);
+pub(crate) fn rounding_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
+    let reason = obstacle(scanned, k);
     if let Some(r) = &reason {
         log::debug!("not rounding kernel `{}`: {r}", k.name);
     }
     reason
 }
 
-fn obstacle(src: &str, k: &KernelDecl) -> Option<String> {
+fn obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
     if let Some(p) = k
         .params
         .iter()
@@ -122,7 +122,7 @@ fn obstacle(src: &str, k: &KernelDecl) -> Option<String> {
             k.name, p.name
         ));
     }
-    first_use(src, k, forbidden)
+    first_use(scanned, k, forbidden)
 }
 
 /// The first identifier in `k`'s body, in functions it calls or in macros it uses
@@ -130,22 +130,18 @@ fn obstacle(src: &str, k: &KernelDecl) -> Option<String> {
 /// "kernel `k` calls `f`, which uses ..."; shared with the whole-launch check of
 /// [`super::partitioned`].
 pub(crate) fn first_use(
-    src: &str,
+    scanned: &Scanned<'_>,
     k: &KernelDecl,
     forbidden: fn(&str, bool) -> Option<String>,
 ) -> Option<String> {
-    let scanned = match Scanned::new(src) {
-        Ok(s) => s,
-        Err(e) => return Some(format!("the source could not be scanned: {e}")),
-    };
     let body: Vec<(Kind, &str)> = scanned
         .tokens
         .iter()
         .filter(|t| t.span.start > k.body.start && t.span.end < k.body.end)
-        .map(|t| (t.kind, &src[t.span.clone()]))
+        .map(|t| (t.kind, &scanned.src[t.span.clone()]))
         .collect();
     let mut walk = Walk {
-        scanned: &scanned,
+        scanned,
         seen: HashSet::new(),
         forbidden,
     };
@@ -379,9 +375,10 @@ mod examples {
                    kernel void a(global int* x) { x[get_global_id(0)] = 1; /* barrier( */ }\n\
                    kernel void b(global int* x) { SYNC; }";
         let k = scan_kernels(src).unwrap();
-        assert_eq!(rounding_obstacle(src, &k[0]), None);
+        let s = Scanned::new(src).unwrap();
+        assert_eq!(rounding_obstacle(&s, &k[0]), None);
         assert_eq!(
-            rounding_obstacle(src, &k[1]).unwrap(),
+            rounding_obstacle(&s, &k[1]).unwrap(),
             "kernel `b` uses macro `SYNC`, which uses `barrier` (a work-group collective)"
         );
     }

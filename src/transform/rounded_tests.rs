@@ -7,7 +7,8 @@ fn rounded(src: &str, keep: bool) -> String {
 }
 
 fn obstacle_of(src: &str, kernel: usize) -> Option<String> {
-    rounding_obstacle(src, &scan_kernels(src).unwrap()[kernel])
+    let s = crate::transform::Scanned::new(src).unwrap();
+    rounding_obstacle(&s, &scan_kernels(src).unwrap()[kernel])
 }
 
 #[test]

@@ -114,23 +114,6 @@ pub fn scan_kernels(src: &str) -> Result<Vec<KernelDecl>> {
     Ok(kernels)
 }
 
-/// The kernels of `src` for a program build, which must not fail where the compiler would
-/// succeed: a source the scanner cannot read as a whole (an `#if` whose branches each open a
-/// kernel, say) gives no kernels and the reason, so the build goes on without rewrites and takes
-/// kernel names from the driver. Only a malformed clgroups attribute
-/// (`CLG_REQD_SUB_GROUP_SIZE(...)`, `CLG_NAMED_SUB_GROUP_SIZE(...)`) is an error: it asks the
-/// host for something it cannot read.
-pub(crate) fn scan_for_build(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
-    let scanned = match Scanned::new(src) {
-        Ok(s) => s,
-        Err(e) => {
-            log::debug!("source not scanned ({e}): no generated variants, names from the driver");
-            return Ok((Vec::new(), Some(e.to_string())));
-        }
-    };
-    Ok((scanned.kernel_decls()?, None))
-}
-
 /// A function definition (kernel or not), as token indices into [`Scanned::tokens`].
 #[derive(Debug, Clone)]
 pub(crate) struct FunctionDef {
@@ -321,7 +304,7 @@ impl<'a> Scanned<'a> {
 
     /// The public declaration of kernel `f`.
     /// Every kernel definition, in source order.
-    fn kernel_decls(&self) -> Result<Vec<KernelDecl>> {
+    pub(crate) fn kernel_decls(&self) -> Result<Vec<KernelDecl>> {
         self.functions
             .iter()
             .filter(|f| f.is_kernel)

@@ -220,14 +220,14 @@ fn preprocessor_lines_in_a_declaration_stop_rewrites() {
 #[test]
 fn scan_for_build_never_fails_on_structure() {
     let src = "#ifdef A\nkernel void k(global int* x) {\n#else\nkernel void k(global int* x) {\n#endif\n x[0] = 1; }";
-    let (k, why) = scan_for_build(src).unwrap();
+    let (k, why) = crate::transform::scan(src).unwrap();
     assert!(k.is_empty());
     assert!(why.unwrap().contains("unclosed"));
     let src =
         "#define SIMD 16\nkernel __attribute__((intel_reqd_sub_group_size(SIMD))) void k() { }";
-    let (k, _) = scan_for_build(src).unwrap();
+    let (k, _) = crate::transform::scan(src).unwrap();
     assert_eq!((k[0].sub_group_size, k[0].own_sub_group_attr), (None, true));
-    assert!(scan_for_build("CLG_REQD_SUB_GROUP_SIZE(S) kernel void k() { }").is_err());
+    assert!(crate::transform::scan("CLG_REQD_SUB_GROUP_SIZE(S) kernel void k() { }").is_err());
 }
 
 #[test]
@@ -288,7 +288,7 @@ proptest! {
     #[test]
     fn token_soups_never_panic(picks in prop::collection::vec(0..SOUP.len(), 0..60)) {
         let src: String = picks.iter().map(|&i| SOUP[i]).collect::<Vec<_>>().join(" ");
-        let _ = scan_for_build(&src);
+        let _ = crate::transform::scan(&src);
         if let Ok(kernels) = scan_kernels(&src) {
             let out = crate::transform::rounded::with_rounded_variants(&src, &kernels, true);
             let out = out.expect("variants of scanned kernels are written");

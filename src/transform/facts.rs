@@ -1,0 +1,127 @@
+//! [`SourceFacts`]: everything clgroups reads in a program's source, read once per build from
+//! one scan and stored by the program; its kernels, launches and multi-device kernels ask these
+//! facts instead of reading the text again.
+
+use super::divergence::{self, Divergence};
+use super::layer;
+use super::lex::Kind;
+use super::source::Scanned;
+use super::KernelDecl;
+use crate::device::{Device, ShuffleBackend};
+use crate::error::Result;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What one scan of a source found.
+#[derive(Debug, Default)]
+pub(crate) struct SourceFacts {
+    /// The kernel definitions variants may be written for ([`super::scan`]'s rules).
+    pub(crate) kernels: Vec<KernelDecl>,
+    /// Why the scanner could not read the source as a whole (then no kernels).
+    pub(crate) unscanned: Option<String>,
+    /// Functions that use the sub-group layer on the device, transitively.
+    pub(crate) layer_users: BTreeSet<String>,
+    /// Functions that use sub-group collectives (the layer's or the standard built-ins).
+    pub(crate) collective_users: BTreeSet<String>,
+    /// Collectives under work-item-dependent control flow (emulated backend only).
+    pub(crate) divergence: Divergence,
+    /// Why each kernel must not be rounded (`None`: it may be), by name.
+    pub(crate) rounding_obstacles: BTreeMap<String, Option<String>>,
+    /// The edits threading the emulated scratch through the layer's helper functions.
+    pub(crate) scratch_edits: Vec<(usize, usize, String)>,
+    /// Every identifier of the code and of its macros (comments and strings excluded; the
+    /// whole text split at non-identifier characters where the scanner cannot read it).
+    words: BTreeSet<String>,
+}
+
+impl SourceFacts {
+    /// Reads `src` for a build on `device`. Errors only for a malformed clgroups attribute
+    /// (see [`super::scan`]).
+    pub(crate) fn read(src: &str, device: &Device) -> Result<SourceFacts> {
+        let scanned = match Scanned::new(src) {
+            Ok(s) => s,
+            Err(e) => {
+                log::debug!(
+                    "source not scanned ({e}): no generated variants, names from the driver"
+                );
+                return Ok(SourceFacts {
+                    unscanned: Some(e.to_string()),
+                    words: text_words(src),
+                    ..Default::default()
+                });
+            }
+        };
+        let backend = device.sub_groups().effective.shuffle_backend;
+        let layer_users = layer::layer_users_on(&scanned, device);
+        let scratch_edits = match backend {
+            ShuffleBackend::Emulated => layer::scratch_edits(&scanned, &layer_users),
+            _ => Vec::new(),
+        };
+        let divergence = match backend {
+            ShuffleBackend::Emulated => {
+                divergence::divergent_users(&scanned, layer::is_emulated_collective)
+            }
+            _ => Divergence::default(),
+        };
+        let kernels = super::scanned_kernels(&scanned)?;
+        let rounding_obstacles = kernels
+            .iter()
+            .map(|k| (k.name.clone(), super::rounding_obstacle(&scanned, k)))
+            .collect();
+        Ok(SourceFacts {
+            kernels,
+            unscanned: None,
+            rounding_obstacles,
+            collective_users: layer::users(&scanned, layer::is_sub_group_collective),
+            layer_users,
+            divergence,
+            scratch_edits,
+            words: scanned_words(&scanned),
+        })
+    }
+
+    /// Whether `word` is an identifier of the source.
+    pub(crate) fn uses(&self, word: &str) -> bool {
+        self.words.contains(word)
+    }
+
+    /// Whether an identifier of the source is a sub-group collective.
+    pub(crate) fn names_sub_group_collectives(&self) -> bool {
+        self.words.iter().any(|w| layer::is_sub_group_collective(w))
+    }
+}
+
+/// The identifiers of the scanned code and of its macros' bodies.
+fn scanned_words(s: &Scanned<'_>) -> BTreeSet<String> {
+    let macros = s.macros.values().flatten().flatten();
+    s.tokens
+        .iter()
+        .chain(macros)
+        .filter(|t| t.kind == Kind::Ident)
+        .map(|t| s.src[t.span.clone()].to_string())
+        .collect()
+}
+
+/// The words of text the scanner cannot read (comments included: more words, never fewer).
+fn text_words(src: &str) -> BTreeSet<String> {
+    src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_skip_comments_and_strings_but_keep_macros() {
+        let src = "#define G get_group_id(0)\n// get_global_size(0)\n\
+                   kernel void k(global int *x) { x[G] = 1; /* get_num_groups */ }";
+        let s = Scanned::new(src).unwrap();
+        let words = scanned_words(&s);
+        assert!(words.contains("get_group_id"));
+        assert!(!words.contains("get_global_size"));
+        assert!(!words.contains("get_num_groups"));
+        assert!(text_words(src).contains("get_num_groups"));
+    }
+}
