@@ -187,7 +187,10 @@ pub mod prelude {
     pub use crate::{ColoredBuffer, Placement, RootDevice};
 }
 
-/// The README's Rust examples, compiled as doctests (they use the default features).
+/// The Rust examples of the README and of `docs/`, compiled as doctests (they use the default
+/// features).
 #[doc = include_str!("../README.md")]
+#[doc = include_str!("../docs/launches.md")]
+#[doc = include_str!("../docs/scaling.md")]
 #[cfg(all(doctest, feature = "scaling", feature = "algorithms"))]
 pub struct ReadmeDoctests;

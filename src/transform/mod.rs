@@ -1,6 +1,6 @@
 //! Everything clgroups reads or writes in a kernel's OpenCL C source, behind one small
-//! interface (pure text; the driver stays the source of truth, see the README's "What clgroups
-//! does to your source").
+//! interface (pure text; the driver stays the source of truth, see `docs/architecture.md`,
+//! "What clgroups does to your source").
 //!
 //! * Reading: [`SourceFacts::read`] scans a program's source once: the kernel definitions it
 //!   may rewrite ([`KernelDecl`], with the reason where it may not:
