@@ -251,7 +251,7 @@ impl Kernel {
             // Work-groups of one work-item abort PoCL's process for kernels with native
             // sub-group collectives (PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`;
             // queries such as `get_sub_group_local_id` run).
-            no_single_item: plan.sub_groups
+            no_single_item: plan.collectives
                 && backend == ShuffleBackend::Khr
                 && dev.platform_name().contains("Portable Computing Language"),
         };

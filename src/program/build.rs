@@ -1,4 +1,4 @@
-//! A program build: what is decided per kernel ([`KernelPlan`]), the rewritten text per
+//! A program build: what is decided per kernel ([`KernelChoices`]), the rewritten text per
 //! sub-group size, the build with its fallbacks, and the driver's kernel names.
 
 use super::compile::build_cached;
@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// What a build decided for one kernel.
 #[derive(Clone, Debug)]
-pub(crate) struct KernelPlan {
+pub(crate) struct KernelChoices {
     /// The resolved sub-group size.
     pub(crate) size: ResolvedSize,
     /// The size asked for (an attribute, the program default for layer kernels, or automatic).
@@ -26,7 +26,7 @@ pub(crate) struct KernelPlan {
     /// Whether the kernel uses the sub-group layer (directly or through helpers).
     pub(crate) uses_layer: bool,
     /// Whether it uses sub-group collectives (the layer's or OpenCL's built-ins).
-    pub(crate) sub_groups: bool,
+    pub(crate) collectives: bool,
     /// Whether it takes the emulated scratch as a hidden trailing parameter.
     pub(crate) scratch: bool,
     /// Conditions its collectives sit under, which each launch must find uniform (emulated
@@ -39,14 +39,14 @@ pub(crate) struct KernelPlan {
     pub(crate) checked: std::result::Result<(), String>,
 }
 
-impl KernelPlan {
+impl KernelChoices {
     pub(super) fn new(
         k: &KernelDecl,
         b: &ProgramBuilder,
         device: &Device,
         rounding: &RoundingConfig,
         facts: &SourceFacts,
-    ) -> KernelPlan {
+    ) -> KernelChoices {
         let uses_layer = facts.layer_users.contains(&k.name);
         let backend = device.sub_groups().effective.shuffle_backend;
         let requested = match (k.sub_group_size, uses_layer) {
@@ -94,12 +94,12 @@ impl KernelPlan {
              layer: {uses_layer}), rounded variants: {rounded:?}, checked variants: {checked:?}",
             k.name
         );
-        KernelPlan {
+        KernelChoices {
             size,
             requested,
             pinned,
             uses_layer,
-            sub_groups: uses_layer,
+            collectives: uses_layer,
             scratch,
             id_conditions: Vec::new(),
             rounded,
@@ -109,13 +109,13 @@ impl KernelPlan {
 
     /// A kernel the scanner did not find: nothing rewritten, the driver's sub-group size; it
     /// counts as using sub-group collectives when any word of the source is one.
-    pub(super) fn unscanned(device: &Device, source_sub_groups: bool) -> KernelPlan {
-        KernelPlan {
+    pub(super) fn unscanned(device: &Device, source_sub_groups: bool) -> KernelChoices {
+        KernelChoices {
             size: resolve(SubGroupSize::Automatic, device),
             requested: SubGroupSize::Automatic,
             pinned: false,
             uses_layer: false,
-            sub_groups: source_sub_groups,
+            collectives: source_sub_groups,
             scratch: false,
             id_conditions: Vec::new(),
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
@@ -166,13 +166,13 @@ pub(super) fn build_with_fallbacks(
     queue: &Queue,
     b: &ProgramBuilder,
     facts: &SourceFacts,
-    plans: &mut BTreeMap<String, KernelPlan>,
+    plans: &mut BTreeMap<String, KernelChoices>,
     size: usize,
 ) -> Result<Arc<ClProgram>> {
     // The standard sub-group built-ins the device lacks (nothing when the source names none).
     let polyfill =
         transform::inline_includes(&polyfill::prelude(queue, &b.source), "clgroups/khr/prelude")?;
-    let attempt = |plans: &BTreeMap<String, KernelPlan>, round: bool, rewrite: bool| {
+    let attempt = |plans: &BTreeMap<String, KernelChoices>, round: bool, rewrite: bool| {
         let text = compose(
             b,
             queue.device(),
@@ -230,7 +230,7 @@ fn compose(
     device: &Device,
     polyfill: &str,
     facts: &SourceFacts,
-    plans: &BTreeMap<String, KernelPlan>,
+    plans: &BTreeMap<String, KernelChoices>,
     round: bool,
     rewrite: bool,
     size: usize,

@@ -54,7 +54,7 @@ use crate::ffi::ClProgram;
 use crate::plan::rounding::RoundingConfig;
 use crate::queue::Queue;
 use crate::transform::{self, KernelDecl, SourceFacts};
-pub(crate) use build::KernelPlan;
+pub(crate) use build::KernelChoices;
 use build::{build_with_fallbacks, driver_kernel_names};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -112,7 +112,7 @@ struct ProgramInner {
     /// Whether `names` is the whole list (else a kernel's name is checked by creating it).
     names_known: bool,
     /// What the build decided per scanned kernel.
-    plans: BTreeMap<String, KernelPlan>,
+    plans: BTreeMap<String, KernelChoices>,
     /// One build per distinct size of layer kernels (`CLG_SUB_GROUP_SIZE`; kernels that do not
     /// use the layer take the first).
     builds: BTreeMap<usize, Arc<ClProgram>>,
@@ -190,12 +190,12 @@ impl Program {
             log::debug!("`{k}` is refused on the emulated backend: {why}");
         }
         let mut at_launch = std::mem::take(&mut facts.divergence.at_launch);
-        let plans: BTreeMap<String, KernelPlan> = facts
+        let plans: BTreeMap<String, KernelChoices> = facts
             .kernels
             .iter()
             .map(|k| {
-                let mut plan = KernelPlan::new(k, &b, device, &rounding, &facts);
-                plan.sub_groups = facts.collective_users.contains(&k.name);
+                let mut plan = KernelChoices::new(k, &b, device, &rounding, &facts);
+                plan.collectives = facts.collective_users.contains(&k.name);
                 plan.id_conditions = at_launch.remove(&k.name).unwrap_or_default();
                 (k.name.clone(), plan)
             })
@@ -279,7 +279,7 @@ impl Program {
         }
         let plan = match self.inner.plans.get(name) {
             Some(p) => p.clone(),
-            None => KernelPlan::unscanned(
+            None => KernelChoices::unscanned(
                 self.device(),
                 self.inner.facts.names_sub_group_collectives(),
             ),
@@ -470,7 +470,7 @@ pub fn resolve(want: SubGroupSize, device: &Device) -> ResolvedSize {
 pub(crate) struct KernelParts<'a> {
     /// The build holding the kernel.
     pub(crate) build: &'a ClProgram,
-    pub(crate) plan: KernelPlan,
+    pub(crate) plan: KernelChoices,
     /// The build holding its rounded and sized variants, or why there are none.
     pub(crate) rounded: std::result::Result<Arc<ClProgram>, String>,
     /// Its checked pointer parameters (index, name), or why it has no checked variant.
