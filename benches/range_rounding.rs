@@ -24,7 +24,7 @@ struct Setup {
 }
 
 fn setup() -> Result<Setup> {
-    let q = Queue::new(&clgroups::default_device()?)?;
+    let q = Queue::with_profiling(&clgroups::default_device()?)?;
     let kernel = Program::from_source(&q, VADD)?.kernel("vadd")?;
     let a: Vec<f32> = (0..POW2).map(|i| (i % 1000) as f32).collect();
     let b: Vec<f32> = (0..POW2).map(|i| (i % 7) as f32).collect();

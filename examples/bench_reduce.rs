@@ -191,6 +191,9 @@ impl DeviceCheck {
 }
 
 fn measure_size(queue: &Queue, n: usize, args: &Args) -> AnyResult<Vec<Row>> {
+    // Device times come from a profiling queue of the same context (the host-wall rows use
+    // `queue`, without profiling, as users' calls do).
+    let timed = &Queue::profiled_on(queue.context(), queue.device())?;
     let (scan_only, runs) = (args.scan_only, args.runs);
     let poison = Program::from_source(queue, POISON)?.kernel("poison")?;
     let data = input(n);
@@ -232,14 +235,14 @@ fn measure_size(queue: &Queue, n: usize, args: &Args) -> AnyResult<Vec<Row>> {
         rows.push(row("scan", "wall", n, t, 2 * b));
         let t = median_of(runs, || {
             poison_y(&mut y)?;
-            let ev = algorithms::enqueue_scan_sum(queue, &x, &mut y, ScanKind::Inclusive)?;
+            let ev = algorithms::enqueue_scan_sum(timed, &x, &mut y, ScanKind::Inclusive)?;
             let t = ev.duration()?;
             check_scan(&y, queue, &prefix)?;
             Ok(t.as_secs_f64())
         })?;
         rows.push(row("scan", "device", n, t, 2 * b));
         let t = median_of(runs, || {
-            Ok(x.copy_to(queue, &mut y)?.duration()?.as_secs_f64())
+            Ok(x.copy_to(timed, &mut y)?.duration()?.as_secs_f64())
         })?;
         rows.push(row("copy", "device", n, t, 2 * b));
     }
@@ -254,7 +257,7 @@ fn measure_size(queue: &Queue, n: usize, args: &Args) -> AnyResult<Vec<Row>> {
     rows.push(row("reduce", "wall", n, t, b));
     let t = median_of(runs, || {
         one.fill(queue, f32::NAN)?;
-        let t = algorithms::enqueue_reduce(queue, &x, ReduceOp::Sum, &one)?.duration()?;
+        let t = algorithms::enqueue_reduce(timed, &x, ReduceOp::Sum, &one)?.duration()?;
         check_sum(one.read(queue)?[0])?;
         Ok(t.as_secs_f64())
     })?;

@@ -99,7 +99,7 @@ fn main() -> clgroups::Result<()> {
     let gpu = device.kind() == DeviceKind::Gpu;
     let n = args.n.unwrap_or(if gpu { 1 << 28 } else { 1 << 24 }) / 4 * 4;
     let groups = if gpu { 4096 } else { 64 };
-    let q = Queue::new(&device)?;
+    let q = Queue::with_profiling(&device)?;
     // Small integers / 4: every partial sum is exact or nearly; checked with a relative bound.
     let data: Vec<f32> = (0..n).map(|i| ((i % 33) as f32 - 16.0) * 0.25).collect();
     let want: f64 = data.iter().map(|&v| v as f64).sum();

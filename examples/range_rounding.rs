@@ -60,7 +60,7 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<()> {
-    let q = Queue::new(&clgroups::default_device()?)?;
+    let q = Queue::with_profiling(&clgroups::default_device()?)?;
     let mut cfg = RoundingConfig::from_env();
     if let Some(p) = args.params {
         cfg.params = Some(p);

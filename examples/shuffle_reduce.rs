@@ -28,7 +28,7 @@ fn main() -> clgroups::Result<()> {
         DeviceKind::Gpu => 1 << 28,
         _ => 1 << 24,
     });
-    let queue = Queue::new(&device)?;
+    let queue = Queue::with_profiling(&device)?;
     let data: Vec<f32> = (0..n)
         .map(|i| ((i % 1013) as f32 - 506.0) / 64.0 + 0.25)
         .collect();

@@ -2,6 +2,7 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
+use opencl3::error_codes::CL_PROFILING_INFO_NOT_AVAILABLE;
 use opencl3::types::cl_event;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use std::time::Duration;
 ///
 /// ```
 /// # use clgroups::prelude::*;
-/// # let queue = Queue::new(&default_device()?)?;
+/// # let queue = Queue::with_profiling(&default_device()?)?;
 /// let x = Buffer::from_slice(&queue, &[1u32; 1 << 16])?;
 /// let mut y = Buffer::<u32>::new(&queue, 1 << 16)?;
 /// let event: Event = x.copy_to(&queue, &mut y)?;
@@ -77,7 +78,7 @@ impl Event {
     ///
     /// ```
     /// # use clgroups::prelude::*;
-    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let queue = Queue::with_profiling(&default_device()?)?;
     /// # let x = Buffer::from_slice(&queue, &[1u32; 64])?;
     /// # let mut y = Buffer::<u32>::new(&queue, 64)?;
     /// let event = x.copy_to(&queue, &mut y)?;
@@ -94,7 +95,7 @@ impl Event {
     ///
     /// ```
     /// # use clgroups::prelude::*;
-    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let queue = Queue::with_profiling(&default_device()?)?;
     /// # let x = Buffer::from_slice(&queue, &[1u32; 64])?;
     /// # let mut y = Buffer::<u32>::new(&queue, 64)?;
     /// let time: std::time::Duration = x.copy_to(&queue, &mut y)?.duration()?;
@@ -109,7 +110,7 @@ impl Event {
     ///
     /// ```
     /// # use clgroups::prelude::*;
-    /// # let queue = Queue::new(&default_device()?)?;
+    /// # let queue = Queue::with_profiling(&default_device()?)?;
     /// # let x = Buffer::from_slice(&queue, &[1u32; 64])?;
     /// # let mut y = Buffer::<u32>::new(&queue, 64)?;
     /// let (start, end) = x.copy_to(&queue, &mut y)?.span()?;
@@ -118,8 +119,15 @@ impl Event {
     /// ```
     pub fn span(&self) -> Result<(u64, u64)> {
         self.wait()?;
-        let err = |e: opencl3::error_codes::ClError| {
-            Error::cl("clGetEventProfilingInfo", e.0, self.context())
+        let err = |e: opencl3::error_codes::ClError| match e.0 {
+            CL_PROFILING_INFO_NOT_AVAILABLE => Error::Unsupported {
+                device: self.device.to_string(),
+                what: format!("the device time of {}", self.context()),
+                missing: "a queue with profiling (Queue::with_profiling, Queue::profiled_on, \
+                          RootDevice::with_profiling)"
+                    .into(),
+            },
+            code => Error::cl("clGetEventProfilingInfo", code, self.context()),
         };
         let (first, last) = (&self.raw[0], &self.raw[self.raw.len() - 1]);
         let start = first.profiling_command_start().map_err(err)?;

@@ -35,7 +35,7 @@
 //! use clgroups::prelude::*;
 //!
 //! // The device `CLGROUPS_DEVICE` names, else the first GPU, accelerator or CPU.
-//! let queue = Queue::new(&default_device()?)?;
+//! let queue = Queue::with_profiling(&default_device()?)?;
 //!
 //! // OpenCL C with the sub-group layer: each sub-group adds its values, and one work-item per
 //! // sub-group adds that to the total.

@@ -1,5 +1,5 @@
-//! [`Context`] and [`Queue`]: an OpenCL context over one or more devices, and an in-order,
-//! profiling command queue on one of them.
+//! [`Context`] and [`Queue`]: an OpenCL context over one or more devices, and an in-order
+//! command queue (profiling on request) on one of them.
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -190,12 +190,14 @@ pub(crate) fn names(devices: &[Device]) -> String {
         .join(", ")
 }
 
-/// An in-order command queue with profiling on one device of a [`Context`].
-/// Cheap to clone; `Send + Sync`.
+/// An in-order command queue on one device of a [`Context`]. Cheap to clone; `Send + Sync`.
 ///
 /// Commands run in the order they were enqueued; transfers such as
 /// [`Buffer::read`](crate::Buffer::read) wait for the commands before them, and every launch
-/// returns an [`Event`](crate::Event) with its device time.
+/// returns an [`Event`](crate::Event). Queues from [`Queue::new`] and [`Queue::on`] do not
+/// profile (an event costs NVIDIA's driver ~7 µs more host time on a profiling queue: launches
+/// then cost what raw OpenCL's do); [`Queue::with_profiling`] and [`Queue::profiled_on`] make
+/// queues whose events know their device time ([`Event::duration`](crate::Event::duration)).
 ///
 /// ```
 /// use clgroups::{Buffer, Queue};
@@ -215,6 +217,7 @@ struct QueueInner {
     raw: crate::ffi::Owned<CommandQueue>,
     context: Context,
     device: Device,
+    profiling: bool,
 }
 
 impl Queue {
@@ -228,6 +231,22 @@ impl Queue {
     /// ```
     pub fn new(device: &Device) -> Result<Self> {
         Queue::on(&Context::new(std::slice::from_ref(device))?, device)
+    }
+
+    /// [`Queue::new`] with profiling: every event knows its device time
+    /// ([`Event::duration`](crate::Event::duration)).
+    ///
+    /// ```
+    /// use clgroups::{Buffer, Queue};
+    /// let queue = Queue::with_profiling(&clgroups::default_device()?)?;
+    /// assert!(queue.profiling());
+    /// let x = Buffer::from_slice(&queue, &[1u32; 64])?;
+    /// let mut y = Buffer::<u32>::new(&queue, 64)?;
+    /// println!("copy: {:?}", x.copy_to(&queue, &mut y)?.duration()?);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn with_profiling(device: &Device) -> Result<Self> {
+        Queue::profiled_on(&Context::new(std::slice::from_ref(device))?, device)
     }
 
     /// A queue on `device`, which must belong to `context` ([`Error::InvalidInput`]
@@ -248,10 +267,31 @@ impl Queue {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn on(context: &Context, device: &Device) -> Result<Self> {
+        Queue::create(context, device, false)
+    }
+
+    /// [`Queue::on`] with profiling (see [`Queue::with_profiling`]).
+    ///
+    /// ```
+    /// use clgroups::{Context, Queue};
+    /// let dev = clgroups::default_device()?;
+    /// let queue = Queue::profiled_on(&Context::new(std::slice::from_ref(&dev))?, &dev)?;
+    /// assert!(queue.profiling());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn profiled_on(context: &Context, device: &Device) -> Result<Self> {
+        Queue::create(context, device, true)
+    }
+
+    fn create(context: &Context, device: &Device, profiling: bool) -> Result<Self> {
         if !context.devices().iter().any(|d| d.id() == device.id()) {
             return Err(Error::input(format!("{device} is not in this context")));
         }
-        let raw = crate::ffi::create_queue(context.raw(), device.raw(), CL_QUEUE_PROFILING_ENABLE)
+        let properties = match profiling {
+            true => CL_QUEUE_PROFILING_ENABLE,
+            false => 0,
+        };
+        let raw = crate::ffi::create_queue(context.raw(), device.raw(), properties)
             .map_err(|e| {
                 Error::cl(
                     "clCreateCommandQueueWithProperties",
@@ -264,8 +304,20 @@ impl Queue {
                 raw,
                 context: context.clone(),
                 device: device.clone(),
+                profiling,
             }),
         })
+    }
+
+    /// Whether the queue's events know their device time ([`Queue::with_profiling`]).
+    ///
+    /// ```
+    /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
+    /// assert!(!queue.profiling());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn profiling(&self) -> bool {
+        self.inner.profiling
     }
 
     /// The queue's device.
@@ -315,12 +367,12 @@ impl Queue {
         &self.inner.raw
     }
 
-    /// The underlying [`opencl3`] command queue (in order, profiling enabled), for OpenCL calls
+    /// The underlying [`opencl3`] command queue (in order; profiling as made), for OpenCL calls
     /// clgroups does not wrap. Commands enqueued through it are ordered with clgroups' own.
     ///
     /// ```
     /// use opencl3::command_queue::CL_QUEUE_PROFILING_ENABLE;
-    /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;
+    /// let queue = clgroups::Queue::with_profiling(&clgroups::default_device()?)?;
     /// let raw = queue.as_opencl3();
     /// assert_eq!(raw.device().expect("CL_QUEUE_DEVICE"), queue.device().id());
     /// assert_ne!(raw.properties().expect("CL_QUEUE_PROPERTIES") & CL_QUEUE_PROFILING_ENABLE, 0);

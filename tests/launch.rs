@@ -356,11 +356,23 @@ fn offsets_shift_nd_ranges() {
 }
 
 #[test]
-fn events_are_profiled() {
+fn events_know_their_device_time_on_profiling_queues_only() {
     let t = Guarded::new();
     let launch = t.k.launch().arg(&t.out).arg(3u32);
     // SAFETY: `fill` writes o[i] for i < 8192, the length of `out`.
     let ev = unsafe { launch.nd_range(8192, LocalSize::Tuned) }.unwrap();
-    assert!(ev.duration().unwrap().as_nanos() > 0);
+    assert!(!t.q.profiling());
+    let Err(Error::Unsupported { missing, .. }) = ev.duration() else {
+        panic!("a queue without profiling gave a device time");
+    };
+    assert!(missing.contains("Queue::with_profiling"), "{missing}");
     assert!(t.out.read(&t.q).unwrap().iter().all(|&v| v == 3));
+
+    let q = Queue::with_profiling(&common::device()).unwrap();
+    let p = Program::from_source(&q, "kernel void one(global int *o) { o[get_global_id(0)] = 1; }").unwrap();
+    let out = Buffer::<i32>::new(&q, 8192).unwrap();
+    let k = p.kernel("one").unwrap();
+    // SAFETY: `one` writes o[i] for i < 8192, the length of `out`.
+    let ev = unsafe { k.launch().arg(&out).nd_range(8192, LocalSize::Tuned) }.unwrap();
+    assert!(ev.duration().unwrap().as_nanos() > 0);
 }

@@ -36,7 +36,8 @@ kernel void sizes(global uint *out, uint dim) {
 "#;
 
 fn root(test: &str) -> Option<RootDevice> {
-    common::root_device(test)
+    // Profiling queues: tests read device times.
+    common::root_device(test).map(|r| r.with_profiling().expect("profiling queues"))
 }
 
 /// Distinct, non-zero floats.

@@ -234,7 +234,7 @@ pub(super) fn fill_pattern<T>() -> bool {
 ///
 /// ```
 /// # use clgroups::prelude::*;
-/// # let queue = Queue::new(&default_device()?)?;
+/// # let queue = Queue::with_profiling(&default_device()?)?;
 /// let x = Buffer::from_slice(&queue, &[[1.0f32, 2.0]; 8])?;
 /// let pending: clgroups::buffer::PendingRead<[f32; 2]> = x.enqueue_read(&queue)?;
 /// println!("read of {} bytes: {:?}", 8 * 8, pending.event().duration()?);

@@ -10,7 +10,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use clgroups::{ColoredBuffer, RootDevice};
-/// let root = RootDevice::from_env()?;
+/// let root = RootDevice::from_env()?.with_profiling()?;
 /// let p = root.program("kernel void z(global int *x) { x[get_global_id(0)] = 0; }")?;
 /// let z = p.kernel("z")?;
 /// let mut x = ColoredBuffer::<i32>::new(&root, 1 << 16)?;
@@ -32,7 +32,7 @@ impl MultiEvent {
     /// one chunk there).
     ///
     /// ```
-    /// # let root = clgroups::RootDevice::from_env()?;
+    /// # let root = clgroups::RootDevice::from_env()?.with_profiling()?;
     /// # let p = root.program("kernel void z(global int *x) { x[get_global_id(0)] = 0; }")?;
     /// # let z = p.kernel("z")?;
     /// # let mut x = clgroups::ColoredBuffer::<i32>::new(&root, 4096)?;
@@ -48,7 +48,7 @@ impl MultiEvent {
     /// Per device, in device order, its sub-launch's event or `None` if it got no work.
     ///
     /// ```
-    /// # let root = clgroups::RootDevice::from_env()?;
+    /// # let root = clgroups::RootDevice::from_env()?.with_profiling()?;
     /// # let p = root.program("kernel void z(global int *x) { x[get_global_id(0)] = 0; }")?;
     /// # let z = p.kernel("z")?;
     /// # let mut x = clgroups::ColoredBuffer::<i32>::new(&root, 64)?;
@@ -66,7 +66,7 @@ impl MultiEvent {
     /// Waits for every sub-launch.
     ///
     /// ```
-    /// # let root = clgroups::RootDevice::from_env()?;
+    /// # let root = clgroups::RootDevice::from_env()?.with_profiling()?;
     /// # let p = root.program("kernel void z(global int *x) { x[get_global_id(0)] = 0; }")?;
     /// # let z = p.kernel("z")?;
     /// # let mut x = clgroups::ColoredBuffer::<i32>::new(&root, 4096)?;
@@ -87,7 +87,7 @@ impl MultiEvent {
     /// per-device [`device_durations`](Self::device_durations) or host time instead.
     ///
     /// ```
-    /// # let root = clgroups::RootDevice::from_env()?;
+    /// # let root = clgroups::RootDevice::from_env()?.with_profiling()?;
     /// # let p = root.program("kernel void z(global int *x) { x[get_global_id(0)] = 0; }")?;
     /// # let z = p.kernel("z")?;
     /// # let mut x = clgroups::ColoredBuffer::<i32>::new(&root, 4096)?;
@@ -109,7 +109,7 @@ impl MultiEvent {
     /// Per device, the device time of its sub-launch (`None`: no work).
     ///
     /// ```
-    /// # let root = clgroups::RootDevice::from_env()?;
+    /// # let root = clgroups::RootDevice::from_env()?.with_profiling()?;
     /// # let p = root.program("kernel void z(global int *x) { x[get_global_id(0)] = 0; }")?;
     /// # let z = p.kernel("z")?;
     /// # let mut x = clgroups::ColoredBuffer::<i32>::new(&root, 4096)?;

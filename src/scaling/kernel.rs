@@ -17,7 +17,7 @@ use crate::range::Range;
 ///
 /// ```
 /// use clgroups::{ColoredBuffer, RootDevice};
-/// let root = RootDevice::from_env()?;
+/// let root = RootDevice::from_env()?.with_profiling()?;
 /// let program = root.program("kernel void one(global int *x) { x[get_global_id(0)] = 1; }")?;
 /// let one = program.kernel("one")?;
 /// let mut x = ColoredBuffer::<i32>::new(&root, 4096)?;

@@ -99,7 +99,7 @@
 //! ```
 //! use clgroups::scaling::{ColoredBuffer, RootDevice};
 //! use clgroups::Range;
-//! let root = RootDevice::from_env()?;
+//! let root = RootDevice::from_env()?.with_profiling()?;
 //! let prog = root.program("kernel void inc(global int *x) { x[get_global_id(0)] += 1; }")?;
 //! let x = ColoredBuffer::from_slice(&root, &vec![1; 1 << 20])?;
 //! let inc = prog.kernel("inc")?;

@@ -223,6 +223,22 @@ impl RootDevice {
         self
     }
 
+    /// This root device with profiling queues on the same context: launches of programs made
+    /// afterwards return [`MultiEvent`](super::MultiEvent)s that know their device time.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?.with_profiling()?;
+    /// assert!(root.queues().iter().all(|q| q.profiling()));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn with_profiling(mut self) -> Result<Self> {
+        self.finish()?;
+        self.queues = (self.queues.iter())
+            .map(|q| Queue::profiled_on(&self.context, q.device()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self)
+    }
+
     /// Waits for every queue.
     ///
     /// ```
