@@ -291,8 +291,8 @@ impl Queue {
             true => CL_QUEUE_PROFILING_ENABLE,
             false => 0,
         };
-        let raw = crate::ffi::create_queue(context.raw(), device.raw(), properties)
-            .map_err(|e| {
+        let raw =
+            crate::ffi::create_queue(context.raw(), device.raw(), properties).map_err(|e| {
                 Error::cl(
                     "clCreateCommandQueueWithProperties",
                     e.0,

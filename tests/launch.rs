@@ -369,7 +369,11 @@ fn events_know_their_device_time_on_profiling_queues_only() {
     assert!(t.out.read(&t.q).unwrap().iter().all(|&v| v == 3));
 
     let q = Queue::with_profiling(&common::device()).unwrap();
-    let p = Program::from_source(&q, "kernel void one(global int *o) { o[get_global_id(0)] = 1; }").unwrap();
+    let p = Program::from_source(
+        &q,
+        "kernel void one(global int *o) { o[get_global_id(0)] = 1; }",
+    )
+    .unwrap();
     let out = Buffer::<i32>::new(&q, 8192).unwrap();
     let k = p.kernel("one").unwrap();
     // SAFETY: `one` writes o[i] for i < 8192, the length of `out`.

@@ -3,7 +3,7 @@
 //! `examples/bench_reduce.rs` and `benches/reduce.rs`. Raw OpenCL calls are `unsafe` in
 //! opencl3; each use says why it is sound.
 
-use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::Device;
 use opencl3::kernel::{ExecuteKernel, Kernel};
@@ -15,7 +15,7 @@ use opencl3::types::cl_device_id;
 pub const TINY_SOURCE: &str =
     "kernel void tiny(global int *x) { if (get_global_id(0) == 0) x[0] += 1; }";
 
-/// A context, profiling queue, built tiny kernel and a one-int buffer, all through opencl3.
+/// A context, queue (no profiling, as clgroups' own), built tiny kernel and a one-int buffer, all through opencl3.
 pub struct RawLauncher {
     queue: CommandQueue,
     kernel: Kernel,
@@ -27,9 +27,8 @@ impl RawLauncher {
     /// Sets everything up on `device`.
     pub fn new(device: cl_device_id) -> Result<Self, String> {
         let context = Context::from_device(&Device::new(device)).map_err(|e| e.to_string())?;
-        let queue =
-            CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
-                .map_err(|e| e.to_string())?;
+        let queue = CommandQueue::create_default_with_properties(&context, 0, 0)
+            .map_err(|e| e.to_string())?;
         let program = Program::create_and_build_from_source(&context, TINY_SOURCE, "")?;
         let kernel = Kernel::create(&program, "tiny").map_err(|e| e.to_string())?;
         // SAFETY: no host pointer is given, so OpenCL reads no host memory; one int is allocated.
