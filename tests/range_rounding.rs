@@ -318,3 +318,48 @@ fn trace_prints_adjustments() {
         ]
     );
 }
+
+/// clpeak's global-bandwidth kernels index by the work-group shape; written as clpeak writes
+/// them (a `FETCH` macro, the shape queries inline).
+const CLPEAK_LIKE: &str = r#"
+#define FETCH_PER_WI 4
+kernel void global_bandwidth_v1(global const float *A, global float *B, global uint *shape) {
+    int id = (get_group_id(0) * get_local_size(0) * FETCH_PER_WI) + get_local_id(0);
+    float sum = 0;
+    for (int i = 0; i < FETCH_PER_WI; i++) {
+        sum += A[id];
+        id += get_local_size(0);
+    }
+    B[get_global_id(0)] = sum;
+    if (get_global_id(0) == 0) shape[0] = (uint)get_local_size(0);
+}
+"#;
+
+#[test]
+fn plain_ranges_of_shape_dependent_kernels_keep_the_drivers_shape() {
+    let q = common::queue();
+    let p = Program::from_source(&q, CLPEAK_LIKE).unwrap();
+    let k = p.kernel("global_bandwidth_v1").unwrap();
+    for n in [4099usize, 1000, 4096] {
+        let host: Vec<f32> = (0..n * 4).map(|i| i as f32).collect();
+        let a = Buffer::from_slice(&q, &host).unwrap();
+        let b = Buffer::from_slice(&q, &vec![f32::NAN; n]).unwrap();
+        let shape = Buffer::from_slice(&q, &[0u32]).unwrap();
+        let launch = k.launch().arg(&a).arg(&b).arg(&shape);
+        // SAFETY: with the work-groups of one launch of exactly n work-items (the plain OpenCL
+        // launch `range` stands for), every index is below n * FETCH_PER_WI = a.len().
+        unsafe { launch.range(n) }.unwrap().wait().unwrap();
+        let l = shape.read(&q).unwrap()[0] as usize;
+        assert!(
+            l > 0 && n % l == 0,
+            "n {n}: local size {l} is not one launch's"
+        );
+        let want: Vec<f32> = (0..n)
+            .map(|g| {
+                let first = (g / l) * l * 4 + g % l;
+                (0..4).map(|i| host[first + i * l]).sum()
+            })
+            .collect();
+        assert_eq!(b.read(&q).unwrap(), want, "n {n}, local {l}");
+    }
+}

@@ -113,6 +113,8 @@ struct KernelInner {
     constraints: Constraints,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
+    /// Why its result may depend on its work-group shape, or `None`.
+    shape: Option<String>,
     /// Conditions its collectives sit under, decided per launch (emulated backend).
     id_conditions: Vec<IdCondition>,
 }
@@ -270,6 +272,7 @@ impl Kernel {
                 constraints,
                 hidden_scratch,
                 id_conditions: plan.id_conditions.clone(),
+                shape: plan.shape.clone(),
             }),
         })
     }
@@ -452,6 +455,13 @@ impl Kernel {
 
     /// Whether the kernel's body calls the sub-group layer (`sg_*`, or a standard sub-group
     /// built-in, which the polyfill may provide on the layer).
+    /// Why the kernel's result may depend on its work-group shape (it asks for group ids,
+    /// local sizes or local ids), or `None`: plain ranges of such kernels are rounded only
+    /// where a required work-group size keeps the shape.
+    pub(crate) fn shape_dependence(&self) -> Option<&str> {
+        self.inner.shape.as_deref()
+    }
+
     /// What the kernel imposes on its work-groups ([`crate::plan::work_group::choose`]).
     pub(crate) fn constraints(&self) -> &Constraints {
         &self.inner.constraints

@@ -13,10 +13,12 @@ use crate::range::Range;
 impl Launch<'_> {
     /// Enqueues over a plain range (no work-groups promised to the kernel): rounded up and
     /// guarded when the range is awkward, per [`crate::plan::rounding`] (its
-    /// [`pieces`](rounding::RoundingPlan::pieces) are enqueued in order; one rounded launch
-    /// when the source asks for group ids). A kernel without rounded variants runs as bulk +
+    /// [`pieces`](rounding::RoundingPlan::pieces) are enqueued in order). A kernel without rounded variants runs as bulk +
     /// tail launches where [`crate::plan::split`] allows it (not when rounding is disabled),
     /// else unrounded. A kernel with `reqd_work_group_size` runs in exactly those groups.
+    /// Kernels that ask for the work-group shape (`get_group_id`, `get_local_size`,
+    /// `get_local_id`, ...) are never rounded: their plain range is the plain OpenCL launch it
+    /// stands for (the driver's local size), or bulk + tail launches of exactly the range.
     ///
     /// # Safety
     ///
@@ -54,6 +56,14 @@ impl Launch<'_> {
         if k.constraints().required.is_some() {
             return self.prepare_required(user, can_round);
         }
+        // Rounding would change the work-group shape the kernel asks for.
+        let can_round = match k.shape_dependence() {
+            Some(why) if can_round => {
+                log::debug!("kernel `{name}`: not rounded: {why}");
+                false
+            }
+            _ => can_round,
+        };
         let base = self.base(user);
         let (cfg, lim) = (k.program().rounding(), k.limits());
         let mut plan = rounding::plan(user, cfg, lim, can_round);
@@ -205,17 +215,9 @@ impl Launch<'_> {
         base: Range,
     ) -> std::result::Result<Vec<Piece>, String> {
         rounding::within_slack(plan)?;
-        let pieces = if plan.rounded_variant && self.kernel.program().uses_group_ids() {
-            // A tail piece at a global offset would renumber its groups from 0.
-            vec![rounding::Piece {
-                variant: Variant::Rounded,
-                offset: plan.user.zeros_like(),
-                global: plan.launch,
-            }]
-        } else {
-            plan.pieces()
-        };
-        pieces
+        // Rounded kernels never ask for group ids (a rounding obstacle), which a tail piece at
+        // a global offset would renumber.
+        plan.pieces()
             .into_iter()
             .map(|piece| {
                 let (offset, local) = self.place(base, piece.offset, piece.global, plan.local)?;

@@ -34,6 +34,9 @@ pub(crate) struct KernelChoices {
     pub(crate) id_conditions: Vec<IdCondition>,
     /// Rounded variants exist in the build, or why not.
     pub(crate) rounded: std::result::Result<(), String>,
+    /// Why the kernel's result may depend on its work-group shape (plain ranges then keep the
+    /// driver's shape unless the kernel requires one), or `None`.
+    pub(crate) shape: Option<String>,
     /// Checked variants exist in the build (see [`crate::launch::checked`]; its rounded variants are then
     /// checked too), or why not.
     pub(crate) checked: std::result::Result<(), String>,
@@ -103,6 +106,7 @@ impl KernelChoices {
             scratch,
             id_conditions: Vec::new(),
             rounded,
+            shape: facts.shape_dependence.get(&k.name).cloned().flatten(),
             checked,
         }
     }
@@ -119,6 +123,7 @@ impl KernelChoices {
             scratch: false,
             id_conditions: Vec::new(),
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
+            shape: Some("the scanner did not find the kernel (made by a macro?)".into()),
             checked: Err("the scanner did not find the kernel (made by a macro?)".into()),
         }
     }

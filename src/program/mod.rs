@@ -395,13 +395,6 @@ impl Program {
         crate::plan::split::splittable(|w| self.inner.facts.uses(w))
     }
 
-    /// Whether the source asks for group ids.
-    pub(crate) fn uses_group_ids(&self) -> bool {
-        ["get_group_id", "get_num_groups"]
-            .iter()
-            .any(|w| self.inner.facts.uses(w))
-    }
-
     /// The scanned declaration of kernel `name` (`None` for kernels the scanner did not find,
     /// e.g. ones made by macros, and for names defined twice under `#if` branches).
     pub(crate) fn decl(&self, name: &str) -> Option<&KernelDecl> {

@@ -133,7 +133,9 @@ impl RootKernel {
     /// ```
     pub fn range_plan(&self, global: Range) -> Result<(Range, Range)> {
         let c = self.constraints();
-        let guarded = self.guarded.is_some();
+        // Rounding keeps a required work-group shape; others it would change.
+        let shape = self.kernels[0].shape_dependence();
+        let guarded = self.guarded.is_some() && (c.required.is_some() || shape.is_none());
         if let Some(req) = c.required {
             let launch = match (split::at_rank(req, global.rank()), guarded) {
                 (Some(req), true) => split::round_to_required(global, req),

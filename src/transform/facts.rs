@@ -26,6 +26,8 @@ pub(crate) struct SourceFacts {
     pub(crate) divergence: Divergence,
     /// Why each kernel must not be rounded (`None`: it may be), by name.
     pub(crate) rounding_obstacles: BTreeMap<String, Option<String>>,
+    /// Why each kernel's result may depend on its work-group shape (`None`: it cannot), by name.
+    pub(crate) shape_dependence: BTreeMap<String, Option<String>>,
     /// The edits threading the emulated scratch through the layer's helper functions.
     pub(crate) scratch_edits: Vec<(usize, usize, String)>,
     /// Every identifier of the code and of its macros (comments and strings excluded; the
@@ -67,10 +69,15 @@ impl SourceFacts {
             .iter()
             .map(|k| (k.name.clone(), super::rounding_obstacle(&scanned, k)))
             .collect();
+        let shape_dependence = kernels
+            .iter()
+            .map(|k| (k.name.clone(), super::shape_dependence(&scanned, k)))
+            .collect();
         Ok(SourceFacts {
             kernels,
             unscanned: None,
             rounding_obstacles,
+            shape_dependence,
             collective_users: layer::users(&scanned, layer::is_sub_group_collective),
             layer_users,
             divergence,

@@ -100,9 +100,10 @@ pub(crate) const UNDEFS: &str =
 /// Refused: `local` pointer parameters; and, in the body, in functions it calls (found in `src`)
 /// and in `#define`d macros it uses, transitively: `barrier`, `*_barrier`, `work_group_*`,
 /// `async_work_group_*`, `wait_group_events`, anything containing `sub_group`/`subgroup`
-/// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...), the layer's `sg_*`, and the
-/// `local`/`__local` qualifier. Also refused: a called function that uses `get_global_size`,
-/// `get_global_offset` or `get_global_linear_id` (it would see the launched range). Comments and literals are ignored.
+/// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...), the layer's `sg_*`, the
+/// `local`/`__local` qualifier ([`shape_dependence`] is decided per launch: a required
+/// work-group size keeps the shape). Also refused: a called function that uses `get_global_size`, `get_global_offset` or
+/// `get_global_linear_id` (it would see the launched range). Comments and literals are ignored.
 pub(crate) fn rounding_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
     let reason = obstacle(scanned, k);
     if let Some(r) = &reason {
@@ -201,6 +202,30 @@ impl<'a> Walk<'_, 'a> {
 }
 
 /// Why identifier `id` forbids rounding, if it does.
+/// Built-ins whose answers describe the work-group shape: a kernel that asks for one may
+/// compute indices from it (clpeak's `get_group_id(0) * get_local_size(0) * N + get_local_id(0)`),
+/// which a rounded launch would change.
+const WORK_GROUP_SHAPE: [&str; 6] = [
+    "get_group_id",
+    "get_num_groups",
+    "get_local_size",
+    "get_enqueued_local_size",
+    "get_local_id",
+    "get_local_linear_id",
+];
+
+/// Why kernel `k`'s result may depend on its work-group shape (it asks for it, in its body,
+/// functions it calls or macros it uses), or `None`. Rounding a plain range changes the shape
+/// unless the kernel requires one (`reqd_work_group_size`).
+pub(crate) fn shape_dependence(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
+    fn shape(id: &str, _: bool) -> Option<String> {
+        WORK_GROUP_SHAPE
+            .contains(&id)
+            .then(|| format!("uses `{id}` (a work-group shape query)"))
+    }
+    first_use(scanned, k, shape)
+}
+
 fn forbidden(id: &str, in_function: bool) -> Option<String> {
     let collective = id == "barrier"
         || id.ends_with("_barrier")
@@ -216,6 +241,7 @@ fn forbidden(id: &str, in_function: bool) -> Option<String> {
     if id == "local" || id == "__local" {
         return Some(format!("declares `{id}` memory"));
     }
+
     if in_function
         && (matches!(
             id,
