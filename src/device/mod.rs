@@ -263,6 +263,57 @@ impl Device {
         is_nvidia_platform(&self.inner.platform)
     }
 
+    /// Whether this device's sub-group collectives are work-group barriers, which every
+    /// work-item of the work-group must reach: the `emulated` backend, and PoCL's CPU devices
+    /// with native sub-groups (PoCL 6.0 runs a collective under a branch that splits a
+    /// work-group as its first work-item does: measured, `if (i < n)` with n = 72 in groups
+    /// of 64 wrote 128 elements). PoCL-R serving a CPU device reports the CPU type and counts;
+    /// PoCL's GPU drivers (CUDA, Level Zero) do not. The build then refuses collectives under
+    /// work-group-divergent branches and each launch decides `get_global_id(d) OP n`
+    /// ([`crate::plan::uniform_branch`]).
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// if dev.needs_group_uniform_collectives() {
+    ///     println!("{dev}: {}", dev.group_uniform_reason().unwrap());
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn needs_group_uniform_collectives(&self) -> bool {
+        self.group_uniform_reason().is_some()
+    }
+
+    /// Why [`needs_group_uniform_collectives`](Self::needs_group_uniform_collectives) holds, for
+    /// error messages; `None` where it does not.
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// assert_eq!(dev.group_uniform_reason().is_some(), dev.needs_group_uniform_collectives());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn group_uniform_reason(&self) -> Option<&'static str> {
+        match self.sub_groups().effective.shuffle_backend {
+            ShuffleBackend::Emulated => Some(
+                "the emulated sub-groups are work-group barriers that every work-item must reach",
+            ),
+            ShuffleBackend::Khr | ShuffleBackend::Intel
+                if self.is_pocl() && self.kind() == DeviceKind::Cpu =>
+            {
+                Some(
+                    "PoCL's native sub-group collectives on CPU devices are work-group barriers \
+                     that every work-item must reach",
+                )
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the device belongs to PoCL ("Portable Computing Language"), PoCL-R included.
+    pub(crate) fn is_pocl(&self) -> bool {
+        self.platform_name().contains("Portable Computing Language")
+            || self.platform_words().contains("pocl")
+    }
+
     /// The same device seen with another effective shuffle backend (e.g. to compare
     /// `emulated` with `khr` on one device). Programs built on a queue of the returned device
     /// use that backend. Errors with [`Error::Unsupported`](crate::Error::Unsupported) if the

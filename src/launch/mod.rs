@@ -342,10 +342,7 @@ impl<'a> Launch<'a> {
     /// sub-groups (seen on PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`; queries such
     /// as `get_sub_group_local_id` run).
     fn single_item_groups_abort(&self) -> bool {
-        let dev = self.kernel.program().device();
-        self.kernel.uses_sub_group_collectives()
-            && dev.sub_groups().effective.shuffle_backend == ShuffleBackend::Khr
-            && dev.platform_name().contains("Portable Computing Language")
+        uniform::single_item_groups_abort(self.kernel)
     }
 
     fn event(&self, raw: Vec<crate::ffi::Owned<opencl3::event::Event>>) -> Event {
@@ -395,7 +392,8 @@ impl<'a> Launch<'a> {
             return Ok(at_rank);
         }
         let chosen = match local {
-            LocalSize::Auto if self.single_item_groups_abort() => {
+            // Launch-time conditions: `uniform_local` picks a size that keeps them uniform.
+            LocalSize::Auto if self.single_item_groups_abort() && k.id_conditions().is_empty() => {
                 Some(local_size::tuned(global, lim))
             }
             LocalSize::Auto if warp_bound => {

@@ -153,7 +153,11 @@ impl Launch<'_> {
         if !no_single || planned.is_some_and(|l| l.len() > 1) {
             return Ok(None);
         }
-        let local = local_size::tuned(user, k.limits());
+        // Launch-time conditions get a local size that keeps them uniform (`check_uniform`).
+        let local = match self.uniform_local(user, None, base)? {
+            Some(l) => l,
+            None => local_size::tuned(user, k.limits()),
+        };
         if local.len() == 1 {
             return Err(self.invalid(
                 user,

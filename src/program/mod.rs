@@ -243,8 +243,8 @@ struct ProgramInner {
     group_ids: bool,
     /// Whether a word of the source is a sub-group collective.
     sub_group_words: bool,
-    /// Kernels refused on the emulated backend: a collective under work-item-dependent control
-    /// flow ([`divergence`]), and where.
+    /// Kernels refused where collectives are work-group barriers (emulated backend, PoCL's CPU
+    /// devices): a collective under work-item-dependent control flow ([`divergence`]), and where.
     divergent: BTreeMap<String, String>,
 }
 
@@ -379,10 +379,12 @@ impl Program {
         })
     }
 
-    /// The kernel called `name`. On the `emulated` backend, a kernel with a sub-group
-    /// collective under control flow that depends on a work-item id (but `if (get_global_id(d)
-    /// OP n)`, checked per launch) is refused with [`Error::Unsupported`] naming the call and the
-    /// condition ([uniform control flow](crate::opencl_c); PoCL 3.1 would hang or crash).
+    /// The kernel called `name`. Where sub-group collectives are work-group barriers (the
+    /// `emulated` backend, PoCL's CPU devices: [`Device::needs_group_uniform_collectives`]), a
+    /// kernel with a collective under control flow that depends on a work-item id (but
+    /// `if (get_global_id(d) OP n)`, checked per launch) is refused with [`Error::Unsupported`]
+    /// naming the call and the condition ([uniform control flow](crate::opencl_c); PoCL 3.1
+    /// would hang or crash, PoCL 6.0 compute wrong results).
     ///
     /// ```
     /// # use clgroups::prelude::*;
@@ -409,10 +411,13 @@ impl Program {
             return Err(Error::Unsupported {
                 device: self.device().to_string(),
                 what: format!("kernel `{name}` ({why})"),
-                missing: "native sub-groups: the emulated ones are work-group barriers, which \
-                    every work-item must reach (make the condition uniform, or compute the \
-                    collective unconditionally)"
-                    .into(),
+                missing: format!(
+                    "sub-group collectives that are not work-group barriers: {} (make the \
+                     condition uniform, or compute the collective unconditionally)",
+                    self.device()
+                        .group_uniform_reason()
+                        .unwrap_or("they are work-group barriers")
+                ),
             });
         }
         let unscanned;

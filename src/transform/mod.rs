@@ -99,25 +99,31 @@ pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
 }
 
 /// What [`layer_use`] finds: the functions that use the layer on the device, those that use
-/// sub-group collectives, and (emulated backend only) the functions with a collective under
+/// sub-group collectives, and (where collectives are work-group barriers:
+/// [`Device::needs_group_uniform_collectives`]) the functions with a collective under
 /// work-item-dependent control flow, with where ([`divergence`]).
 pub(crate) type LayerUse = (BTreeSet<String>, BTreeSet<String>, divergence::Divergence);
 
 /// Which functions of `src` use the sub-group layer on `device` (the kernels among them get
 /// the emulated scratch and a pinned size), which use sub-group collectives (the layer's
-/// or the standard built-ins), both transitively through helpers, and, on the emulated
-/// backend, which reach a collective under divergent control flow (refused: PoCL 3.1 would hang
-/// or crash). Empty where the scanner cannot read the source.
+/// or the standard built-ins), both transitively through helpers, and, where collectives are
+/// work-group barriers, which reach a collective under divergent control flow (refused: PoCL 3.1
+/// would hang or crash, PoCL 6.0 computes wrong results). Empty where the scanner cannot read
+/// the source.
 pub(crate) fn layer_use(src: &str, device: &Device) -> LayerUse {
     let emulated = device.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated;
+    // Where collectives are work-group barriers (emulated; PoCL's native ones), collectives under
+    // work-group-divergent branches are refused or left to the launch.
+    let collective: Option<fn(&str) -> bool> = match device.needs_group_uniform_collectives() {
+        true if emulated => Some(layer::is_emulated_collective),
+        true => Some(layer::is_sub_group_collective),
+        false => None,
+    };
     match Scanned::new(src) {
         Ok(s) => (
             layer::layer_users_on(&s, device),
             layer::users(&s, layer::is_sub_group_collective),
-            match emulated {
-                true => divergence::divergent_users(&s, layer::is_emulated_collective),
-                false => Default::default(),
-            },
+            collective.map_or_else(Default::default, |c| divergence::divergent_users(&s, c)),
         ),
         Err(_) => Default::default(),
     }
