@@ -414,12 +414,13 @@ impl<'a> Launch<'a> {
             ),
         };
         bounds::check_groups(global, chosen).map_err(|r| self.invalid(global, chosen, r))?;
-        let single = chosen.map_or(global.len() == 1, |l| l.len() == 1);
+        let tiny = |n: usize| n < uniform::MIN_POCL_COLLECTIVE_GROUP;
+        let single = chosen.map_or(tiny(global.len()), |l| tiny(l.len()));
         if single && self.single_item_groups_abort() {
             return Err(self.invalid(
                 global,
                 chosen,
-                "a kernel with sub-group collectives in work-groups of one work-item aborts PoCL's process \
+                "a kernel with sub-group collectives in work-groups of one or two work-items aborts PoCL's process \
                  (undefined symbol __pocl_work_group_alloca); use a larger work-group or a \
                  plain range"
                     .into(),

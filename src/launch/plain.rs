@@ -150,7 +150,8 @@ impl Launch<'_> {
                 return self.verified(self.event(events), &self.args).map(Some);
             }
         }
-        if !no_single || planned.is_some_and(|l| l.len() > 1) {
+        let tiny = |n: usize| n < super::uniform::MIN_POCL_COLLECTIVE_GROUP;
+        if !no_single || planned.is_some_and(|l| !tiny(l.len())) {
             return Ok(None);
         }
         // Launch-time conditions get a local size that keeps them uniform (`check_uniform`).
@@ -158,12 +159,12 @@ impl Launch<'_> {
             Some(l) => l,
             None => local_size::tuned(user, k.limits()),
         };
-        if local.len() == 1 {
+        if tiny(local.len()) {
             return Err(self.invalid(
                 user,
                 Some(local),
-                "this kernel with sub-group collectives would run in work-groups of one work-item, \
-                 which aborts PoCL's process (undefined symbol __pocl_work_group_alloca), and no \
+                "this kernel with sub-group collectives would run in work-groups of one or two \
+                 work-items, which aborts PoCL's process (undefined symbol __pocl_work_group_alloca), and no \
                  bulk + tail split avoids it (a single work-item, or the kernel asks for its \
                  global size, offset or group ids); pad the range"
                     .into(),

@@ -43,12 +43,14 @@ pub(crate) fn check_uniform(
         .collect::<Result<Vec<_>, String>>()?;
     let picked = local.is_none();
     let local = local.unwrap_or_else(|| uniform_local(&values, global, offset, k.limits()));
-    if picked && local.len() == 1 && single_item_groups_abort(k) {
+    if picked && local.len() < MIN_POCL_COLLECTIVE_GROUP && single_item_groups_abort(k) {
         return Err(format!(
-            "the only work-groups that keep {} uniform have one work-item, and sub-group \
-             collectives in work-groups of one work-item abort PoCL's process (undefined symbol \
-             __pocl_work_group_alloca); choose a bound that shares a factor with the range",
-            values[0].0.text
+            "the only work-groups that keep {} uniform have {} work-item(s), and sub-group \
+             collectives in work-groups of one or two work-items abort PoCL's process \
+             (undefined symbol __pocl_work_group_alloca); choose a bound that shares a larger \
+             factor with the range",
+            values[0].0.text,
+            local.len()
         ));
     }
     for &(c, n) in &values {
@@ -85,9 +87,14 @@ fn reason(k: &Kernel) -> &'static str {
         .unwrap_or("sub-group collectives are work-group barriers here")
 }
 
-/// Whether a work-group of one work-item would abort the process for `k`: sub-group
-/// collectives on PoCL's native backend (PoCL 6.0: `undefined symbol:
-/// __pocl_work_group_alloca`).
+/// The smallest work-group PoCL's native backend runs sub-group collectives in: work-groups of
+/// one or two work-items abort the process (PoCL 6.0: `undefined symbol:
+/// __pocl_work_group_alloca`; measured with `sg_reduce_add` and `sub_group_reduce_add` over
+/// local sizes 1..24: 1 and 2 abort, 3 and above run).
+pub(crate) const MIN_POCL_COLLECTIVE_GROUP: usize = 3;
+
+/// Whether work-groups of fewer than [`MIN_POCL_COLLECTIVE_GROUP`] work-items would abort the
+/// process for `k`: sub-group collectives on PoCL's native backend.
 pub(crate) fn single_item_groups_abort(k: &Kernel) -> bool {
     let dev = k.program().device();
     k.uses_sub_group_collectives()
