@@ -31,6 +31,9 @@ pub(crate) struct KernelPlan {
     /// Conditions its collectives sit under, which each launch must find uniform (emulated
     /// backend; [`crate::plan::uniform_branch`]).
     pub(crate) id_conditions: Vec<IdCondition>,
+    /// Why the kernel is refused (a sub-group size attribute clgroups must know and cannot
+    /// read), if it is.
+    pub(crate) refused: Option<String>,
     /// Rounded variants exist in the build, or why not.
     pub(crate) rounded: std::result::Result<(), String>,
     /// Checked variants exist in the build (see [`crate::launch::checked`]; its rounded variants are then
@@ -52,9 +55,24 @@ impl KernelPlan {
             (None, true) => b.default_size,
             (None, false) => SubGroupSize::Automatic,
         };
+        // Where clgroups provides the sub-groups, a kernel that uses them with a size attribute
+        // the scanner cannot read would run with a guessed size: refused.
+        let provided = matches!(
+            backend,
+            ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
+        );
+        let refused = match &k.unresolved_sub_group_attr {
+            Some(why) if provided && uses_layer => Some(format!(
+                "its own sub-group size is {why}: the {backend} backend fixes the size when it \
+                 compiles and cannot tell this one; write a literal or an object-like macro of \
+                 one definition"
+            )),
+            _ => None,
+        };
         // The driver accepted the build, so a kernel that does not use the layer is never
         // refused for its own size attribute: an unsupported one leaves the size to the driver.
         let size = match resolve(requested, device) {
+            _ if refused.is_some() => resolve(SubGroupSize::Automatic, device),
             _ if k.own_sub_group_attr && k.sub_group_size.is_none() => ResolvedSize::Size(0),
             ResolvedSize::Unsupported(_) if !uses_layer => ResolvedSize::Size(0),
             r => r,
@@ -100,6 +118,7 @@ impl KernelPlan {
             sub_groups: uses_layer,
             scratch,
             id_conditions: Vec::new(),
+            refused,
             rounded,
             checked,
         }
@@ -116,6 +135,7 @@ impl KernelPlan {
             sub_groups: source_sub_groups,
             scratch: false,
             id_conditions: Vec::new(),
+            refused: None,
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
             checked: Err("the scanner did not find the kernel (made by a macro?)".into()),
         }
@@ -270,6 +290,14 @@ fn prelude(device: &Device, size: usize) -> String {
     }
     if driver.has("cl_khr_subgroup_shuffle_relative") {
         p.push_str("#define CLG_HAS_SHUFFLE_RELATIVE 1\n");
+    }
+    if matches!(
+        backend,
+        ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
+    ) {
+        // clgroups sets the size of the sub-groups it provides: `intel_reqd_sub_group_size(N)`
+        // is honoured for every N the device offers (others are refused before a launch).
+        p.push_str("#define cl_intel_required_subgroup_size 1\n");
     }
     if backend == ShuffleBackend::Emulated {
         p.push_str(&format!(

@@ -19,7 +19,7 @@
 use super::lex::{match_brackets, parse_c_integer, Directive, Lexer, LineIndex};
 pub(crate) use super::lex::{Kind, Token};
 use crate::error::{Error, Result};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
 /// One kernel definition found by [`scan_kernels`]. Offsets are byte offsets into the scanned
@@ -47,8 +47,17 @@ pub struct KernelDecl {
     /// `__attribute__((intel_reqd_sub_group_size(n)))`; `None` when it asks for none.
     pub sub_group_size: Option<SubGroupSizeAttr>,
     /// Whether the kernel carries its own `intel_reqd_sub_group_size` attribute (with a literal
-    /// or, e.g., a macro argument): clgroups then never pins a size of its own.
+    /// or, e.g., a macro argument; written out or through an object-like macro such as
+    /// `#define REQD __attribute__((intel_reqd_sub_group_size(16)))`): clgroups then never pins
+    /// a size of its own.
     pub own_sub_group_attr: bool,
+    /// The kernel's own `intel_reqd_sub_group_size` whose size the scanner cannot tell (a
+    /// function-like macro's parameter, a macro with several definitions, an expression, or
+    /// different sizes in `#if` branches), described with its line; `None` when the size is
+    /// known (`sub_group_size`) or there is no such attribute. Where clgroups provides the
+    /// sub-groups itself (emulated, NVIDIA) such a kernel is refused: it would run with a
+    /// guessed size.
+    pub unresolved_sub_group_attr: Option<String>,
     /// Why a generated variant of this kernel could not be proven correct (a preprocessor line
     /// inside the declaration, an `#if` that the body does not close, a macro before the
     /// declaration, parameters the scanner cannot read); `None` when the kernel may be rewritten.
@@ -157,6 +166,8 @@ pub(crate) struct Scanned<'a> {
     pub(crate) functions: Vec<FunctionDef>,
     /// Every `#define`d name with the token spans of each of its replacement lists.
     pub(crate) macros: HashMap<String, Vec<Vec<Token>>>,
+    /// The names among `macros` with a function-like definition (`#define F(n) ...`).
+    fn_macros: HashSet<String>,
     /// Every preprocessor directive: its byte offset and kind.
     directives: Vec<(usize, Directive)>,
 }
@@ -170,7 +181,12 @@ impl<'a> Scanned<'a> {
         let tokens = lexer.tokens;
         let directives = lexer.directives;
         let mut macros: HashMap<String, Vec<Vec<Token>>> = HashMap::new();
+        let mut fn_macros = HashSet::new();
         for (name, body) in lexer.defines {
+            // A function-like definition's replacement list starts after its `)`.
+            if body.start > 0 && src.as_bytes()[body.start - 1] == b')' {
+                fn_macros.insert(name.clone());
+            }
             let mut sub = Lexer::new(src, &lines);
             sub.pos = body.start;
             sub.end = body.end;
@@ -185,6 +201,7 @@ impl<'a> Scanned<'a> {
             lines,
             functions: Vec::new(),
             macros,
+            fn_macros,
             directives,
         };
         scanned.functions = scanned.find_functions();
@@ -337,7 +354,8 @@ impl<'a> Scanned<'a> {
             Ok(p) => (p, None),
             Err(e) => (Vec::new(), Some(e.to_string())),
         };
-        let (sub_group_size, own_sub_group_attr) = self.sub_group_size(f)?;
+        let (sub_group_size, own_sub_group_attr, unresolved_sub_group_attr) =
+            self.sub_group_size(f)?;
         let rewrite_obstacle = params_obstacle.or_else(|| self.rewrite_obstacle(f, &body));
         if let Some(why) = &rewrite_obstacle {
             log::debug!("kernel `{}` will not be rewritten: {why}", f.name);
@@ -352,6 +370,7 @@ impl<'a> Scanned<'a> {
             body,
             sub_group_size,
             own_sub_group_attr,
+            unresolved_sub_group_attr,
             rewrite_obstacle,
         })
     }
@@ -472,37 +491,46 @@ impl<'a> Scanned<'a> {
         s
     }
 
-    /// The sub-group size attribute in kernel `f`'s header, if any, and whether the kernel has
-    /// its own `intel_reqd_sub_group_size` (whose argument may be a macro: then no size).
-    fn sub_group_size(&self, f: &FunctionDef) -> Result<(Option<SubGroupSizeAttr>, bool)> {
+    /// The sub-group size attribute in kernel `f`'s header, if any, whether the kernel has its
+    /// own `intel_reqd_sub_group_size` (written out, or through object-like macros before or in
+    /// the declaration), and, when it has one whose size the scanner cannot tell, where.
+    #[allow(clippy::type_complexity)]
+    fn sub_group_size(
+        &self,
+        f: &FunctionDef,
+    ) -> Result<(Option<SubGroupSizeAttr>, bool, Option<String>)> {
         let mut found: Option<(SubGroupSizeAttr, usize)> = None;
-        let mut own = false;
-        for i in f.decl..f.body.0 {
+        // Own attributes: each size found, or the description of one that cannot be told.
+        let mut own: Vec<std::result::Result<usize, String>> = Vec::new();
+        for i in f.item..f.body.0 {
             let is_call = i + 1 < f.body.0 && self.is_punct(i + 1, "(");
-            let macro_name = self.text(i);
-            if !is_call
-                || !matches!(
-                    macro_name,
-                    "CLG_REQD_SUB_GROUP_SIZE"
-                        | "CLG_NAMED_SUB_GROUP_SIZE"
-                        | "intel_reqd_sub_group_size"
-                )
-            {
+            let word = self.text(i);
+            let line = self.line(self.tokens[i].span.start);
+            if word == "intel_reqd_sub_group_size" && is_call {
+                let close = self.partner[i + 1];
+                let arg: Vec<&str> = (i + 2..close).map(|t| self.text(t)).collect();
+                let shown = format!(
+                    "intel_reqd_sub_group_size({}) at line {line}",
+                    arg.join(" ")
+                );
+                own.push(self.size_value(&arg, 0).ok_or(shown));
                 continue;
             }
-            let line = self.line(self.tokens[i].span.start);
-            let attr = if macro_name == "intel_reqd_sub_group_size" {
-                own = true;
-                match self.sub_group_arg(f, i, line) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        log::debug!("{e}: the driver applies it; clgroups does not read it");
-                        continue;
-                    }
+            if self.tokens[i].kind == Kind::Ident && self.macros.contains_key(word) {
+                if let Some(attrs) = self.macro_attrs(word, 0) {
+                    own.extend(attrs.into_iter().map(Ok));
+                } else {
+                    own.push(Err(format!(
+                        "`{word}` at line {line}, whose intel_reqd_sub_group_size clgroups \
+                         cannot read (a function-like macro, several definitions or an expression)"
+                    )));
                 }
-            } else {
-                self.sub_group_arg(f, i, line)?
-            };
+                continue;
+            }
+            if !is_call || !matches!(word, "CLG_REQD_SUB_GROUP_SIZE" | "CLG_NAMED_SUB_GROUP_SIZE") {
+                continue;
+            }
+            let attr = self.sub_group_arg(f, i, line)?;
             if let Some((_, first)) = found {
                 return Err(Error::input(format!(
                     "kernel `{}` has more than one sub-group size attribute (lines {first} and {line})",
@@ -511,7 +539,113 @@ impl<'a> Scanned<'a> {
             }
             found = Some((attr, line));
         }
-        Ok((found.map(|(a, _)| a), own))
+        if own.is_empty() {
+            return Ok((found.map(|(a, _)| a), false, None));
+        }
+        if let Some((_, line)) = found {
+            return Err(Error::input(format!(
+                "kernel `{}` has more than one sub-group size attribute (line {line} and its own \
+                 intel_reqd_sub_group_size)",
+                f.name
+            )));
+        }
+        let sizes: BTreeSet<usize> = own
+            .iter()
+            .filter_map(|r| r.as_ref().ok().copied())
+            .collect();
+        let unresolved = own.iter().find_map(|r| r.as_ref().err().cloned());
+        let unresolved = unresolved.or_else(|| {
+            (sizes.len() > 1).then(|| format!("intel_reqd_sub_group_size of sizes {sizes:?}"))
+        });
+        if let Some(why) = &unresolved {
+            log::debug!(
+                "kernel `{}`: {why}: the driver applies it; clgroups cannot read it",
+                f.name
+            );
+            return Ok((None, true, unresolved));
+        }
+        let size = sizes.into_iter().next().map(SubGroupSizeAttr::Exact);
+        Ok((size, true, None))
+    }
+
+    /// The integer that tokens `arg` stand for: a literal, parenthesised or not, or an
+    /// object-like macro whose every definition stands for the same integer (transitively).
+    fn size_value(&self, arg: &[&str], depth: usize) -> Option<usize> {
+        let mut arg = arg;
+        while arg.len() > 2 && arg[0] == "(" && arg[arg.len() - 1] == ")" {
+            arg = &arg[1..arg.len() - 1];
+        }
+        let [word] = arg else { return None };
+        if let Some(n) = crate::transform::lex::parse_c_integer(word).filter(|&n| n > 0) {
+            return Some(n);
+        }
+        if depth > 8 || self.fn_macros.contains(*word) {
+            return None;
+        }
+        let values: BTreeSet<Option<usize>> = self
+            .macros
+            .get(*word)?
+            .iter()
+            .map(|body| {
+                let toks: Vec<&str> = body.iter().map(|t| &self.src[t.span.clone()]).collect();
+                self.size_value(&toks, depth + 1)
+            })
+            .collect();
+        match values.into_iter().collect::<Vec<_>>()[..] {
+            [Some(n)] => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The `intel_reqd_sub_group_size` sizes macro `name` expands to (through the macros its
+    /// replacement names), the same for each of its definitions; `None` when some size cannot
+    /// be told or the definitions differ. Empty when it expands to none.
+    fn macro_attrs(&self, name: &str, depth: usize) -> Option<BTreeSet<usize>> {
+        let defs = self.macros.get(name)?;
+        let function_like = self.fn_macros.contains(name);
+        let mut views: BTreeSet<BTreeSet<usize>> = BTreeSet::new();
+        for body in defs {
+            let toks: Vec<&str> = body.iter().map(|t| &self.src[t.span.clone()]).collect();
+            let mut sizes = BTreeSet::new();
+            let mut j = 0;
+            while j < toks.len() {
+                let w = toks[j];
+                if w == "intel_reqd_sub_group_size" && toks.get(j + 1) == Some(&"(") {
+                    let (mut k, mut level) = (j + 1, 0);
+                    while k < toks.len() {
+                        level += match toks[k] {
+                            "(" => 1,
+                            ")" => -1,
+                            _ => 0,
+                        };
+                        if level == 0 {
+                            break;
+                        }
+                        k += 1;
+                    }
+                    let arg = &toks[(j + 2).min(k)..k.min(toks.len())];
+                    // A function-like macro's parameters are not the file's macros.
+                    let literal = arg
+                        .iter()
+                        .all(|w| !w.starts_with(|c: char| c.is_alphabetic() || c == '_'));
+                    match self.size_value(arg, 0) {
+                        Some(n) if literal || !function_like => sizes.insert(n),
+                        _ => return None,
+                    };
+                    j = k + 1;
+                    continue;
+                }
+                if depth < 8 && w != name && self.macros.contains_key(w) {
+                    sizes.extend(self.macro_attrs(w, depth + 1)?);
+                }
+                j += 1;
+            }
+            views.insert(sizes);
+        }
+        match views.len() {
+            0 | 1 => Some(views.into_iter().next().unwrap_or_default()),
+            _ => None,
+        }
     }
 
     /// Parses the argument of the sub-group size macro at token `i`.
