@@ -124,6 +124,29 @@ impl KernelPlan {
         }
     }
 
+    /// Records whether the kernel uses sub-group collectives; one that does with its own size
+    /// that the device does not offer is refused (the driver may accept the attribute and run
+    /// another size: PoCL 6.0 does).
+    pub(super) fn set_sub_groups(&mut self, used: bool, k: &KernelDecl, device: &Device) {
+        self.sub_groups = used;
+        if let (true, true, Some(SubGroupSize::Exact(n))) =
+            (used, k.own_sub_group_attr, k.sub_group_size)
+        {
+            if let ResolvedSize::Unsupported(n) = resolve(SubGroupSize::Exact(n), device) {
+                self.size = ResolvedSize::Unsupported(n);
+            }
+        }
+    }
+
+    /// The error for kernel `name` when the build refused it ([`KernelPlan::refused`]).
+    pub(super) fn refusal(&self, device: &Device, name: &str) -> Option<Error> {
+        self.refused.as_ref().map(|why| Error::Unsupported {
+            device: device.to_string(),
+            what: format!("kernel `{name}` ({why})"),
+            missing: "a sub-group size clgroups can read (intel_reqd_sub_group_size)".into(),
+        })
+    }
+
     /// A kernel the scanner did not find: nothing rewritten, the driver's sub-group size; it
     /// counts as using sub-group collectives when any word of the source is one.
     pub(super) fn unscanned(device: &Device, source_sub_groups: bool) -> KernelPlan {
@@ -139,6 +162,22 @@ impl KernelPlan {
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
             checked: Err("the scanner did not find the kernel (made by a macro?)".into()),
         }
+    }
+}
+
+/// The error for kernel `name`, refused for a collective under work-item-dependent control
+/// flow (`why`) on a device whose collectives are work-group barriers.
+pub(super) fn divergent_error(device: &Device, name: &str, why: &str) -> Error {
+    Error::Unsupported {
+        device: device.to_string(),
+        what: format!("kernel `{name}` ({why})"),
+        missing: format!(
+            "sub-group collectives that are not work-group barriers: {} (make the condition \
+             uniform, or compute the collective unconditionally)",
+            device
+                .group_uniform_reason()
+                .unwrap_or("they are work-group barriers")
+        ),
     }
 }
 

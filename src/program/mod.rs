@@ -316,16 +316,7 @@ impl Program {
             .iter()
             .map(|k| {
                 let mut plan = KernelPlan::new(k, &b, device, &rounding, layer.contains(&k.name));
-                plan.sub_groups = sub_groups.contains(&k.name);
-                // A kernel's own size that the device does not offer: the driver may accept
-                // the attribute and run another size (PoCL 6.0 does), so it is refused.
-                if let (true, true, Some(SubGroupSize::Exact(n))) =
-                    (plan.sub_groups, k.own_sub_group_attr, k.sub_group_size)
-                {
-                    if let ResolvedSize::Unsupported(n) = resolve(SubGroupSize::Exact(n), device) {
-                        plan.size = ResolvedSize::Unsupported(n);
-                    }
-                }
+                plan.set_sub_groups(sub_groups.contains(&k.name), k, device);
                 plan.id_conditions = divergence.at_launch.remove(&k.name).unwrap_or_default();
                 (k.name.clone(), plan)
             })
@@ -417,17 +408,7 @@ impl Program {
             });
         }
         if let Some(why) = self.inner.divergent.get(name) {
-            return Err(Error::Unsupported {
-                device: self.device().to_string(),
-                what: format!("kernel `{name}` ({why})"),
-                missing: format!(
-                    "sub-group collectives that are not work-group barriers: {} (make the \
-                     condition uniform, or compute the collective unconditionally)",
-                    self.device()
-                        .group_uniform_reason()
-                        .unwrap_or("they are work-group barriers")
-                ),
-            });
+            return Err(build::divergent_error(self.device(), name, why));
         }
         let unscanned;
         let plan = match self.inner.plans.get(name) {
@@ -437,12 +418,8 @@ impl Program {
                 &unscanned
             }
         };
-        if let Some(why) = &plan.refused {
-            return Err(Error::Unsupported {
-                device: self.device().to_string(),
-                what: format!("kernel `{name}` ({why})"),
-                missing: "a sub-group size clgroups can read (intel_reqd_sub_group_size)".into(),
-            });
+        if let Some(e) = plan.refusal(self.device(), name) {
+            return Err(e);
         }
         let build = match plan.size {
             ResolvedSize::Size(n) if plan.uses_layer => &self.inner.builds[&n],
