@@ -4,8 +4,8 @@
 //! sub-group size but not of the work-group size, the branch is uniform per sub-group (valid
 //! OpenCL) but splits a work-group, and PoCL 6.0 used to write `y[i]` for `i >= n` too.
 //!
-//! The table: every bound `n` in `0..=G + 1` (every residue modulo the sub-group and work-group
-//! sizes), work-groups of 24 (32 on NVIDIA) and 64 and driver-picked ones (`Auto`, plain ranges), the bound as
+//! The table: every bound `n` in `0..=65` and around the range's end `G` (every residue modulo
+//! the sub-group and work-group sizes), work-groups of 24 (32 on NVIDIA) and 64 and driver-picked ones (`Auto`, plain ranges), the bound as
 //! an `if`, an early `return` and a conditional expression, through the layer (`sg_*`) and the
 //! standard built-ins (`sub_group_*`). Each launch either runs and gives exactly the sub-group
 //! sums of the work-items below `n`, or is refused before anything is enqueued; no value is ever
@@ -177,7 +177,8 @@ fn table(api: &str) {
                 Shape::Groups(l) => k.sub_groups().max_sub_group_size(Range::d1(l)).unwrap(),
                 _ => k.sub_groups().max_sub_group_size(Range::d1(64)).unwrap(),
             };
-            for n in 0..=G + 1 {
+            // Every residue modulo 64 (and so 8, 24 and 32), the range's end and beyond.
+            for n in (0..=65).chain([G - 1, G, G + 1]) {
                 // Elsewhere a bound inside a sub-group is not valid OpenCL: not launched.
                 if !barriers && n % sg != 0 && n < G {
                     continue;
