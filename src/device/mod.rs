@@ -292,20 +292,8 @@ impl Device {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn group_uniform_reason(&self) -> Option<&'static str> {
-        match self.sub_groups().effective.shuffle_backend {
-            ShuffleBackend::Emulated => Some(
-                "the emulated sub-groups are work-group barriers that every work-item must reach",
-            ),
-            ShuffleBackend::Khr | ShuffleBackend::Intel
-                if self.is_pocl() && self.kind() == DeviceKind::Cpu =>
-            {
-                Some(
-                    "PoCL's native sub-group collectives on CPU devices are work-group barriers \
-                     that every work-item must reach",
-                )
-            }
-            _ => None,
-        }
+        let backend = self.sub_groups().effective.shuffle_backend;
+        group_barrier_reason(backend, self.is_pocl(), self.kind())
     }
 
     /// Whether the device belongs to PoCL ("Portable Computing Language"), PoCL-R included.
@@ -360,6 +348,25 @@ impl Device {
     }
 }
 
+/// Why collectives of `backend` on a device of `kind` (`pocl`: of PoCL's platform) are
+/// work-group barriers, or `None` (see [`Device::needs_group_uniform_collectives`]).
+pub(crate) fn group_barrier_reason(
+    backend: ShuffleBackend,
+    pocl: bool,
+    kind: DeviceKind,
+) -> Option<&'static str> {
+    match backend {
+        ShuffleBackend::Emulated => {
+            Some("the emulated sub-groups are work-group barriers that every work-item must reach")
+        }
+        ShuffleBackend::Khr | ShuffleBackend::Intel if pocl && kind == DeviceKind::Cpu => Some(
+            "PoCL's native sub-group collectives on CPU devices are work-group barriers that \
+             every work-item must reach",
+        ),
+        _ => None,
+    }
+}
+
 /// What a backend needs, for error messages.
 pub(crate) fn backend_requirement(backend: ShuffleBackend) -> &'static str {
     match backend {
@@ -398,5 +405,23 @@ impl fmt::Display for Device {
 impl fmt::Debug for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Device({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{group_barrier_reason, DeviceKind, ShuffleBackend};
+
+    #[test]
+    fn collectives_are_work_group_barriers_when_emulated_or_on_pocl_cpus() {
+        use ShuffleBackend::{Emulated, Intel, Khr, NvidiaPtx};
+        let barriers = |b, pocl, kind| group_barrier_reason(b, pocl, kind).is_some();
+        // Emulated everywhere; PoCL's CPU devices (PoCL 6.0, PoCL-R serving a CPU).
+        assert!(barriers(Emulated, false, DeviceKind::Gpu));
+        assert!(barriers(Khr, true, DeviceKind::Cpu) && barriers(Intel, true, DeviceKind::Cpu));
+        // PoCL's GPU drivers (CUDA, Level Zero, PoCL-R serving a GPU), other vendors, NVIDIA.
+        assert!(!barriers(Khr, true, DeviceKind::Gpu));
+        assert!(!barriers(Intel, false, DeviceKind::Cpu));
+        assert!(!barriers(NvidiaPtx, false, DeviceKind::Gpu));
     }
 }
