@@ -1,13 +1,12 @@
-//! Sub-group collectives under `get_global_id(d) OP n` (`n` a scalar argument): on the emulated
-//! backend (PoCL 3.1) the launch decides, with `n`, the local size and the offset, whether every
-//! work-group takes one branch (run) or not (a typed error, nothing enqueued); on native
-//! backends nothing is refused. Each case runs in a child process (this test again, with
+//! Sub-group collectives under `get_global_id(d) OP n` (`n` a scalar argument): where collectives
+//! are work-group barriers (PoCL 3.1's emulated backend, PoCL 6.0's native one) the launch
+//! decides, with `n`, the local size and the offset, whether every work-group takes one branch
+//! (run) or not (a typed error, nothing enqueued); elsewhere (NVIDIA) nothing is refused. Each case runs in a child process (this test again, with
 //! `CLGROUPS_UNIFORM_CHILD` set), so a barrier under divergent control flow that crashes PoCL
 //! fails the test instead of killing the harness.
 
 mod common;
 
-use clgroups::device::ShuffleBackend;
 use clgroups::{Buffer, Error, LocalSize, Program, Queue, Range};
 use std::process::Command;
 
@@ -58,8 +57,9 @@ fn in_child(test: &str, body: impl FnOnce()) {
     eprintln!("{stdout}");
 }
 
-fn emulated(q: &Queue) -> bool {
-    q.device().sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated
+/// Whether the device's collectives are work-group barriers (emulated, PoCL's CPU devices).
+fn barriers(q: &Queue) -> bool {
+    q.device().needs_group_uniform_collectives()
 }
 
 fn poisoned(q: &Queue, len: usize) -> Buffer<i32> {
@@ -167,7 +167,7 @@ fn awkward_bounds_are_refused_before_enqueueing_on_the_emulated_backend() {
         let p = Program::from_source(&q, SRC).unwrap();
         let x = Buffer::from_slice(&q, &common::values(256, 3)).unwrap();
         let l64 = LocalSize::Exact(Range::d1(64));
-        if emulated(&q) {
+        if barriers(&q) {
             for (kernel, n) in [("direct", 100u32), ("via_var", 1)] {
                 match run(&p, kernel, &x, Some(n), (256, l64, 0)) {
                     Err(e @ Error::InvalidLaunch { .. }) => {
@@ -175,7 +175,7 @@ fn awkward_bounds_are_refused_before_enqueueing_on_the_emulated_backend() {
                         for want in ["` at line ", &format!("= {n})"), "[64]", "unconditionally"] {
                             assert!(text.contains(want), "{kernel}: {want}: {text}");
                         }
-                        println!("emulated: {kernel} n = {n}: refused: {text}");
+                        println!("barriers: {kernel} n = {n}: refused: {text}");
                     }
                     r => panic!("{kernel} n = {n}: want InvalidLaunch, got {r:?}"),
                 }
@@ -184,9 +184,8 @@ fn awkward_bounds_are_refused_before_enqueueing_on_the_emulated_backend() {
             let r = run(&p, "via_var", &x, Some(128u32), (192, l64, 32));
             assert!(matches!(r, Err(Error::InvalidLaunch { .. })), "{r:?}");
         } else {
-            // Native sub-groups: not checked, so not refused. Not launched: PoCL 6.0 runs a
-            // branch around a collective that splits a work-group as its first work-item does
-            // (measured: n = 72, local 64, sub-groups of 8: work-items 72..128 wrote too).
+            // Collectives that are not work-group barriers (NVIDIA): not checked, so not
+            // refused; not launched (n = 100 splits a sub-group: not valid OpenCL).
             p.kernel("direct").unwrap();
             println!("native: direct: not refused (the driver's business; not launched)");
         }
@@ -199,12 +198,12 @@ fn driver_picked_local_sizes_keep_the_branch_uniform() {
     in_child(test, || {
         let q = common::queue();
         let p = Program::from_source(&q, SRC).unwrap();
-        if !emulated(&q) {
-            println!("native: not run: the driver's local size may split a work-group at n");
+        if !barriers(&q) {
+            println!("not barriers: not run: the driver's local size may split a sub-group at n");
             return;
         }
         let ones = Buffer::from_slice(&q, &[1i32; 256]).unwrap();
-        // Auto: on the emulated backend the launch picks a local size that divides 96.
+        // Auto: where collectives are barriers the launch picks a local size that divides 96.
         let got = run(&p, "via_var", &ones, Some(96u32), (256, LocalSize::Auto, 0)).unwrap();
         assert_tiled_counts(&got, 96, "nd_range Auto, n = 96");
         // A plain range (these kernels are never rounded): one launch, the same choice.
@@ -223,17 +222,17 @@ fn driver_picked_local_sizes_keep_the_branch_uniform() {
 fn local_id_bounds_stay_refused_at_build_on_the_emulated_backend() {
     let q = common::queue();
     let p = Program::from_source(&q, SRC).unwrap();
-    match (p.kernel("local_bound"), emulated(&q)) {
+    match (p.kernel("local_bound"), barriers(&q)) {
         (Err(e @ Error::Unsupported { .. }), true) => {
             let text = e.to_string();
             assert!(
                 text.contains("condition on get_local_id at line 19"),
                 "{text}"
             );
-            println!("emulated: local_bound refused: {text}");
+            println!("barriers: local_bound refused: {text}");
         }
-        (Ok(_), false) => println!("native: local_bound not refused (the driver's business)"),
-        (r, emulated) => panic!("emulated: {emulated}: {:?}", r.map(|_| ())),
+        (Ok(_), false) => println!("not barriers: local_bound not refused (the driver's business)"),
+        (r, barriers) => panic!("barriers: {barriers}: {:?}", r.map(|_| ())),
     }
 }
 
@@ -248,7 +247,7 @@ fn root_device_launches_check_every_device_before_enqueueing() {
         let checked = root
             .devices()
             .iter()
-            .any(|d| d.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated);
+            .any(|d| d.needs_group_uniform_collectives());
         let k = root.program(SRC).unwrap().kernel("via_var").unwrap();
         let ones = common::colored(&root, &[1; 256], 64);
         let launch = |n: u32| {

@@ -263,6 +263,45 @@ impl Device {
         is_nvidia_platform(&self.inner.platform)
     }
 
+    /// Whether this device's sub-group collectives are work-group barriers, which every
+    /// work-item of the work-group must reach: the `emulated` backend, and PoCL's CPU devices
+    /// with native sub-groups (PoCL 6.0 runs a collective under a branch that splits a
+    /// work-group as its first work-item does: measured, `if (i < n)` with n = 72 in groups
+    /// of 64 wrote 128 elements). PoCL-R serving a CPU device reports the CPU type and counts;
+    /// PoCL's GPU drivers (CUDA, Level Zero) do not. The build then refuses collectives under
+    /// work-group-divergent branches and each launch decides `get_global_id(d) OP n`
+    /// ([`crate::plan::uniform_branch`]).
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// if dev.needs_group_uniform_collectives() {
+    ///     println!("{dev}: {}", dev.group_uniform_reason().unwrap());
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn needs_group_uniform_collectives(&self) -> bool {
+        self.group_uniform_reason().is_some()
+    }
+
+    /// Why [`needs_group_uniform_collectives`](Self::needs_group_uniform_collectives) holds, for
+    /// error messages; `None` where it does not.
+    ///
+    /// ```
+    /// let dev = clgroups::default_device()?;
+    /// assert_eq!(dev.group_uniform_reason().is_some(), dev.needs_group_uniform_collectives());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn group_uniform_reason(&self) -> Option<&'static str> {
+        let backend = self.sub_groups().effective.shuffle_backend;
+        group_barrier_reason(backend, self.is_pocl(), self.kind())
+    }
+
+    /// Whether the device belongs to PoCL ("Portable Computing Language"), PoCL-R included.
+    pub(crate) fn is_pocl(&self) -> bool {
+        self.platform_name().contains("Portable Computing Language")
+            || self.platform_words().contains("pocl")
+    }
+
     /// The same device seen with another effective shuffle backend (e.g. to compare
     /// `emulated` with `khr` on one device). Programs built on a queue of the returned device
     /// use that backend. Errors with [`Error::Unsupported`](crate::Error::Unsupported) if the
@@ -309,6 +348,25 @@ impl Device {
     }
 }
 
+/// Why collectives of `backend` on a device of `kind` (`pocl`: of PoCL's platform) are
+/// work-group barriers, or `None` (see [`Device::needs_group_uniform_collectives`]).
+pub(crate) fn group_barrier_reason(
+    backend: ShuffleBackend,
+    pocl: bool,
+    kind: DeviceKind,
+) -> Option<&'static str> {
+    match backend {
+        ShuffleBackend::Emulated => {
+            Some("the emulated sub-groups are work-group barriers that every work-item must reach")
+        }
+        ShuffleBackend::Khr | ShuffleBackend::Intel if pocl && kind == DeviceKind::Cpu => Some(
+            "PoCL's native sub-group collectives on CPU devices are work-group barriers that \
+             every work-item must reach",
+        ),
+        _ => None,
+    }
+}
+
 /// What a backend needs, for error messages.
 pub(crate) fn backend_requirement(backend: ShuffleBackend) -> &'static str {
     match backend {
@@ -347,5 +405,23 @@ impl fmt::Display for Device {
 impl fmt::Debug for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Device({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{group_barrier_reason, DeviceKind, ShuffleBackend};
+
+    #[test]
+    fn collectives_are_work_group_barriers_when_emulated_or_on_pocl_cpus() {
+        use ShuffleBackend::{Emulated, Intel, Khr, NvidiaPtx};
+        let barriers = |b, pocl, kind| group_barrier_reason(b, pocl, kind).is_some();
+        // Emulated everywhere; PoCL's CPU devices (PoCL 6.0, PoCL-R serving a CPU).
+        assert!(barriers(Emulated, false, DeviceKind::Gpu));
+        assert!(barriers(Khr, true, DeviceKind::Cpu) && barriers(Intel, true, DeviceKind::Cpu));
+        // PoCL's GPU drivers (CUDA, Level Zero, PoCL-R serving a GPU), other vendors, NVIDIA.
+        assert!(!barriers(Khr, true, DeviceKind::Gpu));
+        assert!(!barriers(Intel, false, DeviceKind::Cpu));
+        assert!(!barriers(NvidiaPtx, false, DeviceKind::Gpu));
     }
 }

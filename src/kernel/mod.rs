@@ -12,7 +12,7 @@ use crate::ffi::{ClProgram, Owned};
 use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::plan::uniform_branch::IdCondition;
-use crate::plan::work_group::Constraints;
+use crate::plan::work_group::{Constraints, MIN_POCL_COLLECTIVE_GROUP};
 use crate::program::{driver_alias, KernelParts, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use crate::transform::{variant_name, VariantKind};
@@ -250,12 +250,16 @@ impl Kernel {
             hint,
             // Sub-group calls on NVIDIA run on warps: whole ones.
             whole: (backend == ShuffleBackend::NvidiaPtx && plan.uses_layer).then_some(32),
-            // Work-groups of one work-item abort PoCL's process for kernels with native
+            // Work-groups of one or two work-items abort PoCL's process for kernels with native
             // sub-group collectives (PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`;
             // queries such as `get_sub_group_local_id` run).
-            no_single_item: plan.collectives
-                && backend == ShuffleBackend::Khr
-                && dev.platform_name().contains("Portable Computing Language"),
+            min_group: match plan.collectives
+                && backend != ShuffleBackend::Emulated
+                && dev.is_pocl()
+            {
+                true => MIN_POCL_COLLECTIVE_GROUP,
+                false => 1,
+            },
         };
         log::debug!("kernel `{name}` on {dev}: {n} args, sub-group size {size:?}, {constraints:?}");
         Ok(Kernel {

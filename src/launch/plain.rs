@@ -98,7 +98,8 @@ impl Launch<'_> {
     /// `undefined symbol: __pocl_work_group_alloca`). `None`: launch as planned.
     fn prepare_unrounded(&self, user: Range, planned: Option<Range>) -> Result<Option<Prepared>> {
         let k = self.kernel;
-        let no_single = k.constraints().no_single_item;
+        let min = k.constraints().min_group;
+        let no_single = min > 1;
         let why = k
             .rounding_support()
             .err()
@@ -128,10 +129,15 @@ impl Launch<'_> {
                 return self.prepared(pieces, self.args.clone(), user).map(Some);
             }
         }
-        if !no_single || planned.is_some_and(|l| l.len() > 1) {
+        if !no_single || planned.is_some_and(|l| l.len() >= min) {
             return Ok(None);
         }
-        let local = choose(user, LocalSize::Auto, k.constraints()).map_err(|r| {
+        // Launch-time conditions get a local size that keeps them uniform (`check_uniform`).
+        let chosen = match k.id_conditions().is_empty() {
+            true => choose(user, LocalSize::Auto, k.constraints()),
+            false => Ok(None),
+        };
+        let local = chosen.map_err(|r| {
             self.invalid(
                 user,
                 None,

@@ -41,8 +41,17 @@ impl Launch<'_> {
             LocalSize::Exact(l) => Some(l),
             _ => None,
         };
-        let local = choose(global, asked, self.kernel.constraints())
-            .map_err(|r| self.invalid(global, shown, r))?;
+        let c = self.kernel.constraints();
+        // Launch-time id conditions on PoCL's native collectives: `check_uniform` picks a size
+        // that keeps them uniform (and is not too small) where the driver would choose.
+        let uniform_picks = asked == LocalSize::Auto
+            && !self.kernel.id_conditions().is_empty()
+            && c.min_group > 1
+            && c.required.is_none();
+        let local = match uniform_picks {
+            true => None,
+            false => choose(global, asked, c).map_err(|r| self.invalid(global, shown, r))?,
+        };
         let offset = self.base(global);
         let local = self.checked_piece(global, local, offset)?;
         let piece = Piece {

@@ -1,5 +1,6 @@
-//! Launches of kernels whose sub-group collectives sit under `get_global_id(d) OP n` on the
-//! emulated backend: each enqueue is decided with the argument's value, the local size and the
+//! Launches of kernels whose sub-group collectives sit under `get_global_id(d) OP n` where
+//! collectives are work-group barriers (the emulated backend, PoCL's CPU devices:
+//! [`crate::Device::needs_group_uniform_collectives`]): each enqueue is decided with the argument's value, the local size and the
 //! offset, before anything is enqueued ([`crate::plan::uniform_branch`]).
 
 use super::Arg;
@@ -27,7 +28,19 @@ pub(crate) fn check_uniform(
         .iter()
         .map(|c| Ok((c, value(args, c)?)))
         .collect::<Result<Vec<_>, String>>()?;
+    let picked = local.is_none();
     let local = local.unwrap_or_else(|| uniform_local(&values, global, offset, k.limits()));
+    let min = k.constraints().min_group;
+    if picked && local.len() < min {
+        return Err(format!(
+            "the only work-groups that keep {} uniform have {} work-item(s), and sub-group \
+             collectives in work-groups of fewer than {min} work-items abort PoCL's process \
+             (undefined symbol __pocl_work_group_alloca); choose a bound that shares a larger \
+             factor with the range",
+            values[0].0.text,
+            local.len()
+        ));
+    }
     for &(c, n) in &values {
         let uniform = uniform_branch(c, n, global, local, offset);
         log::debug!(
@@ -40,18 +53,26 @@ pub(crate) fn check_uniform(
         if !uniform {
             return Err(format!(
                 "its sub-group collectives sit under {} (argument {} = {n}), which differs \
-                 between the work-items of a work-group of {:?} at offset {:?}; the emulated \
-                 sub-groups are work-group barriers that every work-item must reach: make \
+                 between the work-items of a work-group of {:?} at offset {:?}; {}: make \
                  the bound a multiple of the local size (or beyond the range), or compute the \
                  collective unconditionally (`sg_reduce_add(i < n ? x[i] : 0)`)",
                 c.text,
                 c.param,
                 local.as_slice(),
-                offset.as_slice()
+                offset.as_slice(),
+                reason(k)
             ));
         }
     }
     Ok(Some(local))
+}
+
+/// Why `k`'s device needs uniform branches around collectives, for messages.
+fn reason(k: &Kernel) -> &'static str {
+    k.program()
+        .device()
+        .group_uniform_reason()
+        .unwrap_or("sub-group collectives are work-group barriers here")
 }
 
 /// The value of the scalar argument a condition compares with.

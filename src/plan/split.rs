@@ -61,8 +61,9 @@ pub struct SplitPiece {
 
 /// A bulk + tail split of `user` along its slowest dimension, when it gives larger work-groups
 /// than the tuned local size of `user` (within the rounding work-group size `W` of
-/// [`rounding_group_size`]); with `avoid_single`, also whenever that tuned size is a single
-/// work-item, and no piece then has a work-group of one work-item. `None`: launch `user` whole.
+/// [`rounding_group_size`]); with `avoid_single`, also whenever that tuned size is one or two
+/// work-items, and no piece then has a work-group of one or two work-items. A tail of one
+/// work-item is avoided in any case. `None`: launch `user` whole.
 ///
 /// ```
 /// use clgroups::plan::local_size::{DeviceKind, Limits};
@@ -88,12 +89,15 @@ pub fn split(user: Range, lim: &Limits, avoid_single: bool) -> Option<Vec<SplitP
     let mut f = (w / inner.len())
         .min(lim.max_work_item_sizes[s].max(1))
         .min(n);
-    while f > 1 && inner.len() == 1 && n % f == 1 {
+    // Work-groups a tail may not have: one work-item, and with `avoid_single` two (PoCL's
+    // native collectives abort in work-groups of one or two work-items).
+    let tiny = |g: usize| g == 1 || (avoid_single && g == 2);
+    while f > 1 && tiny(inner.len() * (n % f)) {
         f -= 1;
     }
     let pm = lim.preferred_multiple;
     let better = group_score(inner.len() * f, pm) > group_score(before, pm);
-    if f <= 1 || !(better || (avoid_single && before == 1)) {
+    if f <= 1 || tiny(inner.len() * f) || !(better || (avoid_single && tiny(before))) {
         return None;
     }
     let zero = user.zeros_like();
@@ -175,6 +179,9 @@ mod tests {
         // A remainder of one work-item is avoided by a smaller row.
         let p = split(Range::d1(4097), &cpu(), true).unwrap();
         assert!(p.iter().all(|p| p.local.len() > 1), "{p:?}");
+        // ... and of two, on request.
+        let p = split(Range::d1(4098), &cpu(), true).unwrap();
+        assert!(p.iter().all(|p| p.local.len() > 2), "{p:?}");
     }
 
     proptest! {

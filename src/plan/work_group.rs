@@ -60,6 +60,12 @@ impl From<Range> for LocalSize {
     }
 }
 
+/// The smallest work-group PoCL's native backend runs sub-group collectives in: work-groups of
+/// one or two work-items abort the process (PoCL 6.0: `undefined symbol:
+/// __pocl_work_group_alloca`; measured with `sg_reduce_add` and `sub_group_reduce_add` over
+/// local sizes 1..24: 1 and 2 abort, 3 and above run).
+pub const MIN_POCL_COLLECTIVE_GROUP: usize = 3;
+
 /// What a kernel on its device imposes on its work-groups.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Constraints {
@@ -72,9 +78,10 @@ pub struct Constraints {
     /// Work-groups must be whole multiples of this many work-items (sub-group kernels on
     /// NVIDIA's warps), and the driver must not pick them.
     pub whole: Option<usize>,
-    /// Work-groups of one work-item are refused and never chosen (they abort PoCL's process
-    /// for kernels with native sub-group collectives).
-    pub no_single_item: bool,
+    /// The fewest work-items a work-group may have: smaller ones are refused and never chosen
+    /// (1: any; PoCL's native sub-group collectives abort the process in work-groups of one or
+    /// two work-items).
+    pub min_group: usize,
 }
 
 impl Constraints {
@@ -85,7 +92,7 @@ impl Constraints {
             required: None,
             hint: None,
             whole: None,
-            no_single_item: false,
+            min_group: 1,
         }
     }
 
@@ -142,7 +149,7 @@ pub fn choose(
                 )
             })?)
         }
-        (LocalSize::Auto, None) if kernel.no_single_item => Some(local_size::tuned(global, lim)),
+        (LocalSize::Auto, None) if kernel.min_group > 1 => Some(local_size::tuned(global, lim)),
         (LocalSize::Auto, None) => None,
         (LocalSize::Tuned, None) => {
             Some(hinted(global, kernel).unwrap_or_else(|| local_size::tuned(global, lim)))
@@ -150,7 +157,7 @@ pub fn choose(
     };
     match chosen {
         Some(l) => check(global, l, kernel)?,
-        None if kernel.no_single_item && global.len() == 1 => return Err(single_item()),
+        None if global.len() < kernel.min_group => return Err(too_small(kernel.min_group)),
         None => {}
     }
     log::debug!("{asked:?} over {global:?} -> {chosen:?}");
@@ -160,8 +167,8 @@ pub fn choose(
 /// `local` against the limits, the unit and single-item groups.
 fn check(global: Range, local: Range, kernel: &Constraints) -> Result<(), String> {
     local_size::validate(global, local, &kernel.limits)?;
-    if kernel.no_single_item && local.len() == 1 {
-        return Err(single_item());
+    if local.len() < kernel.min_group {
+        return Err(too_small(kernel.min_group));
     }
     match kernel.whole {
         Some(unit) if local.len() % unit != 0 => Err(format!(
@@ -172,10 +179,12 @@ fn check(global: Range, local: Range, kernel: &Constraints) -> Result<(), String
     }
 }
 
-fn single_item() -> String {
-    "a kernel with sub-group collectives in work-groups of one work-item aborts PoCL's process \
-     (undefined symbol __pocl_work_group_alloca); use a larger work-group or a plain range"
-        .into()
+fn too_small(min: usize) -> String {
+    format!(
+        "a kernel with sub-group collectives in work-groups of fewer than {min} work-items aborts \
+         PoCL's process (undefined symbol __pocl_work_group_alloca); use a larger work-group or \
+         a plain range"
+    )
 }
 
 /// The kernel's `work_group_size_hint` when it divides `global` and fits the kernel.
@@ -254,9 +263,9 @@ mod tests {
     }
 
     #[test]
-    fn single_item_groups_are_avoided_or_refused() {
+    fn too_small_groups_are_avoided_or_refused() {
         let k = Constraints {
-            no_single_item: true,
+            min_group: 3,
             ..Constraints::new(gpu())
         };
         assert_eq!(

@@ -4,7 +4,7 @@
 use super::compile::build_cached;
 use super::{polyfill, resolve, ProgramBuilder, ResolvedSize, SubGroupSize};
 use crate::device::{Device, ShuffleBackend};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::plan::uniform_branch::IdCondition;
@@ -32,6 +32,9 @@ pub(crate) struct KernelChoices {
     /// Conditions its collectives sit under, which each launch must find uniform (emulated
     /// backend; [`crate::plan::uniform_branch`]).
     pub(crate) id_conditions: Vec<IdCondition>,
+    /// Why the kernel is refused (a sub-group size attribute clgroups must know and cannot
+    /// read), if it is.
+    pub(crate) refused: Option<String>,
     /// Rounded variants exist in the build, or why not.
     pub(crate) rounded: std::result::Result<(), String>,
     /// Why the kernel's result may depend on its work-group shape (plain ranges then keep the
@@ -57,9 +60,24 @@ impl KernelChoices {
             (None, true) => b.default_size,
             (None, false) => SubGroupSize::Automatic,
         };
+        // Where clgroups provides the sub-groups, a kernel that uses them with a size attribute
+        // the scanner cannot read would run with a guessed size: refused.
+        let provided = matches!(
+            backend,
+            ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
+        );
+        let refused = match &k.unresolved_sub_group_attr {
+            Some(why) if provided && uses_layer => Some(format!(
+                "its own sub-group size is {why}: the {backend} backend fixes the size when it \
+                 compiles and cannot tell this one; write a literal or an object-like macro of \
+                 one definition"
+            )),
+            _ => None,
+        };
         // The driver accepted the build, so a kernel that does not use the layer is never
         // refused for its own size attribute: an unsupported one leaves the size to the driver.
         let size = match resolve(requested, device) {
+            _ if refused.is_some() => resolve(SubGroupSize::Automatic, device),
             _ if k.own_sub_group_attr && k.sub_group_size.is_none() => ResolvedSize::Size(0),
             ResolvedSize::Unsupported(_) if !uses_layer => ResolvedSize::Size(0),
             r => r,
@@ -105,10 +123,34 @@ impl KernelChoices {
             collectives: uses_layer,
             scratch,
             id_conditions: Vec::new(),
+            refused,
             rounded,
             shape: facts.shape_dependence.get(&k.name).cloned().flatten(),
             checked,
         }
+    }
+
+    /// Records whether the kernel uses sub-group collectives; one that does with its own size
+    /// that the device does not offer is refused (the driver may accept the attribute and run
+    /// another size: PoCL 6.0 does).
+    pub(super) fn set_collectives(&mut self, used: bool, k: &KernelDecl, device: &Device) {
+        self.collectives = used;
+        if let (true, true, Some(SubGroupSize::Exact(n))) =
+            (used, k.own_sub_group_attr, k.sub_group_size)
+        {
+            if let ResolvedSize::Unsupported(n) = resolve(SubGroupSize::Exact(n), device) {
+                self.size = ResolvedSize::Unsupported(n);
+            }
+        }
+    }
+
+    /// The error for kernel `name` when the build refused it ([`KernelChoices::refused`]).
+    pub(super) fn refusal(&self, device: &Device, name: &str) -> Option<Error> {
+        self.refused.as_ref().map(|why| Error::Unsupported {
+            device: device.to_string(),
+            what: format!("kernel `{name}` ({why})"),
+            missing: "a sub-group size clgroups can read (intel_reqd_sub_group_size)".into(),
+        })
     }
 
     /// A kernel the scanner did not find: nothing rewritten, the driver's sub-group size; it
@@ -122,10 +164,27 @@ impl KernelChoices {
             collectives: source_sub_groups,
             scratch: false,
             id_conditions: Vec::new(),
+            refused: None,
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
             shape: Some("the scanner did not find the kernel (made by a macro?)".into()),
             checked: Err("the scanner did not find the kernel (made by a macro?)".into()),
         }
+    }
+}
+
+/// The error for kernel `name`, refused for a collective under work-item-dependent control
+/// flow (`why`) on a device whose collectives are work-group barriers.
+pub(super) fn divergent_error(device: &Device, name: &str, why: &str) -> Error {
+    Error::Unsupported {
+        device: device.to_string(),
+        what: format!("kernel `{name}` ({why})"),
+        missing: format!(
+            "sub-group collectives that are not work-group barriers: {} (make the condition \
+             uniform, or compute the collective unconditionally)",
+            device
+                .group_uniform_reason()
+                .unwrap_or("they are work-group barriers")
+        ),
     }
 }
 
@@ -277,6 +336,14 @@ fn prelude(device: &Device, size: usize) -> String {
     }
     if driver.has("cl_khr_subgroup_shuffle_relative") {
         p.push_str("#define CLG_HAS_SHUFFLE_RELATIVE 1\n");
+    }
+    if matches!(
+        backend,
+        ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
+    ) {
+        // clgroups sets the size of the sub-groups it provides: `intel_reqd_sub_group_size(N)`
+        // is honoured for every N the device offers (others are refused before a launch).
+        p.push_str("#define cl_intel_required_subgroup_size 1\n");
     }
     if backend == ShuffleBackend::Emulated {
         p.push_str(&format!(

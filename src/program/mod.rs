@@ -195,7 +195,7 @@ impl Program {
             .iter()
             .map(|k| {
                 let mut plan = KernelChoices::new(k, &b, device, &rounding, &facts);
-                plan.collectives = facts.collective_users.contains(&k.name);
+                plan.set_collectives(facts.collective_users.contains(&k.name), k, device);
                 plan.id_conditions = at_launch.remove(&k.name).unwrap_or_default();
                 (k.name.clone(), plan)
             })
@@ -268,14 +268,7 @@ impl Program {
             });
         }
         if let Some(why) = self.inner.facts.divergence.refused.get(name) {
-            return Err(Error::Unsupported {
-                device: self.device().to_string(),
-                what: format!("kernel `{name}` ({why})"),
-                missing: "native sub-groups: the emulated ones are work-group barriers, which \
-                    every work-item must reach (make the condition uniform, or compute the \
-                    collective unconditionally)"
-                    .into(),
-            });
+            return Err(build::divergent_error(self.device(), name, why));
         }
         let plan = match self.inner.plans.get(name) {
             Some(p) => p.clone(),
@@ -284,6 +277,9 @@ impl Program {
                 self.inner.facts.names_sub_group_collectives(),
             ),
         };
+        if let Some(e) = plan.refusal(self.device(), name) {
+            return Err(e);
+        }
         let build = match plan.size {
             ResolvedSize::Size(n) if plan.uses_layer => &self.inner.builds[&n],
             _ => self

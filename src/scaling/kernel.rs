@@ -94,7 +94,7 @@ impl RootKernel {
             required: self.kernels[0].constraints().required,
             hint: None,
             whole: each().filter_map(|c| c.whole).max(),
-            no_single_item: each().any(|c| c.no_single_item),
+            min_group: each().map(|c| c.min_group).max().unwrap_or(1),
         }
     }
 

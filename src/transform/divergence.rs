@@ -15,8 +15,9 @@
 //! assigned once from it; [`super::id_condition`]) is left to each launch, which knows `n`, the
 //! local size and the offset ([`crate::plan::uniform_branch`]); any other id condition is
 //! refused, even where it happens to be uniform: compute unconditionally instead
-//! (`sg_reduce_add(i < n ? x[i] : 0)`). Not seen: the ternary operator and `&&`/`||` around a
-//! call, `goto`, and conditions inside macros.
+//! (`sg_reduce_add(i < n ? x[i] : 0)`). A conditional expression (`i < n ? sg_reduce_add(v) :
+//! 0`) counts as an `if` around its branches, and `&&` / `||` as one around their right
+//! operand. Not seen: `goto`, and conditions inside macros.
 
 use super::source::{FunctionDef, Scanned};
 use crate::plan::uniform_branch::IdCondition;
@@ -108,13 +109,13 @@ fn divergent_call(
     // depends on a work-item id.
     let mut regions: Vec<(usize, usize, usize, Option<IdCondition>)> = Vec::new();
     for k in body.0 + 1..body.1 {
-        let Some((cond, region)) = construct(s, k, body.1) else {
+        let Some((cond, region)) = construct(s, k, body.1).or_else(|| ternary(s, k, body)) else {
             continue;
         };
         let Some(id) = id_word(s, cond, &tainted) else {
             continue;
         };
-        let at_launch = (s.text(k) == "if")
+        let at_launch = matches!(s.text(k), "if" | "?" | "&" | "|")
             .then(|| super::id_condition::recognise(s, f, cond))
             .flatten();
         regions.push((region.0, region.1, id, at_launch.clone()));
@@ -235,6 +236,51 @@ fn construct(s: &Scanned<'_>, k: usize, end: usize) -> Option<((usize, usize), (
     Some(((k + 2, close), (close + 1, stop)))
 }
 
+/// If token `k` is the `?` of a conditional expression or starts a `&&` / `||`, its condition's
+/// tokens (back to an assignment, `return`, an opening bracket, `,`, `;`, `{`, `}` or another
+/// `?`/`:`) and the tokens evaluated only on one side of it (up to the expression's end: `;`,
+/// `,` or a closing bracket; at times more than the operand, never less).
+fn ternary(
+    s: &Scanned<'_>,
+    k: usize,
+    body: (usize, usize),
+) -> Option<((usize, usize), (usize, usize))> {
+    let pair = |i: usize, c: &str| {
+        s.text(i) == c && s.text(i + 1) == c && s.tokens[i].span.end == s.tokens[i + 1].span.start
+    };
+    let width = match s.text(k) {
+        _ if s.tokens[k].kind != super::lex::Kind::Punct => return None,
+        "?" => 1,
+        c @ ("&" | "|") if k + 1 < body.1 && pair(k, c) && !(k > 0 && pair(k - 1, c)) => 2,
+        _ => return None,
+    };
+    let mut a = k;
+    while a > body.0 + 1 {
+        let t = a - 1;
+        match s.text(t) {
+            ")" | "]" => {
+                a = s.partner(t);
+                continue;
+            }
+            "(" | "[" | "{" | "}" | "," | ";" | "?" | ":" | "return" => break,
+            // `=` of an assignment, not of `==`, `!=`, `<=`, `>=`.
+            "=" if !matches!(s.text(t - 1), "=" | "!" | "<" | ">") && s.text(t + 1) != "=" => break,
+            _ => {}
+        }
+        a = t;
+    }
+    let mut b = k + width;
+    while b < body.1 {
+        match s.text(b) {
+            "(" | "[" | "{" => b = s.partner(b),
+            ";" | "," | ")" | "]" | "}" => break,
+            _ => {}
+        }
+        b += 1;
+    }
+    (a < k).then_some(((a, k), (k + width, b)))
+}
+
 /// The token after the statement that starts at `i` (a block, or up to its `;`).
 fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
     match s.text(i) {
@@ -334,6 +380,43 @@ kernel void c(global int *o, local int *t) { uint lid = get_local_id(0); if (lid
     o[1] = sg_reduce_add(lid); }
 ";
         assert!(flagged(src).is_empty(), "{:#?}", flagged(src));
+    }
+
+    #[test]
+    fn conditional_expressions_count_as_branches() {
+        let src = "
+kernel void a(global int *o, uint n) { size_t i = get_global_id(0);
+    int v = i < n ? sg_reduce_add(o[i]) : 0; if (i < n) o[i] = v; }
+kernel void b(global int *o) { o[0] = get_local_id(0) == 3 ? 1 : sub_group_reduce_add(1); }
+kernel void c(global int *o, uint n) { size_t i = get_global_id(0);
+    o[i] = sg_reduce_add(i < n ? o[i] : 0) + (i == n ? 1 : 2); }
+kernel void d(global int *o, int n) { o[0] = n > 2 ? sg_reduce_add(1) : 0; }
+kernel void e(global int *o) { if (get_local_id(0) > 3 && sub_group_any(o[0] > 0)) o[1] = 1; }
+kernel void f(global int *o, uint n) { size_t i = get_global_id(0); o[0] = i >= n || sub_group_all(1); }
+kernel void g(global int *o, int n) { o[0] = (n > 2 && o[1] & 1) || sub_group_all(1); }
+";
+        let s = Scanned::new(src).unwrap();
+        let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+        let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
+        assert_eq!(refused, ["b", "e"], "{:#?}", found.refused);
+        let why = &found.refused["e"];
+        assert!(
+            why.contains("sub_group_any at line 8 under a condition on get_local_id"),
+            "{why}"
+        );
+        let conds: Vec<&str> = found.at_launch["f"]
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(conds, ["`i >= n` at line 9"]);
+        assert!(found.refused["b"]
+            .contains("sub_group_reduce_add at line 4 under a condition on get_local_id"));
+        let conds: Vec<&str> = found.at_launch["a"]
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(conds, ["`i < n` at line 3"]);
+        assert_eq!(found.at_launch.len(), 2, "{:#?}", found.at_launch);
     }
 
     #[test]

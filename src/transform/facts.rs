@@ -22,7 +22,8 @@ pub(crate) struct SourceFacts {
     pub(crate) layer_users: BTreeSet<String>,
     /// Functions that use sub-group collectives (the layer's or the standard built-ins).
     pub(crate) collective_users: BTreeSet<String>,
-    /// Collectives under work-item-dependent control flow (emulated backend only).
+    /// Collectives under work-item-dependent control flow, where collectives are work-group
+    /// barriers ([`Device::needs_group_uniform_collectives`]).
     pub(crate) divergence: Divergence,
     /// Why each kernel must not be rounded (`None`: it may be), by name.
     pub(crate) rounding_obstacles: BTreeMap<String, Option<String>>,
@@ -58,12 +59,16 @@ impl SourceFacts {
             ShuffleBackend::Emulated => layer::scratch_edits(&scanned, &layer_users),
             _ => Vec::new(),
         };
-        let divergence = match backend {
-            ShuffleBackend::Emulated => {
-                divergence::divergent_users(&scanned, layer::is_emulated_collective)
-            }
-            _ => Divergence::default(),
+        // Where collectives are work-group barriers (emulated; PoCL's native ones), collectives
+        // under work-group-divergent branches are refused or left to the launch.
+        let collective: Option<fn(&str) -> bool> = match device.needs_group_uniform_collectives() {
+            true if backend == ShuffleBackend::Emulated => Some(layer::is_emulated_collective),
+            true => Some(layer::is_sub_group_collective),
+            false => None,
         };
+        let divergence = collective.map_or_else(Divergence::default, |c| {
+            divergence::divergent_users(&scanned, c)
+        });
         let kernels = super::scanned_kernels(&scanned)?;
         let rounding_obstacles = kernels
             .iter()

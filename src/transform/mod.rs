@@ -141,9 +141,34 @@ fn scanned_kernels(s: &Scanned<'_>) -> Result<Vec<KernelDecl>> {
     for k in &kernels {
         *seen.entry(k.name.clone()).or_insert(0usize) += 1;
     }
-    for k in kernels.iter_mut().filter(|k| seen[&k.name] > 1) {
+    let sizes = |k: &KernelDecl| (k.sub_group_size, k.unresolved_sub_group_attr.clone());
+    let twins: Vec<(String, usize, bool)> = kernels
+        .iter()
+        .filter(|k| seen[&k.name] > 1)
+        .map(|k| {
+            let differ = kernels
+                .iter()
+                .any(|o| o.name == k.name && sizes(o) != sizes(k));
+            (k.name.clone(), k.line, differ)
+        })
+        .collect();
+    for (k, (_, _, differ)) in kernels.iter_mut().filter(|k| seen[&k.name] > 1).zip(&twins) {
         k.rewrite_obstacle
             .get_or_insert_with(|| "it is defined more than once (under #if branches?)".into());
+        if *differ {
+            // Which definition the compiler keeps is the preprocessor's business: no size.
+            let lines: Vec<usize> = twins
+                .iter()
+                .filter(|t| t.0 == k.name)
+                .map(|t| t.1)
+                .collect();
+            k.own_sub_group_attr = true;
+            k.sub_group_size = None;
+            k.unresolved_sub_group_attr = Some(format!(
+                "definitions at lines {lines:?} (under #if branches?) with different \
+                 intel_reqd_sub_group_size"
+            ));
+        }
     }
     Ok(kernels)
 }

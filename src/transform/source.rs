@@ -16,10 +16,10 @@
 //! Its answers are an optimisation only: the driver names the kernels, and a kernel the scanner
 //! cannot read runs as written (see [`KernelDecl::rewrite_obstacle`]).
 
-use super::lex::{match_brackets, parse_c_integer, Directive, Lexer, LineIndex};
+use super::lex::{match_brackets, Directive, Lexer, LineIndex};
 pub(crate) use super::lex::{Kind, Token};
 use crate::error::{Error, Result};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 /// One kernel definition found by [`scan_kernels`]. Offsets are byte offsets into the scanned
@@ -47,8 +47,17 @@ pub struct KernelDecl {
     /// `__attribute__((intel_reqd_sub_group_size(n)))`; `None` when it asks for none.
     pub sub_group_size: Option<SubGroupSizeAttr>,
     /// Whether the kernel carries its own `intel_reqd_sub_group_size` attribute (with a literal
-    /// or, e.g., a macro argument): clgroups then never pins a size of its own.
+    /// or, e.g., a macro argument; written out or through an object-like macro such as
+    /// `#define REQD __attribute__((intel_reqd_sub_group_size(16)))`): clgroups then never pins
+    /// a size of its own.
     pub own_sub_group_attr: bool,
+    /// The kernel's own `intel_reqd_sub_group_size` whose size the scanner cannot tell (a
+    /// function-like macro's parameter, a macro with several definitions, an expression, or
+    /// different sizes in `#if` branches), described with its line; `None` when the size is
+    /// known (`sub_group_size`) or there is no such attribute. Where clgroups provides the
+    /// sub-groups itself (emulated, NVIDIA) such a kernel is refused: it would run with a
+    /// guessed size.
+    pub unresolved_sub_group_attr: Option<String>,
     /// Why a generated variant of this kernel could not be proven correct (a preprocessor line
     /// inside the declaration, an `#if` that the body does not close, a macro before the
     /// declaration, parameters the scanner cannot read); `None` when the kernel may be rewritten.
@@ -140,6 +149,8 @@ pub(crate) struct Scanned<'a> {
     pub(crate) functions: Vec<FunctionDef>,
     /// Every `#define`d name with the token spans of each of its replacement lists.
     pub(crate) macros: HashMap<String, Vec<Vec<Token>>>,
+    /// The names among `macros` with a function-like definition (`#define F(n) ...`).
+    fn_macros: HashSet<String>,
     /// Every preprocessor directive: its byte offset and kind.
     directives: Vec<(usize, Directive)>,
 }
@@ -153,7 +164,12 @@ impl<'a> Scanned<'a> {
         let tokens = lexer.tokens;
         let directives = lexer.directives;
         let mut macros: HashMap<String, Vec<Vec<Token>>> = HashMap::new();
+        let mut fn_macros = HashSet::new();
         for (name, body) in lexer.defines {
+            // A function-like definition's replacement list starts after its `)`.
+            if body.start > 0 && src.as_bytes()[body.start - 1] == b')' {
+                fn_macros.insert(name.clone());
+            }
             let mut sub = Lexer::new(src, &lines);
             sub.pos = body.start;
             sub.end = body.end;
@@ -168,6 +184,7 @@ impl<'a> Scanned<'a> {
             lines,
             functions: Vec::new(),
             macros,
+            fn_macros,
             directives,
         };
         scanned.functions = scanned.find_functions();
@@ -320,7 +337,8 @@ impl<'a> Scanned<'a> {
             Ok(p) => (p, None),
             Err(e) => (Vec::new(), Some(e.to_string())),
         };
-        let (sub_group_size, own_sub_group_attr) = self.sub_group_size(f)?;
+        let (sub_group_size, own_sub_group_attr, unresolved_sub_group_attr) =
+            self.sub_group_size(f)?;
         let rewrite_obstacle = params_obstacle.or_else(|| self.rewrite_obstacle(f, &body));
         if let Some(why) = &rewrite_obstacle {
             log::debug!("kernel `{}` will not be rewritten: {why}", f.name);
@@ -335,6 +353,7 @@ impl<'a> Scanned<'a> {
             body,
             sub_group_size,
             own_sub_group_attr,
+            unresolved_sub_group_attr,
             rewrite_obstacle,
         })
     }
@@ -454,82 +473,10 @@ impl<'a> Scanned<'a> {
         }
         s
     }
-
-    /// The sub-group size attribute in kernel `f`'s header, if any, and whether the kernel has
-    /// its own `intel_reqd_sub_group_size` (whose argument may be a macro: then no size).
-    fn sub_group_size(&self, f: &FunctionDef) -> Result<(Option<SubGroupSizeAttr>, bool)> {
-        let mut found: Option<(SubGroupSizeAttr, usize)> = None;
-        let mut own = false;
-        for i in f.decl..f.body.0 {
-            let is_call = i + 1 < f.body.0 && self.is_punct(i + 1, "(");
-            let macro_name = self.text(i);
-            if !is_call
-                || !matches!(
-                    macro_name,
-                    "CLG_REQD_SUB_GROUP_SIZE"
-                        | "CLG_NAMED_SUB_GROUP_SIZE"
-                        | "intel_reqd_sub_group_size"
-                )
-            {
-                continue;
-            }
-            let line = self.line(self.tokens[i].span.start);
-            let attr = if macro_name == "intel_reqd_sub_group_size" {
-                own = true;
-                match self.sub_group_arg(f, i, line) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        log::debug!("{e}: the driver applies it; clgroups does not read it");
-                        continue;
-                    }
-                }
-            } else {
-                self.sub_group_arg(f, i, line)?
-            };
-            if let Some((_, first)) = found {
-                return Err(Error::input(format!(
-                    "kernel `{}` has more than one sub-group size attribute (lines {first} and {line})",
-                    f.name
-                )));
-            }
-            found = Some((attr, line));
-        }
-        Ok((found.map(|(a, _)| a), own))
-    }
-
-    /// Parses the argument of the sub-group size macro at token `i`.
-    fn sub_group_arg(&self, f: &FunctionDef, i: usize, line: usize) -> Result<SubGroupSizeAttr> {
-        let close = self.partner[i + 1];
-        let arg = if close == i + 3 { self.text(i + 2) } else { "" };
-        let shown = self.joined_or_empty(i + 2, close);
-        let bad = |want: &str| {
-            Error::input(format!(
-                "kernel `{}` (line {line}): {}({shown}) needs {want}",
-                f.name,
-                self.text(i)
-            ))
-        };
-        if self.text(i) == "CLG_NAMED_SUB_GROUP_SIZE" {
-            return match arg {
-                "primary" => Ok(SubGroupSizeAttr::Primary),
-                "automatic" => Ok(SubGroupSizeAttr::Automatic),
-                _ => Err(bad("`primary` or `automatic`")),
-            };
-        }
-        match parse_c_integer(arg) {
-            Some(n) if n > 0 => Ok(SubGroupSizeAttr::Exact(n)),
-            _ => Err(bad("a positive integer literal")),
-        }
-    }
-
-    fn joined_or_empty(&self, first: usize, end: usize) -> String {
-        if first < end {
-            self.joined(first, end - 1)
-        } else {
-            String::new()
-        }
-    }
 }
+
+#[path = "sub_group_attr.rs"]
+mod sub_group_attr;
 
 #[cfg(test)]
 #[path = "source_tests.rs"]

@@ -226,8 +226,105 @@ fn scan_for_build_never_fails_on_structure() {
     let src =
         "#define SIMD 16\nkernel __attribute__((intel_reqd_sub_group_size(SIMD))) void k() { }";
     let (k, _) = crate::transform::scan(src).unwrap();
-    assert_eq!((k[0].sub_group_size, k[0].own_sub_group_attr), (None, true));
+    let sixteen = Some(SubGroupSizeAttr::Exact(16));
+    assert_eq!(
+        (k[0].sub_group_size, k[0].own_sub_group_attr),
+        (sixteen, true)
+    );
     assert!(crate::transform::scan("CLG_REQD_SUB_GROUP_SIZE(S) kernel void k() { }").is_err());
+}
+
+/// Own sizes through object-like macros are read; what cannot be told is reported, not guessed.
+#[test]
+fn own_sub_group_sizes_behind_macros() {
+    let own = |src: &str| {
+        let k = scan_kernels(src).unwrap();
+        (
+            k[0].sub_group_size,
+            k[0].own_sub_group_attr,
+            k[0].unresolved_sub_group_attr.clone(),
+        )
+    };
+    let exact = |n| Some(SubGroupSizeAttr::Exact(n));
+    let reqd = "__attribute__((intel_reqd_sub_group_size(16)))";
+    // The issue's two cases, and the llama.cpp style (`#ifdef` in front of the declaration).
+    assert_eq!(
+        own(&format!(
+            "#define REQD {reqd}
+REQD kernel void k() {{ }}"
+        )),
+        (exact(16), true, None)
+    );
+    assert_eq!(
+        own("#define S (0x10)
+#define SIMD_SIZE S
+             kernel __attribute__((intel_reqd_sub_group_size(SIMD_SIZE))) void k() { }"),
+        (exact(16), true, None)
+    );
+    let llama = "#ifdef cl_intel_required_subgroup_size
+        #define REQD_SUBGROUP_SIZE_32 __attribute__((intel_reqd_sub_group_size(32)))
+        #elif defined(cl_qcom_reqd_sub_group_size)
+        #define REQD_SUBGROUP_SIZE_64 __attribute__((qcom_reqd_sub_group_size(\"half\")))
+        #endif
+#ifdef INTEL_GPU
+REQD_SUBGROUP_SIZE_32
+#elif defined(ADRENO_GPU)
+        REQD_SUBGROUP_SIZE_64
+#endif
+kernel void k(global float *x) { }";
+    assert_eq!(own(llama), (exact(32), true, None));
+    // Macros that say nothing about sub-groups are no attribute.
+    assert_eq!(
+        own("#define T float
+kernel void k(global T *x) { }"),
+        (None, false, None)
+    );
+    // Function-like macros, differing definitions, expressions: unresolved, with where.
+    for (src, want) in [
+        (
+            "#define F(n) __attribute__((intel_reqd_sub_group_size(n)))
+#define n 8
+F(16) kernel void k() { }",
+            "`F` at line 3",
+        ),
+        (
+            &format!(
+                "#ifdef A
+#define R {reqd}
+#else
+#define R
+#endif
+R kernel void k() {{ }}"
+            ),
+            "`R` at line 6",
+        ),
+        (
+            "#ifdef A
+#define S 8
+#else
+#define S 16
+#endif
+kernel __attribute__((intel_reqd_sub_group_size(S))) void k() { }",
+            "intel_reqd_sub_group_size(S) at line 6",
+        ),
+        (
+            "kernel __attribute__((intel_reqd_sub_group_size(8 * 2))) void k() { }",
+            "(8 * 2) at line 1",
+        ),
+    ] {
+        let (size, attr, why) = own(src);
+        assert_eq!((size, attr), (None, true), "{src}");
+        assert!(
+            why.as_deref().unwrap_or("").contains(want),
+            "{src}: {why:?}"
+        );
+    }
+    // A function-like macro with a literal size is read.
+    assert_eq!(
+        own("#define F() __attribute__((intel_reqd_sub_group_size(8)))
+F() kernel void k() { }"),
+        (exact(8), true, None)
+    );
 }
 
 #[test]

@@ -353,12 +353,13 @@ pub const ROUNDING_SLACK: usize = 1 << 20;
 /// twice the user's range: launches then run the range unrounded.
 ///
 /// ```
-/// use clgroups::plan::rounding::{within_slack, RoundingPlan};
+/// use clgroups::plan::local_size::{DeviceKind, Limits};
+/// use clgroups::plan::rounding::{plan, within_slack, RoundingConfig};
 /// use clgroups::Range;
-/// let plan = |launch| RoundingPlan { user: Range::d1(7), launch: Range::d1(launch),
-///     local: None, rounded_variant: true, adjustments: Vec::new() };
-/// assert!(within_slack(&plan(8)).is_ok());
-/// assert!(within_slack(&plan(1 << 21)).is_err());
+/// let gpu = Limits { kind: DeviceKind::Gpu, max_work_group_size: 1024,
+///     max_work_item_sizes: [1024, 1024, 64], preferred_multiple: 32, non_uniform: false };
+/// let p = plan(Range::d1(1_000_003), &RoundingConfig::default(), &gpu, true);
+/// assert!(within_slack(&p).is_ok()); // 1_000_192 work-items for 1_000_003
 /// ```
 pub fn within_slack(plan: &RoundingPlan) -> Result<(), String> {
     let (items, asked) = (plan.launch.len(), plan.user.len());

@@ -417,3 +417,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn rounded_plans_far_beyond_the_range_are_outside_the_slack() {
+    let plan = |launch| RoundingPlan {
+        user: Range::d1(7),
+        launch: Range::d1(launch),
+        local: None,
+        rounded_variant: true,
+        adjustments: Vec::new(),
+    };
+    assert!(within_slack(&plan(8)).is_ok());
+    assert!(within_slack(&plan(7 + ROUNDING_SLACK)).is_ok());
+    assert!(within_slack(&plan(8 + ROUNDING_SLACK)).is_err());
+}

@@ -1,0 +1,120 @@
+//! Issue 20, item 2: a kernel's own `intel_reqd_sub_group_size` behind a macro
+//! (`#define REQD __attribute__((intel_reqd_sub_group_size(16)))`, or the size itself a macro,
+//! `intel_reqd_sub_group_size(SIMD_SIZE)`) runs with the size it asks for, or is refused naming
+//! the attribute; never with a guessed size. On the emulated backend (PoCL 3.1) the emulated
+//! sub-groups used to be 8 wide (every shuffle wrong) or the build failed; on native drivers
+//! (PoCL 6.0) the driver applies the attribute itself.
+
+mod common;
+
+use clgroups::device::ShuffleBackend;
+use clgroups::{Buffer, Error, LocalSize, Program, Range};
+
+const SRC: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#define REQD __attribute__((intel_reqd_sub_group_size(16)))
+#define SIMD_SIZE 16
+#define F(n) __attribute__((intel_reqd_sub_group_size(n)))
+#ifdef NOT_DEFINED_ANYWHERE
+#define WIDTH 8
+#else
+#define WIDTH 16
+#endif
+
+/* Each work-item: its sub-group's size, and the value of the lane mirrored in its sub-group. */
+#define BODY \
+    size_t i = get_global_id(0); \
+    uint lane = get_sub_group_local_id(); \
+    y[2 * i] = (int)get_max_sub_group_size(); \
+    y[2 * i + 1] = sub_group_shuffle(x[i], get_max_sub_group_size() - 1 - lane);
+
+REQD kernel void via_macro(global const int *x, global int *y) { BODY }
+kernel __attribute__((intel_reqd_sub_group_size(SIMD_SIZE))) void via_arg(global const int *x, global int *y) { BODY }
+F(16) kernel void function_like(global const int *x, global int *y) { BODY }
+kernel __attribute__((intel_reqd_sub_group_size(WIDTH))) void two_definitions(global const int *x, global int *y) { BODY }
+F(16) kernel void no_sub_groups(global const int *x, global int *y) { y[get_global_id(0)] = x[0]; }
+"#;
+
+/// What a kernel of `SRC` must write with sub-groups of 16 over work-groups of 64.
+fn want16(x: &[i32]) -> Vec<i32> {
+    (0..x.len())
+        .flat_map(|i| [16, x[i / 16 * 16 + 15 - i % 16]])
+        .collect()
+}
+
+fn run(p: &Program, name: &str, x: &Buffer<i32>) -> clgroups::Result<Vec<i32>> {
+    let q = p.queue();
+    let y = Buffer::from_slice(q, &vec![0i32; 2 * x.len()])?;
+    let k = p.kernel(name)?;
+    // SAFETY: work-item i reads x[i] (x.len() items) and writes y[2i], y[2i + 1] (twice as long).
+    unsafe {
+        k.launch()
+            .arg(x)
+            .arg(&y)
+            .nd_range(Range::d1(x.len()), LocalSize::Exact(Range::d1(64)))
+    }?
+    .wait()?;
+    y.read(q)
+}
+
+#[test]
+fn macro_sizes_run_with_the_size_they_ask_for() {
+    let q = common::queue();
+    let d = q.device().clone();
+    let p = Program::from_source(&q, SRC).unwrap();
+    let xs = common::values(128, 5);
+    let x = Buffer::from_slice(&q, &xs).unwrap();
+    let offered = d.sub_groups().effective.sub_group_sizes.contains(&16);
+    for name in ["via_macro", "via_arg"] {
+        match run(&p, name, &x) {
+            Ok(got) => {
+                assert!(offered, "{d} does not offer 16 but {name} ran");
+                assert_eq!(got, want16(&xs), "{name} on {d}");
+                println!("{name}: sub-groups of 16 on {d}");
+            }
+            Err(Error::FeatureNotSupported { requested: 16, .. }) if !offered => {
+                println!("{name}: 16 refused on {d}, which does not offer it");
+            }
+            Err(e) => panic!("{name} on {d}: {e}"),
+        }
+    }
+}
+
+/// What the scanner cannot tell: run by the driver where it applies the attribute itself
+/// (native), refused naming the attribute where clgroups sets the size (emulated, NVIDIA); a
+/// kernel that uses no sub-group is never refused for it.
+#[test]
+fn sizes_clgroups_cannot_read_are_refused_or_left_to_the_driver() {
+    let q = common::queue();
+    let d = q.device().clone();
+    let p = Program::from_source(&q, SRC).unwrap();
+    let xs = common::values(128, 9);
+    let x = Buffer::from_slice(&q, &xs).unwrap();
+    let provided = matches!(
+        d.sub_groups().effective.shuffle_backend,
+        ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
+    );
+    for (name, shown) in [
+        ("function_like", "`F` at line"),
+        ("two_definitions", "intel_reqd_sub_group_size(WIDTH)"),
+    ] {
+        match (run(&p, name, &x), provided) {
+            (Err(e @ Error::Unsupported { .. }), true) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains(shown) && text.contains("intel_reqd_sub_group_size"),
+                    "{text}"
+                );
+                println!("{name} on {d}: refused: {text}");
+            }
+            (Ok(got), false) => {
+                // The driver applied the attribute: 16, as the preprocessor decides.
+                assert_eq!(got, want16(&xs), "{name} on {d}");
+                println!("{name} on {d}: the driver's sub-groups of 16");
+            }
+            (r, _) => panic!("{name} on {d}: {:?}", r.map(|_| ())),
+        }
+    }
+    let y = run(&p, "no_sub_groups", &x).unwrap();
+    assert!(y[..128].iter().all(|&v| v == xs[0]));
+}
