@@ -271,6 +271,11 @@ fn prelude(device: &Device, size: usize) -> String {
     if driver.has("cl_khr_subgroup_shuffle_relative") {
         p.push_str("#define CLG_HAS_SHUFFLE_RELATIVE 1\n");
     }
+    if let (ShuffleBackend::NvidiaPtx, Some((major, minor))) =
+        (backend, driver.compute_capability_nv)
+    {
+        p.push_str(&format!("#define CLG_PTX_SM {}\n", 10 * major + minor));
+    }
     if backend == ShuffleBackend::Emulated {
         p.push_str(&format!(
             "#define CLG_EMU_SCRATCH_ITEMS {}\n",
