@@ -215,46 +215,55 @@ impl Suite<'_> {
         let ids: Vec<(u32, u32)> = (0..n)
             .map(|g| (info[5 * g] as u32, info[5 * g + 1] as u32))
             .collect();
-        let Some((members, of)) = self.groups(shape, &ids) else {
+        let Some((members, _)) = self.groups(shape, &ids) else {
             return;
         };
         let (t, local) = (T::CL_NAME, &shape.local);
         let ops = if T::INT { 7 } else { 4 };
-        for g in 0..n {
-            let (key, i) = of[g];
-            let m = &members[&key];
+        for m in members.values() {
             let r = m.len();
-            let o = &v[30 * g..30 * g + 30];
-            let what = |k: &str| format!("{local:?} {t} c={c} d={d} g={g} lane={i}/{r} {k}");
-            for op in 0..ops {
-                let vals: Vec<T> = m.iter().map(|&j| if op == 1 { y[j] } else { x[j] }).collect();
-                let fold = |lo: usize, hi: usize| {
-                    vals[lo..hi].iter().fold(T::ident(op), |a, &b| T::op(op, a, b))
-                };
-                let slot = if op < 4 { 3 * op } else { 12 + 3 * (op - 4) };
-                self.check(|| what(&format!("reduce op{op}")), o[slot], fold(0, r));
-                self.check(|| what(&format!("inclusive op{op}")), o[slot + 1], fold(0, i + 1));
-                self.check(|| what(&format!("exclusive op{op}")), o[slot + 2], fold(0, i));
-                let lo = i & !(c - 1);
-                let slot = if op < 4 { 21 + op } else { 25 + op - 4 };
-                let want = fold(lo, (lo + c).min(r));
-                self.check(|| what(&format!("clustered op{op}")), o[slot], want);
-            }
-            // Rotations: checked where the source is defined whether the sub-group's size or the
-            // maximum size is the modulus (they differ only in partial sub-groups).
-            let src = (i as i64 + d as i64).rem_euclid(r as i64) as usize;
-            if src == (i as i64 + d as i64).rem_euclid(s as i64) as usize {
-                self.check(|| what("rotate"), o[28], x[m[src]]);
-            }
-            let src = (i & !(c - 1)) + ((i as i64 + d as i64) as usize & (c - 1));
-            if src < r {
-                self.check(|| what("clustered rotate"), o[29], x[m[src]]);
-            }
-            let f = &info[5 * g..5 * g + 5];
+            // Per operation: folds of every prefix, and of every cluster.
+            let folds: Vec<(Vec<T>, Vec<T>)> = (0..ops)
+                .map(|op| {
+                    let vals: Vec<T> = m.iter().map(|&j| if op == 1 { y[j] } else { x[j] }).collect();
+                    let mut pre = vec![T::ident(op)];
+                    for &v in &vals {
+                        pre.push(T::op(op, *pre.last().unwrap(), v));
+                    }
+                    let cl = vals
+                        .chunks(c)
+                        .map(|k| k.iter().fold(T::ident(op), |a, &b| T::op(op, a, b)))
+                        .collect();
+                    (pre, cl)
+                })
+                .collect();
             let same = m.iter().all(|&j| x[j] == x[m[0]]);
-            self.check(|| what("all_equal(x)"), f[2] != 0, same);
-            self.check(|| what("all_equal(id)"), f[3] != 0, true);
-            self.check(|| what("all_equal(lane == 3)"), f[4] != 0, r <= 3);
+            for (i, &g) in m.iter().enumerate() {
+                let o = &v[30 * g..30 * g + 30];
+                let what = |k: &str| format!("{local:?} {t} c={c} d={d} g={g} lane={i}/{r} {k}");
+                for (op, (pre, cl)) in folds.iter().enumerate() {
+                    let slot = if op < 4 { 3 * op } else { 12 + 3 * (op - 4) };
+                    self.check(|| what(&format!("reduce op{op}")), o[slot], pre[r]);
+                    self.check(|| what(&format!("inclusive op{op}")), o[slot + 1], pre[i + 1]);
+                    self.check(|| what(&format!("exclusive op{op}")), o[slot + 2], pre[i]);
+                    let slot = if op < 4 { 21 + op } else { 25 + op - 4 };
+                    self.check(|| what(&format!("clustered op{op}")), o[slot], cl[i / c]);
+                }
+                // Rotations: checked where the source is defined whether the sub-group's size or
+                // the maximum size is the modulus (they differ only in partial sub-groups).
+                let src = (i as i64 + d as i64).rem_euclid(r as i64) as usize;
+                if src == (i as i64 + d as i64).rem_euclid(s as i64) as usize {
+                    self.check(|| what("rotate"), o[28], x[m[src]]);
+                }
+                let src = (i & !(c - 1)) + ((i as i64 + d as i64) as usize & (c - 1));
+                if src < r {
+                    self.check(|| what("clustered rotate"), o[29], x[m[src]]);
+                }
+                let f = &info[5 * g..5 * g + 5];
+                self.check(|| what("all_equal(x)"), f[2] != 0, same);
+                self.check(|| what("all_equal(id)"), f[3] != 0, true);
+                self.check(|| what("all_equal(lane == 3)"), f[4] != 0, r <= 3);
+            }
         }
     }
 
@@ -280,31 +289,42 @@ impl Suite<'_> {
         let ids: Vec<(u32, u32)> = (0..n)
             .map(|g| (v[20 * g + 16] as u32, v[20 * g + 17] as u32))
             .collect();
-        let Some((members, of)) = self.groups(shape, &ids) else {
+        let Some((members, _)) = self.groups(shape, &ids) else {
             return;
         };
         let local = &shape.local;
-        for g in 0..n {
-            let (key, i) = of[g];
-            let m = &members[&key];
+        let apply = |op: usize, acc: bool, x: bool| match op {
+            0 => acc && x,
+            1 => acc || x,
+            _ => acc ^ x,
+        };
+        for m in members.values() {
             let b: Vec<bool> = m.iter().map(|&j| p[j] != 0).collect();
-            let o: Vec<bool> = v[20 * g..20 * g + 16].iter().map(|&x| x != 0).collect();
-            let what = |k: &str| format!("{local:?} vote c={c} g={g} lane={i} {k}");
-            self.check(|| what("elect"), o[0], i == 0);
-            self.check(|| what("all"), o[1], b.iter().all(|&x| x));
-            self.check(|| what("any"), o[2], b.iter().any(|&x| x));
-            self.check(|| what("all_equal"), o[3], m.iter().all(|&j| p[j] == p[m[0]]));
-            let lo = i & !(c - 1);
-            let ranges = [(0, m.len()), (0, i + 1), (0, i), (lo, (lo + c).min(m.len()))];
-            for (op, id) in [(0, true), (1, false), (2, false)] {
-                for (k, &(a, z)) in ranges.iter().enumerate() {
-                    let want = b[a..z].iter().fold(id, |acc, &x| match op {
-                        0 => acc && x,
-                        1 => acc || x,
-                        _ => acc ^ x,
-                    });
-                    let slot = if k < 3 { 4 + 3 * op + k } else { 13 + op };
-                    self.check(|| what(&format!("logical op{op} kind{k}")), o[slot], want);
+            let equal = m.iter().all(|&j| p[j] == p[m[0]]);
+            // Per logical operation: folds of every prefix, and of every cluster.
+            let folds: Vec<(Vec<bool>, Vec<bool>)> = (0..3)
+                .map(|op| {
+                    let mut pre = vec![op == 0];
+                    for &x in &b {
+                        pre.push(apply(op, *pre.last().unwrap(), x));
+                    }
+                    let cl = b.chunks(c).map(|k| k.iter().fold(op == 0, |a, &x| apply(op, a, x)));
+                    (pre, cl.collect())
+                })
+                .collect();
+            for (i, &g) in m.iter().enumerate() {
+                let o: Vec<bool> = v[20 * g..20 * g + 16].iter().map(|&x| x != 0).collect();
+                let what = |k: &str| format!("{local:?} vote c={c} g={g} lane={i} {k}");
+                self.check(|| what("elect"), o[0], i == 0);
+                self.check(|| what("all"), o[1], b.iter().all(|&x| x));
+                self.check(|| what("any"), o[2], b.iter().any(|&x| x));
+                self.check(|| what("all_equal"), o[3], equal);
+                for (op, (pre, cl)) in folds.iter().enumerate() {
+                    let want = [pre[b.len()], pre[i + 1], pre[i], cl[i / c]];
+                    for (k, w) in want.into_iter().enumerate() {
+                        let slot = if k < 3 { 4 + 3 * op + k } else { 13 + op };
+                        self.check(|| what(&format!("logical op{op} kind{k}")), o[slot], w);
+                    }
                 }
             }
         }
@@ -507,9 +527,11 @@ fn refusals(suite: &mut Suite<'_>, backend: ShuffleBackend) {
     suite.check(|| format!("nu_divergent refused: {r:?}"), refused, emulated);
     let x: Vec<i32> = (0..512).map(|g| hash(g, 4) as i32 % 1000).collect();
     let local = if backend == ShuffleBackend::NvidiaPtx { 128 } else { 64 };
-    for (n, ok) in [(256u32, true), (100, !emulated)] {
+    for (n, ok) in [(256u32, true), (100, false)] {
         if !ok && !emulated {
-            continue; // native sub-groups: not checked (the driver's business), not launched
+            // Native sub-groups: not checked, not launched (PoCL 6.0 gives wrong sums there,
+            // measured: the README's work-group-uniform rule).
+            continue;
         }
         let out = suite.buf(&vec![-7i32; 512]);
         let k = suite.program.kernel("nu_bounded").unwrap();

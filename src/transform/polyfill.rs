@@ -273,6 +273,33 @@ mod tests {
     }
 
     #[test]
+    fn non_uniform_clustered_and_rotate_builtins_are_emulated_collectives() {
+        for w in [
+            "sub_group_elect",
+            "sub_group_non_uniform_all_equal",
+            "sub_group_non_uniform_reduce_logical_xor",
+            "sub_group_non_uniform_scan_exclusive_mul",
+            "sub_group_clustered_reduce_add",
+            "sub_group_rotate",
+            "sub_group_clustered_rotate",
+        ] {
+            assert!(is_builtin(w), "{w}");
+            assert!(super::super::layer::is_emulated_collective(w), "{w}");
+        }
+        let p = prelude(&["cl_khr_subgroup_rotate"], "x = sub_group_rotate(v, 1);");
+        assert!(p.starts_with("#define CLG_PF_ROTATE 1\n"), "{p}");
+        for ext in [
+            "cl_khr_subgroup_non_uniform_vote",
+            "cl_khr_subgroup_non_uniform_arithmetic",
+            "cl_khr_subgroup_clustered_reduce",
+            "cl_khr_subgroup_rotate",
+        ] {
+            assert_ne!(define(ext), "CLG_PF_INTEL", "{ext}");
+            assert!(probe_source(ext).contains("sub_group_"), "{ext}");
+        }
+    }
+
+    #[test]
     fn the_prelude_switches_on_what_is_provided() {
         let src = "x = sub_group_reduce_add(v);";
         let p = prelude(&["cl_khr_subgroups", "cl_intel_subgroups"], src);

@@ -168,14 +168,18 @@ CLG_NU_EQUAL_NARROW(half, float)
 #endif
 
 #else /* khr, intel */
+/* Every loop around a shuffle runs at least once: PoCL 6.0 runs the code after a loop of zero trips
+ * whose body has a sub-group shuffle in the first work-item only (measured: clustered reductions of
+ * clusters of 1 gave 0 on every other lane). */
 #define CLG_NU_CORE(T, NAME, OP, IDENT)                                                                  \
     CLG_FN CLG_OVL T clg_pf_nu_clustered_##NAME(T x, uint c) {                                           \
-        uint l = clg_lane(), n = clg_range();                                                            \
-        for (uint d = c >> 1; d > 0u; d >>= 1) {                                                         \
-            T o = clg_shuffle_down(x, d);                                                                \
-            if (d < n - l) x = OP(x, o);                                                                 \
-        }                                                                                                \
-        return clg_shuffle(x, l & ~(c - 1u));                                                           \
+        uint l = clg_lane(), n = clg_range(), d = c;                                                     \
+        do {                                                                                             \
+            d >>= 1;                                                                                     \
+            T o = clg_shuffle_down(x, max(d, 1u));                                                       \
+            if (d > 0u && d < n - l) x = OP(x, o);                                                       \
+        } while (d > 1u);                                                                                \
+        return clg_shuffle(x, l & ~(c - 1u));                                                            \
     }                                                                                                    \
     CLG_FN CLG_OVL T clg_pf_nu_reduce_##NAME(T x) {                                                      \
         uint c = 1u;                                                                                     \
@@ -183,11 +187,12 @@ CLG_NU_EQUAL_NARROW(half, float)
         return clg_pf_nu_clustered_##NAME(x, c);                                                         \
     }                                                                                                    \
     CLG_FN CLG_OVL T clg_pf_nu_inclusive_##NAME(T x) {                                                   \
-        uint l = clg_lane();                                                                             \
-        for (uint d = 1u; d < clg_max_range(); d <<= 1) {                                                \
+        uint l = clg_lane(), s = clg_max_range(), d = 1u;                                                \
+        do {                                                                                             \
             T o = clg_shuffle_up(x, d);                                                                  \
             if (l >= d) x = OP(o, x);                                                                    \
-        }                                                                                                \
+            d <<= 1;                                                                                     \
+        } while (d < s);                                                                                 \
         return x;                                                                                        \
     }                                                                                                    \
     CLG_FN CLG_OVL T clg_pf_nu_exclusive_##NAME(T x) {                                                   \
