@@ -118,7 +118,11 @@ fn main() -> clgroups::Result<()> {
     for round in 0..=args.runs {
         for (k, kernel) in kernels.iter().enumerate() {
             let d = if k < 2 {
-                let l = kernel.launch().arg(&input).arg(&partials).arg((n / 4) as u32);
+                let l = kernel
+                    .launch()
+                    .arg(&input)
+                    .arg(&partials)
+                    .arg((n / 4) as u32);
                 let d = launch(l.arg(Local::<f32>::new(LOCAL)), groups)?;
                 let got: f64 = partials.read(&q)?.iter().map(|&p| p as f64).sum();
                 if got != want {
