@@ -5,13 +5,16 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The sub-group extensions and features clgroups looks for, in report order.
-pub const SUB_GROUP_EXTENSIONS: [&str; 9] = [
+pub const SUB_GROUP_EXTENSIONS: [&str; 12] = [
     "cl_khr_subgroups",
     "cl_khr_subgroup_extended_types",
     "cl_khr_subgroup_shuffle",
     "cl_khr_subgroup_shuffle_relative",
     "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_vote",
     "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
     "cl_intel_subgroups",
     "cl_intel_required_subgroup_size",
     "__opencl_c_subgroups",
@@ -128,6 +131,9 @@ pub struct DriverSubGroups {
     pub extensions: BTreeMap<&'static str, bool>,
     /// `CL_DEVICE_WARP_SIZE_NV` where `cl_nv_device_attribute_query` is present.
     pub warp_size_nv: Option<u32>,
+    /// `CL_DEVICE_COMPUTE_CAPABILITY_{MAJOR,MINOR}_NV` where `cl_nv_device_attribute_query` is
+    /// present (the layer uses `redux.sync` from 8.0).
+    pub compute_capability_nv: Option<(u32, u32)>,
 }
 
 impl DriverSubGroups {
@@ -200,12 +206,16 @@ pub struct SubGroupCapabilities {
 
 /// The sub-group extensions whose built-ins clgroups provides where a device lacks them
 /// (`cl/clgroups/khr/polyfill.h`), in report order.
-pub const POLYFILLED_EXTENSIONS: [&str; 6] = [
+pub const POLYFILLED_EXTENSIONS: [&str; 10] = [
     "cl_khr_subgroups",
     "cl_khr_subgroup_extended_types",
     "cl_khr_subgroup_shuffle",
     "cl_khr_subgroup_shuffle_relative",
     "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
     "cl_intel_subgroups",
 ];
 
@@ -389,6 +399,7 @@ mod tests {
                 .map(|e| (*e, exts.contains(e)))
                 .collect(),
             warp_size_nv: None,
+            compute_capability_nv: None,
         }
     }
 

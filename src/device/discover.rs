@@ -348,6 +348,13 @@ fn build(
         } else {
             None
         },
+        compute_capability_nv: if has("cl_nv_device_attribute_query") {
+            raw.compute_capability_major_nv()
+                .ok()
+                .zip(raw.compute_capability_minor_nv().ok())
+        } else {
+            None
+        },
     };
     let nvidia = is_nvidia_platform(&platform);
     let backend = backend_from_env(&driver, nvidia, &ctx)?;

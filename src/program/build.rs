@@ -345,6 +345,11 @@ fn prelude(device: &Device, size: usize) -> String {
         // is honoured for every N the device offers (others are refused before a launch).
         p.push_str("#define cl_intel_required_subgroup_size 1\n");
     }
+    if let (ShuffleBackend::NvidiaPtx, Some((major, minor))) =
+        (backend, driver.compute_capability_nv)
+    {
+        p.push_str(&format!("#define CLG_PTX_SM {}\n", 10 * major + minor));
+    }
     if backend == ShuffleBackend::Emulated {
         p.push_str(&format!(
             "#define CLG_EMU_SCRATCH_ITEMS {}\n",

@@ -1,6 +1,6 @@
 //! The standard sub-group built-ins (`cl_khr_subgroups`, its shuffle, relative-shuffle,
-//! extended-type and ballot extensions, `cl_intel_subgroups`) on every device, with no change to
-//! the kernel: where a program names one and the device lacks some of them, the build prepends
+//! extended-type, ballot, non-uniform vote and arithmetic, clustered-reduce and rotate
+//! extensions, `cl_intel_subgroups`) on every device, with no change to the kernel: where a program names one and the device lacks some of them, the build prepends
 //! `cl/clgroups/khr/polyfill.h`, which provides the missing extensions on the device's backend
 //! and defines their extension macros. Programs that name none get nothing.
 //!

@@ -4,7 +4,7 @@
 //! [`super::polyfill`]).
 
 /// The standard sub-group built-ins the polyfill provides.
-const BUILTINS: [&str; 50] = [
+const BUILTINS: [&str; 96] = [
     "get_sub_group_size",
     "get_max_sub_group_size",
     "get_num_sub_groups",
@@ -55,6 +55,52 @@ const BUILTINS: [&str; 50] = [
     "intel_sub_group_block_write2",
     "intel_sub_group_block_write4",
     "intel_sub_group_block_write8",
+    "sub_group_elect",
+    "sub_group_non_uniform_all",
+    "sub_group_non_uniform_any",
+    "sub_group_non_uniform_all_equal",
+    "sub_group_non_uniform_reduce_add",
+    "sub_group_non_uniform_scan_inclusive_add",
+    "sub_group_non_uniform_scan_exclusive_add",
+    "sub_group_non_uniform_reduce_mul",
+    "sub_group_non_uniform_scan_inclusive_mul",
+    "sub_group_non_uniform_scan_exclusive_mul",
+    "sub_group_non_uniform_reduce_min",
+    "sub_group_non_uniform_scan_inclusive_min",
+    "sub_group_non_uniform_scan_exclusive_min",
+    "sub_group_non_uniform_reduce_max",
+    "sub_group_non_uniform_scan_inclusive_max",
+    "sub_group_non_uniform_scan_exclusive_max",
+    "sub_group_non_uniform_reduce_and",
+    "sub_group_non_uniform_scan_inclusive_and",
+    "sub_group_non_uniform_scan_exclusive_and",
+    "sub_group_non_uniform_reduce_or",
+    "sub_group_non_uniform_scan_inclusive_or",
+    "sub_group_non_uniform_scan_exclusive_or",
+    "sub_group_non_uniform_reduce_xor",
+    "sub_group_non_uniform_scan_inclusive_xor",
+    "sub_group_non_uniform_scan_exclusive_xor",
+    "sub_group_non_uniform_reduce_logical_and",
+    "sub_group_non_uniform_scan_inclusive_logical_and",
+    "sub_group_non_uniform_scan_exclusive_logical_and",
+    "sub_group_non_uniform_reduce_logical_or",
+    "sub_group_non_uniform_scan_inclusive_logical_or",
+    "sub_group_non_uniform_scan_exclusive_logical_or",
+    "sub_group_non_uniform_reduce_logical_xor",
+    "sub_group_non_uniform_scan_inclusive_logical_xor",
+    "sub_group_non_uniform_scan_exclusive_logical_xor",
+    "sub_group_clustered_reduce_add",
+    "sub_group_clustered_reduce_mul",
+    "sub_group_clustered_reduce_min",
+    "sub_group_clustered_reduce_max",
+    "sub_group_clustered_reduce_and",
+    "sub_group_clustered_reduce_or",
+    "sub_group_clustered_reduce_xor",
+    "sub_group_clustered_reduce_logical_and",
+    "sub_group_clustered_reduce_logical_or",
+    "sub_group_clustered_reduce_logical_xor",
+    "sub_group_rotate",
+    "sub_group_clustered_rotate",
 ];
 
 /// Sub-group extension and feature macros besides `cl_khr_subgroup_*`.
@@ -111,6 +157,10 @@ fn define(ext: &str) -> &'static str {
         "cl_khr_subgroup_shuffle" => "CLG_PF_SHUFFLE",
         "cl_khr_subgroup_shuffle_relative" => "CLG_PF_SHUFFLE_RELATIVE",
         "cl_khr_subgroup_ballot" => "CLG_PF_BALLOT",
+        "cl_khr_subgroup_non_uniform_vote" => "CLG_PF_VOTE",
+        "cl_khr_subgroup_non_uniform_arithmetic" => "CLG_PF_ARITHMETIC",
+        "cl_khr_subgroup_clustered_reduce" => "CLG_PF_CLUSTERED",
+        "cl_khr_subgroup_rotate" => "CLG_PF_ROTATE",
         _ => "CLG_PF_INTEL",
     }
 }
@@ -150,6 +200,31 @@ pub(crate) fn probe_source(ext: &str) -> String {
              + sub_group_inverse_ballot(b) + sub_group_ballot_bit_extract(b, 1u) + sub_group_ballot_bit_count(b) \
              + sub_group_ballot_inclusive_scan(b) + sub_group_ballot_exclusive_scan(b) \
              + sub_group_ballot_find_lsb(b) + sub_group_ballot_find_msb(b);"
+        }
+        "cl_khr_subgroup_non_uniform_arithmetic" => {
+            "float f = (float)o[1];\n\
+             f = sub_group_non_uniform_reduce_add(f) + sub_group_non_uniform_scan_inclusive_mul(f) \
+             + sub_group_non_uniform_scan_exclusive_min(f) + sub_group_non_uniform_reduce_max(f);\n\
+             uint u = sub_group_non_uniform_reduce_and(o[2]) + sub_group_non_uniform_scan_inclusive_or(o[3]) \
+             + sub_group_non_uniform_scan_exclusive_xor(o[4]) + (uint)sub_group_non_uniform_reduce_add((long)o[5]);\n\
+             int i = sub_group_non_uniform_reduce_logical_and((int)o[6]) \
+             + sub_group_non_uniform_scan_inclusive_logical_or((int)o[7]) \
+             + sub_group_non_uniform_scan_exclusive_logical_xor((int)o[8]);\n\
+             o[0] = (uint)f + u + (uint)i;"
+        }
+        "cl_khr_subgroup_non_uniform_vote" => {
+            "o[0] = sub_group_elect() + sub_group_non_uniform_all((int)o[1]) + sub_group_non_uniform_any((int)o[2]) \
+             + sub_group_non_uniform_all_equal(o[3]) + sub_group_non_uniform_all_equal((float)o[4]);"
+        }
+        "cl_khr_subgroup_clustered_reduce" => {
+            "float f = sub_group_clustered_reduce_add((float)o[1], 4) + sub_group_clustered_reduce_max((float)o[2], 2);\n\
+             uint u = sub_group_clustered_reduce_mul(o[3], 2) + sub_group_clustered_reduce_xor(o[4], 1) \
+             + (uint)sub_group_clustered_reduce_logical_or((int)o[5], 2) + (uint)sub_group_clustered_reduce_min((long)o[6], 2);\n\
+             o[0] = (uint)f + u;"
+        }
+        "cl_khr_subgroup_rotate" => {
+            "o[0] = sub_group_rotate(o[1], 1) + (uint)sub_group_rotate((float)o[2], 3) \
+             + sub_group_clustered_rotate(o[3], 1, 2u) + (uint)sub_group_clustered_rotate((long)o[4], 1, 4u);"
         }
         _ => {
             "uint a = intel_sub_group_shuffle(o[1], 1u) + intel_sub_group_shuffle_xor(o[2], 1u) \
@@ -195,6 +270,33 @@ mod tests {
         assert!(!is_builtin("cl_khr_subgroups"));
         assert!(!is_builtin("num_sub_groups"));
         assert!(!is_builtin("sub_group_size_of"));
+    }
+
+    #[test]
+    fn non_uniform_clustered_and_rotate_builtins_are_emulated_collectives() {
+        for w in [
+            "sub_group_elect",
+            "sub_group_non_uniform_all_equal",
+            "sub_group_non_uniform_reduce_logical_xor",
+            "sub_group_non_uniform_scan_exclusive_mul",
+            "sub_group_clustered_reduce_add",
+            "sub_group_rotate",
+            "sub_group_clustered_rotate",
+        ] {
+            assert!(is_builtin(w), "{w}");
+            assert!(super::super::layer::is_emulated_collective(w), "{w}");
+        }
+        let p = prelude(&["cl_khr_subgroup_rotate"], "x = sub_group_rotate(v, 1);");
+        assert!(p.starts_with("#define CLG_PF_ROTATE 1\n"), "{p}");
+        for ext in [
+            "cl_khr_subgroup_non_uniform_vote",
+            "cl_khr_subgroup_non_uniform_arithmetic",
+            "cl_khr_subgroup_clustered_reduce",
+            "cl_khr_subgroup_rotate",
+        ] {
+            assert_ne!(define(ext), "CLG_PF_INTEL", "{ext}");
+            assert!(probe_source(ext).contains("sub_group_"), "{ext}");
+        }
     }
 
     #[test]

@@ -6,7 +6,8 @@
 
 /* `#pragma OPENCL EXTENSION <provided extension> : enable` is ignored with a warning; keep it quiet. */
 #if defined(__clang__) && (CLG_PF_SUBGROUPS || CLG_PF_EXTENDED_TYPES || CLG_PF_SHUFFLE || CLG_PF_SHUFFLE_RELATIVE || \
-                           CLG_PF_BALLOT || CLG_PF_INTEL)
+                           CLG_PF_BALLOT || CLG_PF_INTEL || CLG_PF_VOTE || CLG_PF_ARITHMETIC || CLG_PF_CLUSTERED || \
+                           CLG_PF_ROTATE)
 #pragma clang diagnostic ignored "-Wignored-pragmas"
 #endif
 
@@ -101,6 +102,76 @@
 #define intel_sub_group_block_write2(p, v) clg_pf_block_write2((p), (v))
 #define intel_sub_group_block_write4(p, v) clg_pf_block_write4((p), (v))
 #define intel_sub_group_block_write8(p, v) clg_pf_block_write8((p), (v))
+#endif
+
+#if CLG_PF_VOTE
+#ifndef cl_khr_subgroup_non_uniform_vote
+#define cl_khr_subgroup_non_uniform_vote 1
+#endif
+#define sub_group_elect() clg_pf_elect()
+#define sub_group_non_uniform_all(p) clg_pf_nu_all((int)(p)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_any(p) clg_pf_nu_any((int)(p)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_all_equal(x) clg_pf_all_equal((x)CLG_SG_SCRATCH)
+#endif
+
+#if CLG_PF_ARITHMETIC
+#ifndef cl_khr_subgroup_non_uniform_arithmetic
+#define cl_khr_subgroup_non_uniform_arithmetic 1
+#endif
+#define sub_group_non_uniform_reduce_add(x) clg_pf_nu_reduce_add((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_inclusive_add(x) clg_pf_nu_inclusive_add((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_exclusive_add(x) clg_pf_nu_exclusive_add((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_reduce_mul(x) clg_pf_nu_reduce_mul((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_inclusive_mul(x) clg_pf_nu_inclusive_mul((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_exclusive_mul(x) clg_pf_nu_exclusive_mul((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_reduce_min(x) clg_pf_nu_reduce_mn((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_inclusive_min(x) clg_pf_nu_inclusive_mn((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_exclusive_min(x) clg_pf_nu_exclusive_mn((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_reduce_max(x) clg_pf_nu_reduce_mx((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_inclusive_max(x) clg_pf_nu_inclusive_mx((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_exclusive_max(x) clg_pf_nu_exclusive_mx((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_reduce_and(x) clg_pf_nu_reduce_and((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_inclusive_and(x) clg_pf_nu_inclusive_and((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_exclusive_and(x) clg_pf_nu_exclusive_and((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_reduce_or(x) clg_pf_nu_reduce_or((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_inclusive_or(x) clg_pf_nu_inclusive_or((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_exclusive_or(x) clg_pf_nu_exclusive_or((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_reduce_xor(x) clg_pf_nu_reduce_xor((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_inclusive_xor(x) clg_pf_nu_inclusive_xor((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_exclusive_xor(x) clg_pf_nu_exclusive_xor((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_reduce_logical_and(x) clg_pf_nu_reduce_logical_and((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_inclusive_logical_and(x) clg_pf_nu_inclusive_logical_and((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_exclusive_logical_and(x) clg_pf_nu_exclusive_logical_and((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_reduce_logical_or(x) clg_pf_nu_reduce_logical_or((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_inclusive_logical_or(x) clg_pf_nu_inclusive_logical_or((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_exclusive_logical_or(x) clg_pf_nu_exclusive_logical_or((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_reduce_logical_xor(x) clg_pf_nu_reduce_logical_xor((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_inclusive_logical_xor(x) clg_pf_nu_inclusive_logical_xor((x)CLG_SG_SCRATCH)
+#define sub_group_non_uniform_scan_exclusive_logical_xor(x) clg_pf_nu_exclusive_logical_xor((x)CLG_SG_SCRATCH)
+#endif
+
+#if CLG_PF_CLUSTERED
+#ifndef cl_khr_subgroup_clustered_reduce
+#define cl_khr_subgroup_clustered_reduce 1
+#endif
+#define sub_group_clustered_reduce_add(x, c) clg_pf_nu_clustered_add((x), (uint)(c)CLG_SG_SCRATCH)
+#define sub_group_clustered_reduce_mul(x, c) clg_pf_nu_clustered_mul((x), (uint)(c)CLG_SG_SCRATCH)
+#define sub_group_clustered_reduce_min(x, c) clg_pf_nu_clustered_mn((x), (uint)(c)CLG_SG_SCRATCH)
+#define sub_group_clustered_reduce_max(x, c) clg_pf_nu_clustered_mx((x), (uint)(c)CLG_SG_SCRATCH)
+#define sub_group_clustered_reduce_and(x, c) clg_pf_nu_clustered_and((x), (uint)(c)CLG_SG_SCRATCH)
+#define sub_group_clustered_reduce_or(x, c) clg_pf_nu_clustered_or((x), (uint)(c)CLG_SG_SCRATCH)
+#define sub_group_clustered_reduce_xor(x, c) clg_pf_nu_clustered_xor((x), (uint)(c)CLG_SG_SCRATCH)
+#define sub_group_clustered_reduce_logical_and(x, c) clg_pf_nu_clustered_logical_and((x), (uint)(c)CLG_SG_SCRATCH)
+#define sub_group_clustered_reduce_logical_or(x, c) clg_pf_nu_clustered_logical_or((x), (uint)(c)CLG_SG_SCRATCH)
+#define sub_group_clustered_reduce_logical_xor(x, c) clg_pf_nu_clustered_logical_xor((x), (uint)(c)CLG_SG_SCRATCH)
+#endif
+
+#if CLG_PF_ROTATE
+#ifndef cl_khr_subgroup_rotate
+#define cl_khr_subgroup_rotate 1
+#endif
+#define sub_group_rotate(x, delta) clg_pf_rotate((x), (int)(delta)CLG_SG_SCRATCH)
+#define sub_group_clustered_rotate(x, delta, c) clg_pf_clustered_rotate((x), (int)(delta), (uint)(c)CLG_SG_SCRATCH)
 #endif
 
 #endif
