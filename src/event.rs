@@ -86,9 +86,10 @@ impl Event {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn wait(&self) -> Result<()> {
+        let on_cpu = self.device.kind() == crate::plan::local_size::DeviceKind::Cpu;
         self.raw
             .iter()
-            .try_for_each(|e| crate::wait::event(e, || self.context()))
+            .try_for_each(|e| crate::wait::event_on(e, on_cpu, || self.context()))
     }
 
     /// Device time from the start of the first command to the end of the last (waits first).

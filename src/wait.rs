@@ -61,6 +61,15 @@ const NAP: Duration = Duration::from_micros(200);
 
 /// Waits until `event` completes, at most [`limit`]. `what` names the command in errors.
 pub(crate) fn event(event: &Event, what: impl Fn() -> String) -> Result<()> {
+    let on_cpu = event
+        .command_queue()
+        .is_ok_and(|q| !q.is_null() && ffi::queue_on_cpu(q));
+    event_on(event, on_cpu, what)
+}
+
+/// [`event`], for an event of a device whose kind the caller knows (`on_cpu`): the hot path of
+/// a launch's wait, with no query but the event's queue (to flush it) and its status.
+pub(crate) fn event_on(event: &Event, on_cpu: bool, what: impl Fn() -> String) -> Result<()> {
     let limit = limit()?;
     let status = || {
         event
@@ -68,19 +77,20 @@ pub(crate) fn event(event: &Event, what: impl Fn() -> String) -> Result<()> {
             .map(|s| s.0)
             .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))
     };
-    let s = status()?;
-    if s == CL_COMPLETE || s < 0 {
-        return finished(s, what);
-    }
     // Nothing guarantees that a queued command is ever submitted until its queue is flushed
     // (clWaitForEvents flushes implicitly; a callback or a status poll does not).
     let queue = event
         .command_queue()
         .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?;
-    opencl3::command_queue::flush(queue).map_err(|e| Error::cl("clFlush", e, what()))?;
+    if !queue.is_null() {
+        opencl3::command_queue::flush(queue).map_err(|e| Error::cl("clFlush", e, what()))?;
+    }
+    let s = status()?;
+    if s == CL_COMPLETE || s < 0 {
+        return finished(s, what);
+    }
     // Poll: on a CPU device yielding the core, for CPU_SPIN, then sleep on a callback below;
     // elsewhere spinning for SPIN, then between naps, up to the limit.
-    let on_cpu = ffi::queue_on_cpu(queue);
     let window = if on_cpu { CPU_SPIN.min(limit) } else { limit };
     let (start, mut nap) = (Instant::now(), NAP / 10);
     while start.elapsed() < window {

@@ -15,6 +15,7 @@
 
 mod common;
 
+use clgroups::device::ShuffleBackend;
 use clgroups::{Buffer, Error, LocalSize, Program, Queue, Range};
 use std::process::Command;
 
@@ -276,7 +277,7 @@ fn pocl_native_cpu_devices_need_group_uniform_collectives() {
         assert!(d.needs_group_uniform_collectives());
         assert!(d.group_uniform_reason().unwrap().contains("PoCL"));
     }
-    if !native {
+    if d.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated {
         assert!(d.needs_group_uniform_collectives(), "{d}: emulated");
     }
     // A kernel with a collective under a local-id condition is refused at build there.
