@@ -72,7 +72,10 @@ impl Launch<'_> {
         let local_v = local.map(|l| l.as_slice().to_vec());
         let detached = self.detached && self.waits.is_empty() && !crate::checked::enabled();
         let waits = crate::event::wait_list(&self.waits)?;
-        let (q, at) = (self.queue.raw(), Some(offset.as_slice()));
+        // A zero offset is passed as NULL, as raw OpenCL programs do (drivers may take a
+        // slower path for an explicit offset).
+        let at = Some(offset.as_slice()).filter(|o| o.iter().any(|&v| v != 0));
+        let q = self.queue.raw();
         let (g, l) = (global.as_slice(), local_v.as_deref());
         // SAFETY: every argument was just set; the caller vouches for the kernel's accesses;
         // the events waited for are live (the launch borrows them).
