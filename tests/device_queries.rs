@@ -226,22 +226,14 @@ fn kernel_queries_equal_what_kernels_observe() {
     assert_eq!(k.sub_groups().compile_sub_group_size().unwrap(), primary);
     let auto = p.kernel("probe_layer_auto").unwrap();
     assert_eq!(auto.sub_groups().compile_sub_group_size().unwrap(), 0);
-    // NVIDIA's warps need work-groups of whole warps; elsewhere include partial sub-groups.
-    let locals = if d.sub_groups().effective.shuffle_backend == ShuffleBackend::NvidiaPtx {
-        [
-            Range::d1(64),
-            Range::d1(96),
-            Range::d2(32, 2),
-            Range::d3(8, 4, 2),
-        ]
-    } else {
-        [
-            Range::d1(64),
-            Range::d1(24),
-            Range::d2(8, 4),
-            Range::d3(4, 2, 2),
-        ]
-    };
+    // Partial sub-groups included (partial warps on NVIDIA).
+    let locals = [
+        Range::d1(64),
+        Range::d1(24),
+        Range::d2(8, 4),
+        Range::d3(4, 2, 2),
+        Range::d1(96),
+    ];
     for local in locals {
         let (max, count) = observe(&p, "probe_primary", local);
         assert_eq!(

@@ -450,11 +450,7 @@ fn refusals(suite: &mut Suite<'_>, backend: ShuffleBackend) {
     let refused = matches!(r, Err(Error::Unsupported { .. }));
     suite.check(|| format!("nu_divergent refused: {r:?}"), refused, emulated);
     let x: Vec<i32> = (0..512).map(|g| hash(g, 4) as i32 % 1000).collect();
-    let local = if backend == ShuffleBackend::NvidiaPtx {
-        128
-    } else {
-        64
-    };
+    let local = 64;
     for (n, ok) in [(256u32, true), (100, false)] {
         if !ok && !emulated {
             // Native sub-groups: not checked, not launched (PoCL 6.0 gives wrong sums there,

@@ -28,7 +28,8 @@
  *     early exit on a work-item id (get_local_id, get_global_id, sg_get_local_id, ... or a variable
  *     computed from one): PoCL 3.1 hangs or crashes there; an `if (get_global_id(d) OP n)` on a scalar
  *     argument n is checked per launch instead. Compute collectives unconditionally instead.
- *   - nvidia-ptx: the work-group size must be a multiple of 32 (full-warp masks); the host enforces it.
+ *   - nvidia-ptx: any work-group size; the last warp of a work-group is a partial sub-group when the
+ *     size is not a multiple of 32 (shuffles and votes over the warp's active lanes).
  *   - Unspecified results (a value, never a crash, hang or out-of-bounds access); callers must not rely on
  *     them: sg_shuffle / sg_broadcast with id >= local range; sg_shuffle_xor when lane^mask >= local range;
  *     sg_shuffle_up when lane < delta; sg_shuffle_down when lane + delta >= local range.

@@ -248,8 +248,8 @@ impl Kernel {
             limits: limits.clone(),
             required,
             hint,
-            // Sub-group calls on NVIDIA run on warps: whole ones.
-            whole: (backend == ShuffleBackend::NvidiaPtx && plan.uses_layer).then_some(32),
+            // Sub-group calls on NVIDIA run on warps: whole ones are preferred.
+            warp: (backend == ShuffleBackend::NvidiaPtx && plan.uses_layer).then_some(32),
             // Work-groups of one or two work-items abort PoCL's process for kernels with native
             // sub-group collectives (PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`;
             // queries such as `get_sub_group_local_id` run).

@@ -75,9 +75,11 @@ pub struct Constraints {
     pub required: Option<Range>,
     /// `work_group_size_hint`: [`LocalSize::Tuned`] takes it where it divides the range.
     pub hint: Option<Range>,
-    /// Work-groups must be whole multiples of this many work-items (sub-group kernels on
-    /// NVIDIA's warps), and the driver must not pick them.
-    pub whole: Option<usize>,
+    /// The kernel's sub-groups are warps of this many work-items (sub-group kernels on
+    /// NVIDIA): [`LocalSize::Auto`] and [`LocalSize::Tuned`] pick whole warps where a size of
+    /// whole warps divides the range (the driver is not asked); other sizes run too (the last
+    /// warp of each work-group is a partial sub-group).
+    pub warp: Option<usize>,
     /// The fewest work-items a work-group may have: smaller ones are refused and never chosen
     /// (1: any; PoCL's native sub-group collectives abort the process in work-groups of one or
     /// two work-items).
@@ -91,7 +93,7 @@ impl Constraints {
             limits,
             required: None,
             hint: None,
-            whole: None,
+            warp: None,
             min_group: 1,
         }
     }
@@ -138,17 +140,12 @@ pub fn choose(
         return Ok(Some(req));
     }
     let lim = &kernel.limits;
-    let chosen = match (asked, kernel.whole) {
+    let chosen = match (asked, kernel.warp) {
         (LocalSize::Exact(l), _) => Some(l),
-        (LocalSize::Auto | LocalSize::Tuned, Some(unit)) => {
-            Some(local_size::tuned_whole(global, lim, unit).ok_or_else(|| {
-                format!(
-                    "{asked:?}: no work-group of whole warps (a multiple of {unit} work-items) \
-                     divides the global range, and sub-group kernels on NVIDIA need one; pad \
-                     the range, or launch a plain range (rounded)"
-                )
-            })?)
-        }
+        (LocalSize::Auto | LocalSize::Tuned, Some(unit)) => Some(
+            local_size::tuned_whole(global, lim, unit)
+                .unwrap_or_else(|| local_size::tuned(global, lim)),
+        ),
         (LocalSize::Auto, None) if kernel.min_group > 1 => Some(local_size::tuned(global, lim)),
         (LocalSize::Auto, None) => None,
         (LocalSize::Tuned, None) => {
@@ -164,18 +161,12 @@ pub fn choose(
     Ok(chosen)
 }
 
-/// `local` against the limits, the unit and single-item groups.
+/// `local` against the limits and the smallest work-group.
 fn check(global: Range, local: Range, kernel: &Constraints) -> Result<(), String> {
     local_size::validate(global, local, &kernel.limits)?;
-    if local.len() < kernel.min_group {
-        return Err(too_small(kernel.min_group));
-    }
-    match kernel.whole {
-        Some(unit) if local.len() % unit != 0 => Err(format!(
-            "work-groups of sub-group kernels on NVIDIA must be a multiple of the warp ({unit}) \
-             work-items"
-        )),
-        _ => Ok(()),
+    match local.len() < kernel.min_group {
+        true => Err(too_small(kernel.min_group)),
+        false => Ok(()),
     }
 }
 
@@ -203,7 +194,7 @@ mod tests {
 
     fn warp() -> Constraints {
         Constraints {
-            whole: Some(32),
+            warp: Some(32),
             ..Constraints::new(gpu())
         }
     }
@@ -234,16 +225,15 @@ mod tests {
     }
 
     #[test]
-    fn whole_warps_are_chosen_and_enforced() {
+    fn whole_warps_are_preferred_partial_ones_allowed() {
         let k = warp();
-        assert_eq!(
-            choose(Range::d1(4096), LocalSize::Auto, &k),
-            Ok(Some(Range::d1(1024)))
-        );
-        assert!(choose(Range::d1(100), LocalSize::Tuned, &k).is_err());
-        assert!(choose(Range::d1(96), LocalSize::Exact(Range::d1(48)), &k)
-            .unwrap_err()
-            .contains("multiple of the warp"));
+        let (auto, tuned) = (LocalSize::Auto, LocalSize::Tuned);
+        assert_eq!(choose(Range::d1(4096), auto, &k), Ok(Some(Range::d1(1024))));
+        assert_eq!(choose(Range::d1(480), tuned, &k), Ok(Some(Range::d1(480))));
+        // No size of whole warps divides 100: the tuned size, whose last warp is partial.
+        assert_eq!(choose(Range::d1(100), tuned, &k), Ok(Some(Range::d1(100))));
+        let exact = LocalSize::Exact(Range::d1(48));
+        assert_eq!(choose(Range::d1(96), exact, &k), Ok(Some(Range::d1(48))));
     }
 
     #[test]

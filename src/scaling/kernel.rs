@@ -85,7 +85,7 @@ impl RootKernel {
     }
 
     /// What the kernel imposes on its work-groups on every device: the tightest limits, the
-    /// required size, whole warps and no single-item groups where any device needs them (no
+    /// required size, whole warps and the smallest work-group where any device wants them (no
     /// hint: the split picks its own size).
     pub(super) fn constraints(&self) -> Constraints {
         let each = || self.kernels.iter().map(Kernel::constraints);
@@ -93,7 +93,7 @@ impl RootKernel {
             limits: self.limits(),
             required: self.kernels[0].constraints().required,
             hint: None,
-            whole: each().filter_map(|c| c.whole).max(),
+            warp: each().filter_map(|c| c.warp).max(),
             min_group: each().map(|c| c.min_group).max().unwrap_or(1),
         }
     }

@@ -49,7 +49,7 @@ pub fn is_sub_group_collective(word: &str) -> bool {
 
 /// [`is_layer_word`], or a standard sub-group built-in: on the `emulated` and `nvidia-ptx`
 /// backends the polyfill provides every built-in on the layer, so a function calling one uses
-/// the layer (it needs the emulated scratch, and whole warps on NVIDIA). Elsewhere built-ins are
+/// the layer (it needs the emulated scratch, and prefers whole warps on NVIDIA). Elsewhere built-ins are
 /// the driver's own (or the layer's on `khr`, which needs neither), and only `sg_*` counts.
 fn is_layer_or_builtin_word(word: &str) -> bool {
     is_layer_word(word) || super::polyfill::is_builtin(word)

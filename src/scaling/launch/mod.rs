@@ -150,8 +150,8 @@ impl<'a> RootLaunch<'a> {
     /// Splits the ND-range `global` (work-groups of `local`, OpenCL order) over the devices
     /// and enqueues one sub-launch per non-empty chunk. `local` is a [`LocalSize`] or a
     /// [`Range`] (exact); [`LocalSize::Auto`] and [`LocalSize::Tuned`] both pick the tuned
-    /// local size ([`crate::plan::local_size::tuned`], whole warps for sub-group kernels on
-    /// NVIDIA) for the most limited device, since the split needs whole work-groups; a kernel
+    /// local size ([`crate::plan::local_size::tuned`], whole warps preferred for sub-group
+    /// kernels on NVIDIA) for the most limited device, since the split needs whole work-groups; a kernel
     /// with `reqd_work_group_size` runs in exactly those work-groups. Every check (ranks, `local` dividing `global`, arguments, each
     /// device's work-group limits, [the contract](super#the-contract) for every buffer
     /// argument) happens before anything is enqueued. In [checked mode](super::checked_mode)
