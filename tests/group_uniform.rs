@@ -181,7 +181,13 @@ fn table(api: &str) {
             // Every residue modulo 64 (and so 8, 24 and 32), the range's end and beyond.
             for n in (0..=65).chain([G - 1, G, G + 1]) {
                 // Elsewhere a bound inside a sub-group is not valid OpenCL: not launched.
-                if !barriers && n % sg != 0 && n < G {
+                // Sub-groups start at multiples of `sg` within each work-group (a work-group's
+                // last one may be partial).
+                let inside = match shape {
+                    Shape::Groups(l) => (n % l) % sg != 0,
+                    _ => n % sg != 0,
+                };
+                if !barriers && inside && n < G {
                     continue;
                 }
                 let what = format!("{api} {kernel} {shape:?} n = {n} on {d}");
