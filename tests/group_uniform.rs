@@ -10,14 +10,13 @@
 //! standard built-ins (`sub_group_*`). Each launch either runs and gives exactly the sub-group
 //! sums of the work-items below `n`, or is refused before anything is enqueued; no value is ever
 //! written by a work-item the branch excludes. Launches run in a child process (this test again,
-//! with `CLGROUPS_GROUP_UNIFORM_CHILD` set), so a barrier a work-item skips that crashes the
+//! with `CLGROUPS_TEST_CHILD` set), so a barrier a work-item skips that crashes the
 //! driver fails the test instead of killing the harness.
 
 mod common;
 
 use clgroups::device::ShuffleBackend;
 use clgroups::{Buffer, Error, LocalSize, Program, Queue, Range};
-use std::process::Command;
 
 /// The kernels, `REDUCE` standing for the collective (`sg_reduce_add`, `sub_group_reduce_add`).
 const SHAPES: &str = r#"
@@ -58,28 +57,6 @@ fn program(q: &Queue, api: &str) -> Program {
         ),
     };
     Program::from_source(q, &src).unwrap()
-}
-
-/// Runs `body` in a child process (this test, alone) and asserts that it exited normally.
-fn in_child(test: &str, body: impl FnOnce()) {
-    if std::env::var("CLGROUPS_GROUP_UNIFORM_CHILD").is_ok() {
-        body();
-        println!("CHILD-OK");
-        std::process::exit(0);
-    }
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env("CLGROUPS_GROUP_UNIFORM_CHILD", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("CHILD-OK"),
-        "{test}: child {:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    eprintln!("{stdout}");
 }
 
 /// How a launch is shaped.
@@ -229,13 +206,13 @@ fn table(api: &str) {
 #[test]
 fn every_bound_residue_runs_right_or_is_refused_with_the_layer() {
     let test = "every_bound_residue_runs_right_or_is_refused_with_the_layer";
-    in_child(test, || table("sg"));
+    common::in_child(test, || table("sg"));
 }
 
 #[test]
 fn every_bound_residue_runs_right_or_is_refused_with_built_ins() {
     let test = "every_bound_residue_runs_right_or_is_refused_with_built_ins";
-    in_child(test, || table("sub_group"));
+    common::in_child(test, || table("sub_group"));
 }
 
 /// The issue's case: n = 72 in work-groups of 64 with sub-groups of 8 (uniform per sub-group,
@@ -245,7 +222,7 @@ fn every_bound_residue_runs_right_or_is_refused_with_built_ins() {
 #[test]
 fn bounds_uniform_per_sub_group_only_are_refused_where_collectives_are_group_barriers() {
     let test = "bounds_uniform_per_sub_group_only_are_refused_where_collectives_are_group_barriers";
-    in_child(test, || {
+    common::in_child(test, || {
         let q = common::queue();
         let d = q.device().clone();
         if common::subgroups_required() {

@@ -2,13 +2,12 @@
 //! are work-group barriers (PoCL 3.1's emulated backend, PoCL 6.0's native one) the launch
 //! decides, with `n`, the local size and the offset, whether every work-group takes one branch
 //! (run) or not (a typed error, nothing enqueued); elsewhere (NVIDIA) nothing is refused. Each case runs in a child process (this test again, with
-//! `CLGROUPS_UNIFORM_CHILD` set), so a barrier under divergent control flow that crashes PoCL
+//! `CLGROUPS_TEST_CHILD` set), so a barrier under divergent control flow that crashes PoCL
 //! fails the test instead of killing the harness.
 
 mod common;
 
 use clgroups::{Buffer, Error, LocalSize, Program, Queue, Range};
-use std::process::Command;
 
 const SRC: &str = r#"
 #include <clgroups/subgroup.h>
@@ -34,28 +33,6 @@ kernel void local_bound(global const int *x, global int *out, uint n) {
 
 /// Marks elements no kernel should write.
 const POISON: i32 = -0x5a5a5a5;
-
-/// Runs `body` in a child process (this test, alone) and asserts that it exited normally.
-fn in_child(test: &str, body: impl FnOnce()) {
-    if std::env::var("CLGROUPS_UNIFORM_CHILD").is_ok() {
-        body();
-        println!("CHILD-OK");
-        std::process::exit(0);
-    }
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env("CLGROUPS_UNIFORM_CHILD", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("CHILD-OK"),
-        "{test}: child {:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    eprintln!("{stdout}");
-}
 
 /// Whether the device's collectives are work-group barriers (emulated, PoCL's CPU devices).
 fn barriers(q: &Queue) -> bool {
@@ -105,7 +82,7 @@ fn prefix(want: &[i32], n: usize) -> Vec<i32> {
 #[test]
 fn bounds_on_group_boundaries_run_and_give_the_straight_results() {
     let test = "bounds_on_group_boundaries_run_and_give_the_straight_results";
-    in_child(test, || {
+    common::in_child(test, || {
         let q = common::queue();
         let p = Program::from_source(&q, SRC).unwrap();
         let x = Buffer::from_slice(&q, &common::values(320, 7)).unwrap();
@@ -162,7 +139,7 @@ fn assert_tiled_counts(got: &[i32], n: usize, what: &str) {
 #[test]
 fn awkward_bounds_are_refused_before_enqueueing_on_the_emulated_backend() {
     let test = "awkward_bounds_are_refused_before_enqueueing_on_the_emulated_backend";
-    in_child(test, || {
+    common::in_child(test, || {
         let q = common::queue();
         let p = Program::from_source(&q, SRC).unwrap();
         let x = Buffer::from_slice(&q, &common::values(256, 3)).unwrap();
@@ -195,7 +172,7 @@ fn awkward_bounds_are_refused_before_enqueueing_on_the_emulated_backend() {
 #[test]
 fn driver_picked_local_sizes_keep_the_branch_uniform() {
     let test = "driver_picked_local_sizes_keep_the_branch_uniform";
-    in_child(test, || {
+    common::in_child(test, || {
         let q = common::queue();
         let p = Program::from_source(&q, SRC).unwrap();
         if !barriers(&q) {
@@ -240,7 +217,7 @@ fn local_id_bounds_stay_refused_at_build_on_the_emulated_backend() {
 #[test]
 fn root_device_launches_check_every_device_before_enqueueing() {
     let test = "root_device_launches_check_every_device_before_enqueueing";
-    in_child(test, || {
+    common::in_child(test, || {
         let Some(root) = common::root_device(test) else {
             return;
         };

@@ -140,3 +140,27 @@ pub fn colored(
     b.write(data).unwrap();
     b
 }
+
+/// Runs `body` in a child process (this test binary, running `test` alone) and asserts that it
+/// exited normally: for tests whose failure mode is a crash or a hang of the process.
+pub fn in_child(test: &str, body: impl FnOnce()) {
+    const CHILD: &str = "CLGROUPS_TEST_CHILD";
+    if std::env::var(CHILD).is_ok() {
+        body();
+        println!("CHILD-OK");
+        std::process::exit(0);
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("CHILD-OK"),
+        "{test}: child {:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{stdout}");
+}
