@@ -214,7 +214,7 @@ impl Kernel {
             .filter(|&m| m > 0)
             .unwrap_or(crate::device::UNKNOWN_SIMD_WIDTH);
         // Where the driver has no answer (PoCL's remote driver reports no compile work-group
-        // size), its attribute string, else the kernel's header (integer literals only). The
+        // size), its attribute string, else the scanned declaration (integer literals only). The
         // attribute string is asked for on the context's first device only: NVIDIA's driver
         // crashes answering it for a program built for another device of a multi-device
         // context (measured on two H200s, driver 580).
@@ -223,19 +223,17 @@ impl Kernel {
             true => raw.attributes().unwrap_or_default(),
             false => String::new(),
         };
-        let header = program
-            .decl(name)
-            .and_then(|d| program.source().get(d.decl_start..d.body.start));
-        let declared = |attr: &str| {
-            attr_sizes(&attributes(), attr).or_else(|| header.and_then(|h| attr_sizes(h, attr)))
-        };
+        let decl = program.decl(name);
+        let scanned = |dims: Option<&Vec<usize>>| Range::new(trim_ones(dims?)).ok();
         let required = raw
             .get_compile_work_group_size(dev.id())
             .ok()
             .filter(|r| r.iter().any(|&n| n > 0))
             .and_then(|r| Range::new(trim_ones(&r[..r.len().min(3)])).ok())
-            .or_else(|| declared("reqd_work_group_size"));
-        let hint = declared("work_group_size_hint");
+            .or_else(|| attr_sizes(&attributes(), "reqd_work_group_size"))
+            .or_else(|| scanned(decl.and_then(|d| d.reqd_work_group_size.as_ref())));
+        let hint = attr_sizes(&attributes(), "work_group_size_hint")
+            .or_else(|| scanned(decl.and_then(|d| d.work_group_size_hint.as_ref())));
         let limits = Limits {
             kind: dev.kind(),
             max_work_group_size: wg.min(dev.limits().max_work_group_size),
@@ -532,7 +530,7 @@ fn arg_info(raw: &ClKernel, i: u32) -> ArgInfo {
 }
 
 /// The sizes of the attribute `attr(x, y, z)` (`reqd_work_group_size`, `work_group_size_hint`)
-/// in `text` (integer literals only).
+/// in `text`, the driver's `CL_KERNEL_ATTRIBUTES` string (integer literals only).
 fn attr_sizes(text: &str, attr: &str) -> Option<Range> {
     let at = text.find(attr)?;
     let rest = text[at..].split_once('(')?.1;

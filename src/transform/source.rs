@@ -58,6 +58,11 @@ pub struct KernelDecl {
     /// sub-groups itself (emulated, NVIDIA) such a kernel is refused: it would run with a
     /// guessed size.
     pub unresolved_sub_group_attr: Option<String>,
+    /// `reqd_work_group_size(x, y, z)` written with integer literals in the declaration
+    /// (`None` otherwise: a macro's value is the driver's to report).
+    pub reqd_work_group_size: Option<Vec<usize>>,
+    /// `work_group_size_hint(x, y, z)`, likewise.
+    pub work_group_size_hint: Option<Vec<usize>>,
     /// Why a generated variant of this kernel could not be proven correct (a preprocessor line
     /// inside the declaration, an `#if` that the body does not close, a macro before the
     /// declaration, parameters the scanner cannot read); `None` when the kernel may be rewritten.
@@ -354,8 +359,30 @@ impl<'a> Scanned<'a> {
             sub_group_size,
             own_sub_group_attr,
             unresolved_sub_group_attr,
+            reqd_work_group_size: self.size_attr(f, "reqd_work_group_size"),
+            work_group_size_hint: self.size_attr(f, "work_group_size_hint"),
             rewrite_obstacle,
         })
+    }
+
+    /// The integer literals of attribute `attr(x, y, z)` in kernel `f`'s declaration (before
+    /// its body), if it is written so.
+    fn size_attr(&self, f: &FunctionDef, attr: &str) -> Option<Vec<usize>> {
+        let at = (f.decl..f.body.0).find(|&i| self.text(i) == attr)?;
+        let open = at + 1;
+        if self.text(open) != "(" {
+            return None;
+        }
+        let close = self.partner(open);
+        let toks: Vec<&str> = (open + 1..close).map(|i| self.text(i)).collect();
+        let dims: Vec<usize> = toks
+            .split(|t| *t == ",")
+            .map(|d| match d {
+                [n] => super::lex::parse_c_integer(n),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        (!dims.is_empty() && dims.len() <= 3 && !dims.contains(&0)).then_some(dims)
     }
 
     /// Why copying kernel `f`'s text into a variant might not compile or mean the same.

@@ -444,3 +444,20 @@ fn example_scan_kernels() {
     assert_eq!(k.sub_group_size, Some(SubGroupSizeAttr::Exact(16)));
     assert!(scan_kernels("kernel void k() { (; }").is_err());
 }
+
+#[test]
+fn work_group_size_attributes_are_read_from_tokens() {
+    let src = "#define WGS 64\n\
+        __attribute__((reqd_work_group_size(64, 1, 1))) kernel void a(global int *x) {\n\
+          /* work_group_size_hint(8, 8, 8) */ x[0] = 1; }\n\
+        kernel __attribute__((work_group_size_hint(16, 2, 1))) void b(global int *x) { x[0] = 2; }\n\
+        kernel __attribute__((reqd_work_group_size(WGS, 1, 1))) void c(global int *x) { x[0] = 3; }\n\
+        // reqd_work_group_size(32, 1, 1)\n\
+        kernel void d(global int *x) { x[0] = 4; }";
+    let k = scan_kernels(src).unwrap();
+    assert_eq!(k[0].reqd_work_group_size, Some(vec![64, 1, 1]));
+    assert_eq!(k[0].work_group_size_hint, None); // a comment in the body
+    assert_eq!(k[1].work_group_size_hint, Some(vec![16, 2, 1]));
+    assert_eq!(k[2].reqd_work_group_size, None); // a macro: the driver's to report
+    assert_eq!(k[3].reqd_work_group_size, None); // a comment before the declaration
+}
