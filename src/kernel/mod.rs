@@ -12,7 +12,7 @@ use crate::ffi::{ClProgram, Owned};
 use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::plan::uniform_branch::IdCondition;
-use crate::plan::work_group::{Constraints, MIN_POCL_COLLECTIVE_GROUP};
+use crate::plan::work_group::{choose, Constraints, LocalSize, MIN_POCL_COLLECTIVE_GROUP};
 use crate::program::{driver_alias, KernelParts, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use crate::transform::{variant_name, VariantKind};
@@ -111,6 +111,9 @@ struct KernelInner {
     /// What the kernel imposes on its work-groups: its limits, `reqd_work_group_size`
     /// (`CL_KERNEL_COMPILE_WORK_GROUP_SIZE`), `work_group_size_hint`, whole warps, ...
     constraints: Constraints,
+    /// The last local size chosen ([`Kernel::local_size`]): a launch of the same shape asks
+    /// the chooser nothing (the tuned search costs 1–2 µs, a tenth of a GPU launch).
+    last_choice: Mutex<Option<(Range, LocalSize, Option<Range>)>>,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
     /// Why its result may depend on its work-group shape, or `None`.
@@ -272,6 +275,7 @@ impl Kernel {
                 args,
                 limits,
                 constraints,
+                last_choice: Mutex::new(None),
                 hidden_scratch,
                 id_conditions: plan.id_conditions.clone(),
                 shape: plan.shape.clone(),
@@ -462,6 +466,28 @@ impl Kernel {
     /// where a required work-group size keeps the shape.
     pub(crate) fn shape_dependence(&self) -> Option<&str> {
         self.inner.shape.as_deref()
+    }
+
+    /// The local size a launch of `global` enqueues for `asked` ([`choose`] with the kernel's
+    /// constraints), remembered for the next launch of the same shape.
+    pub(crate) fn local_size(
+        &self,
+        global: Range,
+        asked: LocalSize,
+    ) -> std::result::Result<Option<Range>, String> {
+        let mut last = self
+            .inner
+            .last_choice
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some((g, a, l)) = *last {
+            if g == global && a == asked {
+                return Ok(l);
+            }
+        }
+        let chosen = choose(global, asked, &self.inner.constraints)?;
+        *last = Some((global, asked, chosen));
+        Ok(chosen)
     }
 
     /// What the kernel imposes on its work-groups ([`crate::plan::work_group::choose`]).

@@ -8,7 +8,6 @@ use super::{bounds, uniform, Arg, Launch, LocalSize};
 use crate::error::{Error, Result};
 use crate::event;
 use crate::plan::rounding::Variant;
-use crate::plan::work_group::choose;
 use crate::range::Range;
 
 /// One enqueue of a prepared launch.
@@ -50,7 +49,8 @@ impl Launch<'_> {
             && c.required.is_none();
         let local = match uniform_picks {
             true => None,
-            false => choose(global, asked, c).map_err(|r| self.invalid(global, shown, r))?,
+            false => (self.kernel.local_size(global, asked))
+                .map_err(|r| self.invalid(global, shown, r))?,
         };
         let offset = self.base(global);
         let local = self.checked_piece(global, local, offset)?;
