@@ -126,7 +126,7 @@ mod root;
 pub use access::Access;
 pub use arg::{RootArg, RootArgValue};
 pub use colored::ColoredBuffer;
-pub use event::MultiEvent;
+pub use event::{MultiEvent, Spread};
 pub use kernel::RootKernel;
 pub use launch::RootLaunch;
 pub use program::RootProgram;
@@ -142,6 +142,10 @@ pub const DEVICES_ENV: &str = "CLGROUPS_DEVICES";
 /// The environment variable overriding the [`Placement`] of new root devices: `shared` or
 /// `partitioned`.
 pub const PLACEMENT_ENV: &str = "CLGROUPS_PLACEMENT";
+
+/// The environment variable turning on [strict mode](RootDevice::strict) for every root
+/// device: `1` (on) or `0`.
+pub const STRICT_ENV: &str = "CLGROUPS_STRICT";
 
 /// The environment variable switching [checked mode](checked_mode) (one switch for every
 /// launch: [`crate::checked`]).

@@ -1,7 +1,8 @@
 //! [`RootProgram`]: one source built for every device of a root device, with the partitioned
 //! variants of the kernels the scanner can rewrite.
 
-use super::contract::{driver_params, ParamFacts};
+use super::contract::{driver_params, uses_atomics, ParamFacts};
+use super::kernel::Policy;
 use super::{Placement, RootDevice, RootKernel};
 use crate::error::Result;
 use crate::program::{Program, ProgramBuilder};
@@ -26,6 +27,7 @@ use std::fmt;
 pub struct RootProgram {
     programs: Vec<Program>,
     placement: Placement,
+    policy: Policy,
     /// The scanned kernels, with what the contract reads in each.
     decls: Vec<RootDecl>,
     /// Why no kernel has a partitioned variant (the source as written was built).
@@ -100,6 +102,11 @@ impl RootProgram {
         Ok(RootProgram {
             programs,
             placement: root.placement(),
+            policy: Policy {
+                strict: root.is_strict(),
+                weights: root.weights().map(<[f64]>::to_vec),
+                atomics: uses_atomics(source),
+            },
             decls,
             obstacle,
             checked,
@@ -140,6 +147,7 @@ impl RootProgram {
                 rewrite_obstacle: Some(why),
                 checked: self.checked,
                 placement: self.placement,
+                policy: self.policy.clone(),
             });
         };
         let kernels = self
@@ -182,6 +190,7 @@ impl RootProgram {
             rewrite_obstacle: None,
             checked: self.checked,
             placement: self.placement,
+            policy: self.policy.clone(),
         })
     }
 

@@ -3,7 +3,7 @@
 
 use super::super::arg::{ColoredArg, Value};
 use super::super::contract::{self, LaunchFacts, ParamFacts};
-use super::super::{MultiEvent, Placement};
+use super::super::{MultiEvent, Placement, Spread};
 use super::{sub_launch, RootLaunch};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
@@ -124,6 +124,7 @@ impl RootLaunch<'_> {
         Ok(MultiEvent {
             partition: partition(user, unit, kernels.len())?,
             events,
+            spread: Spread::Split,
         })
     }
 
@@ -153,7 +154,8 @@ impl RootLaunch<'_> {
                 ..p.clone()
             })
             .collect();
-        for (i, v) in self.args.iter().enumerate() {
+        // Outside strict mode, a declaration the kernel breaks here only costs the copy back.
+        for (i, v) in self.args.iter().enumerate().filter(|_| k.policy.strict) {
             contract::check(i, declared.get(i), v, &facts).map_err(|reason| {
                 k.refused(global, &format!("{} placement: {reason}", k.placement))
             })?;
@@ -197,6 +199,10 @@ impl RootLaunch<'_> {
         Ok(MultiEvent {
             partition: Partition { dim: 0, chunks },
             events,
+            spread: Spread::OneDevice(format!(
+                "no partitioned variant ({})",
+                k.rewrite_obstacle().unwrap_or_default()
+            )),
         })
     }
 
