@@ -30,6 +30,8 @@ pub struct RootProgram {
     policy: Policy,
     /// The scanned kernels, with what the contract reads in each.
     decls: Vec<RootDecl>,
+    /// Per declaration of `decls`: its parameters or body name an atomic (`uses_atomics`).
+    atomic_bodies: Vec<bool>,
     /// Why no kernel has a partitioned variant (the source as written was built).
     obstacle: Option<String>,
     checked: bool,
@@ -105,8 +107,16 @@ impl RootProgram {
             policy: Policy {
                 strict: root.is_strict(),
                 weights: root.weights().map(<[f64]>::to_vec),
-                atomics: uses_atomics(source),
+                // Outside kernel bodies (helpers, macros): every kernel may use them.
+                atomics: uses_atomics(&outside_bodies(source, &decls)),
             },
+            atomic_bodies: (decls.iter())
+                .map(|d| {
+                    let (params, body) = (d.decl.params_span.clone(), d.decl.body.clone());
+                    let own = |r: std::ops::Range<usize>| source.get(r).unwrap_or(source);
+                    uses_atomics(own(params)) || uses_atomics(own(body))
+                })
+                .collect(),
             decls,
             obstacle,
             checked,
@@ -124,7 +134,12 @@ impl RootProgram {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn kernel(&self, name: &str) -> Result<RootKernel> {
-        let root_decl = self.decls.iter().find(|k| k.decl.name == name);
+        let at = self.decls.iter().position(|k| k.decl.name == name);
+        let root_decl = at.map(|i| &self.decls[i]);
+        let policy = Policy {
+            atomics: self.policy.atomics || at.is_none_or(|i| self.atomic_bodies[i]),
+            ..self.policy.clone()
+        };
         let decl = root_decl.map(|r| &r.decl);
         let obstacle = match (&self.obstacle, decl) {
             (Some(why), _) => Some(why.clone()),
@@ -147,7 +162,7 @@ impl RootProgram {
                 rewrite_obstacle: Some(why),
                 checked: self.checked,
                 placement: self.placement,
-                policy: self.policy.clone(),
+                policy,
             });
         };
         let kernels = self
@@ -190,7 +205,7 @@ impl RootProgram {
             rewrite_obstacle: None,
             checked: self.checked,
             placement: self.placement,
-            policy: self.policy.clone(),
+            policy,
         })
     }
 
@@ -222,6 +237,16 @@ impl fmt::Debug for RootProgram {
             .field("checked", &self.checked)
             .finish_non_exhaustive()
     }
+}
+
+/// `source` with the kernels of `decls` (declarations and bodies) blanked.
+fn outside_bodies(source: &str, decls: &[RootDecl]) -> String {
+    let mut out = source.as_bytes().to_vec();
+    for d in decls {
+        let body = d.decl.decl_start.min(out.len())..d.decl.body.end.min(out.len());
+        out[body].fill(b' ');
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The declarations of `decls`.

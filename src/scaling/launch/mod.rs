@@ -353,7 +353,12 @@ impl<'a> RootLaunch<'a> {
             Error::InvalidLaunch { reason, .. } => reason,
             other => other.to_string(),
         };
-        if facts.placement == Placement::Shared || facts.busy < 2 {
+        if facts.busy < 2 {
+            return Ok(Decision::OneDevice(format!(
+                "one work-group in {global:?}; {why}"
+            )));
+        }
+        if facts.placement == Placement::Shared {
             return Ok(Decision::OneDevice(why));
         }
         if self.kernel.policy.atomics {
