@@ -243,3 +243,5 @@ fn check(root: &RootDevice, c: &Case) -> Spread {
 
 #[path = "scaling_implicit/cases.rs"]
 mod cases;
+#[path = "scaling_implicit/order.rs"]
+mod order;

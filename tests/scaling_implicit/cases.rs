@@ -20,7 +20,7 @@ fn uints(n: usize, seed: u64, modulo: u32) -> Vec<u32> {
 fn floats(n: usize, seed: u64) -> Vec<f32> {
     ints(n, seed).iter().map(|&v| v as f32 / 250.0).collect()
 }
-fn positive(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+pub(super) fn positive(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
     let u = uints(n, seed, 1000);
     u.iter()
         .map(|&v| lo + (hi - lo) * v as f32 / 1000.0)
@@ -377,64 +377,6 @@ fn kernels_are_right_without_declarations() {
         }
     }
     assert!(merged >= 15, "only {merged} launches merged");
-}
-
-#[test]
-fn iterated_stencils_stay_right() {
-    let Some(root) = partitioned("iterated_stencils_stay_right") else {
-        return;
-    };
-    // 20 heat steps, ping-ponging between two colored buffers, each step checked.
-    let (w, h) = (64usize, 61usize);
-    let p = root.program(SOURCE).unwrap().kernel("heat").unwrap();
-    let q = Queue::new(&root.devices()[0]).unwrap();
-    let one = Program::from_source(&q, SOURCE)
-        .unwrap()
-        .kernel("heat")
-        .unwrap();
-    let start = positive(w * h, 50, 0.0, 100.0);
-    let (mut a, mut b) = (
-        ColoredBuffer::from_slice(&root, &start).unwrap(),
-        ColoredBuffer::<f32>::new(&root, w * h).unwrap(),
-    );
-    let (mut x, mut y) = (
-        Buffer::from_slice(&q, &start).unwrap(),
-        Buffer::<f32>::new(q.context(), w * h).unwrap(),
-    );
-    for step in 0..20 {
-        let g = Range::d2(w, h);
-        // SAFETY: every work-item reads t within the w x h image and writes u[y * w + x].
-        unsafe {
-            p.launch()
-                .arg(&a)
-                .arg(&mut b)
-                .arg(w as i32)
-                .arg(h as i32)
-                .range(g)
-                .unwrap()
-        }
-        .wait()
-        .unwrap();
-        // SAFETY: as above, on one device.
-        unsafe {
-            one.launch()
-                .arg(&x)
-                .arg(&mut y)
-                .arg(w as i32)
-                .arg(h as i32)
-                .range(g)
-                .unwrap()
-        }
-        .wait()
-        .unwrap();
-        same(
-            &format!("heat step {step}"),
-            &[Data::F(b.read().unwrap())],
-            &[Data::F(y.read(&q).unwrap())],
-        );
-        std::mem::swap(&mut a, &mut b);
-        std::mem::swap(&mut x, &mut y);
-    }
 }
 
 fn one_device_reason(root: &RootDevice, c: &Case) -> String {

@@ -99,13 +99,15 @@ impl RootLaunch<'_> {
         let base = self.offset.unwrap_or(user.zeros_like());
         // Every device's part is prepared before the first is enqueued.
         let mut prepared = Vec::with_capacity(parts.len());
-        for (k, part) in kernels.iter().zip(&parts) {
+        let order = self.order()?;
+        for (d, (k, part)) in kernels.iter().zip(&parts).enumerate() {
             let Some((off, size)) = *part else {
                 prepared.push(None);
                 continue;
             };
             let offset = (0..user.rank()).fold(off, |o, d| o.with(d, o.get(d) + base.get(d)));
-            let launch = sub_launch(k, &args, &self.waits).offset(offset);
+            let waits = order.waits(&self.waits, d);
+            let launch = sub_launch(k, &args, &waits).offset(offset);
             let p = launch.prepare_range(size)?;
             prepared.push(Some((launch, p)));
         }

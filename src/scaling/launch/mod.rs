@@ -23,6 +23,7 @@ use std::marker::PhantomData;
 mod chunks;
 mod fallback;
 mod merge;
+mod order;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -397,6 +398,7 @@ impl<'a> RootLaunch<'a> {
         // device is enqueued.
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
+        let order = self.order()?;
         for (d, sub) in subs.iter().enumerate() {
             let Some((off, size)) = *sub else {
                 per_device.push(Vec::new());
@@ -419,7 +421,8 @@ impl<'a> RootLaunch<'a> {
             };
             let mut prepared = Vec::with_capacity(pieces.len());
             for (k, off, size) in pieces {
-                let launch = sub_launch(k, &args, &self.waits).offset(shift(off, base));
+                let waits = order.waits(&self.waits, d);
+                let launch = sub_launch(k, &args, &waits).offset(shift(off, base));
                 let p = launch.prepare_nd(size, LocalSize::Exact(local))?;
                 prepared.push((launch, p));
             }
