@@ -158,12 +158,20 @@ fn main() -> Res<()> {
         one: Program::from_source(&q, SOURCE)?,
         multi: root.program(SOURCE)?,
     };
-    let mut rows = Vec::new();
-    rows.push(("saxpy", saxpy(&b, n, args.runs)?));
-    rows.push(("reduce", reduce(&b, n, args.runs)?));
-    rows.push(("heat x iters", heat(&b, side, args.iters, args.runs)?));
-    rows.push(("black-scholes", black_scholes(&b, n, args.runs)?));
-    rows.push(("mandelbrot", mandelbrot(&b, side, args.runs)?));
+    let heat_name = format!("heat {side}x{side} x {}", args.iters);
+    let rows = [
+        (format!("saxpy n={n}"), saxpy(&b, n, args.runs)?),
+        (format!("reduce n={n}"), reduce(&b, n, args.runs)?),
+        (heat_name, heat(&b, side, args.iters, args.runs)?),
+        (
+            format!("black-scholes n={n}"),
+            black_scholes(&b, n, args.runs)?,
+        ),
+        (
+            format!("mandelbrot {side}x{side}"),
+            mandelbrot(&b, side, args.runs)?,
+        ),
+    ];
     println!(
         "\n| workload | one device (ms) | {} devices (ms) | speedup | root launch |",
         root.len()
@@ -322,8 +330,8 @@ fn mandelbrot(b: &Bench, side: usize, runs: usize) -> Res<Row> {
     let o1 = Buffer::<u32>::from_slice(b.q, &vec![0; side * side])?;
     let on = ColoredBuffer::<u32>::from_slice(b.root, &vec![0; side * side])?;
     let (g, w) = (Range::d2(side, side), side as u32);
-    // SAFETY: (x, y) writes out[y * side + x] of side * side elements.
     let run1 = || -> Res<()> {
+        // SAFETY: (x, y) writes out[y * side + x] of side * side elements.
         Ok(unsafe { k1.launch().arg(&o1).arg(w).arg(w).arg(256u32).range(g) }?.wait()?)
     };
     let runn = || -> Res<String> {

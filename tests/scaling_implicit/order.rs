@@ -117,7 +117,7 @@ fn back_to_back_launches_keep_their_order() {
         same(
             &format!("100 heat steps, {} placement", root.placement()),
             &[Data::F(a.read().unwrap())],
-            &[want.clone()],
+            std::slice::from_ref(&want),
         );
     }
 }

@@ -332,10 +332,13 @@ mod tests {
         );
         // Nothing changed, or one device only.
         assert_eq!(
-            merge_elements(&before, &[before.clone()], 4),
+            merge_elements(&before, std::slice::from_ref(&before), 4),
             Ok(before.clone())
         );
-        assert_eq!(merge_elements(&before, &[a.clone()], 4), Ok(a.clone()));
+        assert_eq!(
+            merge_elements(&before, std::slice::from_ref(&a), 4),
+            Ok(a.clone())
+        );
         // The same new value from two devices (a flag both set) is no conflict.
         assert_eq!(merge_elements(&before, &[a.clone(), a.clone()], 2), Ok(a));
     }

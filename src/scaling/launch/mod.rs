@@ -275,11 +275,15 @@ impl<'a> RootLaunch<'a> {
             local,
             base,
         };
-        // SAFETY (all three): the caller's contract, for the same launch.
-        match self.decide(&shape, &plan)? {
-            Decision::Split => unsafe { self.execute(&shape, plan, &Vec::new()) },
-            Decision::Merge(feeds, why) => unsafe { self.merged(&shape, plan, &feeds, &why) },
-            Decision::OneDevice(why) => unsafe { self.one_device(&shape, why) },
+        let decision = self.decide(&shape, &plan)?;
+        // SAFETY: the caller's contract, for the same launch; `decide` accepted the split's
+        // arguments, or chose copies of those it did not.
+        unsafe {
+            match decision {
+                Decision::Split => self.execute(&shape, plan, &Vec::new()),
+                Decision::Merge(feeds, why) => self.merged(&shape, plan, &feeds, &why),
+                Decision::OneDevice(why) => self.one_device(&shape, why),
+            }
         }
     }
 
