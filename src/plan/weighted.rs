@@ -84,6 +84,45 @@ pub fn weighted(global: Range, local: Range, weights: &[f64]) -> Result<Partitio
     Ok(even.with_chunks(chunks))
 }
 
+/// Elements per device of a colored array of `len` elements of `elem` bytes in pages of
+/// `page` bytes (widened to whole elements, as [`crate::plan::coloring::color_elements`]
+/// does), the pages split by [`weighted_chunks`]: with a page of one work-group slab, the
+/// chunks of [`weighted`]'s partition. Errors ([`Error::InvalidInput`]) for a zero `page` or
+/// `elem`, or bad weights.
+///
+/// ```
+/// use clgroups::plan::weighted::weighted_elements;
+/// // 2^20 floats in 64 KiB pages (16384 floats each): 64 pages, 48 and 16.
+/// assert_eq!(weighted_elements(1 << 20, 4, 65536, &[3.0, 1.0])?, vec![48 << 14, 16 << 14]);
+/// // The last page is partial.
+/// assert_eq!(weighted_elements(10, 4, 16, &[1.0, 1.0])?, vec![8, 2]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+pub fn weighted_elements(
+    len: usize,
+    elem: usize,
+    page: usize,
+    weights: &[f64],
+) -> Result<Vec<usize>> {
+    if page == 0 || elem == 0 {
+        return Err(Error::input(
+            "a coloring needs a page and elements of at least one byte",
+        ));
+    }
+    let per_page = page / super::gcd(page, elem);
+    let mut start = 0;
+    let chunks = weighted_chunks(len.div_ceil(per_page), weights)?;
+    Ok(chunks
+        .iter()
+        .map(|&pages| {
+            let end = (start + pages * per_page).min(len);
+            let n = end - start;
+            start = end;
+            n
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +148,17 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn weighted_colorings_cover_the_array(
+            len in 1usize..100_000,
+            elem in 1usize..17,
+            page in 1usize..5000,
+            weights in prop::collection::vec(0.1f64..10.0, 1..5),
+        ) {
+            let chunks = weighted_elements(len, elem, page, &weights).unwrap();
+            prop_assert_eq!(chunks.iter().sum::<usize>(), len);
+        }
+
         #[test]
         fn chunks_cover_the_groups_in_proportion(
             groups in 0usize..100_000,

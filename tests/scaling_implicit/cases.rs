@@ -17,7 +17,7 @@ fn uints(n: usize, seed: u64, modulo: u32) -> Vec<u32> {
         .map(|v| v.unsigned_abs() % modulo)
         .collect()
 }
-fn floats(n: usize, seed: u64) -> Vec<f32> {
+pub(super) fn floats(n: usize, seed: u64) -> Vec<f32> {
     ints(n, seed).iter().map(|&v| v as f32 / 250.0).collect()
 }
 pub(super) fn positive(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {

@@ -121,3 +121,45 @@ fn back_to_back_launches_keep_their_order() {
         );
     }
 }
+
+/// A root device weighted 3 : 1 : 1 ... splits launches and colors buffers in proportion:
+/// a proven kernel on default buffers stays split (strict mode), and is right.
+#[test]
+fn weighted_devices_split_in_proportion() {
+    let Some(root) = partitioned("weighted_devices_split_in_proportion") else {
+        return;
+    };
+    let weights: Vec<f64> = (0..root.len())
+        .map(|d| if d == 0 { 3.0 } else { 1.0 })
+        .collect();
+    let root = root.with_weights(&weights).unwrap().strict();
+    let n = 1 << 20;
+    let xs = super::cases::floats(n, 80);
+    let x = ColoredBuffer::from_slice(&root, &xs).unwrap();
+    let k = root
+        .program(SOURCE)
+        .unwrap()
+        .kernel("relu_inplace")
+        .unwrap();
+    // SAFETY: work-item i < n touches x[i], inside x (n).
+    let ev = unsafe {
+        k.launch()
+            .arg(&x)
+            .nd_range(Range::d1(n), Range::d1(64))
+            .unwrap()
+    };
+    let groups = clgroups::plan::weighted::weighted_chunks(n / 64, &weights).unwrap();
+    assert_eq!(ev.partition().chunks, groups);
+    if root.len() == 2 {
+        assert_eq!(groups, [12288, 4096]);
+    }
+    let elements: Vec<usize> = groups.iter().map(|g| g * 64).collect();
+    assert_eq!(x.chunks(), &elements[..]);
+    assert_eq!(ev.spread(), &Spread::Split);
+    let want: Vec<f32> = xs.iter().map(|&v| v.max(0.0)).collect();
+    same(
+        "weighted relu",
+        &[Data::F(x.read().unwrap())],
+        &[Data::F(want)],
+    );
+}
