@@ -29,9 +29,10 @@
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Access {
-    /// Let the library decide: launches accept the buffer when they can prove from the kernel
-    /// source that every access is at the work-item's own global id, and refuse it otherwise
-    /// (with an error saying which kind to declare).
+    /// Let the library decide: launches split the buffer when they can prove from the kernel
+    /// source that every access is at the work-item's own global id, and otherwise replicate
+    /// it (only read) or merge it (written), or refuse it in [strict
+    /// mode](super::RootDevice::strict) (with an error saying which kind to declare).
     #[default]
     Auto,
     /// Declared by the user: every access, read or write, is at the launch's global linear id

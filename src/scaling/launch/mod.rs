@@ -159,9 +159,10 @@ impl<'a> RootLaunch<'a> {
     /// NVIDIA) for the most limited device, since the split needs whole work-groups; a kernel
     /// with `reqd_work_group_size` runs in exactly those work-groups. Every check (ranks, `local` dividing `global`, arguments, each
     /// device's work-group limits, [the contract](super#the-contract) for every buffer
-    /// argument) happens before anything is enqueued. In [checked mode](super::checked_mode)
-    /// the launch then waits and reports the first out-of-chunk access as
-    /// [`Error::OutOfChunk`].
+    /// argument) happens before anything is enqueued; a launch the contract cannot split runs
+    /// merged or on one device (waiting for it), or is refused in strict mode. In [checked
+    /// mode](super::checked_mode) the launch then waits and reports the first out-of-chunk
+    /// access as [`Error::OutOfChunk`].
     ///
     /// # Safety
     ///
@@ -169,7 +170,7 @@ impl<'a> RootLaunch<'a> {
     /// launch (`global` at the offset), with buffers indexed as whole arrays. In shared
     /// placement every device sees whole buffers; in partitioned placement each device holds
     /// only its chunk of a colored buffer, and launches that [the contract](super#the-contract)
-    /// cannot prove in bounds are refused before anything is enqueued.
+    /// cannot prove in bounds get whole copies (or are refused in strict mode).
     ///
     /// ```
     /// use clgroups::{ColoredBuffer, LocalSize, Range, RootDevice};
