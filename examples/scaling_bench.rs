@@ -1,7 +1,8 @@
 //! Implicit scaling measured on five workloads, one device against the root device of every
 //! device of `RootDevice::from_env()`: SAXPY, a reduce, a 2-D heat stencil over `--iters`
 //! (100) iterations, Black-Scholes and mandelbrot. Kernels are written as for one device and
-//! no buffer declares an `Access`: each root launch is split, merged or sent to one device as
+//! no buffer declares an `Access` (but a second heat row declares `Access::Stencil`: only
+//! halo rows move between devices): each root launch is split, merged or sent to one device as
 //! the contract says (printed per workload, `RUST_LOG=info` logs why). Times are host wall
 //! medians of `--runs` interleaved rounds after two warm-ups; every output of the root device
 //! is checked against the one-device output first.
@@ -14,7 +15,7 @@
 
 use clap::Parser;
 use clgroups::plan::local_size::DeviceKind;
-use clgroups::scaling::{self, ColoredBuffer, RootDevice, RootKernel};
+use clgroups::scaling::{self, Access, ColoredBuffer, RootDevice, RootKernel};
 use clgroups::{algorithms, Buffer, Kernel, Program, Queue, Range};
 use std::time::{Duration, Instant};
 
@@ -162,7 +163,14 @@ fn main() -> Res<()> {
     let rows = [
         (format!("saxpy n={n}"), saxpy(&b, n, args.runs)?),
         (format!("reduce n={n}"), reduce(&b, n, args.runs)?),
-        (heat_name, heat(&b, side, args.iters, args.runs)?),
+        (
+            heat_name.clone(),
+            heat(&b, side, args.iters, args.runs, Access::Auto)?,
+        ),
+        (
+            format!("{heat_name}, Access::Stencil({side})"),
+            heat(&b, side, args.iters, args.runs, Access::Stencil(side))?,
+        ),
         (
             format!("black-scholes n={n}"),
             black_scholes(&b, n, args.runs)?,
@@ -238,7 +246,7 @@ fn reduce(b: &Bench, n: usize, runs: usize) -> Res<Row> {
     ))
 }
 
-fn heat(b: &Bench, side: usize, iters: usize, runs: usize) -> Res<Row> {
+fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -> Res<Row> {
     let start = values(side * side, 4, 0.0, 100.0);
     let (k1, kn) = (b.k1("heat")?, b.kn("heat")?);
     let g = Range::d2(side, side);
@@ -247,10 +255,13 @@ fn heat(b: &Bench, side: usize, iters: usize, runs: usize) -> Res<Row> {
         Buffer::from_slice(b.q, &start)?,
         Buffer::from_slice(b.q, &start)?,
     );
-    let (an, cn) = (
-        ColoredBuffer::from_slice(b.root, &start)?,
-        ColoredBuffer::from_slice(b.root, &start)?,
-    );
+    let colored = || -> Res<ColoredBuffer<f32>> {
+        let page = b.root.default_page_size();
+        let mut c = ColoredBuffer::with_layout(b.root, side * side, page, access)?;
+        c.write(&start)?;
+        Ok(c)
+    };
+    let (an, cn) = (colored()?, colored()?);
     let mut spread = String::new();
     let one = || -> Res<()> {
         for i in 0..iters {

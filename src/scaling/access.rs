@@ -47,6 +47,15 @@ pub enum Access {
     ///
     /// [`Partitioned`]: Access::Partitioned
     Halo(usize),
+    /// Read within `n` elements of the work-item's own index and written only at it (as
+    /// [`Partitioned`]): each device holds its chunk and `n` elements either side, and after
+    /// every launch whose kernel may write the buffer each device's halo is copied from the
+    /// devices that own those elements (device to device, ordered after their writes). For
+    /// stencils launched again and again on the same buffers (heat, Jacobi, Rodinia's
+    /// hotspot): only the halos move between devices.
+    ///
+    /// [`Partitioned`]: Access::Partitioned
+    Stencil(usize),
 }
 
 /// The elements `[lo, hi)` device chunk `[start, start + chunk)` stores for `access` in
@@ -60,8 +69,8 @@ pub(super) fn stored_range(
     match access {
         Access::Auto | Access::Partitioned => (start, start + chunk),
         Access::Replicated => (0, len),
-        Access::Halo(_) if chunk == 0 => (start, start),
-        Access::Halo(n) => (
+        Access::Halo(_) | Access::Stencil(_) if chunk == 0 => (start, start),
+        Access::Halo(n) | Access::Stencil(n) => (
             start.saturating_sub(n),
             (start + chunk).saturating_add(n).min(len),
         ),
@@ -79,6 +88,7 @@ mod tests {
         assert_eq!(stored_range(Access::Partitioned, 100, 40, 30), (40, 70));
         assert_eq!(stored_range(Access::Replicated, 100, 40, 30), (0, 100));
         assert_eq!(stored_range(Access::Halo(5), 100, 40, 30), (35, 75));
+        assert_eq!(stored_range(Access::Stencil(5), 100, 40, 30), (35, 75));
         // Halos stop at the array's ends; an empty chunk stores nothing.
         assert_eq!(stored_range(Access::Halo(50), 100, 40, 30), (0, 100));
         assert_eq!(stored_range(Access::Halo(3), 100, 0, 10), (0, 13));

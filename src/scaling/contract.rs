@@ -110,7 +110,7 @@ pub(super) fn check(
             what(&kind)
         )),
         Access::Replicated => Ok(Cover::Anything),
-        Access::Halo(_) | Access::Partitioned => Ok(Cover::Multiple),
+        Access::Halo(_) | Access::Stencil(_) | Access::Partitioned => Ok(Cover::Multiple),
         Access::Auto => match p.own_id {
             Some(ix) if ix.matches(f.rank, f.offset_is_zero) => Ok(Cover::OwnId),
             _ => Err(format!(
@@ -118,7 +118,8 @@ pub(super) fn check(
                  and in partitioned placement each device holds only its chunk. Declare how \
                  the kernel reaches it with ColoredBuffer::with_access: Access::Replicated \
                  (read-only, any index), Access::Halo(n) (read-only, up to n elements from \
-                 the work-item's own), or Access::Partitioned (every access at the global \
+                 the work-item's own), Access::Stencil(n) (read up to n elements from the \
+                 own, written at the own id: halos exchanged after each launch), or Access::Partitioned (every access at the global \
                  linear id; checked in debug builds); or use shared placement \
                  (CLGROUPS_PLACEMENT=shared) on devices that share memory",
                 what(&kind)

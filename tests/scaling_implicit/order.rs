@@ -3,13 +3,16 @@
 
 use super::cases::positive;
 use super::*;
+use clgroups::scaling::Access;
 
+/// 20 heat steps ping-ponging between two colored buffers, undeclared (merged) and declared
+/// `Access::Stencil(w)` (split, only the halo rows move between devices), every element
+/// checked against one device after each step.
 #[test]
 fn iterated_stencils_stay_right() {
     let Some(root) = partitioned("iterated_stencils_stay_right") else {
         return;
     };
-    // 20 heat steps, ping-ponging between two colored buffers, each step checked.
     let (w, h) = (64usize, 61usize);
     let p = root.program(SOURCE).unwrap().kernel("heat").unwrap();
     let q = Queue::new(&root.devices()[0]).unwrap();
@@ -18,47 +21,56 @@ fn iterated_stencils_stay_right() {
         .kernel("heat")
         .unwrap();
     let start = positive(w * h, 50, 0.0, 100.0);
-    let (mut a, mut b) = (
-        ColoredBuffer::from_slice(&root, &start).unwrap(),
-        ColoredBuffer::<f32>::new(&root, w * h).unwrap(),
-    );
-    let (mut x, mut y) = (
-        Buffer::from_slice(&q, &start).unwrap(),
-        Buffer::<f32>::new(q.context(), w * h).unwrap(),
-    );
-    for step in 0..20 {
-        let g = Range::d2(w, h);
-        // SAFETY: every work-item reads t within the w x h image and writes u[y * w + x].
-        unsafe {
-            p.launch()
-                .arg(&a)
-                .arg(&mut b)
-                .arg(w as i32)
-                .arg(h as i32)
-                .range(g)
-                .unwrap()
-        }
-        .wait()
-        .unwrap();
-        // SAFETY: as above, on one device.
-        unsafe {
-            one.launch()
-                .arg(&x)
-                .arg(&mut y)
-                .arg(w as i32)
-                .arg(h as i32)
-                .range(g)
-                .unwrap()
-        }
-        .wait()
-        .unwrap();
-        same(
-            &format!("heat step {step}"),
-            &[Data::F(b.read().unwrap())],
-            &[Data::F(y.read(&q).unwrap())],
+    let (g, local) = (Range::d2(w, h), Range::d2(16, 1));
+    for access in [Access::Auto, Access::Stencil(w)] {
+        // One row per page: the chunks follow the split of rows.
+        let colored = |v: &[f32]| {
+            let mut c = ColoredBuffer::with_layout(&root, w * h, w * 4, access).unwrap();
+            c.write(v).unwrap();
+            c
+        };
+        let (mut a, mut b) = (colored(&start), colored(&vec![0.0; w * h]));
+        let (mut x, mut y) = (
+            Buffer::from_slice(&q, &start).unwrap(),
+            Buffer::<f32>::new(q.context(), w * h).unwrap(),
         );
-        std::mem::swap(&mut a, &mut b);
-        std::mem::swap(&mut x, &mut y);
+        for step in 0..20 {
+            // SAFETY: every work-item reads t within the w x h image and writes u[y * w + x].
+            let ev = unsafe {
+                p.launch()
+                    .arg(&a)
+                    .arg(&mut b)
+                    .arg(w as i32)
+                    .arg(h as i32)
+                    .nd_range(g, local)
+                    .unwrap()
+            };
+            ev.wait().unwrap();
+            let split = matches!(access, Access::Stencil(_));
+            assert_eq!(
+                ev.spread() == &Spread::Split,
+                split,
+                "{access:?}: {:?}",
+                ev.spread()
+            );
+            // SAFETY: as above, on one device.
+            let one = unsafe {
+                one.launch()
+                    .arg(&x)
+                    .arg(&mut y)
+                    .arg(w as i32)
+                    .arg(h as i32)
+                    .nd_range(g, LocalSize::Exact(local))
+            };
+            one.unwrap().wait().unwrap();
+            same(
+                &format!("heat step {step}, {access:?}"),
+                &[Data::F(b.read().unwrap())],
+                &[Data::F(y.read(&q).unwrap())],
+            );
+            std::mem::swap(&mut a, &mut b);
+            std::mem::swap(&mut x, &mut y);
+        }
     }
 }
 

@@ -267,7 +267,7 @@ impl RootLaunch<'_> {
 }
 
 /// The memory object of device `d`'s part of `c`.
-fn part_mem(c: &ColoredArg, d: usize) -> Option<opencl3::types::cl_mem> {
+pub(super) fn part_mem(c: &ColoredArg, d: usize) -> Option<opencl3::types::cl_mem> {
     match c.parts.get(d)? {
         Some(Arg::Buffer { mem, .. }) => Some(mem.raw()),
         _ => None,

@@ -281,7 +281,10 @@ impl<'a> RootLaunch<'a> {
         // arguments, or chose copies of those it did not.
         unsafe {
             match decision {
-                Decision::Split => self.execute(&shape, plan, &Vec::new()),
+                Decision::Split => self.execute(&shape, plan, &Vec::new()).and_then(|mut ev| {
+                    self.exchange(&mut ev)?;
+                    Ok(ev)
+                }),
                 Decision::Merge(feeds, why) => self.merged(&shape, plan, &feeds, &why),
                 Decision::OneDevice(why) => self.one_device(&shape, why),
             }
