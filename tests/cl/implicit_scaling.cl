@@ -275,3 +275,10 @@ size_t total(void) { return get_global_size(0); }
 kernel void via_helper(global int *y) {
     y[get_global_id(0)] = (int)total();
 }
+
+// Two views of one buffer: the lower half written through `lo`, the upper through `hi`.
+kernel void halves(global int *lo, global int *hi, uint n) {
+    size_t i = get_global_id(0);
+    lo[i] = (int)i;
+    hi[n - 1 - i] = -(int)i;
+}

@@ -175,3 +175,28 @@ fn weighted_devices_split_in_proportion() {
         &[Data::F(want)],
     );
 }
+
+/// One colored buffer passed as two written arguments is merged once: each half written
+/// through its own argument survives.
+#[test]
+fn aliased_arguments_share_one_copy() {
+    let Some(root) = partitioned("aliased_arguments_share_one_copy") else {
+        return;
+    };
+    let g = 64 * 61;
+    let x = ColoredBuffer::from_slice(&root, &vec![7i32; 2 * g]).unwrap();
+    let k = root.program(SOURCE).unwrap().kernel("halves").unwrap();
+    // SAFETY: work-item i < g writes x[i] and x[2g - 1 - i], inside x (2g).
+    let ev = unsafe {
+        k.launch()
+            .arg(&x)
+            .arg(&x)
+            .arg(2 * g as u32)
+            .nd_range(Range::d1(g), Range::d1(64))
+            .unwrap()
+    };
+    let want: Vec<i32> = (0..g as i32)
+        .chain((0..g as i32).rev().map(|i| -i))
+        .collect();
+    assert_eq!(x.read().unwrap(), want, "{:?}", ev.spread());
+}

@@ -12,6 +12,7 @@ use crate::launch::Arg;
 use crate::plan::partition::Partition;
 use crate::queue::Queue;
 use crate::range::Range;
+use std::rc::Rc;
 
 /// What a launch does (see [`RootLaunch::decide`]).
 pub(super) enum Decision {
@@ -43,12 +44,26 @@ pub(super) struct Shape3 {
     pub(super) base: [usize; 3],
 }
 
-/// Per argument, per device, the whole copy that device receives (empty: none).
-pub(super) type Copies = Vec<Vec<Option<Buffer<u8>>>>;
+/// Per argument, per device, the whole copy that device receives (empty: none); arguments
+/// that are one buffer share one copy.
+pub(super) type Copies = Vec<Vec<Option<Rc<Buffer<u8>>>>>;
 
 /// The copy of argument `i` for device `d`, if any.
 pub(super) fn copy(copies: &Copies, i: usize, d: usize) -> Option<&Buffer<u8>> {
-    copies.get(i)?.get(d)?.as_ref()
+    copies.get(i)?.get(d)?.as_deref()
+}
+
+/// The memory object behind a buffer argument (a colored buffer's first part), to find
+/// arguments that are one buffer.
+fn mem_key(v: &Value) -> Option<usize> {
+    let mem = match v {
+        Value::Colored(c) => c.whole.iter().chain(c.parts.iter().flatten()).next()?,
+        Value::Plain(a) => a,
+    };
+    match mem {
+        Arg::Buffer { mem, .. } => Some(mem.raw() as usize),
+        _ => None,
+    }
 }
 
 impl RootLaunch<'_> {
@@ -133,11 +148,23 @@ impl RootLaunch<'_> {
                 copies.push(Vec::new());
                 continue;
             }
+            // An argument that is an earlier one's buffer shares its copy (merged once).
+            let key = mem_key(&self.args[i]);
+            let same = (0..i).find(|&j| !copies[j].is_empty() && mem_key(&self.args[j]) == key);
+            if let Some(j) = same {
+                copies.push(copies[j].clone());
+                before.push(None);
+                if *feed == Feed::Merged && before[j].is_none() {
+                    before[j] = Some(self.host_copy(j, &queues)?);
+                }
+                continue;
+            }
             let host = self.host_copy(i, &queues)?;
             let per_device = (0..queues.len())
                 .map(|d| {
                     let on = busy.contains(&d);
-                    on.then(|| Buffer::from_slice(queues[d], &host)).transpose()
+                    let b = on.then(|| Buffer::from_slice(queues[d], &host)).transpose();
+                    b.map(|b| b.map(Rc::new))
                 })
                 .collect::<Result<Vec<_>>>()?;
             copies.push(per_device);
