@@ -83,8 +83,8 @@ impl RootLaunch<'_> {
             .collect()
     }
 
-    /// The whole launch on device 0 (every colored buffer copied whole there and copied
-    /// back), logged with `why`.
+    /// The whole launch on device 0 (every colored buffer copied whole there, and those the
+    /// kernel may write copied back), logged with `why`.
     ///
     /// # Safety
     ///
@@ -97,8 +97,11 @@ impl RootLaunch<'_> {
         let plan = Partition { dim, chunks };
         let feeds: Vec<Feed> = match self.kernel.placement {
             Placement::Shared => vec![Feed::Direct; self.args.len()],
-            Placement::Partitioned => (self.args.iter())
-                .map(|v| match v {
+            Placement::Partitioned => (self.args.iter().enumerate())
+                .map(|(i, v)| match v {
+                    Value::Colored(_) if self.kernel.params.get(i).is_some_and(|p| p.read_only) => {
+                        Feed::Replicated
+                    }
                     Value::Colored(_) => Feed::Merged,
                     Value::Plain(_) => Feed::Direct,
                 })
