@@ -328,14 +328,15 @@ fn colored_buffers_follow_the_coloring_plan() {
     assert!(b.write(&[1.0; 7]).is_err());
 }
 
-/// In partitioned placement, a device whose work leaves its chunk is refused before anything
-/// runs, with the buffer, device, ranges and a page that fits.
+/// In partitioned placement and strict mode, a device whose work leaves its chunk is refused
+/// before anything runs, with the buffer, device, ranges and a page that fits.
 #[test]
 fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
     let Some(root) = root("partitioned_launches_outside_a_chunk_fail_before_enqueueing") else {
         return;
     };
-    let root = root.with_placement(Placement::Partitioned);
+    // Strict: refused as the contract says (without it, merged: tests/scaling_implicit.rs).
+    let root = root.with_placement(Placement::Partitioned).strict();
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
     let n = 64 * 2 * root.len();
     // Default 64 KiB pages: every element on device 0.
@@ -383,7 +384,7 @@ fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
 }
 
 /// A buffer colored for one launch (`ColoredBuffer::for_launch`) follows its partition in any
-/// dimension, and only that launch takes it in partitioned placement.
+/// dimension, and only that launch takes it in partitioned placement and strict mode.
 #[test]
 fn buffers_colored_for_a_launch() {
     let Some(root) = root("buffers_colored_for_a_launch") else {
@@ -397,7 +398,8 @@ fn buffers_colored_for_a_launch() {
     let (global, local) = (Range::d2(64, 19), Range::d2(16, 1));
     let xs = common::values(global.len(), 5);
     for placement in common::placements(&root) {
-        let root = root.clone().with_placement(placement);
+        // Strict: what the coloring does not fit is refused, not merged.
+        let root = root.clone().with_placement(placement).strict();
         let k = root.program(DOUBLE).unwrap().kernel("double_it").unwrap();
         let mut x = ColoredBuffer::for_launch(&root, global, local, Access::Auto).unwrap();
         x.write(&xs).unwrap();

@@ -4,6 +4,8 @@
 //! size. Each launch must give exactly the host's answer or be refused before anything runs
 //! (the output untouched); in checked mode, a declaration that does not hold is reported after
 //! the launch as `Error::OutOfChunk`. Never a silent wrong answer.
+//! Every root device here is strict ([`RootDevice::strict`]): the refusals are exactly those
+//! of the contract before implicit merging.
 //! `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device setup" into a failure.
 
 mod common;
@@ -68,6 +70,15 @@ kernel void via_helper(global int *y) {
     y[get_global_id(0)] = (int)total();
 }
 "#;
+
+/// The roots of `common::roots` in strict mode: what the contract cannot split is refused
+/// (tests/scaling_implicit.rs runs the same kernels without it).
+fn strict_roots(test: &str) -> Vec<RootDevice> {
+    common::roots(test)
+        .into_iter()
+        .map(RootDevice::strict)
+        .collect()
+}
 
 /// Work-group size of the 1-D cases.
 const LOCAL: usize = 64;
@@ -145,7 +156,7 @@ fn host_stencil(x: &[i32]) -> Vec<i32> {
 
 #[test]
 fn stencil_1d() {
-    for root in common::roots("stencil_1d") {
+    for root in strict_roots("stencil_1d") {
         let k = root.program(SOURCE).unwrap().kernel("stencil").unwrap();
         let xs = data(N, 1);
         let reference = host_stencil(&xs);
@@ -199,7 +210,7 @@ fn stencil_1d() {
 #[test]
 fn stencil_2d_split_by_rows() {
     let (w, h) = (64usize, 61usize);
-    for root in common::roots("stencil_2d_split_by_rows") {
+    for root in strict_roots("stencil_2d_split_by_rows") {
         let k = root.program(SOURCE).unwrap().kernel("stencil2d").unwrap();
         let xs = data(w * h, 2);
         let at = |r: usize, c: usize| xs[r * w + c];
@@ -268,7 +279,7 @@ fn reversed(n: usize) -> Vec<u32> {
 fn gather_and_scatter() {
     let xs = data(N, 3);
     let reference: Vec<i32> = xs.iter().rev().copied().collect();
-    for root in common::roots("gather_and_scatter") {
+    for root in strict_roots("gather_and_scatter") {
         let prog = root.program(SOURCE).unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         let ix = {
@@ -329,7 +340,7 @@ fn gather_and_scatter() {
 fn atomic_reduction() {
     let xs = data(N, 4);
     let total: i32 = xs.iter().sum();
-    for root in common::roots("atomic_reduction") {
+    for root in strict_roots("atomic_reduction") {
         let k = root.program(SOURCE).unwrap().kernel("atomic_sum").unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         let want = if partitioned {
@@ -390,7 +401,7 @@ fn prefix_sum() {
             Some(*s)
         })
         .collect();
-    for root in common::roots("prefix_sum") {
+    for root in strict_roots("prefix_sum") {
         let k = root.program(SOURCE).unwrap().kernel("prefix").unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         for (access, want) in [
@@ -427,7 +438,7 @@ fn rows_indexed_by_global_id_1() {
     let (w, rows, local) = (8usize, 16 * 61, 16usize);
     let xs = data(w * rows, 6);
     let reference: Vec<i32> = xs.chunks(w).map(|r| r.iter().sum()).collect();
-    for root in common::roots("rows_indexed_by_global_id_1") {
+    for root in strict_roots("rows_indexed_by_global_id_1") {
         let k = root.program(SOURCE).unwrap().kernel("row_sums").unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         for (access, want) in [
@@ -471,7 +482,7 @@ fn grid_stride_loop_adds_once() {
     let (xs, ys) = (data(N, 7), data(N, 8));
     let reference: Vec<i32> = xs.iter().zip(&ys).map(|(x, y)| y + 3 * x).collect();
     let global = LOCAL * 8;
-    for root in common::roots("grid_stride_loop_adds_once") {
+    for root in strict_roots("grid_stride_loop_adds_once") {
         let k = root.program(SOURCE).unwrap().kernel("grid_stride").unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         for (access, want) in [
@@ -513,7 +524,7 @@ fn grid_stride_loop_adds_once() {
 /// A helper function cannot see the whole launch's values: refused over several devices.
 #[test]
 fn helpers_asking_for_the_global_size_are_refused() {
-    for root in common::roots("helpers_asking_for_the_global_size_are_refused") {
+    for root in strict_roots("helpers_asking_for_the_global_size_are_refused") {
         let k = root.program(SOURCE).unwrap().kernel("via_helper").unwrap();
         let y = colored(&root, &vec![POISON; N], LOCAL, Access::Partitioned);
         let before = y.read().unwrap();

@@ -243,13 +243,20 @@ fn macro_named_kernels_run_as_written() {
             "{case}: the read-only input changed"
         );
 
-        // A buffer declared read-only (Replicated) that the kernel writes: refused before
-        // anything runs where the driver reports `const` (the declaration binds whatever
-        // runs); shared placement ignores access kinds.
+        // A buffer declared read-only (Replicated) that the kernel writes: in strict mode,
+        // refused before anything runs where the driver reports `const` (the declaration binds
+        // whatever runs); shared placement ignores access kinds. Without strict mode the
+        // gathered copy is written back (checked below).
         let mut lut = ColoredBuffer::with_access(&root, N, Access::Replicated).unwrap();
         lut.write(&xs).unwrap();
+        let strict = root.clone().strict();
+        let triple_strict = strict
+            .program(MACRO_NAMED)
+            .unwrap()
+            .kernel("triple")
+            .unwrap();
         // SAFETY: `triple` touches lut[get_global_id(0)] only, below N, its length.
-        let launched = unsafe { triple.launch().arg(&lut).range(N) };
+        let launched = unsafe { triple_strict.launch().arg(&lut).range(N) };
         let knows_const = triple.kernels()[0].args()[0].is_const.is_some();
         let tripled: Vec<i32> = xs.iter().map(|v| v.wrapping_mul(3)).collect();
         let case = format!("{case}, written Replicated");
@@ -259,6 +266,10 @@ fn macro_named_kernels_run_as_written() {
             }
             _ => _ = correct(&case, launched, &lut, &tripled),
         }
+        lut.write(&xs).unwrap();
+        // SAFETY: as above.
+        let launched = unsafe { triple.launch().arg(&lut).range(N) };
+        _ = correct(&format!("{case}, not strict"), launched, &lut, &tripled);
         assert!(matches!(
             p.kernel("nothing"),
             Err(Error::NoSuchKernel { .. })

@@ -196,6 +196,40 @@ pub fn copy<T: Pod>(
     unsafe { q.enqueue_copy_buffer(src, dst, 0, 0, bytes, &[]) }.map(Owned::new)
 }
 
+/// Copies `bytes` bytes from byte `from` of `src` to byte `to` of `dst` on `q`, after
+/// `waits` (events of the queue's context).
+///
+/// # Safety
+///
+/// `src` and `dst` are live buffers holding those byte ranges.
+#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+pub unsafe fn copy_bytes(
+    q: &CommandQueue,
+    (src, from): (cl_mem, usize),
+    (dst, to): (cl_mem, usize),
+    bytes: usize,
+    waits: &[cl_event],
+) -> ClResult<Owned<Event>> {
+    // SAFETY: the caller vouches for the buffers and ranges; `waits` outlives the call.
+    let ev = unsafe {
+        cl3::command_queue::enqueue_copy_buffer(
+            q.get(),
+            src,
+            dst,
+            from,
+            to,
+            bytes,
+            waits.len() as u32,
+            if waits.is_empty() {
+                ptr::null()
+            } else {
+                waits.as_ptr()
+            },
+        )
+    };
+    ev.map(|e| Owned::new(Event::new(e))).map_err(ClError)
+}
+
 /// Blocking read of `out.len()` bytes of memory object `mem` from byte `offset`.
 ///
 /// # Safety

@@ -15,6 +15,7 @@ pub mod root_fallback;
 pub mod rounding;
 pub mod split;
 pub mod uniform_branch;
+pub mod weighted;
 pub mod work_group;
 
 /// The greatest common divisor (`gcd(a, 0) = a`).

@@ -57,6 +57,11 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// This partition's dimension with other chunks (e.g. [`crate::plan::weighted`]'s).
+    pub(crate) fn with_chunks(self, chunks: Vec<usize>) -> Self {
+        Partition { chunks, ..self }
+    }
+
     /// Per device, the `(global offset, global size)` of its sub-launch in OpenCL order, or
     /// `None` for an empty chunk.
     ///

@@ -29,9 +29,10 @@
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Access {
-    /// Let the library decide: launches accept the buffer when they can prove from the kernel
-    /// source that every access is at the work-item's own global id, and refuse it otherwise
-    /// (with an error saying which kind to declare).
+    /// Let the library decide: launches split the buffer when they can prove from the kernel
+    /// source that every access is at the work-item's own global id, and otherwise replicate
+    /// it (only read) or merge it (written), or refuse it in [strict
+    /// mode](super::RootDevice::strict) (with an error saying which kind to declare).
     #[default]
     Auto,
     /// Declared by the user: every access, read or write, is at the launch's global linear id
@@ -46,6 +47,15 @@ pub enum Access {
     ///
     /// [`Partitioned`]: Access::Partitioned
     Halo(usize),
+    /// Read within `n` elements of the work-item's own index and written only at it (as
+    /// [`Partitioned`]): each device holds its chunk and `n` elements either side, and after
+    /// every launch whose kernel may write the buffer each device's halo is copied from the
+    /// devices that own those elements (device to device, ordered after their writes). For
+    /// stencils launched again and again on the same buffers (heat, Jacobi, Rodinia's
+    /// hotspot): only the halos move between devices.
+    ///
+    /// [`Partitioned`]: Access::Partitioned
+    Stencil(usize),
 }
 
 /// The elements `[lo, hi)` device chunk `[start, start + chunk)` stores for `access` in
@@ -59,8 +69,8 @@ pub(super) fn stored_range(
     match access {
         Access::Auto | Access::Partitioned => (start, start + chunk),
         Access::Replicated => (0, len),
-        Access::Halo(_) if chunk == 0 => (start, start),
-        Access::Halo(n) => (
+        Access::Halo(_) | Access::Stencil(_) if chunk == 0 => (start, start),
+        Access::Halo(n) | Access::Stencil(n) => (
             start.saturating_sub(n),
             (start + chunk).saturating_add(n).min(len),
         ),
@@ -78,6 +88,7 @@ mod tests {
         assert_eq!(stored_range(Access::Partitioned, 100, 40, 30), (40, 70));
         assert_eq!(stored_range(Access::Replicated, 100, 40, 30), (0, 100));
         assert_eq!(stored_range(Access::Halo(5), 100, 40, 30), (35, 75));
+        assert_eq!(stored_range(Access::Stencil(5), 100, 40, 30), (35, 75));
         // Halos stop at the array's ends; an empty chunk stores nothing.
         assert_eq!(stored_range(Access::Halo(50), 100, 40, 30), (0, 100));
         assert_eq!(stored_range(Access::Halo(3), 100, 0, 10), (0, 13));

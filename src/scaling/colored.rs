@@ -9,6 +9,7 @@ use crate::ffi;
 use crate::launch::KernelArg;
 use crate::plan::coloring::{color_elements, starts_of};
 use crate::plan::partition::{linear_runs, partition};
+use crate::plan::weighted::{weighted, weighted_elements};
 use crate::queue::Queue;
 use crate::range::Range;
 use std::fmt;
@@ -114,8 +115,12 @@ impl<T: Pod> ColoredBuffer<T> {
             Placement::Shared => root.alignment(),
             Placement::Partitioned => 1,
         };
-        let bytes = color_elements::<T>(len, page, align, root.len())?;
-        let chunks: Vec<usize> = bytes.iter().map(|b| b / size_of::<T>()).collect();
+        let chunks: Vec<usize> = match (placement, root.weights()) {
+            (Placement::Partitioned, Some(w)) => weighted_elements(len, size_of::<T>(), page, w)?,
+            _ => (color_elements::<T>(len, page, align, root.len())?.iter())
+                .map(|b| b / size_of::<T>())
+                .collect(),
+        };
         let parent = match placement {
             Placement::Shared => Some(Buffer::new(root.context(), len)?),
             Placement::Partitioned => None,
@@ -134,11 +139,8 @@ impl<T: Pod> ColoredBuffer<T> {
             .zip(&chunks)
             .map(|(&s, &n)| if n > 0 { vec![(s, s + n)] } else { Vec::new() })
             .collect();
-        log::debug!(
-            "colored buffer of {len} x {} in {page}-byte pages, {placement} placement, \
-             {access:?}: elements per device {chunks:?}, stored {stored:?}",
-            crate::buffer::ElemType::of::<T>()
-        );
+        let elem = crate::buffer::ElemType::of::<T>();
+        log::debug!("colored buffer of {len} x {elem} in {page}-byte pages, {placement} placement, {access:?}: elements per device {chunks:?}, stored {stored:?}");
         ColoredBuffer::create(root, len, page, access, owned, stored, None, parent)
     }
 
@@ -173,10 +175,12 @@ impl<T: Pod> ColoredBuffer<T> {
         if root.placement() == Placement::Shared {
             return ColoredBuffer::with_access(root, global.len(), access);
         }
-        let plan = partition(global, local, root.len())?;
-        let owned: Vec<Vec<(usize, usize)>> = plan
-            .sub_ranges(global, local)
-            .into_iter()
+        let plan = match root.weights() {
+            Some(w) => weighted(global, local, w)?,
+            None => partition(global, local, root.len())?,
+        };
+        let subs = plan.sub_ranges(global, local).into_iter();
+        let owned: Vec<Vec<(usize, usize)>> = subs
             .map(|sub| sub.map_or(Vec::new(), |(o, s)| linear_runs(global, o, s)))
             .collect();
         let stored = owned

@@ -110,7 +110,7 @@ pub(super) fn check(
             what(&kind)
         )),
         Access::Replicated => Ok(Cover::Anything),
-        Access::Halo(_) | Access::Partitioned => Ok(Cover::Multiple),
+        Access::Halo(_) | Access::Stencil(_) | Access::Partitioned => Ok(Cover::Multiple),
         Access::Auto => match p.own_id {
             Some(ix) if ix.matches(f.rank, f.offset_is_zero) => Ok(Cover::OwnId),
             _ => Err(format!(
@@ -118,7 +118,8 @@ pub(super) fn check(
                  and in partitioned placement each device holds only its chunk. Declare how \
                  the kernel reaches it with ColoredBuffer::with_access: Access::Replicated \
                  (read-only, any index), Access::Halo(n) (read-only, up to n elements from \
-                 the work-item's own), or Access::Partitioned (every access at the global \
+                 the work-item's own), Access::Stencil(n) (read up to n elements from the \
+                 own, written at the own id: halos exchanged after each launch), or Access::Partitioned (every access at the global \
                  linear id; checked in debug builds); or use shared placement \
                  (CLGROUPS_PLACEMENT=shared) on devices that share memory",
                 what(&kind)
@@ -152,8 +153,54 @@ pub(in crate::scaling) fn driver_params(k: &crate::Kernel) -> Vec<ParamFacts> {
     .collect()
 }
 
+/// Whether `source` (comments aside) names an atomic function or type (`atomic_*`,
+/// `atom_*`, `__opencl_atomic_*`, ...): writes of several devices merged element by element
+/// could lose its updates, so such kernels are not merged. Conservative: any kernel of the
+/// source counts.
+pub(super) fn uses_atomics(source: &str) -> bool {
+    let mut code = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(at) = rest.find('/') {
+        code.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let end = match tail.as_bytes().get(1) {
+            Some(b'/') => tail.find('\n').unwrap_or(tail.len()),
+            Some(b'*') => tail[2..].find("*/").map_or(tail.len(), |e| e + 4),
+            _ => {
+                code.push('/');
+                1
+            }
+        };
+        code.push(' ');
+        rest = &tail[end..];
+    }
+    code.push_str(rest);
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w.contains("atomic") || w.trim_start_matches('_').starts_with("atom_"))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn atomics_are_found_outside_comments() {
+        assert!(uses_atomics(
+            "kernel void k(global int *s) { atomic_add(s, 1); }"
+        ));
+        assert!(uses_atomics(
+            "kernel void k(global int *s) { atom_inc(s); }"
+        ));
+        assert!(uses_atomics(
+            "kernel void k(volatile global atomic_int *s) {}"
+        ));
+        assert!(uses_atomics("x = __opencl_atomic_fetch_add(p, 1, o, s);"));
+        assert!(!uses_atomics(
+            "// atomic_add(s, 1)\nkernel void k(global int *anatomy) {}"
+        ));
+        assert!(!uses_atomics(
+            "/* atomic_inc */ kernel void k(global int *s) { s[0] = 1 / 2; }"
+        ));
+    }
+
     use super::*;
     use crate::transform::IdIndex;
 

@@ -24,6 +24,30 @@ use std::time::Duration;
 pub struct MultiEvent {
     pub(super) partition: Partition,
     pub(super) events: Vec<Option<Event>>,
+    pub(super) spread: Spread,
+}
+
+/// How a launch over several devices ran ([`MultiEvent::spread`]; see [the
+/// contract](super#the-contract)); `RUST_LOG=info` logs every launch that was not
+/// [`Split`](Spread::Split), with the reason and the declaration that would split it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Spread {
+    /// Each device ran its part on what it holds (its chunks in partitioned placement, whole
+    /// buffers in shared placement).
+    Split,
+    /// Each device ran its part on whole copies of the buffer arguments the split could not
+    /// serve: `replicated` (argument indices; only read) copied to every device, `merged`
+    /// (written) copied to every device, then merged element by element (each changed
+    /// element taken from the device that changed it).
+    Merged {
+        /// Read-only arguments copied whole to every device.
+        replicated: Vec<usize>,
+        /// Written arguments copied whole to every device and merged after.
+        merged: Vec<usize>,
+    },
+    /// The whole launch ran on device 0, for this reason.
+    OneDevice(String),
 }
 
 impl MultiEvent {
@@ -43,6 +67,25 @@ impl MultiEvent {
     /// ```
     pub fn partition(&self) -> &Partition {
         &self.partition
+    }
+
+    /// How the launch ran: split, merged, or on one device (and why).
+    ///
+    /// ```
+    /// use clgroups::scaling::{ColoredBuffer, Spread};
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let p = root.program("kernel void rev(global int *y, global const int *x) {
+    ///     size_t i = get_global_id(0); y[i] = x[get_global_size(0) - 1 - i]; }")?;
+    /// let x = ColoredBuffer::from_slice(&root, &(0..4096).collect::<Vec<i32>>())?;
+    /// let y = ColoredBuffer::<i32>::new(&root, 4096)?;
+    /// // SAFETY: work-item i reads x[4095 - i] and writes y[i], inside both (4096).
+    /// let ev = unsafe { p.kernel("rev")?.launch().arg(&y).arg(&x).range(4096)? };
+    /// println!("{:?}", ev.spread()); // Merged { replicated: [1], merged: [0] } when partitioned
+    /// assert_eq!(y.read()?[0], 4095);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn spread(&self) -> &Spread {
+        &self.spread
     }
 
     /// Per device, in device order, its sub-launch's event or `None` if it got no work.

@@ -41,6 +41,19 @@ pub struct RootKernel {
     /// Built as checked variants.
     pub(super) checked: bool,
     pub(super) placement: Placement,
+    pub(super) policy: Policy,
+}
+
+/// What a root device's launches may do when [the contract](super#the-contract) cannot split
+/// them as declared.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Policy {
+    /// Refuse instead of merging or running on one device ([`super::RootDevice::strict`]).
+    pub(super) strict: bool,
+    /// Relative device throughputs ([`super::RootDevice::with_weights`]).
+    pub(super) weights: Option<Vec<f64>>,
+    /// The source names an atomic function or type: merged writes could lose updates.
+    pub(super) atomics: bool,
 }
 
 impl RootKernel {

@@ -52,12 +52,28 @@
 //!
 //! # The contract
 //!
-//! A kernel that is correct on one device is correct over a root device, or the launch is
-//! refused with [`Error::InvalidLaunch`] before anything is enqueued, naming the argument and
-//! what to declare. In shared placement every device sees every buffer whole, so every
-//! launch runs, except that several devices that do not share the host's memory may not write
-//! one buffer (lost writes, measured on two NVIDIA GPUs). In partitioned placement each buffer
-//! argument must be one of:
+//! A kernel that is correct on one device is correct over a root device, with no
+//! declaration: each launch is *split* (each device works on what it holds), *merged* or
+//! runs on *one device*, as [`MultiEvent::spread`] reports and `RUST_LOG=info` logs (with the
+//! reason and the declaration that would split it). Launches keep the order of one in-order
+//! queue: each device's part waits for what was enqueued before it on the other devices.
+//!
+//! | argument (partitioned placement) | what each device gets |
+//! |---|---|
+//! | colored, proven or declared (below), chunks match the partition | split: its chunk (and halo) |
+//! | colored, only read (driver: `const`), not proven | replicated: a whole copy |
+//! | colored or plain buffer the kernel may write, in a launch that does not split | merged: a whole copy; after the launch each element one device changed is taken from it |
+//! | any, where the source uses atomics, a helper asks for whole-launch values, two devices changed one element differently, or one work-group | the whole launch on device 0 (colored buffers gathered there and copied back) |
+//!
+//! Merging keeps the single-device answer of every race-free kernel (no element written by
+//! two work-items, none read by a work-item other than its writer), at the price of whole
+//! copies; declarations make the split cheap. [Strict mode](RootDevice::strict)
+//! (`CLGROUPS_STRICT=1`) refuses instead, with [`Error::InvalidLaunch`] before anything is
+//! enqueued, naming the argument and what to declare, every launch that does not split. In
+//! shared placement every device sees every buffer whole, so every launch splits, except
+//! that several devices that do not share the host's memory may not write one buffer (lost
+//! writes, measured on two NVIDIA GPUs): such launches run on device 0. In partitioned
+//! placement a launch splits when each buffer argument is one of:
 //!
 //! * a [`ColoredBuffer`] with [`Access::Auto`] (the default) that the library *proves* is
 //!   indexed only at the work-item's own global linear id: every use in the kernel body is
@@ -92,7 +108,7 @@
 //! elements and holds the smallest range containing them); launches of that exact ND-range
 //! accept it, others are refused.
 //!
-//! A declaration is trusted: [checked mode](checked_mode) (debug builds, or
+//! A declaration is trusted (strict mode or not): [checked mode](checked_mode) (debug builds, or
 //! `CLGROUPS_CHECKED=1`) verifies every `p[index]` of every launch and reports the first
 //! index outside what the device holds as [`Error::OutOfChunk`] after the launch.
 //!
@@ -126,7 +142,7 @@ mod root;
 pub use access::Access;
 pub use arg::{RootArg, RootArgValue};
 pub use colored::ColoredBuffer;
-pub use event::MultiEvent;
+pub use event::{MultiEvent, Spread};
 pub use kernel::RootKernel;
 pub use launch::RootLaunch;
 pub use program::RootProgram;
@@ -142,6 +158,10 @@ pub const DEVICES_ENV: &str = "CLGROUPS_DEVICES";
 /// The environment variable overriding the [`Placement`] of new root devices: `shared` or
 /// `partitioned`.
 pub const PLACEMENT_ENV: &str = "CLGROUPS_PLACEMENT";
+
+/// The environment variable turning on [strict mode](RootDevice::strict) for every root
+/// device: `1` (on) or `0`.
+pub const STRICT_ENV: &str = "CLGROUPS_STRICT";
 
 /// The environment variable switching [checked mode](checked_mode) (one switch for every
 /// launch: [`crate::checked`]).

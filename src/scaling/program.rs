@@ -1,7 +1,8 @@
 //! [`RootProgram`]: one source built for every device of a root device, with the partitioned
 //! variants of the kernels the scanner can rewrite.
 
-use super::contract::{driver_params, ParamFacts};
+use super::contract::{driver_params, uses_atomics, ParamFacts};
+use super::kernel::Policy;
 use super::{Placement, RootDevice, RootKernel};
 use crate::error::Result;
 use crate::program::{Program, ProgramBuilder};
@@ -26,8 +27,11 @@ use std::fmt;
 pub struct RootProgram {
     programs: Vec<Program>,
     placement: Placement,
+    policy: Policy,
     /// The scanned kernels, with what the contract reads in each.
     decls: Vec<RootDecl>,
+    /// Per declaration of `decls`: its parameters or body name an atomic (`uses_atomics`).
+    atomic_bodies: Vec<bool>,
     /// Why no kernel has a partitioned variant (the source as written was built).
     obstacle: Option<String>,
     checked: bool,
@@ -100,6 +104,19 @@ impl RootProgram {
         Ok(RootProgram {
             programs,
             placement: root.placement(),
+            policy: Policy {
+                strict: root.is_strict(),
+                weights: root.weights().map(<[f64]>::to_vec),
+                // Outside kernel bodies (helpers, macros): every kernel may use them.
+                atomics: uses_atomics(&outside_bodies(source, &decls)),
+            },
+            atomic_bodies: (decls.iter())
+                .map(|d| {
+                    let (params, body) = (d.decl.params_span.clone(), d.decl.body.clone());
+                    let own = |r: std::ops::Range<usize>| source.get(r).unwrap_or(source);
+                    uses_atomics(own(params)) || uses_atomics(own(body))
+                })
+                .collect(),
             decls,
             obstacle,
             checked,
@@ -117,7 +134,12 @@ impl RootProgram {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn kernel(&self, name: &str) -> Result<RootKernel> {
-        let root_decl = self.decls.iter().find(|k| k.decl.name == name);
+        let at = self.decls.iter().position(|k| k.decl.name == name);
+        let root_decl = at.map(|i| &self.decls[i]);
+        let policy = Policy {
+            atomics: self.policy.atomics || at.is_none_or(|i| self.atomic_bodies[i]),
+            ..self.policy.clone()
+        };
         let decl = root_decl.map(|r| &r.decl);
         let obstacle = match (&self.obstacle, decl) {
             (Some(why), _) => Some(why.clone()),
@@ -140,6 +162,7 @@ impl RootProgram {
                 rewrite_obstacle: Some(why),
                 checked: self.checked,
                 placement: self.placement,
+                policy,
             });
         };
         let kernels = self
@@ -182,6 +205,7 @@ impl RootProgram {
             rewrite_obstacle: None,
             checked: self.checked,
             placement: self.placement,
+            policy,
         })
     }
 
@@ -213,6 +237,16 @@ impl fmt::Debug for RootProgram {
             .field("checked", &self.checked)
             .finish_non_exhaustive()
     }
+}
+
+/// `source` with the kernels of `decls` (declarations and bodies) blanked.
+fn outside_bodies(source: &str, decls: &[RootDecl]) -> String {
+    let mut out = source.as_bytes().to_vec();
+    for d in decls {
+        let body = d.decl.decl_start.min(out.len())..d.decl.body.end.min(out.len());
+        out[body].fill(b' ');
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The declarations of `decls`.

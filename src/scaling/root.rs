@@ -37,6 +37,11 @@ pub struct RootDevice {
     context: Context,
     queues: Vec<Queue>,
     placement: Placement,
+    /// Refuse launches the contract cannot split instead of running them merged or on one
+    /// device ([`RootDevice::strict`]).
+    strict: bool,
+    /// Relative throughput per device ([`RootDevice::with_weights`]); `None`: equal.
+    weights: Option<Vec<f64>>,
 }
 
 impl RootDevice {
@@ -67,6 +72,7 @@ impl RootDevice {
             .collect();
         check_devices(&keys).map_err(|r| Error::input(format!("{r} ({})", names(devices))))?;
         let placement = Placement::choose(devices)?;
+        let strict = strict_from_env()?;
         let context = Context::new(devices)?;
         let queues = devices
             .iter()
@@ -81,6 +87,8 @@ impl RootDevice {
             context,
             queues,
             placement,
+            strict,
+            weights: None,
         })
     }
 
@@ -223,6 +231,90 @@ impl RootDevice {
         self
     }
 
+    /// This root device in strict mode (for programs made afterwards): a launch that
+    /// [the contract](super#the-contract) cannot split as declared is refused with
+    /// [`Error::InvalidLaunch`] before anything is enqueued, as before implicit merging,
+    /// instead of running merged or on one device. [`STRICT_ENV`](super::STRICT_ENV)
+    /// (`CLGROUPS_STRICT=1`) turns it on for every root device.
+    ///
+    /// ```
+    /// use clgroups::scaling::{ColoredBuffer, Placement, RootDevice};
+    /// let root = RootDevice::from_env()?.with_placement(Placement::Partitioned).strict();
+    /// assert!(root.is_strict());
+    /// let p = root.program("kernel void rev(global int *y, global const int *x, uint n) {
+    ///     size_t i = get_global_id(0); y[i] = x[n - 1 - i]; }")?;
+    /// let x = ColoredBuffer::from_slice(&root, &[1i32; 1024])?;
+    /// let y = ColoredBuffer::<i32>::new(&root, 1024)?;
+    /// // SAFETY: work-item i reads x[1023 - i] and writes y[i], inside both (1024).
+    /// let r = unsafe { p.kernel("rev")?.launch().arg(&y).arg(&x).arg(1024u32).range(1024) };
+    /// // x is not indexed at the own id and not declared: refused (merged when not strict).
+    /// assert!(matches!(r, Err(clgroups::Error::InvalidLaunch { .. })));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
+    }
+
+    /// Whether launches are refused rather than merged or sent to one device
+    /// ([`RootDevice::strict`]).
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// assert_eq!(root.is_strict(), std::env::var("CLGROUPS_STRICT").as_deref() == Ok("1"));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn is_strict(&self) -> bool {
+        self.strict
+    }
+
+    /// This root device with the launches of programs made afterwards split in proportion to
+    /// `weights` (one positive finite number per device: its relative throughput, e.g. a
+    /// measured bandwidth), by [`crate::plan::partition::weighted`]: a device of weight 3
+    /// gets about three times the work-groups of one of weight 1. Colored buffers keep their
+    /// even coloring: buffers proven indexed at the own id no longer match the chunks and are
+    /// merged ([the contract](super#the-contract)); color them for the launch
+    /// ([`ColoredBuffer::for_launch`](super::ColoredBuffer::for_launch)) to keep them split.
+    ///
+    /// Errors ([`Error::InvalidInput`]): not one weight per device, or a weight that is not
+    /// positive and finite.
+    ///
+    /// ```
+    /// use clgroups::RootDevice;
+    /// let root = RootDevice::from_env()?;
+    /// let weights: Vec<f64> = (1..=root.len()).map(|i| i as f64).collect();
+    /// let root = root.with_weights(&weights)?;
+    /// assert_eq!(root.weights(), Some(&weights[..]));
+    /// assert!(RootDevice::from_env()?.with_weights(&[]).is_err());
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn with_weights(mut self, weights: &[f64]) -> Result<Self> {
+        if weights.len() != self.queues.len() {
+            return Err(Error::input(format!(
+                "{} weights for a root device of {} devices",
+                weights.len(),
+                self.queues.len()
+            )));
+        }
+        if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+            return Err(Error::input(format!(
+                "weight {w} is not a positive finite number"
+            )));
+        }
+        self.weights = Some(weights.to_vec());
+        Ok(self)
+    }
+
+    /// The devices' relative weights ([`RootDevice::with_weights`]), or `None` (equal).
+    ///
+    /// ```
+    /// assert_eq!(clgroups::RootDevice::from_env()?.weights(), None);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn weights(&self) -> Option<&[f64]> {
+        self.weights.as_deref()
+    }
+
     /// This root device with profiling queues on the same context: launches of programs made
     /// afterwards return [`MultiEvent`](super::MultiEvent)s that know their device time.
     ///
@@ -283,6 +375,18 @@ impl RootDevice {
 impl fmt::Debug for RootDevice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.describe())
+    }
+}
+
+/// [`STRICT_ENV`](super::STRICT_ENV): `1` on, `0` or unset off.
+fn strict_from_env() -> Result<bool> {
+    match std::env::var(super::STRICT_ENV).as_deref().map(str::trim) {
+        Err(_) | Ok("") | Ok("0") => Ok(false),
+        Ok("1") => Ok(true),
+        Ok(other) => Err(Error::input(format!(
+            "{}={other:?}: expected 1 or 0",
+            super::STRICT_ENV
+        ))),
     }
 }
 

@@ -9,70 +9,69 @@ use crate::plan::partition::Partition;
 use crate::range::Range;
 
 impl RootLaunch<'_> {
-    /// Errors unless device `d`'s work lies in the chunk of every colored argument that
-    /// `covers` says must hold it (the [contract](super#the-contract)).
-    pub(super) fn check_chunks(
+    /// Errors unless device `d`'s work lies in the chunk of colored argument `i` when `cover`
+    /// says it must hold it (the [contract](super#the-contract)).
+    pub(super) fn check_chunk(
         &self,
-        d: usize,
+        (i, d): (usize, usize),
         span: &Span,
-        covers: &[Cover],
+        cover: Cover,
         (launched, local): (Range, Range),
         plan: &Partition,
     ) -> Result<()> {
-        for (i, (value, cover)) in self.args.iter().zip(covers).enumerate() {
-            let Value::Colored(c) = value else { continue };
-            if let (Some(t), false) = (&c.tiling, *cover == Cover::Anything) {
-                let same = t.global == span.global
-                    && t.global == launched
-                    && t.local == local
-                    && t.partition == *plan
-                    && span.extent == c.len;
-                if same {
-                    continue;
-                }
-                return Err(self.invalid(
-                    launched,
-                    local,
-                    format!(
-                        "argument {i} (ColoredBuffer<{}>) is colored for an ND-range of {:?} in \
-                         work-groups of {:?} without offset, not for this launch",
-                        c.elem, t.global, t.local
-                    ),
-                ));
+        let Some(Value::Colored(c)) = self.args.get(i) else {
+            return Ok(());
+        };
+        if let (Some(t), false) = (&c.tiling, cover == Cover::Anything) {
+            let same = t.global == span.global
+                && t.global == launched
+                && t.local == local
+                && t.partition == *plan
+                && span.extent == c.len;
+            if same {
+                return Ok(());
             }
-            let m = match cover {
-                Cover::Anything => continue,
-                Cover::OwnId => 1,
-                Cover::Multiple if c.len % span.extent == 0 => c.len / span.extent,
-                Cover::Multiple => 1,
-            };
-            let (lo, hi) = (m * span.first, m * span.end);
-            let (start, end) = (c.starts[d], c.starts[d] + c.chunks[d]);
-            if start <= lo && hi <= end {
-                continue;
-            }
-            let slab = m * span.extent / span.extents[plan.dim] * local.get(plan.dim);
-            return Err(Error::InvalidLaunch {
-                kernel: self.kernel.name().to_string(),
-                device: self.kernel.kernels[d].program().device().to_string(),
-                global: span.global.as_slice().to_vec(),
-                local: local.as_slice().to_vec(),
-                reason: format!(
-                    "partitioned placement: device {d} works on elements [{lo}, {hi}) of \
-                     argument {i} (ColoredBuffer<{}> of {} elements), but holds only \
-                     [{start}, {end}). Colored buffers must be indexed by the global linear \
-                     id (see clgroups::scaling) and colored like the launch's partition \
-                     (dimension {}): e.g. ColoredBuffer::with_page(&root, {}, {}) (one \
-                     work-group slab per page), or use CLGROUPS_PLACEMENT=shared",
-                    c.elem,
-                    c.len,
-                    plan.dim,
-                    c.len,
-                    slab * c.elem_size
+            return Err(self.invalid(
+                launched,
+                local,
+                format!(
+                    "argument {i} (ColoredBuffer<{}>) is colored for an ND-range of {:?} in \
+                     work-groups of {:?} without offset, not for this launch",
+                    c.elem, t.global, t.local
                 ),
-            });
+            ));
         }
-        Ok(())
+        let m = match cover {
+            Cover::Anything => return Ok(()),
+            Cover::OwnId => 1,
+            Cover::Multiple if c.len % span.extent == 0 => c.len / span.extent,
+            Cover::Multiple => 1,
+        };
+        let (lo, hi) = (m * span.first, m * span.end);
+        let (start, end) = (c.starts[d], c.starts[d] + c.chunks[d]);
+        if start <= lo && hi <= end {
+            return Ok(());
+        }
+        let slab = m * span.extent / span.extents[plan.dim] * local.get(plan.dim);
+        Err(Error::InvalidLaunch {
+            kernel: self.kernel.name().to_string(),
+            device: self.kernel.kernels[d].program().device().to_string(),
+            global: span.global.as_slice().to_vec(),
+            local: local.as_slice().to_vec(),
+            reason: format!(
+                "partitioned placement: device {d} works on elements [{lo}, {hi}) of \
+                 argument {i} (ColoredBuffer<{}> of {} elements), but holds only \
+                 [{start}, {end}). Colored buffers must be indexed by the global linear \
+                 id (see clgroups::scaling) and colored like the launch's partition \
+                 (dimension {}): e.g. ColoredBuffer::with_page(&root, {}, {}) (one \
+                 work-group slab per page), or use CLGROUPS_PLACEMENT=shared",
+                c.elem,
+                c.len,
+                plan.dim,
+                c.len,
+                slab * c.elem_size
+            ),
+        })
     }
 }
 

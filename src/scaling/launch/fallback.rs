@@ -3,7 +3,7 @@
 
 use super::super::arg::{ColoredArg, Value};
 use super::super::contract::{self, LaunchFacts, ParamFacts};
-use super::super::{MultiEvent, Placement};
+use super::super::{MultiEvent, Placement, Spread};
 use super::{sub_launch, RootLaunch};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
@@ -99,13 +99,15 @@ impl RootLaunch<'_> {
         let base = self.offset.unwrap_or(user.zeros_like());
         // Every device's part is prepared before the first is enqueued.
         let mut prepared = Vec::with_capacity(parts.len());
-        for (k, part) in kernels.iter().zip(&parts) {
+        let order = self.order()?;
+        for (d, (k, part)) in kernels.iter().zip(&parts).enumerate() {
             let Some((off, size)) = *part else {
                 prepared.push(None);
                 continue;
             };
             let offset = (0..user.rank()).fold(off, |o, d| o.with(d, o.get(d) + base.get(d)));
-            let launch = sub_launch(k, &args, &self.waits).offset(offset);
+            let waits = order.waits(&self.waits, d);
+            let launch = sub_launch(k, &args, &waits).offset(offset);
             let p = launch.prepare_range(size)?;
             prepared.push(Some((launch, p)));
         }
@@ -124,6 +126,7 @@ impl RootLaunch<'_> {
         Ok(MultiEvent {
             partition: partition(user, unit, kernels.len())?,
             events,
+            spread: Spread::Split,
         })
     }
 
@@ -153,7 +156,8 @@ impl RootLaunch<'_> {
                 ..p.clone()
             })
             .collect();
-        for (i, v) in self.args.iter().enumerate() {
+        // Outside strict mode, a declaration the kernel breaks here only costs the copy back.
+        for (i, v) in self.args.iter().enumerate().filter(|_| k.policy.strict) {
             contract::check(i, declared.get(i), v, &facts).map_err(|reason| {
                 k.refused(global, &format!("{} placement: {reason}", k.placement))
             })?;
@@ -197,6 +201,10 @@ impl RootLaunch<'_> {
         Ok(MultiEvent {
             partition: Partition { dim: 0, chunks },
             events,
+            spread: Spread::OneDevice(format!(
+                "no partitioned variant ({})",
+                k.rewrite_obstacle().unwrap_or_default()
+            )),
         })
     }
 
@@ -259,7 +267,7 @@ impl RootLaunch<'_> {
 }
 
 /// The memory object of device `d`'s part of `c`.
-fn part_mem(c: &ColoredArg, d: usize) -> Option<opencl3::types::cl_mem> {
+pub(super) fn part_mem(c: &ColoredArg, d: usize) -> Option<opencl3::types::cl_mem> {
     match c.parts.get(d)? {
         Some(Arg::Buffer { mem, .. }) => Some(mem.raw()),
         _ => None,

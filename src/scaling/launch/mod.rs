@@ -2,23 +2,28 @@
 
 use super::arg::{ColoredArg, Value};
 use super::contract::{self, LaunchFacts};
-use super::{MultiEvent, Placement, RootArg, RootKernel};
+use super::{MultiEvent, Placement, RootArg, RootKernel, Spread};
 use crate::buffer::Buffer;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::bounds::check_global;
 use crate::launch::{Arg, Event, KernelArg, Launch, LocalSize};
-use crate::plan::partition::{clipped, guarded_pieces, inside, partition};
+use crate::plan::partition::{clipped, guarded_pieces, inside, partition, Partition};
+use crate::plan::weighted::weighted;
 use crate::queue::names;
 use crate::range::Range;
 use crate::transform::{Violation, CHECK_WORDS};
 use chunks::{shift, Span};
+use contract::Cover;
 use fallback::{flush, Shape};
+use merge::{copy, Copies, Decision, Shape3};
 use std::marker::PhantomData;
 
 mod chunks;
 mod fallback;
+mod merge;
+mod order;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -154,9 +159,10 @@ impl<'a> RootLaunch<'a> {
     /// kernels on NVIDIA) for the most limited device, since the split needs whole work-groups; a kernel
     /// with `reqd_work_group_size` runs in exactly those work-groups. Every check (ranks, `local` dividing `global`, arguments, each
     /// device's work-group limits, [the contract](super#the-contract) for every buffer
-    /// argument) happens before anything is enqueued. In [checked mode](super::checked_mode)
-    /// the launch then waits and reports the first out-of-chunk access as
-    /// [`Error::OutOfChunk`].
+    /// argument) happens before anything is enqueued; a launch the contract cannot split runs
+    /// merged or on one device (waiting for it), or is refused in strict mode. In [checked
+    /// mode](super::checked_mode) the launch then waits and reports the first out-of-chunk
+    /// access as [`Error::OutOfChunk`].
     ///
     /// # Safety
     ///
@@ -164,7 +170,7 @@ impl<'a> RootLaunch<'a> {
     /// launch (`global` at the offset), with buffers indexed as whole arrays. In shared
     /// placement every device sees whole buffers; in partitioned placement each device holds
     /// only its chunk of a colored buffer, and launches that [the contract](super#the-contract)
-    /// cannot prove in bounds are refused before anything is enqueued.
+    /// cannot prove in bounds get whole copies (or are refused in strict mode).
     ///
     /// ```
     /// use clgroups::{ColoredBuffer, LocalSize, Range, RootDevice};
@@ -241,10 +247,11 @@ impl<'a> RootLaunch<'a> {
     /// The contract of [`RootLaunch::nd_range`] for the work-items of `user`.
     unsafe fn run(self, user: Range, global: Range, local: Range) -> Result<MultiEvent> {
         let kernels = &self.kernel.kernels;
-        // The partitioned variant (else the kernel as written, in shared placement: no extra
-        // arguments).
-        let variant = self.kernel.rewrite_obstacle.is_none();
-        let plan = partition(global, local, kernels.len()).map_err(|e| match e {
+        let plan = match &self.kernel.policy.weights {
+            Some(w) => weighted(global, local, w),
+            None => partition(global, local, kernels.len()),
+        }
+        .map_err(|e| match e {
             Error::InvalidInput { reason } => self.invalid(global, local, reason),
             other => other,
         })?;
@@ -263,40 +270,129 @@ impl<'a> RootLaunch<'a> {
             .unwrap_or(32);
         check_global(global, Range::new(&base[..rank])?, bits)
             .map_err(|r| self.invalid(global, local, r))?;
+        let shape = Shape3 {
+            user,
+            global,
+            local,
+            base,
+        };
+        let decision = self.decide(&shape, &plan)?;
+        // SAFETY: the caller's contract, for the same launch; `decide` accepted the split's
+        // arguments, or chose copies of those it did not.
+        unsafe {
+            match decision {
+                Decision::Split => self.execute(&shape, plan, &Vec::new()).and_then(|mut ev| {
+                    self.exchange(&mut ev)?;
+                    Ok(ev)
+                }),
+                Decision::Merge(feeds, why) => self.merged(&shape, plan, &feeds, &why),
+                Decision::OneDevice(why) => self.one_device(&shape, why),
+            }
+        }
+    }
+
+    /// Whether the launch splits as the contract says, is merged, or runs on one device;
+    /// strict mode refuses what does not split.
+    fn decide(&self, s: &Shape3, plan: &Partition) -> Result<Decision> {
+        let (user, global, local) = (s.user, s.global, s.local);
+        let kernels = &self.kernel.kernels;
         let subs = plan.sub_ranges(global, local);
         let facts = LaunchFacts {
             placement: self.kernel.placement,
-            rank,
-            offset_is_zero: base == [0; 3],
+            rank: global.rank(),
+            offset_is_zero: s.base == [0; 3],
             busy: subs.iter().flatten().count(),
             unified: kernels
                 .iter()
                 .all(|k| k.program().device().limits().host_unified_memory),
             gathered: false,
         };
+        let strict = self.kernel.policy.strict;
         if let (Some(why), true) = (&self.kernel.whole_obstacle, facts.busy > 1) {
-            return Err(self.invalid(
-                global,
-                local,
-                format!(
-                    "{why}, which would describe one device's part of the launch there; pass \
-                     the value as a kernel argument or ask for it in the kernel itself"
-                ),
-            ));
+            let reason = format!(
+                "{why}, which would describe one device's part of the launch there; pass the \
+                 value as a kernel argument or ask for it in the kernel itself"
+            );
+            return match strict {
+                true => Err(self.invalid(global, local, reason)),
+                false => Ok(Decision::OneDevice(reason)),
+            };
         }
-        let covers = self
-            .args
-            .iter()
-            .enumerate()
+        let covers: Vec<std::result::Result<Cover, String>> = (self.args.iter().enumerate())
             .map(|(i, v)| contract::check(i, self.kernel.params.get(i), v, &facts))
-            .collect::<std::result::Result<Vec<_>, String>>()
-            .map_err(|reason| {
-                self.invalid(
-                    global,
-                    local,
-                    format!("{} placement: {reason}", facts.placement),
-                )
-            })?;
+            .collect();
+        // The arguments each device's chunks cannot serve, and the first reason.
+        let mut unserved = vec![false; self.args.len()];
+        let mut first: Option<Error> = None;
+        for (i, c) in covers.iter().enumerate() {
+            if let Err(reason) = c {
+                unserved[i] = true;
+                let why = format!("{} placement: {reason}", facts.placement);
+                first.get_or_insert_with(|| self.invalid(global, local, why));
+            }
+        }
+        for (d, sub) in subs.iter().enumerate() {
+            let Some(size) = sub.and_then(|(off, size)| Some((off, clipped(off, size, user)?)))
+            else {
+                continue;
+            };
+            let span = Span::new(user, s.base, shift(size.0, s.base), size.1);
+            for (i, c) in covers.iter().enumerate() {
+                let Ok(cover) = c else { continue };
+                if let Err(e) = self.check_chunk((i, d), &span, *cover, (global, local), plan) {
+                    unserved[i] = true;
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        log::debug!(
+            "kernel `{}` over {} devices ({} placement): {plan:?}, sub-launches {subs:?}, \
+             argument covers {covers:?}",
+            self.kernel.name(),
+            kernels.len(),
+            self.kernel.placement
+        );
+        let Some(refusal) = first else {
+            return Ok(Decision::Split);
+        };
+        if strict {
+            return Err(refusal);
+        }
+        let why = match refusal {
+            Error::InvalidLaunch { reason, .. } => reason,
+            other => other.to_string(),
+        };
+        if facts.busy < 2 {
+            return Ok(Decision::OneDevice(format!(
+                "one work-group in {global:?}; {why}"
+            )));
+        }
+        if facts.placement == Placement::Shared {
+            return Ok(Decision::OneDevice(why));
+        }
+        if self.kernel.policy.atomics {
+            return Ok(Decision::OneDevice(format!(
+                "the source uses atomics, whose updates from several devices cannot be merged \
+                 element by element; and {why}"
+            )));
+        }
+        Ok(Decision::Merge(self.feeds(&unserved), why))
+    }
+
+    /// Enqueues every device's part of the launch `s` split by `plan`, with whole copies
+    /// `copies[i][d]` in place of argument `i` on device `d` where there is one.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the launch, and every argument the
+    /// contract does not accept for a device replaced by a whole copy there.
+    unsafe fn execute(&self, s: &Shape3, plan: Partition, copies: &Copies) -> Result<MultiEvent> {
+        let (user, global, local, base) = (s.user, s.global, s.local, s.base);
+        let kernels = &self.kernel.kernels;
+        // The partitioned variant (else the kernel as written, in shared placement: no extra
+        // arguments).
+        let variant = self.kernel.rewrite_obstacle.is_none();
+        let subs = plan.sub_ranges(global, local);
         let whole: Vec<Arg> = match variant {
             true => user
                 .padded()
@@ -310,6 +406,7 @@ impl<'a> RootLaunch<'a> {
         // device is enqueued.
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
+        let order = self.order()?;
         for (d, sub) in subs.iter().enumerate() {
             let Some((off, size)) = *sub else {
                 per_device.push(Vec::new());
@@ -324,38 +421,28 @@ impl<'a> RootLaunch<'a> {
                     .collect(),
                 None => return Err(self.invalid(global, local, "no guarded variant".into())),
             };
-            if let Some(size) = clipped(off, size, user) {
-                let span = Span::new(user, base, shift(off, base), size);
-                self.check_chunks(d, &span, &covers, (global, local), &plan)?;
-            }
-            let mut args = self.device_args(d, variant)?;
+            let mut args = self.device_args(d, variant, copies)?;
             args.extend(whole.iter().cloned());
             let check = match self.kernel.checked && variant {
-                true => Some(self.push_check_args(d, &mut args)?),
+                true => Some(self.push_check_args(d, &mut args, copies)?),
                 false => None,
             };
             let mut prepared = Vec::with_capacity(pieces.len());
             for (k, off, size) in pieces {
-                let launch = sub_launch(k, &args, &self.waits).offset(shift(off, base));
+                let waits = order.waits(&self.waits, d);
+                let launch = sub_launch(k, &args, &waits).offset(shift(off, base));
                 let p = launch.prepare_nd(size, LocalSize::Exact(local))?;
                 prepared.push((launch, p));
             }
             per_device.push(prepared);
             checks.push(check);
         }
-        log::debug!(
-            "kernel `{}` over {} devices ({} placement): {plan:?}, sub-launches {subs:?}, \
-             argument covers {covers:?}",
-            self.kernel.name(),
-            kernels.len(),
-            self.kernel.placement
-        );
         let mut events = Vec::with_capacity(kernels.len());
         for prepared in per_device {
             let mut event: Option<Event> = None;
             for (launch, p) in prepared {
                 // SAFETY: each sub-launch is a part of the launch the caller vouches for, with
-                // the arguments of its device (checked against the contract above).
+                // the arguments of its device (checked against the contract, or whole copies).
                 let ev = unsafe { launch.execute(p)? };
                 event = Some(match event {
                     Some(first) => first.then(ev),
@@ -368,12 +455,13 @@ impl<'a> RootLaunch<'a> {
         let launched = MultiEvent {
             partition: plan,
             events,
+            spread: Spread::Split,
         };
         if self.kernel.checked {
             launched.wait()?;
             for (d, check) in checks.iter().enumerate() {
                 if let Some(buf) = check {
-                    self.report(d, buf)?;
+                    self.report(d, buf, copies)?;
                 }
             }
         }
@@ -383,16 +471,18 @@ impl<'a> RootLaunch<'a> {
     /// Device `d`'s arguments: chunks (partitioned placement) or whole buffers (shared) for
     /// colored buffers, then for the partitioned `variant` one byte origin per global pointer
     /// parameter.
-    fn device_args(&self, d: usize, variant: bool) -> Result<Vec<Arg>> {
+    fn device_args(&self, d: usize, variant: bool, copies: &Copies) -> Result<Vec<Arg>> {
         let mut args = Vec::with_capacity(self.args.len() * 2 + 6);
         for (i, value) in self.args.iter().enumerate() {
-            args.push(match value {
-                Value::Plain(a) => a.clone(),
-                Value::Colored(c) => self.colored_arg(c, i, d)?,
+            args.push(match (value, copy(copies, i, d)) {
+                (Value::Plain(Arg::Buffer { elem, .. }), Some(b)) => Arg::bytes_as(b, *elem),
+                (Value::Colored(c), Some(b)) => Arg::bytes_as(b, c.elem),
+                (Value::Plain(a), _) => a.clone(),
+                (Value::Colored(c), None) => self.colored_arg(c, i, d)?,
             });
         }
         for i in self.global_params().filter(|_| variant) {
-            args.push((self.held(i, d).0 * self.elem_size(i)).to_arg());
+            args.push((self.held(i, d, copies).0 * self.elem_size(i)).to_arg());
         }
         Ok(args)
     }
@@ -404,8 +494,9 @@ impl<'a> RootLaunch<'a> {
     }
 
     /// Element indices `[lo, hi)` device `d` holds of argument `i` (whole-array numbering).
-    fn held(&self, i: usize, d: usize) -> (u64, u64) {
+    fn held(&self, i: usize, d: usize, copies: &Copies) -> (u64, u64) {
         match (self.args.get(i), self.kernel.placement) {
+            (Some(Value::Colored(c)), _) if copy(copies, i, d).is_some() => (0, c.len as u64),
             (Some(Value::Colored(c)), Placement::Partitioned) => {
                 let (lo, hi) = c.stored[d];
                 (lo as u64, hi as u64)
@@ -424,9 +515,9 @@ impl<'a> RootLaunch<'a> {
 
     /// Appends the checked variant's arguments for device `d` (held ranges and a zeroed
     /// check buffer, which it returns).
-    fn push_check_args(&self, d: usize, args: &mut Vec<Arg>) -> Result<Buffer<u32>> {
+    fn push_check_args(&self, d: usize, args: &mut Vec<Arg>, c: &Copies) -> Result<Buffer<u32>> {
         for i in self.global_params() {
-            let (lo, hi) = self.held(i, d);
+            let (lo, hi) = self.held(i, d, c);
             args.push(lo.to_arg());
             args.push(hi.to_arg());
         }
@@ -437,12 +528,12 @@ impl<'a> RootLaunch<'a> {
     }
 
     /// The first out-of-chunk access device `d`'s checked variant recorded, as an error.
-    fn report(&self, d: usize, buf: &Buffer<u32>) -> Result<()> {
+    fn report(&self, d: usize, buf: &Buffer<u32>, copies: &Copies) -> Result<()> {
         let k = &self.kernel.kernels[d];
         let Some(v) = Violation::decode(&buf.read(k.program().queue())?) else {
             return Ok(());
         };
-        let (lo, hi) = self.held(v.param, d);
+        let (lo, hi) = self.held(v.param, d, copies);
         let name = self
             .kernel
             .params

@@ -1,0 +1,200 @@
+//! Partitions weighted by each device's throughput (unequal devices: a GPU and a CPU, two
+//! different GPUs, a local and a remote device).
+//!
+//! [`weighted`] picks the dimension as [`partition`] does, then splits its work-groups in
+//! proportion to the weights by largest remainders ([`weighted_chunks`]): every chunk is a
+//! whole number of work-groups, the chunks cover the groups exactly, in device order, and each
+//! is within one work-group of its exact share.
+//!
+//! ```
+//! use clgroups::{plan::weighted::weighted, Range};
+//! // A device three times as fast takes three quarters of 64 work-groups.
+//! let p = weighted(Range::d1(64 * 64), Range::d1(64), &[3.0, 1.0])?;
+//! assert_eq!(p.chunks, vec![48, 16]);
+//! # Ok::<(), clgroups::Error>(())
+//! ```
+
+use super::partition::{partition, Partition};
+use crate::error::{Error, Result};
+use crate::range::Range;
+
+/// `groups` work-groups split over devices in proportion to `weights` (positive, finite):
+/// each device gets the floor of its exact share `groups * w / sum`, and the groups left over
+/// go one each to the largest remainders (ties: the first device). Errors
+/// ([`Error::InvalidInput`]) for no weights or a weight that is not positive and finite.
+///
+/// ```
+/// use clgroups::plan::weighted::weighted_chunks;
+/// assert_eq!(weighted_chunks(10, &[1.0, 1.0, 1.0])?, vec![4, 3, 3]);
+/// assert_eq!(weighted_chunks(10, &[2.0, 1.0, 1.0, 1.0])?, vec![4, 2, 2, 2]);
+/// assert_eq!(weighted_chunks(1, &[1.0, 9.0])?, vec![0, 1]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+pub fn weighted_chunks(groups: usize, weights: &[f64]) -> Result<Vec<usize>> {
+    if weights.is_empty() {
+        return Err(Error::input("cannot split work over 0 devices"));
+    }
+    if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+        return Err(Error::input(format!(
+            "weight {w} is not a positive finite number"
+        )));
+    }
+    let sum: f64 = weights.iter().sum();
+    let exact: Vec<f64> = weights.iter().map(|w| groups as f64 * w / sum).collect();
+    let mut chunks: Vec<usize> = exact
+        .iter()
+        .map(|e| (e.floor() as usize).min(groups))
+        .collect();
+    let given: usize = chunks.iter().sum();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    // Largest remainder first; a stable sort keeps ties in device order.
+    order.sort_by(|&a, &b| {
+        let (ra, rb) = (exact[a] - chunks[a] as f64, exact[b] - chunks[b] as f64);
+        rb.total_cmp(&ra)
+    });
+    let mut left = groups.saturating_sub(given);
+    for &d in order.iter().cycle() {
+        if left == 0 {
+            break;
+        }
+        chunks[d] += 1;
+        left -= 1;
+    }
+    Ok(chunks)
+}
+
+/// The [`partition`] of `global` in work-groups of `local` over `weights.len()` devices, with
+/// the chosen dimension's work-groups split by [`weighted_chunks`]. Errors as [`partition`]
+/// and [`weighted_chunks`] do.
+///
+/// ```
+/// use clgroups::{plan::weighted::weighted, Range};
+/// let p = weighted(Range::d2(256, 100), Range::d2(16, 1), &[1.0, 4.0])?;
+/// assert_eq!((p.dim, p.chunks.clone()), (1, vec![20, 80]));
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+pub fn weighted(global: Range, local: Range, weights: &[f64]) -> Result<Partition> {
+    let even = partition(global, local, weights.len())?;
+    let groups = even.chunks.iter().sum();
+    let chunks = weighted_chunks(groups, weights)?;
+    log::debug!(
+        "weighted partition {weights:?}: dimension {}, chunks {chunks:?}",
+        even.dim
+    );
+    Ok(even.with_chunks(chunks))
+}
+
+/// Elements per device of a colored array of `len` elements of `elem` bytes in pages of
+/// `page` bytes (widened to whole elements, as [`crate::plan::coloring::color_elements`]
+/// does), the pages split by [`weighted_chunks`]: with a page of one work-group slab, the
+/// chunks of [`weighted`]'s partition. Errors ([`Error::InvalidInput`]) for a zero `page` or
+/// `elem`, or bad weights.
+///
+/// ```
+/// use clgroups::plan::weighted::weighted_elements;
+/// // 2^20 floats in 64 KiB pages (16384 floats each): 64 pages, 48 and 16.
+/// assert_eq!(weighted_elements(1 << 20, 4, 65536, &[3.0, 1.0])?, vec![48 << 14, 16 << 14]);
+/// // The last page is partial.
+/// assert_eq!(weighted_elements(10, 4, 16, &[1.0, 1.0])?, vec![8, 2]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+pub fn weighted_elements(
+    len: usize,
+    elem: usize,
+    page: usize,
+    weights: &[f64],
+) -> Result<Vec<usize>> {
+    if page == 0 || elem == 0 {
+        return Err(Error::input(
+            "a coloring needs a page and elements of at least one byte",
+        ));
+    }
+    let per_page = page / super::gcd(page, elem);
+    let mut start = 0;
+    let chunks = weighted_chunks(len.div_ceil(per_page), weights)?;
+    Ok(chunks
+        .iter()
+        .map(|&pages| {
+            let end = (start + pages * per_page).min(len);
+            let n = end - start;
+            start = end;
+            n
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn bad_weights_are_refused() {
+        assert!(weighted_chunks(4, &[]).is_err());
+        assert!(weighted_chunks(4, &[1.0, 0.0]).is_err());
+        assert!(weighted_chunks(4, &[1.0, f64::NAN]).is_err());
+        assert!(weighted_chunks(4, &[f64::INFINITY]).is_err());
+    }
+
+    #[test]
+    fn equal_weights_give_the_even_split() {
+        for g in 0..50 {
+            for n in 1..6 {
+                let even = partition(Range::d1(g.max(1) * 4), Range::d1(4), n).unwrap();
+                let w = weighted_chunks(g.max(1), &vec![1.0; n]).unwrap();
+                assert_eq!(w, even.chunks, "{g} groups on {n} devices");
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn weighted_colorings_cover_the_array(
+            len in 1usize..100_000,
+            elem in 1usize..17,
+            page in 1usize..5000,
+            weights in prop::collection::vec(0.1f64..10.0, 1..5),
+        ) {
+            let chunks = weighted_elements(len, elem, page, &weights).unwrap();
+            prop_assert_eq!(chunks.iter().sum::<usize>(), len);
+        }
+
+        #[test]
+        fn chunks_cover_the_groups_in_proportion(
+            groups in 0usize..100_000,
+            weights in prop::collection::vec(0.01f64..1000.0, 1..9),
+        ) {
+            let chunks = weighted_chunks(groups, &weights).unwrap();
+            prop_assert_eq!(chunks.len(), weights.len());
+            prop_assert_eq!(chunks.iter().sum::<usize>(), groups);
+            let sum: f64 = weights.iter().sum();
+            for (c, w) in chunks.iter().zip(&weights) {
+                let exact = groups as f64 * w / sum;
+                prop_assert!((*c as f64 - exact).abs() < 1.0 + 1e-9, "{} vs {}", c, exact);
+            }
+        }
+
+        #[test]
+        fn weighted_partitions_are_whole_work_groups(
+            groups in 1usize..2000,
+            local in 1usize..64,
+            weights in prop::collection::vec(0.1f64..10.0, 1..5),
+        ) {
+            let (global, local) = (Range::d1(groups * local), Range::d1(local));
+            let p = weighted(global, local, &weights).unwrap();
+            let subs = p.sub_ranges(global, local);
+            let mut next = 0;
+            for (sub, c) in subs.iter().zip(&p.chunks) {
+                match sub {
+                    Some((o, s)) => {
+                        prop_assert_eq!(o.get(0), next);
+                        prop_assert_eq!(s.get(0) % local.get(0), 0);
+                        next += s.get(0);
+                    }
+                    None => prop_assert_eq!(*c, 0),
+                }
+            }
+            prop_assert_eq!(next, global.get(0));
+        }
+    }
+}
