@@ -1,8 +1,8 @@
 //! Bad inputs through the API: each is a typed error before anything is enqueued (or, in
 //! checked mode, after the launch), never a panic or a crashed process. Every case that
-//! launches runs in a child process (this test binary again, with `CLGROUPS_SOUND_CHILD` set),
+//! launches runs in a child process (this test binary again, with `CLGROUPS_TEST_CHILD` set),
 //! so a regression that aborts or corrupts the heap fails its test instead of killing the
-//! harness. Also: caches keep memory flat, and build logs keep the user's line numbers.
+//! harness. Also: caches keep memory flat, and build logs keep the user's line numbers. Checked mode: `tests/checked_mode.rs`.
 
 mod common;
 
@@ -11,10 +11,6 @@ use clgroups::launch::{Local, LocalSize};
 use clgroups::queue::Context;
 use clgroups::scaling::{ColoredBuffer, Placement, RootDevice};
 use clgroups::{Buffer, Error, Program, Queue, Range};
-use std::process::Command;
-
-/// Marks elements no kernel should write.
-const POISON: i32 = -0x5a5a5a5;
 
 const SRC: &str = r#"
 kernel void fill(global int *o, int v) { o[get_global_id(0)] = v; }
@@ -29,47 +25,6 @@ kernel void scratch(global int *o, local int *tmp) {
 kernel void mixed(global float *f, global int *i, uint n, float a) { if (get_global_id(0) < n) f[get_global_id(0)] = a + i[get_global_id(0)]; }
 "#;
 
-/// Runs `body` in a child process (this test, alone) with `env`, and returns its stdout;
-/// asserts that the child exited normally and printed `CHILD-OK`. In the child, runs `body`.
-fn in_child(test: &str, env: &[(&str, &str)], body: impl FnOnce()) -> String {
-    if std::env::var("CLGROUPS_SOUND_CHILD").is_ok() {
-        body();
-        println!("CHILD-OK");
-        std::process::exit(0);
-    }
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env("CLGROUPS_SOUND_CHILD", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("CHILD-OK"),
-        "{test}: child {:?}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        out.status
-    );
-    eprintln!("{stdout}");
-    stdout
-}
-
-/// A poisoned output of `len` elements.
-fn poisoned(q: &Queue, len: usize) -> Buffer<i32> {
-    let mut b = Buffer::new(q.context(), len).unwrap();
-    b.fill(q, POISON).unwrap();
-    b
-}
-
-fn untouched(q: &Queue, b: &Buffer<i32>) {
-    q.finish().unwrap();
-    assert!(
-        b.read(q).unwrap().iter().all(|&v| v == POISON),
-        "a refused launch ran"
-    );
-}
-
 fn expect_launch_error(what: &str, r: clgroups::Result<clgroups::launch::Event>, want: &str) {
     match r {
         Ok(_) => panic!("{what}: accepted"),
@@ -83,11 +38,11 @@ fn expect_launch_error(what: &str, r: clgroups::Result<clgroups::launch::Event>,
 
 #[test]
 fn overflowing_ranges_and_offsets_are_errors() {
-    in_child("overflowing_ranges_and_offsets_are_errors", &[], || {
+    common::in_child_with("overflowing_ranges_and_offsets_are_errors", &[], || {
         let q = common::queue();
         let p = Program::from_source(&q, SRC).unwrap();
         let (fill, fill3) = (p.kernel("fill").unwrap(), p.kernel("fill3").unwrap());
-        let out = poisoned(&q, 64);
+        let out = common::poisoned(&q, 64);
         let huge = Range::d3(1 << 22, 1 << 22, 1 << 22);
         let cases = [
             LocalSize::Auto,
@@ -130,17 +85,17 @@ fn overflowing_ranges_and_offsets_are_errors() {
             let r = unsafe { fill.launch().arg(&out).arg(1).range(1usize << bits) };
             expect_launch_error("beyond the device's size_t", r, "size_t");
         }
-        untouched(&q, &out);
+        common::untouched(&q, &out);
     });
 }
 
 #[test]
 fn local_memory_beyond_the_device_is_an_error() {
-    in_child("local_memory_beyond_the_device_is_an_error", &[], || {
+    common::in_child_with("local_memory_beyond_the_device_is_an_error", &[], || {
         let q = common::queue();
         let p = Program::from_source(&q, SRC).unwrap();
         let k = p.kernel("scratch").unwrap();
-        let out = poisoned(&q, 64);
+        let out = common::poisoned(&q, 64);
         let l = LocalSize::Exact(Range::d1(8));
         let huge = Local::<i32>::new(usize::MAX / 4);
         assert_eq!(huge.bytes(), usize::MAX - 3);
@@ -160,7 +115,7 @@ fn local_memory_beyond_the_device_is_an_error() {
             r,
             "CL_DEVICE_LOCAL_MEM_SIZE",
         );
-        untouched(&q, &out);
+        common::untouched(&q, &out);
         // SAFETY: `scratch` writes tmp[lid] (8 ints per group of 8) and o[gid] for 64 ids.
         let ev = unsafe {
             k.launch()
@@ -175,12 +130,12 @@ fn local_memory_beyond_the_device_is_an_error() {
 
 #[test]
 fn buffers_of_another_context_are_refused() {
-    in_child("buffers_of_another_context_are_refused", &[], || {
+    common::in_child_with("buffers_of_another_context_are_refused", &[], || {
         let q = common::queue();
         let p = Program::from_source(&q, SRC).unwrap();
         let k = p.kernel("fill").unwrap();
         let other = Queue::on(&Context::new(&[q.device().clone()]).unwrap(), q.device()).unwrap();
-        let foreign = poisoned(&other, 64);
+        let foreign = common::poisoned(&other, 64);
         // SAFETY: refused before enqueueing (checked below).
         let r = unsafe { k.launch().arg(&foreign).arg(1).range(64) };
         match r {
@@ -189,7 +144,7 @@ fn buffers_of_another_context_are_refused() {
             }
             other => panic!("want InvalidArgument, got {:?}", other.map(|_| ())),
         }
-        untouched(&other, &foreign);
+        common::untouched(&other, &foreign);
     });
 }
 
@@ -210,19 +165,22 @@ fn abusive_rounding_parameters_fall_back() {
     ];
     for (env, user) in cases {
         let t = std::time::Instant::now();
-        in_child("abusive_rounding_parameters_fall_back", env, || {
+        common::in_child_with("abusive_rounding_parameters_fall_back", env, || {
             let q = common::queue();
             let p = Program::from_source(&q, SRC).unwrap();
             let k = p.kernel("fill3").unwrap();
             for user in [Range::d1(7), Range::d3(7, 5, 3)] {
-                let out = poisoned(&q, 128);
+                let out = common::poisoned(&q, 128);
                 // SAFETY: `fill3` writes the linear id, below user.len() <= 105 < 128.
                 let ev = unsafe { k.launch().arg(&out).arg(3).range(user) }.unwrap();
                 ev.wait().unwrap();
                 let v = out.read(&q).unwrap();
                 let n = user.len();
                 assert!(v[..n].iter().all(|&x| x == 3), "{user:?}: {v:?}");
-                assert!(v[n..].iter().all(|&x| x == POISON), "{user:?}: {v:?}");
+                assert!(
+                    v[n..].iter().all(|&x| x == common::POISON),
+                    "{user:?}: {v:?}"
+                );
             }
         });
         assert!(
@@ -235,7 +193,7 @@ fn abusive_rounding_parameters_fall_back() {
 
 #[test]
 fn reduction_result_before_any_run_is_an_error() {
-    in_child("reduction_result_before_any_run_is_an_error", &[], || {
+    common::in_child_with("reduction_result_before_any_run_is_an_error", &[], || {
         let q = common::queue();
         let mut r = Reduction::<i32>::new(&q, ReduceOp::Sum).unwrap();
         let e = r.result().unwrap_err();
@@ -248,7 +206,7 @@ fn reduction_result_before_any_run_is_an_error() {
 
 #[test]
 fn argument_mismatches_are_errors_not_panics() {
-    in_child("argument_mismatches_are_errors_not_panics", &[], || {
+    common::in_child_with("argument_mismatches_are_errors_not_panics", &[], || {
         let q = common::queue();
         let p = Program::from_source(&q, SRC).unwrap();
         let k = p.kernel("mixed").unwrap();
@@ -328,7 +286,7 @@ fn argument_mismatches_are_errors_not_panics() {
 
 #[test]
 fn forced_backend_the_device_cannot_run_is_a_precise_error() {
-    let out = in_child(
+    let out = common::in_child_with(
         "forced_backend_the_device_cannot_run_is_a_precise_error",
         &[("CLGROUPS_SHUFFLE_BACKEND", "nvidia-ptx")],
         || match clgroups::default_device() {
@@ -351,7 +309,7 @@ fn forced_backend_the_device_cannot_run_is_a_precise_error() {
 /// Multi-device launches refuse the same bad inputs before any device enqueues.
 #[test]
 fn root_launches_refuse_overflows_in_both_placements() {
-    in_child(
+    common::in_child_with(
         "root_launches_refuse_overflows_in_both_placements",
         &[],
         || {
@@ -371,7 +329,7 @@ fn root_launches_refuse_overflows_in_both_placements() {
                     .with_placement(placement);
                 let k = root.program(SRC).unwrap().kernel("fill").unwrap();
                 let mut out = ColoredBuffer::<i32>::new(&root, 7727).unwrap();
-                out.fill(POISON).unwrap();
+                out.fill(common::POISON).unwrap();
                 let far = Range::d1(usize::MAX - 64);
                 for (global, local) in [
                     (Range::d1(7680), Range::d1(64)),
@@ -406,7 +364,7 @@ fn root_launches_refuse_overflows_in_both_placements() {
                 }
                 root.finish().unwrap();
                 assert!(
-                    out.read().unwrap().iter().all(|&v| v == POISON),
+                    out.read().unwrap().iter().all(|&v| v == common::POISON),
                     "{placement}: ran"
                 );
             }
@@ -439,7 +397,7 @@ fn queue_program_launch() {
 /// queues, and over many launches on one queue.
 #[test]
 fn memory_stays_flat() {
-    in_child("memory_stays_flat", &[], || {
+    common::in_child_with("memory_stays_flat", &[], || {
         let Some(_) = rss_kib() else {
             println!("not run: no /proc/self/status");
             return;
@@ -506,341 +464,6 @@ fn build_log_lines_survive_variants_before_an_include() {
     }
 }
 
-/// Checked mode reports a write past the end of a buffer as an error naming the kernel,
-/// the argument and the element, and the buffer stays usable.
-#[test]
-fn checked_mode_reports_out_of_bounds_writes() {
-    in_child(
-        "checked_mode_reports_out_of_bounds_writes",
-        &[("CLGROUPS_CHECKED", "1")],
-        || {
-            assert!(clgroups::launch::checked::enabled());
-            let q = common::queue();
-            let p = Program::from_source(&q, SRC).unwrap();
-            let fill = p.kernel("fill").unwrap();
-            let out = poisoned(&q, 100);
-            // SAFETY: 100 writes past the end: checked mode redirects them (or its guard
-            // absorbs them).
-            let r = unsafe { fill.launch().arg(&out).arg(1).range(200) };
-            match r {
-                Err(Error::OutOfBounds {
-                    kernel,
-                    argument: 0,
-                    index,
-                    len: 100,
-                    ..
-                }) => assert!(kernel == "fill" && (100..200).contains(&index)),
-                other => panic!("want OutOfBounds, got {:?}", other.map(|_| ())),
-            }
-            let mixed = p.kernel("mixed").unwrap();
-            let (f, i) = (
-                Buffer::<f32>::new(q.context(), 100).unwrap(),
-                Buffer::<i32>::from_slice(&q, &[2; 200]).unwrap(),
-            );
-            let l = LocalSize::Exact(Range::d1(64));
-            // SAFETY: `mixed` writes f[gid] for gid < 150 (50 in the guard of `f`).
-            let r = unsafe {
-                mixed
-                    .launch()
-                    .arg(&f)
-                    .arg(&i)
-                    .arg(150u32)
-                    .arg(1f32)
-                    .nd_range(192, l)
-            };
-            match r {
-                Err(
-                    e @ Error::OutOfBounds {
-                        argument: 0,
-                        index: 100..=149,
-                        ..
-                    },
-                ) => println!("{e}"),
-                other => panic!("want OutOfBounds, got {:?}", other.map(|_| ())),
-            }
-            // In bounds now: no error, and the guard was restored.
-            // SAFETY: `mixed` writes f[gid] for gid < 100, the length of `f`.
-            let ev = unsafe {
-                mixed
-                    .launch()
-                    .arg(&f)
-                    .arg(&i)
-                    .arg(100u32)
-                    .arg(1f32)
-                    .nd_range(192, l)
-            };
-            ev.unwrap().wait().unwrap();
-            assert_eq!(f.read(&q).unwrap(), vec![3.0; 100]);
-            // SAFETY: `fill` writes o[gid] for 100 ids.
-            unsafe { fill.launch().arg(&out).arg(7).range(100) }.unwrap();
-            assert_eq!(out.read(&q).unwrap(), vec![7; 100]);
-            let x = Buffer::from_slice(&q, &(1..=1000).collect::<Vec<i32>>()).unwrap();
-            assert_eq!(clgroups::algorithms::reduce_sum(&q, &x).unwrap(), 500500);
-        },
-    );
-}
-
-const CHECKED_SRC: &str = r#"
-kernel void fill(global int *o, int v) { o[get_global_id(0)] = v; }
-kernel void shifted(global int *o, global const int *x, int by) {
-    o[get_global_id(0)] = x[(long)get_global_id(0) + by];
-}
-kernel void via_pointer(global int *o) { *(o + get_global_id(0)) = 1; }
-void put(global int *p, size_t i) { p[i] = 1; }
-kernel void via_helper(global int *o) { put(o, get_global_id(0)); }
-kernel void at_helper(global int *o, int at) { put(o, (size_t)(long)at); }
-kernel void vectors(global int *o, global const int *x, int by) {
-    vstore4(vload4(get_global_id(0), x) + 1, get_global_id(0) + by, o);
-}
-kernel void behind(global int *o, global const int *x, int by) { *(o - by) = *x + *(x + 1); }
-#define MAKE(name) kernel void name(global int *o) { o[get_global_id(0)] = 1; }
-MAKE(made_by_macro)
-"#;
-
-/// The first out-of-bounds access of a launch, printed; panics unless it is one.
-fn out_of_bounds(r: clgroups::Result<clgroups::launch::Event>) -> (usize, String, i64, u64) {
-    match r {
-        Err(e @ Error::OutOfBounds { .. }) => {
-            println!("{e}");
-            let Error::OutOfBounds {
-                argument,
-                name,
-                index,
-                len,
-                global_id,
-                ..
-            } = e
-            else {
-                unreachable!()
-            };
-            assert!(global_id.is_some(), "seen by the checked variant");
-            (argument, name, index, len)
-        }
-        other => panic!("want OutOfBounds, got {:?}", other.map(|_| ())),
-    }
-}
-
-/// Checked mode runs instrumented kernels: the issue's case (`range(100_000)` on 100
-/// elements, far past any guard), an out-of-bounds read and a negative index are errors naming
-/// the argument, and nothing outside the buffers is touched.
-#[test]
-fn checked_mode_catches_far_writes_reads_and_negative_indices() {
-    in_child(
-        "checked_mode_catches_far_writes_reads_and_negative_indices",
-        &[("CLGROUPS_CHECKED", "1")],
-        || {
-            let q = common::queue();
-            let p = Program::from_source(&q, CHECKED_SRC).unwrap();
-            let (fill, shifted) = (p.kernel("fill").unwrap(), p.kernel("shifted").unwrap());
-            let out = poisoned(&q, 100);
-            let next = poisoned(&q, 100);
-            // SAFETY: not in bounds (99 900 stray writes, 390 KiB past the end): checked mode
-            // redirects every one of them into the guard.
-            let r = unsafe { fill.launch().arg(&out).arg(1).range(100_000) };
-            let (arg, name, index, len) = out_of_bounds(r);
-            assert_eq!((arg, name.as_str(), len), (0, "o", 100));
-            assert!((100..100_000).contains(&index), "{index}");
-            assert_eq!(out.read(&q).unwrap(), vec![1; 100]);
-            untouched(&q, &next);
-            // The same through an ND-range.
-            // SAFETY: as above.
-            let r = unsafe {
-                fill.launch()
-                    .arg(&out)
-                    .arg(2)
-                    .nd_range(100_000, LocalSize::Auto)
-            };
-            assert_eq!(out_of_bounds(r).0, 0);
-            // A read one past the end: the error names `x`; the read gave the guard's canary.
-            let x = Buffer::from_slice(&q, &(0..100).collect::<Vec<i32>>()).unwrap();
-            // SAFETY: reads x[100]: redirected by checked mode.
-            let r = unsafe { shifted.launch().arg(&out).arg(&x).arg(1).range(100) };
-            assert_eq!(out_of_bounds(r), (1, "x".into(), 100, 100));
-            let got = out.read(&q).unwrap();
-            assert_eq!(got[..99], (1..100).collect::<Vec<i32>>()[..]);
-            assert_eq!(got[99], i32::from_ne_bytes([0xA5; 4]));
-            // A negative index.
-            // SAFETY: reads x[-1]: redirected by checked mode.
-            let r = unsafe { shifted.launch().arg(&out).arg(&x).arg(-1).range(100) };
-            assert_eq!(out_of_bounds(r), (1, "x".into(), -1, 100));
-            // A dereference of pointer arithmetic is instrumented too.
-            let via = p.kernel("via_pointer").unwrap();
-            let w = poisoned(&q, 100);
-            // SAFETY: 50 writes past the end: redirected by checked mode.
-            let r = unsafe { via.launch().arg(&w).range(150) };
-            let (arg, name, index, len) = out_of_bounds(r);
-            assert!((arg, name.as_str(), len) == (0, "o", 100) && (100..150).contains(&index));
-            untouched(&q, &next);
-            // vload4 / vstore4 count 4 elements per offset: o[100..104] is out of bounds.
-            let vectors = p.kernel("vectors").unwrap();
-            let v = poisoned(&q, 100);
-            // SAFETY: writes o[4*(gid+1)..] up to element 103: redirected by checked mode.
-            let r = unsafe { vectors.launch().arg(&v).arg(&x).arg(1).range(25) };
-            assert_eq!(out_of_bounds(r), (0, "o".into(), 100, 100));
-            assert_eq!(v.read(&q).unwrap()[4..8], [1, 2, 3, 4]);
-            // SAFETY: reads x[100..104] (x holds 100): redirected by checked mode.
-            let r = unsafe { vectors.launch().arg(&v).arg(&x).arg(0).range(26) };
-            assert_eq!(out_of_bounds(r), (1, "x".into(), 100, 100));
-            // *p and *(p - e): before the start of `o`.
-            let behind = p.kernel("behind").unwrap();
-            // SAFETY: writes o[-3]: redirected by checked mode.
-            let r = unsafe { behind.launch().arg(&v).arg(&x).arg(3).range(1) };
-            assert_eq!(out_of_bounds(r), (0, "o".into(), -3, 100));
-            // SAFETY: in bounds.
-            unsafe { behind.launch().arg(&v).arg(&x).arg(0).range(1) }.unwrap();
-            assert_eq!(v.read(&q).unwrap()[0], 1);
-            // A pointer passed to a helper function is not instrumented (RUST_LOG=debug says
-            // so): the guard region sees the write.
-            let via = p.kernel("via_helper").unwrap();
-            // SAFETY: 50 writes past the end, inside the guard (64 KiB).
-            match unsafe { via.launch().arg(&w).range(150) } {
-                Err(
-                    e @ Error::OutOfBounds {
-                        argument: 0,
-                        index: 100..=149,
-                        global_id: None,
-                        ..
-                    },
-                ) => println!("{e}"),
-                other => panic!(
-                    "want OutOfBounds from the guard, got {:?}",
-                    other.map(|_| ())
-                ),
-            }
-            // Before the start, through the helper: the guard before the buffer sees it.
-            let at = p.kernel("at_helper").unwrap();
-            // SAFETY: writes o[-5], inside the front guard (64 KiB).
-            match unsafe { at.launch().arg(&w).arg(-5).range(1) } {
-                Err(
-                    e @ Error::OutOfBounds {
-                        argument: 0,
-                        index: -5,
-                        global_id: None,
-                        ..
-                    },
-                ) => {
-                    println!("{e}")
-                }
-                // A device with its own memory may keep a sub-buffer apart from its parent
-                // (NVIDIA): guards are a host-memory device's net (see launch::checked).
-                Ok(_) if !q.device().limits().host_unified_memory => {
-                    println!(
-                        "o[-5] through a helper: not seen on {} (no host memory)",
-                        q.device()
-                    )
-                }
-                other => panic!("want OutOfBounds at -5, got {:?}", other.map(|_| ())),
-            }
-            // So is a kernel the scanner cannot rewrite (made by a macro): no checked variant.
-            let made = p.kernel("made_by_macro").unwrap();
-            // SAFETY: 50 writes past the end, inside the guard (64 KiB).
-            match unsafe { made.launch().arg(&w).range(150) } {
-                Err(Error::OutOfBounds {
-                    index: 100..=149,
-                    global_id: None,
-                    ..
-                }) => {}
-                other => panic!(
-                    "want OutOfBounds from the guard, got {:?}",
-                    other.map(|_| ())
-                ),
-            }
-            // Everything still works, in bounds, with no error.
-            // SAFETY: in bounds.
-            unsafe { shifted.launch().arg(&out).arg(&x).arg(0).range(100) }.unwrap();
-            assert_eq!(out.read(&q).unwrap(), (0..100).collect::<Vec<i32>>());
-            untouched(&q, &next);
-        },
-    );
-}
-
-const CORRECT_SRC: &str = r#"
-#include <clgroups/subgroup.h>
-kernel void saxpy(global float *y, constant float *x, float a) {
-    size_t i = get_global_id(0);
-    y[i] = a * x[i] + y[i];
-}
-kernel void twice4(global float4 *v) { v[get_global_id(0)] *= 2.0f; }
-kernel void vectors(global float *v) {
-    size_t i = get_global_id(0);
-    vstore4(vload4(i, v) + 1.0f, i, v);
-    *(v + 4 * i) *= 3.0f;
-    if (i == 0) *v += 0.5f;
-}
-kernel void tile(global int *o, global const int *x, local int *t) {
-    t[get_local_id(0)] = x[get_global_id(0)];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    o[get_global_id(0)] = t[get_local_size(0) - 1 - get_local_id(0)];
-}
-kernel void sums(global int *o, global const int *x) {
-    o[get_global_id(0)] = sg_reduce_add(x[get_global_id(0)]);
-}
-"#;
-
-/// Runs correct kernels (rounded plain ranges, a constant pointer, a vector view of a scalar
-/// buffer, vload/vstore and dereferences, local memory, the sub-group layer) and prints a digest of their results.
-fn correct_kernels() {
-    let _ = env_logger::builder().is_test(true).try_init();
-    let q = common::queue();
-    let p = Program::from_source(&q, CORRECT_SRC).unwrap();
-    let k = |n: &str| p.kernel(n).unwrap();
-    let n = 7727;
-    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let (mut y, x) = (
-        Buffer::from_slice(&q, &vec![1f32; n]).unwrap(),
-        Buffer::from_slice(&q, &xs).unwrap(),
-    );
-    let v = Buffer::from_slice(&q, &xs[..400]).unwrap();
-    let ints = Buffer::from_slice(&q, &common::values(256, 7)).unwrap();
-    let (o1, o2) = (poisoned(&q, 256), poisoned(&q, 256));
-    let l = LocalSize::Exact(Range::d1(64));
-    // SAFETY: every kernel indexes its buffers by global id inside their lengths (`v` holds
-    // 100 float4), and `tile` reads its 64 local ints.
-    unsafe {
-        k("saxpy")
-            .launch()
-            .arg(&mut y)
-            .arg(&x)
-            .arg(2f32)
-            .range(n)
-            .unwrap();
-        k("twice4").launch().arg(&v).range(100).unwrap();
-        k("vectors").launch().arg(&v).range(100).unwrap();
-        let tile = k("tile");
-        let tile = tile.launch().arg(&o1).arg(&ints).arg(Local::<i32>::new(64));
-        tile.nd_range(256, l).unwrap();
-        k("sums")
-            .launch()
-            .arg(&o2)
-            .arg(&ints)
-            .nd_range(256, l)
-            .unwrap();
-    }
-    let weighted = |v: Vec<i32>| -> i64 { v.iter().zip(1..).map(|(&a, w)| a as i64 * w).sum() };
-    let digest = format!(
-        "{:?} {:?} {} {}",
-        y.read(&q).unwrap().iter().map(|v| *v as f64).sum::<f64>(),
-        v.read(&q).unwrap().iter().map(|v| *v as f64).sum::<f64>(),
-        weighted(o1.read(&q).unwrap()),
-        weighted(o2.read(&q).unwrap())
-    );
-    println!("DIGEST {digest}");
-}
-
-fn digest(out: &str) -> &str {
-    let at = out.find("DIGEST ").expect("a digest");
-    out[at..].lines().next().unwrap_or_default()
-}
-
-/// Correct kernels give the same results with and without checked mode.
-#[test]
-fn checked_mode_keeps_correct_results() {
-    let name = "checked_mode_keeps_correct_results";
-    let checked = in_child(name, &[("CLGROUPS_CHECKED", "1")], correct_kernels);
-    let plain = in_child(name, &[("CLGROUPS_CHECKED", "0")], correct_kernels);
-    assert_eq!(digest(&checked), digest(&plain));
-}
-
 const DIVERGENT_SRC: &str = r#"
 #include <clgroups/subgroup.h>
 kernel void in_if(global int *o, global const int *x) {
@@ -890,7 +513,7 @@ kernel void straight(global int *o, global const int *x, int n) {
 /// them (they are not launched). Everywhere, uniform conditions build and run correctly.
 #[test]
 fn divergent_sub_group_calls_never_crash_the_host() {
-    in_child(
+    common::in_child_with(
         "divergent_sub_group_calls_never_crash_the_host",
         &[],
         || {
@@ -935,7 +558,7 @@ fn divergent_sub_group_calls_never_crash_the_host() {
             let x = Buffer::from_slice(&q, &xs).unwrap();
             let l = LocalSize::Exact(Range::d1(64));
             if emulated {
-                let o = poisoned(&q, 256);
+                let o = common::poisoned(&q, 256);
                 let k = p.kernel("on_data").unwrap();
                 // SAFETY: in bounds; the collectives are divergent (unspecified values).
                 let ev = unsafe { k.launch().arg(&o).arg(&x).nd_range(256, l) };
@@ -943,7 +566,7 @@ fn divergent_sub_group_calls_never_crash_the_host() {
                 println!("emulated: on_data: ran (unspecified values)");
             }
             let run = |name: &str, n: i32| {
-                let o = poisoned(&q, 256);
+                let o = common::poisoned(&q, 256);
                 let k = p.kernel(name).unwrap();
                 // SAFETY: every work-item writes its own element of 256.
                 let ev = unsafe { k.launch().arg(&o).arg(&x).arg(n).nd_range(256, l) };

@@ -2,7 +2,7 @@
 //! test may skip.
 #![allow(dead_code)]
 
-use clgroups::{Device, Queue};
+use clgroups::{Buffer, Device, Queue};
 
 /// The device under test (`CLGROUPS_DEVICE` selects it), printed once per test.
 pub fn device() -> Device {
@@ -141,21 +141,25 @@ pub fn colored(
     b
 }
 
-/// Runs `body` in a child process (this test binary, running `test` alone) and asserts that it
-/// exited normally: for tests whose failure mode is a crash or a hang of the process.
-pub fn in_child(test: &str, body: impl FnOnce()) {
+/// Runs `body` in a child process (this test binary, running `test` alone, with `env` set) and
+/// returns its stdout, asserting that it exited normally and printed `CHILD-OK`: for tests whose
+/// failure mode is a crash or a hang of the process, or that need their own environment (the
+/// crate reads some variables once per process). In the child, runs `body`.
+pub fn in_child_with(test: &str, env: &[(&str, &str)], body: impl FnOnce()) -> String {
     const CHILD: &str = "CLGROUPS_TEST_CHILD";
     if std::env::var(CHILD).is_ok() {
         body();
         println!("CHILD-OK");
         std::process::exit(0);
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success() && stdout.contains("CHILD-OK"),
         "{test}: child {:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
@@ -163,4 +167,28 @@ pub fn in_child(test: &str, body: impl FnOnce()) {
         String::from_utf8_lossy(&out.stderr)
     );
     eprintln!("{stdout}");
+    stdout
+}
+
+/// [`in_child_with`] without extra environment.
+pub fn in_child(test: &str, body: impl FnOnce()) {
+    in_child_with(test, &[], body);
+}
+
+/// Marks elements no kernel should write.
+pub const POISON: i32 = -0x5a5a5a5;
+
+/// A poisoned output of `len` elements.
+pub fn poisoned(q: &Queue, len: usize) -> Buffer<i32> {
+    let mut b = Buffer::new(q.context(), len).unwrap();
+    b.fill(q, POISON).unwrap();
+    b
+}
+
+pub fn untouched(q: &Queue, b: &Buffer<i32>) {
+    q.finish().unwrap();
+    assert!(
+        b.read(q).unwrap().iter().all(|&v| v == POISON),
+        "a refused launch ran"
+    );
 }
