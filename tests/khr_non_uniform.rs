@@ -8,6 +8,8 @@
 //! are counted and printed.
 
 mod common;
+
+use common::shape::{hash, Shape};
 /// The checks of calls under divergent branches (`nvidia-ptx`).
 #[path = "khr_non_uniform/divergent.rs"]
 mod divergent;
@@ -20,13 +22,6 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 const SRC: &str = include_str!("cl/khr_non_uniform.cl");
-
-fn hash(g: usize, seed: u64) -> u64 {
-    let mut x = (g as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed;
-    x ^= x >> 29;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^ (x >> 32)
-}
 
 /// Element types with their host reference operations: 0 add, 1 mul, 2 min, 3 max, 4 and, 5 or,
 /// 6 xor (the last three for integers only).
@@ -102,33 +97,6 @@ macro_rules! float_elem {
 }
 float_elem!(f32);
 float_elem!(f64);
-
-/// One launch shape.
-struct Shape {
-    global: Vec<usize>,
-    local: Vec<usize>,
-}
-
-impl Shape {
-    fn new(global: &[usize], local: &[usize]) -> Shape {
-        Shape {
-            global: global.to_vec(),
-            local: local.to_vec(),
-        }
-    }
-    fn n(&self) -> usize {
-        self.global.iter().product()
-    }
-    /// The linear work-group id of global linear id `g`.
-    fn group(&self, g: usize) -> usize {
-        let d = |v: &[usize], i: usize| v.get(i).copied().unwrap_or(1);
-        let gs = [0, 1, 2].map(|i| d(&self.global, i));
-        let ls = [0, 1, 2].map(|i| d(&self.local, i));
-        let c = [g % gs[0], (g / gs[0]) % gs[1], g / (gs[0] * gs[1])];
-        let w = [0, 1, 2].map(|i| c[i] / ls[i]);
-        w[0] + (gs[0] / ls[0]) * (w[1] + (gs[1] / ls[1]) * w[2])
-    }
-}
 
 /// The sub-groups as the work-items report them (sub-group id, local id per global id):
 /// members' global ids by local id. `None` when the reports are not a partition into lanes 0..n.

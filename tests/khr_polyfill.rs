@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::shape::{hash, Shape};
+
 use clgroups::buffer::Scalar;
 use clgroups::device::{Provision, ShuffleBackend};
 use clgroups::launch::{Local, LocalSize};
@@ -17,13 +19,6 @@ use std::fmt::Debug;
 
 const SRC: &str = include_str!("cl/khr_builtins.cl");
 const POISON: u32 = 0xa5a5_a5a5;
-
-fn hash(g: usize, seed: u64) -> u64 {
-    let mut x = (g as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed;
-    x ^= x >> 29;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^ (x >> 32)
-}
 
 /// Element types with their host reference operations.
 trait Elem: Scalar + PartialEq {
@@ -92,43 +87,6 @@ macro_rules! float_elem {
 }
 float_elem!(f32);
 float_elem!(f64);
-
-/// One launch shape.
-struct Shape {
-    global: Vec<usize>,
-    local: Vec<usize>,
-}
-
-impl Shape {
-    fn new(global: &[usize], local: &[usize]) -> Shape {
-        Shape {
-            global: global.to_vec(),
-            local: local.to_vec(),
-        }
-    }
-    fn n(&self) -> usize {
-        self.global.iter().product()
-    }
-    fn wg(&self) -> usize {
-        self.local.iter().product()
-    }
-    fn dim(v: &[usize], d: usize) -> usize {
-        v.get(d).copied().unwrap_or(1)
-    }
-    /// (linear work-group id, linear local id) of global linear id `g`.
-    fn split(&self, g: usize) -> (usize, usize) {
-        let gs = [0, 1, 2].map(|d| Self::dim(&self.global, d));
-        let ls = [0, 1, 2].map(|d| Self::dim(&self.local, d));
-        let c = [g % gs[0], (g / gs[0]) % gs[1], g / (gs[0] * gs[1])];
-        let w = [0, 1, 2].map(|d| c[d] / ls[d]);
-        let l = [0, 1, 2].map(|d| c[d] % ls[d]);
-        let groups = [0, 1, 2].map(|d| gs[d] / ls[d]);
-        (
-            w[0] + groups[0] * (w[1] + groups[1] * w[2]),
-            l[0] + ls[0] * (l[1] + ls[1] * l[2]),
-        )
-    }
-}
 
 /// The sub-groups of a launch as the work-items report them: (work-group, sub-group id) ->
 /// members' global ids by local id; and each item's (key, local id).

@@ -2,6 +2,8 @@
 //! test may skip.
 #![allow(dead_code)]
 
+pub mod shape;
+
 use clgroups::{Buffer, Device, Queue};
 
 /// The device under test (`CLGROUPS_DEVICE` selects it), printed once per test.
