@@ -1,7 +1,7 @@
 //! The sub-group layer (`cl/clgroups/subgroup.h`) through the crate's `Program`: every function
 //! and type of `tests/cl/subgroup_layer.cl` against a host reference, over many local shapes, on
 //! the device's own backend and, on native devices, the same device forced to `emulated` and
-//! `intel`; required and named sub-group sizes; build errors naming the user's file and line.
+//! `intel`. Sub-group sizes and build errors: `tests/sub_group_sizes.rs`.
 //!
 //! Reference model (see the `.cl` header): work-items are numbered over the work-group's linear
 //! local id `l = x + X*(y + Y*z)`; lane `i = l % S`, sub-group `j = l / S`, range
@@ -14,7 +14,7 @@ use clgroups::buffer::Scalar;
 use clgroups::device::ShuffleBackend;
 use clgroups::launch::LocalSize;
 use clgroups::program::{ResolvedSize, SubGroupSize};
-use clgroups::{Buffer, Device, Error, Kernel, Program, Queue, Range};
+use clgroups::{Buffer, Device, Kernel, Program, Queue, Range};
 use std::fmt::Debug;
 
 const SRC: &str = include_str!("cl/subgroup_layer.cl");
@@ -498,170 +498,4 @@ fn layer_intel_on_a_native_device() {
         Ok(_) => eprintln!("intel is the device's own backend: covered there"),
         Err(e) => eprintln!("layer_intel_on_a_native_device: not run: {e}"),
     }
-}
-
-/// Kernels asking for sub-group sizes; each writes `sg_get_max_local_range()`.
-const SIZES: &str = r#"
-#include <clgroups/subgroup.h>
-kernel CLG_REQD_SUB_GROUP_SIZE(16) void reqd16(global uint *o) { o[get_global_id(0)] = sg_get_max_local_range(); }
-kernel CLG_REQD_SUB_GROUP_SIZE(3) void reqd3(global uint *o) { o[get_global_id(0)] = sg_get_max_local_range(); }
-kernel CLG_REQD_SUB_GROUP_SIZE(64) void reqd64(global uint *o) { o[get_global_id(0)] = sg_get_max_local_range(); }
-kernel CLG_NAMED_SUB_GROUP_SIZE(primary) void primary(global uint *o) { o[get_global_id(0)] = sg_get_max_local_range(); }
-kernel CLG_NAMED_SUB_GROUP_SIZE(automatic) void automatic(global uint *o) { o[get_global_id(0)] = sg_get_max_local_range(); }
-kernel void plain(global uint *o) { o[get_global_id(0)] = sg_get_max_local_range(); }
-"#;
-
-/// Runs `name` over 64 work-items in work-groups of `local`; the outputs, or the launch error
-/// with the (then checked untouched) poisoned output.
-fn observe(p: &Program, name: &str, local: Range) -> Result<Vec<u32>, Error> {
-    let q = p.queue();
-    let out = Buffer::from_slice(q, &[POISON; 64]).expect("buffer");
-    let k = p.kernel(name).expect(name);
-    // SAFETY: every kernel of SIZES writes o[get_global_id(0)] for 64 ids; `out` has 64.
-    let launched = unsafe {
-        k.launch()
-            .arg(&out)
-            .nd_range(Range::d1(64), LocalSize::Exact(local))
-    }
-    .and_then(|e| e.wait());
-    let v = out.read(q).expect("read");
-    match launched {
-        Ok(()) => Ok(v),
-        Err(e) => {
-            assert_eq!(v, vec![POISON; 64], "{name}: output written despite {e}");
-            Err(e)
-        }
-    }
-}
-
-fn compile_size(p: &Program, name: &str) -> usize {
-    let k = p.kernel(name).expect(name);
-    k.sub_groups().compile_sub_group_size().expect(name)
-}
-
-#[test]
-fn required_and_named_sizes() {
-    let q = common::queue();
-    let d = q.device().clone();
-    let eff = &d.sub_groups().effective;
-    let nvidia = eff.shuffle_backend == ShuffleBackend::NvidiaPtx;
-    let p = Program::builder(SIZES).build(&q).expect("build");
-    let unsupported: &[(&str, usize)] = if nvidia {
-        &[("reqd3", 3), ("reqd16", 16), ("reqd64", 64)]
-    } else {
-        &[("reqd3", 3)]
-    };
-    for &(name, size) in unsupported {
-        match observe(&p, name, Range::d1(32)) {
-            Err(Error::FeatureNotSupported {
-                kernel, requested, ..
-            }) => assert_eq!((kernel.as_str(), requested), (name, size)),
-            other => panic!("{name}: expected FeatureNotSupported, got {other:?}"),
-        }
-        assert!(matches!(
-            p.kernel(name)
-                .unwrap()
-                .sub_groups()
-                .compile_sub_group_size(),
-            Err(Error::FeatureNotSupported { .. })
-        ));
-    }
-    let primary = eff.primary_sub_group_size;
-    assert_eq!(compile_size(&p, "primary"), primary);
-    assert_eq!(compile_size(&p, "plain"), primary);
-    assert_eq!(
-        observe(&p, "primary", Range::d1(32)).unwrap(),
-        vec![primary as u32; 64]
-    );
-    assert_eq!(
-        observe(&p, "plain", Range::d1(32)).unwrap(),
-        vec![primary as u32; 64]
-    );
-    if !nvidia {
-        assert_eq!(compile_size(&p, "reqd16"), 16);
-        assert_eq!(observe(&p, "reqd16", Range::d1(32)).unwrap(), vec![16; 64]);
-    }
-    // 0 even where the backend fixes the size (emulated, nvidia-ptx).
-    assert_eq!(compile_size(&p, "automatic"), 0);
-}
-
-#[test]
-fn program_default_size_applies_to_kernels_that_say_nothing() {
-    let q = common::queue();
-    let eff = &q.device().sub_groups().effective;
-    if eff.shuffle_backend == ShuffleBackend::NvidiaPtx {
-        let p = Program::builder(SIZES)
-            .default_sub_group_size(SubGroupSize::Exact(16))
-            .build(&q)
-            .expect("build");
-        let e = observe(&p, "plain", Range::d1(32)).unwrap_err();
-        assert!(
-            matches!(e, Error::FeatureNotSupported { requested: 16, .. }),
-            "{e}"
-        );
-        return;
-    }
-    let p = Program::builder(SIZES)
-        .default_sub_group_size(SubGroupSize::Exact(16))
-        .build(&q)
-        .expect("build");
-    assert_eq!(observe(&p, "plain", Range::d1(64)).unwrap(), vec![16; 64]);
-    assert_eq!(compile_size(&p, "plain"), 16);
-    let primary = eff.primary_sub_group_size as u32;
-    assert_eq!(
-        observe(&p, "primary", Range::d1(64)).unwrap(),
-        vec![primary; 64]
-    );
-}
-
-#[test]
-fn automatic_observes_the_drivers_size() {
-    let q = common::queue();
-    let d = q.device().clone();
-    if !common::native_or_skip(&d, "automatic_observes_the_drivers_size") {
-        return;
-    }
-    let p = Program::builder(SIZES).build(&q).expect("build");
-    let k = p.kernel("automatic").expect("automatic");
-    for local in [Range::d1(16), Range::d1(32), Range::d1(64)] {
-        let driver = k
-            .driver_sub_groups()
-            .max_sub_group_size(local)
-            .expect("driver query");
-        let seen = observe(&p, "automatic", local).unwrap();
-        assert_eq!(seen, vec![driver as u32; 64], "local {local:?}");
-        if d.platform_name().contains("Portable Computing Language") {
-            assert_eq!(driver, local.as_slice()[0], "PoCL: the local X size");
-        }
-    }
-}
-
-#[test]
-fn work_groups_smaller_than_a_sub_group_are_one_partial_sub_group() {
-    let q = common::queue();
-    let p = Program::from_source(&q, SRC).expect("build");
-    let size = q.device().sub_groups().effective.primary_sub_group_size;
-    if size <= 16 {
-        eprintln!("not run: sub-groups of {size} (a work-group of 16 is whole sub-groups)");
-        return;
-    }
-    // 16 work-items: one sub-group of 16 (on NVIDIA, half a warp).
-    observe(&p, "clg_test_ids", Range::d1(16)).expect("partial sub-group");
-}
-
-#[test]
-fn build_errors_name_the_file_and_line() {
-    let q = common::queue();
-    let src = "kernel void broken(global int *o) {\n    int a = 1;\n    o[0] = a + undeclared_thing;\n}\n";
-    let e = Program::builder(src)
-        .file_name("broken.cl")
-        .build(&q)
-        .expect_err("an undeclared identifier fails the build");
-    let msg = e.to_string();
-    eprintln!("{msg}");
-    assert!(matches!(e, Error::Build { .. }), "{msg}");
-    // Line 3 of the user's file, whatever the prelude before it (NVIDIA's compiler ignores
-    // `#line`; clgroups maps its positions back).
-    assert!(msg.contains("broken.cl:3:"), "{msg}");
-    assert!(msg.contains("undeclared_thing"), "{msg}");
 }
