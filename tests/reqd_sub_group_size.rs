@@ -8,6 +8,7 @@
 mod common;
 
 use clgroups::device::ShuffleBackend;
+use clgroups::scaling::{ColoredBuffer, Placement, RootDevice};
 use clgroups::{Buffer, Error, LocalSize, Program, Range};
 
 const SRC: &str = r#"
@@ -117,4 +118,80 @@ fn sizes_clgroups_cannot_read_are_refused_or_left_to_the_driver() {
     }
     let y = run(&p, "no_sub_groups", &x).unwrap();
     assert!(y[..128].iter().all(|&v| v == xs[0]));
+}
+
+/// A kernel's own `intel_reqd_sub_group_size` (a literal or a macro, the oneDNN/OpenCV style) is
+/// what runs, alone, in its rounded variant and over a RootDevice in both placements; clgroups
+/// pins nothing on kernels that do not use its layer.
+#[test]
+fn own_sub_group_size_attributes_are_kept() {
+    let q = common::queue();
+    let d = q.device().clone();
+    if !common::native_or_skip(&d, "own_sub_group_size_attributes_are_kept") {
+        return;
+    }
+    if !d.sub_groups().driver.sub_group_sizes.contains(&16) {
+        eprintln!("own_sub_group_size_attributes_are_kept: not run: {d} does not offer size 16");
+        return;
+    }
+    let src = "#define SIMD 16\n\
+        __attribute__((intel_reqd_sub_group_size(16))) kernel void lit(global uint *o) \
+        { o[get_global_id(0)] = get_max_sub_group_size(); }\n\
+        kernel __attribute__((intel_reqd_sub_group_size(SIMD))) void mac(global uint *o) \
+        { o[get_global_id(0)] = get_max_sub_group_size(); }\n\
+        kernel void free_size(global uint *o) { o[get_global_id(0)] = 16; }\n";
+    let p = Program::from_source(&q, src).unwrap();
+    for name in ["lit", "mac"] {
+        let o = Buffer::<u32>::new(q.context(), 4099).unwrap();
+        let k = p.kernel(name).unwrap();
+        // SAFETY: work-item i writes o[i], i < 4099 = o's length (also below, for 4096).
+        unsafe { k.launch().arg(&o).range(4099) }
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert!(
+            o.read(&q).unwrap().iter().all(|&v| v == 16),
+            "{name} plain range"
+        );
+        // SAFETY: work-item i writes o[i], i < 4096 < o's length.
+        unsafe {
+            k.launch()
+                .arg(&o)
+                .nd_range(Range::d1(4096), LocalSize::Auto)
+        }
+        .unwrap()
+        .wait()
+        .unwrap();
+        assert!(
+            o.read(&q).unwrap()[..4096].iter().all(|&v| v == 16),
+            "{name} ND-range"
+        );
+    }
+    let Ok(root) = RootDevice::from_env() else {
+        return;
+    };
+    if root.len() < 2 {
+        return;
+    }
+    for placement in [Placement::Shared, Placement::Partitioned] {
+        let root = RootDevice::from_env().unwrap().with_placement(placement);
+        let rp = root.program(src).unwrap();
+        for name in ["lit", "mac"] {
+            let out = ColoredBuffer::<u32>::with_page(&root, 256, 64 * 4).unwrap();
+            let k = rp.kernel(name).unwrap();
+            // SAFETY: work-item i writes out[i], i < 256 = out's length.
+            let ev = unsafe { k.launch().arg(&out).nd_range(Range::d1(256), Range::d1(64)) };
+            match ev {
+                Ok(ev) => {
+                    ev.wait().unwrap();
+                    let got = out.read().unwrap();
+                    assert!(
+                        got.iter().all(|&v| v == 16),
+                        "{name} {placement:?}: {got:?}"
+                    );
+                }
+                Err(e) => eprintln!("{name} {placement:?}: refused: {e}"),
+            }
+        }
+    }
 }

@@ -2,7 +2,11 @@
 //! queries (the SYCL sub-group specification's `info::kernel_device_specific` descriptors,
 //! [`SubGroupQueries`]).
 
+mod args;
 mod sub_groups;
+
+use args::arg_info;
+pub use args::{ArgInfo, ArgSpace};
 
 pub use sub_groups::SubGroupQueries;
 
@@ -17,59 +21,8 @@ use crate::program::{driver_alias, KernelParts, Program, ResolvedSize, SubGroupS
 use crate::range::Range;
 use crate::transform::{variant_name, VariantKind};
 use opencl3::error_codes::CL_INVALID_KERNEL_NAME;
-use opencl3::kernel::{
-    Kernel as ClKernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
-    CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_TYPE_CONST,
-};
+use opencl3::kernel::Kernel as ClKernel;
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// Where a kernel argument lives, from `CL_KERNEL_ARG_ADDRESS_QUALIFIER`.
-///
-/// ```
-/// use clgroups::kernel::ArgSpace;
-/// # use clgroups::prelude::*;
-/// # let queue = Queue::new(&default_device()?)?;
-/// let p = Program::from_source(&queue, "kernel void k(global int *x, local int *t, int v) { }")?;
-/// let spaces: Vec<_> = p.kernel("k")?.args().iter().map(|a| a.space).collect();
-/// // Drivers without argument information answer `None`.
-/// if spaces.iter().all(Option::is_some) {
-///     assert_eq!(spaces, [Some(ArgSpace::Global), Some(ArgSpace::Local), Some(ArgSpace::Private)]);
-/// }
-/// # Ok::<(), clgroups::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ArgSpace {
-    /// `global` or `constant` pointer: pass a [`crate::Buffer`].
-    Global,
-    /// `local` pointer: pass [`crate::launch::Local`].
-    Local,
-    /// A value: pass a scalar.
-    Private,
-}
-
-/// What the driver says about one kernel argument (`-cl-kernel-arg-info`).
-///
-/// ```
-/// # use clgroups::prelude::*;
-/// # let queue = Queue::new(&default_device()?)?;
-/// let p = Program::from_source(&queue, "kernel void k(global const float *in, uint n) { }")?;
-/// for arg in p.kernel("k")?.args() {
-///     println!("{:?} {:?} const={:?}", arg.type_name, arg.name, arg.is_const);
-/// }
-/// # Ok::<(), clgroups::Error>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArgInfo {
-    /// The argument's name, if the driver reports it.
-    pub name: Option<String>,
-    /// The type name without qualifiers (`float*`, `uint`), if the driver reports it.
-    pub type_name: Option<String>,
-    /// Address space, if the driver reports it.
-    pub space: Option<ArgSpace>,
-    /// Whether the argument is `const` (`CL_KERNEL_ARG_TYPE_CONST`; for pointers, the pointee),
-    /// if the driver reports it.
-    pub is_const: Option<bool>,
-}
 
 /// A kernel of a built program. Cheap to clone; `Send + Sync` (argument setting and
 /// enqueueing are serialised inside).
@@ -533,28 +486,6 @@ impl std::fmt::Debug for Kernel {
         write!(f, "Kernel({} on {})", self.name(), self.program().device())
     }
 }
-
-fn arg_info(raw: &ClKernel, i: u32) -> ArgInfo {
-    let space = raw.get_arg_address_qualifier(i).ok().map(|q| match q {
-        CL_KERNEL_ARG_ADDRESS_GLOBAL | CL_KERNEL_ARG_ADDRESS_CONSTANT => ArgSpace::Global,
-        CL_KERNEL_ARG_ADDRESS_LOCAL => ArgSpace::Local,
-        _ => ArgSpace::Private,
-    });
-    ArgInfo {
-        name: raw.get_arg_name(i).ok().filter(|s| !s.is_empty()),
-        type_name: raw
-            .get_arg_type_name(i)
-            .ok()
-            .map(|s| s.trim_end_matches('\0').trim().to_string())
-            .filter(|s| !s.is_empty()),
-        space,
-        is_const: raw
-            .get_arg_type_qualifier(i)
-            .ok()
-            .map(|q| q & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0),
-    }
-}
-
 /// The sizes of the attribute `attr(x, y, z)` (`reqd_work_group_size`, `work_group_size_hint`)
 /// in `text`, the driver's `CL_KERNEL_ATTRIBUTES` string (integer literals only).
 fn attr_sizes(text: &str, attr: &str) -> Option<Range> {

@@ -270,7 +270,7 @@ impl RootDevice {
 
     /// This root device with the launches of programs made afterwards split in proportion to
     /// `weights` (one positive finite number per device: its relative throughput, e.g. a
-    /// measured bandwidth), by [`crate::plan::partition::weighted`]: a device of weight 3
+    /// measured bandwidth), by [`crate::plan::weighted::weighted`]: a device of weight 3
     /// gets about three times the work-groups of one of weight 1. Colored buffers keep their
     /// even coloring: buffers proven indexed at the own id no longer match the chunks and are
     /// merged ([the contract](super#the-contract)); color them for the launch
