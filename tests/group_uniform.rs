@@ -254,7 +254,7 @@ fn bounds_uniform_per_sub_group_only_are_refused_where_collectives_are_group_bar
 #[test]
 fn pocl_native_cpu_devices_need_group_uniform_collectives() {
     let d = common::device();
-    let pocl = d.platform_name().contains("Portable Computing Language");
+    let pocl = d.identity().implementation == clgroups::device::Implementation::Pocl;
     let native = d.sub_groups().driver.native();
     if pocl && native && d.kind() == clgroups::device::DeviceKind::Cpu {
         assert!(d.needs_group_uniform_collectives());

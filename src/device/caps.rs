@@ -263,8 +263,8 @@ const MAX_EMULATED_SIZE: usize = 512;
 
 /// The backend clgroups picks for a device (pure).
 ///
-/// NVIDIA's own platform gets `nvidia-ptx`; a device with `cl_khr_subgroups` and
-/// `cl_khr_subgroup_shuffle` gets `khr` (preferred over `intel`: PoCL 6.0 lists
+/// A device run by NVIDIA's OpenCL (its platform, or a PoCL-R server of it) gets `nvidia-ptx`;
+/// a device with `cl_khr_subgroups` and `cl_khr_subgroup_shuffle` gets `khr` (preferred over `intel`: PoCL 6.0 lists
 /// `cl_intel_subgroups` but lacks `intel_sub_group_shuffle_down`); one with only
 /// `cl_intel_subgroups` gets `intel`; anything else `emulated`.
 ///
@@ -278,8 +278,8 @@ const MAX_EMULATED_SIZE: usize = 512;
 /// }
 /// # Ok::<(), clgroups::Error>(())
 /// ```
-pub fn choose_backend(driver: &DriverSubGroups, nvidia_platform: bool) -> ShuffleBackend {
-    if nvidia_platform {
+pub fn choose_backend(driver: &DriverSubGroups, nvidia: bool) -> ShuffleBackend {
+    if nvidia {
         ShuffleBackend::NvidiaPtx
     } else if driver.native() && driver.has("cl_khr_subgroup_shuffle") {
         ShuffleBackend::Khr
@@ -296,18 +296,14 @@ pub fn choose_backend(driver: &DriverSubGroups, nvidia_platform: bool) -> Shuffl
 /// use clgroups::device::{backend_available, ShuffleBackend};
 /// let device = clgroups::default_device()?;
 /// let driver = &device.sub_groups().driver;
-/// assert!(backend_available(ShuffleBackend::Emulated, driver, device.is_nvidia_platform()));
+/// assert!(backend_available(ShuffleBackend::Emulated, driver, device.is_nvidia()));
 /// # Ok::<(), clgroups::Error>(())
 /// ```
-pub fn backend_available(
-    backend: ShuffleBackend,
-    driver: &DriverSubGroups,
-    nvidia_platform: bool,
-) -> bool {
+pub fn backend_available(backend: ShuffleBackend, driver: &DriverSubGroups, nvidia: bool) -> bool {
     match backend {
         ShuffleBackend::Khr => driver.native() && driver.has("cl_khr_subgroup_shuffle"),
         ShuffleBackend::Intel => driver.has("cl_intel_subgroups"),
-        ShuffleBackend::NvidiaPtx => nvidia_platform,
+        ShuffleBackend::NvidiaPtx => nvidia,
         ShuffleBackend::Emulated => true,
     }
 }
@@ -328,7 +324,8 @@ pub const UNKNOWN_SIMD_WIDTH: usize = 8;
 /// * `emulated`: the preferred multiple rounded down to a power of two, at most the maximum
 ///   work-group size.
 ///
-/// A preferred multiple of 0 means the driver does not know (PoCL's remote driver reports 0);
+/// A preferred multiple of 0 means the driver does not know (an OpenCL 1.x device; PoCL-R without
+/// `scripts/pocl-remote.d/0002`);
 /// clgroups then assumes [`UNKNOWN_SIMD_WIDTH`] rather than a primary size of 1.
 ///
 /// Sizes: `nvidia-ptx` offers only the warp size; `khr`/`intel` the driver's list; `emulated`
@@ -428,7 +425,7 @@ mod tests {
 
     #[test]
     fn unknown_preferred_multiple_is_not_size_1() {
-        // PoCL's remote driver reports a preferred multiple of 0.
+        // OpenCL 1.x drivers (and PoCL-R before our patch) report a preferred multiple of 0.
         let d = driver(&[], 0, &[], 0);
         let e = effective_view(&d, choose_backend(&d, false));
         assert_eq!(e.primary_sub_group_size, UNKNOWN_SIMD_WIDTH);

@@ -4,7 +4,9 @@ use super::caps::{
     backend_available, choose_backend, effective_view, DriverSubGroups, ShuffleBackend,
     SubGroupCapabilities, SUB_GROUP_EXTENSIONS,
 };
-use super::{backend_requirement, is_nvidia_platform, Device, DeviceInner, DeviceLimits, Selector};
+use super::{
+    backend_requirement, Device, DeviceInner, DeviceLimits, Identity, Implementation, Selector,
+};
 use crate::error::{Error, Result};
 use crate::plan::local_size::DeviceKind;
 use once_cell::sync::Lazy;
@@ -356,7 +358,12 @@ fn build(
             None
         },
     };
-    let nvidia = is_nvidia_platform(&platform);
+    // What the device is, from its own answers (a PoCL-R device is its server's device).
+    let identity = Identity::from_device_info(
+        &raw.vendor().unwrap_or_default(),
+        &raw.version().unwrap_or_default(),
+    );
+    let nvidia = identity.implementation == Implementation::Nvidia;
     let backend = backend_from_env(&driver, nvidia, &ctx)?;
     let limits = DeviceLimits {
         max_work_group_size,
@@ -369,15 +376,14 @@ fn build(
         fp64: has("cl_khr_fp64"),
         // PoCL's remote driver forwards the server's answer, but the client's memory is not the
         // server's: shared placement would migrate buffers over the network at every launch.
-        host_unified_memory: raw.host_unified_memory().unwrap_or(true)
-            && !is_pocl_remote(&raw.version().unwrap_or_default()),
+        host_unified_memory: raw.host_unified_memory().unwrap_or(true) && !identity.remote,
     };
     let sub_groups = SubGroupCapabilities {
         effective: effective_view(&driver, backend),
         driver,
     };
     log::debug!(
-        "{ctx}: {kind:?}, backend {backend}, primary sub-group size {}, sizes {:?}",
+        "{ctx}: {kind:?}, {identity:?}, backend {backend}, primary sub-group size {}, sizes {:?}",
         sub_groups.effective.primary_sub_group_size,
         sub_groups.effective.sub_group_sizes
     );
@@ -391,6 +397,7 @@ fn build(
             kind,
             raw,
             sub_device,
+            identity,
             limits,
             sub_groups,
         }),
@@ -430,25 +437,8 @@ fn cstr_name(raw: &[u8]) -> String {
     String::from_utf8_lossy(&raw[..end]).into_owned()
 }
 
-/// Whether a `CL_DEVICE_VERSION` is a PoCL-R remote device's (`... HSTR: pocl-remote: ...`).
-fn is_pocl_remote(version: &str) -> bool {
-    version.contains("pocl-remote")
-}
-
 #[cfg(test)]
 mod tests {
-    use super::is_pocl_remote;
-
-    #[test]
-    fn remote_devices_are_recognised_by_their_version() {
-        let remote = "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512 \
-                      HSTR: pocl-remote: pthread-skylake-avx512-AMD EPYC";
-        assert!(is_pocl_remote(remote));
-        assert!(!is_pocl_remote(
-            "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu"
-        ));
-    }
-
     use super::*;
 
     #[test]

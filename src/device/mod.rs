@@ -24,6 +24,7 @@
 
 mod caps;
 mod discover;
+mod identity;
 mod select;
 
 pub use caps::{
@@ -32,6 +33,7 @@ pub use caps::{
     SUB_GROUP_EXTENSIONS, UNKNOWN_SIMD_WIDTH,
 };
 pub use discover::{default_device, devices, select_device};
+pub use identity::{Identity, Implementation};
 pub use select::Selector;
 
 /// CPU, GPU, accelerator or other, as [`Device::kind`] reports it.
@@ -105,6 +107,7 @@ struct DeviceInner {
     raw: opencl3::device::Device,
     /// Keeps a sub-device alive (released when the last clone goes).
     sub_device: Option<Arc<opencl3::device::SubDevice>>,
+    identity: Identity,
     limits: DeviceLimits,
     sub_groups: SubGroupCapabilities,
 }
@@ -246,8 +249,24 @@ impl Device {
         &self.inner.raw
     }
 
-    /// Whether this is NVIDIA's own OpenCL platform (not PoCL's CUDA driver). Its devices get
-    /// the `nvidia-ptx` backend.
+    /// What the device is: whose OpenCL runs its kernels, and whether it is reached through
+    /// PoCL's remote driver. Read from the device's vendor and version, not the platform's name.
+    ///
+    /// ```
+    /// use clgroups::device::Implementation;
+    /// let dev = clgroups::default_device()?;
+    /// let id = dev.identity();
+    /// assert_eq!(dev.is_nvidia_platform(), id.implementation == Implementation::Nvidia);
+    /// println!("{dev}: {:?}{}", id.implementation, if id.remote { ", through PoCL-R" } else { "" });
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn identity(&self) -> &Identity {
+        &self.inner.identity
+    }
+
+    /// Whether NVIDIA's own OpenCL (not PoCL's CUDA driver) compiles and runs this device's
+    /// kernels: on NVIDIA's platform, or behind a PoCL-R server of it. Such devices get the
+    /// `nvidia-ptx` backend.
     ///
     /// ```
     /// use clgroups::device::ShuffleBackend;
@@ -260,7 +279,7 @@ impl Device {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn is_nvidia_platform(&self) -> bool {
-        is_nvidia_platform(&self.inner.platform)
+        self.inner.identity.implementation == Implementation::Nvidia
     }
 
     /// Whether this device's sub-group collectives are work-group barriers, which every
@@ -296,10 +315,10 @@ impl Device {
         group_barrier_reason(backend, self.is_pocl(), self.kind())
     }
 
-    /// Whether the device belongs to PoCL ("Portable Computing Language"), PoCL-R included.
+    /// Whether PoCL runs the device's kernels: a PoCL device, or one PoCL serves behind PoCL-R
+    /// (not a GPU another implementation serves through PoCL-R's client).
     pub(crate) fn is_pocl(&self) -> bool {
-        self.platform_name().contains("Portable Computing Language")
-            || self.platform_words().contains("pocl")
+        self.inner.identity.implementation == Implementation::Pocl
     }
 
     /// The same device seen with another effective shuffle backend (e.g. to compare
@@ -341,6 +360,7 @@ impl Device {
                 kind: i.kind,
                 raw: opencl3::device::Device::new(i.raw.id()),
                 sub_device: i.sub_device.clone(),
+                identity: i.identity.clone(),
                 limits: i.limits.clone(),
                 sub_groups,
             }),
@@ -372,13 +392,9 @@ pub(crate) fn backend_requirement(backend: ShuffleBackend) -> &'static str {
     match backend {
         ShuffleBackend::Khr => "cl_khr_subgroups and cl_khr_subgroup_shuffle",
         ShuffleBackend::Intel => "cl_intel_subgroups",
-        ShuffleBackend::NvidiaPtx => "NVIDIA's OpenCL platform",
+        ShuffleBackend::NvidiaPtx => "NVIDIA's OpenCL (local or behind PoCL-R)",
         ShuffleBackend::Emulated => "nothing",
     }
-}
-
-pub(crate) fn is_nvidia_platform(platform: &str) -> bool {
-    platform.to_ascii_lowercase().starts_with("nvidia")
 }
 
 impl PartialEq for Device {
