@@ -98,6 +98,31 @@ impl RawSaxpy {
         }
     }
 
+    /// One launch without an event, then a blocking read of `y[0]` (what a blocking reduce
+    /// does: the read follows the kernel on the in-order queue). Only `bench_remote` uses it.
+    #[allow(dead_code)]
+    pub fn launch_read(&self, global: usize, local: usize) -> Result<f32, String> {
+        let (a, n) = (1.0f32, self.n as u32);
+        // SAFETY: as in `launch`: the arguments match the kernel's signature, and work-items
+        // at or past `n` return at once; `out` holds the one float the read writes.
+        unsafe {
+            ExecuteKernel::new(&self.kernel)
+                .set_arg(&self.x)
+                .set_arg(&self.y)
+                .set_arg(&a)
+                .set_arg(&n)
+                .set_global_work_size(global)
+                .set_local_work_size(local)
+                .enqueue_nd_range(&self.queue)
+                .map_err(|e| e.to_string())?;
+            let mut out = [0.0f32];
+            self.queue
+                .enqueue_read_buffer(&self.y, opencl3::types::CL_BLOCKING, 0, &mut out, &[])
+                .map_err(|e| e.to_string())?;
+            Ok(out[0])
+        }
+    }
+
     /// `clEnqueueCopyBuffer` of `x` into `y`, then a wait on its event.
     pub fn copy(&mut self) -> Result<(), String> {
         let bytes = self.n * std::mem::size_of::<f32>();

@@ -9,7 +9,8 @@
 //! The device writes host memory at its host address (unified addressing): clgroups first
 //! checks that once per device on a private context — a device that cannot reach the address
 //! faults, and a fault ends the context it happens in — and uses posts only where the check
-//! passed (and `CLGROUPS_POST` is not `0`). A post that does not arrive within the spin window
+//! passed (and `CLGROUPS_POST` is not `0`; never on a device reached through PoCL-R). A post
+//! that does not arrive within the spin window
 //! is awaited through a marker (a bounded wait); a post still missing then turns posts off for
 //! the state, and the caller reads the result the usual way: never a wrong or stale value.
 
@@ -37,6 +38,12 @@ fn reachable(device: &Device) -> bool {
     static SEEN: Lazy<Mutex<HashMap<usize, bool>>> = Lazy::new(Default::default);
     if std::env::var(POST_ENV).is_ok_and(|v| v.trim() == "0") {
         log::debug!("algorithms: posts off ({POST_ENV}=0)");
+        return false;
+    }
+    if device.identity().remote {
+        // Its kernels run in another process (a PoCL-R server): not even a probe, whose fault
+        // would end the server's context for every client.
+        log::debug!("algorithms: no posts on {device}: reached through PoCL-R");
         return false;
     }
     let mut seen = super::lock(&SEEN);
