@@ -69,6 +69,7 @@ fn to_json(d: &Device) -> Value {
         "index": format!("{}:{}", d.platform_index(), d.device_index()),
         "platform": d.platform_name(),
         "device": d.name(),
+        "implementation": format!("{:?}", d.identity().implementation).to_lowercase(),
         "type": format!("{:?}", d.kind()).to_lowercase(),
         "max_work_group_size": drv.max_work_group_size,
         "preferred_work_group_size_multiple": drv.preferred_work_group_size_multiple,
@@ -98,6 +99,9 @@ fn print_table(d: &Device) {
     let yes = |b: bool| if b { "yes" } else { "no" };
     println!("Device {d}");
     println!("  {:<44}{:?}", "type", d.kind());
+    let id = d.identity();
+    let remote = if id.remote { " (through PoCL-R)" } else { "" };
+    println!("  {:<44}{:?}{remote}", "implementation", id.implementation);
     println!("  {:<44}{}", "OpenCL C version", drv.opencl_c_version);
     println!("  {:<44}{}", "max work-group size", drv.max_work_group_size);
     println!(
