@@ -273,11 +273,11 @@ fn measure_size(queue: &Queue, n: usize, args: &Args) -> AnyResult<Vec<Row>> {
     let local = algorithms::Reduction::<f32>::new(queue, ReduceOp::Sum)?
         .plan(n)
         .local;
-    let mut tree = tree::TreeReduce::new(queue, prev_power_of_two(local.max(64)))?;
+    let mut tree = tree::TreeReduce::new(timed, prev_power_of_two(local.max(64)))?;
     let t = median_of(runs, || {
         let events = tree.enqueue(&x)?;
         let (first, last) = (events[0].span()?.0, events[events.len() - 1].span()?.1);
-        check_sum(tree.result(queue)?)?;
+        check_sum(tree.result(timed)?)?;
         Ok((last - first) as f64 * 1e-9)
     })?;
     rows.push(row("tree", "device", n, t, b));
