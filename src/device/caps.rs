@@ -296,7 +296,7 @@ pub fn choose_backend(driver: &DriverSubGroups, nvidia: bool) -> ShuffleBackend 
 /// use clgroups::device::{backend_available, ShuffleBackend};
 /// let device = clgroups::default_device()?;
 /// let driver = &device.sub_groups().driver;
-/// assert!(backend_available(ShuffleBackend::Emulated, driver, device.is_nvidia()));
+/// assert!(backend_available(ShuffleBackend::Emulated, driver, device.is_nvidia_platform()));
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 pub fn backend_available(backend: ShuffleBackend, driver: &DriverSubGroups, nvidia: bool) -> bool {
