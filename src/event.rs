@@ -41,16 +41,6 @@ impl Event {
         }
     }
 
-    /// A launch enqueued without an event ([`crate::launch::Launch::detached`]): waiting for it
-    /// returns at once, so it never reaches users.
-    pub(crate) fn detached(device: Device, kernel: Option<Arc<str>>) -> Self {
-        Event {
-            raw: Vec::new(),
-            device,
-            kernel,
-        }
-    }
-
     /// This command followed by `later`, a command enqueued after it on the same in-order
     /// queue: one event whose wait and span cover both.
     #[cfg_attr(

@@ -1,7 +1,7 @@
 //! Executing a [`Prepared`] launch: set the arguments of each piece's variant and enqueue it,
 //! nothing else to decide.
 
-use super::{Event, Launch, Prepared};
+use super::{Arg, Event, Launch, Prepared};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::range::Range;
@@ -14,23 +14,16 @@ impl Launch<'_> {
     /// The contract of [`Launch::nd_range`] for the work-items `prepared` was made for (its
     /// pieces run exactly them, or guarded variants whose extra work-items exit at once).
     pub(crate) unsafe fn execute(&self, prepared: Prepared) -> Result<Event> {
+        // Detached pieces (enqueued without an event) leave nothing to wait for here.
         let mut raw = Vec::with_capacity(prepared.pieces.len());
-        let mut detached = None;
         for piece in &prepared.pieces {
             // SAFETY: forwarded from the caller; the arguments were checked by `prepared`.
-            match unsafe { self.enqueue_piece(piece, &prepared.args)? } {
-                Some(ev) => raw.push(ev),
-                None => detached = Some(()),
-            }
+            raw.extend(unsafe { self.enqueue_piece(piece, &prepared.args)? });
         }
-        let (dev, name) = (self.queue.device().clone(), Some(self.kernel.shared_name()));
-        let ev = match (raw.is_empty(), detached) {
-            (true, Some(())) => Event::detached(dev, name),
-            _ => Event {
-                raw,
-                device: dev,
-                kernel: name,
-            },
+        let ev = Event {
+            raw,
+            device: self.queue.device().clone(),
+            kernel: Some(self.kernel.shared_name()),
         };
         self.verified(ev, &prepared.args[..prepared.user_args])
     }
@@ -103,5 +96,3 @@ impl Launch<'_> {
         )
     }
 }
-
-use super::Arg;

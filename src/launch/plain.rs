@@ -253,9 +253,7 @@ impl Launch<'_> {
             .ok_or_else(|| format!("offset {base:?} + {delta:?} overflows"))?;
         let offset = Range::new(&dims).map_err(|e| e.to_string())?;
         super::bounds::check_global(global, offset, self.queue.device().limits().address_bits)?;
-        super::bounds::check_groups(global, local)?;
-        let local = super::uniform::check_uniform(self.kernel, &self.args, global, local, offset)?;
-        Ok((offset, local))
+        Ok((offset, self.piece_local(global, local, offset)?))
     }
 }
 

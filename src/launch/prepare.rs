@@ -106,9 +106,19 @@ impl Launch<'_> {
         local: Option<Range>,
         offset: Range,
     ) -> Result<Option<Range>> {
-        bounds::check_groups(global, local).map_err(|r| self.invalid(global, local, r))?;
-        uniform::check_uniform(self.kernel, &self.args, global, local, offset)
+        self.piece_local(global, local, offset)
             .map_err(|r| self.invalid(global, local, r))
+    }
+
+    /// [`Launch::checked_piece`], or why not as text (for callers that try another plan).
+    pub(super) fn piece_local(
+        &self,
+        global: Range,
+        local: Option<Range>,
+        offset: Range,
+    ) -> std::result::Result<Option<Range>, String> {
+        bounds::check_groups(global, local)?;
+        uniform::check_uniform(self.kernel, &self.args, global, local, offset)
     }
 
     /// What every launch of the kernel needs: a supported sub-group size, a non-empty range,
