@@ -9,9 +9,6 @@ use clgroups::launch::LocalSize;
 use clgroups::program::SubGroupSize;
 use clgroups::{Buffer, Error, Program, Range};
 
-/// The layer's test kernels (`clg_test_ids`).
-const SRC: &str = include_str!("cl/subgroup_layer.cl");
-
 /// Marks elements no kernel should write.
 const POISON: u32 = 0xa5a5_a5a5;
 
@@ -32,7 +29,8 @@ fn observe(p: &Program, name: &str, local: Range) -> Result<Vec<u32>, Error> {
     let q = p.queue();
     let out = Buffer::from_slice(q, &[POISON; 64]).expect("buffer");
     let k = p.kernel(name).expect(name);
-    // SAFETY: every kernel of SIZES writes o[get_global_id(0)] for 64 ids; `out` has 64.
+    // SAFETY: every kernel observed (SIZES', `part`) writes o[get_global_id(0)] for 64 ids;
+    // `out` has 64.
     let launched = unsafe {
         k.launch()
             .arg(&out)
@@ -154,14 +152,19 @@ fn automatic_observes_the_drivers_size() {
 #[test]
 fn work_groups_smaller_than_a_sub_group_are_one_partial_sub_group() {
     let q = common::queue();
-    let p = Program::from_source(&q, SRC).expect("build");
+    let src = "#include <clgroups/subgroup.h>\n\
+        kernel void part(global uint *o) {\n\
+            o[get_global_id(0)] = sg_get_local_range() * 1000u + sg_reduce_add(1u);\n\
+        }";
+    let p = Program::from_source(&q, src).expect("build");
     let size = q.device().sub_groups().effective.primary_sub_group_size;
     if size <= 16 {
         eprintln!("not run: sub-groups of {size} (a work-group of 16 is whole sub-groups)");
         return;
     }
-    // 16 work-items: one sub-group of 16 (on NVIDIA, half a warp).
-    observe(&p, "clg_test_ids", Range::d1(16)).expect("partial sub-group");
+    // 16 work-items: one sub-group of 16 (on NVIDIA, half a warp): its range and its sum.
+    let got = observe(&p, "part", Range::d1(16)).expect("partial sub-group");
+    assert_eq!(got, vec![16 * 1000 + 16; 64], "sub-groups of {size}");
 }
 
 #[test]
