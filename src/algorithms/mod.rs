@@ -67,6 +67,7 @@ use crate::launch::{Event, Local, LocalSize};
 use crate::program::Program;
 use crate::queue::Queue;
 use crate::range::Range;
+use std::ops::Add;
 
 /// The OpenCL C source of the reduce and scan kernels.
 pub const SOURCE: &str = concat!(
@@ -75,7 +76,11 @@ pub const SOURCE: &str = concat!(
 );
 
 mod sealed {
-    pub trait Sealed {}
+    pub trait Sealed: Copy {
+        /// `op` of two values on the host, as a device computes it (integers wrap): how
+        /// per-device results are combined without another round trip to a device.
+        fn combine(self, op: super::ReduceOp, other: Self) -> Self;
+    }
 }
 
 /// Element types of the algorithms: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`.
@@ -89,8 +94,16 @@ pub trait Element: Scalar + sealed::Sealed {
 }
 
 macro_rules! element {
-    ($t:ty, $min:literal, $max:literal $(, $fp64:literal)?) => {
-        impl sealed::Sealed for $t {}
+    ($t:ty, $min:literal, $max:literal, $sum:ident, $lo:path, $hi:path $(, $fp64:literal)?) => {
+        impl sealed::Sealed for $t {
+            fn combine(self, op: ReduceOp, other: Self) -> Self {
+                match op {
+                    ReduceOp::Sum => self.$sum(other),
+                    ReduceOp::Min => $lo(self, other),
+                    ReduceOp::Max => $hi(self, other),
+                }
+            }
+        }
         impl Element for $t {
             const MIN_IDENTITY: &'static str = $min;
             const MAX_IDENTITY: &'static str = $max;
@@ -99,12 +112,27 @@ macro_rules! element {
     };
 }
 
-element!(i32, "INT_MAX", "INT_MIN");
-element!(u32, "UINT_MAX", "0u");
-element!(i64, "LONG_MAX", "LONG_MIN");
-element!(u64, "ULONG_MAX", "0ul");
-element!(f32, "INFINITY", "(-INFINITY)");
-element!(f64, "INFINITY", "(-INFINITY)", true);
+element!(i32, "INT_MAX", "INT_MIN", wrapping_add, Ord::min, Ord::max);
+element!(u32, "UINT_MAX", "0u", wrapping_add, Ord::min, Ord::max);
+element!(
+    i64,
+    "LONG_MAX",
+    "LONG_MIN",
+    wrapping_add,
+    Ord::min,
+    Ord::max
+);
+element!(u64, "ULONG_MAX", "0ul", wrapping_add, Ord::min, Ord::max);
+element!(f32, "INFINITY", "(-INFINITY)", add, f32::min, f32::max);
+element!(
+    f64,
+    "INFINITY",
+    "(-INFINITY)",
+    add,
+    f64::min,
+    f64::max,
+    true
+);
 
 /// A reduction operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -381,6 +409,18 @@ unsafe fn launch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sealed::Sealed;
+
+    #[test]
+    fn host_combines_as_a_device_does() {
+        assert_eq!(i32::MAX.combine(ReduceOp::Sum, 1), i32::MIN);
+        assert_eq!(u64::MAX.combine(ReduceOp::Sum, 2), 1);
+        assert_eq!((-3i64).combine(ReduceOp::Min, 2), -3);
+        assert_eq!(7u32.combine(ReduceOp::Max, 9), 9);
+        assert_eq!(1.5f32.combine(ReduceOp::Sum, 2.25), 3.75);
+        assert_eq!(f64::NEG_INFINITY.combine(ReduceOp::Max, -1.0), -1.0);
+        assert_eq!(0.5f32.combine(ReduceOp::Min, -0.25), -0.25);
+    }
 
     #[test]
     fn cache_entries_end_with_their_queue() {

@@ -18,9 +18,10 @@
 //! ```
 
 use super::{Access, ColoredBuffer, RootDevice};
-use crate::algorithms::{self as single, Element};
+use crate::algorithms::{self as single, Element, ReduceOp};
 use crate::buffer::{Buffer, Scalar};
 use crate::error::{Error, Result};
+use crate::launch::Event;
 use crate::program::Program;
 use crate::queue::Queue;
 
@@ -34,7 +35,7 @@ use crate::queue::Queue;
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 pub fn reduce_sum<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Result<T> {
-    reduce(root, input, single::reduce_sum::<T>)
+    reduce(root, input, ReduceOp::Sum)
 }
 
 /// The smallest element of `input`.
@@ -48,7 +49,7 @@ pub fn reduce_sum<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Re
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 pub fn reduce_min<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Result<T> {
-    reduce(root, input, single::reduce_min::<T>)
+    reduce(root, input, ReduceOp::Min)
 }
 
 /// The largest element of `input`.
@@ -62,7 +63,7 @@ pub fn reduce_min<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Re
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 pub fn reduce_max<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>) -> Result<T> {
-    reduce(root, input, single::reduce_max::<T>)
+    reduce(root, input, ReduceOp::Max)
 }
 
 /// `output[i] = input[0] + ... + input[i]`; `output` is colored like `input`. Blocks.
@@ -104,25 +105,33 @@ pub fn exclusive_scan_sum<T: Element>(
     scan(root, input, output, true)
 }
 
-type Reduce<T> = fn(&Queue, &Buffer<T>) -> Result<T>;
-
-fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: Reduce<T>) -> Result<T> {
+fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp) -> Result<T> {
+    let on_device = match op {
+        ReduceOp::Sum => single::reduce_sum::<T>,
+        ReduceOp::Min => single::reduce_min::<T>,
+        ReduceOp::Max => single::reduce_max::<T>,
+    };
     let parts = parts(root, input)?;
     let partials: Vec<T> = std::thread::scope(|s| {
         let running: Vec<_> = parts
             .iter()
-            .map(|&(d, buf)| s.spawn(move || op(&root.queues()[d], buf)))
+            .map(|&(d, buf)| s.spawn(move || on_device(&root.queues()[d], buf)))
             .collect();
         running.into_iter().map(joined).collect::<Result<Vec<_>>>()
     })?;
     log::debug!(
-        "reduce over {} device(s): partials {partials:?}",
+        "reduce over {} device(s): partials {partials:?}, combined on the host",
         parts.len()
     );
-    let q0 = &root.queues()[0];
-    match partials.as_slice() {
-        [one] => Ok(*one),
-        _ => op(q0, &Buffer::from_slice(q0, &partials)?),
+    // The partials are on the host already: combining them there saves a device round trip
+    // (a remote device's costs a network one), and integers wrap as on one device.
+    match partials.iter().copied().reduce(|a, b| a.combine(op, b)) {
+        Some(combined) => Ok(combined),
+        // No part at all (an empty buffer): the operation's identity, as one device gives it.
+        None => {
+            let q0 = &root.queues()[0];
+            on_device(q0, &Buffer::from_slice(q0, &partials)?)
+        }
     }
 }
 
@@ -173,19 +182,21 @@ fn scan<T: Element>(
     if totals.len() < 2 {
         return Ok(());
     }
-    // Carries: an exclusive scan of the totals, on device 0.
-    let q0 = &root.queues()[0];
-    let mut carries = Buffer::new(q0.context(), totals.len())?;
-    single::exclusive_scan_sum(q0, &Buffer::from_slice(q0, &totals)?, &mut carries)?;
-    let carries = carries.read(q0)?;
-    log::debug!(
-        "scan over {} devices: totals {totals:?}, carries {carries:?}",
-        totals.len()
-    );
-    for ((d, y), c) in output.parts_mut().into_iter().zip(carries).skip(1) {
-        add_carry(&root.queues()[d], y, c)?;
-    }
-    root.finish()
+    // Carries: an exclusive scan of the totals, on the host (they are there already;
+    // integers wrap as on one device).
+    let mut carry = T::default();
+    let carries: Vec<T> = totals
+        .iter()
+        .map(|&t| {
+            let next = carry.combine(ReduceOp::Sum, t);
+            std::mem::replace(&mut carry, next)
+        })
+        .collect();
+    // Every device adds its carry at once; then all are waited for.
+    let added = (output.parts_mut().into_iter().zip(carries).skip(1))
+        .map(|((d, y), c)| add_carry(&root.queues()[d], y, c))
+        .collect::<Result<Vec<_>>>()?;
+    added.iter().try_for_each(Event::wait)
 }
 
 /// Device and buffer of every non-empty chunk, each holding exactly its chunk (device 0 alone
@@ -228,8 +239,8 @@ fn joined<T>(h: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
         .unwrap_or_else(|_| Err(Error::input("a per-device thread panicked")))
 }
 
-/// `y[i] += carry` for every element, on `q`'s device.
-fn add_carry<T: Element>(q: &Queue, y: &mut Buffer<T>, carry: T) -> Result<()> {
+/// Enqueues `y[i] += carry` for every element, on `q`'s device.
+fn add_carry<T: Element>(q: &Queue, y: &mut Buffer<T>, carry: T) -> Result<Event> {
     let ty = T::CL_NAME;
     let fp64 = match T::NEEDS_FP64 {
         true => "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
@@ -241,5 +252,5 @@ fn add_carry<T: Element>(q: &Queue, y: &mut Buffer<T>, carry: T) -> Result<()> {
     );
     let k = Program::from_source(q, &src)?.kernel("clg_add_carry")?;
     // SAFETY: work-item i updates y[i], i < y.len().
-    unsafe { k.launch().arg(&*y).arg(carry).range(y.len()) }?.wait()
+    unsafe { k.launch().arg(&*y).arg(carry).range(y.len()) }
 }
