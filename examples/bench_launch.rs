@@ -28,20 +28,24 @@ struct Args {
     /// Largest size, as a power of two.
     #[arg(long, default_value_t = 24)]
     max_log2: u32,
-    /// Timed launches per path and size (in blocks of 25, alternating between paths).
+    /// Timed launches per path and size (in blocks of `--block`, alternating between paths).
     #[arg(long, default_value_t = 201)]
     runs: usize,
+    /// Launches per block: paths alternate every block, so that a slow phase of the machine
+    /// (clocks, another process) falls on every path alike.
+    #[arg(long, default_value_t = 5)]
+    block: usize,
     /// Write the table as CSV here too.
     #[arg(long)]
     out: Option<String>,
 }
 
 const LOCAL: usize = 256;
-const BLOCK: usize = 25;
 
 fn main() -> AnyResult<()> {
     env_logger::init();
     let args = Args::parse();
+    let block = args.block.max(1);
     let device = clgroups::default_device()?;
     println!("device: {device}");
     let queue = Queue::new(&device)?;
@@ -73,17 +77,17 @@ fn main() -> AnyResult<()> {
             raw.launch(global, LOCAL, false)?;
             raw.launch(global, LOCAL, true)?;
         }
-        for _ in 0..args.runs.div_ceil(BLOCK) {
-            block(&mut a, || ours(&y))?;
-            block(&mut b, || {
+        for _ in 0..args.runs.div_ceil(block) {
+            timed(block, &mut a, || ours(&y))?;
+            timed(block, &mut b, || {
                 raw.launch(global, LOCAL, false).map_err(Into::into)
             })?;
-            block(&mut c, || {
+            timed(block, &mut c, || {
                 raw.launch(global, LOCAL, true).map_err(Into::into)
             })?;
         }
         // Every path's y is exactly its launch count.
-        let launches = (warm + args.runs.div_ceil(BLOCK) * BLOCK) as f32;
+        let launches = (warm + args.runs.div_ceil(block) * block) as f32;
         check("clgroups", &y.read(&queue)?, launches)?;
         check("raw", &raw.read_y()?, 2.0 * launches)?;
         let rows = [("saxpy", median(&mut a), median(&mut b), median(&mut c))];
@@ -93,9 +97,9 @@ fn main() -> AnyResult<()> {
             x.copy_to(&queue, &mut y)?.wait()?;
             raw.copy()?;
         }
-        for _ in 0..args.runs.div_ceil(BLOCK) {
-            block(&mut d, || Ok(x.copy_to(&queue, &mut y)?.wait()?))?;
-            block(&mut e, || raw.copy().map_err(Into::into))?;
+        for _ in 0..args.runs.div_ceil(block) {
+            timed(block, &mut d, || Ok(x.copy_to(&queue, &mut y)?.wait()?))?;
+            timed(block, &mut e, || raw.copy().map_err(Into::into))?;
         }
         check("clgroups copy", &y.read(&queue)?, 1.0)?;
         check("raw copy", &raw.read_y()?, 1.0)?;
@@ -116,9 +120,9 @@ fn main() -> AnyResult<()> {
     Ok(())
 }
 
-/// Times `BLOCK` calls of `f` one by one, in µs, into `out`.
-fn block(out: &mut Vec<f64>, mut f: impl FnMut() -> AnyResult<()>) -> AnyResult<()> {
-    for _ in 0..BLOCK {
+/// Times `block` calls of `f` one by one, in µs, into `out`.
+fn timed(block: usize, out: &mut Vec<f64>, mut f: impl FnMut() -> AnyResult<()>) -> AnyResult<()> {
+    for _ in 0..block {
         let t = Instant::now();
         f()?;
         out.push(t.elapsed().as_secs_f64() * 1e6);

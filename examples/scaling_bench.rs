@@ -36,6 +36,10 @@ struct Args {
     /// Timed rounds (the median is reported).
     #[arg(long, default_value_t = 11)]
     runs: usize,
+    /// Only these workloads (comma-separated: saxpy, reduce, heat, stencil, black-scholes,
+    /// mandelbrot); default all.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
 }
 
 const SOURCE: &str = r#"
@@ -160,26 +164,32 @@ fn main() -> Res<()> {
         multi: root.program(SOURCE)?,
     };
     let heat_name = format!("heat {side}x{side} x {}", args.iters);
-    let rows = [
-        (format!("saxpy n={n}"), saxpy(&b, n, args.runs)?),
-        (format!("reduce n={n}"), reduce(&b, n, args.runs)?),
+    let runs = args.runs;
+    let workloads: [(&str, String, &dyn Fn() -> Res<Row>); 6] = [
+        ("saxpy", format!("saxpy n={n}"), &|| saxpy(&b, n, runs)),
+        ("reduce", format!("reduce n={n}"), &|| reduce(&b, n, runs)),
+        ("heat", heat_name.clone(), &|| {
+            heat(&b, side, args.iters, runs, Access::Auto)
+        }),
         (
-            heat_name.clone(),
-            heat(&b, side, args.iters, args.runs, Access::Auto)?,
-        ),
-        (
+            "stencil",
             format!("{heat_name}, Access::Stencil({side})"),
-            heat(&b, side, args.iters, args.runs, Access::Stencil(side))?,
+            &|| heat(&b, side, args.iters, runs, Access::Stencil(side)),
         ),
-        (
-            format!("black-scholes n={n}"),
-            black_scholes(&b, n, args.runs)?,
-        ),
-        (
-            format!("mandelbrot {side}x{side}"),
-            mandelbrot(&b, side, args.runs)?,
-        ),
+        ("black-scholes", format!("black-scholes n={n}"), &|| {
+            black_scholes(&b, n, runs)
+        }),
+        ("mandelbrot", format!("mandelbrot {side}x{side}"), &|| {
+            mandelbrot(&b, side, runs)
+        }),
     ];
+    if let Some(bad) = (args.only.iter()).find(|o| !workloads.iter().any(|w| w.0 == o.as_str())) {
+        return Err(format!("--only: no workload `{bad}`").into());
+    }
+    let rows = (workloads.iter())
+        .filter(|w| args.only.is_empty() || args.only.iter().any(|o| o == w.0))
+        .map(|(_, name, run)| Ok((name.clone(), run()?)))
+        .collect::<Res<Vec<_>>>()?;
     println!(
         "\n| workload | one device (ms) | {} devices (ms) | speedup | root launch |",
         root.len()
