@@ -172,7 +172,8 @@ impl Launch<'_> {
             Some(req) if !split::fits_required(user, req) => {
                 // Without a rounded variant, a wrapper written from the driver's argument
                 // info runs the guard (issue 20, item 4).
-                if let (false, Err(wrap)) = (can_round, k.wrapped()) {
+                let wrapped = (!can_round).then(|| k.wrapped());
+                if let Some(Err(wrap)) = wrapped {
                     return Err(self.invalid(
                         user,
                         Some(req),
@@ -184,6 +185,9 @@ impl Launch<'_> {
                             k.rounding_support().err().unwrap_or("?")
                         ),
                     ));
+                }
+                if wrapped.is_some() {
+                    log::debug!("kernel `{}`: rounded up through its wrapper", k.name());
                 }
                 split::round_to_required(user, req)
             }
