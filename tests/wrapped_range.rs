@@ -189,3 +189,28 @@ fn kernels_that_see_the_launch_shape_are_refused_naming_why() {
     }
     assert_eq!(out.read(&q).unwrap(), [POISON; 128]);
 }
+
+/// A wrapper that does not build (here: a macro of the user's named like its parameters) leaves
+/// the launch refused, every time, naming the build; the kernel still runs at other sizes.
+#[test]
+fn a_wrapper_that_does_not_build_is_a_refusal() {
+    let q = common::queue();
+    let src = format!("{SRC}\n#define clg_arg0 )\n");
+    let p = Program::builder(src).build(&q).unwrap();
+    let k = p.kernel("XaxpyFaster").unwrap();
+    let (n, x) = (4099, Buffer::from_slice(&q, &vec![1.0f32; 4160]).unwrap());
+    let y = Buffer::from_slice(&q, &[POISON; 4160]).unwrap();
+    for _ in 0..2 {
+        let launch = k.launch().arg(n as i32).arg(ALPHA).arg(&x).arg(&y);
+        // SAFETY: (refused) work-item id < n would update y[id] from x[id], both of 4160.
+        let e = unsafe { launch.range(n) }.unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, Error::InvalidLaunch { .. }), "{text}");
+        assert!(text.contains("the wrapper did not build"), "{text}");
+    }
+    assert_eq!(y.read(&q).unwrap(), [POISON; 4160]);
+    let launch = k.launch().arg(64i32).arg(ALPHA).arg(&x).arg(&y);
+    // SAFETY: work-item id < 64 updates y[id] from x[id].
+    unsafe { launch.range(64) }.unwrap().wait().unwrap();
+    assert_eq!(y.read(&q).unwrap()[63], POISON + ALPHA);
+}

@@ -64,12 +64,25 @@ impl Kernel {
             .map(Owned::new)
             .map_err(|e| format!("no kernel `{wrapped}` ({e})"))?;
         match k.num_args() {
-            Ok(m) if m as usize == n + USER_RANGE_PARAMS => Ok(Mutex::new(k)),
-            got => Err(format!(
-                "`{wrapped}` has {got:?} parameters, not {}",
-                n + USER_RANGE_PARAMS
-            )),
+            Ok(m) if m as usize == n + USER_RANGE_PARAMS => {}
+            got => {
+                return Err(format!(
+                    "`{wrapped}` has {got:?} parameters, not {}",
+                    n + USER_RANGE_PARAMS
+                ))
+            }
         }
+        // The same types where the arguments are set (a macro defined after the kernel could
+        // change what a type name means at the end of the text).
+        for (i, a) in args.iter().enumerate() {
+            let w = driver_arg(&k, i as u32);
+            if (&w.type_name, w.address) != (&a.type_name, a.address) {
+                return Err(format!(
+                    "argument {i} of `{wrapped}` is {w:?}, the kernel's is {a:?}"
+                ));
+            }
+        }
+        Ok(Mutex::new(k))
     }
 }
 

@@ -174,15 +174,18 @@ impl Launch<'_> {
                 // info runs the guard (issue 20, item 4).
                 let wrapped = (!can_round).then(|| k.wrapped());
                 if let Some(Err(wrap)) = wrapped {
+                    let round = k.rounding_support().err().unwrap_or("?");
+                    let why = match wrap == round {
+                        true => format!("it cannot be rounded nor wrapped ({round})"),
+                        false => format!("it cannot be rounded ({round}) nor wrapped ({wrap})"),
+                    };
                     return Err(self.invalid(
                         user,
                         Some(req),
                         format!(
                             "the kernel requires work-groups of {:?} (reqd_work_group_size), \
-                             which do not divide the range, and it cannot be rounded ({}) nor \
-                             wrapped ({wrap})",
+                             which do not divide the range, and {why}",
                             req.as_slice(),
-                            k.rounding_support().err().unwrap_or("?")
                         ),
                     ));
                 }
