@@ -214,3 +214,38 @@ fn a_wrapper_that_does_not_build_is_a_refusal() {
     unsafe { launch.range(64) }.unwrap().wait().unwrap();
     assert_eq!(y.read(&q).unwrap()[63], POISON + ALPHA);
 }
+
+/// Two dimensions in 8x8 work-groups: a 37x29 range of a 48x40 matrix writes exactly its own
+/// elements through the wrapper; CLBlast's CopyMatrixFast (rows from `get_group_id`) is refused.
+#[test]
+fn two_dimensional_ranges_are_guarded_in_both_dimensions() {
+    let q = common::queue();
+    let p = program(&q, "");
+    let (ld, rows) = (48usize, 40usize);
+    let src: Vec<f32> = (0..ld * rows).map(x_at).collect();
+    let x = Buffer::from_slice(&q, &src).unwrap();
+    for (cols, used) in [(37, 29), (8, 8), (1, 40), (48, 33)] {
+        for kernel in ["CopyMatrixGlobal", "CopyMatrixFast"] {
+            let y = Buffer::from_slice(&q, &vec![POISON; ld * rows]).unwrap();
+            let k = p.kernel(kernel).unwrap();
+            assert_eq!(k.required_work_group_size(), Some(Range::d2(8, 8)));
+            let launch = k.launch().arg(ld as i32).arg(&x).arg(&y).arg(ALPHA);
+            // SAFETY: work-item (c, r), c < cols <= ld, r < used <= rows, reads src[r*ld + c]
+            // and writes dest[r*ld + c], inside both (ld * rows elements).
+            let run = unsafe { launch.range(Range::d2(cols, used)) };
+            let whole = cols % 8 == 0 && used % 8 == 0;
+            if kernel == "CopyMatrixFast" && !whole {
+                let e = run.unwrap_err().to_string();
+                assert!(e.contains("get_group_id"), "{e}");
+                assert_eq!(y.read(&q).unwrap(), vec![POISON; ld * rows]);
+                continue;
+            }
+            run.unwrap().wait().unwrap();
+            for (j, &g) in y.read(&q).unwrap().iter().enumerate() {
+                let inside = j % ld < cols && j / ld < used;
+                let want = if inside { ALPHA * src[j] } else { POISON };
+                assert_eq!(g, want, "{kernel} {cols}x{used}: element {j}");
+            }
+        }
+    }
+}

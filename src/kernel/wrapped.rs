@@ -38,6 +38,9 @@ impl Kernel {
     fn make_wrapped(&self) -> std::result::Result<Mutex<Owned<ClKernel>>, String> {
         let name = self.name();
         self.program().wrap_support(name)?;
+        if self.checked_pointers().is_ok() {
+            return Err("checked mode instruments the kernel: its checked variant runs".into());
+        }
         let required = self
             .constraints()
             .required

@@ -181,3 +181,55 @@ void Xdot(const int n,
     output[wgid] = lm[0];
   }
 }
+
+// copy_fast.opencl (COPY_WPT 1, COPY_VW 1): a matrix copy in 8x8 work-groups. Its rows come from
+// get_group_id, which a rounded-up range leaves to a partial last work-group: refused.
+#ifndef COPY_DIMX
+  #define COPY_DIMX 8
+#endif
+#ifndef COPY_DIMY
+  #define COPY_DIMY 8
+#endif
+#ifndef COPY_WPT
+  #define COPY_WPT 1
+#endif
+#ifndef COPY_VW
+  #define COPY_VW 1
+#endif
+typedef real realC;
+
+#if RELAX_WORKGROUP_SIZE == 1
+  __kernel
+#else
+  __kernel __attribute__((reqd_work_group_size(COPY_DIMX, COPY_DIMY, 1)))
+#endif
+void CopyMatrixFast(const int ld,
+                    __global const realC* restrict src,
+                    __global realC* dest,
+                    const real_arg arg_alpha) {
+  const real alpha = GetRealArg(arg_alpha);
+  #pragma unroll
+  for (int _w_one = 0; _w_one < COPY_WPT; _w_one += 1) {
+    const int id_one = get_global_id(0);
+    const int id_two = (get_group_id(1)*COPY_WPT + _w_one) * COPY_DIMY + get_local_id(1);
+    const int id = id_two*(ld/COPY_VW) + id_one;
+    realC result;
+    result = alpha * src[id];
+    dest[id] = result;
+  }
+}
+
+// The same copy indexed by global ids only: runs through the wrapper, guarded in both dimensions.
+#if RELAX_WORKGROUP_SIZE == 1
+  __kernel
+#else
+  __kernel __attribute__((reqd_work_group_size(COPY_DIMX, COPY_DIMY, 1)))
+#endif
+void CopyMatrixGlobal(const int ld,
+                      __global const realC* restrict src,
+                      __global realC* dest,
+                      const real_arg arg_alpha) {
+  const real alpha = GetRealArg(arg_alpha);
+  const int id = get_global_id(1)*ld + get_global_id(0);
+  dest[id] = alpha * src[id];
+}
