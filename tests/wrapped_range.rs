@@ -175,6 +175,14 @@ fn kernels_that_see_the_launch_shape_are_refused_naming_why() {
     }
     let got = strided_axpy(&q, &p, "Xaxpy", 4096, STRIDES[1]).unwrap();
     check("Xaxpy", &got, 4096, 5, 3);
+    // A macro from the build options is code the scanner does not read.
+    let opt = program(&q, "-DSTRIDE=get_global_size(0)");
+    let e = strided_axpy(&q, &opt, "XaxpyStrided", 4099, STRIDES[0]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("a build option uses `get_global_size`"),
+        "{e}"
+    );
 
     let n = 4099;
     let x = Buffer::from_slice(&q, &vec![1.0f32; n]).unwrap();

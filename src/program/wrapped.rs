@@ -11,7 +11,9 @@ use std::sync::Arc;
 impl Program {
     /// Whether kernel `name` may be launched through a wrapper, or why not (before anything is
     /// built): rounding enabled, a kernel of the user's that the scanner found, without the
-    /// emulated scratch, whose every definition is blind to a rounded-up range.
+    /// emulated scratch, whose every definition is blind to a rounded-up range, in a source
+    /// whose code the scanner reads whole (no other headers, no macros in the options that
+    /// name what it refuses).
     pub(crate) fn wrap_support(&self, name: &str) -> Result<(), String> {
         let inner = &self.inner;
         if inner.rounding.mode == RoundingMode::Disable {
@@ -22,6 +24,9 @@ impl Program {
         }
         if inner.plans.get(name).is_some_and(|p| p.scratch) {
             return Err("it takes the emulated sub-group scratch".into());
+        }
+        if let Some(why) = crate::transform::unseen_code(&inner.source, &inner.options) {
+            return Err(why);
         }
         match inner.facts.wrap_obstacles.get(name) {
             None => Err("the scanner did not find the kernel (made by a macro?)".into()),

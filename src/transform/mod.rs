@@ -54,7 +54,7 @@ pub(crate) use polyfill::{
 pub(crate) use rounded::{rounding_obstacle, shape_dependence};
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};
-pub(crate) use wrapper::{wrapped_name, wrapper_source, DriverArg};
+pub(crate) use wrapper::{unseen_code, wrapped_name, wrapper_source, DriverArg};
 
 use crate::error::Result;
 use std::collections::BTreeMap;

@@ -226,7 +226,7 @@ pub(crate) fn shape_dependence(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<
     first_use(scanned, k, shape)
 }
 
-fn forbidden(id: &str, in_function: bool) -> Option<String> {
+pub(super) fn forbidden(id: &str, in_function: bool) -> Option<String> {
     let collective = id == "barrier"
         || id.ends_with("_barrier")
         || id.starts_with("work_group_")

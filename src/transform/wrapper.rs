@@ -67,6 +67,34 @@ pub(crate) fn wrap_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Str
     rounded::obstacle(scanned, k).or_else(|| first_use(scanned, k, launch_query))
 }
 
+/// Why code the scanner did not read could make a wrapped kernel see the rounded-up range: a
+/// build option's macro (`-D STRIDE=get_global_size(0)`) naming what [`wrap_obstacle`] refuses,
+/// an include path or forced include in `options`, or an `#include` in `src` of a header other
+/// than clgroups' own. `None` when there is none.
+pub(crate) fn unseen_code(src: &str, options: &str) -> Option<String> {
+    let words = options.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    if let Some(why) = words
+        .filter(|w| !w.is_empty())
+        .find_map(|w| rounded::forbidden(w, true).or_else(|| launch_query(w, true)))
+    {
+        return Some(format!("a build option {why}"));
+    }
+    if let Some(opt) = options
+        .split_whitespace()
+        .find(|o| o.starts_with("-I") || *o == "-include")
+    {
+        return Some(format!(
+            "the build option `{opt}` brings code clgroups does not read"
+        ));
+    }
+    src.lines()
+        .filter_map(|l| l.trim_start().strip_prefix('#'))
+        .filter_map(|l| l.trim_start().strip_prefix("include"))
+        .map(|h| h.trim().trim_matches(['<', '>', '"']))
+        .find(|h| !h.starts_with("clgroups/"))
+        .map(|h| format!("the source includes `{h}`, which clgroups does not read"))
+}
+
 fn launch_query(id: &str, _: bool) -> Option<String> {
     match id {
         "get_global_size" | "get_global_linear_id" | "get_num_groups" => Some(format!(
@@ -269,6 +297,18 @@ mod tests {
             .unwrap_err();
             assert!(e.starts_with("argument 1: ") && e.contains(why), "{e}");
         }
+    }
+
+    #[test]
+    fn code_the_scanner_does_not_read_is_an_obstacle() {
+        let src = "#include <clgroups/subgroup.h>\nkernel void k(global int *y) { y[0] = STRIDE; }";
+        assert_eq!(unseen_code(src, "-DWGS=64 -cl-mad-enable"), None);
+        let why = |s: &str, o: &str| unseen_code(s, o).unwrap();
+        assert!(why(src, "-DSTRIDE=get_global_size(0)").contains("`get_global_size`"));
+        assert!(why(src, "-D SYNC=barrier(1)").contains("`barrier`"));
+        assert!(why(src, "-I /opt/clblast").contains("`-I`"));
+        let inc = format!("#  include \"common.h\"\n{src}");
+        assert!(why(&inc, "").contains("`common.h`"));
     }
 
     #[test]
