@@ -4,6 +4,7 @@
 
 mod args;
 mod sub_groups;
+mod wrapped;
 
 use args::arg_info;
 pub use args::{ArgInfo, ArgSpace};
@@ -22,7 +23,7 @@ use crate::range::Range;
 use crate::transform::{variant_name, VariantKind};
 use opencl3::error_codes::CL_INVALID_KERNEL_NAME;
 use opencl3::kernel::Kernel as ClKernel;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// A kernel of a built program. Cheap to clone; `Send + Sync` (argument setting and
 /// enqueueing are serialised inside).
@@ -55,6 +56,9 @@ struct KernelInner {
     raw: Mutex<Owned<ClKernel>>,
     /// The rounded and sized variants, or why the kernel is not rounded.
     rounded: std::result::Result<[Mutex<Owned<ClKernel>>; 2], String>,
+    /// The wrapper that runs rounded pieces where there is no rounded variant (made on the
+    /// first launch that needs it, see [`Kernel::wrapped`]), or why none.
+    wrapped: OnceLock<std::result::Result<Mutex<Owned<ClKernel>>, String>>,
     /// The checked variant (whose rounded and sized variants are checked too), or why none.
     checked: std::result::Result<Checked, String>,
     size: ResolvedSize,
@@ -222,6 +226,7 @@ impl Kernel {
                 program,
                 raw: Mutex::new(raw),
                 rounded,
+                wrapped: OnceLock::new(),
                 checked,
                 size,
                 requested: plan.requested,
@@ -392,7 +397,8 @@ impl Kernel {
     }
 
     /// The kernel that runs a piece of a launch (`None`: no such variant); checked variants
-    /// where the kernel has them.
+    /// where the kernel has them; for rounded pieces of a kernel without a rounded variant, its
+    /// wrapper once [`Kernel::wrapped`] made it.
     pub(crate) fn raw_variant(&self, v: Variant) -> Option<MutexGuard<'_, Owned<ClKernel>>> {
         let m = match (v, &self.inner.rounded) {
             (Variant::Original, _) => match &self.inner.checked {
@@ -401,6 +407,7 @@ impl Kernel {
             },
             (Variant::Rounded, Ok([r, _])) => r,
             (Variant::Sized, Ok([_, z])) => z,
+            (Variant::Rounded, Err(_)) => self.wrapper()?,
             (_, Err(_)) => return None,
         };
         Some(m.lock().unwrap_or_else(|p| p.into_inner()))

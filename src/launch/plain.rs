@@ -159,8 +159,8 @@ impl Launch<'_> {
     }
 
     /// A plain range of a kernel with `reqd_work_group_size`: in exactly those work-groups,
-    /// rounded up to a multiple of them (guarded variant) where they do not divide the range
-    /// and the kernel has one.
+    /// rounded up to a multiple of them where they do not divide the range and the kernel has a
+    /// rounded variant, or else a wrapper ([`crate::kernel::Kernel::wrapped`]).
     fn prepare_required(&self, user: Range, can_round: bool) -> Result<Prepared> {
         let k = self.kernel;
         let base = self.base(user);
@@ -170,17 +170,27 @@ impl Launch<'_> {
             .and_then(|r| split::at_rank(r, user.rank()));
         let launch = match required {
             Some(req) if !split::fits_required(user, req) => {
-                if !can_round {
+                // Without a rounded variant, a wrapper written from the driver's argument
+                // info runs the guard (issue 20, item 4).
+                let wrapped = (!can_round).then(|| k.wrapped());
+                if let Some(Err(wrap)) = wrapped {
+                    let round = k.rounding_support().err().unwrap_or("?");
+                    let why = match wrap == round {
+                        true => format!("it cannot be rounded nor wrapped ({round})"),
+                        false => format!("it cannot be rounded ({round}) nor wrapped ({wrap})"),
+                    };
                     return Err(self.invalid(
                         user,
                         Some(req),
                         format!(
                             "the kernel requires work-groups of {:?} (reqd_work_group_size), \
-                             which do not divide the range, and it cannot be rounded ({})",
+                             which do not divide the range, and {why}",
                             req.as_slice(),
-                            k.rounding_support().err().unwrap_or("?")
                         ),
                     ));
+                }
+                if wrapped.is_some() {
+                    log::debug!("kernel `{}`: rounded up through its wrapper", k.name());
                 }
                 split::round_to_required(user, req)
             }

@@ -41,6 +41,7 @@
 mod build;
 mod builder;
 mod compile;
+mod wrapped;
 
 pub use builder::ProgramBuilder;
 pub mod polyfill;
@@ -119,6 +120,10 @@ struct ProgramInner {
     rounding: RoundingConfig,
     /// The size of kernels that ask for none.
     default_size: SubGroupSize,
+    /// The user's build options (wrapper programs are built with them).
+    options: String,
+    /// Wrapper programs built so far, or why one could not be, by kernel name.
+    wrappers: std::sync::Mutex<BTreeMap<String, std::result::Result<Arc<ClProgram>, String>>>,
     /// What the one scan of the source found: its kernels' declarations (possibly fewer than
     /// the driver's kernels), layer users, kernels refused on the emulated backend, words.
     facts: SourceFacts,
@@ -246,6 +251,8 @@ impl Program {
                 builds,
                 rounding,
                 default_size: b.default_size,
+                options: b.options.clone(),
+                wrappers: Default::default(),
                 facts,
             }),
         })

@@ -27,6 +27,9 @@ pub(crate) struct SourceFacts {
     pub(crate) divergence: Divergence,
     /// Why each kernel must not be rounded (`None`: it may be), by name.
     pub(crate) rounding_obstacles: BTreeMap<String, Option<String>>,
+    /// Why each kernel must not be launched through a wrapper (`None`: it may be), by name;
+    /// a kernel defined more than once gets the first obstacle of any definition.
+    pub(crate) wrap_obstacles: BTreeMap<String, Option<String>>,
     /// Why each kernel's result may depend on its work-group shape (`None`: it cannot), by name.
     pub(crate) shape_dependence: BTreeMap<String, Option<String>>,
     /// The edits threading the emulated scratch through the layer's helper functions.
@@ -74,6 +77,14 @@ impl SourceFacts {
             .iter()
             .map(|k| (k.name.clone(), super::rounding_obstacle(&scanned, k)))
             .collect();
+        let mut wrap_obstacles: BTreeMap<String, Option<String>> = BTreeMap::new();
+        for k in &kernels {
+            let why = super::wrapper::wrap_obstacle(&scanned, k);
+            let slot = wrap_obstacles.entry(k.name.clone()).or_default();
+            if slot.is_none() {
+                *slot = why;
+            }
+        }
         let shape_dependence = kernels
             .iter()
             .map(|k| (k.name.clone(), super::shape_dependence(&scanned, k)))
@@ -82,6 +93,7 @@ impl SourceFacts {
             kernels,
             unscanned: None,
             rounding_obstacles,
+            wrap_obstacles,
             shape_dependence,
             collective_users: layer::users(&scanned, layer::is_sub_group_collective),
             layer_users,

@@ -9,6 +9,8 @@
 //!   kernels of a root program with what the multi-device contract reads in them;
 //!   [`rounding_obstacle`] and [`whole_launch_obstacle`] say why a kernel must not get a rounded
 //!   or whole-launch variant; the scaling contract's proofs ([`own_id_index`]).
+//! * Wrappers: [`wrapper_source`] writes, from the driver's argument info, the guard of a
+//!   rounded launch for a kernel whose declaration cannot be rewritten (`wrap_obstacle`).
 //! * Writing: [`rewrite`] gives the text a build compiles for one sub-group size (the emulated
 //!   scratch threaded through layer users, checked and rounded variants, pinned sizes);
 //!   [`with_partitioned_variants`] adds the variants a root device runs; [`inline_includes`]
@@ -18,7 +20,7 @@
 //!   record ([`Violation`]).
 //!
 //! Inside: `lex` (tokens, brackets), `source` (the scanner), `layer` (layer use, scratch
-//! threading), `rounded`, `checked`, `partitioned` (variants), `access` (index proofs),
+//! threading), `rounded`, `checked`, `partitioned`, `wrapper` (variants), `access` (index proofs),
 //! `headers`, `polyfill`, `build_log`.
 
 #[cfg(feature = "scaling")]
@@ -36,6 +38,7 @@ mod partitioned;
 mod polyfill;
 mod rounded;
 mod source;
+mod wrapper;
 
 #[cfg(feature = "scaling")]
 pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
@@ -51,6 +54,7 @@ pub(crate) use polyfill::{
 pub(crate) use rounded::{rounding_obstacle, shape_dependence};
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};
+pub(crate) use wrapper::{unseen_code, wrapped_name, wrapper_source, DriverArg};
 
 use crate::error::Result;
 use std::collections::BTreeMap;

@@ -78,7 +78,7 @@ get_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
 get_global_id(2) - clg_user_offset2 >= clg_user_size2) return;";
 
 /// The trailing parameters of every variant: the user's range and offset.
-const EXTRA_PARAMS: &str =
+pub(crate) const EXTRA_PARAMS: &str =
     "const ulong clg_user_size0, const ulong clg_user_size1, const ulong clg_user_size2, \
 const ulong clg_user_offset0, const ulong clg_user_offset1, const ulong clg_user_offset2";
 
@@ -112,7 +112,7 @@ pub(crate) fn rounding_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option
     reason
 }
 
-fn obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
+pub(super) fn obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
     if let Some(p) = k
         .params
         .iter()
@@ -226,7 +226,7 @@ pub(crate) fn shape_dependence(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<
     first_use(scanned, k, shape)
 }
 
-fn forbidden(id: &str, in_function: bool) -> Option<String> {
+pub(super) fn forbidden(id: &str, in_function: bool) -> Option<String> {
     let collective = id == "barrier"
         || id.ends_with("_barrier")
         || id.starts_with("work_group_")

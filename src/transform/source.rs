@@ -400,6 +400,12 @@ impl<'a> Scanned<'a> {
                 self.line(*at)
             ));
         }
+        self.body_directive_obstacle(body)
+    }
+
+    /// Why the body `body` (a byte span, braces included) may not be what the compiler sees
+    /// as one block: a conditional directive it does not open and close itself.
+    pub(crate) fn body_directive_obstacle(&self, body: &Range<usize>) -> Option<String> {
         let mut depth = 0usize;
         for &(at, d) in self.directives.iter().filter(|(at, _)| body.contains(at)) {
             let unbalanced = match d {

@@ -1,0 +1,345 @@
+//! Wrapper kernels: the guard of a rounded launch for a kernel whose declaration clgroups cannot
+//! rewrite (CLBlast's `#if RELAX_WORKGROUP_SIZE == 1 / __kernel / #else / __kernel
+//! __attribute__((reqd_work_group_size(WGS, 1, 1))) / #endif`).
+//!
+//! A kernel with `reqd_work_group_size` runs only over ranges its work-groups divide; a plain
+//! range of another size is rounded up and the extra work-items must exit before the kernel's
+//! body runs. Where the rounded variant cannot be written from the kernel's text (see
+//! [`KernelDecl::rewrite_obstacle`]), a wrapper is written from what the *driver* says about
+//! the kernel (`clGetKernelArgInfo`: type names, address, access and type qualifiers;
+//! `CL_KERNEL_COMPILE_WORK_GROUP_SIZE`) and appended to the program's text:
+//!
+//! ```text
+//! __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+//! void k__clg_wrapped(const __global real* restrict clg_arg0, ..., <the user's range, offset>) {
+//!     if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || ...) return;
+//!     k(clg_arg0, ...);
+//! }
+//! ```
+//!
+//! Its trailing parameters are the rounded variant's (`const ulong clg_user_size0..2,
+//! clg_user_offset0..2`), so a wrapped launch passes the same arguments as a rounded one.
+//! Unlike the rounded variant, the wrapper cannot make the called kernel see the user's range:
+//! [`wrap_obstacle`] allows only kernels whose body, called functions and macros ask nothing
+//! whose answer a launch rounded up to whole work-groups changes.
+
+use super::rounded::{self, first_use, EXTRA_PARAMS, GUARD};
+use super::source::{KernelDecl, Scanned};
+use opencl3::kernel::{
+    CL_KERNEL_ARG_ACCESS_NONE, CL_KERNEL_ARG_ACCESS_READ_ONLY, CL_KERNEL_ARG_ACCESS_READ_WRITE,
+    CL_KERNEL_ARG_ACCESS_WRITE_ONLY, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
+    CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_ADDRESS_PRIVATE, CL_KERNEL_ARG_TYPE_CONST,
+    CL_KERNEL_ARG_TYPE_PIPE, CL_KERNEL_ARG_TYPE_RESTRICT, CL_KERNEL_ARG_TYPE_VOLATILE,
+};
+use std::fmt::Write as _;
+
+/// Suffix of a wrapper kernel's name.
+pub(crate) const WRAPPED_SUFFIX: &str = "__clg_wrapped";
+
+/// The name of `kernel`'s wrapper.
+pub(crate) fn wrapped_name(kernel: &str) -> String {
+    format!("{kernel}{WRAPPED_SUFFIX}")
+}
+
+/// What the driver reports for one kernel argument (`clGetKernelArgInfo`; `None` where it
+/// answers nothing).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DriverArg {
+    /// `CL_KERNEL_ARG_TYPE_NAME`, e.g. `float*`, `real*`, `int`, `image2d_t`.
+    pub(crate) type_name: Option<String>,
+    /// `CL_KERNEL_ARG_ADDRESS_QUALIFIER`.
+    pub(crate) address: Option<u32>,
+    /// `CL_KERNEL_ARG_ACCESS_QUALIFIER`.
+    pub(crate) access: Option<u32>,
+    /// `CL_KERNEL_ARG_TYPE_QUALIFIER` (bits).
+    pub(crate) type_qualifier: Option<u64>,
+}
+
+/// Why kernel `k` of `src` must not be launched through a wrapper, or `None` when it may: the
+/// rounding obstacles (collectives, sub-groups, local memory, called functions that ask for the
+/// global range), a body whose `#if`s the scanner cannot follow, and any use (in the body, called
+/// functions or macros) of `get_global_size`, `get_global_linear_id` or `get_num_groups` (which
+/// a rounded launch changes) or `get_group_id` (the last work-group is partial).
+pub(crate) fn wrap_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
+    if let Some(why) = scanned.body_directive_obstacle(&k.body) {
+        return Some(format!("kernel `{}`: {why}", k.name));
+    }
+    rounded::obstacle(scanned, k).or_else(|| first_use(scanned, k, launch_query))
+}
+
+/// Why code the scanner did not read could make a wrapped kernel see the rounded-up range: a
+/// build option's macro (`-D STRIDE=get_global_size(0)`) naming what [`wrap_obstacle`] refuses,
+/// an include path or forced include in `options`, or an `#include` in `src` of a header other
+/// than clgroups' own. `None` when there is none.
+pub(crate) fn unseen_code(src: &str, options: &str) -> Option<String> {
+    let words = options.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    if let Some(why) = words
+        .filter(|w| !w.is_empty())
+        .find_map(|w| rounded::forbidden(w, true).or_else(|| launch_query(w, true)))
+    {
+        return Some(format!("a build option {why}"));
+    }
+    if let Some(opt) = options
+        .split_whitespace()
+        .find(|o| o.starts_with("-I") || *o == "-include")
+    {
+        return Some(format!(
+            "the build option `{opt}` brings code clgroups does not read"
+        ));
+    }
+    src.lines()
+        .filter_map(|l| l.trim_start().strip_prefix('#'))
+        .filter_map(|l| l.trim_start().strip_prefix("include"))
+        .map(|h| h.trim().trim_matches(['<', '>', '"']))
+        .find(|h| !h.starts_with("clgroups/"))
+        .map(|h| format!("the source includes `{h}`, which clgroups does not read"))
+}
+
+fn launch_query(id: &str, _: bool) -> Option<String> {
+    match id {
+        "get_global_size" | "get_global_linear_id" | "get_num_groups" => Some(format!(
+            "uses `{id}`, which would report the rounded-up range (a wrapper cannot change it)"
+        )),
+        "get_group_id" => Some(format!(
+            "uses `{id}` (the last work-group of a rounded-up range is partial)"
+        )),
+        _ => None,
+    }
+}
+
+/// The wrapper of kernel `kernel` (see the module docs), whose arguments the driver describes
+/// as `args`, in work-groups of `required` (OpenCL order), or why it cannot be written: an
+/// argument the driver does not describe, a `local` one, or a type name that is not a plain
+/// (possibly pointer) type.
+pub(crate) fn wrapper_source(
+    kernel: &str,
+    args: &[DriverArg],
+    required: [usize; 3],
+) -> Result<String, String> {
+    let params = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| param(i, a).map_err(|why| format!("argument {i}: {why}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = String::new();
+    let [x, y, z] = required;
+    let _ = write!(
+        out,
+        "\n#line 1 \"clgroups-wrapper\"\n__kernel __attribute__((reqd_work_group_size({x}, {y}, {z}))) \
+         void {}({}{EXTRA_PARAMS}) {{\n    {GUARD}\n    {kernel}({});\n}}\n",
+        wrapped_name(kernel),
+        params.iter().map(|p| format!("{p}, ")).collect::<String>(),
+        (0..args.len())
+            .map(|i| format!("clg_arg{i}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    Ok(out)
+}
+
+/// The wrapper's parameter `i`, named `clg_arg{i}` (the user's names may be macros).
+fn param(i: usize, a: &DriverArg) -> Result<String, String> {
+    let ty = a
+        .type_name
+        .as_deref()
+        .map(|t| t.trim_end_matches('\0').trim())
+        .filter(|t| !t.is_empty())
+        .ok_or("the driver reports no type name")?;
+    if !ty
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ' || c == '*')
+    {
+        return Err(format!("type `{ty}` is not a plain type name"));
+    }
+    let quals = a
+        .type_qualifier
+        .ok_or("the driver reports no type qualifiers")?;
+    let has = |bit: u32| quals & u64::from(bit) != 0;
+    let space = match a.address.ok_or("the driver reports no address qualifier")? {
+        CL_KERNEL_ARG_ADDRESS_GLOBAL => "__global ",
+        CL_KERNEL_ARG_ADDRESS_CONSTANT => "__constant ",
+        CL_KERNEL_ARG_ADDRESS_PRIVATE => "",
+        CL_KERNEL_ARG_ADDRESS_LOCAL => return Err("a local-memory argument".into()),
+        q => return Err(format!("address qualifier {q:#x}")),
+    };
+    let access = match a.access.unwrap_or(CL_KERNEL_ARG_ACCESS_NONE) {
+        CL_KERNEL_ARG_ACCESS_NONE => "",
+        CL_KERNEL_ARG_ACCESS_READ_ONLY => "__read_only ",
+        CL_KERNEL_ARG_ACCESS_WRITE_ONLY => "__write_only ",
+        CL_KERNEL_ARG_ACCESS_READ_WRITE => "__read_write ",
+        q => return Err(format!("access qualifier {q:#x}")),
+    };
+    let name = format!("clg_arg{i}");
+    let pipe = if has(CL_KERNEL_ARG_TYPE_PIPE) {
+        "pipe "
+    } else {
+        ""
+    };
+    if let Some(pointee) = ty.strip_suffix('*') {
+        // Pointers: const and volatile qualify the pointee, restrict the pointer.
+        let c = if has(CL_KERNEL_ARG_TYPE_CONST) {
+            "const "
+        } else {
+            ""
+        };
+        let v = if has(CL_KERNEL_ARG_TYPE_VOLATILE) {
+            "volatile "
+        } else {
+            ""
+        };
+        let r = if has(CL_KERNEL_ARG_TYPE_RESTRICT) {
+            " restrict"
+        } else {
+            ""
+        };
+        Ok(format!("{c}{v}{space}{}*{r} {name}", pointee.trim_end()))
+    } else {
+        // Values, images (reported in the global space), samplers and pipes.
+        Ok(format!("{access}{pipe}{ty} {name}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arg(ty: &str, address: u32, quals: u32) -> DriverArg {
+        DriverArg {
+            type_name: Some(ty.into()),
+            address: Some(address),
+            access: Some(CL_KERNEL_ARG_ACCESS_NONE),
+            type_qualifier: Some(u64::from(quals)),
+        }
+    }
+
+    /// CLBlast's `Xaxpy(const int n, const real_arg arg_alpha, const __global real* restrict
+    /// xgm, const int x_offset, const int x_inc, __global real* ygm, const int y_offset, const
+    /// int y_inc)` as PoCL reports it (typedef names kept, `const` of values not reported).
+    #[test]
+    fn clblast_xaxpy_is_wrapped_from_its_arg_info() {
+        let (g, p) = (CL_KERNEL_ARG_ADDRESS_GLOBAL, CL_KERNEL_ARG_ADDRESS_PRIVATE);
+        let args = [
+            arg("int", p, 0),
+            arg("real_arg", p, 0),
+            arg(
+                "real*",
+                g,
+                CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_RESTRICT,
+            ),
+            arg("int", p, 0),
+            arg("int", p, 0),
+            arg("real*", g, 0),
+            arg("int", p, 0),
+            arg("int", p, 0),
+        ];
+        let text = wrapper_source("Xaxpy", &args, [64, 1, 1]).unwrap();
+        assert_eq!(
+            text,
+            "\n#line 1 \"clgroups-wrapper\"\n__kernel __attribute__((reqd_work_group_size(64, 1, 1))) \
+             void Xaxpy__clg_wrapped(int clg_arg0, real_arg clg_arg1, \
+             const __global real* restrict clg_arg2, int clg_arg3, int clg_arg4, \
+             __global real* clg_arg5, int clg_arg6, int clg_arg7, \
+             const ulong clg_user_size0, const ulong clg_user_size1, const ulong clg_user_size2, \
+             const ulong clg_user_offset0, const ulong clg_user_offset1, const ulong clg_user_offset2) {\n    \
+             if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
+             get_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
+             get_global_id(2) - clg_user_offset2 >= clg_user_size2) return;\n    \
+             Xaxpy(clg_arg0, clg_arg1, clg_arg2, clg_arg3, clg_arg4, clg_arg5, clg_arg6, clg_arg7);\n}\n"
+        );
+    }
+
+    #[test]
+    fn qualifiers_spaces_and_images() {
+        let c = CL_KERNEL_ARG_ADDRESS_CONSTANT;
+        let vol = arg(
+            "float4 *",
+            c,
+            CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_VOLATILE,
+        );
+        assert_eq!(
+            param(0, &vol).unwrap(),
+            "const volatile __constant float4* clg_arg0"
+        );
+        let image = DriverArg {
+            access: Some(CL_KERNEL_ARG_ACCESS_READ_ONLY),
+            ..arg("image2d_t", CL_KERNEL_ARG_ADDRESS_GLOBAL, 0)
+        };
+        assert_eq!(param(1, &image).unwrap(), "__read_only image2d_t clg_arg1");
+        let text = wrapper_source("k", &[], [8, 8, 1]).unwrap();
+        assert!(text.contains("reqd_work_group_size(8, 8, 1))) void k__clg_wrapped(const ulong"));
+        assert!(text.contains("    k();\n"));
+    }
+
+    #[test]
+    fn what_the_driver_does_not_say_is_refused() {
+        let g = CL_KERNEL_ARG_ADDRESS_GLOBAL;
+        let no_type = DriverArg {
+            type_name: None,
+            ..arg("int", g, 0)
+        };
+        let local = arg("float*", CL_KERNEL_ARG_ADDRESS_LOCAL, 0);
+        let anon = arg("struct (anonymous at k.cl:1:1)*", g, 0);
+        let no_space = DriverArg {
+            address: None,
+            ..arg("int", g, 0)
+        };
+        for (a, why) in [
+            (no_type, "no type name"),
+            (local, "local-memory"),
+            (anon, "not a plain type"),
+            (no_space, "no address qualifier"),
+        ] {
+            let e = wrapper_source(
+                "k",
+                &[arg("int", CL_KERNEL_ARG_ADDRESS_PRIVATE, 0), a],
+                [64, 1, 1],
+            )
+            .unwrap_err();
+            assert!(e.starts_with("argument 1: ") && e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn code_the_scanner_does_not_read_is_an_obstacle() {
+        let src = "#include <clgroups/subgroup.h>\nkernel void k(global int *y) { y[0] = STRIDE; }";
+        assert_eq!(unseen_code(src, "-DWGS=64 -cl-mad-enable"), None);
+        let why = |s: &str, o: &str| unseen_code(s, o).unwrap();
+        assert!(why(src, "-DSTRIDE=get_global_size(0)").contains("`get_global_size`"));
+        assert!(why(src, "-D SYNC=barrier(1)").contains("`barrier`"));
+        assert!(why(src, "-I /opt/clblast").contains("`-I`"));
+        let inc = format!("#  include \"common.h\"\n{src}");
+        assert!(why(&inc, "").contains("`common.h`"));
+    }
+
+    #[test]
+    fn only_kernels_blind_to_the_rounded_range_are_wrapped() {
+        let src = "#define STRIDE get_global_size(0)\n\
+            int twice(int v) { return 2 * v; }\n\
+            #if RELAX == 1\n__kernel\n#else\n__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n#endif\n\
+            void ok(global int *y, const int n) { const int id = get_global_id(0); if (id < n) y[id] = twice(id) + get_local_id(0); }\n\
+            kernel void grid(global int *y, int n) { for (int i = get_global_id(0); i < n; i += STRIDE) y[i] = 1; }\n\
+            kernel void groups(global int *y) { y[get_group_id(0)] = 1; }\n\
+            kernel void sync(global int *y) { y[get_global_id(0)] = 1; barrier(CLK_GLOBAL_MEM_FENCE); }\n\
+            kernel void tile(global int *y) { local int t[64]; t[0] = 1; y[0] = t[0]; }\n\
+            #if 1\nkernel void odd(global int *y) { y[0] = 1;\n#endif\n}\n";
+        let s = Scanned::new(src).unwrap();
+        let why: Vec<Option<String>> = s
+            .kernel_decls()
+            .unwrap()
+            .iter()
+            .map(|k| wrap_obstacle(&s, k))
+            .collect();
+        assert_eq!(why[0], None);
+        let expect = [
+            "kernel `grid` uses macro `STRIDE`, which uses `get_global_size`",
+            "kernel `groups` uses `get_group_id`",
+            "kernel `sync` uses `barrier`",
+            "kernel `tile` declares `local` memory",
+            "kernel `odd`: its body has a conditional directive (line 15) opened outside it",
+        ];
+        for (got, want) in why[1..].iter().zip(expect) {
+            assert!(got.as_deref().unwrap().starts_with(want), "{got:?}");
+        }
+        assert_eq!(why.len(), 6);
+    }
+}
