@@ -165,7 +165,7 @@ fn main() -> Res<()> {
     };
     let heat_name = format!("heat {side}x{side} x {}", args.iters);
     let runs = args.runs;
-    let workloads: [(&str, String, &dyn Fn() -> Res<Row>); 6] = [
+    let workloads: [Workload; 6] = [
         ("saxpy", format!("saxpy n={n}"), &|| saxpy(&b, n, runs)),
         ("reduce", format!("reduce n={n}"), &|| reduce(&b, n, runs)),
         ("heat", heat_name.clone(), &|| {
@@ -208,6 +208,8 @@ fn main() -> Res<()> {
 }
 
 type Row = (Vec<Duration>, String);
+/// A workload: its `--only` name, its row's name and how to measure it.
+type Workload<'a> = (&'static str, String, &'a dyn Fn() -> Res<Row>);
 
 fn saxpy(b: &Bench, n: usize, runs: usize) -> Res<Row> {
     let (x, y) = (values(n, 1, -1.0, 1.0), values(n, 2, -1.0, 1.0));
