@@ -25,6 +25,11 @@ use opencl3::error_codes::CL_INVALID_KERNEL_NAME;
 use opencl3::kernel::Kernel as ClKernel;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+/// What the signature check of an argument depends on: buffer, value or local memory, and the
+/// element type (its size and the address of its Rust name: equal addresses are equal names,
+/// and unequal ones only cost a check).
+pub(crate) type ArgKey = (u8, usize, usize);
+
 /// A kernel of a built program. Cheap to clone; `Send + Sync` (argument setting and
 /// enqueueing are serialised inside).
 ///
@@ -71,6 +76,9 @@ struct KernelInner {
     /// The last local size chosen ([`Kernel::local_size`]): a launch of the same shape asks
     /// the chooser nothing (the tuned search costs 1–2 µs, a tenth of a GPU launch).
     last_choice: Mutex<Option<(Range, LocalSize, Option<Range>)>>,
+    /// The kinds and types of the last arguments that passed the signature check (a launch
+    /// with the same ones checks nothing again; see `Launch::check_arguments`).
+    last_args: Mutex<Vec<ArgKey>>,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
     /// Why its result may depend on its work-group shape, or `None`.
@@ -234,6 +242,7 @@ impl Kernel {
                 limits,
                 constraints,
                 last_choice: Mutex::new(None),
+                last_args: Mutex::new(Vec::new()),
                 hidden_scratch,
                 id_conditions: plan.id_conditions.clone(),
                 shape: plan.shape.clone(),
@@ -448,6 +457,14 @@ impl Kernel {
         let chosen = choose(global, asked, &self.inner.constraints)?;
         *last = Some((global, asked, chosen));
         Ok(chosen)
+    }
+
+    /// The arguments of the last launch whose arguments passed the signature check.
+    pub(crate) fn last_args(&self) -> MutexGuard<'_, Vec<ArgKey>> {
+        self.inner
+            .last_args
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// What the kernel imposes on its work-groups ([`crate::plan::work_group::choose`]).

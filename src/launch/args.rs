@@ -190,6 +190,16 @@ impl Arg {
         }
     }
 
+    /// What its signature check depends on ([`crate::kernel::ArgKey`]).
+    pub(crate) fn key(&self) -> crate::kernel::ArgKey {
+        let of = |kind, e: &ElemType| (kind, e.size, e.rust_name.as_ptr() as usize);
+        match self {
+            Arg::Buffer { elem, .. } => of(0, elem),
+            Arg::Scalar { ty, .. } => of(1, ty),
+            Arg::Local(_) => (2, 0, 0),
+        }
+    }
+
     pub(crate) fn raw(&self) -> RawArg<'_> {
         match self {
             Arg::Buffer { mem, .. } => RawArg::Mem(mem.raw),

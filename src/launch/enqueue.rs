@@ -18,17 +18,18 @@ impl Launch<'_> {
         let mut raw = Vec::with_capacity(prepared.pieces.len());
         for piece in &prepared.pieces {
             // SAFETY: forwarded from the caller; the arguments were checked by `prepared`.
-            raw.extend(unsafe { self.enqueue_piece(piece, &prepared.args)? });
+            raw.extend(unsafe { self.enqueue_piece(piece, &prepared.extra)? });
         }
         let ev = Event {
             raw,
             device: self.queue.device().clone(),
             kernel: Some(self.kernel.shared_name()),
         };
-        self.verified(ev, &prepared.args[..prepared.user_args])
+        self.verified(ev, &self.args)
     }
 
-    /// Sets `args` on the piece's variant and enqueues it (`None`: without an event).
+    /// Sets the launch's arguments, then `extra`, on the piece's variant and enqueues it
+    /// (`None`: without an event).
     ///
     /// # Safety
     ///
@@ -36,14 +37,15 @@ impl Launch<'_> {
     unsafe fn enqueue_piece(
         &self,
         piece: &super::prepare::Piece,
-        args: &[Arg],
+        extra: &[Arg],
     ) -> Result<Option<ffi::Owned<opencl3::event::Event>>> {
         let (name, dev) = (self.kernel.name(), self.queue.device());
         let (global, local, offset) = (piece.global, piece.local, piece.offset);
         let guard = self.kernel.raw_variant(piece.variant).ok_or_else(|| {
             self.invalid(global, local, format!("no {:?} variant", piece.variant))
         })?;
-        for (i, a) in args.iter().enumerate() {
+        let args = self.args.iter().chain(extra);
+        for (i, a) in args.enumerate() {
             ffi::set_arg(&guard, i as u32, &a.raw()).map_err(|e| {
                 Error::cl(
                     "clSetKernelArg",
@@ -54,7 +56,8 @@ impl Launch<'_> {
         }
         if self.kernel.hidden_scratch() {
             let bytes = self.scratch_bytes(local);
-            ffi::set_arg(&guard, args.len() as u32, &ffi::RawArg::Local(bytes)).map_err(|e| {
+            let at = (self.args.len() + extra.len()) as u32;
+            ffi::set_arg(&guard, at, &ffi::RawArg::Local(bytes)).map_err(|e| {
                 Error::cl(
                     "clSetKernelArg",
                     e.0,

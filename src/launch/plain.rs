@@ -85,11 +85,11 @@ impl Launch<'_> {
                 return Ok(prepared);
             }
         }
-        let mut args = self.args.clone();
-        if plan.rounded_variant {
-            args.extend(user_range_args(user, base));
-        }
-        self.prepared(pieces, args, user)
+        let extra = match plan.rounded_variant {
+            true => user_range_args(user, base).collect(),
+            false => Vec::new(),
+        };
+        self.prepared(pieces, extra, user)
     }
 
     /// A plain range of a kernel without a rounded launch: a bulk + tail split where the kernel
@@ -126,7 +126,7 @@ impl Launch<'_> {
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;
-                return self.prepared(pieces, self.args.clone(), user).map(Some);
+                return self.prepared(pieces, Vec::new(), user).map(Some);
             }
         }
         if !no_single || planned.is_some_and(|l| l.len() >= min) {
@@ -154,8 +154,7 @@ impl Launch<'_> {
             local,
             offset: base,
         };
-        self.prepared(vec![piece], self.args.clone(), user)
-            .map(Some)
+        self.prepared(vec![piece], Vec::new(), user).map(Some)
     }
 
     /// A plain range of a kernel with `reqd_work_group_size`: in exactly those work-groups,
@@ -206,10 +205,10 @@ impl Launch<'_> {
         let (offset, local) = self
             .place(base, user.zeros_like(), launch, local)
             .map_err(|r| self.invalid(user, local, r))?;
-        let mut args = self.args.clone();
-        if rounded {
-            args.extend(user_range_args(user, base));
-        }
+        let extra = match rounded {
+            true => user_range_args(user, base).collect(),
+            false => Vec::new(),
+        };
         let piece = Piece {
             variant: if rounded {
                 Variant::Rounded
@@ -220,7 +219,7 @@ impl Launch<'_> {
             local,
             offset,
         };
-        self.prepared(vec![piece], args, user)
+        self.prepared(vec![piece], extra, user)
     }
 
     /// The pieces of `plan` at their absolute offsets, each within the device's bounds and

@@ -21,15 +21,15 @@ pub(crate) struct Piece {
     pub(crate) offset: Range,
 }
 
-/// A launch with every check done: the pieces enqueued in order, each with `args`.
+/// A launch with every check done: the pieces enqueued in order, each with the launch's own
+/// arguments followed by `extra`.
 #[derive(Debug)]
 pub(crate) struct Prepared {
     pub(crate) pieces: Vec<Piece>,
-    /// The user's arguments, then the rounded variants' user range (when a piece needs it),
-    /// then checked mode's hidden arguments (when the kernel is instrumented).
-    pub(crate) args: Vec<Arg>,
-    /// The user's arguments alone (checked mode's reports name them).
-    pub(crate) user_args: usize,
+    /// After the user's arguments (which stay in the launch: a launch copies none): the
+    /// rounded variants' user range (when a piece needs it), then checked mode's hidden
+    /// arguments (when the kernel is instrumented).
+    pub(crate) extra: Vec<Arg>,
 }
 
 impl Launch<'_> {
@@ -60,7 +60,7 @@ impl Launch<'_> {
             local,
             offset,
         };
-        self.prepared(vec![piece], self.args.clone(), global)
+        self.prepared(vec![piece], Vec::new(), global)
     }
 
     /// The launch's offset, or zeros at `global`'s rank.
@@ -69,20 +69,20 @@ impl Launch<'_> {
     }
 
     /// Finishes a preparation: the arguments against the kernel's signature and the device
-    /// (local memory for each piece's work-group), then checked mode's hidden arguments.
+    /// (local memory for each piece's work-group), then checked mode's hidden arguments after
+    /// `extra` (the arguments that follow the user's).
     pub(super) fn prepared(
         &self,
         pieces: Vec<Piece>,
-        mut args: Vec<Arg>,
+        mut extra: Vec<Arg>,
         user: Range,
     ) -> Result<Prepared> {
         self.check_arguments(user)?;
         for p in &pieces {
             self.check_local_mem(p.global, p.local)?;
         }
-        let user_args = self.args.len();
         match self.kernel.checked_pointers() {
-            Ok(pointers) => args.extend(self.hidden_args(pointers)?),
+            Ok(pointers) => extra.extend(self.hidden_args(pointers)?),
             Err(why) if crate::checked::enabled() => {
                 log::debug!(
                     "kernel `{}`: not instrumented ({why}): guard regions only",
@@ -91,11 +91,7 @@ impl Launch<'_> {
             }
             Err(_) => {}
         }
-        Ok(Prepared {
-            pieces,
-            args,
-            user_args,
-        })
+        Ok(Prepared { pieces, extra })
     }
 
     /// A piece's local size (the uniform one for launch-time id conditions where the driver
@@ -138,11 +134,20 @@ impl Launch<'_> {
             .map_err(|r| self.invalid(global, None, r))
     }
 
-    /// The user's arguments against the signature, buffers and events against the queue's
+    /// The user's arguments against the signature (once per kinds and types of arguments:
+    /// a launch like the last asks nothing again), buffers and events against the queue's
     /// context.
     fn check_arguments(&self, global: Range) -> Result<()> {
         let name = self.kernel.name();
-        super::check_args(name, self.kernel.args(), &self.args)?;
+        let mut last = self.kernel.last_args();
+        let same = last.len() == self.args.len()
+            && last.iter().zip(&self.args).all(|(k, a)| *k == a.key());
+        if !same {
+            last.clear();
+            super::check_args(name, self.kernel.args(), &self.args)?;
+            last.extend(self.args.iter().map(Arg::key));
+        }
+        drop(last);
         let context = self.queue.context().key();
         if let Some(reason) = event::foreign_wait(&self.waits, context) {
             return Err(self.invalid(global, None, reason));
