@@ -71,8 +71,11 @@ fn main() -> AnyResult<()> {
             Ok(())
         };
         let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
-        let warm = 20;
-        for _ in 0..warm {
+        // Warm-up: at least 20 rounds and 50 ms, so that the first size does not pay for the
+        // process's cold start (clocks, caches) on one path more than on another.
+        let (mut warm, start) = (0, Instant::now());
+        while warm < 20 || start.elapsed().as_millis() < 50 {
+            warm += 1;
             ours(&y)?;
             raw.launch(global, LOCAL, false)?;
             raw.launch(global, LOCAL, true)?;
@@ -93,7 +96,7 @@ fn main() -> AnyResult<()> {
         let rows = [("saxpy", median(&mut a), median(&mut b), median(&mut c))];
         // Blocking copies: clgroups' copy_to + wait against clEnqueueCopyBuffer + wait.
         let (mut d, mut e) = (Vec::new(), Vec::new());
-        for _ in 0..warm {
+        for _ in 0..20 {
             x.copy_to(&queue, &mut y)?.wait()?;
             raw.copy()?;
         }
