@@ -387,7 +387,7 @@ clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *stat
 #endif
 #endif
 
-#if CLG_LOOKBACK && (CLG_LB_KIND == 0 || CLG_LB_KIND == 3)
+#if CLG_LOOKBACK && (CLG_LB_KIND == 0 || CLG_LB_KIND >= 4)
 /* Single-pass scan with decoupled look-back (Merrill & Garland 2016), for 32-bit types on
  * NVIDIA (warps of 32, inline-PTX sub-groups). Work-groups of CLG_LB_LOCAL work-items take
  * tiles in the order they start (a ticket from an atomic counter), so a work-group only ever
@@ -436,57 +436,33 @@ clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *stat
     /* Load, scan within each T4, then across the sub-group (one independent scan per round). */
     T4 x[CLG_LB_ROUNDS];
     T ex[CLG_LB_ROUNDS];
-    int full = base + LB_TILE <= n;
-    if (full) {
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            x[r] = *(global const T4 *)(in + base + 4 * ((size_t)r * CLG_LB_LOCAL + lid));
-    } else {
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
-            size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
-            T4 v;
-            if (e + 4 <= n) {
-                v = *(global const T4 *)(in + e);
-            } else {
-                v.x = e < n ? in[e] : (T)0;
-                v.y = e + 1 < n ? in[e + 1] : (T)0;
-                v.z = e + 2 < n ? in[e + 2] : (T)0;
-                v.w = 0;
-            }
-            x[r] = v;
-        }
-    }
     for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
-        x[r].y += x[r].x;
-        x[r].z += x[r].y;
-        x[r].w += x[r].z;
+        size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
+        T4 v;
+        if (e + 4 <= n) {
+            v = *(global const T4 *)(in + e);
+        } else {
+            v.x = e < n ? in[e] : (T)0;
+            v.y = e + 1 < n ? in[e + 1] : (T)0;
+            v.z = e + 2 < n ? in[e + 2] : (T)0;
+            v.w = 0;
+        }
+#if CLG_LB_KIND != 5
+        v.y += v.x;
+        v.z += v.y;
+        v.w += v.z;
+#endif
+        x[r] = v;
     }
-#if CLG_LB_KIND == 3
-    T s[CLG_LB_ROUNDS];
     for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-        s[r] = x[r].w;
-    for (uint d = 1; d < 32; d <<= 1) {
-        T o[CLG_LB_ROUNDS];
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            o[r] = sg_shuffle_up(s[r], d);
-        if (lane >= d)
-            for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-                s[r] += o[r];
-    }
-    for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-        ex[r] = sg_shuffle_up(s[r], 1);
-    if (lane == 0)
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            ex[r] = 0;
-    if (lane == 31)
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            parts[r * LB_NSG + sg] = s[r];
+#if CLG_LB_KIND == 5
+        ex[r] = 0;
 #else
-    for (uint r = 0; r < CLG_LB_ROUNDS; r++)
         ex[r] = sg_exclusive_scan_add(x[r].w);
+#endif
     if (lane == 31)
         for (uint r = 0; r < CLG_LB_ROUNDS; r++)
             parts[r * LB_NSG + sg] = ex[r] + x[r].w;
-#endif
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Sub-group 0: scan of the LB_PARTS (round, sub-group) totals, in tile order; the tile's
@@ -508,7 +484,7 @@ clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *stat
             if (lane == 0)
                 state[tile] = lb_word(epoch, LB_AGGREGATE, aggregate);
             long j = (long)tile - 1;
-            for (;;) {
+            for (; CLG_LB_KIND < 4;) {
                 long k = j - (long)lane;
                 uint flag;
                 T val;
@@ -539,20 +515,15 @@ clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *stat
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    if (full) {
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
-            T pre = parts[r * LB_NSG + sg] + ex[r];
-            T4 v = x[r];
-            T4 y = exclusive ? (T4)(pre, pre + v.x, pre + v.y, pre + v.z) : pre + v;
-            *(global T4 *)(out + base + 4 * ((size_t)r * CLG_LB_LOCAL + lid)) = y;
-        }
-        return;
-    }
     for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
         size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
         T pre = parts[r * LB_NSG + sg] + ex[r];
         T4 v = x[r];
+#if CLG_LB_KIND == 5
+        T4 y = v;
+#else
         T4 y = exclusive ? (T4)(pre, pre + v.x, pre + v.y, pre + v.z) : pre + v;
+#endif
         if (e + 4 <= n) {
             *(global T4 *)(out + e) = y;
         } else {

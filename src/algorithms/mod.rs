@@ -286,7 +286,7 @@ fn build<T: Element>(
 
 /// TUNING: the look-back kernel variant (`CLGROUPS_SCAN_VARIANT`: 0 old, 1 staged, 2 persistent).
 pub(crate) fn lb_kind() -> u32 {
-    std::env::var("CLGROUPS_SCAN_VARIANT").ok().and_then(|v| v.parse().ok()).unwrap_or(1)
+    std::env::var("CLGROUPS_SCAN_VARIANT").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 /// TUNING: work-groups per compute unit of the persistent variant.
