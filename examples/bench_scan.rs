@@ -28,9 +28,6 @@ struct Args {
     /// Timed calls per median.
     #[arg(long, default_value_t = 51)]
     runs: usize,
-    /// TUNING: scan variants, each `KIND:ROUNDS:LOCAL[:PER_CU]`, measured in turn.
-    #[arg(long, value_delimiter = ',')]
-    variant: Vec<String>,
 }
 
 /// The element types measured: the input and the poison value of the output.
@@ -100,7 +97,13 @@ impl<T: Item> DeviceCheck<T> {
         })
     }
 
-    fn check(&mut self, queue: &Queue, y: &Buffer<T>, want: &Buffer<T>, what: &str) -> AnyResult<()> {
+    fn check(
+        &mut self,
+        queue: &Queue,
+        y: &Buffer<T>,
+        want: &Buffer<T>,
+        what: &str,
+    ) -> AnyResult<()> {
         self.bad.fill(queue, 0)?;
         let launch = self.kernel.launch().arg(y).arg(want).arg(&self.bad);
         // SAFETY: work-item i < n reads y[i] and want[i] (both n long) and counts into bad[0].
@@ -115,30 +118,28 @@ impl<T: Item> DeviceCheck<T> {
 struct Row {
     n: usize,
     ty: &'static str,
-    variant: String,
     scan: f64,
     copy: (f64, f64),
 }
 
-fn measure<T: Item>(queue: &Queue, n: usize, args: &Args, rows: &mut Vec<Row>) -> AnyResult<()> {
+fn measure<T: Item>(queue: &Queue, n: usize, runs: usize) -> AnyResult<Row> {
     let data: Vec<T> = (0..n).map(T::value).collect();
-    let mut prefix = Vec::with_capacity(n);
-    let mut run: Option<T> = None;
-    for &v in &data {
-        let s = match run {
-            None => v,
-            Some(r) => T::add(r, v),
-        };
-        prefix.push(s);
-        run = Some(s);
-    }
+    let prefix: Vec<T> = data
+        .iter()
+        .scan(None, |run: &mut Option<T>, &v| {
+            let s = run.map_or(v, |r| T::add(r, v));
+            *run = Some(s);
+            Some(s)
+        })
+        .collect();
     let x = Buffer::from_slice(queue, &data)?;
     let want = Buffer::from_slice(queue, &prefix)?;
     let mut y = Buffer::<T>::new(queue, n)?;
     let mut check = DeviceCheck::<T>::new(queue)?;
-    let copy = |queue: &Queue, y: &mut Buffer<T>, check: &mut DeviceCheck<T>| {
-        median_of(args.runs, || {
+    let copy = |y: &mut Buffer<T>, check: &mut DeviceCheck<T>| {
+        median_of(runs, || {
             y.fill(queue, T::POISON)?;
+            queue.finish()?;
             let start = Instant::now();
             x.copy_to(queue, y)?.wait()?;
             let t = start.elapsed().as_secs_f64();
@@ -146,51 +147,27 @@ fn measure<T: Item>(queue: &Queue, n: usize, args: &Args, rows: &mut Vec<Row>) -
             Ok(t)
         })
     };
-    let before = copy(queue, &mut y, &mut check)?;
-    let variants = match args.variant.is_empty() {
-        true => vec![String::new()],
-        false => args.variant.clone(),
-    };
-    let mut scans = Vec::new();
-    for v in &variants {
-        let parts: Vec<&str> = v.split(':').collect();
-        let diagnostic = parts[0] == "4" || parts[0] == "5";
-        if parts.len() >= 3 {
-            std::env::set_var("CLGROUPS_SCAN_VARIANT", parts[0]);
-            std::env::set_var("CLGROUPS_SCAN_TILE", format!("{}:{}", parts[1], parts[2]));
-            std::env::set_var("CLGROUPS_SCAN_PER_CU", parts.get(3).unwrap_or(&"2"));
-        }
-        // A queue per variant: the algorithms' kernels are built for each queue.
-        let q = Queue::on(queue.context(), queue.device())?;
-        let t = median_of(args.runs, || {
-            y.fill(&q, T::POISON)?;
-            q.finish()?;
-            let start = Instant::now();
-            algorithms::inclusive_scan_sum(&q, &x, &mut y)?;
-            let t = start.elapsed().as_secs_f64();
-            if !diagnostic {
-                check.check(&q, &y, &want, "scan")?;
-            }
-            Ok(t)
-        })?;
-        let got = y.read(&q)?;
-        if diagnostic {
-        } else if let Some(i) = (0..n).find(|&i| got[i] != prefix[i]) {
-            return Err(format!("scan of {n}: [{i}] = {:?} not {:?}", got[i], prefix[i]).into());
-        }
-        scans.push((v.clone(), t));
+    let before = copy(&mut y, &mut check)?;
+    let scan = median_of(runs, || {
+        y.fill(queue, T::POISON)?;
+        queue.finish()?;
+        let start = Instant::now();
+        algorithms::inclusive_scan_sum(queue, &x, &mut y)?;
+        let t = start.elapsed().as_secs_f64();
+        check.check(queue, &y, &want, "scan")?;
+        Ok(t)
+    })?;
+    let got = y.read(queue)?;
+    if let Some(i) = (0..n).find(|&i| got[i] != prefix[i]) {
+        return Err(format!("scan of {n}: [{i}] = {:?} not {:?}", got[i], prefix[i]).into());
     }
-    let after = copy(queue, &mut y, &mut check)?;
-    for (variant, scan) in scans {
-        rows.push(Row {
-            n,
-            ty: T::CL_NAME,
-            variant,
-            scan,
-            copy: (before, after),
-        });
-    }
-    Ok(())
+    let after = copy(&mut y, &mut check)?;
+    Ok(Row {
+        n,
+        ty: T::CL_NAME,
+        scan,
+        copy: (before, after),
+    })
 }
 
 fn main() -> AnyResult<()> {
@@ -201,19 +178,20 @@ fn main() -> AnyResult<()> {
     println!("device: {device}");
     let mut rows = Vec::new();
     for log2 in args.min_log2..=args.max_log2 {
-        measure::<f32>(&queue, 1 << log2, &args, &mut rows)?;
-        measure::<i32>(&queue, 1 << log2, &args, &mut rows)?;
+        rows.push(measure::<f32>(&queue, 1 << log2, args.runs)?);
+        rows.push(measure::<i32>(&queue, 1 << log2, args.runs)?);
     }
     let gbs = |n: usize, s: f64| 8.0 * n as f64 / s / 1e9;
-    println!("| n | type | variant | scan | copy (before / after) | scan / copy |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| n | type | `inclusive_scan_sum` | `copy_to` + wait (before / after) | scan / copy |"
+    );
+    println!("|---|---|---|---|---|");
     for r in &rows {
         let copy = r.copy.0.min(r.copy.1);
         println!(
-            "| 2^{} | {} | {} | {:.1} µs ({:.0} GB/s) | {:.1} / {:.1} µs ({:.0} GB/s) | **{:.3}** |",
+            "| 2^{} | {} | {:.1} µs ({:.0} GB/s) | {:.1} / {:.1} µs ({:.0} GB/s) | **{:.3}** |",
             r.n.trailing_zeros(),
             r.ty,
-            if r.variant.is_empty() { "default" } else { &r.variant },
             r.scan * 1e6,
             gbs(r.n, r.scan),
             r.copy.0 * 1e6,

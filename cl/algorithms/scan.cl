@@ -127,267 +127,7 @@ kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk
     }
 }
 
-#if CLG_LOOKBACK && (CLG_LB_KIND == 1 || CLG_LB_KIND == 2)
-/* Single-pass scan with decoupled look-back (Merrill & Garland 2016), for 32-bit types on
- * NVIDIA (warps of 32, inline-PTX sub-groups). Work-groups of CLG_LB_LOCAL work-items take
- * tiles in the order they start (a ticket from an atomic counter), so a work-group only ever
- * waits for tiles of work-groups that are already running: NVIDIA keeps a resident work-group
- * running until it ends, which is the forward progress this needs.
- * Each warp owns a contiguous segment of 128 * CLG_LB_ROUNDS elements of the tile: it loads it
- * in coalesced T4 rounds into local memory, and each work-item reads back its own 4 *
- * CLG_LB_ROUNDS consecutive elements (rows padded by one T4: no bank conflicts), sums them in
- * order, and one warp scan of these sums per warp, one of the warp sums and the look-back give
- * every work-item its prefix; it scans its elements from there in order, and the segment goes
- * back out through local memory in coalesced rounds.
- * A tile's state is one 64-bit word, stored and loaded whole (volatile, so never a stale or
- * torn read): bits 0-31 the value, 32-33 the flag (1: the tile's own sum, 2: the sum of every
- * element up to the tile's end), 34-63 the launch's epoch (a word of an older launch reads as
- * "not yet"). The last work-group to take a ticket resets the counter. */
-#define LB_R CLG_LB_ROUNDS
-#define LB_NSG (CLG_LB_LOCAL / 32)
-#define LB_SEG (128 * LB_R)
-#define LB_TILE (LB_SEG * LB_NSG)
-#define LB_ROW (LB_R + 1)
-#define LB_STAGE (32 * LB_ROW)
-/* Padded index of T4 number i of a warp's segment (row i / LB_R). */
-#define LB_AT(i) ((i) + (i) / LB_R)
-#define LB_AGGREGATE 1u
-#define LB_INCLUSIVE 2u
-#define AS_T CLG_CAT(as_, CLG_T)
-
-static inline ulong lb_word(uint epoch, uint flag, T v) {
-    return ((ulong)((epoch << 2) | flag) << 32) | (ulong)as_uint(v);
-}
-
-/* Sub-group 0, every lane: the sum of every element before `tile`, from its predecessors'
- * states, 32 at a time (lane k reads tile - 1 - k, then 32 further back), after publishing
- * the tile's own `aggregate`; then publishes the tile's inclusive sum. */
-static inline T lb_look_back(volatile global ulong *state, uint tile, uint epoch, T aggregate) {
-    uint lane = sg_get_local_id();
-    if (tile == 0) {
-        if (lane == 0)
-            state[0] = lb_word(epoch, LB_INCLUSIVE, aggregate);
-        return 0;
-    }
-    if (lane == 0)
-        state[tile] = lb_word(epoch, LB_AGGREGATE, aggregate);
-    T prefix = 0;
-    long j = (long)tile - 1;
-    for (;;) {
-        long k = j - (long)lane;
-        uint flag;
-        T val;
-        do {
-            flag = LB_INCLUSIVE;
-            val = 0;
-            if (k >= 0) {
-                ulong w = state[k];
-                uint hi = (uint)(w >> 32);
-                flag = (hi >> 2) == epoch ? (hi & 3u) : 0u;
-                val = AS_T((uint)w);
-            }
-        } while (!sg_all(flag != 0));
-        uint stop = sg_reduce_min(flag == LB_INCLUSIVE ? lane : 32u);
-        prefix += sg_reduce_add(lane <= stop ? val : (T)0);
-        if (stop < 32)
-            break;
-        j -= 32;
-    }
-    if (lane == 0)
-        state[tile] = lb_word(epoch, LB_INCLUSIVE, prefix + aggregate);
-    return prefix;
-}
-
-/* Loads T4 number i of the segment at `seg` (zeros past n). */
-static inline T4 lb_load(global const T *in, size_t seg, uint i, ulong n, int full) {
-    size_t e = seg + 4 * (size_t)i;
-    if (full || e + 4 <= n)
-        return *(global const T4 *)(in + e);
-    T4 v;
-    v.x = e < n ? in[e] : (T)0;
-    v.y = e + 1 < n ? in[e + 1] : (T)0;
-    v.z = e + 2 < n ? in[e + 2] : (T)0;
-    v.w = 0;
-    return v;
-}
-
-/* Stores y as T4 number i of the segment at `seg` (nothing past n). */
-static inline void lb_store(global T *out, size_t seg, uint i, ulong n, int full, T4 y) {
-    size_t e = seg + 4 * (size_t)i;
-    if (full || e + 4 <= n) {
-        *(global T4 *)(out + e) = y;
-    } else {
-        if (e < n)
-            out[e] = y.x;
-        if (e + 1 < n)
-            out[e + 1] = y.y;
-        if (e + 2 < n)
-            out[e + 2] = y.z;
-    }
-}
-
-#if CLG_LB_KIND == 2
-/* Persistent work-groups: each takes tiles (tickets) until none is left, and loads its next
- * tile into registers before the look-back of the current one (the loads overlap the
- * look-back and the stores). A work-group only waits (in the look-back) for tiles with smaller
- * tickets, each held by a running work-group that publishes it after waiting only for smaller
- * ones: progress needs no more than the one-tile form. Every work-group takes exactly one
- * ticket past the last tile, so the one that takes ticket tiles + groups - 1 resets the
- * counter. */
-kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void
-clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *state_,
-                  global uint *ticket, uint tiles, uint epoch, int exclusive) {
-    volatile global ulong *state = state_;
-    local uint tile_l[2];
-    local T4 stage_all[LB_NSG * LB_STAGE];
-    local T wsum[LB_NSG];
-    uint lid = get_local_id(0);
-    uint lane = sg_get_local_id();
-    uint sg = sg_get_group_linear_id();
-    uint last = tiles + (uint)get_num_groups(0) - 1;
-    local T4 *stage = stage_all + sg * LB_STAGE;
-    if (lid == 0) {
-        uint t = atomic_inc(ticket);
-        if (t == last)
-            atomic_xchg(ticket, 0u);
-        tile_l[0] = t;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint tile = tile_l[0];
-    if (tile >= tiles)
-        return;
-    size_t seg = (size_t)tile * LB_TILE + (size_t)sg * LB_SEG;
-    int full = seg + LB_SEG <= n;
-    T4 nx[LB_R];
-    for (uint r = 0; r < LB_R; r++)
-        nx[r] = lb_load(in, seg, r * 32 + lane, n, full);
-    for (uint k = 1;; k++) {
-        for (uint r = 0; r < LB_R; r++)
-            stage[LB_AT(r * 32 + lane)] = nx[r];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        T4 x[LB_R];
-        T own = 0;
-        for (uint r = 0; r < LB_R; r++) {
-            x[r] = stage[lane * LB_ROW + r];
-            own += x[r].x;
-            own += x[r].y;
-            own += x[r].z;
-            own += x[r].w;
-        }
-        T before = sg_exclusive_scan_add(own);
-        if (lane == 31)
-            wsum[sg] = before + own;
-        if (lid == 0) {
-            uint t = atomic_inc(ticket);
-            if (t == last)
-                atomic_xchg(ticket, 0u);
-            tile_l[k & 1] = t;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        uint next = tile_l[k & 1];
-        size_t nseg = (size_t)next * LB_TILE + (size_t)sg * LB_SEG;
-        int nfull = nseg + LB_SEG <= n;
-        if (next < tiles)
-            for (uint r = 0; r < LB_R; r++)
-                nx[r] = lb_load(in, nseg, r * 32 + lane, n, nfull);
-        if (sg == 0) {
-            T w = lane < LB_NSG ? wsum[lane] : (T)0;
-            T wbefore = sg_exclusive_scan_add(w);
-            T aggregate = sg_broadcast(wbefore + w, 31);
-            T prefix = lb_look_back(state, tile, epoch, aggregate);
-            if (lane < LB_NSG)
-                wsum[lane] = prefix + wbefore;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        T run = wsum[sg] + before;
-        for (uint r = 0; r < LB_R; r++) {
-            T4 v = x[r];
-            T a = run + v.x, b = a + v.y, c = b + v.z, d = c + v.w;
-            stage[lane * LB_ROW + r] = exclusive ? (T4)(run, a, b, c) : (T4)(a, b, c, d);
-            run = d;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint r = 0; r < LB_R; r++)
-            lb_store(out, seg, r * 32 + lane, n, full, stage[LB_AT(r * 32 + lane)]);
-        if (next >= tiles)
-            break;
-        tile = next;
-        seg = nseg;
-        full = nfull;
-    }
-}
-#else
-kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void
-clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *state_,
-                  global uint *ticket, uint tiles, uint epoch, int exclusive) {
-    volatile global ulong *state = state_;
-    local uint tile_l;
-    local T4 stage_all[LB_NSG * LB_STAGE];
-    local T wsum[LB_NSG];
-    uint lid = get_local_id(0);
-    uint lane = sg_get_local_id();
-    uint sg = sg_get_group_linear_id();
-    local T4 *stage = stage_all + sg * LB_STAGE;
-    if (lid == 0) {
-        uint t = atomic_inc(ticket);
-        if (t == tiles - 1)
-            atomic_xchg(ticket, 0u);
-        tile_l = t;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint tile = tile_l;
-    size_t seg = (size_t)tile * LB_TILE + (size_t)sg * LB_SEG;
-    int full = seg + LB_SEG <= n;
-
-    T4 x[LB_R];
-    if (full) {
-        for (uint r = 0; r < LB_R; r++)
-            x[r] = *(global const T4 *)(in + seg + 4 * (r * 32 + lane));
-    } else {
-        for (uint r = 0; r < LB_R; r++)
-            x[r] = lb_load(in, seg, r * 32 + lane, n, 0);
-    }
-    for (uint r = 0; r < LB_R; r++)
-        stage[LB_AT(r * 32 + lane)] = x[r];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    T own = 0;
-    for (uint r = 0; r < LB_R; r++) {
-        x[r] = stage[lane * LB_ROW + r];
-        own += x[r].x;
-        own += x[r].y;
-        own += x[r].z;
-        own += x[r].w;
-    }
-    T before = sg_exclusive_scan_add(own);
-    if (lane == 31)
-        wsum[sg] = before + own;
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    if (sg == 0) {
-        T w = lane < LB_NSG ? wsum[lane] : (T)0;
-        T wbefore = sg_exclusive_scan_add(w);
-        T aggregate = sg_broadcast(wbefore + w, 31);
-        T prefix = lb_look_back(state, tile, epoch, aggregate);
-        if (lane < LB_NSG)
-            wsum[lane] = prefix + wbefore;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    T run = wsum[sg] + before;
-    for (uint r = 0; r < LB_R; r++) {
-        T4 v = x[r];
-        T a = run + v.x, b = a + v.y, c = b + v.z, d = c + v.w;
-        stage[lane * LB_ROW + r] = exclusive ? (T4)(run, a, b, c) : (T4)(a, b, c, d);
-        run = d;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint r = 0; r < LB_R; r++)
-        lb_store(out, seg, r * 32 + lane, n, full, stage[LB_AT(r * 32 + lane)]);
-}
-#endif
-#endif
-
-#if CLG_LOOKBACK && (CLG_LB_KIND == 0 || CLG_LB_KIND >= 4)
+#if CLG_LOOKBACK
 /* Single-pass scan with decoupled look-back (Merrill & Garland 2016), for 32-bit types on
  * NVIDIA (warps of 32, inline-PTX sub-groups). Work-groups of CLG_LB_LOCAL work-items take
  * tiles in the order they start (a ticket from an atomic counter), so a work-group only ever
@@ -447,19 +187,13 @@ clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *stat
             v.z = e + 2 < n ? in[e + 2] : (T)0;
             v.w = 0;
         }
-#if CLG_LB_KIND != 5
         v.y += v.x;
         v.z += v.y;
         v.w += v.z;
-#endif
         x[r] = v;
     }
     for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-#if CLG_LB_KIND == 5
-        ex[r] = 0;
-#else
         ex[r] = sg_exclusive_scan_add(x[r].w);
-#endif
     if (lane == 31)
         for (uint r = 0; r < CLG_LB_ROUNDS; r++)
             parts[r * LB_NSG + sg] = ex[r] + x[r].w;
@@ -484,7 +218,7 @@ clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *stat
             if (lane == 0)
                 state[tile] = lb_word(epoch, LB_AGGREGATE, aggregate);
             long j = (long)tile - 1;
-            for (; CLG_LB_KIND < 4;) {
+            for (;;) {
                 long k = j - (long)lane;
                 uint flag;
                 T val;
@@ -519,11 +253,7 @@ clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *stat
         size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
         T pre = parts[r * LB_NSG + sg] + ex[r];
         T4 v = x[r];
-#if CLG_LB_KIND == 5
-        T4 y = v;
-#else
         T4 y = exclusive ? (T4)(pre, pre + v.x, pre + v.y, pre + v.z) : pre + v;
-#endif
         if (e + 4 <= n) {
             *(global T4 *)(out + e) = y;
         } else {

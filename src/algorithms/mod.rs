@@ -191,7 +191,7 @@ impl<T: Element> State<T> {
             Ok(fits.then_some(k))
         };
         // Scans are sums: only their state needs the large tile's kernel.
-        let large = match lookback && forced.is_none() && op == ReduceOp::Sum && lb_kind() == 0 {
+        let large = match lookback && forced.is_none() && op == ReduceOp::Sum {
             true => lookback_kernel(
                 &build::<T>(queue, op, true, plan::Tile::LARGE)?,
                 plan::Tile::LARGE,
@@ -268,30 +268,19 @@ fn build<T: Element>(
 ) -> Result<Program> {
     let options = format!(
         "-DCLG_T={} -DCLG_OP={} -DCLG_ID={} -DCLG_LOOKBACK={} -DCLG_LB_LOCAL={} \
-         -DCLG_LB_ROUNDS={} -DCLG_LB_KIND={}",
+         -DCLG_LB_ROUNDS={}",
         T::CL_NAME,
         op.code(),
         op.identity::<T>(),
         u8::from(lookback),
         tile.local,
         tile.rounds,
-        lb_kind(),
     );
     log::debug!("algorithms: building {options} on {}", queue.device());
     Program::builder(SOURCE)
         .file_name("clgroups/algorithms/reduce.cl")
         .options(&options)
         .build(queue)
-}
-
-/// TUNING: the look-back kernel variant (`CLGROUPS_SCAN_VARIANT`: 0 old, 1 staged, 2 persistent).
-pub(crate) fn lb_kind() -> u32 {
-    std::env::var("CLGROUPS_SCAN_VARIANT").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
-}
-
-/// TUNING: work-groups per compute unit of the persistent variant.
-pub(crate) fn lb_per_cu() -> usize {
-    std::env::var("CLGROUPS_SCAN_PER_CU").ok().and_then(|v| v.parse().ok()).unwrap_or(2)
 }
 
 /// The kernels of one program (one per element type and operation).

@@ -109,7 +109,11 @@ impl Tile {
             rounds: r.trim().parse().ok()?,
             local: l.trim().parse().ok()?,
         };
-        let ok = t.rounds > 0 && t.local > 0 && t.local % 32 == 0 && t.local <= 1024 && t.rounds <= 64;
+        let ok = t.rounds > 0
+            && t.local > 0
+            && t.local % 32 == 0
+            && (t.rounds * t.local / 32) % 32 == 0
+            && t.rounds <= 64;
         ok.then_some(t)
     }
 }

@@ -41,16 +41,12 @@ impl<T: Element> State<T> {
         match (path, lookback) {
             (ScanPath::LookBack, Some((lookback, tile))) => {
                 log::debug!("algorithms: look-back scan of {n} in tiles of {tile:?}");
-                let mut p = plan::lookback(n, tile);
+                let p = plan::lookback(n, tile);
                 let tiles = u32::try_from(p.groups).map_err(|_| {
                     Error::input(format!("scan of {n} elements: more than 2^32 tiles"))
                 })?;
-                let states_needed = p.groups;
-                if super::lb_kind() == 2 {
-                    p.groups = p.groups.min(self.inputs.compute_units * super::lb_per_cu());
-                }
-                if self.tiles.as_ref().is_none_or(|b| b.len() < states_needed) {
-                    let mut fresh = Buffer::new(self.queue.context(), states_needed)?;
+                if self.tiles.as_ref().is_none_or(|b| b.len() < p.groups) {
+                    let mut fresh = Buffer::new(self.queue.context(), p.groups)?;
                     fresh.fill(&self.queue, 0)?;
                     self.tiles = Some(fresh);
                 }
@@ -73,7 +69,7 @@ impl<T: Element> State<T> {
                 ];
                 let needs = [
                     (output.len(), n),
-                    (states.len(), states_needed),
+                    (states.len(), p.groups),
                     (self.counters.len(), 1),
                 ];
                 // SAFETY: `clg_scan_lookback` reads `in` and writes `out` below `n` (checked
