@@ -12,11 +12,15 @@
 #[path = "common/raw_saxpy.rs"]
 mod raw_saxpy;
 
+#[path = "common/timing.rs"]
+mod timing;
+
 use clap::Parser;
 use clgroups::launch::LocalSize;
 use clgroups::{Buffer, Program, Queue, Range};
 use raw_saxpy::{RawSaxpy, SAXPY_SOURCE};
 use std::time::Instant;
+use timing::median;
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -131,11 +135,6 @@ fn timed(block: usize, out: &mut Vec<f64>, mut f: impl FnMut() -> AnyResult<()>)
         out.push(t.elapsed().as_secs_f64() * 1e6);
     }
     Ok(())
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn check(what: &str, y: &[f32], want: f32) -> AnyResult<()> {

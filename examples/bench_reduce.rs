@@ -22,12 +22,17 @@ mod raw_cl;
 #[path = "common/tree.rs"]
 mod tree;
 
+#[path = "common/timing.rs"]
+mod timing;
+
 use clap::Parser;
 use clgroups::algorithms::{self, ReduceOp, ScanKind};
 use clgroups::launch::LocalSize;
 use clgroups::plan::local_size::DeviceKind;
 use clgroups::{Buffer, Program, Queue, Range};
 use std::time::Instant;
+use timing::median;
+use timing::median_of;
 
 #[derive(Parser)]
 struct Args {
@@ -105,20 +110,6 @@ fn main() -> AnyResult<()> {
 /// Timed calls for `n` elements: at least 21, more for small inputs.
 fn runs_for(n: usize) -> usize {
     ((1usize << 30) / n).clamp(21, 201)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Median of `runs` timings of `call` after 3 warm-up calls; `call` returns seconds.
-fn median_of(runs: usize, mut call: impl FnMut() -> AnyResult<f64>) -> AnyResult<f64> {
-    for _ in 0..3 {
-        call()?;
-    }
-    let mut t = (0..runs).map(|_| call()).collect::<AnyResult<Vec<f64>>>()?;
-    Ok(median(&mut t))
 }
 
 /// Seconds of `f` on the host clock.

@@ -18,12 +18,16 @@
 #[path = "common/raw_saxpy.rs"]
 mod raw_saxpy;
 
+#[path = "common/timing.rs"]
+mod timing;
+
 use clap::Parser;
 use clgroups::algorithms::reduce_sum;
 use clgroups::launch::LocalSize;
 use clgroups::{Buffer, Program, Queue, Range};
 use raw_saxpy::{RawSaxpy, SAXPY_SOURCE};
 use std::time::Instant;
+use timing::median;
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -134,9 +138,4 @@ fn main() -> AnyResult<()> {
         println!("{row:<10} {m:>10.1} {:>9.2}", m / floor);
     }
     Ok(())
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }

@@ -10,10 +10,14 @@
 //!
 //! `cargo run --release --example bench_scan -- [--min-log2 K] [--max-log2 M] [--runs N]`
 
+#[path = "common/timing.rs"]
+mod timing;
+
 use clap::Parser;
 use clgroups::algorithms::{self, Element};
 use clgroups::{Buffer, Kernel, Program, Queue};
 use std::time::Instant;
+use timing::median_of;
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -57,20 +61,6 @@ impl Item for i32 {
         a.wrapping_add(b)
     }
     const POISON: i32 = i32::MIN;
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Median of `runs` timings of `call` after 3 warm-up calls; `call` returns seconds.
-fn median_of(runs: usize, mut call: impl FnMut() -> AnyResult<f64>) -> AnyResult<f64> {
-    for _ in 0..3 {
-        call()?;
-    }
-    let mut t = (0..runs).map(|_| call()).collect::<AnyResult<Vec<f64>>>()?;
-    Ok(median(&mut t))
 }
 
 /// Counts on the device the elements of an output that differ from the answer.
