@@ -12,6 +12,9 @@ use crate::plan::work_group::{choose, Constraints};
 use crate::plan::{rounding, split};
 use crate::queue::names;
 use crate::range::Range;
+use crate::Buffer;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// One kernel on every device of a [`RootDevice`](super::RootDevice).
 ///
@@ -42,7 +45,14 @@ pub struct RootKernel {
     pub(super) checked: bool,
     pub(super) placement: Placement,
     pub(super) policy: Policy,
+    /// Staging buffers of halo exchanges, by (argument, receiving device, sending device, run
+    /// start, run end): reused by every launch (launches keep one queue's order across
+    /// devices, so a launch's staging copies never overtake the last one's).
+    pub(super) halo_staging: Arc<Mutex<HashMap<HaloRun, Buffer<u8>>>>,
 }
+
+/// A halo exchange's run: argument, receiving device, sending device, elements `[a, b)`.
+pub(super) type HaloRun = (usize, usize, usize, usize, usize);
 
 /// What a root device's launches may do when [the contract](super#the-contract) cannot split
 /// them as declared.

@@ -163,6 +163,7 @@ impl RootProgram {
                 checked: self.checked,
                 placement: self.placement,
                 policy,
+                halo_staging: Default::default(),
             });
         };
         let kernels = self
@@ -206,6 +207,7 @@ impl RootProgram {
             checked: self.checked,
             placement: self.placement,
             policy,
+            halo_staging: Default::default(),
         })
     }
 

@@ -4,6 +4,7 @@
 //! launch, the halos of [`Access::Stencil`] buffers move between devices.
 
 use super::super::arg::Value;
+use super::super::kernel::HaloRun;
 use super::super::{Access, MultiEvent, Placement};
 use super::fallback::part_mem;
 use super::RootLaunch;
@@ -48,8 +49,13 @@ impl RootLaunch<'_> {
 
 impl RootLaunch<'_> {
     /// After a split launch: each device's halo of every [`Access::Stencil`] argument the
-    /// kernel may write, copied from the devices that own those elements, on its queue after
-    /// their part of the launch (the copies join the devices' events).
+    /// kernel may write, copied from the devices that own those elements after their part of
+    /// the launch (the copies join the devices' events). Each run goes through a staging
+    /// buffer of its own size: copied into it on the owner's queue, then from it on the
+    /// receiver's. A copy straight between two devices' parts would make the driver move the
+    /// whole source part to the receiver first (PoCL-R migrates a whole buffer between
+    /// servers; so do drivers whose devices have separate memories): a 1-row halo of a heat
+    /// grid then moved the neighbour's whole chunk at every step.
     pub(super) fn exchange(&self, launched: &mut MultiEvent) -> Result<()> {
         let kernels = &self.kernel.kernels;
         for (i, v) in self.args.iter().enumerate() {
@@ -68,36 +74,72 @@ impl RootLaunch<'_> {
                     let waits: Vec<cl_event> = (launched.events[e].iter())
                         .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
                         .collect();
+                    let qe = kernels[e].program().queue();
                     for &(a, b) in runs {
                         let (a, b) = (a.max(lo), b.min(hi));
                         if a >= b {
                             continue;
                         }
-                        let from = (src, (a - c.stored[e].0) * es);
+                        let bytes = (b - a) * es;
+                        let stage = self.staging((i, d, e, a, b), qe, bytes)?;
+                        let err = |q: &crate::queue::Queue| {
+                            let device = q.device().to_string();
+                            move |e: opencl3::error_codes::ClError| {
+                                Error::cl("clEnqueueCopyBuffer", e.0, device)
+                            }
+                        };
                         // SAFETY: device e's part holds its own run [a, b) from stored[e].0 on;
-                        // device d's part holds [lo, hi), which contains [a, b).
-                        let copy = unsafe {
+                        // the staging buffer holds `bytes`; device d's part holds [lo, hi),
+                        // which contains [a, b). The second copy waits for the first.
+                        let out = unsafe {
                             ffi::copy_bytes(
-                                q.raw(),
-                                from,
-                                (dst, (a - lo) * es),
-                                (b - a) * es,
+                                qe.raw(),
+                                (src, (a - c.stored[e].0) * es),
+                                (stage, 0),
+                                bytes,
                                 &waits,
                             )
                         }
-                        .map_err(|e| {
-                            Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string())
-                        })?;
-                        let ev = Event::new(copy, q.device().clone(), None);
-                        launched.events[d] = Some(match launched.events[d].take() {
-                            Some(first) => first.then(ev),
-                            None => ev,
-                        });
+                        .map_err(err(qe))?;
+                        let into = unsafe {
+                            ffi::copy_bytes(
+                                q.raw(),
+                                (stage, 0),
+                                (dst, (a - lo) * es),
+                                bytes,
+                                &[out.get()],
+                            )
+                        }
+                        .map_err(err(q))?;
+                        for (dev, raw, queue) in [(e, out, qe), (d, into, q)] {
+                            let ev = Event::new(raw, queue.device().clone(), None);
+                            launched.events[dev] = Some(match launched.events[dev].take() {
+                                Some(first) => first.then(ev),
+                                None => ev,
+                            });
+                        }
                     }
                 }
             }
-            log::debug!("halos of argument {i} exchanged between devices");
+            log::debug!("halos of argument {i} exchanged between devices (staged)");
         }
         Ok(())
+    }
+
+    /// The staging buffer of a halo run (made on its first exchange, on the sender's queue).
+    fn staging(
+        &self,
+        run: HaloRun,
+        sender: &crate::queue::Queue,
+        bytes: usize,
+    ) -> Result<opencl3::types::cl_mem> {
+        let mut staging = (self.kernel.halo_staging.lock()).unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = staging.get(&run).filter(|s| s.len() == bytes) {
+            return Ok(s.as_raw());
+        }
+        let s = crate::Buffer::<u8>::new(sender, bytes)?;
+        let raw = s.as_raw();
+        staging.insert(run, s);
+        Ok(raw)
     }
 }
