@@ -89,8 +89,7 @@ impl RootLaunch<'_> {
                             }
                         };
                         // SAFETY: device e's part holds its own run [a, b) from stored[e].0 on;
-                        // the staging buffer holds `bytes`; device d's part holds [lo, hi),
-                        // which contains [a, b). The second copy waits for the first.
+                        // the staging buffer holds `bytes`.
                         let out = unsafe {
                             ffi::copy_bytes(
                                 qe.raw(),
@@ -101,6 +100,8 @@ impl RootLaunch<'_> {
                             )
                         }
                         .map_err(err(qe))?;
+                        // SAFETY: the staging buffer holds `bytes`, written by the copy this one
+                        // waits for; device d's part holds [lo, hi), which contains [a, b).
                         let into = unsafe {
                             ffi::copy_bytes(
                                 q.raw(),
