@@ -216,6 +216,11 @@ fn argument_mismatches_are_errors_not_panics() {
         );
         let u = Buffer::<u8>::new(q.context(), 64).unwrap();
         let l = LocalSize::Auto;
+        // A launch that passes first: the kernel remembers its arguments' kinds and types, and
+        // every case below must still be checked (none has the same kinds and types).
+        let good = k.launch().arg(&f).arg(&i).arg(64u32).arg(1f32);
+        // SAFETY: work-items 0..64 read i[id] and write f[id], both 64 elements.
+        unsafe { good.nd_range(64, l) }.unwrap().wait().unwrap();
         // SAFETY: every launch here is refused before enqueueing.
         let results = unsafe {
             [

@@ -77,8 +77,9 @@ struct KernelInner {
     /// the chooser nothing (the tuned search costs 1–2 µs, a tenth of a GPU launch).
     last_choice: Mutex<Option<(Range, LocalSize, Option<Range>)>>,
     /// The kinds and types of the last arguments that passed the signature check (a launch
-    /// with the same ones checks nothing again; see `Launch::check_arguments`).
-    last_args: Mutex<Vec<ArgKey>>,
+    /// with the same ones checks nothing again; see `Launch::check_arguments`); `None` before
+    /// the first that passed.
+    last_args: Mutex<Option<Vec<ArgKey>>>,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
     /// Why its result may depend on its work-group shape, or `None`.
@@ -242,7 +243,7 @@ impl Kernel {
                 limits,
                 constraints,
                 last_choice: Mutex::new(None),
-                last_args: Mutex::new(Vec::new()),
+                last_args: Mutex::new(None),
                 hidden_scratch,
                 id_conditions: plan.id_conditions.clone(),
                 shape: plan.shape.clone(),
@@ -460,7 +461,7 @@ impl Kernel {
     }
 
     /// The arguments of the last launch whose arguments passed the signature check.
-    pub(crate) fn last_args(&self) -> MutexGuard<'_, Vec<ArgKey>> {
+    pub(crate) fn last_args(&self) -> MutexGuard<'_, Option<Vec<ArgKey>>> {
         self.inner
             .last_args
             .lock()

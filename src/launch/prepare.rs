@@ -140,12 +140,13 @@ impl Launch<'_> {
     fn check_arguments(&self, global: Range) -> Result<()> {
         let name = self.kernel.name();
         let mut last = self.kernel.last_args();
-        let same = last.len() == self.args.len()
-            && last.iter().zip(&self.args).all(|(k, a)| *k == a.key());
+        let same = last.as_ref().is_some_and(|keys| {
+            keys.len() == self.args.len() && keys.iter().zip(&self.args).all(|(k, a)| *k == a.key())
+        });
         if !same {
-            last.clear();
+            *last = None;
             super::check_args(name, self.kernel.args(), &self.args)?;
-            last.extend(self.args.iter().map(Arg::key));
+            *last = Some(self.args.iter().map(Arg::key).collect());
         }
         drop(last);
         let context = self.queue.context().key();
