@@ -106,16 +106,11 @@ pub fn exclusive_scan_sum<T: Element>(
 }
 
 fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp) -> Result<T> {
-    let on_device = match op {
-        ReduceOp::Sum => single::reduce_sum::<T>,
-        ReduceOp::Min => single::reduce_min::<T>,
-        ReduceOp::Max => single::reduce_max::<T>,
-    };
     let parts = parts(root, input)?;
     let partials: Vec<T> = std::thread::scope(|s| {
         let running: Vec<_> = parts
             .iter()
-            .map(|&(d, buf)| s.spawn(move || on_device(&root.queues()[d], buf)))
+            .map(|&(d, buf)| s.spawn(move || single::reduce(&root.queues()[d], buf, op)))
             .collect();
         running.into_iter().map(joined).collect::<Result<Vec<_>>>()
     })?;
@@ -130,7 +125,7 @@ fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp)
         // No part at all (an empty buffer): the operation's identity, as one device gives it.
         None => {
             let q0 = &root.queues()[0];
-            on_device(q0, &Buffer::from_slice(q0, &partials)?)
+            single::reduce(q0, &Buffer::from_slice(q0, &partials)?, op)
         }
     }
 }
