@@ -55,6 +55,15 @@ impl Event {
         }
     }
 
+    /// `later` appended to the event in `slot` ([`Event::then`]), or put there if it is empty.
+    #[cfg(feature = "scaling")]
+    pub(crate) fn push(slot: &mut Option<Event>, later: Event) {
+        *slot = Some(match slot.take() {
+            Some(first) => first.then(later),
+            None => later,
+        });
+    }
+
     /// What the event is for, in error messages (built only when needed: launches stay cheap).
     fn context(&self) -> String {
         match &self.kernel {

@@ -444,10 +444,7 @@ impl<'a> RootLaunch<'a> {
                 // SAFETY: each sub-launch is a part of the launch the caller vouches for, with
                 // the arguments of its device (checked against the contract, or whole copies).
                 let ev = unsafe { launch.execute(p)? };
-                event = Some(match event {
-                    Some(first) => first.then(ev),
-                    None => ev,
-                });
+                Event::push(&mut event, ev);
             }
             events.push(event);
         }

@@ -114,10 +114,7 @@ impl RootLaunch<'_> {
                         .map_err(err(q))?;
                         for (dev, raw, queue) in [(e, out, qe), (d, into, q)] {
                             let ev = Event::new(raw, queue.device().clone(), None);
-                            launched.events[dev] = Some(match launched.events[dev].take() {
-                                Some(first) => first.then(ev),
-                                None => ev,
-                            });
+                            Event::push(&mut launched.events[dev], ev);
                         }
                     }
                 }
