@@ -18,13 +18,17 @@
 //! The placement of the colored buffers is the root device's (`shared` on host-unified
 //! memory, else `partitioned`; `CLGROUPS_PLACEMENT=shared|partitioned` overrides it).
 
+#[path = "common/timing.rs"]
+mod timing;
+
 use clap::Parser;
 use clgroups::plan::coloring::{color, DEFAULT_PAGE_SIZE};
 use clgroups::plan::local_size::DeviceKind;
 use clgroups::plan::partition::partition;
 use clgroups::scaling::{self, ColoredBuffer, Placement, RootDevice};
 use clgroups::{algorithms, Buffer, Program, Queue, Range};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use timing::interleaved;
 
 #[derive(Parser, Debug)]
 #[command(about = "Implicit scaling over several OpenCL devices: plans and a SAXPY measurement")]
@@ -97,28 +101,6 @@ fn first_wrong(y: &[f32], x: &[f32], y0: &[f32]) -> Option<(usize, f32, f32)> {
 
 /// A timed configuration: its name, the bytes one run moves, and the run itself.
 type Case<'a> = (String, f64, Box<dyn FnMut() -> clgroups::Result<()> + 'a>);
-
-/// Median host wall time of each case over `runs` rounds, after two warm-up rounds; each round
-/// runs every case once, in turn, so that a busy machine slows all of them alike.
-fn time(runs: usize, cases: &mut [Case]) -> clgroups::Result<Vec<Duration>> {
-    let mut walls = vec![Vec::with_capacity(runs); cases.len()];
-    for round in 0..runs + 2 {
-        for (i, (_, _, run)) in cases.iter_mut().enumerate() {
-            let t = Instant::now();
-            run()?;
-            if round >= 2 {
-                walls[i].push(t.elapsed());
-            }
-        }
-    }
-    Ok(walls
-        .into_iter()
-        .map(|mut w| {
-            w.sort();
-            w[runs / 2]
-        })
-        .collect())
-}
 
 /// The largest prime below `n` (n ≥ 3).
 fn prime_below(n: usize) -> usize {
@@ -216,7 +198,7 @@ fn measure(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         4.0 * pow2 as f64,
         Box::new(move || check("all devices", scaling::algorithms::reduce_sum(root, rc)?)),
     ));
-    let medians = time(runs, &mut cases)?;
+    let medians = interleaved(runs, &mut cases, |(_, _, run)| run())?;
     for ((name, bytes, _), d) in cases.iter().zip(&medians) {
         println!(
             "{name}: {:.3} ms, {:.2} GB/s",

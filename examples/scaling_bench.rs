@@ -13,11 +13,15 @@
 //! CLGROUPS_DEVICES=0:0,0:1 cargo run --release --example scaling_bench -- --n 67108864
 //! ```
 
+#[path = "common/timing.rs"]
+mod timing;
+
 use clap::Parser;
 use clgroups::plan::local_size::DeviceKind;
 use clgroups::scaling::{self, Access, ColoredBuffer, RootDevice, RootKernel};
 use clgroups::{algorithms, Buffer, Kernel, Program, Queue, Range};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use timing::interleaved;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -85,27 +89,6 @@ kernel void mandelbrot(global uint *out, uint w, uint h, uint max_iter) {
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 type Run<'a> = Box<dyn FnMut() -> Res<()> + 'a>;
-
-/// Median wall time of each run over `runs` interleaved rounds after two warm-ups.
-fn time(runs: usize, cases: &mut [Run]) -> Res<Vec<Duration>> {
-    let mut walls = vec![Vec::new(); cases.len()];
-    for round in 0..runs + 2 {
-        for (i, run) in cases.iter_mut().enumerate() {
-            let t = Instant::now();
-            run()?;
-            if round >= 2 {
-                walls[i].push(t.elapsed());
-            }
-        }
-    }
-    Ok(walls
-        .into_iter()
-        .map(|mut w| {
-            w.sort();
-            w[w.len() / 2]
-        })
-        .collect())
-}
 
 fn values(n: usize, seed: u32, lo: f32, hi: f32) -> Vec<f32> {
     let mut s = seed.wrapping_mul(2_654_435_761).max(1);
@@ -232,7 +215,7 @@ fn saxpy(b: &Bench, n: usize, runs: usize) -> Res<Row> {
         // SAFETY: as above.
         Box::new(|| Ok(unsafe { kn.launch().arg(&yn).arg(&xn).arg(2.0f32).range(n) }?.wait()?)),
     ];
-    Ok((time(runs, &mut cases)?, spread))
+    Ok((interleaved(runs, &mut cases, |run| run())?, spread))
 }
 
 fn reduce(b: &Bench, n: usize, runs: usize) -> Res<Row> {
@@ -253,7 +236,7 @@ fn reduce(b: &Bench, n: usize, runs: usize) -> Res<Row> {
         Box::new(|| check(scaling::algorithms::reduce_sum(root, &xn)?)),
     ];
     Ok((
-        time(runs, &mut cases)?,
+        interleaved(runs, &mut cases, |run| run())?,
         "scaling::algorithms::reduce_sum".into(),
     ))
 }
@@ -298,7 +281,7 @@ fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -> Re
     all(&mut spread)?;
     agree("heat", &an.read()?, &a1.read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| all(&mut String::new()))];
-    Ok((time(runs, &mut cases)?, spread))
+    Ok((interleaved(runs, &mut cases, |run| run())?, spread))
 }
 
 fn black_scholes(b: &Bench, n: usize, runs: usize) -> Res<Row> {
@@ -345,7 +328,7 @@ fn black_scholes(b: &Bench, n: usize, runs: usize) -> Res<Row> {
     agree("black-scholes call", &all[3].read()?, &one[3].read(b.q)?)?;
     agree("black-scholes put", &all[4].read()?, &one[4].read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(|| runn().map(drop))];
-    Ok((time(runs, &mut cases)?, spread))
+    Ok((interleaved(runs, &mut cases, |run| run())?, spread))
 }
 
 fn mandelbrot(b: &Bench, side: usize, runs: usize) -> Res<Row> {
@@ -369,5 +352,5 @@ fn mandelbrot(b: &Bench, side: usize, runs: usize) -> Res<Row> {
         return Err("mandelbrot: the root device's image differs".into());
     }
     let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(|| runn().map(drop))];
-    Ok((time(runs, &mut cases)?, spread))
+    Ok((interleaved(runs, &mut cases, |run| run())?, spread))
 }
