@@ -209,7 +209,14 @@ impl<T: Element> State<T> {
             Err(_) => None,
         };
         let tile = forced.unwrap_or(plan::Tile::DEFAULT);
-        let program = build::<T>(queue, op, lookback, tile)?;
+        let wait_ns = |tile: plan::Tile| match std::env::var("CLGROUPS_SCAN_WAIT_NS") {
+            Ok(v) => v.trim().parse::<u32>().unwrap_or_else(|_| {
+                log::warn!("CLGROUPS_SCAN_WAIT_NS={v:?} is not a number of ns; using the default");
+                tile.wait_ns(device.name())
+            }),
+            Err(_) => tile.wait_ns(device.name()),
+        };
+        let program = build::<T>(queue, op, lookback, tile, wait_ns(tile))?;
         let lookback_kernel = |program: &Program, tile: plan::Tile| -> Result<Option<Kernel>> {
             let k = program.kernel("clg_scan_lookback")?;
             let fits = k.limits().max_work_group_size >= tile.local;
@@ -220,10 +227,7 @@ impl<T: Element> State<T> {
         };
         // Scans are sums: only their state needs the large tile's kernel.
         let large = match lookback && forced.is_none() && op == ReduceOp::Sum {
-            true => lookback_kernel(
-                &build::<T>(queue, op, true, plan::Tile::LARGE)?,
-                plan::Tile::LARGE,
-            )?,
+            true => lookback_kernel(&build_large::<T>(queue, op, wait_ns)?, plan::Tile::LARGE)?,
             false => None,
         };
         let k = Kernels {
@@ -287,16 +291,18 @@ impl<T: Element> State<T> {
     }
 }
 
-/// The algorithms' program for `T` and `op`, look-back tiles of `tile`.
+/// The algorithms' program for `T` and `op`, look-back tiles of `tile` that wait `wait_ns`
+/// before their first look ([`plan::Tile::wait_ns`]).
 fn build<T: Element>(
     queue: &Queue,
     op: ReduceOp,
     lookback: bool,
     tile: plan::Tile,
+    wait_ns: u32,
 ) -> Result<Program> {
     let options = format!(
         "-DCLG_T={} -DCLG_OP={} -DCLG_ID={} -DCLG_LOOKBACK={} -DCLG_LB_LOCAL={} \
-         -DCLG_LB_ROUNDS={}",
+         -DCLG_LB_ROUNDS={} -DCLG_LB_WAIT_NS={wait_ns}",
         T::CL_NAME,
         op.code(),
         op.identity::<T>(),
@@ -309,6 +315,23 @@ fn build<T: Element>(
         .file_name("clgroups/algorithms/reduce.cl")
         .options(&options)
         .build(queue)
+}
+
+/// The program of [`plan::Tile::LARGE`] look-back tiles; without their wait where the device
+/// cannot build it (PTX `nanosleep` needs NVIDIA's Volta or newer).
+fn build_large<T: Element>(
+    queue: &Queue,
+    op: ReduceOp,
+    wait_ns: impl Fn(plan::Tile) -> u32,
+) -> Result<Program> {
+    let (tile, wait) = (plan::Tile::LARGE, wait_ns(plan::Tile::LARGE));
+    build::<T>(queue, op, true, tile, wait).or_else(|e| match wait {
+        0 => Err(e),
+        _ => {
+            log::warn!("algorithms: look-back tiles that wait {wait} ns do not build on {} ({e}); built without the wait", queue.device());
+            build::<T>(queue, op, true, tile, 0)
+        }
+    })
 }
 
 /// The kernels of one program (one per element type and operation).

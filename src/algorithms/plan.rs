@@ -91,6 +91,29 @@ impl Tile {
     /// ```
     pub const LARGE_FROM: usize = 1 << 26;
 
+    /// How long a tile of the look-back scan waits, in ns, after publishing its own sum and
+    /// before it first reads the states of the tiles before it, on the device named `device`
+    /// (`CLGROUPS_SCAN_WAIT_NS` overrides it). Polls of states not yet published cost more
+    /// than the pause: on the H100 (`examples/bench_scan.rs`, 2^26–2^28 floats and ints)
+    /// [`Tile::LARGE`] ran at 0.80–0.84 of a copy without it and 0.89–0.93 with 3 µs. Tuned on
+    /// the H100 alone: the best pause follows the time a tile takes (there 3–4 µs of a
+    /// 32768-element tile's ~12 µs; 5 µs fell to 0.72, as did 3 µs with 24576-element tiles),
+    /// so a device with other bandwidth could lose as much; other devices and smaller tiles
+    /// (which take their turns faster) do not wait.
+    ///
+    /// ```
+    /// use clgroups::algorithms::plan::Tile;
+    /// assert_eq!(Tile::LARGE.wait_ns("NVIDIA H100 80GB HBM3"), 3000);
+    /// assert_eq!(Tile::LARGE.wait_ns("NVIDIA H200"), 0);
+    /// assert_eq!(Tile::DEFAULT.wait_ns("NVIDIA H100 PCIe"), 0);
+    /// ```
+    pub fn wait_ns(&self, device: &str) -> u32 {
+        match *self == Tile::LARGE && device.contains("H100") {
+            true => 3000,
+            false => 0,
+        }
+    }
+
     /// Elements per tile.
     pub fn elements(&self) -> usize {
         4 * self.rounds * self.local
