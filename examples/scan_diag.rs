@@ -1,0 +1,533 @@
+//! Where the look-back scan loses against a device copy (issue 25): every case against
+//! `clEnqueueCopyBuffer` in the same run, on one profiling queue of the default device (or
+//! `CLGROUPS_DEVICE`), at every power of two from 2^K to 2^M. Each case: the median host wall of
+//! enqueue + wait and the median device time (profiling) over `--runs` calls after 3 warm-up
+//! calls, its output poisoned before every call; ratios are copy time / case time (1: as fast
+//! as the copy). Cases:
+//!
+//! * `copy-*`: OpenCL C copy kernels (float): scalar, `float4`, `vload4`, K `float4`s per
+//!   work-item in one tile per work-group, grid-stride loops, PTX cache hints (checked).
+//! * scan variants (float and int), the kernel of `cl/algorithms/scan.cl` built with a tile
+//!   `ROUNDS:LOCAL` and source patches: `nolb` skips the look-back (each tile adds nothing from
+//!   its predecessors: wrong, timing only), `copy` also stores its input unchanged (a copy
+//!   shaped like the scan, checked), `noticket` takes the tile from the group id (timing only),
+//!   `restrict` marks `in`/`out` restrict, `nc` loads through `ld.global.nc`, `nc256` adds the
+//!   L2 256-byte prefetch hint, `cs` stores with `st.global.cs` (NVIDIA PTX). Variants that
+//!   still scan are checked against the library's `enqueue_scan_sum`.
+//!
+//! `cargo run --release --example scan_diag -- [--min-log2 K] [--max-log2 M] [--runs N]
+//!  [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH,...]`
+
+#[path = "common/timing.rs"]
+mod timing;
+
+use clap::Parser;
+use clgroups::algorithms::{self, Element, ScanKind};
+use clgroups::{Buffer, Event, Kernel, LocalSize, Program, Queue, Range};
+use std::time::Instant;
+use timing::median;
+
+type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+#[derive(Parser)]
+struct Args {
+    /// Smallest size, as a power of two.
+    #[arg(long, default_value_t = 26)]
+    min_log2: u32,
+    /// Largest size, as a power of two.
+    #[arg(long, default_value_t = 28)]
+    max_log2: u32,
+    /// Timed calls per median.
+    #[arg(long, default_value_t = 31)]
+    runs: usize,
+    /// Skip the copy kernels.
+    #[arg(long)]
+    no_copies: bool,
+    /// Scan variants, `NAME:ROUNDS:LOCAL:PATCHES` (patches joined by `+`), comma-separated.
+    #[arg(long, default_value = DEFAULT_VARIANTS)]
+    variants: String,
+}
+
+const DEFAULT_VARIANTS: &str = "main:32:256:,nolb:32:256:nolb,copy:32:256:copy,\
+    nolb-noticket:32:256:nolb+noticket,restrict:32:256:restrict,nc:32:256:nc,\
+    nc-cs:32:256:nc+cs,nc256:32:256:nc256,cs:32:256:cs,t32x128:32:128:,t16x256:16:256:,\
+    t16x128:16:128:,t8x1024:8:1024:,t16x512:16:512:,nolb-16x256:16:256:nolb,\
+    copy-32x128:32:128:copy,copy-16x256:16:256:copy,nc-32x128:32:128:nc,\
+    r128-16x256:16:256::-cl-nv-maxrregcount=128,r96-16x256:16:256::-cl-nv-maxrregcount=96";
+
+/// OpenCL C copy kernels; `K` (vectors per work-item) is a build define.
+const COPIES: &str = r#"
+kernel void copy1(global const float *in, global float *out) {
+    size_t i = get_global_id(0);
+    out[i] = in[i];
+}
+kernel void copy4(global const float4 *in, global float4 *out) {
+    size_t i = get_global_id(0);
+    out[i] = in[i];
+}
+kernel void copy_vload4(global const float *in, global float *out) {
+    size_t i = get_global_id(0);
+    vstore4(vload4(i, in), i, out);
+}
+/* One tile of K * local float4s per work-group, every load issued before any store. */
+kernel void copy4_tile(global const float4 *in, global float4 *out) {
+    size_t base = get_group_id(0) * K * get_local_size(0) + get_local_id(0);
+    float4 v[K];
+    for (int r = 0; r < K; r++)
+        v[r] = in[base + r * get_local_size(0)];
+    for (int r = 0; r < K; r++)
+        out[base + r * get_local_size(0)] = v[r];
+}
+kernel void copy4_grid(global const float4 *in, global float4 *out, ulong n4) {
+    for (size_t i = get_global_id(0); i < n4; i += get_global_size(0))
+        out[i] = in[i];
+}
+#ifdef PTX
+kernel void copy4_nc_cs(global const float *in, global float *out) {
+    size_t i = 4 * get_global_id(0);
+    uint a, b, c, d;
+    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(in + i));
+    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+                 :: "l"(out + i), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+#endif
+"#;
+
+/// Device-side input (the hash values of bench_scan) and mismatch count.
+const TOOLS: &str = r#"
+kernel void init(global T *x) {
+    size_t i = get_global_id(0);
+    uint h = ((uint)i * 2654435761u) >> 28;
+#ifdef FLOAT
+    x[i] = h == 0 ? 1.0f : 0.0f;
+#else
+    x[i] = (int)h - 7;
+#endif
+}
+kernel void mismatches(global const T *y, global const T *want, global uint *bad) {
+    size_t i = get_global_id(0);
+    if (!(y[i] == want[i]))
+        atomic_inc(bad);
+}
+"#;
+
+/// PTX load and store helpers of the `nc`, `nc256` and `cs` patches.
+const PTX_HELPERS: &str = r#"
+static inline T4 lb_ld(global const T *p) {
+    uint a, b, c, d;
+    asm volatile(LB_LD " {%0, %1, %2, %3}, [%4];"
+                 : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
+    return CLG_CAT(as_, T4)((uint4)(a, b, c, d));
+}
+static inline void lb_st(global T *p, T4 v) {
+    uint4 u = as_uint4(v);
+    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+                 :: "l"(p), "r"(u.x), "r"(u.y), "r"(u.z), "r"(u.w) : "memory");
+}
+"#;
+
+/// The scan's source with `patches` applied; `Err` names a patch whose text is not found once.
+fn patched(patches: &[&str]) -> AnyResult<String> {
+    fn sub_in(s: &mut String, from: &str, to: &str) -> AnyResult<()> {
+        match s.matches(from).count() {
+            1 => {
+                *s = s.replacen(from, to, 1);
+                Ok(())
+            }
+            k => Err(format!("patch text {from:?} found {k} times").into()),
+        }
+    }
+    let mut s = algorithms::SOURCE.to_string();
+    let kernel = "kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void";
+    for p in patches {
+        match *p {
+            "nolb" => sub_in(&mut s, "            for (;;) {", "            for (; 0;) {")?,
+            "copy" => {
+                sub_in(&mut s, "            for (;;) {", "            for (; 0;) {")?;
+                sub_in(
+                    &mut s,
+                    "        v.y += v.x;\n        v.z += v.y;\n        v.w += v.z;\n",
+                    "",
+                )?;
+                sub_in(
+                    &mut s,
+                    "T4 y = exclusive ? (T4)(pre, pre + v.x, pre + v.y, pre + v.z) : pre + v;",
+                    "T4 y = v;",
+                )?;
+            }
+            "noticket" => sub_in(
+                &mut s,
+                "uint t = atomic_inc(ticket);",
+                "uint t = get_group_id(0);",
+            )?,
+            "restrict" => sub_in(
+                &mut s,
+                "clg_scan_lookback(global const T *in, global T *out,",
+                "clg_scan_lookback(global const T *restrict in, global T *restrict out,",
+            )?,
+            "nc" | "nc256" => {
+                let ld = match *p {
+                    "nc" => "ld.global.nc.v4.u32",
+                    _ => "ld.global.nc.L2::256B.v4.u32",
+                };
+                let helpers = format!("#define LB_LD \"{ld}\"\n{PTX_HELPERS}");
+                if !s.contains("static inline T4 lb_ld") {
+                    sub_in(&mut s, kernel, &format!("{helpers}{kernel}"))?;
+                }
+                sub_in(
+                    &mut s,
+                    "            v = *(global const T4 *)(in + e);",
+                    "            v = lb_ld(in + e);",
+                )?;
+            }
+            "cs" => {
+                if !s.contains("static inline T4 lb_ld") {
+                    let helpers = format!("#define LB_LD \"ld.global.nc.v4.u32\"\n{PTX_HELPERS}");
+                    sub_in(&mut s, kernel, &format!("{helpers}{kernel}"))?;
+                }
+                sub_in(
+                    &mut s,
+                    "<= n) {\n            *(global T4 *)(out + e) = y;",
+                    "<= n) {\n            lb_st(out + e, y);",
+                )?;
+            }
+            "" => {}
+            other => return Err(format!("unknown patch {other:?}").into()),
+        }
+    }
+    Ok(s)
+}
+
+/// Host wall (enqueue + wait) and device time medians, in seconds.
+#[derive(Clone, Copy)]
+struct Times {
+    host: f64,
+    device: f64,
+}
+
+/// Medians of `runs` calls of `call` (after 3 warm-ups) writing `out`, each after `out` is
+/// filled with `poison`.
+fn time<T: Element>(
+    q: &Queue,
+    runs: usize,
+    out: &mut Buffer<T>,
+    poison: T,
+    mut call: impl FnMut(&mut Buffer<T>) -> AnyResult<Event>,
+) -> AnyResult<Times> {
+    let (mut host, mut device) = (Vec::new(), Vec::new());
+    for i in 0..runs + 3 {
+        out.fill(q, poison)?;
+        q.finish()?;
+        let start = Instant::now();
+        let e = call(out)?;
+        e.wait()?;
+        let t = start.elapsed().as_secs_f64();
+        if i >= 3 {
+            host.push(t);
+            device.push(e.duration()?.as_secs_f64());
+        }
+    }
+    Ok(Times {
+        host: median(&mut host),
+        device: median(&mut device),
+    })
+}
+
+struct Tools<T: Element> {
+    init: Kernel,
+    mismatches: Kernel,
+    bad: Buffer<u32>,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Element> Tools<T> {
+    fn new(q: &Queue) -> AnyResult<Self> {
+        let float = if T::CL_NAME == "float" { "-DFLOAT" } else { "" };
+        let p = Program::builder(TOOLS)
+            .options(&format!("-DT={} {float}", T::CL_NAME))
+            .build(q)?;
+        Ok(Tools {
+            init: p.kernel("init")?,
+            mismatches: p.kernel("mismatches")?,
+            bad: Buffer::from_slice(q, &[0u32])?,
+            _t: std::marker::PhantomData,
+        })
+    }
+
+    /// Elements of `y` that differ from `want`.
+    fn wrong(&mut self, q: &Queue, y: &Buffer<T>, want: &Buffer<T>) -> AnyResult<u32> {
+        self.bad.fill(q, 0)?;
+        let l = self.mismatches.launch().arg(y).arg(want).arg(&self.bad);
+        // SAFETY: work-item i < want.len() = y.len() reads y[i], want[i]; counts into bad[0].
+        unsafe { l.range(Range::d1(want.len())) }?.wait()?;
+        Ok(self.bad.read(q)?[0])
+    }
+}
+
+/// One line of the table: the case, its times, and what its check found.
+fn row(name: &str, t: Times, copy: Times, check: &str) {
+    println!(
+        "| {name} | {:.1} | {:.1} | **{:.3}** | **{:.3}** | {check} |",
+        t.host * 1e6,
+        t.device * 1e6,
+        copy.host / t.host,
+        copy.device / t.device,
+    );
+}
+
+fn copies(q: &Queue, n: usize, runs: usize, copy: Times) -> AnyResult<()> {
+    let nvidia = q.device().to_string().to_lowercase().contains("nvidia");
+    let mut tools = Tools::<f32>::new(q)?;
+    let x = Buffer::<f32>::new(q, n)?;
+    let mut y = Buffer::<f32>::new(q, n)?;
+    // SAFETY: work-item i < n writes x[i].
+    unsafe { tools.init.launch().arg(&x).range(Range::d1(n)) }?.wait()?;
+    let cus = opencl3::device::Device::new(q.device().id()).max_compute_units()? as usize;
+    let build = |k: usize| -> AnyResult<Program> {
+        let ptx = if nvidia { "-DPTX" } else { "" };
+        Ok(Program::builder(COPIES)
+            .options(&format!("-DK={k} {ptx}"))
+            .build(q)?)
+    };
+    let base = build(4)?;
+    // (name, program, kernel, work-items, local, n4 argument)
+    let mut cases: Vec<(String, Program, &str, usize, usize, bool)> = Vec::new();
+    cases.push((
+        "copy-scalar L=256".into(),
+        base.clone(),
+        "copy1",
+        n,
+        256,
+        false,
+    ));
+    for l in [128, 256, 512, 1024] {
+        cases.push((
+            format!("copy-float4 L={l}"),
+            base.clone(),
+            "copy4",
+            n / 4,
+            l,
+            false,
+        ));
+    }
+    cases.push((
+        "copy-vload4 L=256".into(),
+        base.clone(),
+        "copy_vload4",
+        n / 4,
+        256,
+        false,
+    ));
+    for (k, l) in [
+        (4, 256),
+        (8, 256),
+        (16, 256),
+        (32, 256),
+        (32, 128),
+        (8, 1024),
+    ] {
+        let name = format!("copy-tile K={k} L={l}");
+        cases.push((name, build(k)?, "copy4_tile", n / 4 / k, l, false));
+    }
+    for per_cu in [4, 8, 16, 32] {
+        let name = format!("copy-grid {per_cu}×CUs L=256");
+        cases.push((
+            name,
+            base.clone(),
+            "copy4_grid",
+            cus * per_cu * 256,
+            256,
+            true,
+        ));
+    }
+    if nvidia {
+        cases.push((
+            "copy-nc-cs L=256".into(),
+            base.clone(),
+            "copy4_nc_cs",
+            n / 4,
+            256,
+            false,
+        ));
+    }
+    for (name, program, kernel, items, local, n4) in &cases {
+        let k = program.kernel(kernel)?;
+        let t = time(q, runs, &mut y, f32::NAN, |y| {
+            let mut l = k.launch().arg(&x).arg(&*y);
+            if *n4 {
+                l = l.arg((n / 4) as u64);
+            }
+            // SAFETY: every copy kernel touches elements below n = x.len() = y.len() only:
+            // `items` work-items (× the vectors each moves) cover exactly n elements, and
+            // the grid-stride loop stops at n / 4 vectors.
+            Ok(unsafe { l.nd_range(Range::d1(*items), LocalSize::Exact(Range::d1(*local))) }?)
+        })?;
+        let bad = tools.wrong(q, &y, &x)?;
+        row(name, t, copy, &format!("{bad} wrong"));
+    }
+    Ok(())
+}
+
+/// A scan variant, built once per element type.
+struct Variant {
+    label: String,
+    rounds: usize,
+    local: usize,
+    patches: Vec<String>,
+    kernel: Result<Kernel, String>,
+}
+
+/// `NAME:ROUNDS:LOCAL:PATCHES[:BUILD OPTIONS]` for `T`.
+fn variants<T: Element>(q: &Queue, list: &str) -> AnyResult<Vec<Variant>> {
+    let mut out = Vec::new();
+    for v in list.split(',').filter(|v| !v.is_empty()) {
+        let parts: Vec<&str> = v.split(':').collect();
+        let (name, rounds, local, patches, extra) = match parts[..] {
+            [a, b, c, d] => (a, b, c, d, ""),
+            [a, b, c, d, e] => (a, b, c, d, e),
+            _ => return Err(format!("variant {v:?} is not NAME:ROUNDS:LOCAL:PATCHES").into()),
+        };
+        let (rounds, local): (usize, usize) = (rounds.parse()?, local.parse()?);
+        let patches: Vec<String> = patches.split('+').map(String::from).collect();
+        let label = format!("scan {name} {rounds}:{local} {}", T::CL_NAME);
+        let options = format!(
+            "-DCLG_T={} -DCLG_OP=0 -DCLG_ID=0 -DCLG_LOOKBACK=1 -DCLG_LB_LOCAL={local} \
+             -DCLG_LB_ROUNDS={rounds} {extra}",
+            T::CL_NAME
+        );
+        let refs: Vec<&str> = patches.iter().map(String::as_str).collect();
+        let kernel = patched(&refs)
+            .and_then(|src| {
+                Ok(Program::builder(src)
+                    .file_name("clgroups/algorithms/reduce.cl")
+                    .options(&options)
+                    .build(q)?
+                    .kernel("clg_scan_lookback")?)
+            })
+            .map_err(|e| e.to_string().chars().take(400).collect());
+        out.push(Variant {
+            label,
+            rounds,
+            local,
+            patches,
+            kernel,
+        });
+    }
+    Ok(out)
+}
+
+fn scans<T: Element>(
+    q: &Queue,
+    n: usize,
+    runs: usize,
+    variants: &[Variant],
+    copy: Times,
+    poison: T,
+) -> AnyResult<()> {
+    let mut tools = Tools::<T>::new(q)?;
+    let x = Buffer::<T>::new(q, n)?;
+    let mut y = Buffer::<T>::new(q, n)?;
+    let mut want = Buffer::<T>::new(q, n)?;
+    // SAFETY: work-item i < n writes x[i].
+    unsafe { tools.init.launch().arg(&x).range(Range::d1(n)) }?.wait()?;
+    let t = time(q, runs, &mut want, poison, |want| {
+        Ok(algorithms::enqueue_scan_sum(
+            q,
+            &x,
+            want,
+            ScanKind::Inclusive,
+        )?)
+    })?;
+    row(
+        &format!("library enqueue_scan_sum {}", T::CL_NAME),
+        t,
+        copy,
+        "reference",
+    );
+    let mut states = Buffer::<u64>::new(q, n / 1024 + 1)?;
+    let mut ticket = Buffer::<u32>::new(q, 1)?;
+    for v in variants {
+        let (label, rounds, local) = (&v.label, v.rounds, v.local);
+        let k = match &v.kernel {
+            Ok(k) => k,
+            Err(e) => {
+                println!("| {label} | build failed: {e} |");
+                continue;
+            }
+        };
+        let has = |p: &str| v.patches.iter().any(|q| q == p);
+        let tile = 4 * rounds * local;
+        let tiles = n.div_ceil(tile);
+        states.fill(q, 0)?;
+        ticket.fill(q, 0)?;
+        let mut epoch = 0u32;
+        let t =
+            time(q, runs, &mut y, poison, |y| {
+                epoch += 1;
+                let l = k
+                    .launch()
+                    .arg(&x)
+                    .arg(&*y)
+                    .arg(n as u64)
+                    .arg(&states)
+                    .arg(&ticket)
+                    .arg(tiles as u32)
+                    .arg(epoch)
+                    .arg(0i32);
+                // SAFETY: `clg_scan_lookback` reads x and writes y below n (their length),
+                // state[tile] for tile < tiles <= states.len(), and ticket[0].
+                Ok(unsafe {
+                    l.nd_range(Range::d1(tiles * local), LocalSize::Exact(Range::d1(local)))
+                }?)
+            })?;
+        let check = if has("nolb") || has("noticket") {
+            "not checked".to_string()
+        } else if has("copy") {
+            format!("{} wrong (copy)", tools.wrong(q, &y, &x)?)
+        } else {
+            format!("{} wrong", tools.wrong(q, &y, &want)?)
+        };
+        row(&label, t, copy, &check);
+    }
+    Ok(())
+}
+
+fn main() -> AnyResult<()> {
+    env_logger::init();
+    let args = Args::parse();
+    let device = clgroups::default_device()?;
+    let q = Queue::with_profiling(&device)?;
+    println!("device: {device}");
+    let build = Instant::now();
+    let floats = variants::<f32>(&q, &args.variants)?;
+    let ints = variants::<i32>(&q, &args.variants)?;
+    println!("variants built in {:.1} s", build.elapsed().as_secs_f64());
+    for log2 in args.min_log2..=args.max_log2 {
+        let n = 1usize << log2;
+        let x = Buffer::<f32>::new(&q, n)?;
+        let mut y = Buffer::<f32>::new(&q, n)?;
+        let mut copy = || time(&q, args.runs, &mut y, f32::NAN, |y| Ok(x.copy_to(&q, y)?));
+        let before = copy()?;
+        println!(
+            "\n2^{log2}: clEnqueueCopyBuffer {:.1} µs host, {:.1} µs device ({:.0} GB/s)",
+            before.host * 1e6,
+            before.device * 1e6,
+            8.0 * n as f64 / before.device / 1e9
+        );
+        println!("| case | host µs | device µs | copy/case host | copy/case device | check |");
+        println!("|---|---|---|---|---|---|");
+        if !args.no_copies {
+            copies(&q, n, args.runs, before)?;
+        }
+        scans::<f32>(&q, n, args.runs, &floats, before, f32::NAN)?;
+        scans::<i32>(&q, n, args.runs, &ints, before, i32::MIN)?;
+        let after = copy()?;
+        println!(
+            "clEnqueueCopyBuffer after: {:.1} µs host, {:.1} µs device",
+            after.host * 1e6,
+            after.device * 1e6
+        );
+    }
+    Ok(())
+}
