@@ -49,11 +49,10 @@ struct Args {
 }
 
 const DEFAULT_VARIANTS: &str = "main:32:256:,nolb:32:256:nolb,copy:32:256:copy,\
-    nolb-noticket:32:256:nolb+noticket,restrict:32:256:restrict,nc:32:256:nc,\
-    nc-cs:32:256:nc+cs,nc256:32:256:nc256,cs:32:256:cs,t32x128:32:128:,t16x256:16:256:,\
-    t16x128:16:128:,t8x1024:8:1024:,t16x512:16:512:,nolb-16x256:16:256:nolb,\
-    copy-32x128:32:128:copy,copy-16x256:16:256:copy,nc-32x128:32:128:nc,\
-    r128-16x256:16:256::-cl-nv-maxrregcount=128,r96-16x256:16:256::-cl-nv-maxrregcount=96";
+    nolb-noticket:32:256:nolb+noticket,nolb:16:256:nolb,copy:16:256:copy,nolb:32:128:nolb,\
+    copy:32:128:copy,restrict:32:256:restrict,nc:32:256:nc,nc-cs:32:256:nc+cs,cs:32:256:cs,\
+    main:32:128:,main:16:256:,main:16:128:,r128:16:256::-cl-nv-maxrregcount=128,\
+    lbwide:32:256:lbwide,lbwide:16:256:lbwide,lbwide:32:128:lbwide,lbwide:16:128:lbwide";
 
 /// OpenCL C copy kernels; `K` (vectors per work-item) is a build define.
 const COPIES: &str = r#"
@@ -127,6 +126,44 @@ static inline void lb_st(global T *p, T4 v) {
 }
 "#;
 
+/// The look-back walk of the kernel on main (32 tile states per step)...
+const LB_LOOP_START: &str = "            for (;;) {\n                long k = j - (long)lane;";
+const LB_LOOP_END: &str = "                j -= 32;\n            }\n";
+/// ... and the `lbwide` walk: 4 tile states per work-item, 128 per step.
+const LB_WIDE: &str = r#"            for (;;) {
+                uint flag[4];
+                T val[4];
+                int ready;
+                do {
+                    ready = 1;
+                    for (uint i = 0; i < 4; i++) {
+                        long k = j - (long)(lane * 4 + i);
+                        flag[i] = LB_INCLUSIVE;
+                        val[i] = 0;
+                        if (k >= 0) {
+                            ulong w = state[k];
+                            uint hi = (uint)(w >> 32);
+                            flag[i] = (hi >> 2) == epoch ? (hi & 3u) : 0u;
+                            val[i] = AS_T((uint)w);
+                        }
+                        ready &= flag[i] != 0;
+                    }
+                } while (!sg_all(ready));
+                uint first = 128u;
+                for (uint i = 4; i-- > 0;)
+                    if (flag[i] == LB_INCLUSIVE)
+                        first = lane * 4 + i;
+                uint stop = sg_reduce_min(first);
+                T part = 0;
+                for (uint i = 0; i < 4; i++)
+                    part += lane * 4 + i <= stop ? val[i] : (T)0;
+                prefix += sg_reduce_add(part);
+                if (stop < 128)
+                    break;
+                j -= 128;
+            }
+"#;
+
 /// The scan's source with `patches` applied; `Err` names a patch whose text is not found once.
 fn patched(patches: &[&str]) -> AnyResult<String> {
     fn sub_in(s: &mut String, from: &str, to: &str) -> AnyResult<()> {
@@ -191,6 +228,15 @@ fn patched(patches: &[&str]) -> AnyResult<String> {
                     "<= n) {\n            *(global T4 *)(out + e) = y;",
                     "<= n) {\n            lb_st(out + e, y);",
                 )?;
+            }
+            "lbwide" => {
+                let from = s
+                    .find(LB_LOOP_START)
+                    .ok_or("look-back loop start not found")?;
+                let len = s[from..]
+                    .find(LB_LOOP_END)
+                    .ok_or("look-back loop end not found")?;
+                s.replace_range(from..from + len + LB_LOOP_END.len(), LB_WIDE);
             }
             "" => {}
             other => return Err(format!("unknown patch {other:?}").into()),
@@ -276,46 +322,56 @@ fn row(name: &str, t: Times, copy: Times, check: &str) {
     );
 }
 
-fn copies(q: &Queue, n: usize, runs: usize, copy: Times) -> AnyResult<()> {
+/// A copy kernel case: its name, kernel, work-items for `n` elements, local size, and
+/// whether it takes the vector count.
+struct CopyCase {
+    name: String,
+    kernel: Result<Kernel, String>,
+    items: fn(usize) -> usize,
+    per_item: usize,
+    local: usize,
+    n4: bool,
+}
+
+fn copy_cases(q: &Queue) -> AnyResult<Vec<CopyCase>> {
     let nvidia = q.device().to_string().to_lowercase().contains("nvidia");
-    let mut tools = Tools::<f32>::new(q)?;
-    let x = Buffer::<f32>::new(q, n)?;
-    let mut y = Buffer::<f32>::new(q, n)?;
-    // SAFETY: work-item i < n writes x[i].
-    unsafe { tools.init.launch().arg(&x).range(Range::d1(n)) }?.wait()?;
     let cus = opencl3::device::Device::new(q.device().id()).max_compute_units()? as usize;
-    let build = |k: usize| -> AnyResult<Program> {
+    let build = |k: usize, name: &str| -> Result<Kernel, String> {
         let ptx = if nvidia { "-DPTX" } else { "" };
-        Ok(Program::builder(COPIES)
+        Program::builder(COPIES)
             .options(&format!("-DK={k} {ptx}"))
-            .build(q)?)
+            .build(q)
+            .and_then(|p| p.kernel(name))
+            .map_err(|e| e.to_string().chars().take(300).collect())
     };
-    let base = build(4)?;
-    // (name, program, kernel, work-items, local, n4 argument)
-    let mut cases: Vec<(String, Program, &str, usize, usize, bool)> = Vec::new();
-    cases.push((
+    let case = |name: String, kernel, per_item, local, n4| CopyCase {
+        name,
+        kernel,
+        items: |n| n,
+        per_item,
+        local,
+        n4,
+    };
+    let mut cases = vec![case(
         "copy-scalar L=256".into(),
-        base.clone(),
-        "copy1",
-        n,
+        build(4, "copy1"),
+        1,
         256,
         false,
-    ));
-    for l in [128, 256, 512, 1024] {
-        cases.push((
+    )];
+    for l in [128, 256] {
+        cases.push(case(
             format!("copy-float4 L={l}"),
-            base.clone(),
-            "copy4",
-            n / 4,
+            build(4, "copy4"),
+            4,
             l,
             false,
         ));
     }
-    cases.push((
+    cases.push(case(
         "copy-vload4 L=256".into(),
-        base.clone(),
-        "copy_vload4",
-        n / 4,
+        build(4, "copy_vload4"),
+        4,
         256,
         false,
     ));
@@ -325,46 +381,73 @@ fn copies(q: &Queue, n: usize, runs: usize, copy: Times) -> AnyResult<()> {
         (16, 256),
         (32, 256),
         (32, 128),
-        (8, 1024),
+        (16, 128),
     ] {
         let name = format!("copy-tile K={k} L={l}");
-        cases.push((name, build(k)?, "copy4_tile", n / 4 / k, l, false));
+        cases.push(case(name, build(k, "copy4_tile"), 4 * k, l, false));
     }
     for per_cu in [4, 8, 16, 32] {
-        let name = format!("copy-grid {per_cu}×CUs L=256");
-        cases.push((
-            name,
-            base.clone(),
-            "copy4_grid",
-            cus * per_cu * 256,
+        let mut c = case(
+            format!("copy-grid {per_cu}×CUs L=256"),
+            build(4, "copy4_grid"),
+            0,
             256,
             true,
-        ));
+        );
+        c.per_item = cus * per_cu * 256;
+        cases.push(c);
     }
     if nvidia {
-        cases.push((
+        cases.push(case(
             "copy-nc-cs L=256".into(),
-            base.clone(),
-            "copy4_nc_cs",
-            n / 4,
+            build(4, "copy4_nc_cs"),
+            4,
             256,
             false,
         ));
     }
-    for (name, program, kernel, items, local, n4) in &cases {
-        let k = program.kernel(kernel)?;
+    Ok(cases)
+}
+
+fn copies(q: &Queue, n: usize, runs: usize, cases: &[CopyCase], copy: Times) -> AnyResult<()> {
+    let mut tools = Tools::<f32>::new(q)?;
+    let x = Buffer::<f32>::new(q, n)?;
+    let mut y = Buffer::<f32>::new(q, n)?;
+    // SAFETY: work-item i < n writes x[i].
+    unsafe { tools.init.launch().arg(&x).range(Range::d1(n)) }?.wait()?;
+    for c in cases {
+        let k = match &c.kernel {
+            Ok(k) => k,
+            Err(e) => {
+                println!("| {} | build failed: {e} |", c.name);
+                continue;
+            }
+        };
+        // Grid-stride cases give their work-item count in `per_item`.
+        let items = if c.n4 {
+            c.per_item
+        } else {
+            (c.items)(n) / c.per_item
+        };
         let t = time(q, runs, &mut y, f32::NAN, |y| {
             let mut l = k.launch().arg(&x).arg(&*y);
-            if *n4 {
+            if c.n4 {
                 l = l.arg((n / 4) as u64);
             }
             // SAFETY: every copy kernel touches elements below n = x.len() = y.len() only:
-            // `items` work-items (× the vectors each moves) cover exactly n elements, and
+            // `items` work-items (× the elements each moves) cover exactly n elements, and
             // the grid-stride loop stops at n / 4 vectors.
-            Ok(unsafe { l.nd_range(Range::d1(*items), LocalSize::Exact(Range::d1(*local))) }?)
-        })?;
-        let bad = tools.wrong(q, &y, &x)?;
-        row(name, t, copy, &format!("{bad} wrong"));
+            Ok(unsafe { l.nd_range(Range::d1(items), LocalSize::Exact(Range::d1(c.local))) }?)
+        });
+        match t {
+            Ok(t) => row(
+                &c.name,
+                t,
+                copy,
+                &format!("{} wrong", tools.wrong(q, &y, &x)?),
+            ),
+            Err(e) => println!("| {} | failed: {e} |", c.name),
+        }
     }
     Ok(())
 }
@@ -480,7 +563,14 @@ fn scans<T: Element>(
                 Ok(unsafe {
                     l.nd_range(Range::d1(tiles * local), LocalSize::Exact(Range::d1(local)))
                 }?)
-            })?;
+            });
+        let t = match t {
+            Ok(t) => t,
+            Err(e) => {
+                println!("| {label} | failed: {e} |");
+                continue;
+            }
+        };
         let check = if has("nolb") || has("noticket") {
             "not checked".to_string()
         } else if has("copy") {
@@ -502,6 +592,10 @@ fn main() -> AnyResult<()> {
     let build = Instant::now();
     let floats = variants::<f32>(&q, &args.variants)?;
     let ints = variants::<i32>(&q, &args.variants)?;
+    let copy_list = match args.no_copies {
+        true => Vec::new(),
+        false => copy_cases(&q)?,
+    };
     println!("variants built in {:.1} s", build.elapsed().as_secs_f64());
     for log2 in args.min_log2..=args.max_log2 {
         let n = 1usize << log2;
@@ -518,7 +612,7 @@ fn main() -> AnyResult<()> {
         println!("| case | host µs | device µs | copy/case host | copy/case device | check |");
         println!("|---|---|---|---|---|---|");
         if !args.no_copies {
-            copies(&q, n, args.runs, before)?;
+            copies(&q, n, args.runs, &copy_list, before)?;
         }
         scans::<f32>(&q, n, args.runs, &floats, before, f32::NAN)?;
         scans::<i32>(&q, n, args.runs, &ints, before, i32::MIN)?;
