@@ -52,7 +52,8 @@ const DEFAULT_VARIANTS: &str = "main:32:256:,nolb:32:256:nolb,copy:32:256:copy,\
     nolb-noticket:32:256:nolb+noticket,nolb:16:256:nolb,copy:16:256:copy,nolb:32:128:nolb,\
     copy:32:128:copy,restrict:32:256:restrict,nc:32:256:nc,nc-cs:32:256:nc+cs,cs:32:256:cs,\
     main:32:128:,main:16:256:,main:16:128:,r128:16:256::-cl-nv-maxrregcount=128,\
-    lbwide:32:256:lbwide,lbwide:16:256:lbwide,lbwide:32:128:lbwide,lbwide:16:128:lbwide";
+    lbwide:32:256:lbwide,lbwide:16:256:lbwide,lbwide:32:128:lbwide,lbwide:16:128:lbwide,\
+    main:8:256:,nc-lbwide:32:256:nc+lbwide,lbwide-r128:16:256:lbwide:-cl-nv-maxrregcount=128";
 
 /// OpenCL C copy kernels; `K` (vectors per work-item) is a build define.
 const COPIES: &str = r#"
