@@ -12,11 +12,15 @@
 //!   its predecessors: wrong, timing only), `copy` also stores its input unchanged (a copy
 //!   shaped like the scan, checked), `noticket` takes the tile from the group id (timing only),
 //!   `restrict` marks `in`/`out` restrict, `nc` loads through `ld.global.nc`, `nc256` adds the
-//!   L2 256-byte prefetch hint, `cs` stores with `st.global.cs` (NVIDIA PTX). Variants that
+//!   L2 256-byte prefetch hint, `cs` stores with `st.global.cs` (NVIDIA PTX), `init` sleeps
+//!   `CLG_LB_DELAY0` ns before the look-back, `nowait` reads each window of predecessors
+//!   once without waiting for them (wrong, timing only), `tspin` pauses between polls on `%globaltimer`
+//!   instead of `nanosleep` (`CLG_LB_DELAY`, a build define like every `-D` in the variant's
+//!   fifth field). Variants that
 //!   still scan are checked against the library's `enqueue_scan_sum`.
 //!
 //! `cargo run --release --example scan_diag -- [--min-log2 K] [--max-log2 M] [--runs N]
-//!  [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH,...]`
+//!  [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH[:BUILD OPTIONS],...]`
 
 #[path = "common/timing.rs"]
 mod timing;
@@ -239,6 +243,21 @@ fn patched(patches: &[&str]) -> AnyResult<String> {
                     .ok_or("look-back loop end not found")?;
                 s.replace_range(from..from + len + LB_LOOP_END.len(), LB_WIDE);
             }
+            "init" => sub_in(
+                &mut s,
+                "            long j = (long)tile - 1;",
+                "            asm volatile(\"nanosleep.u32 %0;\" ::\"r\"((uint)CLG_LB_DELAY0));\n            long j = (long)tile - 1;",
+            )?,
+            "tspin" => sub_in(
+                &mut s,
+                "    asm volatile(\"nanosleep.u32 %0;\" ::\"r\"((uint)CLG_LB_DELAY));",
+                "    ulong t0, t;\n    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n    do\n        asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n    while (t - t0 < CLG_LB_DELAY);",
+            )?,
+            "nowait" => sub_in(
+                &mut s,
+                "                } while (!sg_all(flag != 0));",
+                "                } while (0);",
+            )?,
             "" => {}
             other => return Err(format!("unknown patch {other:?}").into()),
         }
@@ -572,7 +591,7 @@ fn scans<T: Element>(
                 continue;
             }
         };
-        let check = if has("nolb") || has("noticket") {
+        let check = if has("nolb") || has("noticket") || has("nowait") {
             "not checked".to_string()
         } else if has("copy") {
             format!("{} wrong (copy)", tools.wrong(q, &y, &x)?)
