@@ -14,9 +14,10 @@
 //!   `restrict` marks `in`/`out` restrict, `nc` loads through `ld.global.nc`, `nc256` adds the
 //!   L2 256-byte prefetch hint, `cs` stores with `st.global.cs` (NVIDIA PTX), `init` sleeps
 //!   `CLG_LB_DELAY0` ns before the look-back, `nowait` reads each window of predecessors
-//!   once without waiting for them (wrong, timing only), `tspin` pauses between polls on `%globaltimer`
-//!   instead of `nanosleep` (`CLG_LB_DELAY`, a build define like every `-D` in the variant's
-//!   fifth field). Variants that
+//!   once without waiting for them (wrong, timing only), `sleep` pauses `CLG_LB_DELAY` ns
+//!   (PTX `nanosleep`) before every poll of the predecessors' states after the first, as CUB's
+//!   delay constructors do, `tsleep` the same on `%globaltimer` (build defines go in the
+//!   variant's fifth field). Variants that
 //!   still scan are checked against the library's `enqueue_scan_sum`.
 //!
 //! `cargo run --release --example scan_diag -- [--min-log2 K] [--max-log2 M] [--runs N]
@@ -248,11 +249,23 @@ fn patched(patches: &[&str]) -> AnyResult<String> {
                 "            long j = (long)tile - 1;",
                 "            asm volatile(\"nanosleep.u32 %0;\" ::\"r\"((uint)CLG_LB_DELAY0));\n            long j = (long)tile - 1;",
             )?,
-            "tspin" => sub_in(
-                &mut s,
-                "    asm volatile(\"nanosleep.u32 %0;\" ::\"r\"((uint)CLG_LB_DELAY));",
-                "    ulong t0, t;\n    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n    do\n        asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n    while (t - t0 < CLG_LB_DELAY);",
-            )?,
+            "sleep" | "tsleep" => {
+                // Before every poll after the first: PTX nanosleep, or a spin on %globaltimer.
+                let pause = match *p {
+                    "sleep" => "asm volatile(\"nanosleep.u32 %0;\" ::\"r\"((uint)CLG_LB_DELAY));",
+                    _ => "{ ulong t0, t; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0)); \
+                          do asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); \
+                          while (t - t0 < CLG_LB_DELAY); }",
+                };
+                sub_in(
+                    &mut s,
+                    "                do {\n                    flag = LB_INCLUSIVE;",
+                    &format!(
+                        "                uint polls = 0;\n                do {{\n                    \
+                         if (polls++ > 0) {pause}\n                    flag = LB_INCLUSIVE;"
+                    ),
+                )?;
+            }
             "nowait" => sub_in(
                 &mut s,
                 "                } while (!sg_all(flag != 0));",

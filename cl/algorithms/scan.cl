@@ -137,10 +137,7 @@ kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk
  * state is one 64-bit word, stored and loaded whole (volatile, so never a stale or torn read):
  * bits 0-31 the value, 32-33 the flag (1: the tile's own sum, 2: the sum of every element up
  * to the tile's end), 34-63 the launch's epoch (a word of an older launch reads as "not yet").
- * The last work-group to take a ticket resets the counter.
- * A warp whose window of predecessors is not all published yet sleeps CLG_LB_DELAY ns (PTX
- * nanosleep; 0: none) before it reads the window again: polls that come back at once add L2
- * traffic that the streaming loads and stores of every other tile wait behind. */
+ * The last work-group to take a ticket resets the counter. */
 #define LB_NSG (CLG_LB_LOCAL / 32)
 #define LB_PARTS (CLG_LB_ROUNDS * LB_NSG)
 #define LB_PER (LB_PARTS / 32)
@@ -152,16 +149,6 @@ kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk
 #if LB_PARTS % 32 != 0
 #error "CLG_LB_ROUNDS * CLG_LB_LOCAL / 32 must be a multiple of 32"
 #endif
-
-#ifndef CLG_LB_DELAY
-#define CLG_LB_DELAY 0
-#endif
-
-static inline void lb_pause(void) {
-#if CLG_LB_DELAY > 0
-    asm volatile("nanosleep.u32 %0;" ::"r"((uint)CLG_LB_DELAY));
-#endif
-}
 
 static inline ulong lb_word(uint epoch, uint flag, T v) {
     return ((ulong)((epoch << 2) | flag) << 32) | (ulong)as_uint(v);
@@ -235,10 +222,7 @@ clg_scan_lookback(global const T *in, global T *out, ulong n, global ulong *stat
                 long k = j - (long)lane;
                 uint flag;
                 T val;
-                uint polls = 0;
                 do {
-                    if (polls++ > 0)
-                        lb_pause();
                     flag = LB_INCLUSIVE;
                     val = 0;
                     if (k >= 0) {

@@ -209,20 +209,7 @@ impl<T: Element> State<T> {
             Err(_) => None,
         };
         let tile = forced.unwrap_or(plan::Tile::DEFAULT);
-        let delay = match std::env::var(plan::DELAY_ENV) {
-            Ok(v) => plan::parse_delay(&v).unwrap_or_else(|| {
-                log::warn!(
-                    "{}={v:?} is not a number of nanoseconds up to {}; using the default",
-                    plan::DELAY_ENV,
-                    plan::MAX_DELAY_NS
-                );
-                plan::LOOKBACK_DELAY_NS
-            }),
-            Err(_) => plan::LOOKBACK_DELAY_NS,
-        };
-        let build =
-            |queue: &Queue, op, lookback, tile| build::<T>(queue, op, lookback, tile, delay);
-        let program = build(queue, op, lookback, tile)?;
+        let program = build::<T>(queue, op, lookback, tile)?;
         let lookback_kernel = |program: &Program, tile: plan::Tile| -> Result<Option<Kernel>> {
             let k = program.kernel("clg_scan_lookback")?;
             let fits = k.limits().max_work_group_size >= tile.local;
@@ -234,7 +221,7 @@ impl<T: Element> State<T> {
         // Scans are sums: only their state needs the large tile's kernel.
         let large = match lookback && forced.is_none() && op == ReduceOp::Sum {
             true => lookback_kernel(
-                &build(queue, op, true, plan::Tile::LARGE)?,
+                &build::<T>(queue, op, true, plan::Tile::LARGE)?,
                 plan::Tile::LARGE,
             )?,
             false => None,
@@ -300,18 +287,16 @@ impl<T: Element> State<T> {
     }
 }
 
-/// The algorithms' program for `T` and `op`, look-back tiles of `tile` whose polls pause
-/// `delay` ns.
+/// The algorithms' program for `T` and `op`, look-back tiles of `tile`.
 fn build<T: Element>(
     queue: &Queue,
     op: ReduceOp,
     lookback: bool,
     tile: plan::Tile,
-    delay: u32,
 ) -> Result<Program> {
     let options = format!(
         "-DCLG_T={} -DCLG_OP={} -DCLG_ID={} -DCLG_LOOKBACK={} -DCLG_LB_LOCAL={} \
-         -DCLG_LB_ROUNDS={} -DCLG_LB_DELAY={delay}",
+         -DCLG_LB_ROUNDS={}",
         T::CL_NAME,
         op.code(),
         op.identity::<T>(),

@@ -118,27 +118,6 @@ impl Tile {
     }
 }
 
-/// Nanoseconds a look-back warp sleeps before it polls its predecessors' tile states again
-/// (0: polls back to back).
-pub const LOOKBACK_DELAY_NS: u32 = 0;
-/// The largest pause [`parse_delay`] accepts.
-pub const MAX_DELAY_NS: u32 = 1_000_000;
-/// The tuning knob of the look-back pause: nanoseconds, `0 ..=` [`MAX_DELAY_NS`].
-pub const DELAY_ENV: &str = "CLGROUPS_SCAN_DELAY";
-
-/// The value of [`DELAY_ENV`]; `None` unless a whole number of nanoseconds up to
-/// [`MAX_DELAY_NS`].
-///
-/// ```
-/// use clgroups::algorithms::plan::parse_delay;
-/// assert_eq!(parse_delay(" 700"), Some(700));
-/// assert_eq!(parse_delay("2000000"), None);
-/// assert_eq!(parse_delay("0.5"), None);
-/// ```
-pub fn parse_delay(s: &str) -> Option<u32> {
-    s.trim().parse().ok().filter(|&ns| ns <= MAX_DELAY_NS)
-}
-
 /// The reduce path of a device.
 ///
 /// ```
