@@ -185,6 +185,16 @@ impl<T: Element> Tools<T> {
     }
 }
 
+/// A build error as one table cell: its first 400 characters, lines joined by ` / `.
+fn one_line(e: &str) -> String {
+    e.lines()
+        .collect::<Vec<_>>()
+        .join(" / ")
+        .chars()
+        .take(400)
+        .collect()
+}
+
 /// One line of the table: the case, its times, and what its check found.
 fn row(name: &str, t: Times, copy: Times, check: &str) {
     println!(
@@ -215,7 +225,7 @@ fn copy_cases(q: &Queue) -> AnyResult<Vec<CopyCase>> {
             .options(&format!("-DK={k} {ptx}"))
             .build(q)
             .and_then(|p| p.kernel(name))
-            .map_err(|e| e.to_string().chars().take(300).collect())
+            .map_err(|e| one_line(&e.to_string()))
     };
     let case = |name: String, kernel, per_item, local, n4| CopyCase {
         name,
@@ -355,7 +365,7 @@ fn variants<T: Element>(q: &Queue, list: &str) -> AnyResult<Vec<Variant>> {
                     .build(q)?
                     .kernel("clg_scan_lookback")?)
             })
-            .map_err(|e| e.to_string().chars().take(400).collect());
+            .map_err(|e| one_line(&e.to_string()));
         out.push(Variant {
             label,
             rounds,
