@@ -8,17 +8,18 @@
 //! * `copy-*`: OpenCL C copy kernels (float): scalar, `float4`, `vload4`, K `float4`s per
 //!   work-item in one tile per work-group, grid-stride loops, PTX cache hints (checked).
 //! * scan variants (float and int), the kernel of `cl/algorithms/scan.cl` built with a tile
-//!   `ROUNDS:LOCAL` and source patches: `nolb` skips the look-back (each tile adds nothing from
-//!   its predecessors: wrong, timing only), `copy` also stores its input unchanged (a copy
-//!   shaped like the scan, checked), `noticket` takes the tile from the group id (timing only),
-//!   `restrict` marks `in`/`out` restrict, `nc` loads through `ld.global.nc`, `nc256` adds the
-//!   L2 256-byte prefetch hint, `cs` stores with `st.global.cs` (NVIDIA PTX), `init` sleeps
-//!   `CLG_LB_DELAY0` ns before the look-back, `nowait` reads each window of predecessors
-//!   once without waiting for them (wrong, timing only), `sleep` pauses `CLG_LB_DELAY` ns
-//!   (PTX `nanosleep`) before every poll of the predecessors' states after the first, as CUB's
-//!   delay constructors do, `tsleep` the same on `%globaltimer` (build defines go in the
-//!   variant's fifth field). Variants that
-//!   still scan are checked against the library's `enqueue_scan_sum`.
+//!   `ROUNDS:LOCAL`, build options (`-D…`, `-cl-nv-maxrregcount=N`) and source patches:
+//!   `nolb` skips the look-back (each tile adds nothing from its predecessors: wrong, timing
+//!   only), `copy` also stores its input unchanged (a copy shaped like the scan, checked),
+//!   `noticket` takes the tile from the group id (timing only), `nowait` reads each window of
+//!   predecessors once without waiting for them (wrong, timing only), `lbwide` walks back 128
+//!   tile states per step (4 per work-item) instead of 32, `restrict` marks `in`/`out`
+//!   restrict, `nc` loads through `ld.global.nc`, `nc256` adds the L2 256-byte prefetch hint,
+//!   `cs` stores with `st.global.cs`, `sleep` pauses `CLG_LB_DELAY` ns (PTX `nanosleep`)
+//!   before every poll of the predecessors' states after the first (as CUB's delay
+//!   constructors do), `tsleep` the same on `%globaltimer`, `init` sleeps `CLG_LB_DELAY0` ns
+//!   before the look-back (PTX patches: NVIDIA only). Variants that still scan are checked
+//!   against the library's `enqueue_scan_sum`.
 //!
 //! `cargo run --release --example scan_diag -- [--min-log2 K] [--max-log2 M] [--runs N]
 //!  [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH[:BUILD OPTIONS],...]`
@@ -50,7 +51,8 @@ struct Args {
     /// Skip the copy kernels.
     #[arg(long)]
     no_copies: bool,
-    /// Scan variants, `NAME:ROUNDS:LOCAL:PATCHES` (patches joined by `+`), comma-separated.
+    /// Scan variants, `NAME:ROUNDS:LOCAL:PATCHES[:BUILD OPTIONS]` (patches joined by `+`),
+    /// comma-separated; the default is the diagnostic set of the issue 25 report.
     #[arg(long, default_value = DEFAULT_VARIANTS)]
     variants: String,
 }
