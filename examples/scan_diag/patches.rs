@@ -1,0 +1,166 @@
+//! The source patches of `scan_diag`: the kernel of `cl/algorithms/scan.cl` changed by exact
+//! text substitutions (each must match once, so a change of the kernel shows up as an error
+//! rather than as a silently unpatched variant).
+
+type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// PTX load and store helpers of the `nc`, `nc256` and `cs` patches.
+const PTX_HELPERS: &str = r#"
+static inline T4 lb_ld(global const T *p) {
+    uint a, b, c, d;
+    asm volatile(LB_LD " {%0, %1, %2, %3}, [%4];"
+                 : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
+    return CLG_CAT(as_, T4)((uint4)(a, b, c, d));
+}
+static inline void lb_st(global T *p, T4 v) {
+    uint4 u = as_uint4(v);
+    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+                 :: "l"(p), "r"(u.x), "r"(u.y), "r"(u.z), "r"(u.w) : "memory");
+}
+"#;
+
+/// The look-back walk of the kernel on main (32 tile states per step)...
+const LB_LOOP_START: &str = "            for (;;) {\n                long k = j - (long)lane;";
+const LB_LOOP_END: &str = "                j -= 32;\n            }\n";
+/// ... and the `lbwide` walk: 4 tile states per work-item, 128 per step.
+const LB_WIDE: &str = r#"            for (;;) {
+                uint flag[4];
+                T val[4];
+                int ready;
+                do {
+                    ready = 1;
+                    for (uint i = 0; i < 4; i++) {
+                        long k = j - (long)(lane * 4 + i);
+                        flag[i] = LB_INCLUSIVE;
+                        val[i] = 0;
+                        if (k >= 0) {
+                            ulong w = state[k];
+                            uint hi = (uint)(w >> 32);
+                            flag[i] = (hi >> 2) == epoch ? (hi & 3u) : 0u;
+                            val[i] = AS_T((uint)w);
+                        }
+                        ready &= flag[i] != 0;
+                    }
+                } while (!sg_all(ready));
+                uint first = 128u;
+                for (uint i = 4; i-- > 0;)
+                    if (flag[i] == LB_INCLUSIVE)
+                        first = lane * 4 + i;
+                uint stop = sg_reduce_min(first);
+                T part = 0;
+                for (uint i = 0; i < 4; i++)
+                    part += lane * 4 + i <= stop ? val[i] : (T)0;
+                prefix += sg_reduce_add(part);
+                if (stop < 128)
+                    break;
+                j -= 128;
+            }
+"#;
+
+/// The scan's source with `patches` applied; `Err` names a patch whose text is not found once.
+pub fn patched(patches: &[&str]) -> AnyResult<String> {
+    fn sub_in(s: &mut String, from: &str, to: &str) -> AnyResult<()> {
+        match s.matches(from).count() {
+            1 => {
+                *s = s.replacen(from, to, 1);
+                Ok(())
+            }
+            k => Err(format!("patch text {from:?} found {k} times").into()),
+        }
+    }
+    let mut s = clgroups::algorithms::SOURCE.to_string();
+    let kernel = "kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void";
+    for p in patches {
+        match *p {
+            "nolb" => sub_in(&mut s, "            for (;;) {", "            for (; 0;) {")?,
+            "copy" => {
+                sub_in(&mut s, "            for (;;) {", "            for (; 0;) {")?;
+                sub_in(
+                    &mut s,
+                    "        v.y += v.x;\n        v.z += v.y;\n        v.w += v.z;\n",
+                    "",
+                )?;
+                sub_in(
+                    &mut s,
+                    "T4 y = exclusive ? (T4)(pre, pre + v.x, pre + v.y, pre + v.z) : pre + v;",
+                    "T4 y = v;",
+                )?;
+            }
+            "noticket" => sub_in(
+                &mut s,
+                "uint t = atomic_inc(ticket);",
+                "uint t = get_group_id(0);",
+            )?,
+            "restrict" => sub_in(
+                &mut s,
+                "clg_scan_lookback(global const T *in, global T *out,",
+                "clg_scan_lookback(global const T *restrict in, global T *restrict out,",
+            )?,
+            "nc" | "nc256" => {
+                let ld = match *p {
+                    "nc" => "ld.global.nc.v4.u32",
+                    _ => "ld.global.nc.L2::256B.v4.u32",
+                };
+                let helpers = format!("#define LB_LD \"{ld}\"\n{PTX_HELPERS}");
+                if !s.contains("static inline T4 lb_ld") {
+                    sub_in(&mut s, kernel, &format!("{helpers}{kernel}"))?;
+                }
+                sub_in(
+                    &mut s,
+                    "            v = *(global const T4 *)(in + e);",
+                    "            v = lb_ld(in + e);",
+                )?;
+            }
+            "cs" => {
+                if !s.contains("static inline T4 lb_ld") {
+                    let helpers = format!("#define LB_LD \"ld.global.nc.v4.u32\"\n{PTX_HELPERS}");
+                    sub_in(&mut s, kernel, &format!("{helpers}{kernel}"))?;
+                }
+                sub_in(
+                    &mut s,
+                    "<= n) {\n            *(global T4 *)(out + e) = y;",
+                    "<= n) {\n            lb_st(out + e, y);",
+                )?;
+            }
+            "lbwide" => {
+                let from = s
+                    .find(LB_LOOP_START)
+                    .ok_or("look-back loop start not found")?;
+                let len = s[from..]
+                    .find(LB_LOOP_END)
+                    .ok_or("look-back loop end not found")?;
+                s.replace_range(from..from + len + LB_LOOP_END.len(), LB_WIDE);
+            }
+            "init" => sub_in(
+                &mut s,
+                "            long j = (long)tile - 1;",
+                "            asm volatile(\"nanosleep.u32 %0;\" ::\"r\"((uint)CLG_LB_DELAY0));\n            long j = (long)tile - 1;",
+            )?,
+            "sleep" | "tsleep" => {
+                // Before every poll after the first: PTX nanosleep, or a spin on %globaltimer.
+                let pause = match *p {
+                    "sleep" => "asm volatile(\"nanosleep.u32 %0;\" ::\"r\"((uint)CLG_LB_DELAY));",
+                    _ => "{ ulong t0, t; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0)); \
+                          do asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); \
+                          while (t - t0 < CLG_LB_DELAY); }",
+                };
+                sub_in(
+                    &mut s,
+                    "                do {\n                    flag = LB_INCLUSIVE;",
+                    &format!(
+                        "                uint polls = 0;\n                do {{\n                    \
+                         if (polls++ > 0) {pause}\n                    flag = LB_INCLUSIVE;"
+                    ),
+                )?;
+            }
+            "nowait" => sub_in(
+                &mut s,
+                "                } while (!sg_all(flag != 0));",
+                "                } while (0);",
+            )?,
+            "" => {}
+            other => return Err(format!("unknown patch {other:?}").into()),
+        }
+    }
+    Ok(s)
+}
