@@ -13,13 +13,13 @@
 //!   only), `copy` also stores its input unchanged (a copy shaped like the scan, checked),
 //!   `noticket` takes the tile from the group id (timing only), `nowait` reads each window of
 //!   predecessors once without waiting for them (wrong, timing only), `lbwide` walks back 128
-//!   tile states per step (4 per work-item) instead of 32, `restrict` marks `in`/`out`
-//!   restrict, `nc` loads through `ld.global.nc`, `nc256` adds the L2 256-byte prefetch hint,
+//!   tile states per step (4 per work-item) instead of 32, `nc` loads through `ld.global.nc`, `nc256` adds the L2 256-byte prefetch hint,
 //!   `cs` stores with `st.global.cs`, `sleep` pauses `CLG_LB_DELAY` ns (PTX `nanosleep`)
 //!   before every poll of the predecessors' states after the first (as CUB's delay
-//!   constructors do), `tsleep` the same on `%globaltimer`, `init` sleeps `CLG_LB_DELAY0` ns
-//!   before the look-back (PTX patches: NVIDIA only). Variants that still scan are checked
-//!   against the library's `enqueue_scan_sum`.
+//!   constructors do), `tsleep` the same on `%globaltimer` (PTX patches: NVIDIA only). The
+//!   first wait of a tile is the library's (`plan::Tile::wait_ns`) unless the build options
+//!   set `-DCLG_LB_WAIT_NS=N`. Variants that still scan are checked against the library's
+//!   `enqueue_scan_sum`.
 //!
 //! `cargo run --release --example scan_diag -- [--min-log2 K] [--max-log2 M] [--runs N]
 //!  [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH[:BUILD OPTIONS],...]`
@@ -59,7 +59,7 @@ struct Args {
 
 const DEFAULT_VARIANTS: &str = "main:32:256:,nolb:32:256:nolb,copy:32:256:copy,\
     nolb-noticket:32:256:nolb+noticket,nolb:16:256:nolb,copy:16:256:copy,nolb:32:128:nolb,\
-    copy:32:128:copy,restrict:32:256:restrict,nc:32:256:nc,nc-cs:32:256:nc+cs,cs:32:256:cs,\
+    copy:32:128:copy,nowait0:32:256::-DCLG_LB_WAIT_NS=0,nc:32:256:nc,nc-cs:32:256:nc+cs,cs:32:256:cs,\
     main:32:128:,main:16:256:,main:16:128:,r128:16:256::-cl-nv-maxrregcount=128,\
     lbwide:32:256:lbwide,lbwide:16:256:lbwide,lbwide:32:128:lbwide,lbwide:16:128:lbwide,\
     main:8:256:,nc-lbwide:32:256:nc+lbwide,lbwide-r128:16:256:lbwide:-cl-nv-maxrregcount=128";
@@ -353,9 +353,16 @@ fn variants<T: Element>(q: &Queue, list: &str) -> AnyResult<Vec<Variant>> {
         let (rounds, local): (usize, usize) = (rounds.parse()?, local.parse()?);
         let patches: Vec<String> = patches.split('+').map(String::from).collect();
         let label = format!("scan {name} {rounds}:{local} {}", T::CL_NAME);
+        let wait = match extra.contains("CLG_LB_WAIT_NS") {
+            true => String::new(),
+            false => {
+                let tile = algorithms::plan::Tile { rounds, local };
+                format!("-DCLG_LB_WAIT_NS={}", tile.wait_ns(q.device().name()))
+            }
+        };
         let options = format!(
             "-DCLG_T={} -DCLG_OP=0 -DCLG_ID=0 -DCLG_LOOKBACK=1 -DCLG_LB_LOCAL={local} \
-             -DCLG_LB_ROUNDS={rounds} {extra}",
+             -DCLG_LB_ROUNDS={rounds} {wait} {extra}",
             T::CL_NAME
         );
         let refs: Vec<&str> = patches.iter().map(String::as_str).collect();

@@ -91,11 +91,6 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
                 "uint t = atomic_inc(ticket);",
                 "uint t = get_group_id(0);",
             )?,
-            "restrict" => sub_in(
-                &mut s,
-                "clg_scan_lookback(global const T *in, global T *out,",
-                "clg_scan_lookback(global const T *restrict in, global T *restrict out,",
-            )?,
             "nc" | "nc256" => {
                 let ld = match *p {
                     "nc" => "ld.global.nc.v4.u32",
@@ -131,18 +126,15 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
                     .ok_or("look-back loop end not found")?;
                 s.replace_range(from..from + len + LB_LOOP_END.len(), LB_WIDE);
             }
-            "init" => sub_in(
-                &mut s,
-                "            long j = (long)tile - 1;",
-                "            asm volatile(\"nanosleep.u32 %0;\" ::\"r\"((uint)CLG_LB_DELAY0));\n            long j = (long)tile - 1;",
-            )?,
             "sleep" | "tsleep" => {
                 // Before every poll after the first: PTX nanosleep, or a spin on %globaltimer.
                 let pause = match *p {
                     "sleep" => "asm volatile(\"nanosleep.u32 %0;\" ::\"r\"((uint)CLG_LB_DELAY));",
-                    _ => "{ ulong t0, t; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0)); \
+                    _ => {
+                        "{ ulong t0, t; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0)); \
                           do asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); \
-                          while (t - t0 < CLG_LB_DELAY); }",
+                          while (t - t0 < CLG_LB_DELAY); }"
+                    }
                 };
                 sub_in(
                     &mut s,
