@@ -3,12 +3,9 @@
 
 use super::Kernel;
 use crate::ffi::Owned;
-use crate::transform::{wrapped_name, wrapper_source, DriverArg};
+use crate::transform::{wrapped_name, wrapper_source, DriverArg, EXTRA_PARAM_COUNT};
 use opencl3::kernel::Kernel as ClKernel;
 use std::sync::Mutex;
-
-/// The rounded variant's trailing parameters: the user's range and offset.
-const USER_RANGE_PARAMS: usize = 6;
 
 impl Kernel {
     /// Makes (once) the kernel's wrapper, which [`Kernel::raw_variant`] then gives for
@@ -67,11 +64,11 @@ impl Kernel {
             .map(Owned::new)
             .map_err(|e| format!("no kernel `{wrapped}` ({e})"))?;
         match k.num_args() {
-            Ok(m) if m as usize == n + USER_RANGE_PARAMS => {}
+            Ok(m) if m as usize == n + EXTRA_PARAM_COUNT => {}
             got => {
                 return Err(format!(
                     "`{wrapped}` has {got:?} parameters, not {}",
-                    n + USER_RANGE_PARAMS
+                    n + EXTRA_PARAM_COUNT
                 ))
             }
         }

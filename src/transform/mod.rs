@@ -51,7 +51,7 @@ pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle, with_part
 pub(crate) use polyfill::{
     mentions_sub_groups, prelude as polyfill_prelude, probe_source as polyfill_probe,
 };
-pub(crate) use rounded::{rounding_obstacle, shape_dependence};
+pub(crate) use rounded::{rounding_obstacle, shape_dependence, EXTRA_PARAM_COUNT};
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};
 pub(crate) use wrapper::{unseen_code, wrapped_name, wrapper_source, DriverArg};

@@ -82,6 +82,16 @@ pub(crate) const EXTRA_PARAMS: &str =
     "const ulong clg_user_size0, const ulong clg_user_size1, const ulong clg_user_size2, \
 const ulong clg_user_offset0, const ulong clg_user_offset1, const ulong clg_user_offset2";
 
+/// How many parameters [`EXTRA_PARAMS`] declares (its commas, plus one).
+pub(crate) const EXTRA_PARAM_COUNT: usize = {
+    let (bytes, mut i, mut n) = (EXTRA_PARAMS.as_bytes(), 0, 1);
+    while i < bytes.len() {
+        n += (bytes[i] == b',') as usize;
+        i += 1;
+    }
+    n
+};
+
 /// The user-range queries, defined around the copied body.
 pub(crate) const DEFINES: &str =
     "#define get_global_size(clg_d) ((clg_d) == 0 ? (size_t)clg_user_size0 : \

@@ -227,3 +227,12 @@ fn no_obstacle_for_plain_kernels() {
     assert_eq!(obstacle_of(src, 0), None);
     assert!(obstacle_of(src, 1).is_some());
 }
+
+#[test]
+fn extra_param_count_counts_the_extra_params() {
+    assert_eq!(EXTRA_PARAM_COUNT, 6);
+    assert_eq!(
+        EXTRA_PARAMS.matches("const ulong").count(),
+        EXTRA_PARAM_COUNT
+    );
+}
