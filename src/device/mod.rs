@@ -198,6 +198,16 @@ impl Device {
         self.inner.kind
     }
 
+    /// Whether kernels for this device must not be compiled while another device's are
+    /// (PoCL before 4 on CPUs, see [`compiles_alone`]).
+    pub(crate) fn compiles_alone(&self) -> bool {
+        compiles_alone(
+            &self.inner.platform_words,
+            self.inner.kind,
+            &self.inner.identity,
+        )
+    }
+
     /// Work-group limits and memory facts.
     ///
     /// ```
@@ -424,8 +434,54 @@ impl fmt::Debug for Device {
     }
 }
 
+/// Whether a device of the platform described by `platform_words` (its name, vendor and
+/// version, lower case) must compile its kernels alone: PoCL before 4 compiles a kernel's
+/// work-group function in its worker threads at the first enqueue, and with two CPU devices
+/// of one context compiling at once it sometimes aborted ("Failed to create kernel compiler
+/// pass") or crashed in LLVM's pass manager (docs/devices.md). Launches over several such
+/// devices then run one device's part after another's (pure).
+fn compiles_alone(platform_words: &str, kind: DeviceKind, identity: &Identity) -> bool {
+    // The first "pocl " followed by a version ("the pocl project" precedes it).
+    let pocl_major = platform_words.match_indices("pocl ").find_map(|(i, m)| {
+        let (major, rest) = platform_words[i + m.len()..].split_once('.')?;
+        major.parse::<u32>().ok().filter(|_| !rest.is_empty())
+    });
+    identity.implementation == Implementation::Pocl
+        && !identity.remote
+        && kind == DeviceKind::Cpu
+        && pocl_major.is_some_and(|m| m < 4)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::{compiles_alone, Identity};
+
+    #[test]
+    fn pocl_before_4_compiles_alone_on_cpus() {
+        let words = |v: &str| {
+            format!("portable computing language the pocl project opencl 3.0 pocl {v} linux")
+        };
+        let pocl = Identity::from_device_info("The pocl project", "OpenCL 3.0 PoCL HSTR: pthread");
+        let remote = Identity::from_device_info(
+            "The pocl project",
+            "OpenCL 3.0 PoCL HSTR: pthread HSTR: pocl-remote: 127.0.0.1",
+        );
+        let nvidia = Identity::from_device_info("NVIDIA Corporation", "OpenCL 3.0 CUDA");
+        assert!(compiles_alone(&words("3.1+debian"), DeviceKind::Cpu, &pocl));
+        assert!(!compiles_alone(
+            &words("6.0+debian"),
+            DeviceKind::Cpu,
+            &pocl
+        ));
+        assert!(!compiles_alone(&words("3.1"), DeviceKind::Gpu, &pocl));
+        assert!(!compiles_alone(&words("3.1"), DeviceKind::Cpu, &remote));
+        assert!(!compiles_alone(
+            "nvidia cuda opencl 3.0 cuda 13.0",
+            DeviceKind::Cpu,
+            &nvidia
+        ));
+    }
+
     use super::{group_barrier_reason, DeviceKind, ShuffleBackend};
 
     #[test]

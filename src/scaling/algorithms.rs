@@ -105,15 +105,29 @@ pub fn exclusive_scan_sum<T: Element>(
     scan(root, input, output, true)
 }
 
+/// Runs one job per device, each in a thread of its own; one after another where a device
+/// compiles alone ([`crate::Device::compiles_alone`]: a job's first run compiles, and PoCL
+/// before 4 could crash compiling for two devices at once).
+fn on_each<R: Send, F: FnOnce() -> Result<R> + Send>(
+    root: &RootDevice,
+    jobs: Vec<F>,
+) -> Result<Vec<R>> {
+    if root.devices().iter().any(|d| d.compiles_alone()) {
+        log::debug!("scaling: per-device work one device at a time (they compile alone)");
+        return jobs.into_iter().map(|job| job()).collect();
+    }
+    std::thread::scope(|s| {
+        let running: Vec<_> = jobs.into_iter().map(|job| s.spawn(job)).collect();
+        running.into_iter().map(joined).collect()
+    })
+}
+
 fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp) -> Result<T> {
     let parts = parts(root, input)?;
-    let partials: Vec<T> = std::thread::scope(|s| {
-        let running: Vec<_> = parts
-            .iter()
-            .map(|&(d, buf)| s.spawn(move || single::reduce(&root.queues()[d], buf, op)))
-            .collect();
-        running.into_iter().map(joined).collect::<Result<Vec<_>>>()
-    })?;
+    let jobs = parts
+        .iter()
+        .map(|&(d, buf)| move || single::reduce(&root.queues()[d], buf, op));
+    let partials: Vec<T> = on_each(root, jobs.collect())?;
     log::debug!(
         "reduce over {} device(s): partials {partials:?}, combined on the host",
         parts.len()
@@ -153,27 +167,21 @@ fn scan<T: Element>(
     }
     let outs: Vec<(usize, &mut Buffer<T>)> = output.parts_mut();
     // Per device: its chunk's scan and total.
-    let totals: Vec<T> = std::thread::scope(|s| {
-        let running: Vec<_> = ins
-            .iter()
-            .zip(outs)
-            .map(|(&(d, x), (_, y))| {
-                s.spawn(move || -> Result<T> {
-                    let q = &root.queues()[d];
-                    if exclusive {
-                        single::exclusive_scan_sum(q, x, y)?;
-                        single::reduce_sum(q, x)
-                    } else {
-                        single::inclusive_scan_sum(q, x, y)?;
-                        let mut last = [T::default()];
-                        y.read_into(q, y.len() - 1, &mut last)?;
-                        Ok(last[0])
-                    }
-                })
-            })
-            .collect();
-        running.into_iter().map(joined).collect::<Result<Vec<_>>>()
-    })?;
+    let jobs = ins.iter().zip(outs).map(|(&(d, x), (_, y))| {
+        move || -> Result<T> {
+            let q = &root.queues()[d];
+            if exclusive {
+                single::exclusive_scan_sum(q, x, y)?;
+                single::reduce_sum(q, x)
+            } else {
+                single::inclusive_scan_sum(q, x, y)?;
+                let mut last = [T::default()];
+                y.read_into(q, y.len() - 1, &mut last)?;
+                Ok(last[0])
+            }
+        }
+    });
+    let totals: Vec<T> = on_each(root, jobs.collect())?;
     if totals.len() < 2 {
         return Ok(());
     }

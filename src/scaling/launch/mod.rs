@@ -437,6 +437,14 @@ impl<'a> RootLaunch<'a> {
             per_device.push(prepared);
             checks.push(check);
         }
+        // Devices that compile alone (PoCL before 4 on CPUs) run their parts one at a time: a
+        // part's first run compiles it, and two at once could crash PoCL's compiler.
+        let alone = kernels
+            .iter()
+            .any(|k| k.program().queue().device().compiles_alone());
+        if alone {
+            log::debug!("scaling: parts run one device at a time (the devices compile alone)");
+        }
         let mut events = Vec::with_capacity(kernels.len());
         for prepared in per_device {
             let mut event: Option<Event> = None;
@@ -445,6 +453,9 @@ impl<'a> RootLaunch<'a> {
                 // the arguments of its device (checked against the contract, or whole copies).
                 let ev = unsafe { launch.execute(p)? };
                 Event::push(&mut event, ev);
+            }
+            if let Some(ev) = event.as_ref().filter(|_| alone) {
+                ev.wait()?;
             }
             events.push(event);
         }
