@@ -11,7 +11,7 @@
 mod common;
 
 use clgroups::launch::LocalSize;
-use clgroups::{Buffer, Device, Program, Queue};
+use clgroups::{Buffer, Program, Queue};
 use std::time::Instant;
 
 const SRC: &str = "kernel void bump(global int *o) { o[get_global_id(0)] += 1; }";
@@ -21,14 +21,8 @@ const WIDTH: usize = 64;
 
 #[test]
 fn a_long_stream_of_launches_completes() {
-    let remote: Vec<Device> = clgroups::devices()
-        .expect("devices")
-        .iter()
-        .filter(|d| d.identity().remote)
-        .cloned()
-        .collect();
+    let remote = common::remote_devices();
     if remote.is_empty() {
-        eprintln!("not run: no device is reached through PoCL-R");
         return;
     }
     // In a child with its own bound on waits: a hung session fails in a minute, not at CI's

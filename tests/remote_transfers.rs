@@ -6,7 +6,9 @@
 //! of ~0.2 ms over loopback (fixed by scripts/pocl-remote.d/0006). A run without remote devices
 //! checks nothing.
 
-use clgroups::{Buffer, Device, Queue};
+mod common;
+
+use clgroups::{Buffer, Queue};
 use std::time::{Duration, Instant};
 
 /// Reads timed per case: the median of 7 ignores up to 3 slow ones (a busy CI machine).
@@ -45,14 +47,8 @@ fn read_times(q: &Queue) -> [(&'static str, Duration); 3] {
 
 #[test]
 fn a_read_after_a_write_takes_no_delayed_ack() {
-    let remote: Vec<Device> = clgroups::devices()
-        .expect("devices")
-        .iter()
-        .filter(|d| d.identity().remote)
-        .cloned()
-        .collect();
+    let remote = common::remote_devices();
     if remote.is_empty() {
-        eprintln!("not run: no device is reached through PoCL-R");
         return;
     }
     let mut slow = Vec::new();

@@ -6,6 +6,20 @@ pub mod shape;
 
 use clgroups::{Buffer, Device, Queue};
 
+/// The devices reached through PoCL-R (none, with a "not run" line, where there are none).
+pub fn remote_devices() -> Vec<Device> {
+    let remote: Vec<Device> = clgroups::devices()
+        .expect("devices")
+        .iter()
+        .filter(|d| d.identity().remote)
+        .cloned()
+        .collect();
+    if remote.is_empty() {
+        eprintln!("not run: no device is reached through PoCL-R");
+    }
+    remote
+}
+
 /// The device under test (`CLGROUPS_DEVICE` selects it), printed once per test.
 pub fn device() -> Device {
     let d = clgroups::default_device().expect("an OpenCL device (install pocl-opencl-icd)");
