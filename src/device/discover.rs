@@ -387,6 +387,7 @@ fn build(
         sub_groups.effective.primary_sub_group_size,
         sub_groups.effective.sub_group_sizes
     );
+    let compiles_alone = super::compiles_alone(&platform_words, kind, &identity);
     Ok(Device {
         inner: Arc::new(DeviceInner {
             platform_index,
@@ -398,6 +399,7 @@ fn build(
             raw,
             sub_device,
             identity,
+            compiles_alone,
             limits,
             sub_groups,
         }),

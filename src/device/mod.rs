@@ -108,6 +108,8 @@ struct DeviceInner {
     /// Keeps a sub-device alive (released when the last clone goes).
     sub_device: Option<Arc<opencl3::device::SubDevice>>,
     identity: Identity,
+    /// [`compiles_alone`] of the above, decided once at discovery (launches ask it).
+    compiles_alone: bool,
     limits: DeviceLimits,
     sub_groups: SubGroupCapabilities,
 }
@@ -201,11 +203,7 @@ impl Device {
     /// Whether kernels for this device must not be compiled while another device's are
     /// (PoCL before 4 on CPUs, see [`compiles_alone`]).
     pub(crate) fn compiles_alone(&self) -> bool {
-        compiles_alone(
-            &self.inner.platform_words,
-            self.inner.kind,
-            &self.inner.identity,
-        )
+        self.inner.compiles_alone
     }
 
     /// Work-group limits and memory facts.
@@ -371,6 +369,7 @@ impl Device {
                 raw: opencl3::device::Device::new(i.raw.id()),
                 sub_device: i.sub_device.clone(),
                 identity: i.identity.clone(),
+                compiles_alone: i.compiles_alone,
                 limits: i.limits.clone(),
                 sub_groups,
             }),
@@ -440,7 +439,7 @@ impl fmt::Debug for Device {
 /// of one context compiling at once it sometimes aborted ("Failed to create kernel compiler
 /// pass") or crashed in LLVM's pass manager (docs/devices.md). Launches over several such
 /// devices then run one device's part after another's (pure).
-fn compiles_alone(platform_words: &str, kind: DeviceKind, identity: &Identity) -> bool {
+pub(crate) fn compiles_alone(platform_words: &str, kind: DeviceKind, identity: &Identity) -> bool {
     // The first "pocl " followed by a version ("the pocl project" precedes it).
     let pocl_major = platform_words.match_indices("pocl ").find_map(|(i, m)| {
         let (major, rest) = platform_words[i + m.len()..].split_once('.')?;
