@@ -18,8 +18,8 @@
  *     l = x + X*(y + Y*z) (x fastest): sub-group id = l / S, lane (local id) = l % S.
  *     Lane i+1 of a sub-group is the work-item with linear local id l+1.
  *   - Local range = min(S, W - id*S) where W is the work-group size: only the last sub-group may be
- *     partial. Max local range = S (also when the
- *     work-group is smaller than S, as a warp stays 32 wide). Group range = ceil(W / S). Max group range = group range
+ *     partial. Max local range = min(S, W): the largest sub-group of
+ *     the launch, never above the work-group size (OpenCL and SYCL). Group range = ceil(W / S). Max group range = group range
  *     (clgroups launches uniform work-groups).
  *   - Uniform control flow rule: EVERY work-item of the WORK-GROUP must reach each sg_* call (same calls,
  *     same order, uniform loop trip counts, no early return before them). The emulated backend and PoCL

@@ -126,9 +126,11 @@ impl SubGroupQueries<'_> {
         })
     }
 
-    /// Maximum sub-group size for a launch with this local range. With a fixed size `S` this is
-    /// `S`, also for a smaller work-group (as `sg_get_max_local_range()` reports, and as a warp
-    /// stays 32 wide on NVIDIA).
+    /// Maximum sub-group size for a launch with this local range: the largest sub-group of the
+    /// launch, never above the work-group size (OpenCL's `CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE`,
+    /// SYCL's `get_max_local_range()`), as `get_max_sub_group_size()` and
+    /// `sg_get_max_local_range()` report inside the kernel. With a fixed size `S` this is
+    /// `min(S, local.len())`.
     ///
     /// ```
     /// # use clgroups::prelude::*;
@@ -140,14 +142,15 @@ impl SubGroupQueries<'_> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn max_sub_group_size(&self, local: Range) -> Result<usize> {
-        match self.fixed()? {
-            Some(s) => Ok(s),
+        let max = match self.fixed()? {
+            Some(s) => s,
             None => first(self.driver(
                 CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
                 local.as_slice(),
                 "MAX_SUB_GROUP_SIZE_FOR_NDRANGE",
-            )?),
-        }
+            )?)?,
+        };
+        Ok(max.min(local.len()))
     }
 
     /// Number of sub-groups in a work-group of this local range.
