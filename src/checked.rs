@@ -1,6 +1,5 @@
 //! Checked mode: out-of-bounds accesses become errors instead of corrupted memory, for tests
-//! and debugging. This module owns its one switch, [`CHECKED_ENV`], and the geometry of the
-//! guard regions every [`Buffer`](crate::Buffer) gets in checked mode. What a single-device
+//! and debugging. This module owns the geometry of the guard regions every [`Buffer`](crate::Buffer) gets in checked mode. What a single-device
 //! launch checks and reports is described in [`crate::launch::checked`]; launches over
 //! several devices check every access against the chunk its device holds
 //! ([`crate::scaling::checked_mode`]).
@@ -8,60 +7,31 @@
 //! `CLGROUPS_CHECKED` takes `1`, `true`, `yes` or `on` (checked), `0`, `false`, `no` or `off`
 //! (unchecked), or nothing. Unset, single-device launches are unchecked and launches over
 //! several devices are checked in debug builds of the program (its `debug_assertions`). Any
-//! other value is an [`Error::InvalidInput`] from the first call that asks (a new buffer,
-//! program or root program), never a silent choice.
-//!
-//! ```
-//! // Whatever the variable says, the answer is the same everywhere it is asked.
-//! match std::env::var("CLGROUPS_CHECKED").as_deref() {
-//!     Ok("1") | Ok("yes") => assert!(clgroups::checked::single_device()?),
-//!     Err(_) => assert!(!clgroups::checked::single_device()?),
-//!     _ => {}
-//! }
-//! # Ok::<(), clgroups::Error>(())
-//! ```
+//! other value is an [`Error::InvalidEnvironment`] from the first call that asks (a new
+//! buffer, program or root program), never a silent choice ([`crate::config`] reads it once).
 
-use crate::error::{Error, Result};
-use once_cell::sync::Lazy;
-
-/// The environment variable that switches checked mode.
-pub const CHECKED_ENV: &str = "CLGROUPS_CHECKED";
-
-/// [`CHECKED_ENV`], parsed once: `Some(on)` when set to a known value, `None` when unset or
-/// empty, or the error for any other value.
-fn setting() -> Result<Option<bool>> {
-    static SETTING: Lazy<std::result::Result<Option<bool>, String>> = Lazy::new(|| {
-        let value = std::env::var(CHECKED_ENV).unwrap_or_default();
-        parse(&value).ok_or_else(|| {
-            format!(
-                "{CHECKED_ENV}={value:?}: expected 1, true, yes or on (checked), 0, false, no \
-                 or off (unchecked)"
-            )
-        })
-    });
-    SETTING.clone().map_err(Error::input)
-}
-
-/// A value of [`CHECKED_ENV`]: `Some(Some(on))`, `Some(None)` for empty, `None` if unknown.
-fn parse(value: &str) -> Option<Option<bool>> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "" => Some(None),
-        "1" | "true" | "yes" | "on" => Some(Some(true)),
-        "0" | "false" | "no" | "off" => Some(Some(false)),
-        _ => None,
-    }
-}
+use crate::error::Result;
 
 /// Whether single-device buffers and launches are checked (off unless switched on).
+///
+/// ```
+/// // Whatever the variable says, the answer is the same everywhere it is asked.
+/// match std::env::var("CLGROUPS_CHECKED").as_deref() {
+///     Ok("1") | Ok("yes") => assert!(clgroups::launch::checked::single_device()?),
+///     Err(_) => assert!(!clgroups::launch::checked::single_device()?),
+///     _ => {}
+/// }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
 pub fn single_device() -> Result<bool> {
-    Ok(setting()?.unwrap_or(false))
+    Ok(crate::config::settings().checked()?.unwrap_or(false))
 }
 
 /// Whether launches over several devices are checked (unless switched, on in builds with
 /// `debug_assertions`, which `default` says for the caller's build).
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // root launches
 pub(crate) fn multi_device(default: bool) -> Result<bool> {
-    Ok(setting()?.unwrap_or(default))
+    Ok(crate::config::settings().checked()?.unwrap_or(default))
 }
 
 /// [`single_device`] where an invalid value was already reported: off.
@@ -111,22 +81,4 @@ pub(crate) struct Guard {
     /// without a front guard: 0 and the buffer itself).
     pub front: usize,
     pub whole: opencl3::types::cl_mem,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse;
-
-    #[test]
-    fn one_parser_for_every_spelling() {
-        for on in ["1", "true", "YES", " on "] {
-            assert_eq!(parse(on), Some(Some(true)), "{on}");
-        }
-        for off in ["0", "false", "No", "off"] {
-            assert_eq!(parse(off), Some(Some(false)), "{off}");
-        }
-        assert_eq!(parse(""), Some(None));
-        assert_eq!(parse("2"), None);
-        assert_eq!(parse("checked"), None);
-    }
 }

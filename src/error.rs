@@ -122,6 +122,17 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// An environment variable clgroups reads ([`crate::config`]) holds a value it does not
+    /// accept; reported by the first call that needs the setting.
+    #[error("{variable}={value:?}: expected {expected}")]
+    InvalidEnvironment {
+        /// The variable, `CLGROUPS_...`.
+        variable: String,
+        /// Its value.
+        value: String,
+        /// The values it accepts.
+        expected: String,
+    },
     /// A range, plan parameter or size that is invalid on its own (no device involved).
     #[error("invalid input: {reason}")]
     InvalidInput {
@@ -171,7 +182,7 @@ pub enum Error {
         global_id: [u32; 3],
     },
     /// A command did not finish within the wait limit (`CLGROUPS_TIMEOUT`, see
-    /// [`crate::wait::limit`]): the device, or the connection to it, is stuck. The command may
+    /// [`crate::config::timeout`]): the device, or the connection to it, is stuck. The command may
     /// still be running; OpenCL cannot cancel it.
     #[error("{command} did not finish within {waited:?} (CLGROUPS_TIMEOUT): the device or its connection is stuck")]
     Timeout {

@@ -72,7 +72,7 @@ impl Event {
         }
     }
 
-    /// Waits for the command(s) to finish, each at most [`crate::wait::limit`]
+    /// Waits for the command(s) to finish, each at most [`crate::config::timeout`]
     /// ([`Error::Timeout`] otherwise).
     ///
     /// ```

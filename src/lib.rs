@@ -74,7 +74,6 @@
 //! Device ──▶ Queue (Context) ──▶ Program ──▶ Kernel ──▶ Launch ──▶ Event
 //!   │         Buffer<T>            │ builds your OpenCL C with the sub-group layer
 //!   └ sub-group capabilities       │ for the device's backend and sub-group sizes
-//! plan: the pure decisions behind launches (local size, rounding, partition, coloring)
 //! RootDevice: the same chain over several devices; algorithms: ready-made kernels
 //! ```
 //!
@@ -87,8 +86,8 @@
 //! waits for other queues' commands with [`Launch::wait_for`](launch::Launch::wait_for). A
 //! [`Program`] builds OpenCL C for the queue's device with `#include <clgroups/subgroup.h>`
 //! available; [`Kernel::launch`] checks the arguments and the
-//! range and enqueues. The [`plan`] module holds the decisions as pure functions, testable
-//! without a device.
+//! range and enqueues. The decisions behind a launch (local size, rounding, partition,
+//! coloring) are pure functions inside the crate, each logged with `RUST_LOG=debug`.
 //!
 //! # Safety
 //!
@@ -109,12 +108,11 @@
 //! * [`queue`]: [`Context`] and [`Queue`]; [`buffer`]: typed device buffers;
 //! * [`program`] and [`kernel`]: building OpenCL C, kernels and their sub-group queries;
 //! * [`launch`]: ND-range and plain-range launches, [`Event`]s; [`range`]: [`Range`];
-//! * [`plan`]: local size, rounding, partition and coloring decisions, as pure functions
-//!   (public so that each decision can be inspected and tested without a device);
 //! * [`scaling`]: one launch over several devices; [`algorithms`]: reduce and scan;
 //! * [`opencl_c`]: the OpenCL C sub-group layer, function by function, per backend;
-//! * [`wait`]: every wait on a device is bounded (`CLGROUPS_TIMEOUT`): a stuck device or a lost
-//!   connection to a remote one is an [`Error::Timeout`], not a hang;
+//! * [`config`]: every `CLGROUPS_*` environment variable, read in one place; every wait on a
+//!   device is bounded ([`config::timeout`]): a stuck device or a lost connection to a remote
+//!   one is an [`Error::Timeout`], not a hang;
 //! * [`prelude`]: the names a typical program uses, in one import.
 //!
 //! # Cargo features
@@ -125,9 +123,15 @@
 //!   build time.
 //! * `scaling` (default): the [`scaling`] module, one launch over several devices.
 //! * `algorithms` (default): the [`algorithms`] module, device-wide reduce and scan.
+//! * `unstable-internals`: UNSTABLE, outside semver. The pure planning internals, public but
+//!   hidden from these docs, for clgroups' own tests, examples and benches; do not depend on it.
 //!
 //! Dimension order is OpenCL's everywhere (dimension 0 = x, fastest-varying); see [`Range`].
 
+// The internals (`plan`, `algorithms::plan`, `launch::bounds`) are private without the
+// `unstable-internals` feature, and their doctests run where it is on (the crate's own tests
+// enable it).
+#![cfg_attr(not(feature = "unstable-internals"), allow(rustdoc::private_doc_tests))]
 // The docs link to the optional modules; without them those links have no target.
 #![cfg_attr(
     not(all(feature = "scaling", feature = "algorithms")),
@@ -137,7 +141,8 @@
 #[cfg(feature = "algorithms")]
 pub mod algorithms;
 pub mod buffer;
-pub mod checked;
+mod checked;
+pub mod config;
 pub mod device;
 pub mod error;
 mod event;
@@ -146,14 +151,18 @@ pub mod kernel;
 pub mod launch;
 #[doc = include_str!("opencl_c.md")]
 pub mod opencl_c {}
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
 pub mod plan;
+#[cfg(not(feature = "unstable-internals"))]
+mod plan;
 pub mod program;
 pub mod queue;
 pub mod range;
 #[cfg(feature = "scaling")]
 pub mod scaling;
 mod transform;
-pub mod wait;
+mod wait;
 
 pub use buffer::{Buffer, PendingRead, Pod};
 pub use device::{default_device, devices, Device};

@@ -345,7 +345,7 @@ impl Queue {
     }
 
     /// Waits until every command enqueued so far has finished, at most
-    /// [`crate::wait::limit`] ([`Error::Timeout`] otherwise).
+    /// [`crate::config::timeout`] ([`Error::Timeout`] otherwise).
     ///
     /// ```
     /// let queue = clgroups::Queue::new(&clgroups::default_device()?)?;

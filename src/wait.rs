@@ -13,34 +13,13 @@ use crate::ffi;
 use opencl3::command_queue::CommandQueue;
 use opencl3::event::{Event, CL_COMPLETE};
 use opencl3::types::cl_int;
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The environment variable that sets [`limit`], in seconds.
-pub const TIMEOUT_ENV: &str = "CLGROUPS_TIMEOUT";
-
-const DEFAULT_LIMIT: Duration = Duration::from_secs(600);
-
-/// How long clgroups waits for one command: `CLGROUPS_TIMEOUT` seconds (a positive number,
-/// fractions allowed), else 600 s. Read once; another value of the variable is an
-/// [`Error::InvalidInput`] at the first wait.
-pub fn limit() -> Result<Duration> {
-    static LIMIT: OnceLock<Result<Duration>> = OnceLock::new();
-    LIMIT
-        .get_or_init(|| parse_limit(std::env::var(TIMEOUT_ENV).ok().as_deref()))
-        .clone()
-}
-
-fn parse_limit(value: Option<&str>) -> Result<Duration> {
-    let Some(text) = value.map(str::trim).filter(|t| !t.is_empty()) else {
-        return Ok(DEFAULT_LIMIT);
-    };
-    match text.parse::<f64>() {
-        Ok(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
-        _ => Err(Error::input(format!(
-            "{TIMEOUT_ENV}={text:?}: expected a positive number of seconds"
-        ))),
-    }
+/// How long clgroups waits for one command: `CLGROUPS_TIMEOUT` seconds, else 600 s
+/// ([`crate::config::timeout`]; read once, a bad value is an error at the first wait).
+pub(crate) fn limit() -> Result<Duration> {
+    crate::config::timeout()
 }
 
 /// How long a wait spins on the event's status, on devices other than CPUs, before it polls
@@ -155,25 +134,4 @@ fn finished(status: cl_int, what: impl Fn() -> String) -> Result<()> {
         return Err(Error::cl("clWaitForEvents", status, what()));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn limit_parses_seconds() {
-        assert_eq!(parse_limit(None).unwrap(), DEFAULT_LIMIT);
-        assert_eq!(parse_limit(Some(" ")).unwrap(), DEFAULT_LIMIT);
-        assert_eq!(
-            parse_limit(Some("2.5")).unwrap(),
-            Duration::from_millis(2500)
-        );
-        for bad in ["0", "-1", "soon", "inf", "NaN"] {
-            assert!(
-                matches!(parse_limit(Some(bad)), Err(Error::InvalidInput { .. })),
-                "{bad}"
-            );
-        }
-    }
 }

@@ -40,8 +40,8 @@ fn lcg(mut x: u32, mut n: u32) -> u32 {
 #[test]
 fn waits_end_with_a_timeout_error_naming_the_command() {
     // Set before the first wait of this process (the only test of this binary).
-    std::env::set_var(clgroups::wait::TIMEOUT_ENV, LIMIT.as_secs_f64().to_string());
-    assert_eq!(clgroups::wait::limit().unwrap(), LIMIT);
+    std::env::set_var("CLGROUPS_TIMEOUT", LIMIT.as_secs_f64().to_string());
+    assert_eq!(clgroups::config::timeout().unwrap(), LIMIT);
     let q = common::queue();
     let k = Program::from_source(&q, SPIN)
         .unwrap()

@@ -6,9 +6,9 @@
 //! kept while the queue lives): a blocking reduce is one launch and one read of the result
 //! into pinned host memory with one bounded wait, a blocking scan one to three launches and
 //! one wait. On NVIDIA a blocking call makes no events and no read: the result is posted into
-//! pinned host memory by the kernel that computes it (`CLGROUPS_POST=0`, [`POST_ENV`], turns it off). The `enqueue_*` forms return at once with an [`Event`]; their result stays on the
+//! pinned host memory by the kernel that computes it (`CLGROUPS_POST=0`, `CLGROUPS_POST`, turns it off). The `enqueue_*` forms return at once with an [`Event`]; their result stays on the
 //! device (later launches on the same in-order queue see it). The kernels follow the device
-//! ([`plan`]):
+//! (`plan`):
 //!
 //! * **Reduce, GPUs**: each work-group strides over the input with 4-wide vector loads into
 //!   four accumulators, reduces across the sub-group (`sg_reduce_*`) and across sub-groups
@@ -49,13 +49,17 @@
 //! ```
 
 mod cache;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
 pub mod plan;
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod plan;
 mod post;
 mod reduce;
 mod scan;
 
-pub use plan::{LaunchPlan, PlanInputs};
-pub use post::POST_ENV;
+pub use plan::LaunchPlan;
+use plan::PlanInputs;
 pub use reduce::{enqueue_reduce, reduce, reduce_max, reduce_min, reduce_sum, Reduction};
 pub use scan::{enqueue_scan_sum, exclusive_scan_sum, inclusive_scan_sum, ScanKind};
 
@@ -201,13 +205,7 @@ impl<T: Element> State<T> {
         }
         let nvidia = device.sub_groups().effective.shuffle_backend == ShuffleBackend::NvidiaPtx;
         let lookback = nvidia && size_of::<T>() == 4;
-        let forced = match std::env::var("CLGROUPS_SCAN_TILE") {
-            Ok(v) => Some(plan::Tile::parse(&v).unwrap_or_else(|| {
-                log::warn!("CLGROUPS_SCAN_TILE={v:?} is not ROUNDS:LOCAL with ROUNDS × LOCAL / 32 a multiple of 32; using the default");
-                plan::Tile::DEFAULT
-            })),
-            Err(_) => None,
-        };
+        let forced = crate::config::settings().scan_tile();
         let tile = forced.unwrap_or(plan::Tile::DEFAULT);
         let wait_ns = |tile: plan::Tile| match std::env::var("CLGROUPS_SCAN_WAIT_NS") {
             Ok(v) => v.trim().parse::<u32>().unwrap_or_else(|_| {

@@ -25,29 +25,26 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// The environment variable that turns posts off (`0`).
-pub const POST_ENV: &str = "CLGROUPS_POST";
-
 /// The check's kernel: one write at the address plus 8 (where posts write their number).
 const PROBE: &str =
     "kernel void clg_probe(ulong at, uint v) { *(volatile global uint *)(at + 8) = v; }";
 const PROBE_VALUE: u32 = 0x5eed_c1a5;
 
 /// Whether kernels on `device` can post into pinned host memory (checked once per device).
-fn reachable(device: &Device) -> bool {
+fn reachable(device: &Device) -> Result<bool> {
     static SEEN: Lazy<Mutex<HashMap<usize, bool>>> = Lazy::new(Default::default);
-    if std::env::var(POST_ENV).is_ok_and(|v| v.trim() == "0") {
-        log::debug!("algorithms: posts off ({POST_ENV}=0)");
-        return false;
+    if !crate::config::settings().post()? {
+        log::debug!("algorithms: posts off (CLGROUPS_POST)");
+        return Ok(false);
     }
     if device.identity().remote {
         // Its kernels run in another process (a PoCL-R server): not even a probe, whose fault
         // would end the server's context for every client.
         log::debug!("algorithms: no posts on {device}: reached through PoCL-R");
-        return false;
+        return Ok(false);
     }
     let mut seen = super::lock(&SEEN);
-    *seen.entry(device.id() as usize).or_insert_with(|| {
+    Ok(*seen.entry(device.id() as usize).or_insert_with(|| {
         let start = Instant::now();
         let found = probe(device);
         log::debug!(
@@ -56,7 +53,7 @@ fn reachable(device: &Device) -> bool {
             start.elapsed().as_secs_f64() * 1e3
         );
         found.is_ok()
-    })
+    }))
 }
 
 /// One write from a kernel into a mailbox, on a context of its own.
@@ -102,7 +99,7 @@ impl<T: Element> State<T> {
         }
         if self.mailbox.is_none() {
             let device = self.queue.device();
-            self.mailbox = Some(match reachable(device) {
+            self.mailbox = Some(match reachable(device)? {
                 true => {
                     let what = || format!("map of a mailbox on {device}");
                     let mut mailbox = Mailbox::new(self.queue.context().raw(), self.queue.raw())

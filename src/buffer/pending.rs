@@ -229,7 +229,7 @@ pub(super) fn fill_pattern<T>() -> bool {
 
 /// A read in flight ([`Buffer::enqueue_read`]): it owns the host memory the device writes.
 /// [`wait`](PendingRead::wait) gives the elements; dropping it waits too (at most
-/// [`crate::wait::limit`]), and never panics: memory the device may still write is leaked
+/// [`crate::config::timeout`]), and never panics: memory the device may still write is leaked
 /// rather than freed.
 ///
 /// ```
@@ -252,7 +252,7 @@ pub struct PendingRead<T: Pod> {
 unsafe impl<T: Pod + Send> Send for PendingRead<T> {}
 
 impl<T: Pod> PendingRead<T> {
-    /// Waits for the read (at most [`crate::wait::limit`]) and returns the elements.
+    /// Waits for the read (at most [`crate::config::timeout`]) and returns the elements.
     ///
     /// ```
     /// # use clgroups::prelude::*;

@@ -67,9 +67,9 @@ fn discovered() -> Result<&'static Discovered> {
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 pub fn default_device() -> Result<Device> {
-    match std::env::var("CLGROUPS_DEVICE") {
-        Ok(sel) if !sel.trim().is_empty() => select_device(&sel),
-        _ => {
+    match crate::config::device_selector() {
+        Some(sel) => select_device(&sel),
+        None => {
             // Discovery fails with Error::NoDevices when no device is usable: `all` is not empty.
             let all = devices()?;
             let pick = [DeviceKind::Gpu, DeviceKind::Accelerator, DeviceKind::Cpu]
@@ -252,25 +252,13 @@ fn discover() -> Result<Discovered> {
     })
 }
 
-/// Environment variables that decide which drivers and devices the loader and clgroups offer.
-const DEVICE_ENV: &[&str] = &[
-    "OCL_ICD_VENDORS",
-    "OCL_ICD_FILENAMES",
-    "POCL_DEVICES",
-    "CUDA_VISIBLE_DEVICES",
-    "CLGROUPS_SHUFFLE_BACKEND",
-];
-
 /// The error for platforms without a usable device, with the environment that likely caused it.
 fn no_devices(platforms: &[opencl3::platform::Platform], reasons: Vec<String>) -> Error {
     let names: Vec<String> = platforms
         .iter()
         .map(|p| p.name().unwrap_or_default())
         .collect();
-    let env: Vec<String> = DEVICE_ENV
-        .iter()
-        .filter_map(|k| std::env::var(k).ok().map(|v| format!("{k}={v:?}")))
-        .collect();
+    let env = crate::config::device_environment();
     Error::NoDevices {
         platforms: names.join(", "),
         reasons: if reasons.is_empty() {
@@ -410,10 +398,9 @@ fn build(
 /// run it), else [`choose_backend`].
 fn backend_from_env(driver: &DriverSubGroups, nvidia: bool, ctx: &str) -> Result<ShuffleBackend> {
     let auto = choose_backend(driver, nvidia);
-    let Ok(forced) = std::env::var("CLGROUPS_SHUFFLE_BACKEND") else {
+    let Some(forced) = crate::config::settings().shuffle_backend()? else {
         return Ok(auto);
     };
-    let forced: ShuffleBackend = forced.parse()?;
     if backend_available(forced, driver, nvidia) {
         log::debug!("{ctx}: backend {forced} forced by CLGROUPS_SHUFFLE_BACKEND (auto: {auto})");
         Ok(forced)

@@ -297,7 +297,7 @@ impl Device {
     /// of 64 wrote 128 elements). PoCL-R serving a CPU device reports the CPU type and counts;
     /// PoCL's GPU drivers (CUDA, Level Zero) do not. The build then refuses collectives under
     /// work-group-divergent branches and each launch decides `get_global_id(d) OP n`
-    /// ([`crate::plan::uniform_branch`]).
+    /// (`plan::uniform_branch`).
     ///
     /// ```
     /// let dev = clgroups::default_device()?;

@@ -14,7 +14,7 @@ pub use sub_groups::SubGroupQueries;
 use crate::device::ShuffleBackend;
 use crate::error::{Error, Result};
 use crate::ffi::{ClProgram, Owned};
-use crate::plan::local_size::Limits;
+pub use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::plan::uniform_branch::IdCondition;
 use crate::plan::work_group::{choose, Constraints, LocalSize, MIN_POCL_COLLECTIVE_GROUP};

@@ -59,7 +59,7 @@ use crate::queue::Queue;
 use crate::transform::Violation;
 use crate::transform::CHECK_WORDS;
 
-pub use crate::checked::{enabled, CANARY, CHECKED_ENV, FRONT_GUARD_BYTES, MIN_GUARD_BYTES};
+pub use crate::checked::{enabled, single_device, CANARY, FRONT_GUARD_BYTES, MIN_GUARD_BYTES};
 
 /// The name of `kernel`'s argument `i`: the driver's, else the scanner's, else `?`.
 fn arg_name(kernel: &Kernel, i: usize) -> String {

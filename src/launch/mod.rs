@@ -55,7 +55,11 @@
 //! ```
 
 mod args;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
 pub mod bounds;
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod bounds;
 pub mod checked;
 mod enqueue;
 mod plain;

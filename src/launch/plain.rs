@@ -12,9 +12,9 @@ use crate::range::Range;
 
 impl Launch<'_> {
     /// Enqueues over a plain range (no work-groups promised to the kernel): rounded up and
-    /// guarded when the range is awkward, per [`crate::plan::rounding`] (its
-    /// [`pieces`](rounding::RoundingPlan::pieces) are enqueued in order). A kernel without rounded variants runs as bulk +
-    /// tail launches where [`crate::plan::split`] allows it (not when rounding is disabled),
+    /// guarded when the range is awkward, per `plan::rounding` (its
+    /// `pieces` are enqueued in order). A kernel without rounded variants runs as bulk +
+    /// tail launches where `plan::split` allows it (not when rounding is disabled),
     /// else unrounded. A kernel with `reqd_work_group_size` runs in exactly those groups.
     /// Kernels that ask for the work-group shape (`get_group_id`, `get_local_size`,
     /// `get_local_id`, ...) are never rounded: their plain range is the plain OpenCL launch it

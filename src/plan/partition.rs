@@ -35,6 +35,8 @@ use crate::range::Range;
 
 /// The largest [`imbalance`] (5%) accepted before a faster dimension is considered.
 pub const MAX_IMBALANCE: f64 = 0.05;
+// `acceptable` checks it exactly, in integers: excess / g <= 1/20.
+const _: () = assert!(MAX_IMBALANCE * 20.0 == 1.0);
 
 /// How one ND-range is split over devices: `chunks[i]` work-groups of dimension `dim` go to
 /// device `i`, contiguously and in device order.

@@ -87,7 +87,8 @@ pub struct Constraints {
 }
 
 impl Constraints {
-    /// Only the limits: no required size, hint, or unit.
+    /// Only the limits: no required size, hint, or unit (for tests and the internals).
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn new(limits: Limits) -> Self {
         Constraints {
             limits,

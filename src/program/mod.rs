@@ -20,7 +20,7 @@
 //!    `#include <clgroups/...>` resolved from copies of `cl/` embedded in the library, and
 //!    `#line` directives so that the compiler's log names the user's file and lines; a build that
 //!    fails is retried without the variants, then as written, and the kernels lose what was
-//!    dropped (launches fall back, see [`crate::plan::split`]);
+//!    dropped (launches fall back, see `plan::split`);
 //! 5. takes the kernel names from the driver (`CL_PROGRAM_KERNEL_NAMES`, else
 //!    `clCreateKernelsInProgram`, else the scanner's).
 //!
@@ -46,13 +46,15 @@ mod wrapped;
 pub use builder::ProgramBuilder;
 pub mod polyfill;
 
+pub use crate::plan::rounding::{RoundingConfig, RoundingMode, RoundingParams};
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
 pub use crate::transform::build_log;
 pub use crate::transform::SubGroupSizeAttr as SubGroupSize;
 
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::ffi::ClProgram;
-use crate::plan::rounding::RoundingConfig;
 use crate::queue::Queue;
 use crate::transform::{self, KernelDecl, SourceFacts};
 pub(crate) use build::KernelChoices;

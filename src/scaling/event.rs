@@ -52,7 +52,7 @@ pub enum Spread {
 
 impl MultiEvent {
     /// The partition the launch used (OpenCL dimension numbering, chunks in work-groups; a
-    /// kernel run as written on device 0 alone, see [`crate::plan::root_fallback`], reports
+    /// kernel run as written on device 0 alone, see `plan::root_fallback`, reports
     /// one chunk there).
     ///
     /// ```

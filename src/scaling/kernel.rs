@@ -85,7 +85,7 @@ impl RootKernel {
 
     /// Why the kernel has no partitioned variant (a name made by a macro, a source the
     /// scanner cannot read, ...), or `None`. Launches of such a kernel run it as written, as
-    /// [`crate::plan::root_fallback`] decides: in shared placement each device runs its part
+    /// `plan::root_fallback` decides: in shared placement each device runs its part
     /// at its global offset when the source never asks for whole-launch values (global size
     /// or offset, linear ids, group ids), else device 0 runs the whole launch; in partitioned
     /// placement device 0 runs it on colored buffers gathered there and copied back after.
@@ -134,14 +134,14 @@ impl RootKernel {
     }
 
     /// The global and local ranges a [`RootLaunch::range`](super::RootLaunch::range) of `global` enqueues: `global`
-    /// rounded up per [`crate::plan::rounding`] (when the kernel may be rounded) and the local
+    /// rounded up per `plan::rounding` (when the kernel may be rounded) and the local
     /// size, both for the most limited device; a kernel with `reqd_work_group_size` gets that
     /// local size, and the range is rounded up to a multiple of it where the kernel may be
     /// rounded (else it must divide the range). In partitioned placement, colored buffers in
     /// pages of one work-group slab follow the launch's partition (see [the
     /// contract](super#the-contract)). A kernel without its partitioned variant
     /// ([`rewrite_obstacle`](RootKernel::rewrite_obstacle)) runs as
-    /// [`crate::plan::root_fallback`] decides instead.
+    /// `plan::root_fallback` decides instead.
     ///
     /// ```
     /// use clgroups::scaling::{ColoredBuffer, RootDevice};

@@ -3,10 +3,10 @@
 //! A [`RootDevice`] is N OpenCL devices of one platform in one context (separate GPUs, PoCL
 //! devices, or the sub-devices of one device), with a queue on each. A [`RootProgram`] is the
 //! same source built once per device; a launch of one of its kernels
-//! ([`RootKernel::launch`]) is split by [`plan::partition`](crate::plan::partition) into one
+//! ([`RootKernel::launch`]) is split by `plan::partition` into one
 //! contiguous sub-launch per device, at work-group granularity, each enqueued on its device's
 //! queue with the chunk's global offset and size. A [`ColoredBuffer`] is an array whose pages
-//! are spread over the devices by [`plan::coloring`](crate::plan::coloring), each device
+//! are spread over the devices by `plan::coloring`, each device
 //! holding one contiguous chunk.
 //!
 //! # What a kernel sees
@@ -27,7 +27,7 @@
 //!
 //! A kernel the scanner cannot rewrite (a name made by a macro, ...) has no such variant and
 //! runs as written: per device in shared placement where that is correct, else the whole
-//! launch on device 0 (see [`crate::plan::root_fallback`] and
+//! launch on device 0 (see `plan::root_fallback` and
 //! [`RootKernel::rewrite_obstacle`]).
 //!
 //! # Memory: two placements
@@ -35,7 +35,7 @@
 //! A root device picks a [`Placement`] for its [`ColoredBuffer`]s when it is made:
 //! [`Placement::Shared`] when every device shares the host's memory
 //! (`CL_DEVICE_HOST_UNIFIED_MEMORY`, e.g. PoCL, integrated GPUs), else
-//! [`Placement::Partitioned`] (e.g. several discrete GPUs). [`PLACEMENT_ENV`]
+//! [`Placement::Partitioned`] (e.g. several discrete GPUs). `CLGROUPS_PLACEMENT`
 //! (`CLGROUPS_PLACEMENT=shared|partitioned`) overrides the choice.
 //!
 //! * **Shared**: a colored buffer is one buffer of the shared context with one sub-buffer per
@@ -97,8 +97,8 @@
 //! page size ([`ColoredBuffer::with_page`]) that makes the chunks match the partition.
 //!
 //! Chunks match the partition when the partition splits the slowest dimension and the page
-//! holds a whole number of work-group slabs: [`plan::coloring`](crate::plan::coloring) and
-//! [`plan::partition`](crate::plan::partition) both give the first devices one extra unit,
+//! holds a whole number of work-group slabs: `plan::coloring` and
+//! `plan::partition` both give the first devices one extra unit,
 //! so a page of exactly one slab (`m * X * Y * local_z` elements for a 3-D split of z, `m *
 //! local_x` for 1-D) gives the same chunks. [`ColoredBuffer::new`] keeps 64 KiB pages, so
 //! large power-of-two arrays split evenly over a power-of-two device count match without
@@ -128,7 +128,10 @@
 //! ```
 
 mod access;
+// Reduce and scan over several devices, as `scaling::reduce_sum` etc. (the module's own path is
+// kept, hidden, for code written before).
 #[cfg(feature = "algorithms")]
+#[doc(hidden)]
 pub mod algorithms;
 mod arg;
 mod colored;
@@ -139,7 +142,10 @@ mod launch;
 mod program;
 mod root;
 
+pub use crate::plan::partition::Partition;
 pub use access::Access;
+#[cfg(feature = "algorithms")]
+pub use algorithms::{exclusive_scan_sum, inclusive_scan_sum, reduce_max, reduce_min, reduce_sum};
 pub use arg::{RootArg, RootArgValue};
 pub use colored::ColoredBuffer;
 pub use event::{MultiEvent, Spread};
@@ -149,26 +155,13 @@ pub use program::RootProgram;
 pub use root::RootDevice;
 
 use crate::device::Device;
-use crate::error::{Error, Result};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
 use std::fmt;
 
-/// The environment variable naming the devices of [`RootDevice::from_env`].
-pub const DEVICES_ENV: &str = "CLGROUPS_DEVICES";
-
-/// The environment variable overriding the [`Placement`] of new root devices: `shared` or
-/// `partitioned`.
-pub const PLACEMENT_ENV: &str = "CLGROUPS_PLACEMENT";
-
-/// The environment variable turning on [strict mode](RootDevice::strict) for every root
-/// device: `1` (on) or `0`.
-pub const STRICT_ENV: &str = "CLGROUPS_STRICT";
-
-/// The environment variable switching [checked mode](checked_mode) (one switch for every
-/// launch: [`crate::checked`]).
-pub use crate::checked::CHECKED_ENV;
-
-/// Whether programs made now get checked variants: [`CHECKED_ENV`] if set (see
-/// [`crate::checked`] for its values), else on where clgroups itself was built with
+/// Whether programs made now get checked variants: `CLGROUPS_CHECKED` if set (see
+/// [`crate::config`] for its values), else on where clgroups itself was built with
 /// `debug_assertions` (the profile of the crate's build, not necessarily the caller's). In
 /// checked mode every launch over a root device waits for its sub-launches and fails with
 /// [`Error::OutOfChunk`] if a work-item indexed a buffer outside the elements its device holds
@@ -208,8 +201,8 @@ pub enum Placement {
 }
 
 impl Placement {
-    /// [`PLACEMENT_ENV`] if set, else `Shared` when every device has host-unified memory and
-    /// `Partitioned` otherwise. Errors ([`Error::InvalidInput`]) for another value of the
+    /// `CLGROUPS_PLACEMENT` if set, else `Shared` when every device has host-unified memory
+    /// and `Partitioned` otherwise. Errors ([`Error::InvalidEnvironment`]) for another value of the
     /// variable.
     ///
     /// ```
@@ -224,22 +217,21 @@ impl Placement {
     /// ```
     pub fn choose(devices: &[Device]) -> Result<Self> {
         let unified = devices.iter().all(|d| d.limits().host_unified_memory);
-        let env = std::env::var(PLACEMENT_ENV).ok();
-        let chosen = Placement::pick(env.as_deref(), unified)?;
-        log::debug!("placement {chosen} ({PLACEMENT_ENV}={env:?}, host-unified memory {unified})");
+        let set = crate::config::settings().placement()?;
+        let chosen = Placement::pick(set, unified);
+        log::debug!(
+            "placement {chosen} (CLGROUPS_PLACEMENT {set:?}, host-unified memory {unified})"
+        );
         Ok(chosen)
     }
 
-    /// The placement for an environment value and whether all memory is host-unified.
-    fn pick(env: Option<&str>, unified: bool) -> Result<Self> {
-        match env.map(str::trim) {
-            Some("shared") => Ok(Placement::Shared),
-            Some("partitioned") => Ok(Placement::Partitioned),
-            Some("") | None if unified => Ok(Placement::Shared),
-            Some("") | None => Ok(Placement::Partitioned),
-            Some(other) => Err(Error::input(format!(
-                "{PLACEMENT_ENV}={other:?}: expected `shared` or `partitioned`"
-            ))),
+    /// The placement the environment sets, else the one for whether all memory is
+    /// host-unified.
+    fn pick(set: Option<Placement>, unified: bool) -> Self {
+        match set {
+            Some(placement) => placement,
+            None if unified => Placement::Shared,
+            None => Placement::Partitioned,
         }
     }
 }
@@ -259,27 +251,13 @@ mod tests {
 
     #[test]
     fn placement_follows_the_environment_value_then_the_memory() {
-        assert_eq!(Placement::pick(None, true).unwrap(), Placement::Shared);
+        assert_eq!(Placement::pick(None, true), Placement::Shared);
+        assert_eq!(Placement::pick(None, false), Placement::Partitioned);
+        let set = Some(Placement::Partitioned);
+        assert_eq!(Placement::pick(set, true), Placement::Partitioned);
         assert_eq!(
-            Placement::pick(None, false).unwrap(),
-            Placement::Partitioned
-        );
-        assert_eq!(
-            Placement::pick(Some(""), false).unwrap(),
-            Placement::Partitioned
-        );
-        assert_eq!(
-            Placement::pick(Some("partitioned"), true).unwrap(),
-            Placement::Partitioned
-        );
-        assert_eq!(
-            Placement::pick(Some(" shared"), false).unwrap(),
+            Placement::pick(Some(Placement::Shared), false),
             Placement::Shared
-        );
-        let e = Placement::pick(Some("split"), true).unwrap_err();
-        assert!(
-            e.to_string().contains("CLGROUPS_PLACEMENT=\"split\""),
-            "{e}"
         );
     }
 }

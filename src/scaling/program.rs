@@ -60,7 +60,7 @@ impl RootDevice {
     /// Every source the compiler builds builds here: a source the scanner cannot read, or
     /// variants that do not compile, leave the source as written, and a kernel without its
     /// variant (see [`RootKernel::rewrite_obstacle`](super::RootKernel::rewrite_obstacle)) runs as written, per device or on
-    /// device 0 ([`crate::plan::root_fallback`]).
+    /// device 0 (`plan::root_fallback`).
     ///
     /// ```
     /// use clgroups::{scaling::RootDevice, Program};

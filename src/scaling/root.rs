@@ -1,6 +1,6 @@
 //! [`RootDevice`]: several devices of one platform used as one.
 
-use super::{Placement, DEVICES_ENV};
+use super::Placement;
 use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, Result};
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
@@ -50,7 +50,7 @@ impl RootDevice {
     /// Its [`Placement`] is [`Placement::choose`]`(devices)`.
     ///
     /// Errors ([`Error::InvalidInput`]): no devices, devices of different platforms, one
-    /// device given twice, or a bad [`PLACEMENT_ENV`](super::PLACEMENT_ENV).
+    /// device given twice, or a bad `PLACEMENT_ENV`.
     ///
     /// ```
     /// use clgroups::RootDevice;
@@ -72,7 +72,7 @@ impl RootDevice {
             .collect();
         check_devices(&keys).map_err(|r| Error::input(format!("{r} ({})", names(devices))))?;
         let placement = Placement::choose(devices)?;
-        let strict = strict_from_env()?;
+        let strict = crate::config::settings().strict()?;
         let context = Context::new(devices)?;
         let queues = devices
             .iter()
@@ -92,7 +92,7 @@ impl RootDevice {
         })
     }
 
-    /// The devices [`DEVICES_ENV`] (`CLGROUPS_DEVICES`) names, or else every device of the
+    /// The devices `CLGROUPS_DEVICES` names (read at each call), or else every device of the
     /// default device's platform ([`default_device`]).
     ///
     /// `CLGROUPS_DEVICES` is a comma-separated list of device selectors, each as
@@ -106,16 +106,16 @@ impl RootDevice {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn from_env() -> Result<Self> {
-        match std::env::var(DEVICES_ENV) {
-            Ok(list) if !list.trim().is_empty() => {
+        match crate::config::device_selectors() {
+            Some(list) => {
                 let chosen = list
-                    .split(',')
-                    .map(|s| select_device(s.trim()))
+                    .iter()
+                    .map(|s| select_device(s))
                     .collect::<Result<Vec<_>>>()?;
-                log::debug!("{DEVICES_ENV}={list:?} chose {}", names(&chosen));
+                log::debug!("CLGROUPS_DEVICES chose {}", names(&chosen));
                 RootDevice::new(&chosen)
             }
-            _ => {
+            None => {
                 let platform = default_device()?.platform_index();
                 let all: Vec<Device> = devices()?
                     .iter()
@@ -234,7 +234,7 @@ impl RootDevice {
     /// This root device in strict mode (for programs made afterwards): a launch that
     /// [the contract](super#the-contract) cannot split as declared is refused with
     /// [`Error::InvalidLaunch`] before anything is enqueued, as before implicit merging,
-    /// instead of running merged or on one device. [`STRICT_ENV`](super::STRICT_ENV)
+    /// instead of running merged or on one device. `STRICT_ENV`
     /// (`CLGROUPS_STRICT=1`) turns it on for every root device.
     ///
     /// ```
@@ -270,7 +270,7 @@ impl RootDevice {
 
     /// This root device with the launches of programs made afterwards split in proportion to
     /// `weights` (one positive finite number per device: its relative throughput, e.g. a
-    /// measured bandwidth), by [`crate::plan::weighted::weighted`]: a device of weight 3
+    /// measured bandwidth), by `plan::weighted::weighted`: a device of weight 3
     /// gets about three times the work-groups of one of weight 1. Colored buffers keep their
     /// even coloring: buffers proven indexed at the own id no longer match the chunks and are
     /// merged ([the contract](super#the-contract)); color them for the launch
@@ -342,7 +342,7 @@ impl RootDevice {
         self.queues.iter().try_for_each(Queue::finish)
     }
 
-    /// The coloring page for this device set: [`DEFAULT_PAGE_SIZE`] rounded up to a multiple
+    /// The coloring page for this device set: `DEFAULT_PAGE_SIZE` (64 KiB) rounded up to a multiple
     /// of every device's `CL_DEVICE_MEM_BASE_ADDR_ALIGN`.
     ///
     /// ```
@@ -375,18 +375,6 @@ impl RootDevice {
 impl fmt::Debug for RootDevice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.describe())
-    }
-}
-
-/// [`STRICT_ENV`](super::STRICT_ENV): `1` on, `0` or unset off.
-fn strict_from_env() -> Result<bool> {
-    match std::env::var(super::STRICT_ENV).as_deref().map(str::trim) {
-        Err(_) | Ok("") | Ok("0") => Ok(false),
-        Ok("1") => Ok(true),
-        Ok(other) => Err(Error::input(format!(
-            "{}={other:?}: expected 1 or 0",
-            super::STRICT_ENV
-        ))),
     }
 }
 

@@ -5,21 +5,10 @@ use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
-/// Environment variable with explicit `MinFactor:GoodFactor:MinRange` parameters.
-pub const ENV_PARAMS: &str = "CLGROUPS_RANGE_ROUNDING_PARAMS";
-/// Environment variable that disables rounding when set to anything, even `0` (as in DPC++).
-pub const ENV_DISABLE: &str = "CLGROUPS_DISABLE_RANGE_ROUNDING";
-/// Environment variable that turns on tracing when set to anything.
-pub const ENV_TRACE: &str = "CLGROUPS_RANGE_ROUNDING_TRACE";
-/// Environment variable with the mode: `on`, `force` or `disable`.
-pub const ENV_MODE: &str = "CLGROUPS_RANGE_ROUNDING";
-/// Environment variable that turns on experimental all-dimension rounding when set to anything.
-pub const ENV_EXPERIMENTAL: &str = "CLGROUPS_EXP_RANGE_ROUNDING";
-
 /// DPC++'s rounding parameters, `MinFactor:GoodFactor:MinRange`.
 ///
 /// ```
-/// use clgroups::plan::rounding::RoundingParams;
+/// use clgroups::program::RoundingParams;
 /// let p: RoundingParams = "1:256:1".parse().unwrap();
 /// assert_eq!(p, RoundingParams { min_factor: 1, good_factor: 256, min_range: 1 });
 /// assert!("16:0:1024".parse::<RoundingParams>().is_err());
@@ -94,9 +83,9 @@ impl fmt::Display for RoundingParams {
 /// Which kernels a plain-range launch may use (DPC++'s `-fsycl-range-rounding=`).
 ///
 /// ```
-/// use clgroups::plan::rounding::{RoundingConfig, RoundingMode};
+/// use clgroups::program::{RoundingConfig, RoundingMode};
 /// // What CLGROUPS_RANGE_ROUNDING=force selects:
-/// let cfg = RoundingConfig::from_vars(|v| (v == "CLGROUPS_RANGE_ROUNDING").then(|| "force".into()));
+/// let cfg = RoundingConfig { mode: RoundingMode::Force, ..RoundingConfig::default() };
 /// assert_eq!(cfg.mode, RoundingMode::Force);
 /// assert_eq!(RoundingMode::default(), RoundingMode::On);
 /// ```
@@ -117,7 +106,7 @@ impl FromStr for RoundingMode {
     /// Parses `on`, `force` or `disable` (ASCII case and surrounding spaces ignored).
     ///
     /// ```
-    /// use clgroups::plan::rounding::RoundingMode;
+    /// use clgroups::program::RoundingMode;
     /// assert_eq!("force".parse::<RoundingMode>().unwrap(), RoundingMode::Force);
     /// assert!("off".parse::<RoundingMode>().is_err());
     /// ```
@@ -136,82 +125,36 @@ impl FromStr for RoundingMode {
 /// Everything the environment says about range rounding.
 ///
 /// ```
-/// use clgroups::plan::rounding::{RoundingConfig, RoundingMode};
+/// use clgroups::program::{RoundingConfig, RoundingMode};
 /// let cfg = RoundingConfig { mode: RoundingMode::Disable, ..RoundingConfig::default() };
 /// assert!(cfg.params.is_none() && !cfg.trace);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RoundingConfig {
-    /// The mode; [`RoundingMode::Disable`] also when [`ENV_DISABLE`] is set.
+    /// The mode; [`RoundingMode::Disable`] also when `CLGROUPS_DISABLE_RANGE_ROUNDING` is set.
     pub mode: RoundingMode,
     /// Explicit DPC++ parameters; `None` selects the device-aware default.
     pub params: Option<RoundingParams>,
     /// Round every dimension (ignored when the mode is [`RoundingMode::Disable`]).
     pub experimental: bool,
-    /// Print [`RoundingPlan::trace_lines`](super::RoundingPlan::trace_lines) for every launch.
+    /// Print `RoundingPlan::trace_lines` for every launch.
     pub trace: bool,
 }
 
 impl RoundingConfig {
-    /// The configuration from the process environment; see [`RoundingConfig::from_vars`].
-    /// It reads the environment on every call, so callers should keep the result.
+    /// The configuration the environment sets (see the module docs; read once per
+    /// process by [`crate::config`]: a malformed `CLGROUPS_RANGE_ROUNDING_PARAMS` or
+    /// `CLGROUPS_RANGE_ROUNDING` is reported with `log::warn!` and one line on stderr, and the
+    /// default is kept).
     ///
     /// ```
-    /// use clgroups::plan::rounding::{RoundingConfig, RoundingMode};
+    /// use clgroups::program::{RoundingConfig, RoundingMode};
     /// let cfg = RoundingConfig::from_env();
     /// if std::env::var_os("CLGROUPS_DISABLE_RANGE_ROUNDING").is_some() {
     ///     assert_eq!(cfg.mode, RoundingMode::Disable);
     /// }
     /// ```
     pub fn from_env() -> Self {
-        Self::from_vars(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
-    }
-
-    /// The configuration from a variable lookup (`None` = unset).
-    ///
-    /// "Set" means set to anything, even an empty string or `0`, for [`ENV_DISABLE`],
-    /// [`ENV_TRACE`] and [`ENV_EXPERIMENTAL`], as in DPC++. A malformed [`ENV_PARAMS`] or
-    /// [`ENV_MODE`] is reported with `log::warn!` and one line on stderr, and the default is
-    /// kept (no explicit parameters; mode `on`).
-    ///
-    /// ```
-    /// use clgroups::plan::rounding::{RoundingConfig, RoundingMode};
-    /// let cfg = RoundingConfig::from_vars(|name| match name {
-    ///     "CLGROUPS_DISABLE_RANGE_ROUNDING" => Some("0".to_string()),
-    ///     "CLGROUPS_RANGE_ROUNDING_PARAMS" => Some("16:32:2048".to_string()),
-    ///     _ => None,
-    /// });
-    /// assert_eq!(cfg.mode, RoundingMode::Disable);
-    /// assert_eq!(cfg.params.unwrap().min_range, 2048);
-    /// ```
-    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Self {
-        let params = get(ENV_PARAMS).and_then(|v| parsed_or_warn(ENV_PARAMS, &v));
-        let mode = if get(ENV_DISABLE).is_some() {
-            RoundingMode::Disable
-        } else {
-            get(ENV_MODE)
-                .and_then(|v| parsed_or_warn(ENV_MODE, &v))
-                .unwrap_or_default()
-        };
-        let cfg = RoundingConfig {
-            mode,
-            params,
-            experimental: get(ENV_EXPERIMENTAL).is_some(),
-            trace: get(ENV_TRACE).is_some(),
-        };
-        log::debug!("range rounding configuration: {cfg:?}");
-        cfg
-    }
-}
-
-/// `value` parsed, or `None` after a warning through `log` and on stderr.
-fn parsed_or_warn<T: FromStr<Err = Error>>(var: &str, value: &str) -> Option<T> {
-    match value.parse() {
-        Ok(v) => Some(v),
-        Err(e) => {
-            log::warn!("ignoring {var}={value:?}: {e}");
-            eprintln!("clgroups: warning: ignoring {var}={value:?} ({e}); using the default");
-            None
-        }
+        crate::config::settings().rounding()
     }
 }

@@ -5,7 +5,8 @@
 //! launches a guarded variant of the kernel over a larger range, in which the extra work-items
 //! exit at once, while the kernel still observes the user's range.
 //!
-//! The settings come from the environment ([`RoundingConfig::from_env`]):
+//! The settings come from the environment ([`RoundingConfig::from_env`], read once by
+//! [`crate::config`]):
 //!
 //! | variable | DPC++ twin | effect |
 //! |---|---|---|
@@ -20,10 +21,7 @@
 
 mod config;
 
-pub use config::{
-    RoundingConfig, RoundingMode, RoundingParams, ENV_DISABLE, ENV_EXPERIMENTAL, ENV_MODE,
-    ENV_PARAMS, ENV_TRACE,
-};
+pub use config::{RoundingConfig, RoundingMode, RoundingParams};
 
 use crate::plan::local_size::{group_score, rounding_group_size, tuned, Limits};
 use crate::range::Range;

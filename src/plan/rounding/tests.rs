@@ -9,12 +9,18 @@ fn sycl(dims: &[usize]) -> Range {
     Range::from_sycl_order(dims).unwrap()
 }
 
+const ENV_PARAMS: &str = "CLGROUPS_RANGE_ROUNDING_PARAMS";
+const ENV_DISABLE: &str = "CLGROUPS_DISABLE_RANGE_ROUNDING";
+const ENV_TRACE: &str = "CLGROUPS_RANGE_ROUNDING_TRACE";
+const ENV_MODE: &str = "CLGROUPS_RANGE_ROUNDING";
+const ENV_EXPERIMENTAL: &str = "CLGROUPS_EXP_RANGE_ROUNDING";
+
 fn vars(pairs: &[(&str, &str)]) -> RoundingConfig {
     let map: HashMap<String, String> = pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    RoundingConfig::from_vars(|k| map.get(k).cloned())
+    crate::config::rounding_from(|k| map.get(k).cloned())
 }
 
 #[test]

@@ -155,7 +155,7 @@ impl<'a> RootLaunch<'a> {
     /// Splits the ND-range `global` (work-groups of `local`, OpenCL order) over the devices
     /// and enqueues one sub-launch per non-empty chunk. `local` is a [`LocalSize`] or a
     /// [`Range`] (exact); [`LocalSize::Auto`] and [`LocalSize::Tuned`] both pick the tuned
-    /// local size ([`crate::plan::local_size::tuned`], whole warps preferred for sub-group
+    /// local size (`plan::local_size::tuned`, whole warps preferred for sub-group
     /// kernels on NVIDIA) for the most limited device, since the split needs whole work-groups; a kernel
     /// with `reqd_work_group_size` runs in exactly those work-groups. Every check (ranks, `local` dividing `global`, arguments, each
     /// device's work-group limits, [the contract](super#the-contract) for every buffer
@@ -206,7 +206,7 @@ impl<'a> RootLaunch<'a> {
     }
 
     /// Enqueues over a plain range, like [`crate::launch::Launch::range`]: the range is
-    /// rounded up per [`crate::plan::rounding`] (for the most limited device) when the kernel
+    /// rounded up per `plan::rounding` (for the most limited device) when the kernel
     /// may be rounded, the rounded range is split over the devices in whole work-groups, and
     /// each device runs the unguarded variant when its part lies inside `global`, else the
     /// guarded one, whose extra work-items exit at once. The kernel sees `global` as its

@@ -1,0 +1,343 @@
+//! The environment: every `CLGROUPS_*` variable clgroups reads, parsed here and nowhere else.
+//!
+//! [`VARIABLES`] lists them with the values each accepts (`docs/environment.md` is checked
+//! against it by a test). Each is parsed by one parser per kind of value (a switch, a number
+//! of seconds, a word from a list, a list of numbers, set-or-unset) into a typed setting, once
+//! per process at its first use: set a variable before the first call that needs it. The
+//! device selectors are the exception: `CLGROUPS_DEVICE` and `CLGROUPS_DEVICES` are read at
+//! each call of [`default_device`](crate::default_device) and
+//! [`RootDevice::from_env`](crate::scaling::RootDevice::from_env), whose job is to read them.
+//!
+//! A value a variable does not accept is an [`Error::InvalidEnvironment`] naming the variable,
+//! the value and what it accepts, from the first call that needs the setting (a switch of
+//! checked mode: the first buffer or program), never a silent choice. The tuning knobs
+//! (range-rounding parameters and mode, the scan tile) follow DPC++ instead: a bad value is
+//! that same error printed as a warning, and the default is kept.
+//!
+//! ```
+//! use clgroups::config::{self, VARIABLES};
+//! for v in VARIABLES {
+//!     println!("{}: {} (default: {})", v.name, v.accepts, v.default);
+//! }
+//! // Read once: every call answers the same.
+//! assert_eq!(config::timeout()?, config::timeout()?);
+//! # Ok::<(), clgroups::Error>(())
+//! ```
+
+use crate::device::ShuffleBackend;
+use crate::error::{Error, Result};
+use crate::plan::rounding::{RoundingConfig, RoundingMode};
+#[cfg(feature = "scaling")]
+use crate::scaling::Placement;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// One environment variable clgroups reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variable {
+    /// Its name, `CLGROUPS_...`.
+    pub name: &'static str,
+    /// The values it accepts.
+    pub accepts: &'static str,
+    /// What unset means.
+    pub default: &'static str,
+    /// What it changes.
+    pub effect: &'static str,
+}
+
+const fn var(
+    name: &'static str,
+    accepts: &'static str,
+    default: &'static str,
+    effect: &'static str,
+) -> Variable {
+    Variable {
+        name,
+        accepts,
+        default,
+        effect,
+    }
+}
+
+const DEVICE: &str = "CLGROUPS_DEVICE";
+const DEVICES: &str = "CLGROUPS_DEVICES";
+const SHUFFLE_BACKEND: &str = "CLGROUPS_SHUFFLE_BACKEND";
+const CHECKED: &str = "CLGROUPS_CHECKED";
+const TIMEOUT: &str = "CLGROUPS_TIMEOUT";
+const PLACEMENT: &str = "CLGROUPS_PLACEMENT";
+const STRICT: &str = "CLGROUPS_STRICT";
+const POST: &str = "CLGROUPS_POST";
+const SCAN_TILE: &str = "CLGROUPS_SCAN_TILE";
+const SCAN_WAIT_NS: &str = "CLGROUPS_SCAN_WAIT_NS";
+const ROUNDING: &str = "CLGROUPS_RANGE_ROUNDING";
+const ROUNDING_PARAMS: &str = "CLGROUPS_RANGE_ROUNDING_PARAMS";
+const ROUNDING_DISABLE: &str = "CLGROUPS_DISABLE_RANGE_ROUNDING";
+const ROUNDING_EXP: &str = "CLGROUPS_EXP_RANGE_ROUNDING";
+const ROUNDING_TRACE: &str = "CLGROUPS_RANGE_ROUNDING_TRACE";
+
+/// The accepted spellings of a switch.
+const SWITCH: &str = "1, true, yes or on; 0, false, no or off";
+
+/// Every variable clgroups reads, whatever its features (each in `docs/environment.md`).
+pub const VARIABLES: &[Variable] = &[
+    var(DEVICE, "`P:D` indices, `platform:device` name substrings (`pocl:cpu`), or one word (`nvidia`, `gpu`)",
+        "the first GPU, else accelerator, else CPU", "the default device (read at each `default_device()`)"),
+    var(DEVICES, "a comma-separated list of `CLGROUPS_DEVICE` selectors, e.g. `0:0,0:1`",
+        "every device of the default device's platform", "the devices of `RootDevice::from_env` (read at each call)"),
+    var(SHUFFLE_BACKEND, "`khr`, `intel`, `nvidia-ptx` (or `ptx`) or `emulated`",
+        "the best backend the device has", "the sub-group backend of every device (an error where a device cannot run it)"),
+    var(CHECKED, SWITCH, "off for single-device launches; for root launches on in debug builds of clgroups",
+        "checked mode: out-of-bounds accesses become `Error::OutOfBounds` / `Error::OutOfChunk`"),
+    var(TIMEOUT, "a positive number of seconds (fractions allowed)", "600",
+        "how long any one wait on a device may take; past it the wait is `Error::Timeout` naming the command"),
+    var(PLACEMENT, "`shared` or `partitioned`", "`shared` where every device has host-unified memory, else `partitioned`",
+        "the placement of new root devices"),
+    var(STRICT, SWITCH, "off", "strict mode of every root device: a launch that cannot be split is an error instead of running on one device"),
+    var(POST, SWITCH, "on",
+        "off: blocking reduces and scans on NVIDIA read their result through a transfer and wait on events instead of polling a post in host memory"),
+    var(SCAN_TILE, "`ROUNDS:LOCAL` with `ROUNDS × LOCAL / 32` a multiple of 32 and `LOCAL` a multiple of 32",
+        "`8:256` (and `16:512` from 2^26 elements on the H100)", "the look-back scan's tile, for tuning (a bad value warns)"),
+    var(SCAN_WAIT_NS, "a number of nanoseconds",
+        "3000 on an H100 for the large tiles of inputs from 2^26 elements, 0 otherwise",
+        "how long a look-back tile waits before it first reads the tiles before it (PTX `nanosleep`), for tuning (a bad value warns)"),
+    var(ROUNDING, "`on`, `force` or `disable`", "`on`", "the range-rounding mode (DPC++'s `-fsycl-range-rounding`; a bad value warns)"),
+    var(ROUNDING_PARAMS, "`MinFactor:GoodFactor:MinRange`, both factors above 0", "a device-aware rule (DPC++'s own default: `16:32:1024`)",
+        "DPC++'s rounding rule with these parameters (a bad value warns)"),
+    var(ROUNDING_DISABLE, "anything, even `0` or empty (as in DPC++)", "unset", "no rounding"),
+    var(ROUNDING_EXP, "anything", "unset", "round every dimension (DPC++'s `-fsycl-exp-range-rounding`)"),
+    var(ROUNDING_TRACE, "anything", "unset", "print each adjustment (`parallel_for range adjusted at dim D from A to B`)"),
+];
+
+/// How long clgroups waits for one command: `CLGROUPS_TIMEOUT` seconds, else 600 s (read
+/// once).
+///
+/// Every wait clgroups makes on a device ends within this limit, or returns
+/// [`Error::Timeout`] naming the command, so a stuck device or a lost connection (a remote
+/// device through PoCL-R, say) reaches the caller as an error rather than a hang. OpenCL cannot
+/// cancel a command, so one that timed out may still be running: a read that timed out leaves
+/// its destination to the device (owned memory, leaked). Blocking reads of up to 64 KiB are one
+/// non-blocking read and one bounded wait; larger blocking transfers first wait (bounded) for
+/// the commands before them, so only the transfer itself is unbounded.
+///
+/// ```
+/// let limit = clgroups::config::timeout()?;
+/// if std::env::var_os("CLGROUPS_TIMEOUT").is_none() {
+///     assert_eq!(limit.as_secs(), 600);
+/// }
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+pub fn timeout() -> Result<Duration> {
+    settings().timeout()
+}
+
+/// The process's settings, each parsed at its first use (`None`: unset or blank).
+#[derive(Default)]
+pub(crate) struct Settings {
+    shuffle_backend: OnceLock<Result<Option<ShuffleBackend>>>,
+    checked: OnceLock<Result<Option<bool>>>,
+    timeout: OnceLock<Result<Option<Duration>>>,
+    #[cfg(feature = "scaling")]
+    placement: OnceLock<Result<Option<Placement>>>,
+    #[cfg(feature = "scaling")]
+    strict: OnceLock<Result<Option<bool>>>,
+    #[cfg(feature = "algorithms")]
+    post: OnceLock<Result<Option<bool>>>,
+    #[cfg(feature = "algorithms")]
+    scan_tile: OnceLock<Option<crate::algorithms::plan::Tile>>,
+    rounding: OnceLock<RoundingConfig>,
+}
+
+/// The settings of this process.
+pub(crate) fn settings() -> &'static Settings {
+    static SETTINGS: OnceLock<Settings> = OnceLock::new();
+    SETTINGS.get_or_init(Settings::default)
+}
+
+impl Settings {
+    /// [`SHUFFLE_BACKEND`]: the backend every device must use, if set.
+    pub(crate) fn shuffle_backend(&self) -> Result<Option<ShuffleBackend>> {
+        let words = [
+            ("khr", ShuffleBackend::Khr),
+            ("intel", ShuffleBackend::Intel),
+            ("nvidia-ptx", ShuffleBackend::NvidiaPtx),
+            ("ptx", ShuffleBackend::NvidiaPtx),
+            ("emulated", ShuffleBackend::Emulated),
+        ];
+        once(&self.shuffle_backend, SHUFFLE_BACKEND, |v| {
+            choice(v, &words)
+        })
+    }
+
+    /// [`CHECKED`], if set.
+    pub(crate) fn checked(&self) -> Result<Option<bool>> {
+        once(&self.checked, CHECKED, switch)
+    }
+
+    /// [`TIMEOUT`], else 600 s.
+    pub(crate) fn timeout(&self) -> Result<Duration> {
+        let set = once(&self.timeout, TIMEOUT, seconds)?;
+        Ok(set.unwrap_or(Duration::from_secs(600)))
+    }
+
+    /// [`PLACEMENT`], if set.
+    #[cfg(feature = "scaling")]
+    pub(crate) fn placement(&self) -> Result<Option<Placement>> {
+        let words = [
+            ("shared", Placement::Shared),
+            ("partitioned", Placement::Partitioned),
+        ];
+        once(&self.placement, PLACEMENT, |v| choice(v, &words))
+    }
+
+    /// [`STRICT`], off where unset.
+    #[cfg(feature = "scaling")]
+    pub(crate) fn strict(&self) -> Result<bool> {
+        Ok(once(&self.strict, STRICT, switch)?.unwrap_or(false))
+    }
+
+    /// [`POST`], on where unset.
+    #[cfg(feature = "algorithms")]
+    pub(crate) fn post(&self) -> Result<bool> {
+        Ok(once(&self.post, POST, switch)?.unwrap_or(true))
+    }
+
+    /// [`SCAN_TILE`], if set to a valid tile (a bad value warns: `None`).
+    #[cfg(feature = "algorithms")]
+    pub(crate) fn scan_tile(&self) -> Option<crate::algorithms::plan::Tile> {
+        let tile = |v: &str| crate::algorithms::plan::Tile::parse(v);
+        *self
+            .scan_tile
+            .get_or_init(|| tuning(SCAN_TILE, read(SCAN_TILE), tile))
+    }
+
+    /// The range-rounding variables (bad values warn and keep the default).
+    pub(crate) fn rounding(&self) -> RoundingConfig {
+        *self.rounding.get_or_init(|| {
+            let cfg = rounding_from(read);
+            log::debug!("range rounding configuration: {cfg:?}");
+            cfg
+        })
+    }
+}
+
+/// The variables clgroups does not own that decide which drivers and devices exist, as
+/// `NAME="value"` for those set (for [`Error::NoDevices`]).
+pub(crate) fn device_environment() -> Vec<String> {
+    [
+        "OCL_ICD_VENDORS",
+        "OCL_ICD_FILENAMES",
+        "POCL_DEVICES",
+        "CUDA_VISIBLE_DEVICES",
+        SHUFFLE_BACKEND,
+    ]
+    .iter()
+    .filter_map(|k| read(k).map(|v| format!("{k}={v:?}")))
+    .collect()
+}
+
+/// [`DEVICE`], read now: the selector, if set and not blank.
+pub(crate) fn device_selector() -> Option<String> {
+    read(DEVICE).filter(|s| !s.trim().is_empty())
+}
+
+/// [`DEVICES`], read now: the selectors, if set and not blank.
+#[cfg(feature = "scaling")]
+pub(crate) fn device_selectors() -> Option<Vec<String>> {
+    let list = read(DEVICES).filter(|s| !s.trim().is_empty())?;
+    log::debug!("{DEVICES}={list:?}");
+    Some(list.split(',').map(|s| s.trim().to_string()).collect())
+}
+
+/// The range-rounding configuration from a variable lookup (`None` = unset): the disabling,
+/// experimental and trace variables count when set to anything, even empty or `0`, as in
+/// DPC++; a bad mode or parameters warn and keep the default.
+pub(crate) fn rounding_from(get: impl Fn(&str) -> Option<String>) -> RoundingConfig {
+    let params = tuning(ROUNDING_PARAMS, get(ROUNDING_PARAMS), |v| v.parse().ok());
+    let modes = [
+        ("on", RoundingMode::On),
+        ("force", RoundingMode::Force),
+        ("disable", RoundingMode::Disable),
+    ];
+    let mode = match get(ROUNDING_DISABLE) {
+        Some(_) => RoundingMode::Disable,
+        None => tuning(ROUNDING, get(ROUNDING), |v| choice(v, &modes)).unwrap_or_default(),
+    };
+    RoundingConfig {
+        mode,
+        params,
+        experimental: get(ROUNDING_EXP).is_some(),
+        trace: get(ROUNDING_TRACE).is_some(),
+    }
+}
+
+/// The one place the process environment is read (lossily: a value that is not UTF-8 is
+/// parsed with its bad bytes replaced).
+fn read(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+}
+
+/// `cell`'s setting, parsing `name` with `kind` on the first call.
+fn once<T: Clone>(
+    cell: &OnceLock<Result<Option<T>>>,
+    name: &'static str,
+    kind: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>> {
+    cell.get_or_init(|| parse(name, read(name), kind)).clone()
+}
+
+/// `value` of `name` parsed by `kind`: `None` where unset or blank, the error naming the
+/// variable and its accepted values ([`VARIABLES`]) where `kind` refuses it.
+fn parse<T>(
+    name: &str,
+    value: Option<String>,
+    kind: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>> {
+    match value.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(text) => match kind(text) {
+            Some(v) => Ok(Some(v)),
+            None => Err(Error::InvalidEnvironment {
+                variable: name.to_string(),
+                value: text.to_string(),
+                expected: VARIABLES
+                    .iter()
+                    .find(|v| v.name == name)
+                    .map_or("", |v| v.accepts)
+                    .to_string(),
+            }),
+        },
+    }
+}
+
+/// A tuning knob: [`parse`], where a bad value is a warning and `None` (the default).
+fn tuning<T>(name: &str, value: Option<String>, kind: impl Fn(&str) -> Option<T>) -> Option<T> {
+    parse(name, value, kind).unwrap_or_else(|e| {
+        log::warn!("{e}; using the default");
+        eprintln!("clgroups: warning: {e}; using the default");
+        None
+    })
+}
+
+/// A switch: on or off.
+fn switch(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// A positive, finite number of seconds.
+fn seconds(text: &str) -> Option<Duration> {
+    let s: f64 = text.parse().ok()?;
+    (s > 0.0 && s.is_finite()).then(|| Duration::from_secs_f64(s))
+}
+
+/// One of `words` (ASCII case ignored).
+fn choice<T: Copy>(text: &str, words: &[(&str, T)]) -> Option<T> {
+    let text = text.to_ascii_lowercase();
+    words.iter().find(|(w, _)| *w == text).map(|&(_, v)| v)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,137 @@
+//! Tests of [`super`]: the parsers, and `docs/environment.md` against [`VARIABLES`].
+use super::*;
+
+#[test]
+fn one_parser_per_kind() {
+    for on in ["1", "true", "YES", "on"] {
+        assert_eq!(switch(on), Some(true), "{on}");
+    }
+    for off in ["0", "false", "No", "off"] {
+        assert_eq!(switch(off), Some(false), "{off}");
+    }
+    for bad in ["2", "checked", ""] {
+        assert_eq!(switch(bad), None, "{bad}");
+    }
+    assert_eq!(seconds("2.5"), Some(Duration::from_millis(2500)));
+    for bad in ["0", "-1", "soon", "inf", "NaN"] {
+        assert_eq!(seconds(bad), None, "{bad}");
+    }
+    let words = [("shared", 1), ("partitioned", 2)];
+    assert_eq!(choice("Partitioned", &words), Some(2));
+    assert_eq!(choice("split", &words), None);
+}
+
+#[test]
+fn unset_or_blank_is_none_and_a_bad_value_names_the_variable_and_its_values() {
+    assert_eq!(parse(TIMEOUT, None, seconds), Ok(None));
+    assert_eq!(parse(TIMEOUT, Some(" ".into()), seconds), Ok(None));
+    assert_eq!(
+        parse(TIMEOUT, Some(" 60 ".into()), seconds),
+        Ok(Some(Duration::from_secs(60)))
+    );
+    let e = parse(CHECKED, Some("checked".into()), switch).unwrap_err();
+    assert_eq!(
+        e,
+        Error::InvalidEnvironment {
+            variable: CHECKED.into(),
+            value: "checked".into(),
+            expected: SWITCH.into(),
+        }
+    );
+    let words = [("shared", 1), ("partitioned", 2)];
+    let e = parse(PLACEMENT, Some("split".into()), |v| choice(v, &words)).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("CLGROUPS_PLACEMENT=\"split\": expected `shared` or `partitioned`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn tuning_knobs_warn_and_keep_the_default() {
+    let get = |pairs: &'static [(&'static str, &'static str)]| {
+        rounding_from(move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        })
+    };
+    assert_eq!(get(&[]), RoundingConfig::default());
+    let cfg = get(&[(ROUNDING_PARAMS, "16:0:1024"), (ROUNDING, "sometimes")]);
+    assert_eq!(cfg, RoundingConfig::default());
+    let cfg = get(&[
+        (ROUNDING_DISABLE, ""),
+        (ROUNDING, "force"),
+        (ROUNDING_TRACE, "0"),
+    ]);
+    assert_eq!((cfg.mode, cfg.trace), (RoundingMode::Disable, true));
+}
+
+/// The names in `docs/environment.md`'s table of variables clgroups reads.
+fn documented() -> Vec<String> {
+    let doc = include_str!("../../docs/environment.md");
+    let table = doc
+        .split("## ")
+        .find(|s| s.starts_with("Read by clgroups"))
+        .expect("docs/environment.md has a section `## Read by clgroups`");
+    table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn docs_list_every_variable_and_no_other() {
+    let names: Vec<&str> = VARIABLES.iter().map(|v| v.name).collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), names.len(), "a variable listed twice");
+    let doc = documented();
+    for v in VARIABLES {
+        assert!(
+            doc.iter().any(|d| d == v.name),
+            "{} is not in docs/environment.md",
+            v.name
+        );
+    }
+    for d in &doc {
+        assert!(
+            names.contains(&d.as_str()),
+            "docs/environment.md lists {d}, which clgroups does not read"
+        );
+    }
+}
+
+#[test]
+fn the_docs_table_is_the_modules() {
+    // Each row is generated from VARIABLES (`cargo test --lib config -- --ignored` prints them).
+    let doc = include_str!("../../docs/environment.md");
+    for v in VARIABLES {
+        assert!(
+            doc.contains(&row(v)),
+            "docs/environment.md: the row of {} differs from:\n{}",
+            v.name,
+            row(v)
+        );
+    }
+}
+
+/// A variable's row in `docs/environment.md`.
+fn row(v: &Variable) -> String {
+    format!(
+        "| `{}` | {} | {} | {} |",
+        v.name, v.accepts, v.default, v.effect
+    )
+}
+
+#[test]
+#[ignore = "prints the docs table to paste into docs/environment.md"]
+fn print_docs_table() {
+    println!("| variable | accepts | unset | effect |\n|---|---|---|---|");
+    for v in VARIABLES {
+        println!("{}", row(v));
+    }
+}
