@@ -27,8 +27,8 @@ mod timing;
 
 use clap::Parser;
 use clgroups::algorithms::{self, ReduceOp, ScanKind};
+use clgroups::device::DeviceKind;
 use clgroups::launch::LocalSize;
-use clgroups::plan::local_size::DeviceKind;
 use clgroups::{Buffer, Program, Queue, Range};
 use std::time::Instant;
 use timing::median;

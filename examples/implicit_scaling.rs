@@ -22,8 +22,8 @@
 mod timing;
 
 use clap::Parser;
+use clgroups::device::DeviceKind;
 use clgroups::plan::coloring::{color, DEFAULT_PAGE_SIZE};
-use clgroups::plan::local_size::DeviceKind;
 use clgroups::plan::partition::partition;
 use clgroups::scaling::{self, ColoredBuffer, Placement, RootDevice};
 use clgroups::{algorithms, Buffer, Program, Queue, Range};
@@ -196,7 +196,7 @@ fn measure(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     cases.push((
         format!("reduce-sum n={pow2} floats, {devices}"),
         4.0 * pow2 as f64,
-        Box::new(move || check("all devices", scaling::algorithms::reduce_sum(root, rc)?)),
+        Box::new(move || check("all devices", scaling::reduce_sum(root, rc)?)),
     ));
     let medians = interleaved(runs, &mut cases, |(_, _, run)| run())?;
     for ((name, bytes, _), d) in cases.iter().zip(&medians) {

@@ -11,8 +11,8 @@
 //! (default N: 2^28 floats on GPUs, 2^22 elsewhere).
 
 use clap::Parser;
+use clgroups::device::DeviceKind;
 use clgroups::launch::{Local, LocalSize};
-use clgroups::plan::local_size::DeviceKind;
 use clgroups::{Buffer, Kernel, Program, Queue, Range};
 use std::time::Duration;
 

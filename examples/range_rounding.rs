@@ -14,8 +14,8 @@
 //! ```
 
 use clap::Parser;
+use clgroups::device::DeviceKind;
 use clgroups::launch::{Event, LocalSize};
-use clgroups::plan::local_size::DeviceKind;
 use clgroups::plan::rounding::{self, RoundingConfig, RoundingMode, RoundingParams};
 use clgroups::{Buffer, Kernel, Program, Queue, Range, Result};
 use std::time::Duration;

@@ -17,7 +17,7 @@
 mod timing;
 
 use clap::Parser;
-use clgroups::plan::local_size::DeviceKind;
+use clgroups::device::DeviceKind;
 use clgroups::scaling::{self, Access, ColoredBuffer, RootDevice, RootKernel};
 use clgroups::{algorithms, Buffer, Kernel, Program, Queue, Range};
 use std::time::Duration;
@@ -233,11 +233,11 @@ fn reduce(b: &Bench, n: usize, runs: usize) -> Res<Row> {
     let (q, root) = (b.q, b.root);
     let mut cases: Vec<Run> = vec![
         Box::new(|| check(algorithms::reduce_sum(q, &x1)?)),
-        Box::new(|| check(scaling::algorithms::reduce_sum(root, &xn)?)),
+        Box::new(|| check(scaling::reduce_sum(root, &xn)?)),
     ];
     Ok((
         interleaved(runs, &mut cases, |run| run())?,
-        "scaling::algorithms::reduce_sum".into(),
+        "scaling::reduce_sum".into(),
     ))
 }
 

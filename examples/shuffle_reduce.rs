@@ -7,7 +7,7 @@
 
 use clap::Parser;
 use clgroups::algorithms::{ReduceOp, Reduction};
-use clgroups::plan::local_size::DeviceKind;
+use clgroups::device::DeviceKind;
 use clgroups::{Buffer, Queue};
 
 #[derive(Parser)]

@@ -16,11 +16,11 @@ fn clgroups_device_selects_and_unknown_names_fail() {
     std::env::set_var("CLGROUPS_DEVICE", "cpu");
     if all
         .iter()
-        .any(|d| d.kind() == clgroups::plan::local_size::DeviceKind::Cpu)
+        .any(|d| d.kind() == clgroups::device::DeviceKind::Cpu)
     {
         assert_eq!(
             clgroups::default_device().unwrap().kind(),
-            clgroups::plan::local_size::DeviceKind::Cpu
+            clgroups::device::DeviceKind::Cpu
         );
     }
 }
