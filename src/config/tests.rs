@@ -135,3 +135,50 @@ fn print_docs_table() {
         println!("{}", row(v));
     }
 }
+
+/// The files under `dir` ending in `.rs`.
+fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_environment_is_read_here_only() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut readers = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a source file");
+        let name = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for line in text.lines().map(str::trim) {
+            // Code, not docs or comments; this test's own lines aside.
+            let reads = ["env::var", "env::vars", "env!(\"CLGROUPS"]
+                .iter()
+                .any(|w| line.contains(w));
+            if !reads || line.starts_with("//") || name == "config/tests.rs" {
+                continue;
+            }
+            // The scan's wait is being retuned elsewhere; it moves here next (`tuning`).
+            let scan_wait = name == "algorithms/mod.rs" && line.contains("CLGROUPS_SCAN_WAIT_NS");
+            if name != "config.rs" && !scan_wait {
+                readers.push(format!("src/{name}: {line}"));
+            }
+        }
+    }
+    assert!(
+        readers.is_empty(),
+        "read the environment through crate::config:\n{}",
+        readers.join("\n")
+    );
+}

@@ -202,6 +202,7 @@ impl Device {
 
     /// Whether kernels for this device must not be compiled while another device's are
     /// (PoCL before 4 on CPUs, see [`compiles_alone`]).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn compiles_alone(&self) -> bool {
         self.inner.compiles_alone
     }

@@ -8,13 +8,19 @@
 //! part of the API: its types and functions follow semantic versioning like the rest of the
 //! crate, while the exact numbers a heuristic picks may improve in minor releases.
 
+// The decisions of launches over several devices exist with `scaling` (and with the internals,
+// for their tests).
+#[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod coloring;
 pub mod local_size;
+#[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod partition;
+#[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod root_fallback;
 pub mod rounding;
 pub mod split;
 pub mod uniform_branch;
+#[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod weighted;
 pub mod work_group;
 
