@@ -2,7 +2,8 @@
 //!
 //! [`VARIABLES`] lists them with the values each accepts (`docs/environment.md` is checked
 //! against it by a test). Each is parsed by one parser per kind of value (a switch, a number
-//! of seconds, a word from a list, a list of numbers, set-or-unset) into a typed setting, once
+//! of seconds, a word from a list, set-or-unset; a value with a type of its own, such as the
+//! rounding parameters or the scan tile, by that type's parser) into a typed setting, once
 //! per process at its first use: set a variable before the first call that needs it. The
 //! device selectors are the exception: `CLGROUPS_DEVICE` and `CLGROUPS_DEVICES` are read at
 //! each call of [`default_device`](crate::default_device) and
@@ -12,7 +13,8 @@
 //! the value and what it accepts, from the first call that needs the setting (a switch of
 //! checked mode: the first buffer or program), never a silent choice. The tuning knobs
 //! (range-rounding parameters and mode, the scan tile) follow DPC++ instead: a bad value is
-//! that same error printed as a warning, and the default is kept.
+//! that same error printed as a warning, and the default is kept. (`CLGROUPS_SCAN_WAIT_NS` is
+//! listed here but, while the scan's tuning is reworked, still read by `algorithms`.)
 //!
 //! ```
 //! use clgroups::config::{self, VARIABLES};
@@ -96,7 +98,7 @@ pub const VARIABLES: &[Variable] = &[
     var(POST, SWITCH, "on",
         "off: blocking reduces and scans on NVIDIA read their result through a transfer and wait on events instead of polling a post in host memory"),
     var(SCAN_TILE, "`ROUNDS:LOCAL` with `ROUNDS × LOCAL / 32` a multiple of 32 and `LOCAL` a multiple of 32",
-        "`8:256` (and `16:512` from 2^26 elements on the H100)", "the look-back scan's tile, for tuning (a bad value warns)"),
+        "`8:256`, and `32:256` for inputs from 2^26 elements", "the look-back scan's tile (NVIDIA), one for every size, for tuning (a bad value warns and is ignored)"),
     var(SCAN_WAIT_NS, "a number of nanoseconds",
         "3000 on an H100 for the large tiles of inputs from 2^26 elements, 0 otherwise",
         "how long a look-back tile waits before it first reads the tiles before it (PTX `nanosleep`), for tuning (a bad value warns)"),

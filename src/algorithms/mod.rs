@@ -6,7 +6,7 @@
 //! kept while the queue lives): a blocking reduce is one launch and one read of the result
 //! into pinned host memory with one bounded wait, a blocking scan one to three launches and
 //! one wait. On NVIDIA a blocking call makes no events and no read: the result is posted into
-//! pinned host memory by the kernel that computes it (`CLGROUPS_POST=0`, `CLGROUPS_POST`, turns it off). The `enqueue_*` forms return at once with an [`Event`]; their result stays on the
+//! pinned host memory by the kernel that computes it (`CLGROUPS_POST=0` turns it off). The `enqueue_*` forms return at once with an [`Event`]; their result stays on the
 //! device (later launches on the same in-order queue see it). The kernels follow the device
 //! (`plan`):
 //!

@@ -202,8 +202,8 @@ pub enum Placement {
 
 impl Placement {
     /// `CLGROUPS_PLACEMENT` if set, else `Shared` when every device has host-unified memory
-    /// and `Partitioned` otherwise. Errors ([`Error::InvalidEnvironment`]) for another value of the
-    /// variable.
+    /// and `Partitioned` otherwise. Errors ([`Error::InvalidEnvironment`]) for another value
+    /// of the variable.
     ///
     /// ```
     /// use clgroups::scaling::Placement;

@@ -49,8 +49,9 @@ impl RootDevice {
     ///
     /// Its [`Placement`] is [`Placement::choose`]`(devices)`.
     ///
-    /// Errors ([`Error::InvalidInput`]): no devices, devices of different platforms, one
-    /// device given twice, or a bad `PLACEMENT_ENV`.
+    /// Errors ([`Error::InvalidInput`]): no devices, devices of different platforms, or one
+    /// device given twice; ([`Error::InvalidEnvironment`]) a bad `CLGROUPS_PLACEMENT` or
+    /// `CLGROUPS_STRICT`.
     ///
     /// ```
     /// use clgroups::RootDevice;
