@@ -5,7 +5,8 @@
  *   CLG_SUB_GROUP_SIZE   sub-group size S of every kernel of the build:
  *                        khr/intel: the size pinned by intel_reqd_sub_group_size(S) on each kernel, or
  *                        0 = automatic (the device's native size; builtins decide);
- *                        nvidia-ptx: 32; emulated: host-chosen width S >= 1, a power of two.
+ *                        nvidia-ptx: 1, 2, 4, 8, 16 or 32 (segments of a warp; 32 unless pinned);
+ *                        emulated: host-chosen width S >= 1, a power of two.
  *   CLG_HAS_FP64         1 when the device has cl_khr_fp64 (enables the double overloads), else 0
  *   CLG_HAS_SHUFFLE_RELATIVE  1 when cl_khr_subgroup_shuffle_relative is present, else 0
  *   CLG_EMU_SCRATCH_ITEMS     emulated only: largest work-group size the scratch must cover
@@ -28,8 +29,8 @@
  *     early exit on a work-item id (get_local_id, get_global_id, sg_get_local_id, ... or a variable
  *     computed from one): PoCL 3.1 hangs or crashes there; an `if (get_global_id(d) OP n)` on a scalar
  *     argument n is checked per launch instead. Compute collectives unconditionally instead.
- *   - nvidia-ptx: any work-group size; the last warp of a work-group is a partial sub-group when the
- *     size is not a multiple of 32 (shuffles and votes over the warp's active lanes).
+ *   - nvidia-ptx: any work-group size; the last sub-group of a work-group (in its last warp) is partial
+ *     when the size is not a multiple of S (shuffles and votes over the sub-group's active lanes).
  *   - Unspecified results (a value, never a crash, hang or out-of-bounds access); callers must not rely on
  *     them: sg_shuffle / sg_broadcast with id >= local range; sg_shuffle_xor when lane^mask >= local range;
  *     sg_shuffle_up when lane < delta; sg_shuffle_down when lane + delta >= local range.
