@@ -95,19 +95,27 @@ pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> 
     }
 }
 
-/// The first call of a word accepted by `uses` in `f` that sits under (or after an exit
-/// under) a condition on a work-item id, described; else the launch-time conditions
-/// ([`super::id_condition`]) that such calls sit under.
-fn divergent_call(
-    s: &Scanned<'_>,
-    f: &FunctionDef,
-    uses: &dyn Fn(&str) -> bool,
-) -> Result<Vec<IdCondition>, String> {
+/// A stretch of a function whose execution depends on a work-item id.
+#[derive(Clone, Debug)]
+pub(crate) struct Region {
+    /// The tokens it covers.
+    pub(crate) span: (usize, usize),
+    /// The construct's token: `if`/`for`/`while`/`do`/`switch`, or the `?` or first `&`/`|` of
+    /// a conditional expression or `&&`/`||`.
+    pub(crate) key: usize,
+    /// Whether it is what follows an exit (`return`, `break`, `continue`) under the condition.
+    pub(crate) after_exit: bool,
+    /// The id word's token in the condition.
+    id: usize,
+    /// The condition, where a launch decides it ([`super::id_condition`]).
+    at_launch: Option<IdCondition>,
+}
+
+/// The regions of `f` whose execution depends on a work-item id.
+pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
     let body = f.body;
     let tainted = tainted_words(s, body);
-    // Regions (start, end, the id word's token, the launch-time condition) whose execution
-    // depends on a work-item id.
-    let mut regions: Vec<(usize, usize, usize, Option<IdCondition>)> = Vec::new();
+    let mut regions: Vec<Region> = Vec::new();
     for k in body.0 + 1..body.1 {
         let Some((cond, region)) = construct(s, k, body.1).or_else(|| ternary(s, k, body)) else {
             continue;
@@ -118,30 +126,69 @@ fn divergent_call(
         let at_launch = matches!(s.text(k), "if" | "?" | "&" | "|")
             .then(|| super::id_condition::recognise(s, f, cond))
             .flatten();
-        regions.push((region.0, region.1, id, at_launch.clone()));
+        let mut r = Region {
+            span: region,
+            key: k,
+            after_exit: false,
+            id,
+            at_launch,
+        };
+        regions.push(r.clone());
         // An exit inside the region makes what follows it divergent too.
         let exits = |w: &str| (region.0..region.1).any(|i| s.text(i) == w);
+        r.after_exit = true;
         if exits("return") {
-            regions.push((region.1, body.1, id, at_launch));
+            r.span = (region.1, body.1);
+            regions.push(r);
         } else if exits("break") || exits("continue") {
             let rest = enclosing_loop_end(s, body, region.0).unwrap_or(region.1);
-            regions.push((region.1, rest, id, at_launch));
+            r.span = (region.1, rest);
+            regions.push(r);
         }
     }
+    regions
+}
+
+/// The calls of `f` that run: not those in the operands of `sizeof` and `__typeof__`.
+pub(crate) fn evaluated_calls<'s>(
+    s: &'s Scanned<'_>,
+    f: &FunctionDef,
+) -> impl Iterator<Item = usize> + 's {
+    let body = f.body;
+    let unevaluated: Vec<(usize, usize)> = (body.0 + 1..body.1)
+        .filter(|&t| matches!(s.text(t), "sizeof" | "__typeof__" | "typeof") && s.is_call(t))
+        .map(|t| (t + 1, s.partner(t + 1)))
+        .collect();
+    (body.0 + 1..body.1)
+        .filter(move |&i| s.is_call(i) && !unevaluated.iter().any(|r| r.0 < i && i < r.1))
+}
+
+/// The first call of a word accepted by `uses` in `f` that sits under (or after an exit
+/// under) a condition on a work-item id, described; else the launch-time conditions
+/// ([`super::id_condition`]) that such calls sit under.
+fn divergent_call(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    uses: &dyn Fn(&str) -> bool,
+) -> Result<Vec<IdCondition>, String> {
+    let body = f.body;
+    let regions = regions(s, f);
     let mut conds: Vec<IdCondition> = Vec::new();
-    for i in (body.0 + 1..body.1).filter(|&i| s.is_call(i) && uses(s.text(i))) {
-        let under = || regions.iter().filter(|r| r.0 <= i && i < r.1);
-        if let Some(&(_, _, id, _)) = under().find(|r| r.3.is_none()) {
+    for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
+        let under = || regions.iter().filter(|r| r.span.0 <= i && i < r.span.1);
+        if let Some(r) = under().find(|r| r.at_launch.is_none()) {
             let line = |t: usize| s.line(s.tokens[t].span.start);
+            let why = super::hoist::obstacle(s, f, &regions, i)
+                .map_or_else(String::new, |why| format!(" (not moved ahead: {why})"));
             return Err(format!(
-                "{} at line {} under a condition on {} at line {}",
+                "{} at line {} under a condition on {} at line {}{why}",
                 s.text(i),
                 line(i),
-                s.text(id),
-                line(id)
+                s.text(r.id),
+                line(r.id)
             ));
         }
-        for c in under().filter_map(|r| r.3.as_ref()) {
+        for c in under().filter_map(|r| r.at_launch.as_ref()) {
             if !conds.contains(c) {
                 conds.push(c.clone());
             }
@@ -211,7 +258,11 @@ fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str>
 }
 
 /// If token `k` starts a control construct, its condition's tokens and the tokens it controls.
-fn construct(s: &Scanned<'_>, k: usize, end: usize) -> Option<((usize, usize), (usize, usize))> {
+pub(crate) fn construct(
+    s: &Scanned<'_>,
+    k: usize,
+    end: usize,
+) -> Option<((usize, usize), (usize, usize))> {
     let word = s.text(k);
     if !matches!(word, "if" | "for" | "while" | "switch" | "do") {
         return None;
@@ -282,7 +333,7 @@ fn ternary(
 }
 
 /// The token after the statement that starts at `i` (a block, or up to its `;`).
-fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
+pub(crate) fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
     match s.text(i) {
         "{" => s.partner(i) + 1,
         "if" | "for" | "while" | "switch" | "do" => {

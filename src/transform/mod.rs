@@ -21,7 +21,7 @@
 //!
 //! Inside: `lex` (tokens, brackets), `source` (the scanner), `layer` (layer use, scratch
 //! threading), `rounded`, `checked`, `partitioned`, `wrapper` (variants), `access` (index proofs),
-//! `headers`, `polyfill`, `build_log`.
+//! `headers`, `polyfill`, `build_log`; `pp_eval` (the `#if` decisions a build's macros make).
 
 #[cfg(feature = "scaling")]
 mod access;
@@ -30,12 +30,14 @@ mod checked;
 mod divergence;
 mod facts;
 mod headers;
+mod hoist;
 mod id_condition;
 mod layer;
 mod lex;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
 mod partitioned;
 mod polyfill;
+pub(crate) mod pp_eval;
 mod rounded;
 mod source;
 mod wrapper;
@@ -43,7 +45,7 @@ mod wrapper;
 #[cfg(feature = "scaling")]
 pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
-pub(crate) use facts::SourceFacts;
+pub(crate) use facts::{uniform_source, SourceFacts};
 pub(crate) use headers::inline_includes;
 pub(crate) use partitioned::is_root_variant;
 #[cfg(feature = "scaling")]
@@ -175,6 +177,70 @@ fn scanned_kernels(s: &Scanned<'_>) -> Result<Vec<KernelDecl>> {
         }
     }
     Ok(kernels)
+}
+
+/// `kernels` (of `src`) with their sub-group size attributes read from the lines the compiler
+/// keeps under the macros of `state` ([`pp_eval`]): a kernel defined under `#if` branches, or
+/// whose size macro is, gets the size of the branch compiled. Lines that depend on a macro
+/// clgroups cannot tell are read both ways; a size that differs between them is unresolved,
+/// naming the macro. Nothing changes for a source without conditionals or one that does not
+/// scan once blanked.
+pub(crate) fn resolve_conditional_sizes(
+    src: &str,
+    kernels: &mut [KernelDecl],
+    mut state: pp_eval::PpState,
+) {
+    let lines = pp_eval::evaluate(src, &mut state);
+    if lines.iter().all(|l| *l == pp_eval::LineState::Active) {
+        return;
+    }
+    let read = |keep_unknown: bool| {
+        let text = pp_eval::blank(src, &lines, keep_unknown);
+        let kernels = Scanned::new(&text).and_then(|s| scanned_kernels(&s)).ok()?;
+        let size = |k: &KernelDecl| {
+            let attr = (k.sub_group_size, k.own_sub_group_attr);
+            (k.name.clone(), (attr, k.unresolved_sub_group_attr.clone()))
+        };
+        Some(kernels.iter().map(size).collect::<BTreeMap<_, _>>())
+    };
+    let (Some(kept), Some(dropped)) = (read(true), read(false)) else {
+        log::debug!("#if branches: the source does not scan once blanked; sizes as read");
+        return;
+    };
+    let unknown = lines.iter().find_map(|l| match l {
+        pp_eval::LineState::Unknown(m) => Some(m.clone()),
+        _ => None,
+    });
+    for k in kernels.iter_mut() {
+        let (a, b) = (kept.get(&k.name), dropped.get(&k.name));
+        let resolved = match (a, b) {
+            (Some(a), Some(b)) if a == b => a.clone(),
+            (None, None) => continue, // in no compiled branch: the driver has no such kernel
+            _ => {
+                let m = unknown.clone().unwrap_or_default();
+                (
+                    (None, true),
+                    Some(format!("selected by #if branches that depend on `{m}`")),
+                )
+            }
+        };
+        let ((size, own), why) = resolved;
+        let why = match (why, &unknown) {
+            (Some(w), Some(m)) if !w.contains(m.as_str()) => Some(format!("{w}; `{m}` is unknown")),
+            (w, _) => w,
+        };
+        log::debug!(
+            "kernel `{}` at line {}: sub-group size attribute under the build's #if branches: \
+             {size:?} (own: {own}, unresolved: {why:?})",
+            k.name,
+            k.line
+        );
+        (
+            k.sub_group_size,
+            k.own_sub_group_attr,
+            k.unresolved_sub_group_attr,
+        ) = (size, own, why);
+    }
 }
 
 /// What a build rewrites in one kernel (see [`rewrite`]).
