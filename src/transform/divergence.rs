@@ -171,7 +171,6 @@ fn divergent_call(
     f: &FunctionDef,
     uses: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<IdCondition>, String> {
-    let body = f.body;
     let regions = regions(s, f);
     let mut conds: Vec<IdCondition> = Vec::new();
     for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
