@@ -136,13 +136,21 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
         regions.push(r.clone());
         // An exit inside the region makes what follows it divergent too.
         let exits = |w: &str| (region.0..region.1).any(|i| s.text(i) == w);
+        // Later iterations of the loops around it run for part of the work-items too: after a
+        // `return`, everything from the outermost loop on; after a `break`, the whole innermost
+        // loop (its condition included); after a `continue`, the rest of the iteration.
         r.after_exit = true;
+        let loops = enclosing_loops(s, body, region.0);
+        let innermost = loops.iter().max_by_key(|l| l.0);
         if exits("return") {
-            r.span = (region.1, body.1);
+            let start = loops.iter().map(|l| l.0).min().unwrap_or(region.1);
+            r.span = (start.min(region.1), body.1);
+            regions.push(r);
+        } else if let (true, Some(&l)) = (exits("break"), innermost) {
+            r.span = l;
             regions.push(r);
         } else if exits("break") || exits("continue") {
-            let rest = enclosing_loop_end(s, body, region.0).unwrap_or(region.1);
-            r.span = (region.1, rest);
+            r.span = (region.1, innermost.map_or(region.1, |l| l.1));
             regions.push(r);
         }
     }
@@ -356,14 +364,15 @@ pub(crate) fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
     }
 }
 
-/// The end of the body of the innermost loop of `body` that contains token `at`.
-fn enclosing_loop_end(s: &Scanned<'_>, body: (usize, usize), at: usize) -> Option<usize> {
+/// The loops of `body` that contain token `at`: each from its keyword to its end (a `do`
+/// loop's condition included).
+fn enclosing_loops(s: &Scanned<'_>, body: (usize, usize), at: usize) -> Vec<(usize, usize)> {
     (body.0 + 1..at)
         .filter(|&k| matches!(s.text(k), "for" | "while" | "do"))
-        .filter_map(|k| construct(s, k, body.1).map(|(_, r)| r))
-        .filter(|r| r.0 <= at && at < r.1)
-        .map(|r| r.1)
-        .min()
+        .filter(|&k| construct(s, k, body.1).is_some())
+        .map(|k| (k, statement_end(s, k, body.1)))
+        .filter(|l| l.0 <= at && at < l.1)
+        .collect()
 }
 
 #[cfg(test)]

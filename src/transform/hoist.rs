@@ -487,6 +487,12 @@ mod tests {
                 "if (sub_group_any(v > t)) return; r = sub_group_reduce_add(v);",
                 "follows an exit",
             ),
+            // The next iteration's collective runs for the sub-groups that did not leave.
+            (
+                "for (int i = 0; i < 8; ++i) { s += sub_group_reduce_add(v); \
+                 if (sub_group_any(s > t)) break; }",
+                "follows an exit",
+            ),
             (
                 "if (v > 0) r = sub_group_non_uniform_reduce_add(v);",
                 "non_uniform built-in",
