@@ -105,6 +105,8 @@ pub(crate) struct Region {
     pub(crate) key: usize,
     /// Whether it is what follows an exit (`return`, `break`, `continue`) under the condition.
     pub(crate) after_exit: bool,
+    /// The condition's tokens.
+    pub(crate) cond: (usize, usize),
     /// The id word's token in the condition.
     id: usize,
     /// The condition, where a launch decides it ([`super::id_condition`]).
@@ -130,6 +132,7 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
             span: region,
             key: k,
             after_exit: false,
+            cond,
             id,
             at_launch,
         };
@@ -222,39 +225,13 @@ fn id_word(s: &Scanned<'_>, range: (usize, usize), tainted: &BTreeSet<&str>) -> 
 
 /// `ID_WORDS` and the variables of `body` assigned from expressions that mention one,
 /// transitively (stores to memory, `a[i] = ..`, are not followed).
-fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
+pub(crate) fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
     let mut tainted: BTreeSet<&str> = ID_WORDS.iter().copied().collect();
+    let assigned = assignments(s, body);
     loop {
         let before = tainted.len();
-        for j in body.0 + 1..body.1 {
-            if s.text(j) != "=" || matches!(s.text(j + 1), "=") {
-                continue;
-            }
-            let mut target = j - 1;
-            if matches!(s.text(target), "=" | "!" | "<" | ">") {
-                continue; // a comparison
-            }
-            if matches!(
-                s.text(target),
-                "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^"
-            ) {
-                target -= 1;
-            }
-            // The expression: up to `;`, or `,` / `)` outside its own parentheses.
-            let (mut t, mut depth) = (j + 1, 0);
-            while t < body.1 {
-                match s.text(t) {
-                    ";" | "}" => break,
-                    "," | ")" if depth == 0 => break,
-                    "(" => depth += 1,
-                    ")" => depth -= 1,
-                    "[" => t = s.partner(t),
-                    _ => {}
-                }
-                t += 1;
-            }
-            let variable = s.tokens[target].kind == super::lex::Kind::Ident;
-            if variable && id_word(s, (j + 1, t), &tainted).is_some() {
+        for &(target, expr) in &assigned {
+            if id_word(s, expr, &tainted).is_some() {
                 tainted.insert(s.text(target));
             }
         }
@@ -262,6 +239,44 @@ fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str>
             return tainted;
         }
     }
+}
+
+/// The assignments of `body` to variables (`v = e`, `v += e`, declarations with an
+/// initialiser): the variable's token and the expression's tokens.
+pub(crate) fn assignments(s: &Scanned<'_>, body: (usize, usize)) -> Vec<(usize, (usize, usize))> {
+    let mut out = Vec::new();
+    for j in body.0 + 1..body.1 {
+        if s.text(j) != "=" || matches!(s.text(j + 1), "=") {
+            continue;
+        }
+        let mut target = j - 1;
+        if matches!(s.text(target), "=" | "!" | "<" | ">") {
+            continue; // a comparison
+        }
+        if matches!(
+            s.text(target),
+            "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^"
+        ) {
+            target -= 1;
+        }
+        // The expression: up to `;`, or `,` / `)` outside its own parentheses.
+        let (mut t, mut depth) = (j + 1, 0);
+        while t < body.1 {
+            match s.text(t) {
+                ";" | "}" => break,
+                "," | ")" if depth == 0 => break,
+                "(" => depth += 1,
+                ")" => depth -= 1,
+                "[" => t = s.partner(t),
+                _ => {}
+            }
+            t += 1;
+        }
+        if s.tokens[target].kind == super::lex::Kind::Ident {
+            out.push((target, (j + 1, t)));
+        }
+    }
+    out
 }
 
 /// If token `k` starts a control construct, its condition's tokens and the tokens it controls.
@@ -416,7 +431,12 @@ kernel void i(global int *o) { if (get_sub_group_id() > 0) o[0] = sub_group_redu
             "{got:#?}"
         );
         let want = "sg_reduce_add at line 2 under a condition on get_local_id at line 2";
-        assert!(got[0].ends_with(want), "{}", got[0]);
+        assert!(got[0].contains(want), "{}", got[0]);
+        assert!(
+            got[0].ends_with("(`get_local_id` outside a collective))"),
+            "{}",
+            got[0]
+        );
         assert!(got[2].contains("condition on h at line 8"), "{}", got[2]);
         assert!(
             got[3].contains("`helper` at line 10, with sg_broadcast at line 9"),

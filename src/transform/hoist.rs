@@ -24,6 +24,7 @@
 //! [`super::divergence`] refuses them, naming the reason ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
+use super::sg_uniform::Uniformity;
 use super::source::{FunctionDef, Scanned};
 
 /// Why a collective under work-item-dependent control flow cannot be moved out of it.
@@ -42,6 +43,9 @@ pub(crate) enum NoRewrite {
     Barrier,
     /// A `non_uniform` built-in: its result depends on which work-items reach it.
     NonUniform,
+    /// The condition is not shown uniform in each sub-group (a work-item id reaches it other
+    /// than through a collective's shared result or the sub-group's id): the token.
+    NotUniform(String),
     /// A conditional expression in a statement clgroups cannot delimit (after a label).
     Statement,
 }
@@ -58,6 +62,10 @@ impl std::fmt::Display for NoRewrite {
             }
             NoRewrite::Written(v) => write!(f, "its operand reads `{v}`, written before the call"),
             NoRewrite::Barrier => f.write_str("a barrier cannot be computed ahead"),
+            NoRewrite::NotUniform(t) => write!(
+                f,
+                "its condition is not shown uniform in each sub-group (`{t}` outside a collective)"
+            ),
             NoRewrite::NonUniform => {
                 f.write_str("a non_uniform built-in's result depends on the work-items reaching it")
             }
@@ -117,9 +125,10 @@ fn first_fix(
     n: usize,
 ) -> Option<Edits> {
     let regions = divergence::regions(s, f);
+    let u = Uniformity::new(s, f, &regions);
     divergence::evaluated_calls(s, f)
         .filter(|&i| collective(s.text(i)))
-        .find_map(|i| fix(s, f, &regions, i, n).ok().flatten())
+        .find_map(|i| fix(s, f, (&regions, &u), i, n).ok().flatten())
 }
 
 /// Why the collective call at token `i` of `f`, under a region of `regions`, stays as
@@ -130,7 +139,8 @@ pub(crate) fn obstacle(
     regions: &[Region],
     i: usize,
 ) -> Option<NoRewrite> {
-    fix(s, f, regions, i, 0).err()
+    let u = Uniformity::new(s, f, regions);
+    fix(s, f, (regions, &u), i, 0).err()
 }
 
 /// The edits that move the call at token `i` out of its innermost divergent region (`None`
@@ -138,7 +148,7 @@ pub(crate) fn obstacle(
 fn fix(
     s: &Scanned<'_>,
     f: &FunctionDef,
-    regions: &[Region],
+    (regions, u): (&[Region], &Uniformity<'_>),
     i: usize,
     n: usize,
 ) -> Result<Option<Edits>, NoRewrite> {
@@ -151,6 +161,9 @@ fn fix(
     };
     if r.after_exit {
         return Err(NoRewrite::AfterExit);
+    }
+    if let Some(t) = u.first_divergent(s, r.cond) {
+        return Err(NoRewrite::NotUniform(s.text(t).to_string()));
     }
     let key = r.key;
     match s.text(key) {
@@ -436,11 +449,12 @@ mod tests {
         assert!(refused(&out).is_empty(), "{out}");
         assert_eq!(out.lines().count(), src.lines().count());
         // `||` with a scan, in an expression: `L || R` of the `||` only.
-        let src = kernel("r = v > 3 && t > 0 || sub_group_scan_inclusive_add(v) > t;");
+        let src =
+            kernel("r = sub_group_all(v > 3) && t > 0 || sub_group_scan_inclusive_add(v) > t;");
         let out = uniform_collectives(&src, is_sub_group_collective);
         assert!(
             out.contains(
-                "r = (((v > 3 && t > 0) != 0) | ((sub_group_scan_inclusive_add(v) > t) != 0));"
+                "r = (((sub_group_all(v > 3) && t > 0) != 0) | ((sub_group_scan_inclusive_add(v) > t) != 0));"
             ),
             "{out}"
         );
@@ -451,7 +465,7 @@ mod tests {
         let src = kernel(
             "if (sub_group_any(v > 2)) {\n  if (sub_group_all(v < 100)) r = sub_group_reduce_min(v);\n}\n\
              s = sub_group_all(v == 1) ? sub_group_reduce_add(v) : 0;\n\
-             if (t > 0) r = 1; else if (v > 1) r = sub_group_broadcast(v, 0);",
+             if (t > 0) r = 1; else if (sub_group_any(v > 1)) r = sub_group_broadcast(v, 0);",
         );
         assert_eq!(refused(&src).len(), 1);
         let out = uniform_collectives(&src, is_sub_group_collective);
@@ -472,7 +486,7 @@ mod tests {
     fn what_cannot_move_stays_and_says_why() {
         let cases = [
             (
-                "if (v > 0) r = sub_group_reduce_add(x[get_local_id(0)]);",
+                "if (sub_group_any(v > 0)) r = sub_group_reduce_add(x[get_local_id(0)]);",
                 "not safe to evaluate everywhere (`[`",
             ),
             (
@@ -480,7 +494,7 @@ mod tests {
                 "reads `v`, written",
             ),
             (
-                "for (int i = 0; i < v; ++i) r += sub_group_reduce_add(i);",
+                "for (int i = 0; i < sub_group_reduce_max(v); ++i) r += sub_group_reduce_add(i);",
                 "in a loop",
             ),
             (
@@ -494,14 +508,26 @@ mod tests {
                 "follows an exit",
             ),
             (
-                "if (v > 0) r = sub_group_non_uniform_reduce_add(v);",
+                "if (sub_group_any(v > 0)) r = sub_group_non_uniform_reduce_add(v);",
                 "non_uniform built-in",
             ),
             (
-                "if (v > 0) sub_group_barrier(CLK_LOCAL_MEM_FENCE);",
+                "if (sub_group_any(v > 0)) sub_group_barrier(CLK_LOCAL_MEM_FENCE);",
                 "a barrier",
             ),
-            ("if (v > 0) r = sub_group_reduce_add(v / t);", "(`/`"),
+            (
+                "if (sub_group_any(v > 0)) r = sub_group_reduce_add(v / t);",
+                "(`/`",
+            ),
+            // Not uniform in the sub-group: invalid OpenCL, left to the refusal.
+            (
+                "if (v > 0) r = sub_group_reduce_add(v);",
+                "not shown uniform in each sub-group (`v`",
+            ),
+            (
+                "if (get_local_id(0) < 5) r = sub_group_reduce_add(1);",
+                "(`get_local_id`",
+            ),
         ];
         for (body, why) in cases {
             let src = kernel(body);

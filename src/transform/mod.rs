@@ -39,6 +39,7 @@ mod partitioned;
 mod polyfill;
 pub(crate) mod pp_eval;
 mod rounded;
+mod sg_uniform;
 mod source;
 mod wrapper;
 
