@@ -17,7 +17,10 @@
 //! refused, even where it happens to be uniform: compute unconditionally instead
 //! (`sg_reduce_add(i < n ? x[i] : 0)`). A conditional expression (`i < n ? sg_reduce_add(v) :
 //! 0`) counts as an `if` around its branches, and `&&` / `||` as one around their right
-//! operand. Not seen: `goto`, and conditions inside macros.
+//! operand. A `break` under such a condition makes its whole loop divergent (later iterations
+//! run for part of the work-items), a `return` everything from its outermost loop on. Before
+//! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
+//! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.
 
 use super::source::{FunctionDef, Scanned};
 use crate::plan::uniform_branch::IdCondition;
