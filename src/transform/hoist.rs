@@ -184,9 +184,11 @@ fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
 /// Whether token `t` starts an assignment operator (`=`, `+=`, `<<=`, ...), not a comparison.
 fn assigns(s: &Scanned<'_>, t: usize) -> bool {
     let next = |k: usize| {
-        (k + 1 < s.tokens.len())
-            .then(|| s.text(k + 1))
-            .unwrap_or("")
+        if k + 1 < s.tokens.len() {
+            s.text(k + 1)
+        } else {
+            ""
+        }
     };
     match s.text(t) {
         "=" => {
