@@ -93,6 +93,7 @@ fn collectives_under_sub_group_uniform_conditions_match_the_host() {
         let q = common::queue();
         let d = q.device().clone();
         let p = Program::from_source(&q, SRC).unwrap_or_else(|e| panic!("{d}: {e}"));
+        assert_eq!(p.source(), SRC, "the program keeps the source as given");
         let (global, local) = (256usize, 64usize);
         let x: Vec<i32> = common::values(global, 5)
             .iter()

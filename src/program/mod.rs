@@ -191,6 +191,7 @@ impl Program {
         // The one scan of the source: everything below reads these facts.
         // Collectives under sub-group-uniform conditions, where collectives are work-group
         // barriers: moved where the whole work-group reaches them (transform::hoist).
+        let given = b.source.clone();
         let b = ProgramBuilder {
             source: transform::uniform_source(&b.source, device),
             ..b
@@ -255,7 +256,7 @@ impl Program {
         Ok(Program {
             inner: Arc::new(ProgramInner {
                 queue: queue.clone(),
-                source: b.source.clone(),
+                source: given,
                 names,
                 names_known,
                 plans,

@@ -208,9 +208,19 @@ pub(crate) fn resolve_conditional_sizes(
         log::debug!("#if branches: the source does not scan once blanked; sizes as read");
         return;
     };
-    let unknown = lines.iter().find_map(|l| match l {
-        pp_eval::LineState::Unknown(m) => Some(m.clone()),
-        _ => None,
+    // What the unknown lines depend on, each once, in order.
+    let mut names: Vec<String> = Vec::new();
+    for l in &lines {
+        if let pp_eval::LineState::Unknown(m) = l {
+            if !names.contains(m) {
+                names.push(m.clone());
+            }
+        }
+    }
+    let unknown = (!names.is_empty()).then(|| {
+        let list: Vec<String> = names.iter().map(|m| format!("`{m}`")).collect();
+        let verb = if list.len() == 1 { "is" } else { "are" };
+        (list.join(", "), verb)
     });
     for k in kernels.iter_mut() {
         let (a, b) = (kept.get(&k.name), dropped.get(&k.name));
@@ -218,16 +228,18 @@ pub(crate) fn resolve_conditional_sizes(
             (Some(a), Some(b)) if a == b => a.clone(),
             (None, None) => continue, // in no compiled branch: the driver has no such kernel
             _ => {
-                let m = unknown.clone().unwrap_or_default();
+                let m = unknown.clone().unwrap_or_default().0;
                 (
                     (None, true),
-                    Some(format!("selected by #if branches that depend on `{m}`")),
+                    Some(format!("selected by #if branches that depend on {m}")),
                 )
             }
         };
         let ((size, own), why) = resolved;
         let why = match (why, &unknown) {
-            (Some(w), Some(m)) if !w.contains(m.as_str()) => Some(format!("{w}; `{m}` is unknown")),
+            (Some(w), Some((m, verb))) if !w.contains("#if branches") => {
+                Some(format!("{w}; {m} {verb} unknown"))
+            }
             (w, _) => w,
         };
         log::debug!(
@@ -363,6 +375,43 @@ mod tests {
                    kernel void plain(global float* x) { x[0] = 1; }";
         let users: Vec<String> = layer_of(src).into_iter().collect();
         assert_eq!(users, ["g", "h", "k"]);
+    }
+
+    #[test]
+    fn sizes_chosen_by_if_branches_follow_the_build_macros() {
+        let src = "#ifndef NO_SG\n#ifdef cl_intel_required_subgroup_size\n\
+                   #define REQD_32 __attribute__((intel_reqd_sub_group_size(32)))\n#define INTEL 1\n#endif\n\
+                   #ifdef INTEL\nREQD_32\n#endif\nkernel void k(global int *x) { x[0] = 1; }\n\
+                   #else\nkernel void k(global int *x) { x[0] = 2; }\n#endif\n\
+                   #if __VENDOR__ > 1\n#define W 8\n#else\n#define W 16\n#endif\n\
+                   kernel __attribute__((intel_reqd_sub_group_size(W))) void v(global int *x) { }\n";
+        let size_of = |state: pp_eval::PpState| {
+            let mut kernels = scan(src).unwrap().0;
+            resolve_conditional_sizes(src, &mut kernels, state);
+            let k = kernels.iter().find(|k| k.name == "k").unwrap().clone();
+            let v = kernels.iter().find(|k| k.name == "v").unwrap().clone();
+            (
+                k.sub_group_size,
+                k.unresolved_sub_group_attr,
+                v.unresolved_sub_group_attr,
+            )
+        };
+        // As read without the build's macros: two definitions of `k` with different sizes.
+        let (k, _) = scan(src).unwrap();
+        assert!(k[0].unresolved_sub_group_attr.is_some());
+        let mut intel = pp_eval::PpState::default();
+        intel.define("cl_intel_required_subgroup_size", "1");
+        let (size, why, v) = size_of(intel.clone());
+        assert_eq!((size, why), (Some(SubGroupSizeAttr::Exact(32)), None));
+        assert!(v.unwrap().contains("`__VENDOR__` is unknown"));
+        let (size, why, _) = size_of(pp_eval::PpState::default());
+        assert_eq!((size, why), (None, None));
+        intel.define("NO_SG", "1");
+        assert_eq!(size_of(intel).0, None);
+        let mut unknown = pp_eval::PpState::default();
+        unknown.forget("cl_intel_required_subgroup_size");
+        let why = size_of(unknown).1.unwrap();
+        assert!(why.contains("`cl_intel_required_subgroup_size`"), "{why}");
     }
 
     #[test]
