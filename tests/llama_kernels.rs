@@ -207,6 +207,58 @@ fn rows(ne00: usize, ne01: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Launches a norm kernel with llama.cpp's arguments: one work-group of `nth` per row of
+/// `ne00` floats, `local float *sum` of one float per work-item.
+fn launch_norm(
+    k: &clgroups::Kernel,
+    (src, dst): (&Buffer<f32>, &Buffer<f32>),
+    (ne00, ne01, nth): (usize, usize, usize),
+    eps: f32,
+) -> clgroups::Result<()> {
+    let nb01 = (ne00 * 4) as u64;
+    // SAFETY: work-group r reads row r of src and writes row r of dst (ne00 floats each,
+    // both ne00 * ne01 long); `sum` holds one float per work-item.
+    unsafe {
+        k.launch()
+            .arg(src)
+            .arg(0u64)
+            .arg(dst)
+            .arg(0u64)
+            .arg(ne00 as i32)
+            .arg(ne01 as i32)
+            .arg(1i32)
+            .arg(1i32)
+            .arg(nb01)
+            .arg(nb01 * ne01 as u64)
+            .arg(nb01 * ne01 as u64)
+            .arg(eps)
+            .arg(Local::<f32>::new(nth))
+            .nd_range(Range::d1(ne01 * nth), LocalSize::Exact(Range::d1(nth)))
+    }?
+    .wait()?;
+    Ok(())
+}
+
+/// The host's `norm` (`kernel_norm`) or `rms_norm` of each row of `x`.
+fn norm_rows(x: &[f32], ne00: usize, name: &str, eps: f32) -> Vec<f32> {
+    x.chunks(ne00)
+        .flat_map(|r| {
+            let n = r.len() as f32;
+            let (mean, ms) = match name {
+                "kernel_norm" => {
+                    let m = r.iter().sum::<f32>() / n;
+                    (m, r.iter().map(|v| (v - m) * (v - m)).sum::<f32>() / n)
+                }
+                _ => (0.0, r.iter().map(|v| v * v).sum::<f32>() / n),
+            };
+            let scale = 1.0 / (ms + eps).sqrt();
+            r.iter()
+                .map(move |v| (v - mean) * scale)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// `norm` and `rms_norm` over `ne01` rows, one work-group of 64 per row, as llama.cpp launches
 /// them (`local float *sum` of one float per work-item).
 #[test]
@@ -221,45 +273,9 @@ fn norm_and_rms_norm_run_unchanged() {
         let p = program(&q, body);
         let k = p.kernel(name).unwrap();
         let dst = Buffer::from_slice(&q, &vec![f32::NAN; ne00 * ne01]).unwrap();
-        let nb01 = (ne00 * 4) as u64;
-        // SAFETY: work-group r reads row r of src and writes row r of dst (ne00 floats each,
-        // both ne00 * ne01 long); `sum` holds one float per work-item.
-        unsafe {
-            k.launch()
-                .arg(&src)
-                .arg(0u64)
-                .arg(&dst)
-                .arg(0u64)
-                .arg(ne00 as i32)
-                .arg(ne01 as i32)
-                .arg(1i32)
-                .arg(1i32)
-                .arg(nb01)
-                .arg(nb01 * ne01 as u64)
-                .arg(nb01 * ne01 as u64)
-                .arg(eps)
-                .arg(Local::<f32>::new(nth))
-                .nd_range(Range::d1(ne01 * nth), LocalSize::Exact(Range::d1(nth)))
-        }
-        .and_then(|ev| ev.wait())
-        .unwrap_or_else(|e| panic!("{name} on {}: {e}", q.device()));
-        let want: Vec<f32> = x
-            .chunks(ne00)
-            .flat_map(|r| {
-                let n = r.len() as f32;
-                let (mean, ms) = match name {
-                    "kernel_norm" => {
-                        let m = r.iter().sum::<f32>() / n;
-                        (m, r.iter().map(|v| (v - m) * (v - m)).sum::<f32>() / n)
-                    }
-                    _ => (0.0, r.iter().map(|v| v * v).sum::<f32>() / n),
-                };
-                let scale = 1.0 / (ms + eps).sqrt();
-                r.iter()
-                    .map(move |v| (v - mean) * scale)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        launch_norm(&k, (&src, &dst), (ne00, ne01, nth), eps)
+            .unwrap_or_else(|e| panic!("{name} on {}: {e}", q.device()));
+        let want = norm_rows(&x, ne00, name, eps);
         close(&dst.read(&q).unwrap(), &want, name);
         if name == "kernel_rms_norm" {
             // INTEL_GPU was taken: the kernel runs with the sub-groups of 32 it asks for.
@@ -269,6 +285,81 @@ fn norm_and_rms_norm_run_unchanged() {
             );
         }
         println!("{name}: right on {}", q.device());
+    }
+}
+
+/// `rms_norm.cl` as llama.cpp writes it: the sub-group path under
+/// `#ifndef GGML_OPENCL_NO_REQD_SUBGROUP_SIZE` (its size macros defined under the extension's
+/// `#ifdef`, `REQD_SUBGROUP_SIZE_32` chosen by `#ifdef INTEL_GPU`), a local-memory fallback of
+/// the same kernel under `#else`. clgroups evaluates the branches with the macros the build
+/// defines: the kernel runs with the size the compiler's branch picks (a probe kernel of the
+/// same program reports which), and with `-DGGML_OPENCL_NO_REQD_SUBGROUP_SIZE` the fallback runs.
+#[test]
+fn rms_norm_takes_the_size_its_if_branches_pick() {
+    let q = common::queue();
+    let d = q.device().clone();
+    let fallback = NORM.replace("kernel_norm", "kernel_rms_norm");
+    let src = format!(
+        "#ifndef GGML_OPENCL_NO_REQD_SUBGROUP_SIZE\n\
+         #pragma OPENCL EXTENSION cl_khr_subgroups : enable\n\
+         #ifdef cl_intel_required_subgroup_size\n\
+         #pragma OPENCL EXTENSION cl_intel_required_subgroup_size : enable\n\
+         #define INTEL_GPU 1\n\
+         #define REQD_SUBGROUP_SIZE_16 __attribute__((intel_reqd_sub_group_size(16)))\n\
+         #define REQD_SUBGROUP_SIZE_32 __attribute__((intel_reqd_sub_group_size(32)))\n\
+         #elif defined(cl_qcom_reqd_sub_group_size)\n\
+         #define ADRENO_GPU 1\n\
+         #define REQD_SUBGROUP_SIZE_64  __attribute__((qcom_reqd_sub_group_size(\"half\")))\n\
+         #endif\n{RMS_NORM}\n#else // GGML_OPENCL_NO_REQD_SUBGROUP_SIZE\n{fallback}\n#endif\n\
+         kernel void probe(global int *o) {{\n#ifdef INTEL_GPU\n o[0] = 1;\n#else\n o[0] = 0;\n#endif\n}}\n"
+    );
+    let (ne00, ne01, nth) = (100usize, 4usize, 64usize);
+    let x = rows(ne00, ne01);
+    let input = Buffer::from_slice(&q, &x).unwrap();
+    for options in ["", "-DGGML_OPENCL_NO_REQD_SUBGROUP_SIZE"] {
+        let p = Program::builder(src.as_str())
+            .options(options)
+            .build(&q)
+            .unwrap_or_else(|e| panic!("{d} [{options}]: {e}"));
+        let o = Buffer::from_slice(&q, &[-1i32]).unwrap();
+        // SAFETY: one work-item writes o[0].
+        unsafe {
+            p.kernel("probe")
+                .unwrap()
+                .launch()
+                .arg(&o)
+                .nd_range(1, LocalSize::Auto)
+        }
+        .and_then(|ev| ev.wait())
+        .unwrap();
+        let intel = o.read(&q).unwrap()[0] == 1;
+        let k = p.kernel("kernel_rms_norm").unwrap();
+        let dst = Buffer::from_slice(&q, &vec![f32::NAN; ne00 * ne01]).unwrap();
+        let ran = launch_norm(&k, (&input, &dst), (ne00, ne01, nth), 1e-5);
+        let offered = d.sub_groups().effective.sub_group_sizes.contains(&32);
+        match (options.is_empty() && intel, ran) {
+            (true, Ok(())) => {
+                let size = k.sub_groups().max_sub_group_size(Range::d1(nth)).unwrap();
+                assert_eq!(size, 32, "{d}: INTEL_GPU picks 32");
+            }
+            (true, Err(e @ Error::FeatureNotSupported { .. })) if !offered => {
+                println!("{d}: the #if picks 32, which the device does not offer: {e}");
+                continue;
+            }
+            (false, Ok(())) => {}
+            (_, Err(e)) => panic!("{d} [{options}] (INTEL_GPU: {intel}): {e}"),
+        }
+        // The fallback is llama.cpp's local-memory path, here `norm.cl`'s body under its name.
+        let which = match options.is_empty() {
+            true => "kernel_rms_norm",
+            false => "kernel_norm",
+        };
+        close(
+            &dst.read(&q).unwrap(),
+            &norm_rows(&x, ne00, which, 1e-5),
+            options,
+        );
+        println!("{d} [{options}]: INTEL_GPU {intel}: right");
     }
 }
 

@@ -28,7 +28,9 @@
  *     backend the host refuses (before any launch) a kernel with a collective under a condition, loop or
  *     early exit on a work-item id (get_local_id, get_global_id, sg_get_local_id, ... or a variable
  *     computed from one): PoCL 3.1 hangs or crashes there; an `if (get_global_id(d) OP n)` on a scalar
- *     argument n is checked per launch instead. Compute collectives unconditionally instead.
+ *     argument n is checked per launch instead. A collective under a condition shown uniform in each
+ *     sub-group (its id values only through reductions, votes, broadcasts or the sub-group id) is first
+ *     moved ahead by the host where its operand has no side effects. Compute collectives unconditionally.
  *   - nvidia-ptx: any work-group size; the last sub-group of a work-group (in its last warp) is partial
  *     when the size is not a multiple of S (shuffles and votes over the sub-group's active lanes).
  *   - Unspecified results (a value, never a crash, hang or out-of-bounds access); callers must not rely on

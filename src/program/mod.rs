@@ -191,7 +191,19 @@ impl Program {
         crate::checked::single_device()?; // an invalid CLGROUPS_CHECKED is an error here
         let device = queue.device();
         // The one scan of the source: everything below reads these facts.
+        // Collectives under sub-group-uniform conditions, where collectives are work-group
+        // barriers: moved where the whole work-group reaches them (transform::hoist).
+        let given = b.source.clone();
+        let b = ProgramBuilder {
+            source: transform::uniform_source(&b.source, device),
+            ..b
+        };
         let mut facts = SourceFacts::read(&b.source, device)?;
+        if b.source.contains('#') {
+            // Sizes chosen by `#if` branches: those of the branches this build compiles.
+            let macros = build::compiler_macros(queue, &b);
+            transform::resolve_conditional_sizes(&b.source, &mut facts.kernels, macros);
+        }
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
         for (k, why) in &facts.divergence.refused {
             log::debug!("`{k}` is refused on the emulated backend: {why}");
@@ -246,7 +258,7 @@ impl Program {
         Ok(Program {
             inner: Arc::new(ProgramInner {
                 queue: queue.clone(),
-                source: b.source.clone(),
+                source: given,
                 names,
                 names_known,
                 plans,
