@@ -13,6 +13,7 @@ pub mod local_size;
 pub mod partition;
 pub mod root_fallback;
 pub mod rounding;
+pub mod shares;
 pub mod split;
 pub mod uniform_branch;
 pub mod weighted;
