@@ -2,9 +2,9 @@
 //! ([`crate::algorithms`]) on the chunk it holds, all devices in flight at once (enqueued from
 //! one host thread, then awaited together); the per-device results are combined on the host,
 //! where they arrive anyway, so integer results wrap exactly as on one device. A scan then
-//! adds each chunk's carry on its device, all at once. On devices that compile alone
-//! ([`crate::Device::compiles_alone`]: PoCL before 4) a device's first run of each kernel
-//! runs by itself; later runs overlap.
+//! adds each chunk's carry on its device, all at once. On devices that compile alone (PoCL
+//! before 4 on CPUs, which compiles at a kernel's first run and could crash doing so for two
+//! devices at once) a device's first run of each kernel runs by itself; later runs overlap.
 //!
 //! The buffers must hold exactly their chunks on every device (shared placement, or
 //! [`Access::Auto`] / [`Access::Partitioned`]); a replicated buffer is reduced on device 0.

@@ -57,11 +57,10 @@ impl<T: Pod> ColoredBuffer<T> {
     /// (partitioned: chunks follow 1-D launches, see [`crate::plan::shares`]).
     ///
     /// ```
-    /// use clgroups::scaling::Placement;
     /// let root = clgroups::RootDevice::from_env()?;
     /// let mut x = clgroups::ColoredBuffer::<f64>::new(&root, 1 << 20)?;
     /// x.fill(0.0)?; // the contents are undefined until written
-    /// let shared = root.placement() == Placement::Shared;
+    /// let shared = root.placement() == clgroups::scaling::Placement::Shared;
     /// assert_eq!(x.page_size(), if shared { root.default_page_size() } else { 8 });
     /// # Ok::<(), clgroups::Error>(())
     /// ```
@@ -119,9 +118,8 @@ impl<T: Pod> ColoredBuffer<T> {
             Placement::Shared => root.alignment(),
             Placement::Partitioned => 1,
         };
-        let devices = root
-            .weights()
-            .map_or(Devices::Even(root.len()), Devices::Weighted);
+        let devices = root.weights().map(Devices::Weighted);
+        let devices = devices.unwrap_or(Devices::Even(root.len()));
         let chunks = element_shares(len, size_of::<T>(), page, align, devices)?;
         let parent = match placement {
             Placement::Shared => Some(Buffer::new(root.context(), len)?),
