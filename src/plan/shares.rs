@@ -6,7 +6,7 @@
 //!
 //! `len` things (work-groups of the split dimension, or elements, or bytes) come in granules
 //! of `granule` (one work-group, or one coloring page; the last granule may be partial). They
-//! are cut in *units* of `granule · 2^k` ([`unit`]): the largest such unit of which every
+//! are cut in *units* of `granule · 2^k` ([`unit()`]): the largest such unit of which every
 //! device still gets about [`UNITS_PER_DEVICE`] (at least that many between them all, so no
 //! device is off its exact share by more than about 1/64 of it), the granule itself when the
 //! array is too short for that. The units go to the devices in order, contiguously: evenly,
@@ -96,7 +96,7 @@ fn even(units: usize, n: usize) -> Vec<usize> {
 }
 
 /// How many of `len` things (in granules of `granule`) each device gets, in device order:
-/// whole [`unit`]s, contiguous, the last non-empty share ending at `len` (see the [module
+/// whole [`unit()`]s, contiguous, the last non-empty share ending at `len` (see the [module
 /// documentation](self)); the shares add up to `len`.
 ///
 /// Errors ([`Error::InvalidInput`]): `granule` is 0, no devices, or a weight that is not

@@ -69,7 +69,7 @@ impl<T: Pod> ColoredBuffer<T> {
     }
 
     /// An uninitialised buffer of `len` (≥ 1) elements colored in pages of `page` bytes (see
-    /// [`color_elements`]). In shared placement `page` must be a multiple of every device's
+    /// [`element_shares`]). In shared placement `page` must be a multiple of every device's
     /// `CL_DEVICE_MEM_BASE_ADDR_ALIGN`; in partitioned placement any page works, and a page of
     /// one work-group slab makes the chunks match a launch's partition (see the
     /// [module docs](super)).
