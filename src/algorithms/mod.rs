@@ -49,6 +49,7 @@
 //! ```
 
 mod cache;
+pub(crate) mod multi;
 #[cfg(feature = "unstable-internals")]
 #[doc(hidden)]
 pub mod plan;
@@ -195,6 +196,10 @@ pub(crate) struct State<T: Element> {
     /// where the device cannot take posts), and the number of the last post.
     mailbox: Option<std::result::Result<crate::ffi::Mailbox, ()>>,
     seq: u32,
+    /// What [`multi`] has run on this state at least once (its bits).
+    warm: u8,
+    /// [`multi`]'s carry kernel (built on first use).
+    carry: Option<Kernel>,
 }
 
 impl<T: Element> State<T> {
@@ -286,6 +291,8 @@ impl<T: Element> State<T> {
             epoch: 1,
             mailbox: None,
             seq: 0,
+            warm: 0,
+            carry: None,
             tile,
             forced_wait,
             k,

@@ -213,7 +213,7 @@ fn enqueue<T: Element>(
 }
 
 /// The queue's scan state, after checking the buffers.
-fn checked_state<T: Element>(
+pub(super) fn checked_state<T: Element>(
     queue: &Queue,
     input: &Buffer<T>,
     output: &Buffer<T>,
