@@ -25,8 +25,8 @@ fn key(device: &Device) -> usize {
     device.id() as usize
 }
 
-/// The look-back wait, in ns, that [`Tile::LARGE`](plan::Tile::LARGE) scans use on `device`:
-/// `None` until its first scan of at least [`Tile::LARGE_FROM`](plan::Tile::LARGE_FROM)
+/// The look-back wait, in ns, that the large look-back tiles use on `device`:
+/// `None` until its first scan of at least 2^26
 /// elements measured it (`CLGROUPS_SCAN_WAIT_NS`, where set, overrides it).
 ///
 /// ```

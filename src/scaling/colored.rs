@@ -54,7 +54,7 @@ pub struct ColoredBuffer<T: Pod> {
 impl<T: Pod> ColoredBuffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements in the root device's placement, in its
     /// [default page](RootDevice::default_page_size) (shared) or pages of one element
-    /// (partitioned: chunks follow 1-D launches, see [`crate::plan::shares`]).
+    /// (partitioned: chunks follow 1-D launches, cut by the same rule as the launch).
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?;
