@@ -204,6 +204,23 @@ pub(crate) fn fixed_builtins(device: &Device, size: usize) -> bool {
         )
 }
 
+/// Whether the automatic build (`size` 0) of `source` computes the driver's sub-groups' sizes
+/// and counts itself and provides every standard built-in (`CLG_KHR_DERIVED`): on PoCL's
+/// native sub-groups, for a source that names `intel_reqd_sub_group_size`, where a kernel whose
+/// size clgroups cannot read (made by a macro, a function-like macro's parameter) runs at the
+/// driver's size, which PoCL reports wrong for a partial last sub-group and tells the host
+/// nowhere (`CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL` fails, `CL_KERNEL_ATTRIBUTES` omits it).
+pub(crate) fn derived_geometry(device: &Device, size: usize, source: &str) -> bool {
+    size == 0 && fixed_builtins(device, 1) && names_required_size(source)
+}
+
+/// Whether `source` names `intel_reqd_sub_group_size` (a whole word).
+pub(crate) fn names_required_size(source: &str) -> bool {
+    source
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w == "intel_reqd_sub_group_size")
+}
+
 /// The error for kernel `name`, refused for a collective under work-item-dependent control
 /// flow (`why`) on a device whose collectives are work-group barriers.
 pub(super) fn divergent_error(device: &Device, name: &str, why: &str) -> Error {
@@ -267,7 +284,12 @@ pub(super) fn build_with_fallbacks(
 ) -> Result<Arc<ClProgram>> {
     // The standard sub-group built-ins the device lacks (nothing when the source names none).
     let polyfill = transform::inline_includes(
-        &polyfill::prelude(queue, &b.source, fixed_builtins(queue.device(), size)),
+        &polyfill::prelude(
+            queue,
+            &b.source,
+            fixed_builtins(queue.device(), size)
+                || derived_geometry(queue.device(), size, &b.source),
+        ),
         "clgroups/khr/prelude",
     )?;
     let attempt = |plans: &BTreeMap<String, KernelChoices>, round: bool, rewrite: bool| {
@@ -349,6 +371,9 @@ fn compose(
     };
     let body = transform::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
+    if derived_geometry(device, size, &b.source) {
+        out.push_str("#define CLG_KHR_DERIVED 1\n");
+    }
     out.push_str(polyfill);
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
     out.push_str(&body);
@@ -391,4 +416,23 @@ fn prelude(device: &Device, size: usize) -> String {
         ));
     }
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_required_size;
+
+    #[test]
+    fn required_sizes_are_named_as_whole_words() {
+        assert!(names_required_size(
+            "#define F(n) __attribute__((intel_reqd_sub_group_size(n)))"
+        ));
+        assert!(names_required_size(
+            "kernel __attribute__((intel_reqd_sub_group_size(8))) void k() {}"
+        ));
+        assert!(!names_required_size(
+            "CLG_REQD_SUB_GROUP_SIZE(8) kernel void k() {}"
+        ));
+        assert!(!names_required_size("my_intel_reqd_sub_group_size_table"));
+    }
 }

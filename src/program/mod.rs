@@ -55,8 +55,8 @@ use crate::ffi::ClProgram;
 use crate::plan::rounding::RoundingConfig;
 use crate::queue::Queue;
 use crate::transform::{self, KernelDecl, SourceFacts};
-pub(crate) use build::KernelChoices;
 use build::{build_with_fallbacks, driver_kernel_names};
+pub(crate) use build::{derived_geometry, KernelChoices};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
