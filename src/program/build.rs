@@ -372,6 +372,10 @@ fn compose(
     let body = transform::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
     if derived_geometry(device, size, &b.source) {
+        log::debug!(
+            "{device}: the source names intel_reqd_sub_group_size: its automatic build computes \
+             the driver's partial sub-groups and provides every standard built-in"
+        );
         out.push_str("#define CLG_KHR_DERIVED 1\n");
     }
     out.push_str(polyfill);
