@@ -14,6 +14,7 @@
 
 mod common;
 
+use clgroups::plan::work_group::MIN_POCL_COLLECTIVE_GROUP;
 use clgroups::{Buffer, Error, Local, LocalSize, Program, Queue, Range};
 
 /// The prologue of llama.cpp's sub-group kernels.
@@ -408,15 +409,34 @@ fn soft_max_and_mul_mv_run_unchanged() {
     );
 
     // mul_mv: dst[r1][r0] = x row r0 . y row r1, ne11 = 6 rows of y (4 per work-group).
-    let (ne01, ne11) = (ne01, 6usize);
-    let y = rows(ne00, ne11);
-    let src1 = Buffer::from_slice(&q, &y).unwrap();
     let p = program(&q, MUL_MV);
     let k = p.kernel("kernel_mul_mat_f32_f32").unwrap();
     let sg = k.sub_groups().max_sub_group_size(Range::d1(32)).unwrap();
-    let dst = Buffer::from_slice(&q, &vec![f32::NAN; ne01 * ne11]).unwrap();
+    let (got, want) = mul_mv(&p, &x, (ne00, ne01, 6), sg)
+        .unwrap_or_else(|e| panic!("mul_mv on {}: {e}", q.device()));
+    close(&got, &want, "mul_mv");
+    println!(
+        "kernel_mul_mat_f32_f32: right on {} (sub-groups of {sg})",
+        q.device()
+    );
+}
+
+/// `kernel_mul_mat_f32_f32` over `x` (`ne01` rows of `ne00`) and `ne11` rows of `y`, in
+/// work-groups of `local` x 1: what it wrote, and the host's dot products.
+fn mul_mv(
+    p: &Program,
+    x: &[f32],
+    (ne00, ne01, ne11): (usize, usize, usize),
+    local: usize,
+) -> clgroups::Result<(Vec<f32>, Vec<f32>)> {
+    let q = p.queue();
+    let k = p.kernel("kernel_mul_mat_f32_f32").unwrap();
+    let y = rows(ne00, ne11);
+    let src = Buffer::from_slice(q, x).unwrap();
+    let src1 = Buffer::from_slice(q, &y).unwrap();
+    let dst = Buffer::from_slice(q, &vec![f32::NAN; ne01 * ne11]).unwrap();
     let nb = (ne00 * 4) as u64;
-    let groups = Range::d2(ne01 * sg, ne11.div_ceil(4));
+    let groups = Range::d2(ne01 * local, ne11.div_ceil(4));
     // SAFETY: work-group (r0, g) reads row r0 of src and rows 4g.. of src1 below ne11, and
     // writes dst[r1 * ne01 + r0], r1 < ne11, inside dst (ne01 * ne11).
     unsafe {
@@ -433,10 +453,9 @@ fn soft_max_and_mul_mv_run_unchanged() {
             .arg(ne11 as i32)
             .arg(nb)
             .arg(ne01 as i32)
-            .nd_range(groups, LocalSize::Exact(Range::d2(sg, 1)))
+            .nd_range(groups, LocalSize::Exact(Range::d2(local, 1)))
     }
-    .and_then(|ev| ev.wait())
-    .unwrap_or_else(|e| panic!("mul_mv on {}: {e}", q.device()));
+    .and_then(|ev| ev.wait())?;
     let want: Vec<f32> = (0..ne11)
         .flat_map(|r1| {
             let (x, y) = (&x, &y);
@@ -447,11 +466,48 @@ fn soft_max_and_mul_mv_run_unchanged() {
             })
         })
         .collect();
-    close(&dst.read(&q).unwrap(), &want, "mul_mv");
+    Ok((dst.read(q)?, want))
+}
+
+/// Issue 32: `for (i = get_sub_group_local_id(); i < ne00; i += get_max_sub_group_size())` in
+/// work-groups smaller than the device's sub-groups (16, and 1..7: one partial sub-group each)
+/// covers every column: `get_max_sub_group_size()` never exceeds the work-group (on NVIDIA it
+/// was 32 in work-groups of 16: 185 of 185 outputs wrong). Work-groups of one or two
+/// work-items are refused before anything runs where PoCL's native collectives abort.
+#[test]
+fn mul_mv_in_small_work_groups() {
+    let q = common::queue();
+    let (ne00, ne01, ne11) = (75usize, 37usize, 5usize);
+    let x = rows(ne00, ne01);
+    let p = program(&q, MUL_MV);
+    let k = p.kernel("kernel_mul_mat_f32_f32").unwrap();
+    for local in [16usize, 1, 2, 3, 4, 5, 6, 7] {
+        let max = k.sub_groups().max_sub_group_size(Range::d1(local)).unwrap();
+        assert!(
+            max <= local,
+            "largest sub-group {max} in work-groups of {local}"
+        );
+        match mul_mv(&p, &x, (ne00, ne01, ne11), local) {
+            Ok((got, want)) => close(&got, &want, &format!("mul_mv in work-groups of {local}")),
+            Err(e @ Error::InvalidLaunch { .. })
+                if native_pocl(q.device()) && local < MIN_POCL_COLLECTIVE_GROUP =>
+            {
+                println!("work-groups of {local}: refused on {}: {e}", q.device());
+            }
+            Err(e) => panic!("mul_mv in work-groups of {local} on {}: {e}", q.device()),
+        }
+    }
     println!(
-        "kernel_mul_mat_f32_f32: right on {} (sub-groups of {sg})",
+        "kernel_mul_mat_f32_f32 in work-groups of 16 and 1..7: right on {}",
         q.device()
     );
+}
+
+/// Whether PoCL runs the device's native sub-groups (their collectives abort the process in
+/// work-groups of fewer than [`MIN_POCL_COLLECTIVE_GROUP`] work-items, so clgroups refuses those).
+fn native_pocl(d: &clgroups::Device) -> bool {
+    d.identity().implementation == clgroups::device::Implementation::Pocl
+        && d.sub_groups().effective.shuffle_backend != clgroups::device::ShuffleBackend::Emulated
 }
 
 /// A required size the device cannot run is refused before anything is enqueued, naming the

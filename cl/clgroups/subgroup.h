@@ -10,6 +10,9 @@
  *   CLG_HAS_FP64         1 when the device has cl_khr_fp64 (enables the double overloads), else 0
  *   CLG_HAS_SHUFFLE_RELATIVE  1 when cl_khr_subgroup_shuffle_relative is present, else 0
  *   CLG_EMU_SCRATCH_ITEMS     emulated only: largest work-group size the scratch must cover
+ *   CLG_KHR_DERIVED      khr/intel with CLG_SUB_GROUP_SIZE 0 only, optional: 1 = sizes and counts computed from
+ *                        get_max_sub_group_size() and the linear local id, reductions and scans on the exchange
+ *                        (drivers that report a partial last sub-group of a required size wrong: PoCL)
  *   emulated only: the host appends a trailing `__local ulong *clg_sg_scratch` parameter to every kernel
  *   whose body uses sg_*, and sets it at launch to one ulong per work-item of the work-group (a kernel-scope
  *   __local array was shared between concurrently running work-groups on PoCL 3.1's pthread device).
