@@ -149,11 +149,6 @@ impl Geo {
         t
     }
 
-    /// The largest sub-group: `s`, never above the work-group size (OpenCL, SYCL).
-    fn max(&self) -> usize {
-        self.s.min(self.wg())
-    }
-
     /// Lane, sub-group id and range of linear local id `l`.
     fn lane(&self, l: usize) -> (usize, usize, usize) {
         let j = l / self.s;

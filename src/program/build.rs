@@ -441,7 +441,11 @@ pub(super) fn compiler_macros(queue: &Queue, b: &ProgramBuilder) -> PpState {
         }
     }
     let mut text = prelude(device, 0);
-    text.push_str(&polyfill::prelude(queue, &b.source));
+    text.push_str(&polyfill::prelude(
+        queue,
+        &b.source,
+        derived_geometry(device, 0, &b.source),
+    ));
     transform::pp_eval::evaluate(&text, &mut st);
     st.forget("CLG_SUB_GROUP_SIZE");
     st
