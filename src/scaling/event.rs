@@ -48,6 +48,18 @@ pub enum Spread {
     },
     /// The whole launch ran on device 0, for this reason.
     OneDevice(String),
+    /// Split as the kernel's footprints prove (the indices of its accesses, read from its
+    /// source and evaluated with the launch's values): each device wrote only its own chunk
+    /// and first fetched the elements beyond it that it reads (halos; whole copies of
+    /// read-only buffers read at unknown indices) from the devices that own them.
+    Fetched {
+        /// The arguments some device fetched elements of.
+        arguments: Vec<usize>,
+        /// Bytes copied from one device to another.
+        between: u64,
+        /// Bytes copied within a device (its own elements into its fetched copy).
+        within: u64,
+    },
 }
 
 impl MultiEvent {

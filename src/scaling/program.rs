@@ -164,6 +164,8 @@ impl RootProgram {
                 placement: self.placement,
                 policy,
                 halo_staging: Default::default(),
+                footprint: None,
+                fetched: Default::default(),
             });
         };
         let kernels = self
@@ -208,6 +210,8 @@ impl RootProgram {
             placement: self.placement,
             policy,
             halo_staging: Default::default(),
+            footprint: Some(std::sync::Arc::new(facts.footprint.clone())),
+            fetched: Default::default(),
         })
     }
 

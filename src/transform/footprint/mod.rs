@@ -9,6 +9,7 @@
 //! split (an unknown write). Hulls are supersets: bounds checks (`if (x < w)`) are ignored,
 //! which only widens them.
 
+mod expr;
 mod parse;
 #[cfg(test)]
 mod tests;

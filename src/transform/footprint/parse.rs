@@ -31,12 +31,12 @@ const INT_WORDS: &[&str] = &[
 ];
 const QUALIFIERS: &[&str] = &["const", "private", "__private"];
 
-fn is_type_word(w: &str) -> bool {
+pub(super) fn is_type_word(w: &str) -> bool {
     INT_WORDS.contains(&w) || QUALIFIERS.contains(&w)
 }
 
 /// The deepest expression nesting read (deeper: unknown).
-const MAX_DEPTH: usize = 64;
+pub(super) const MAX_DEPTH: usize = 64;
 
 /// The footprint of kernel `k` of `scanned`: never panics, whatever the text.
 pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
@@ -164,29 +164,29 @@ fn at<'a>(toks: &[(Kind, &'a str)], i: usize) -> &'a str {
 }
 
 /// A name bound to a value over the tokens `region` (`None`: its value is not known).
-struct Binding<'a> {
-    name: &'a str,
-    region: (usize, usize),
-    value: Option<Poly>,
+pub(super) struct Binding<'a> {
+    pub(super) name: &'a str,
+    pub(super) region: (usize, usize),
+    pub(super) value: Option<Poly>,
 }
 
-struct Analysis<'a, 's> {
-    toks: &'s [(Kind, &'a str)],
-    partner: &'s [usize],
-    params: &'s [Param],
-    scalars: Vec<Option<bool>>,
-    tainted: HashSet<&'a str>,
-    bindings: Vec<Binding<'a>>,
-    loops: Vec<(Poly, Poly)>,
-    scanned: &'s Scanned<'s>,
+pub(super) struct Analysis<'a, 's> {
+    pub(super) toks: &'s [(Kind, &'a str)],
+    pub(super) partner: &'s [usize],
+    pub(super) params: &'s [Param],
+    pub(super) scalars: Vec<Option<bool>>,
+    pub(super) tainted: HashSet<&'a str>,
+    pub(super) bindings: Vec<Binding<'a>>,
+    pub(super) loops: Vec<(Poly, Poly)>,
+    pub(super) scanned: &'s Scanned<'s>,
 }
 
 impl<'a> Analysis<'a, '_> {
-    fn t(&self, i: usize) -> &'a str {
+    pub(super) fn t(&self, i: usize) -> &'a str {
         at(self.toks, i)
     }
 
-    fn is_ident(&self, i: usize) -> bool {
+    pub(super) fn is_ident(&self, i: usize) -> bool {
         self.toks.get(i).is_some_and(|t| t.0 == Kind::Ident)
     }
 
@@ -279,7 +279,7 @@ impl<'a> Analysis<'a, '_> {
 
     /// Whether the identifier at `q` is assigned, incremented, decremented, has its address
     /// taken, or is declared (an identifier or `*` before it) there.
-    fn changes_or_declares(&self, q: usize) -> bool {
+    pub(super) fn changes_or_declares(&self, q: usize) -> bool {
         modified(self.toks, q) || self.declared(q)
     }
 
@@ -396,134 +396,6 @@ impl<'a> Analysis<'a, '_> {
             && matches!(self.t(first + 1), "," | ";")
     }
 
-    /// What a use of identifier `name` at token `pos` stands for.
-    fn resolve(&self, name: &str, pos: usize) -> Option<Poly> {
-        let bound = (self.bindings.iter())
-            .filter(|b| b.name == name && b.region.0 <= pos && pos < b.region.1)
-            .max_by_key(|b| b.region.0);
-        if let Some(b) = bound {
-            return b.value.clone();
-        }
-        if self.tainted.contains(name) {
-            return None;
-        }
-        if let Some(i) = self.params.iter().position(|p| p.name == name) {
-            self.scalars.get(i).copied().flatten()?;
-            let stable =
-                (0..self.toks.len()).all(|q| self.t(q) != name || !self.changes_or_declares(q));
-            return stable.then(|| Poly::sym(Sym::Param(i as u16)));
-        }
-        // An object-like macro of one integer literal.
-        let defs = self.scanned.macros.get(name)?;
-        let [def] = &defs[..] else { return None };
-        let [tok] = &def[..] else { return None };
-        let text = self.scanned.src.get(tok.span.clone())?;
-        let v = i64::try_from(parse_c_integer(text)?).ok()?;
-        Some(Poly::constant(v))
-    }
-
-    /// The expression of tokens `[a, b)`, all of them.
-    fn expr(&self, a: usize, b: usize) -> Option<Poly> {
-        let mut i = a;
-        let p = self.sum(&mut i, b, 0)?;
-        (i == b).then_some(p)
-    }
-
-    fn sum(&self, i: &mut usize, end: usize, depth: usize) -> Option<Poly> {
-        let mut acc = self.product(i, end, depth)?;
-        while *i < end {
-            let (op, next) = (self.t(*i), self.t(*i + 1));
-            let binary = matches!(op, "+" | "-") && !matches!(next, "+" | "-" | "=" | ">");
-            if !binary {
-                break;
-            }
-            *i += 1;
-            let rhs = self.product(i, end, depth)?;
-            acc = if op == "+" {
-                acc.add(&rhs)
-            } else {
-                acc.sub(&rhs)
-            }?;
-        }
-        Some(acc)
-    }
-
-    fn product(&self, i: &mut usize, end: usize, depth: usize) -> Option<Poly> {
-        let mut acc = self.unary(i, end, depth)?;
-        while *i < end && self.t(*i) == "*" && self.t(*i + 1) != "=" {
-            *i += 1;
-            acc = acc.mul(&self.unary(i, end, depth)?)?;
-        }
-        Some(acc)
-    }
-
-    fn unary(&self, i: &mut usize, end: usize, depth: usize) -> Option<Poly> {
-        if depth > MAX_DEPTH || *i >= end {
-            return None;
-        }
-        match self.t(*i) {
-            "-" if !matches!(self.t(*i + 1), "-" | "=") => {
-                *i += 1;
-                self.unary(i, end, depth + 1)?.neg()
-            }
-            "+" if !matches!(self.t(*i + 1), "+" | "=") => {
-                *i += 1;
-                self.unary(i, end, depth + 1)
-            }
-            "(" => {
-                let close = self.partner[*i];
-                if close >= end {
-                    return None;
-                }
-                let words = *i + 1..close;
-                if !words.is_empty() && words.clone().all(|q| is_type_word(self.t(q))) {
-                    // An integer cast (values beyond 32 bits are refused at launch).
-                    *i = close + 1;
-                    return self.unary(i, end, depth + 1);
-                }
-                let inner = self.expr_depth(*i + 1, close, depth + 1)?;
-                *i = close + 1;
-                Some(inner)
-            }
-            _ => self.primary(i, end),
-        }
-    }
-
-    fn expr_depth(&self, a: usize, b: usize, depth: usize) -> Option<Poly> {
-        let mut i = a;
-        let p = self.sum(&mut i, b, depth)?;
-        (i == b).then_some(p)
-    }
-
-    fn primary(&self, i: &mut usize, end: usize) -> Option<Poly> {
-        let (kind, w) = *self.toks.get(*i)?;
-        match kind {
-            Kind::Number => {
-                *i += 1;
-                Some(Poly::constant(i64::try_from(parse_c_integer(w)?).ok()?))
-            }
-            Kind::Ident if self.t(*i + 1) == "(" => {
-                let close = self.partner[*i + 1];
-                if close >= end {
-                    return None;
-                }
-                let args: Vec<&str> = (*i + 2..close).map(|q| self.t(q)).collect();
-                *i = close + 1;
-                builtin(w, &args)
-            }
-            Kind::Ident => {
-                if matches!(self.t(*i + 1), "[" | ".")
-                    || self.t(*i + 1) == "-" && self.t(*i + 2) == ">"
-                {
-                    return None;
-                }
-                *i += 1;
-                self.resolve(w, *i - 1)
-            }
-            _ => None,
-        }
-    }
-
     /// The uses of pointer parameter `name`.
     fn uses(&self, name: &str) -> Uses {
         let unknown = Uses {
@@ -574,31 +446,6 @@ impl<'a> Analysis<'a, '_> {
     }
 }
 
-/// The value of work-item built-in `f` called with the tokens `args`.
-fn builtin(f: &str, args: &[&str]) -> Option<Poly> {
-    let dim = || match args {
-        [d] => u8::try_from(parse_c_integer(d)?).ok().filter(|&d| d < 3),
-        _ => None,
-    };
-    let s = match f {
-        "get_global_id" => Sym::GlobalId(dim()?),
-        "get_local_id" => Sym::LocalId(dim()?),
-        "get_group_id" => Sym::GroupId(dim()?),
-        "get_global_size" => Sym::GlobalSize(dim()?),
-        "get_local_size" => Sym::LocalSize(dim()?),
-        "get_global_offset" => Sym::GlobalOffset(dim()?),
-        "get_global_linear_id" if args.is_empty() => {
-            let id = |d: u8| Poly::sym(Sym::GlobalId(d)).sub(&Poly::sym(Sym::GlobalOffset(d)));
-            let (g0, g1) = (Poly::sym(Sym::GlobalSize(0)), Poly::sym(Sym::GlobalSize(1)));
-            let z = g0.mul(&g1)?.mul(&id(2)?)?;
-            let y = g0.mul(&id(1)?)?;
-            return id(0)?.add(&y)?.add(&z);
-        }
-        _ => return None,
-    };
-    Some(Poly::sym(s))
-}
-
 /// Whether the identifier at `q` is assigned, incremented, decremented or has its address
 /// taken there (punctuation tokens are single characters).
 fn modified(toks: &[(Kind, &str)], q: usize) -> bool {
@@ -624,6 +471,6 @@ fn address_of(toks: &[(Kind, &str)], q: usize) -> bool {
             .is_some_and(|t| t.0 != Kind::Punct)
             || matches!(p(k), ")" | "]")
     };
-    let logical_and = p(2) == "&" && p(3) != "&" && (operand(3) || p(3) == "");
+    let logical_and = p(2) == "&" && p(3) != "&" && (operand(3) || p(3).is_empty());
     p(1) == "&" && !operand(2) && !logical_and
 }
