@@ -55,6 +55,9 @@ pub struct RootKernel {
     /// Per (argument, device), the copy a launch split by footprints fetches that
     /// argument's elements into, reused by every launch.
     pub(super) fetched: Arc<Mutex<FetchedCopies>>,
+    /// The last copy out of each staging buffer of those fetches, which the next copy into
+    /// it waits for.
+    pub(super) staged_reads: Arc<Mutex<HashMap<HaloRun, crate::event::Event>>>,
 }
 
 /// The copies of [`RootKernel::fetched`], by (argument, device).

@@ -166,6 +166,7 @@ impl RootProgram {
                 halo_staging: Default::default(),
                 footprint: None,
                 fetched: Default::default(),
+                staged_reads: Default::default(),
             });
         };
         let kernels = self
@@ -212,6 +213,7 @@ impl RootProgram {
             halo_staging: Default::default(),
             footprint: Some(std::sync::Arc::new(facts.footprint.clone())),
             fetched: Default::default(),
+            staged_reads: Default::default(),
         })
     }
 
