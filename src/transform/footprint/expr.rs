@@ -19,8 +19,7 @@ impl Analysis<'_, '_> {
         }
         if let Some(i) = self.params.iter().position(|p| p.name == name) {
             self.scalars.get(i).copied().flatten()?;
-            let stable =
-                (0..self.toks.len()).all(|q| self.t(q) != name || !self.changes_or_declares(q));
+            let stable = self.stable_params.get(i).copied().unwrap_or(false);
             return stable.then(|| Poly::sym(Sym::Param(i as u16)));
         }
         // An object-like macro of one integer literal.

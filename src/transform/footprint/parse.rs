@@ -92,7 +92,12 @@ pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
         bindings: Vec::new(),
         loops: Vec::new(),
         scanned,
+        stable_params: Vec::new(),
     };
+    // Scalar parameters the body never changes nor declares again.
+    a.stable_params = (k.params.iter())
+        .map(|p| (0..toks.len()).all(|q| toks[q].1 != p.name || !a.changes_or_declares(q)))
+        .collect();
     a.walk();
     let params = (k.params.iter())
         .map(|p| match p.is_pointer {
@@ -179,6 +184,8 @@ pub(super) struct Analysis<'a, 's> {
     pub(super) bindings: Vec<Binding<'a>>,
     pub(super) loops: Vec<(Poly, Poly)>,
     pub(super) scanned: &'s Scanned<'s>,
+    /// Per parameter: never changed nor declared again in the body.
+    pub(super) stable_params: Vec<bool>,
 }
 
 impl<'a> Analysis<'a, '_> {
