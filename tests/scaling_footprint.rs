@@ -3,8 +3,9 @@
 //! and evaluated with the launch's values): a mandelbrot image written at `out[py * w + px]`,
 //! a 2-D heat stencil with ping-pong buffers and a 1-D 3-point blur, each iterated and
 //! compared with the host after every step, in strict mode too (a split by footprints is a
-//! split, not a fallback), with the bytes each launch moved between devices; and kernels whose
-//! footprint proves nothing keep being refused in strict mode.
+//! split, not a fallback), with the bytes each launch moved between devices; writes beyond a
+//! device's chunk (chunks that do not follow the partition) copied back to their owners; and
+//! kernels whose writes the footprint cannot prove keep being refused in strict mode.
 //! `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device setup" into a failure.
 
 mod common;
@@ -44,6 +45,11 @@ kernel void blur(global const int *x, global int *y, uint n) {
 kernel void shift_write(global int *y, uint n) {
     size_t i = get_global_id(0);
     if (i + 1 < n) y[i + 1] = (int)i;
+}
+
+kernel void scatter(global int *y, global const uint *idx) {
+    size_t i = get_global_id(0);
+    y[idx[i]] = (int)i;
 }
 "#;
 
@@ -189,20 +195,44 @@ fn blur_iterates_right() {
 }
 
 #[test]
-fn writes_beyond_the_own_chunk_are_not_split() {
+fn writes_beyond_the_own_chunk_go_back_to_their_owners() {
     let n = 64 * 8;
-    for root in roots("writes_beyond_the_own_chunk_are_not_split") {
+    for root in roots("writes_beyond_the_own_chunk_go_back_to_their_owners") {
         let k = root.program(SOURCE).unwrap().kernel("shift_write").unwrap();
-        let y = colored(&root, &vec![-1; n], 64);
-        // SAFETY: work-item i < n - 1 writes y[i + 1] < n.
-        let launched = unsafe { k.launch().arg(&y).arg(n as u32).nd_range(n, Range::d1(64)) };
-        let mut want = vec![-1; n];
-        for (i, w) in want.iter_mut().enumerate().skip(1) {
-            *w = i as i32 - 1;
+        // Pages of 100 elements: chunks that do not follow the work-groups either.
+        for page in [64, 100] {
+            let y = colored(&root, &vec![-1; n], page);
+            // SAFETY: work-item i < n - 1 writes y[i + 1] < n.
+            let ev =
+                unsafe { k.launch().arg(&y).arg(n as u32).nd_range(n, Range::d1(64)) }.unwrap();
+            ev.wait().unwrap();
+            let want: Vec<i32> = (0..n as i32).map(|i| i - 1).collect();
+            let got = y.read().unwrap();
+            assert_eq!(got[1..], want[1..], "page {page}");
+            assert_eq!(got[0], -1, "page {page}: untouched");
+            assert!(
+                matches!(ev.spread(), Spread::Fetched { .. }),
+                "{:?}",
+                ev.spread()
+            );
         }
+    }
+}
+
+#[test]
+fn unknown_writes_are_not_split() {
+    let n = 64 * 8;
+    for root in roots("unknown_writes_are_not_split") {
+        let k = root.program(SOURCE).unwrap().kernel("scatter").unwrap();
+        let y = colored(&root, &vec![-1; n], 64);
+        let idx: Vec<u32> = (0..n as u32).rev().collect();
+        let idx = ColoredBuffer::from_slice(&root, &idx).unwrap();
+        // SAFETY: idx is a permutation of 0..n: work-item i writes one element of y.
+        let launched = unsafe { k.launch().arg(&y).arg(&idx).nd_range(n, Range::d1(64)) };
+        let want: Vec<i32> = (0..n as i32).rev().collect();
         match (root.is_strict(), launched) {
             (true, Err(Error::InvalidLaunch { reason, .. })) => {
-                assert!(reason.contains("beyond the elements it owns"), "{reason}");
+                assert!(reason.contains("writes to it are not proven"), "{reason}");
                 assert_eq!(y.read().unwrap(), vec![-1; n], "refused, untouched");
             }
             (false, Ok(ev)) => {

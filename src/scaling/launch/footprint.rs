@@ -8,7 +8,7 @@ use super::super::arg::Value;
 use super::super::kernel::HaloRun;
 use super::super::{Access, MultiEvent, Placement, Spread};
 use super::fallback::part_mem;
-use super::merge::{mem_key, Copies, Held, Shape3};
+use super::merge::{copy, mem_key, Copies, Held, Shape3};
 use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::event::Event;
@@ -19,9 +19,17 @@ use crate::transform::footprint::{scalar_value, Dir, Part};
 use opencl3::types::cl_event;
 use std::sync::Arc;
 
+/// Elements `[lo, hi)` of an argument, or none.
+type Run = Option<(usize, usize)>;
+
 /// Per argument, per device: the elements `[lo, hi)` that device fetches into a copy of its
-/// own (`None`: its part serves it).
-pub(super) type Fetch = Vec<Vec<Option<(usize, usize)>>>;
+/// own (`None`: its part serves it), and the elements it writes there, copied back to their
+/// owners after the launch.
+#[derive(Debug)]
+pub(super) struct Fetch {
+    pub(super) fetch: Vec<Vec<Run>>,
+    pub(super) back: Vec<Vec<Run>>,
+}
 
 /// What [`RootLaunch::fetch`] enqueued: the copies, and the bytes copied from other devices
 /// and within each device.
@@ -75,7 +83,11 @@ impl RootLaunch<'_> {
             })
             .collect();
         let parts = self.parts(s, plan);
-        let mut fetch: Fetch = vec![vec![None; parts.len()]; self.args.len()];
+        let none = vec![vec![None; parts.len()]; self.args.len()];
+        let mut plan = Fetch {
+            fetch: none.clone(),
+            back: none,
+        };
         for (i, v) in self.args.iter().enumerate() {
             if !unserved[i] {
                 continue;
@@ -95,23 +107,20 @@ impl RootLaunch<'_> {
                 let (a, b) = (a.clamp(0, len), b.clamp(0, len));
                 (a < b).then_some((a as usize, b as usize))
             };
+            // Per device: the elements it reads, and those it writes.
+            let mut reach: Vec<[Run; 2]> = vec![[None, None]; parts.len()];
             for (d, part) in parts.iter().enumerate() {
                 let Some(part) = part else { continue };
                 let stored = c.stored[d];
-                if written {
-                    let w = fp.reach(i, Dir::Write, part, &scalars).ok_or_else(|| {
-                        format!("argument {i}: the kernel's writes to it are not proven")
-                    })?;
-                    if let Some((a, b)) = w.and_then(clamp) {
-                        if !c.owned[d].iter().any(|&(x, y)| x <= a && b <= y) {
-                            return Err(format!(
-                                "argument {i}: device {d} writes elements [{a}, {b}), beyond \
-                                 the elements it owns {:?}",
-                                c.owned[d]
-                            ));
-                        }
+                let w = match fp.reach(i, Dir::Write, part, &scalars) {
+                    Some(w) => w.and_then(clamp),
+                    None if written => {
+                        return Err(format!(
+                            "argument {i}: the kernel's writes to it are not proven"
+                        ))
                     }
-                }
+                    None => None,
+                };
                 let r = match fp.reach(i, Dir::Read, part, &scalars) {
                     Some(r) => r.and_then(clamp),
                     None if written => {
@@ -121,35 +130,53 @@ impl RootLaunch<'_> {
                     }
                     None => Some((0, c.len)),
                 };
-                let Some((a, b)) = r else { continue };
-                if stored.0 <= a && b <= stored.1 {
+                reach[d] = [r, w];
+                let owns = w.is_none_or(|(a, b)| c.owned[d].iter().any(|&(x, y)| x <= a && b <= y));
+                let holds = r.is_none_or(|(a, b)| stored.0 <= a && b <= stored.1);
+                if owns && holds {
                     continue;
                 }
-                if written {
-                    return Err(format!(
-                        "argument {i}: device {d} reads elements [{a}, {b}) of it beyond the \
-                         [{}, {}) it holds, and the launch writes it",
-                        stored.0, stored.1
-                    ));
+                // A copy of what it reads and writes; what it writes goes back to the owners.
+                let (lo, hi) = [r, w]
+                    .into_iter()
+                    .flatten()
+                    .fold((c.len, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+                plan.fetch[i][d] = Some((lo, hi));
+                plan.back[i][d] = w;
+            }
+            // Devices write apart and read nothing another device writes in this launch (on
+            // one device that would be a race between work-groups; here, not assumed).
+            let meet = |a: Run, b: Run| match (a, b) {
+                (Some(a), Some(b)) => a.0 < b.1 && b.0 < a.1,
+                _ => false,
+            };
+            for d in 0..reach.len() {
+                for e in (0..reach.len()).filter(|&e| e != d) {
+                    if meet(reach[d][1], reach[e][1]) || meet(reach[d][0], reach[e][1]) {
+                        return Err(format!(
+                            "argument {i}: devices {d} and {e} may reach the same elements, \
+                             one of them writing"
+                        ));
+                    }
                 }
-                fetch[i][d] = Some((a, b));
             }
         }
-        // A fetched copy must not be another argument's buffer that the launch writes.
+        // A copy must not be of another argument's buffer that the launch writes (nor, if
+        // written through the copy, of another argument's buffer at all).
         let key: Vec<Option<usize>> = self.args.iter().map(mem_key).collect();
-        for (i, per) in fetch.iter().enumerate() {
+        let writes = |j: usize| self.kernel.params.get(j).is_none_or(|p| !p.read_only);
+        for (i, per) in plan.fetch.iter().enumerate() {
             if per.iter().all(Option::is_none) {
                 continue;
             }
-            let writes = |j: usize| self.kernel.params.get(j).is_none_or(|p| !p.read_only);
-            if let Some(j) = (0..self.args.len()).find(|&j| j != i && key[j] == key[i] && writes(j))
-            {
+            let clash = |j: usize| j != i && key[j] == key[i] && (writes(i) || writes(j));
+            if let Some(j) = (0..self.args.len()).find(|&j| clash(j)) {
                 return Err(format!(
                     "arguments {i} and {j} are one buffer, which the launch writes"
                 ));
             }
         }
-        Ok(fetch)
+        Ok(plan)
     }
 
     /// The launch `s` split by `plan` after the copies `fetch` asks for; `why` the
@@ -166,17 +193,18 @@ impl RootLaunch<'_> {
         fetch: &Fetch,
         why: &str,
     ) -> Result<MultiEvent> {
-        let fetched = self.fetch(fetch)?;
+        let mut fetched = self.fetch(&fetch.fetch)?;
         // SAFETY: the caller's contract; every device holds what its part reads.
         let mut ev = unsafe { self.execute(s, plan, &fetched.copies) }?;
+        self.give_back(&fetch.back, &mut fetched, &mut ev)?;
         self.exchange(&mut ev)?;
-        let arguments: Vec<usize> = (0..fetch.len())
-            .filter(|&i| fetch[i].iter().any(Option::is_some))
+        let arguments: Vec<usize> = (0..fetch.fetch.len())
+            .filter(|&i| fetch.fetch[i].iter().any(Option::is_some))
             .collect();
         log::info!(
             "kernel `{}` over {} devices: split by its footprints, arguments {arguments:?} \
-             fetched ({} bytes between devices, {} within each): the own-id proof did not \
-             reach: {why}",
+             fetched and written back ({} bytes between devices, {} within each): the own-id \
+             proof did not reach: {why}",
             self.kernel.name(),
             self.kernel.kernels.len(),
             fetched.between,
@@ -195,7 +223,7 @@ impl RootLaunch<'_> {
     /// Enqueues the copies `fetch` asks for: each device's own elements copied within it,
     /// the others' from their owners through a staging buffer of the run's size (as the
     /// halo exchange does).
-    pub(super) fn fetch(&self, fetch: &Fetch) -> Result<Fetched> {
+    pub(super) fn fetch(&self, fetch: &[Vec<Run>]) -> Result<Fetched> {
         let kernels = &self.kernel.kernels;
         let mut out = Fetched {
             copies: vec![Vec::new(); self.args.len()],
@@ -245,6 +273,76 @@ impl RootLaunch<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// After the launch: what each device wrote into its copy (`back`), copied to the parts
+    /// of the devices that own those elements (its own within it, the others' staged, as
+    /// the halo exchange does), the copies joining the launch's events. Nothing else touches
+    /// those elements in the launch ([`RootLaunch::footprint_plan`]); later launches order
+    /// after them (each queue's order, and every part waits for the other queues).
+    fn give_back(
+        &self,
+        back: &[Vec<Run>],
+        fetched: &mut Fetched,
+        launched: &mut MultiEvent,
+    ) -> Result<()> {
+        let kernels = &self.kernel.kernels;
+        for (i, per) in back.iter().enumerate() {
+            let Some(Value::Colored(c)) = self.args.get(i) else {
+                continue;
+            };
+            let es = c.elem_size;
+            for (d, range) in per.iter().enumerate() {
+                let (Some((a, b)), Some(held)) = (*range, copy(&fetched.copies, i, d)) else {
+                    continue;
+                };
+                let (q, src) = (kernels[d].program().queue(), held.buf.as_raw());
+                for (e, runs) in c.owned.iter().enumerate() {
+                    let Some(dst) = part_mem(c, e) else { continue };
+                    let qe = kernels[e].program().queue();
+                    for &(x, y) in runs {
+                        let (x, y) = (x.max(a), y.min(b));
+                        if x >= y {
+                            continue;
+                        }
+                        let (bytes, from, to) =
+                            ((y - x) * es, (x - held.lo) * es, (x - c.stored[e].0) * es);
+                        let mut push = |dev: usize, raw, queue: &crate::queue::Queue| {
+                            let ev = Event::new(raw, queue.device().clone(), None);
+                            Event::push(&mut launched.events[dev], ev);
+                        };
+                        if e == d {
+                            // SAFETY: the copy holds [x, y) from `held.lo` on; device d's part
+                            // holds its own run [x, y) from stored[d].0 on.
+                            let ev = unsafe {
+                                ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, &[])
+                            }
+                            .map_err(|err| cl_error(q, err))?;
+                            push(d, ev, q);
+                            fetched.within += bytes as u64;
+                            continue;
+                        }
+                        let stage =
+                            self.staging((i + 2 * self.args.len(), e, d, x, y), q, bytes)?;
+                        // SAFETY: as above, and the staging buffer holds `bytes`.
+                        let out = unsafe {
+                            ffi::copy_bytes(q.raw(), (src, from), (stage, 0), bytes, &[])
+                        }
+                        .map_err(|err| cl_error(q, err))?;
+                        // SAFETY: device e's part holds its own run [x, y); the staging buffer
+                        // holds `bytes`, written by the copy this one waits for.
+                        let into = unsafe {
+                            ffi::copy_bytes(qe.raw(), (stage, 0), (dst, to), bytes, &[out.get()])
+                        }
+                        .map_err(|err| cl_error(qe, err))?;
+                        push(d, out, q);
+                        push(e, into, qe);
+                        fetched.between += bytes as u64;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Copies `bytes` from `src` on device `e` (argument `i`'s part) to `dst` on device `d`
