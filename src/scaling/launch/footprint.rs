@@ -255,10 +255,14 @@ impl RootLaunch<'_> {
                         let from = (x - c.stored[e].0) * es;
                         let to = (x - a) * es;
                         if e == d {
+                            // The launch's events order it too (they may write the part).
+                            let waits: Vec<cl_event> = (self.waits.iter())
+                                .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
+                                .collect();
                             // SAFETY: device d's part holds its own run [x, y) from stored[d].0
                             // on; the copy holds [a, b) ⊇ [x, y).
                             let ev = unsafe {
-                                ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, &[])
+                                ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, &waits)
                             }
                             .map_err(|e| cl_error(q, e))?;
                             drop(ev);
