@@ -120,11 +120,14 @@ fn host_heat(t: &[i32], w: usize, h: usize) -> Vec<i32> {
 
 #[test]
 fn heat_fetches_only_halo_rows() {
-    let (w, h, steps) = (32usize, 40usize, 6);
+    // 12 work-group rows: the partition splits rows on 2, 3 and 4 devices (Intel's rule).
+    let (w, h, steps) = (32usize, 48usize, 6);
     let init = common::values(w * h, 3);
     for root in roots("heat_fetches_only_halo_rows") {
         let k = root.program(SOURCE).unwrap().kernel("heat").unwrap();
-        let (mut a, mut b) = (colored(&root, &init, w), colored(&root, &init, w));
+        // Pages of one work-group slab (4 rows): colored as the launch is split, on any number
+        // of devices.
+        let (mut a, mut b) = (colored(&root, &init, 4 * w), colored(&root, &init, 4 * w));
         let mut want = init.clone();
         for step in 0..steps {
             // SAFETY: work-item (x, y) writes u[y * w + x] and reads t within one row of it,
