@@ -108,6 +108,9 @@ pub(crate) struct Region {
     pub(crate) key: usize,
     /// Whether it is what follows an exit (`return`, `break`, `continue`) under the condition.
     pub(crate) after_exit: bool,
+    /// Whether it is a loop's own condition (and a `for`'s increment), evaluated again on each
+    /// iteration: as often as the loop runs.
+    pub(crate) loop_header: bool,
     /// The condition's tokens.
     pub(crate) cond: (usize, usize),
     /// The id word's token in the condition.
@@ -120,11 +123,29 @@ pub(crate) struct Region {
 pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
     let body = f.body;
     let tainted = tainted_words(s, body);
+    let deep = deep_tainted_words(s, body);
     let mut regions: Vec<Region> = Vec::new();
     for k in body.0 + 1..body.1 {
         let Some((cond, region)) = construct(s, k, body.1).or_else(|| ternary(s, k, body)) else {
             continue;
         };
+        // A loop's condition runs again on every iteration: a collective in it runs for the
+        // work-items still looping. Its trip count differs between sub-groups when the condition
+        // reads an id or a value loaded at an id (`sub_group_all(x[i] > k)`): uniform in each
+        // sub-group through the collective, not in the work-group.
+        if let Some(header) = loop_header(s, k, body.1) {
+            if let Some(id) = id_word(s, cond, &tainted).or_else(|| any_word(s, cond, &deep)) {
+                regions.push(Region {
+                    span: header,
+                    key: k,
+                    after_exit: false,
+                    loop_header: true,
+                    cond,
+                    id,
+                    at_launch: None,
+                });
+            }
+        }
         let Some(id) = id_word(s, cond, &tainted) else {
             continue;
         };
@@ -135,6 +156,7 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
             span: region,
             key: k,
             after_exit: false,
+            loop_header: false,
             cond,
             id,
             at_launch,
@@ -224,6 +246,50 @@ fn id_word(s: &Scanned<'_>, range: (usize, usize), tainted: &BTreeSet<&str>) -> 
         t += 1;
     }
     None
+}
+
+/// The first token of `range` in `words`, subscripts included.
+fn any_word(s: &Scanned<'_>, range: (usize, usize), words: &BTreeSet<&str>) -> Option<usize> {
+    (range.0..range.1).find(|&t| words.contains(s.text(t)))
+}
+
+/// `ID_WORDS` and the variables of `body` assigned from expressions that mention one anywhere,
+/// a subscript included (`v = x[get_global_id(0)]`), transitively: what may differ between
+/// work-items, memory read at their own index included.
+fn deep_tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
+    let mut tainted: BTreeSet<&str> = ID_WORDS.iter().copied().collect();
+    let assigned = assignments(s, body);
+    loop {
+        let before = tainted.len();
+        for &(target, expr) in &assigned {
+            if any_word(s, expr, &tainted).is_some() {
+                tainted.insert(s.text(target));
+            }
+        }
+        if tainted.len() == before {
+            return tainted;
+        }
+    }
+}
+
+/// If token `k` starts a loop, the tokens evaluated on every iteration besides its body: the
+/// condition of a `while` or `do`, the condition and increment of a `for`.
+fn loop_header(s: &Scanned<'_>, k: usize, end: usize) -> Option<(usize, usize)> {
+    let (cond, _) = construct(s, k, end)?;
+    match s.text(k) {
+        "while" | "do" => Some(cond),
+        "for" => {
+            let mut t = cond.0;
+            while t < cond.1 && s.text(t) != ";" {
+                t = match s.text(t) {
+                    "(" | "[" | "{" => s.partner(t) + 1,
+                    _ => t + 1,
+                };
+            }
+            Some((t.min(cond.1), cond.1))
+        }
+        _ => None,
+    }
 }
 
 /// `ID_WORDS` and the variables of `body` assigned from expressions that mention one,
@@ -462,6 +528,33 @@ kernel void c(global int *o, local int *t) { uint lid = get_local_id(0); if (lid
     o[1] = sg_reduce_add(lid); }
 ";
         assert!(flagged(src).is_empty(), "{:#?}", flagged(src));
+    }
+
+    #[test]
+    fn collectives_deciding_a_loop_of_work_item_values_are_found() {
+        let src = "
+kernel void a(global const int *x, global int *o) { int v = x[get_global_id(0)], it = 0;
+    while (sub_group_any(v + it < 30)) { o[it] = v; it++; } }
+kernel void b(global const int *x, global int *o, int k) { size_t i = get_global_id(0);
+    for (; sub_group_all(x[i] > k); ) { o[i] = 1; k++; } }
+kernel void c(global const int *x, global int *o, int n) { int s = 0;
+    for (int it = 0; sub_group_any(x[it] > 0) && it < n; ++it) s += x[it];
+    while (sub_group_all(s < n)) s += 4;
+    for (int j = sub_group_reduce_add(x[get_global_id(0)]); j < n; ++j) o[j] = 1; }
+";
+        let s = Scanned::new(src).unwrap();
+        let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+        let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
+        assert_eq!(refused, ["a", "b"], "{:#?}", found.refused);
+        let why = &found.refused["a"];
+        assert!(
+            why.starts_with(
+                "sub_group_any at line 3 under a condition on v at line 3 (not moved \
+                             ahead: it decides whether its loop runs again"
+            ),
+            "{why}"
+        );
+        assert!(found.refused["b"].contains("sub_group_all at line 5 under a condition on i"));
     }
 
     #[test]

@@ -32,6 +32,9 @@ use super::source::{FunctionDef, Scanned};
 pub(crate) enum NoRewrite {
     /// It sits in a loop (or `switch`) that the condition controls.
     Loop,
+    /// It is in a loop's own condition (or a `for`'s increment) that reads a work-item's value:
+    /// the sub-groups of a work-group may leave the loop at different iterations.
+    LoopCondition,
     /// It follows a `return`, `break` or `continue` taken under the condition.
     AfterExit,
     /// Its operand is not safe to evaluate everywhere (a load, a store, a division, a call of
@@ -56,6 +59,10 @@ impl std::fmt::Display for NoRewrite {
             NoRewrite::Loop => {
                 f.write_str("it runs in a loop or switch that the condition controls")
             }
+            NoRewrite::LoopCondition => f.write_str(
+                "it decides whether its loop runs again, and the sub-groups of a work-group may \
+                 leave the loop at different iterations",
+            ),
             NoRewrite::AfterExit => f.write_str("it follows an exit taken under the condition"),
             NoRewrite::Unsafe(t) => {
                 write!(f, "its operand is not safe to evaluate everywhere ({t})")
@@ -159,6 +166,9 @@ fn fix(
     else {
         return Ok(None);
     };
+    if r.loop_header {
+        return Err(NoRewrite::LoopCondition);
+    }
     if r.after_exit {
         return Err(NoRewrite::AfterExit);
     }
@@ -497,7 +507,26 @@ mod tests {
             ),
             (
                 "for (int i = 0; i < sub_group_reduce_max(v); ++i) r += sub_group_reduce_add(i);",
-                "in a loop",
+                "sub_group_reduce_max at line 3 under a condition on v at line 3 (not moved \
+                 ahead: it decides whether its loop runs again",
+            ),
+            // Loops whose own condition a collective of work-item values decides.
+            (
+                "while (sub_group_any(v + s < 30)) { r += 2; s++; }",
+                "sub_group_any at line 3 under a condition on v",
+            ),
+            (
+                "for (; sub_group_all(x[get_global_id(0)] > s); ) s++;",
+                "sub_group_all at line 3 under a condition on get_global_id at line 3 (not moved \
+                 ahead: it decides whether its loop runs again",
+            ),
+            (
+                "do { s += 3; } while (sub_group_reduce_max(v) > s);",
+                "its loop runs again",
+            ),
+            (
+                "for (int i = 0; i < 4; i += sub_group_reduce_max(v)) s++;",
+                "its loop runs again",
             ),
             (
                 "if (sub_group_any(v > t)) return; r = sub_group_reduce_add(v);",
