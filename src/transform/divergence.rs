@@ -111,12 +111,24 @@ pub(crate) struct Region {
     /// Whether it is a loop's own condition (and a `for`'s increment), evaluated again on each
     /// iteration: as often as the loop runs.
     pub(crate) loop_header: bool,
+    /// Whether its condition reads a work-item's value only through memory loaded at an id
+    /// (`x[get_global_id(0)] > t`): it counts for the `non_uniform` built-ins alone
+    /// ([`Region::counts_for`]).
+    pub(crate) data: bool,
     /// The condition's tokens.
     pub(crate) cond: (usize, usize),
     /// The id word's token in the condition.
     id: usize,
     /// The condition, where a launch decides it ([`super::id_condition`]).
     at_launch: Option<IdCondition>,
+}
+
+impl Region {
+    /// Whether the region counts for a call of `word`: [`Region::data`] ones only for the
+    /// `non_uniform` built-ins.
+    pub(crate) fn counts_for(&self, word: &str) -> bool {
+        !self.data || super::nu_mask::is_non_uniform(word)
+    }
 }
 
 /// The regions of `f` whose execution depends on a work-item id.
@@ -140,16 +152,23 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
                     key: k,
                     after_exit: false,
                     loop_header: true,
+                    data: false,
                     cond,
                     id,
                     at_launch: None,
                 });
             }
         }
-        let Some(id) = id_word(s, cond, &tainted) else {
-            continue;
+        // A condition on a value loaded at an id is data to the layer's collectives, not to the
+        // `non_uniform` built-ins, which are called there to work on the active work-items.
+        let (id, data) = match id_word(s, cond, &tainted) {
+            Some(id) => (id, false),
+            None => match any_word(s, cond, &deep) {
+                Some(id) => (id, true),
+                None => continue,
+            },
         };
-        let at_launch = matches!(s.text(k), "if" | "?" | "&" | "|")
+        let at_launch = (!data && matches!(s.text(k), "if" | "?" | "&" | "|"))
             .then(|| super::id_condition::recognise(s, f, cond))
             .flatten();
         let mut r = Region {
@@ -157,6 +176,7 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
             key: k,
             after_exit: false,
             loop_header: false,
+            data,
             cond,
             id,
             at_launch,
@@ -210,7 +230,12 @@ fn divergent_call(
     let regions = regions(s, f);
     let mut conds: Vec<IdCondition> = Vec::new();
     for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
-        let under = || regions.iter().filter(|r| r.span.0 <= i && i < r.span.1);
+        let word = s.text(i);
+        let under = || {
+            regions
+                .iter()
+                .filter(move |r| r.span.0 <= i && i < r.span.1 && r.counts_for(word))
+        };
         if let Some(r) = under().find(|r| r.at_launch.is_none()) {
             let line = |t: usize| s.line(s.tokens[t].span.start);
             let why = super::hoist::obstacle(s, f, &regions, i)

@@ -164,7 +164,7 @@ fn fix(
 ) -> Result<Option<Edits>, NoRewrite> {
     let Some(r) = regions
         .iter()
-        .filter(|r| r.span.0 <= i && i < r.span.1)
+        .filter(|r| r.span.0 <= i && i < r.span.1 && r.counts_for(s.text(i)))
         .max_by_key(|r| r.span.0)
     else {
         return Ok(None);

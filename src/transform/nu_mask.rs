@@ -270,6 +270,23 @@ mod tests {
     }
 
     #[test]
+    fn conditions_on_values_loaded_at_an_id_are_masked_too() {
+        let (out, refused) = rewrite(
+            "if (v > 7) {\n  int slot = sub_group_non_uniform_scan_exclusive_add(1);\n  r = slot;\n}",
+        );
+        assert!(refused.is_empty(), "{refused:?}\n{out}");
+        let want = "__clg_u0 = sub_group_non_uniform_scan_exclusive_add((__typeof__(1))((((v > 7) \
+                    != 0)) ? (1) : -(__typeof__(1))0)); if (v > 7) {";
+        assert!(out.contains(want), "{out}");
+        // The layer's collectives keep the rule that memory is data.
+        let (out, refused) = rewrite("if (v > 7) r = sub_group_reduce_add(v);");
+        assert!(
+            refused.is_empty() && !out.contains("__clg_u"),
+            "{refused:?}\n{out}"
+        );
+    }
+
+    #[test]
     fn what_the_active_work_items_cannot_be_told_of_stays_refused() {
         for (body, why) in [
             (
@@ -299,6 +316,19 @@ mod tests {
             (
                 "if (lane > 3u) { v++; r = sub_group_non_uniform_reduce_add(v); }",
                 "reads `v`",
+            ),
+            // Conditions on values loaded at an id count for these built-ins.
+            (
+                "r = v > 3 ? sub_group_non_uniform_reduce_add(v) : 0;",
+                "non_uniform built-in",
+            ),
+            (
+                "if (v > 3) return; r = sub_group_non_uniform_reduce_add(1);",
+                "an exit",
+            ),
+            (
+                "for (int i = 0; i < v; ++i) r += sub_group_non_uniform_reduce_add(i);",
+                "a loop",
             ),
         ] {
             let (out, refused) = rewrite(body);
