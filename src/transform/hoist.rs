@@ -19,9 +19,11 @@
 //!   condition, where none of its variables is written or declared between that point and the
 //!   call, and no loop or `switch` lies between them.
 //!
-//! Nothing else moves: collectives in loops whose trip count depends on a work-item id, after an
-//! exit under such a condition, or with an operand that reads memory stay as written, and
-//! [`super::divergence`] refuses them, naming the reason ([`NoRewrite`]).
+//! The `non_uniform` built-ins, defined over the work-items that reach them, are masked instead
+//! ([`super::nu_mask`]). Nothing else moves: collectives in loops whose trip count depends on a
+//! work-item id (in their body or their own condition), after an exit under such a condition, or
+//! with an operand that reads memory stay as written, and [`super::divergence`] refuses them,
+//! naming the reason ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
 use super::sg_uniform::Uniformity;
