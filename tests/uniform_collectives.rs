@@ -73,12 +73,17 @@ fn expected(kernel: &str, v: &[i32], t: i32) -> Vec<i32> {
                 s
             }
             "loop_condition" => v[l] * (30 - t - min).max(0),
+            // The values as loaded: v[l] + l % 3.
+            "data_condition" if (0..n).any(|k| v[k] + (k % 3) as i32 > 10 + t) => {
+                (0..n).map(|k| v[k] + (k % 3) as i32).sum()
+            }
+            "data_condition" => -1,
             _ => unreachable!("{kernel}"),
         })
         .collect()
 }
 
-const KERNELS: [&str; 8] = [
+const KERNELS: [&str; 9] = [
     "and_reduce",
     "or_scan",
     "all_then",
@@ -87,6 +92,7 @@ const KERNELS: [&str; 8] = [
     "loop_uniform_exit",
     "loop_sub_group_exit",
     "loop_condition",
+    "data_condition",
 ];
 
 #[test]

@@ -163,11 +163,15 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
             }
         }
         // A condition on a value loaded at an id is data to the layer's collectives, not to the
-        // `non_uniform` built-ins, which are called there to work on the active work-items.
+        // `non_uniform` built-ins, which are called there to work on the active work-items, nor
+        // where a collective decides it (`sub_group_any(x[i] > 0)`: uniform in each sub-group,
+        // not in the work-group; PoCL 3.1 ran such a branch for every sub-group).
+        let collective = (cond.0..cond.1)
+            .any(|t| s.is_call(t) && super::layer::is_sub_group_collective(s.text(t)));
         let (id, data) = match id_word(s, cond, &tainted) {
             Some(id) => (id, false),
             None => match any_word(s, cond, &deep) {
-                Some(id) => (id, true),
+                Some(id) => (id, !collective),
                 None => continue,
             },
         };

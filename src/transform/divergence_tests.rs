@@ -168,3 +168,28 @@ kernel void e(global int *o, uint n) { a(o, n); }
     assert!(found.refused["d"].contains("condition on i at line 9"));
     assert!(found.refused["e"].contains("`a` at line 10, with `i < n` at line 3"));
 }
+
+#[test]
+fn votes_on_values_loaded_at_an_id_decide_for_the_work_group_only_in_each_sub_group() {
+    let src = "
+kernel void a(global const int *x, global int *o) { int v = x[get_global_id(0)], r = -1;
+    if (sub_group_any(v > 50)) r = sub_group_reduce_add(v);
+    if (v > 50) o[1] = sub_group_reduce_max(v); o[0] = r; }
+";
+    let s = Scanned::new(src).unwrap();
+    let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+    let why = &found.refused["a"];
+    assert!(
+        why.starts_with("sub_group_reduce_add at line 3 under a condition on v at line 3"),
+        "{why}"
+    );
+    // Moved ahead of the vote; the plain data condition stays the layer's rule (data).
+    let out = crate::transform::hoist::uniform_collectives(
+        src,
+        crate::transform::layer::is_sub_group_collective,
+    );
+    assert!(out.contains("__clg_u0 = sub_group_reduce_add(v); if (sub_group_any(v > 50))"));
+    let s = Scanned::new(&out).unwrap();
+    let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+    assert!(found.refused.is_empty(), "{:#?}\n{out}", found.refused);
+}

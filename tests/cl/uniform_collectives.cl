@@ -99,3 +99,15 @@ kernel void loop_condition(global const elem_t *x, global elem_t *out, global ui
     }
     out[g] = s;
 }
+
+// The condition is a vote over values loaded at the work-item's index: uniform in each
+// sub-group, not in the work-group.
+kernel void data_condition(global const elem_t *x, global elem_t *out, global uint *sg, int t) {
+    size_t g = get_global_id(0);
+    sg[g] = get_sub_group_id();
+    elem_t w = x[g];
+    elem_t r = -1;
+    if (sub_group_any(w > 10 + t))
+        r = sub_group_reduce_add(w);
+    out[g] = r;
+}
