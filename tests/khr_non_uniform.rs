@@ -2,15 +2,16 @@
 //! `_rotate` (`tests/cl/khr_non_uniform.cl`, plain OpenCL C) on every device, native or
 //! polyfilled, in the spirit of the OpenCL-CTS `test_subgroups`: every built-in × type × cluster
 //! size (1, 2, 4, … up to the sub-group size) × rotation, partial last sub-groups, 1–3 D
-//! work-groups, and divergent branches (even lanes, the first lane, random lanes) where the
-//! backend runs them (`nvidia-ptx`); on `emulated` they are refused before anything is enqueued.
+//! work-groups, and divergent branches (even lanes, the first lane, random lanes): native on
+//! `nvidia-ptx`, computed by every work-item with the identity for the inactive ones where
+//! collectives are work-group barriers (`emulated`, PoCL's CPU devices; `transform::nu_mask`).
 //! Every result is checked on the host against the sub-group each work-item reports; the checks
 //! are counted and printed.
 
 mod common;
 
 use common::shape::{hash, Shape};
-/// The checks of calls under divergent branches (`nvidia-ptx`).
+/// The checks of calls under divergent branches.
 #[path = "khr_non_uniform/divergent.rs"]
 mod divergent;
 
@@ -18,7 +19,7 @@ use clgroups::buffer::Scalar;
 use clgroups::device::ShuffleBackend;
 use clgroups::launch::LocalSize;
 use clgroups::program::SubGroupSize;
-use clgroups::{Buffer, Device, Error, Program, Queue, Range};
+use clgroups::{Buffer, Device, Program, Queue, Range};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
@@ -386,12 +387,10 @@ fn check_device(device: &Device, size: SubGroupSize) {
     for shape in shapes(backend) {
         let t = std::time::Instant::now();
         suite.shape(&shape, fp64);
-        if backend == ShuffleBackend::NvidiaPtx {
-            let before = suite.checks;
-            let s = suite.launch_max_size(&shape);
-            suite.divergent(&shape, s);
-            eprintln!("  divergent: {} checks", suite.checks - before);
-        }
+        let before = suite.checks;
+        let s = suite.launch_max_size(&shape);
+        suite.divergent(&shape, s);
+        eprintln!("  divergent: {} checks", suite.checks - before);
         eprintln!("  {:?}: {:?}", shape.local, t.elapsed());
     }
     refusals(&mut suite, backend);
@@ -403,18 +402,13 @@ fn check_device(device: &Device, size: SubGroupSize) {
     );
 }
 
-/// Where collectives are work-group barriers (`emulated`, PoCL's native CPU devices), divergent
-/// calls are refused before enqueueing: at `Program::kernel` for a lane condition, at launch
-/// for a `get_global_id(0) < n` bound that splits a work-group (one on a work-group boundary
-/// runs). Elsewhere the bounded kernel runs on a boundary.
+/// Where collectives are work-group barriers (`emulated`, PoCL's native CPU devices), a
+/// `get_global_id(0) < n` bound that splits a work-group is refused at launch, before
+/// enqueueing (one on a work-group boundary runs). Elsewhere the bounded kernel runs on a
+/// boundary.
 fn refusals(suite: &mut Suite<'_>, backend: ShuffleBackend) {
-    // Where collectives are work-group barriers (emulated; PoCL's native CPU devices) divergent
-    // calls are refused at Program::kernel, and bounds that split a work-group at launch.
     let barriers = suite.queue.device().needs_group_uniform_collectives();
     debug_assert!(barriers || backend != ShuffleBackend::Emulated);
-    let r = suite.program.kernel("nu_divergent").map(|_| ());
-    let refused = matches!(r, Err(Error::Unsupported { .. }));
-    suite.check(|| format!("nu_divergent refused: {r:?}"), refused, barriers);
     let x: Vec<i32> = (0..512).map(|g| hash(g, 4) as i32 % 1000).collect();
     let local = 64;
     for (n, ok) in [(256u32, true), (100, false)] {

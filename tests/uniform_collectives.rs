@@ -5,7 +5,8 @@
 //! sub-group maths. Where collectives are work-group barriers (the emulated backend, PoCL's
 //! native CPU sub-groups) clgroups rewrites them so the whole work-group reaches them
 //! (`transform::hoist`); a loop whose exit may differ between the sub-groups of a work-group
-//! cannot be rewritten there and is refused before anything is enqueued, naming why. Each case
+//! (a `break` under a collective's result, or a collective in the loop's own condition) cannot
+//! be rewritten there and is refused before anything is enqueued, naming why. Each case
 //! runs in a child process, so a barrier that hangs or crashes PoCL fails the test.
 
 mod common;
@@ -71,12 +72,18 @@ fn expected(kernel: &str, v: &[i32], t: i32) -> Vec<i32> {
                 }
                 s
             }
+            "loop_condition" => v[l] * (30 - t - min).max(0),
+            // The values as loaded: v[l] + l % 3.
+            "data_condition" if (0..n).any(|k| v[k] + (k % 3) as i32 > 10 + t) => {
+                (0..n).map(|k| v[k] + (k % 3) as i32).sum()
+            }
+            "data_condition" => -1,
             _ => unreachable!("{kernel}"),
         })
         .collect()
 }
 
-const KERNELS: [&str; 7] = [
+const KERNELS: [&str; 9] = [
     "and_reduce",
     "or_scan",
     "all_then",
@@ -84,6 +91,8 @@ const KERNELS: [&str; 7] = [
     "ternary",
     "loop_uniform_exit",
     "loop_sub_group_exit",
+    "loop_condition",
+    "data_condition",
 ];
 
 #[test]
@@ -110,10 +119,19 @@ fn collectives_under_sub_group_uniform_conditions_match_the_host() {
                     // A loop that sub-groups may leave at different iterations: no rewrite
                     // keeps it right where collectives are work-group barriers.
                     Err(e @ Error::Unsupported { .. })
-                        if kernel == "loop_sub_group_exit"
+                        if kernel.starts_with("loop_")
+                            && kernel != "loop_uniform_exit"
                             && d.needs_group_uniform_collectives() =>
                     {
-                        assert!(e.to_string().contains("follows an exit"), "{e}");
+                        let why = match kernel {
+                            "loop_condition" => {
+                                "sub_group_any at line 96 under a condition on v \
+                                                 at line 96 (not moved ahead: it decides whether \
+                                                 its loop runs again"
+                            }
+                            _ => "follows an exit",
+                        };
+                        assert!(e.to_string().contains(why), "{e}");
                         println!("{d}: {kernel} refused: {e}");
                         break;
                     }

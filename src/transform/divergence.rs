@@ -18,7 +18,10 @@
 //! (`sg_reduce_add(i < n ? x[i] : 0)`). A conditional expression (`i < n ? sg_reduce_add(v) :
 //! 0`) counts as an `if` around its branches, and `&&` / `||` as one around their right
 //! operand. A `break` under such a condition makes its whole loop divergent (later iterations
-//! run for part of the work-items), a `return` everything from its outermost loop on. Before
+//! run for part of the work-items), a `return` everything from its outermost loop on. A loop's
+//! own condition (and a `for`'s increment) is under it too when it reads an id or a value loaded
+//! at one: a collective there runs as often as each sub-group loops. For the `non_uniform`
+//! built-ins a condition on a value loaded at an id counts as well ([`Region::data`]). Before
 //! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
 //! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.
 
@@ -108,6 +111,13 @@ pub(crate) struct Region {
     pub(crate) key: usize,
     /// Whether it is what follows an exit (`return`, `break`, `continue`) under the condition.
     pub(crate) after_exit: bool,
+    /// Whether it is a loop's own condition (and a `for`'s increment), evaluated again on each
+    /// iteration: as often as the loop runs.
+    pub(crate) loop_header: bool,
+    /// Whether its condition reads a work-item's value only through memory loaded at an id
+    /// (`x[get_global_id(0)] > t`): it counts for the `non_uniform` built-ins alone
+    /// ([`Region::counts_for`]).
+    pub(crate) data: bool,
     /// The condition's tokens.
     pub(crate) cond: (usize, usize),
     /// The id word's token in the condition.
@@ -116,25 +126,64 @@ pub(crate) struct Region {
     at_launch: Option<IdCondition>,
 }
 
+impl Region {
+    /// Whether the region counts for a call of `word`: [`Region::data`] ones only for the
+    /// `non_uniform` built-ins.
+    pub(crate) fn counts_for(&self, word: &str) -> bool {
+        !self.data || super::nu_mask::is_non_uniform(word)
+    }
+}
+
 /// The regions of `f` whose execution depends on a work-item id.
 pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
     let body = f.body;
     let tainted = tainted_words(s, body);
+    let deep = deep_tainted_words(s, body);
     let mut regions: Vec<Region> = Vec::new();
     for k in body.0 + 1..body.1 {
         let Some((cond, region)) = construct(s, k, body.1).or_else(|| ternary(s, k, body)) else {
             continue;
         };
-        let Some(id) = id_word(s, cond, &tainted) else {
-            continue;
+        // A loop's condition runs again on every iteration: a collective in it runs for the
+        // work-items still looping. Its trip count differs between sub-groups when the condition
+        // reads an id or a value loaded at an id (`sub_group_all(x[i] > k)`): uniform in each
+        // sub-group through the collective, not in the work-group.
+        if let Some(header) = loop_header(s, k, body.1) {
+            if let Some(id) = id_word(s, cond, &tainted).or_else(|| any_word(s, cond, &deep)) {
+                regions.push(Region {
+                    span: header,
+                    key: k,
+                    after_exit: false,
+                    loop_header: true,
+                    data: false,
+                    cond,
+                    id,
+                    at_launch: None,
+                });
+            }
+        }
+        // A condition on a value loaded at an id is data to the layer's collectives, not to the
+        // `non_uniform` built-ins, which are called there to work on the active work-items, nor
+        // where a collective decides it (`sub_group_any(x[i] > 0)`: uniform in each sub-group,
+        // not in the work-group; PoCL 3.1 ran such a branch for every sub-group).
+        let collective = (cond.0..cond.1)
+            .any(|t| s.is_call(t) && super::layer::is_sub_group_collective(s.text(t)));
+        let (id, data) = match id_word(s, cond, &tainted) {
+            Some(id) => (id, false),
+            None => match any_word(s, cond, &deep) {
+                Some(id) => (id, !collective),
+                None => continue,
+            },
         };
-        let at_launch = matches!(s.text(k), "if" | "?" | "&" | "|")
+        let at_launch = (!data && matches!(s.text(k), "if" | "?" | "&" | "|"))
             .then(|| super::id_condition::recognise(s, f, cond))
             .flatten();
         let mut r = Region {
             span: region,
             key: k,
             after_exit: false,
+            loop_header: false,
+            data,
             cond,
             id,
             at_launch,
@@ -188,7 +237,12 @@ fn divergent_call(
     let regions = regions(s, f);
     let mut conds: Vec<IdCondition> = Vec::new();
     for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
-        let under = || regions.iter().filter(|r| r.span.0 <= i && i < r.span.1);
+        let word = s.text(i);
+        let under = || {
+            regions
+                .iter()
+                .filter(move |r| r.span.0 <= i && i < r.span.1 && r.counts_for(word))
+        };
         if let Some(r) = under().find(|r| r.at_launch.is_none()) {
             let line = |t: usize| s.line(s.tokens[t].span.start);
             let why = super::hoist::obstacle(s, f, &regions, i)
@@ -224,6 +278,50 @@ fn id_word(s: &Scanned<'_>, range: (usize, usize), tainted: &BTreeSet<&str>) -> 
         t += 1;
     }
     None
+}
+
+/// The first token of `range` in `words`, subscripts included.
+fn any_word(s: &Scanned<'_>, range: (usize, usize), words: &BTreeSet<&str>) -> Option<usize> {
+    (range.0..range.1).find(|&t| words.contains(s.text(t)))
+}
+
+/// `ID_WORDS` and the variables of `body` assigned from expressions that mention one anywhere,
+/// a subscript included (`v = x[get_global_id(0)]`), transitively: what may differ between
+/// work-items, memory read at their own index included.
+fn deep_tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
+    let mut tainted: BTreeSet<&str> = ID_WORDS.iter().copied().collect();
+    let assigned = assignments(s, body);
+    loop {
+        let before = tainted.len();
+        for &(target, expr) in &assigned {
+            if any_word(s, expr, &tainted).is_some() {
+                tainted.insert(s.text(target));
+            }
+        }
+        if tainted.len() == before {
+            return tainted;
+        }
+    }
+}
+
+/// If token `k` starts a loop, the tokens evaluated on every iteration besides its body: the
+/// condition of a `while` or `do`, the condition and increment of a `for`.
+fn loop_header(s: &Scanned<'_>, k: usize, end: usize) -> Option<(usize, usize)> {
+    let (cond, _) = construct(s, k, end)?;
+    match s.text(k) {
+        "while" | "do" => Some(cond),
+        "for" => {
+            let mut t = cond.0;
+            while t < cond.1 && s.text(t) != ";" {
+                t = match s.text(t) {
+                    "(" | "[" | "{" => s.partner(t) + 1,
+                    _ => t + 1,
+                };
+            }
+            Some((t.min(cond.1), cond.1))
+        }
+        _ => None,
+    }
 }
 
 /// `ID_WORDS` and the variables of `body` assigned from expressions that mention one,
@@ -316,7 +414,7 @@ pub(crate) fn construct(
 /// tokens (back to an assignment, `return`, an opening bracket, `,`, `;`, `{`, `}` or another
 /// `?`/`:`) and the tokens evaluated only on one side of it (up to the expression's end: `;`,
 /// `,` or a closing bracket; at times more than the operand, never less).
-fn ternary(
+pub(crate) fn ternary(
     s: &Scanned<'_>,
     k: usize,
     body: (usize, usize),
@@ -394,148 +492,5 @@ fn enclosing_loops(s: &Scanned<'_>, body: (usize, usize), at: usize) -> Vec<(usi
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn flagged(src: &str) -> Vec<String> {
-        let s = Scanned::new(src).unwrap();
-        let found = divergent_users(&s, crate::transform::layer::is_emulated_collective);
-        found
-            .refused
-            .into_iter()
-            .map(|(k, why)| format!("{k}: {why}"))
-            .collect()
-    }
-
-    #[test]
-    fn work_item_dependent_conditions_are_found() {
-        let src = "
-kernel void a(global int *o) { int v = 1; if (get_local_id(0) < 5) v = sg_reduce_add(v); o[0] = v; }
-kernel void b(global int *o) {
-    if (get_global_id(0) % 64 >= 5) return;
-    o[0] = sg_shuffle(1, 0u);
-}
-kernel void c(global int *o) { uint lid = get_local_id(0); uint h = max(1u, lid / 2);
-    for (uint i = 0; i < h; ++i) { sg_barrier(); } }
-int helper(int v) { if (sg_get_local_id() == 0) v = sg_broadcast(v, 0u); return v; }
-kernel void d(global int *o) { o[0] = helper(1); }
-kernel void e(global int *o) { while (1) { if (get_local_id(0) == 3) break; sg_barrier(); } }
-kernel void f(global int *o) { int v = 0; do { v = sg_reduce_add(v); } while (v < get_local_id(0)); }
-kernel void g(global int *o) { int v = 0; if (get_local_id(0)) { v = 1; } else v = sg_reduce_max(v); }
-#define SUM(x) sg_reduce_add(x)
-kernel void h(global int *o) { switch (get_local_id(0)) { case 0: o[0] = SUM(1); } }
-kernel void i(global int *o) { if (get_sub_group_id() > 0) o[0] = sub_group_reduce_add(1); }
-";
-        let got = flagged(src);
-        let names: Vec<&str> = got.iter().map(|l| l.split(':').next().unwrap()).collect();
-        assert_eq!(
-            names,
-            ["a", "b", "c", "d", "e", "f", "g", "h", "helper", "i"],
-            "{got:#?}"
-        );
-        let want = "sg_reduce_add at line 2 under a condition on get_local_id at line 2";
-        assert!(got[0].contains(want), "{}", got[0]);
-        assert!(
-            got[0].ends_with("(`get_local_id` outside a collective))"),
-            "{}",
-            got[0]
-        );
-        assert!(got[2].contains("condition on h at line 8"), "{}", got[2]);
-        assert!(
-            got[3].contains("`helper` at line 10, with sg_broadcast at line 9"),
-            "{}",
-            got[3]
-        );
-    }
-
-    #[test]
-    fn uniform_and_data_dependent_conditions_are_not() {
-        let src = "
-kernel void a(global int *o, int n) { int v = o[get_global_id(0)]; if (n > 0) v = sg_reduce_add(v);
-    for (int i = 0; i < n; ++i) v = sg_shuffle_xor(v, 1u);
-    if (get_local_id(0) == 0) o[0] = v;
-    o[get_global_id(0)] = v; }
-kernel void b(global int *o) { int v = o[get_global_id(0)]; if (v > 0) v = sg_reduce_add(v);
-    while (v > 3) v = sg_shuffle_down(v, 1u) - 1; for (int i = 0; i < (o[get_local_id(0)] & 3); ++i) sg_barrier(); if (sg_any(v == get_local_id(0))) o[0] = 1; }
-kernel void c(global int *o, local int *t) { uint lid = get_local_id(0); if (lid == 0) o[0] = 1;
-    t[lid] = lid; barrier(CLK_LOCAL_MEM_FENCE); if (t[0] == 0) o[2] = sg_reduce_min(1);
-    o[1] = sg_reduce_add(lid); }
-";
-        assert!(flagged(src).is_empty(), "{:#?}", flagged(src));
-    }
-
-    #[test]
-    fn conditional_expressions_count_as_branches() {
-        let src = "
-kernel void a(global int *o, uint n) { size_t i = get_global_id(0);
-    int v = i < n ? sg_reduce_add(o[i]) : 0; if (i < n) o[i] = v; }
-kernel void b(global int *o) { o[0] = get_local_id(0) == 3 ? 1 : sub_group_reduce_add(1); }
-kernel void c(global int *o, uint n) { size_t i = get_global_id(0);
-    o[i] = sg_reduce_add(i < n ? o[i] : 0) + (i == n ? 1 : 2); }
-kernel void d(global int *o, int n) { o[0] = n > 2 ? sg_reduce_add(1) : 0; }
-kernel void e(global int *o) { if (get_local_id(0) > 3 && sub_group_any(o[0] > 0)) o[1] = 1; }
-kernel void f(global int *o, uint n) { size_t i = get_global_id(0); o[0] = i >= n || sub_group_all(1); }
-kernel void g(global int *o, int n) { o[0] = (n > 2 && o[1] & 1) || sub_group_all(1); }
-";
-        let s = Scanned::new(src).unwrap();
-        let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
-        let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
-        assert_eq!(refused, ["b", "e"], "{:#?}", found.refused);
-        let why = &found.refused["e"];
-        assert!(
-            why.contains("sub_group_any at line 8 under a condition on get_local_id"),
-            "{why}"
-        );
-        let conds: Vec<&str> = found.at_launch["f"]
-            .iter()
-            .map(|c| c.text.as_str())
-            .collect();
-        assert_eq!(conds, ["`i >= n` at line 9"]);
-        assert!(found.refused["b"]
-            .contains("sub_group_reduce_add at line 4 under a condition on get_local_id"));
-        let conds: Vec<&str> = found.at_launch["a"]
-            .iter()
-            .map(|c| c.text.as_str())
-            .collect();
-        assert_eq!(conds, ["`i < n` at line 3"]);
-        assert_eq!(found.at_launch.len(), 2, "{:#?}", found.at_launch);
-    }
-
-    #[test]
-    fn global_id_bounds_on_arguments_are_left_to_the_launch() {
-        let src = "
-kernel void a(global int *o, uint n) { size_t i = get_global_id(0);
-    if (i < n) o[i] = sg_reduce_add(o[i]); }
-kernel void b(global int *o, int n) { if (get_global_id(1) >= n) return; o[0] = sg_broadcast(1, 0u);
-    if (n > get_global_id(0)) o[1] = sg_reduce_max(1); }
-kernel void c(global int *o, uint n) { size_t i = get_global_id(0);
-    if (i < n) o[i] = sg_reduce_add(1); if (get_local_id(0) < 3) sg_barrier(); }
-kernel void d(global int *o, uint n) { size_t i = get_global_id(0);
-    if (i < n) { if (i < n + 1) o[i] = sg_reduce_add(1); } }
-kernel void e(global int *o, uint n) { a(o, n); }
-";
-        let s = Scanned::new(src).unwrap();
-        let found = divergent_users(&s, crate::transform::layer::is_emulated_collective);
-        let at_launch: Vec<(&str, Vec<&str>)> = found
-            .at_launch
-            .iter()
-            .map(|(k, c)| (k.as_str(), c.iter().map(|c| c.text.as_str()).collect()))
-            .collect();
-        let want = [
-            ("a", vec!["`i < n` at line 3"]),
-            (
-                "b",
-                vec![
-                    "`get_global_id(1) >= n` at line 4",
-                    "`n > get_global_id(0)` at line 5",
-                ],
-            ),
-        ];
-        assert_eq!(at_launch, want);
-        let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
-        assert_eq!(refused, ["c", "d", "e"], "{:#?}", found.refused);
-        assert!(found.refused["c"].contains("sg_barrier at line 7"));
-        assert!(found.refused["d"].contains("condition on i at line 9"));
-        assert!(found.refused["e"].contains("`a` at line 10, with `i < n` at line 3"));
-    }
-}
+#[path = "divergence_tests.rs"]
+mod tests;

@@ -19,9 +19,11 @@
 //!   condition, where none of its variables is written or declared between that point and the
 //!   call, and no loop or `switch` lies between them.
 //!
-//! Nothing else moves: collectives in loops whose trip count depends on a work-item id, after an
-//! exit under such a condition, or with an operand that reads memory stay as written, and
-//! [`super::divergence`] refuses them, naming the reason ([`NoRewrite`]).
+//! The `non_uniform` built-ins, defined over the work-items that reach them, are masked instead
+//! ([`super::nu_mask`]). Nothing else moves: collectives in loops whose trip count depends on a
+//! work-item id (in their body or their own condition), after an exit under such a condition, or
+//! with an operand that reads memory stay as written, and [`super::divergence`] refuses them,
+//! naming the reason ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
 use super::sg_uniform::Uniformity;
@@ -32,6 +34,9 @@ use super::source::{FunctionDef, Scanned};
 pub(crate) enum NoRewrite {
     /// It sits in a loop (or `switch`) that the condition controls.
     Loop,
+    /// It is in a loop's own condition (or a `for`'s increment) that reads a work-item's value:
+    /// the sub-groups of a work-group may leave the loop at different iterations.
+    LoopCondition,
     /// It follows a `return`, `break` or `continue` taken under the condition.
     AfterExit,
     /// Its operand is not safe to evaluate everywhere (a load, a store, a division, a call of
@@ -41,7 +46,9 @@ pub(crate) enum NoRewrite {
     Written(String),
     /// A barrier: not a value that can be computed ahead.
     Barrier,
-    /// A `non_uniform` built-in: its result depends on which work-items reach it.
+    /// A `non_uniform` built-in where clgroups cannot tell which work-items reach it (under a
+    /// conditional expression or `&&` / `||`), or without an identity to mask it with (ballots,
+    /// broadcasts, shuffles, rotations): its result depends on which work-items reach it.
     NonUniform,
     /// The condition is not shown uniform in each sub-group (a work-item id reaches it other
     /// than through a collective's shared result or the sub-group's id): the token.
@@ -56,6 +63,10 @@ impl std::fmt::Display for NoRewrite {
             NoRewrite::Loop => {
                 f.write_str("it runs in a loop or switch that the condition controls")
             }
+            NoRewrite::LoopCondition => f.write_str(
+                "it decides whether its loop runs again, and the sub-groups of a work-group may \
+                 leave the loop at different iterations",
+            ),
             NoRewrite::AfterExit => f.write_str("it follows an exit taken under the condition"),
             NoRewrite::Unsafe(t) => {
                 write!(f, "its operand is not safe to evaluate everywhere ({t})")
@@ -66,9 +77,10 @@ impl std::fmt::Display for NoRewrite {
                 f,
                 "its condition is not shown uniform in each sub-group (`{t}` outside a collective)"
             ),
-            NoRewrite::NonUniform => {
-                f.write_str("a non_uniform built-in's result depends on the work-items reaching it")
-            }
+            NoRewrite::NonUniform => f.write_str(
+                "a non_uniform built-in's result depends on the work-items reaching it, which \
+                     clgroups tells only under `if`s, for reductions, scans and votes",
+            ),
             NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
         }
     }
@@ -115,7 +127,7 @@ pub(crate) fn uniform_collectives(src: &str, collective: fn(&str) -> bool) -> St
     text
 }
 
-type Edits = Vec<(usize, usize, String)>;
+pub(super) type Edits = Vec<(usize, usize, String)>;
 
 /// The edits of the first collective of `f` under a divergent region that can be rewritten.
 fn first_fix(
@@ -154,11 +166,17 @@ fn fix(
 ) -> Result<Option<Edits>, NoRewrite> {
     let Some(r) = regions
         .iter()
-        .filter(|r| r.span.0 <= i && i < r.span.1)
+        .filter(|r| r.span.0 <= i && i < r.span.1 && r.counts_for(s.text(i)))
         .max_by_key(|r| r.span.0)
     else {
         return Ok(None);
     };
+    if super::nu_mask::is_non_uniform(s.text(i)) {
+        return super::nu_mask::masked(s, f, regions, i, n).map(Some);
+    }
+    if r.loop_header {
+        return Err(NoRewrite::LoopCondition);
+    }
     if r.after_exit {
         return Err(NoRewrite::AfterExit);
     }
@@ -206,7 +224,7 @@ fn increments(s: &Scanned<'_>, t: usize) -> bool {
 }
 
 /// Whether the operand tokens `range` are free of side effects and safe to evaluate anywhere.
-fn pure(
+pub(super) fn pure(
     s: &Scanned<'_>,
     range: (usize, usize),
     collective: fn(&str) -> bool,
@@ -241,7 +259,7 @@ fn pure(
             );
         match w {
             "[" => return unsafe_("["),
-            "/" | "%" => return unsafe_(w),
+            "/" | "%" if !nonzero_literal(s, t + 1) => return unsafe_(w),
             "-" if adjacent(s, t) && s.text(t + 1) == ">" => return unsafe_("->"),
             "*" if prev_op => return unsafe_("*"),
             _ if assigns(s, t) || increments(s, t) => return unsafe_(w),
@@ -262,6 +280,22 @@ fn pure(
         }
     }
     Ok(())
+}
+
+/// Whether token `t` is a number literal other than zero (a divisor that cannot trap).
+fn nonzero_literal(s: &Scanned<'_>, t: usize) -> bool {
+    let w = s.text(t);
+    let digits = w
+        .strip_prefix("0x")
+        .or_else(|| w.strip_prefix("0X"))
+        .unwrap_or(w);
+    let hex = digits.len() != w.len();
+    let mantissa = digits.split(['e', 'E', 'p', 'P']).next().unwrap_or("");
+    let mantissa = if hex { digits } else { mantissa };
+    s.tokens[t].kind == super::lex::Kind::Number
+        && mantissa
+            .chars()
+            .any(|c| c.is_ascii_digit() && c != '0' || hex && c.is_ascii_hexdigit() && c != '0')
 }
 
 /// `L && R` (or `||`) at token `k` rewritten as `(((L) != 0) & ((R) != 0))` when `R` holds
@@ -361,9 +395,6 @@ fn hoist(
     if name.contains("barrier") {
         return Err(NoRewrite::Barrier);
     }
-    if name.contains("non_uniform") {
-        return Err(NoRewrite::NonUniform);
-    }
     let close = s.partner(i + 1);
     pure(s, (i + 2, close), super::layer::is_sub_group_collective)?;
     // No loop or switch between the statement and the call.
@@ -375,10 +406,24 @@ fn hoist(
             }
         }
     }
-    // Its variables are neither written nor declared between the statement and the call.
-    for v in
-        (i + 2..close).filter(|&t| s.tokens[t].kind == super::lex::Kind::Ident && !s.is_call(t))
-    {
+    unwritten(s, start, i, &[(i + 2, close)])?;
+    let call = tokens_text(s, i, close + 1);
+    Ok(place(s, f, start, (i, close), (&call, &call), n))
+}
+
+/// Whether the variables read in `ranges` are neither written nor declared between statement
+/// token `start` and call `i`; else the first that is.
+pub(super) fn unwritten(
+    s: &Scanned<'_>,
+    start: usize,
+    i: usize,
+    ranges: &[(usize, usize)],
+) -> Result<(), NoRewrite> {
+    let vars = ranges
+        .iter()
+        .flat_map(|&(a, b)| a..b)
+        .filter(|&t| s.tokens[t].kind == super::lex::Kind::Ident && !s.is_call(t));
+    for v in vars {
         let var = s.text(v);
         let touched = (start..i).filter(|&t| s.text(t) == var).any(|t| {
             let prev = s.text(t.saturating_sub(1));
@@ -397,8 +442,32 @@ fn hoist(
             return Err(NoRewrite::Written(var.to_string()));
         }
     }
-    let call: Vec<&str> = (i..=close).map(|t| s.text(t)).collect();
-    let call = call.join(" ");
+    Ok(())
+}
+
+/// The text of tokens `a..b` on one line: a space where the source has any.
+pub(super) fn tokens_text(s: &Scanned<'_>, a: usize, b: usize) -> String {
+    let mut out = String::new();
+    for t in a..b {
+        if t > a && !adjacent(s, t - 1) {
+            out.push(' ');
+        }
+        out.push_str(s.text(t));
+    }
+    out
+}
+
+/// The edits that declare `__typeof__(typed) __clg_uN = value;` in front of statement `start`
+/// (in braces where it is the body of an `if`, `else`, loop or `do`) and put the temporary in
+/// place of the call `i` (whose `)` is `close`).
+pub(super) fn place(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    start: usize,
+    (i, close): (usize, usize),
+    (typed, value): (&str, &str),
+    n: usize,
+) -> Edits {
     let mut temp = format!("__clg_u{n}");
     while s.src.contains(&temp) {
         temp.push('_');
@@ -406,7 +475,7 @@ fn hoist(
     let wrap = start > 0 && matches!(s.text(start - 1), ")" | "else" | "do");
     let at = s.tokens[start].span.start;
     let decl = format!(
-        "{}__typeof__({call}) {temp} = {call}; ",
+        "{}__typeof__({typed}) {temp} = {value}; ",
         if wrap { "{ " } else { "" }
     );
     let mut edits = vec![
@@ -418,125 +487,9 @@ fn hoist(
         let end = s.tokens[end - 1].span.end;
         edits.push((end, end, " }".into()));
     }
-    Ok(edits)
+    edits
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::transform::layer::is_sub_group_collective;
-
-    fn refused(src: &str) -> Vec<(String, String)> {
-        let s = Scanned::new(src).unwrap();
-        let d = divergence::divergent_users(&s, is_sub_group_collective);
-        d.refused.into_iter().collect()
-    }
-
-    const HEAD: &str = "kernel void k(global const int *x, global int *o, int t) {\n\
-                        int v = x[get_global_id(0)] - (int)get_local_id(0); int r = 0, s = 0;\n";
-
-    fn kernel(body: &str) -> String {
-        format!("{HEAD}{body}\no[get_global_id(0)] = r; }}")
-    }
-
-    #[test]
-    fn collectives_behind_and_or_are_evaluated_by_every_work_item() {
-        let src = kernel("if (sub_group_any(v > 0) && sub_group_reduce_add(v) > t) r = 1;");
-        assert_eq!(refused(&src).len(), 1, "{src}");
-        let out = uniform_collectives(&src, is_sub_group_collective);
-        assert!(
-            out.contains("if ((((sub_group_any(v > 0)) != 0) & ((sub_group_reduce_add(v) > t) != 0))) r = 1;"),
-            "{out}"
-        );
-        assert!(refused(&out).is_empty(), "{out}");
-        assert_eq!(out.lines().count(), src.lines().count());
-        // `||` with a scan, in an expression: `L || R` of the `||` only.
-        let src =
-            kernel("r = sub_group_all(v > 3) && t > 0 || sub_group_scan_inclusive_add(v) > t;");
-        let out = uniform_collectives(&src, is_sub_group_collective);
-        assert!(
-            out.contains(
-                "r = (((sub_group_all(v > 3) && t > 0) != 0) | ((sub_group_scan_inclusive_add(v) > t) != 0));"
-            ),
-            "{out}"
-        );
-    }
-
-    #[test]
-    fn collectives_under_ifs_and_conditional_expressions_are_computed_ahead() {
-        let src = kernel(
-            "if (sub_group_any(v > 2)) {\n  if (sub_group_all(v < 100)) r = sub_group_reduce_min(v);\n}\n\
-             s = sub_group_all(v == 1) ? sub_group_reduce_add(v) : 0;\n\
-             if (t > 0) r = 1; else if (sub_group_any(v > 1)) r = sub_group_broadcast(v, 0);",
-        );
-        assert_eq!(refused(&src).len(), 1);
-        let out = uniform_collectives(&src, is_sub_group_collective);
-        assert!(refused(&out).is_empty(), "{out}");
-        assert_eq!(out.lines().count(), src.lines().count());
-        for want in [
-            "__clg_u0 = sub_group_all ( v < 100 ); __typeof__(sub_group_reduce_min ( v )) __clg_u2 \
-             = sub_group_reduce_min ( v ); if (sub_group_any(v > 2)) {",
-            "if (__clg_u0) r = __clg_u",
-            "s = sub_group_all(v == 1) ? __clg_u3 : 0;",
-            "else { __typeof__(sub_group_broadcast ( v , 0 )) __clg_u4",
-        ] {
-            assert!(out.contains(want), "{want}\n{out}");
-        }
-    }
-
-    #[test]
-    fn what_cannot_move_stays_and_says_why() {
-        let cases = [
-            (
-                "if (sub_group_any(v > 0)) r = sub_group_reduce_add(x[get_local_id(0)]);",
-                "not safe to evaluate everywhere (`[`",
-            ),
-            (
-                "if (sub_group_all(v > 0)) { v += 1; r = sub_group_reduce_add(v); }",
-                "reads `v`, written",
-            ),
-            (
-                "for (int i = 0; i < sub_group_reduce_max(v); ++i) r += sub_group_reduce_add(i);",
-                "in a loop",
-            ),
-            (
-                "if (sub_group_any(v > t)) return; r = sub_group_reduce_add(v);",
-                "follows an exit",
-            ),
-            // The next iteration's collective runs for the sub-groups that did not leave.
-            (
-                "for (int i = 0; i < 8; ++i) { s += sub_group_reduce_add(v); \
-                 if (sub_group_any(s > t)) break; }",
-                "follows an exit",
-            ),
-            (
-                "if (sub_group_any(v > 0)) r = sub_group_non_uniform_reduce_add(v);",
-                "non_uniform built-in",
-            ),
-            (
-                "if (sub_group_any(v > 0)) sub_group_barrier(CLK_LOCAL_MEM_FENCE);",
-                "a barrier",
-            ),
-            (
-                "if (sub_group_any(v > 0)) r = sub_group_reduce_add(v / t);",
-                "(`/`",
-            ),
-            // Not uniform in the sub-group: invalid OpenCL, left to the refusal.
-            (
-                "if (v > 0) r = sub_group_reduce_add(v);",
-                "not shown uniform in each sub-group (`v`",
-            ),
-            (
-                "if (get_local_id(0) < 5) r = sub_group_reduce_add(1);",
-                "(`get_local_id`",
-            ),
-        ];
-        for (body, why) in cases {
-            let src = kernel(body);
-            let out = uniform_collectives(&src, is_sub_group_collective);
-            assert_eq!(out, src);
-            let got = refused(&out);
-            assert!(got.len() == 1 && got[0].1.contains(why), "{body}: {got:?}");
-        }
-    }
-}
+#[path = "hoist_tests.rs"]
+mod tests;

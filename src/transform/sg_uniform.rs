@@ -45,6 +45,7 @@ impl<'a> Uniformity<'a> {
     /// The variables of `f` whose every assignment is uniform in each sub-group and sits in no
     /// region of `regions` whose condition is not.
     pub(crate) fn new(s: &Scanned<'a>, f: &FunctionDef, regions: &[Region]) -> Self {
+        let regions: Vec<&Region> = regions.iter().filter(|r| !r.data).collect();
         let tainted = tainted_words(s, f.body);
         let assigned = assignments(s, f.body);
         let mut u = Uniformity {

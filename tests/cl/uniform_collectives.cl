@@ -83,3 +83,31 @@ kernel void loop_sub_group_exit(global const elem_t *x, global elem_t *out, glob
     }
     out[g] = s;
 }
+
+// The loop's own condition is a collective of work-item values: each sub-group loops as long as
+// one of its work-items is below the bound, a different number of times in each sub-group.
+#define BOUND 30
+kernel void loop_condition(global const elem_t *x, global elem_t *out, global uint *sg, int t) {
+    size_t g = get_global_id(0);
+    sg[g] = get_sub_group_id();
+    elem_t v = x[g] - (elem_t)(get_sub_group_local_id() % 3);
+    elem_t s = 0;
+    int it = 0;
+    while (sub_group_any(v + it < BOUND - t)) {
+        s += v;
+        it++;
+    }
+    out[g] = s;
+}
+
+// The condition is a vote over values loaded at the work-item's index: uniform in each
+// sub-group, not in the work-group.
+kernel void data_condition(global const elem_t *x, global elem_t *out, global uint *sg, int t) {
+    size_t g = get_global_id(0);
+    sg[g] = get_sub_group_id();
+    elem_t w = x[g];
+    elem_t r = -1;
+    if (sub_group_any(w > 10 + t))
+        r = sub_group_reduce_add(w);
+    out[g] = r;
+}

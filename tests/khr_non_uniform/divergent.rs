@@ -5,9 +5,8 @@ use super::{hash, Elem, Shape, Suite};
 use std::collections::BTreeMap;
 
 impl Suite<'_> {
-    /// The calls under divergent branches (`nvidia-ptx`): each active lane's results over the
-    /// active lanes of its sub-group (of `s` consecutive work-items); inactive lanes write
-    /// nothing.
+    /// The calls under divergent branches: each active lane's results over the active lanes of
+    /// its sub-group (of `s` consecutive work-items); inactive lanes write nothing.
     pub(super) fn divergent(&mut self, shape: &Shape, s: usize) {
         let n = shape.n();
         let x: Vec<i32> = (0..n).map(|g| hash(g, 3) as i32 % 100_000).collect();

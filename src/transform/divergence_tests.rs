@@ -1,0 +1,195 @@
+use super::*;
+
+fn flagged(src: &str) -> Vec<String> {
+    let s = Scanned::new(src).unwrap();
+    let found = divergent_users(&s, crate::transform::layer::is_emulated_collective);
+    found
+        .refused
+        .into_iter()
+        .map(|(k, why)| format!("{k}: {why}"))
+        .collect()
+}
+
+#[test]
+fn work_item_dependent_conditions_are_found() {
+    let src = "
+kernel void a(global int *o) { int v = 1; if (get_local_id(0) < 5) v = sg_reduce_add(v); o[0] = v; }
+kernel void b(global int *o) {
+if (get_global_id(0) % 64 >= 5) return;
+o[0] = sg_shuffle(1, 0u);
+}
+kernel void c(global int *o) { uint lid = get_local_id(0); uint h = max(1u, lid / 2);
+for (uint i = 0; i < h; ++i) { sg_barrier(); } }
+int helper(int v) { if (sg_get_local_id() == 0) v = sg_broadcast(v, 0u); return v; }
+kernel void d(global int *o) { o[0] = helper(1); }
+kernel void e(global int *o) { while (1) { if (get_local_id(0) == 3) break; sg_barrier(); } }
+kernel void f(global int *o) { int v = 0; do { v = sg_reduce_add(v); } while (v < get_local_id(0)); }
+kernel void g(global int *o) { int v = 0; if (get_local_id(0)) { v = 1; } else v = sg_reduce_max(v); }
+#define SUM(x) sg_reduce_add(x)
+kernel void h(global int *o) { switch (get_local_id(0)) { case 0: o[0] = SUM(1); } }
+kernel void i(global int *o) { if (get_sub_group_id() > 0) o[0] = sub_group_reduce_add(1); }
+";
+    let got = flagged(src);
+    let names: Vec<&str> = got.iter().map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["a", "b", "c", "d", "e", "f", "g", "h", "helper", "i"],
+        "{got:#?}"
+    );
+    let want = "sg_reduce_add at line 2 under a condition on get_local_id at line 2";
+    assert!(got[0].contains(want), "{}", got[0]);
+    assert!(
+        got[0].ends_with("(`get_local_id` outside a collective))"),
+        "{}",
+        got[0]
+    );
+    assert!(got[2].contains("condition on h at line 8"), "{}", got[2]);
+    assert!(
+        got[3].contains("`helper` at line 10, with sg_broadcast at line 9"),
+        "{}",
+        got[3]
+    );
+}
+
+#[test]
+fn uniform_and_data_dependent_conditions_are_not() {
+    let src = "
+kernel void a(global int *o, int n) { int v = o[get_global_id(0)]; if (n > 0) v = sg_reduce_add(v);
+for (int i = 0; i < n; ++i) v = sg_shuffle_xor(v, 1u);
+if (get_local_id(0) == 0) o[0] = v;
+o[get_global_id(0)] = v; }
+kernel void b(global int *o) { int v = o[get_global_id(0)]; if (v > 0) v = sg_reduce_add(v);
+while (v > 3) v = sg_shuffle_down(v, 1u) - 1; for (int i = 0; i < (o[get_local_id(0)] & 3); ++i) sg_barrier(); if (sg_any(v == get_local_id(0))) o[0] = 1; }
+kernel void c(global int *o, local int *t) { uint lid = get_local_id(0); if (lid == 0) o[0] = 1;
+t[lid] = lid; barrier(CLK_LOCAL_MEM_FENCE); if (t[0] == 0) o[2] = sg_reduce_min(1);
+o[1] = sg_reduce_add(lid); }
+";
+    assert!(flagged(src).is_empty(), "{:#?}", flagged(src));
+}
+
+#[test]
+fn collectives_deciding_a_loop_of_work_item_values_are_found() {
+    let src = "
+kernel void a(global const int *x, global int *o) { int v = x[get_global_id(0)], it = 0;
+while (sub_group_any(v + it < 30)) { o[it] = v; it++; } }
+kernel void b(global const int *x, global int *o, int k) { size_t i = get_global_id(0);
+for (; sub_group_all(x[i] > k); ) { o[i] = 1; k++; } }
+kernel void c(global const int *x, global int *o, int n) { int s = 0;
+for (int it = 0; sub_group_any(x[it] > 0) && it < n; ++it) s += x[it];
+while (sub_group_all(s < n)) s += 4;
+for (int j = sub_group_reduce_add(x[get_global_id(0)]); j < n; ++j) o[j] = 1; }
+";
+    let s = Scanned::new(src).unwrap();
+    let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+    let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
+    assert_eq!(refused, ["a", "b"], "{:#?}", found.refused);
+    let why = &found.refused["a"];
+    assert!(
+        why.starts_with(
+            "sub_group_any at line 3 under a condition on v at line 3 (not moved \
+                         ahead: it decides whether its loop runs again"
+        ),
+        "{why}"
+    );
+    assert!(found.refused["b"].contains("sub_group_all at line 5 under a condition on i"));
+}
+
+#[test]
+fn conditional_expressions_count_as_branches() {
+    let src = "
+kernel void a(global int *o, uint n) { size_t i = get_global_id(0);
+int v = i < n ? sg_reduce_add(o[i]) : 0; if (i < n) o[i] = v; }
+kernel void b(global int *o) { o[0] = get_local_id(0) == 3 ? 1 : sub_group_reduce_add(1); }
+kernel void c(global int *o, uint n) { size_t i = get_global_id(0);
+o[i] = sg_reduce_add(i < n ? o[i] : 0) + (i == n ? 1 : 2); }
+kernel void d(global int *o, int n) { o[0] = n > 2 ? sg_reduce_add(1) : 0; }
+kernel void e(global int *o) { if (get_local_id(0) > 3 && sub_group_any(o[0] > 0)) o[1] = 1; }
+kernel void f(global int *o, uint n) { size_t i = get_global_id(0); o[0] = i >= n || sub_group_all(1); }
+kernel void g(global int *o, int n) { o[0] = (n > 2 && o[1] & 1) || sub_group_all(1); }
+";
+    let s = Scanned::new(src).unwrap();
+    let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+    let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
+    assert_eq!(refused, ["b", "e"], "{:#?}", found.refused);
+    let why = &found.refused["e"];
+    assert!(
+        why.contains("sub_group_any at line 8 under a condition on get_local_id"),
+        "{why}"
+    );
+    let conds: Vec<&str> = found.at_launch["f"]
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect();
+    assert_eq!(conds, ["`i >= n` at line 9"]);
+    assert!(found.refused["b"]
+        .contains("sub_group_reduce_add at line 4 under a condition on get_local_id"));
+    let conds: Vec<&str> = found.at_launch["a"]
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect();
+    assert_eq!(conds, ["`i < n` at line 3"]);
+    assert_eq!(found.at_launch.len(), 2, "{:#?}", found.at_launch);
+}
+
+#[test]
+fn global_id_bounds_on_arguments_are_left_to_the_launch() {
+    let src = "
+kernel void a(global int *o, uint n) { size_t i = get_global_id(0);
+if (i < n) o[i] = sg_reduce_add(o[i]); }
+kernel void b(global int *o, int n) { if (get_global_id(1) >= n) return; o[0] = sg_broadcast(1, 0u);
+if (n > get_global_id(0)) o[1] = sg_reduce_max(1); }
+kernel void c(global int *o, uint n) { size_t i = get_global_id(0);
+if (i < n) o[i] = sg_reduce_add(1); if (get_local_id(0) < 3) sg_barrier(); }
+kernel void d(global int *o, uint n) { size_t i = get_global_id(0);
+if (i < n) { if (i < n + 1) o[i] = sg_reduce_add(1); } }
+kernel void e(global int *o, uint n) { a(o, n); }
+";
+    let s = Scanned::new(src).unwrap();
+    let found = divergent_users(&s, crate::transform::layer::is_emulated_collective);
+    let at_launch: Vec<(&str, Vec<&str>)> = found
+        .at_launch
+        .iter()
+        .map(|(k, c)| (k.as_str(), c.iter().map(|c| c.text.as_str()).collect()))
+        .collect();
+    let want = [
+        ("a", vec!["`i < n` at line 3"]),
+        (
+            "b",
+            vec![
+                "`get_global_id(1) >= n` at line 4",
+                "`n > get_global_id(0)` at line 5",
+            ],
+        ),
+    ];
+    assert_eq!(at_launch, want);
+    let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
+    assert_eq!(refused, ["c", "d", "e"], "{:#?}", found.refused);
+    assert!(found.refused["c"].contains("sg_barrier at line 7"));
+    assert!(found.refused["d"].contains("condition on i at line 9"));
+    assert!(found.refused["e"].contains("`a` at line 10, with `i < n` at line 3"));
+}
+
+#[test]
+fn votes_on_values_loaded_at_an_id_decide_for_the_work_group_only_in_each_sub_group() {
+    let src = "
+kernel void a(global const int *x, global int *o) { int v = x[get_global_id(0)], r = -1;
+    if (sub_group_any(v > 50)) r = sub_group_reduce_add(v);
+    if (v > 50) o[1] = sub_group_reduce_max(v); o[0] = r; }
+";
+    let s = Scanned::new(src).unwrap();
+    let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+    let why = &found.refused["a"];
+    assert!(
+        why.starts_with("sub_group_reduce_add at line 3 under a condition on v at line 3"),
+        "{why}"
+    );
+    // Moved ahead of the vote; the plain data condition stays the layer's rule (data).
+    let out = crate::transform::hoist::uniform_collectives(
+        src,
+        crate::transform::layer::is_sub_group_collective,
+    );
+    assert!(out.contains("__clg_u0 = sub_group_reduce_add(v); if (sub_group_any(v > 50))"));
+    let s = Scanned::new(&out).unwrap();
+    let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+    assert!(found.refused.is_empty(), "{:#?}\n{out}", found.refused);
+}

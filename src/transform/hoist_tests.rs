@@ -1,0 +1,152 @@
+use super::*;
+use crate::transform::layer::is_sub_group_collective;
+
+fn refused(src: &str) -> Vec<(String, String)> {
+    let s = Scanned::new(src).unwrap();
+    let d = divergence::divergent_users(&s, is_sub_group_collective);
+    d.refused.into_iter().collect()
+}
+
+const HEAD: &str = "kernel void k(global const int *x, global int *o, int t) {\n\
+                    int v = x[get_global_id(0)] - (int)get_local_id(0); int r = 0, s = 0;\n";
+
+fn kernel(body: &str) -> String {
+    format!("{HEAD}{body}\no[get_global_id(0)] = r; }}")
+}
+
+#[test]
+fn collectives_behind_and_or_are_evaluated_by_every_work_item() {
+    let src = kernel("if (sub_group_any(v > 0) && sub_group_reduce_add(v) > t) r = 1;");
+    assert_eq!(refused(&src).len(), 1, "{src}");
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    assert!(
+        out.contains(
+            "if ((((sub_group_any(v > 0)) != 0) & ((sub_group_reduce_add(v) > t) != 0))) r = 1;"
+        ),
+        "{out}"
+    );
+    assert!(refused(&out).is_empty(), "{out}");
+    assert_eq!(out.lines().count(), src.lines().count());
+    // `||` with a scan, in an expression: `L || R` of the `||` only.
+    let src = kernel("r = sub_group_all(v > 3) && t > 0 || sub_group_scan_inclusive_add(v) > t;");
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    assert!(
+        out.contains(
+            "r = (((sub_group_all(v > 3) && t > 0) != 0) | ((sub_group_scan_inclusive_add(v) > t) != 0));"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn collectives_under_ifs_and_conditional_expressions_are_computed_ahead() {
+    let src = kernel(
+        "if (sub_group_any(v > 2)) {\n  if (sub_group_all(v < 100)) r = sub_group_reduce_min(v);\n}\n\
+         s = sub_group_all(v == 1) ? sub_group_reduce_add(v) : 0;\n\
+         if (t > 0) r = 1; else if (sub_group_any(v > 1)) r = sub_group_broadcast(v, 0);",
+    );
+    assert_eq!(refused(&src).len(), 1);
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    assert!(refused(&out).is_empty(), "{out}");
+    assert_eq!(out.lines().count(), src.lines().count());
+    for want in [
+        "__clg_u0 = sub_group_all(v < 100); __typeof__(sub_group_reduce_min(v)) __clg_u2 \
+         = sub_group_reduce_min(v); if (sub_group_any(v > 2)) {",
+        "if (__clg_u0) r = __clg_u",
+        "s = sub_group_all(v == 1) ? __clg_u3 : 0;",
+        "else { __typeof__(sub_group_broadcast(v, 0)) __clg_u4",
+    ] {
+        assert!(out.contains(want), "{want}\n{out}");
+    }
+}
+
+#[test]
+fn what_cannot_move_stays_and_says_why() {
+    let cases = [
+        (
+            "if (sub_group_any(v > 0)) r = sub_group_reduce_add(x[get_local_id(0)]);",
+            "not safe to evaluate everywhere (`[`",
+        ),
+        (
+            "if (sub_group_all(v > 0)) { v += 1; r = sub_group_reduce_add(v); }",
+            "reads `v`, written",
+        ),
+        (
+            "for (int i = 0; i < sub_group_reduce_max(v); ++i) r += sub_group_reduce_add(i);",
+            "sub_group_reduce_max at line 3 under a condition on v at line 3 (not moved \
+             ahead: it decides whether its loop runs again",
+        ),
+        // Loops whose own condition a collective of work-item values decides.
+        (
+            "while (sub_group_any(v + s < 30)) { r += 2; s++; }",
+            "sub_group_any at line 3 under a condition on v",
+        ),
+        (
+            "for (; sub_group_all(x[get_global_id(0)] > s); ) s++;",
+            "sub_group_all at line 3 under a condition on get_global_id at line 3 (not moved \
+             ahead: it decides whether its loop runs again",
+        ),
+        (
+            "do { s += 3; } while (sub_group_reduce_max(v) > s);",
+            "its loop runs again",
+        ),
+        (
+            "for (int i = 0; i < 4; i += sub_group_reduce_max(v)) s++;",
+            "its loop runs again",
+        ),
+        (
+            "if (sub_group_any(v > t)) return; r = sub_group_reduce_add(v);",
+            "follows an exit",
+        ),
+        // The next iteration's collective runs for the sub-groups that did not leave.
+        (
+            "for (int i = 0; i < 8; ++i) { s += sub_group_reduce_add(v); \
+             if (sub_group_any(s > t)) break; }",
+            "follows an exit",
+        ),
+        (
+            "r = v > 0 ? sub_group_non_uniform_reduce_add(v) : 0;",
+            "non_uniform built-in",
+        ),
+        (
+            "if (v > 0) r = sub_group_non_uniform_broadcast(v, 0);",
+            "non_uniform built-in",
+        ),
+        (
+            "if (v > 0) { s = v; r = sub_group_non_uniform_reduce_add(s); }",
+            "reads `s`, written",
+        ),
+        (
+            "if (v > 0) r = sub_group_non_uniform_reduce_add(x[get_global_id(0)]);",
+            "(`[`",
+        ),
+        (
+            "for (int i = 0; i < v; ++i) if (i > 1) r = sub_group_non_uniform_reduce_add(i);",
+            "in a loop",
+        ),
+        (
+            "if (sub_group_any(v > 0)) sub_group_barrier(CLK_LOCAL_MEM_FENCE);",
+            "a barrier",
+        ),
+        (
+            "if (sub_group_any(v > 0)) r = sub_group_reduce_add(v / t);",
+            "(`/`",
+        ),
+        // Not uniform in the sub-group: invalid OpenCL, left to the refusal.
+        (
+            "if (v > 0) r = sub_group_reduce_add(v);",
+            "not shown uniform in each sub-group (`v`",
+        ),
+        (
+            "if (get_local_id(0) < 5) r = sub_group_reduce_add(1);",
+            "(`get_local_id`",
+        ),
+    ];
+    for (body, why) in cases {
+        let src = kernel(body);
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert_eq!(out, src);
+        let got = refused(&out);
+        assert!(got.len() == 1 && got[0].1.contains(why), "{body}: {got:?}");
+    }
+}

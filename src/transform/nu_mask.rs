@@ -1,0 +1,341 @@
+//! `non_uniform` built-ins (`cl_khr_subgroup_non_uniform_vote`, `_non_uniform_arithmetic`,
+//! `_clustered_reduce`) under work-item-dependent `if`s, where collectives are work-group
+//! barriers: computed by every work-item ahead of the outermost `if` around the call, the
+//! work-items its conditions exclude contributing the operation's identity.
+//!
+//! The built-ins are defined over the sub-group's *active* work-items: those that reach the
+//! call. Where that set is exactly the work-items for which the enclosing `if`s' conditions
+//! hold (`M`, the conditions conjoined, the `else` branch's negated), the same value is
+//! computed by every work-item:
+//!
+//! * a reduction or scan of `v`: the same built-in over `M ? v : I`, `I` the operation's
+//!   identity of `v`'s type (`add` `-0`, `mul` `1`, `and` `~0`, `or`/`xor` `0`, the logical ones
+//!   `1`/`0`/`0`, `min`/`max` the type's largest/smallest value or `±INFINITY`); an inactive
+//!   lane's `I` leaves every fold over the active lanes as it was, so an active lane's inclusive
+//!   (exclusive) scan is its prefix over the active lanes at or below (below) it, and the first
+//!   active lane's exclusive scan is `I`, as the built-in defines;
+//! * `any(p)`: `any(M & p)`; `all(p)`: `all(!M | p)`; `elect()`: no active lane below
+//!   (`sub_group_scan_exclusive_add(M ? 1u : 0u) == 0u`); `all_equal(x)`: every active `x`
+//!   equals the first active lane's (its `x` summed with the others' `-0`).
+//!
+//! The rewrite needs: every enclosing construct between the call and the body of its innermost
+//! loop (or the function's) an `if` (a loop that work-items leave at different iterations, a
+//! `switch`, a conditional expression, `&&`/`||`, or an earlier exit under such a condition
+//! change who reaches the call in ways `M` does not tell), the conditions and the operand free of
+//! side effects and safe to evaluate everywhere ([`super::hoist::pure`], no collective in the
+//! operand), and their variables not written between the outermost `if` and the call. Else the
+//! call is refused, naming why ([`NoRewrite`]).
+
+use super::divergence::{self, Region};
+use super::hoist::{pure, tokens_text, unwritten, Edits, NoRewrite};
+use super::source::{FunctionDef, Scanned};
+
+/// Whether `word` is a built-in defined over the active work-items: these are masked here (or
+/// refused, naming why), never moved as they are.
+pub(super) fn is_non_uniform(word: &str) -> bool {
+    word.starts_with("sub_group_non_uniform_")
+        || word.starts_with("sub_group_clustered_")
+        || word == "sub_group_elect"
+}
+
+/// The operation's identity for values like `v` (its text), where it has one.
+fn identity(op: &str, v: &str) -> Option<String> {
+    let t = format!("__typeof__({v})");
+    // The type's largest (smallest) value, for integers; floating types get INFINITY.
+    let bound = |max: bool| {
+        let ints = if max {
+            "char: 127, signed char: 127, uchar: 255, short: 32767, ushort: 65535, \
+             int: 2147483647, uint: 4294967295u, long: 9223372036854775807L, \
+             ulong: 18446744073709551615UL, default: INFINITY"
+        } else {
+            "char: -128, signed char: -128, uchar: 0, short: -32768, ushort: 0, \
+             int: -2147483647 - 1, uint: 0u, long: -9223372036854775807L - 1, ulong: 0UL, \
+             default: -INFINITY"
+        };
+        format!("_Generic(({v}), {ints})")
+    };
+    Some(match op {
+        "add" => format!("-({t})0"),
+        "mul" => format!("({t})1"),
+        "and" => format!("~({t})0"),
+        "or" | "xor" => format!("({t})0"),
+        "logical_and" => "1".into(),
+        "logical_or" | "logical_xor" => "0".into(),
+        "min" => bound(true),
+        "max" => bound(false),
+        _ => return None,
+    })
+}
+
+/// The call `name(args)` computed by every work-item, `mask` telling the active ones; `None`
+/// for a built-in without such a form (ballots, broadcasts, shuffles, rotations).
+fn masked_call(name: &str, args: &[String], mask: &str) -> Option<String> {
+    let first_active = format!("(sub_group_scan_exclusive_add(({mask}) ? 1u : 0u) == 0u)");
+    let one = |a: &[String]| (a.len() == 1).then(|| a[0].clone());
+    match name {
+        "sub_group_elect" if args.is_empty() => return Some(first_active),
+        "sub_group_non_uniform_any" => {
+            let p = one(args)?;
+            return Some(format!("{name}(({mask}) & (({p}) != 0))"));
+        }
+        "sub_group_non_uniform_all" => {
+            let p = one(args)?;
+            return Some(format!("{name}((({mask}) == 0) | (({p}) != 0))"));
+        }
+        "sub_group_non_uniform_all_equal" => {
+            let x = one(args)?;
+            let first = format!(
+                "sub_group_non_uniform_reduce_add((__typeof__({x}))((({mask}) & {first_active}) \
+                 ? ({x}) : -(__typeof__({x}))0))"
+            );
+            return Some(format!(
+                "sub_group_non_uniform_all((({mask}) == 0) | (({x}) == {first}))"
+            ));
+        }
+        _ => {}
+    }
+    let op = [
+        "sub_group_non_uniform_reduce_",
+        "sub_group_non_uniform_scan_inclusive_",
+        "sub_group_non_uniform_scan_exclusive_",
+        "sub_group_clustered_reduce_",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p))?;
+    let clustered = name.starts_with("sub_group_clustered_");
+    if args.len() != 1 + usize::from(clustered) {
+        return None;
+    }
+    let v = &args[0];
+    let id = identity(op, v)?;
+    let rest: String = args[1..].iter().map(|a| format!(", {a}")).collect();
+    Some(format!(
+        "{name}((__typeof__({v}))(({mask}) ? ({v}) : {id}){rest})"
+    ))
+}
+
+/// The edits that compute the `non_uniform` built-in called at token `i` of `f` ahead of the
+/// outermost `if` around it, masked by the conditions of the `if`s around it; or why not.
+pub(super) fn masked(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    regions: &[Region],
+    i: usize,
+    n: usize,
+) -> Result<Edits, NoRewrite> {
+    let end = f.body.1;
+    // The `if`s around the call inside its innermost loop or switch, outermost first: their
+    // keyword, condition and whether the call is in the branch the condition takes.
+    let mut ifs: Vec<(usize, (usize, usize), bool)> = Vec::new();
+    for k in f.body.0 + 1..i {
+        let Some((cond, body)) = divergence::construct(s, k, end) else {
+            continue;
+        };
+        if !(k <= i && i < divergence::statement_end(s, k, end)) {
+            continue;
+        }
+        match s.text(k) {
+            "if" if body.0 <= i => {
+                let then_end = divergence::statement_end(s, body.0, end);
+                ifs.push((k, cond, i < then_end));
+            }
+            "if" => {}
+            _ => ifs.clear(),
+        }
+    }
+    for r in regions.iter().filter(|r| r.span.0 <= i && i < r.span.1) {
+        if r.loop_header {
+            return Err(NoRewrite::LoopCondition);
+        }
+        if r.after_exit {
+            return Err(NoRewrite::AfterExit);
+        }
+        if !ifs.iter().any(|&(k, ..)| k == r.key) {
+            // A conditional expression, or an `if` outside a loop or switch around the call.
+            return Err(match s.text(r.key) {
+                "?" | "&" | "|" => NoRewrite::NonUniform,
+                _ => NoRewrite::Loop,
+            });
+        }
+    }
+    let Some(&(start, ..)) = ifs.first() else {
+        return Err(NoRewrite::NonUniform);
+    };
+    // A conditional expression or `&&` / `||` between the `if`s and the call.
+    if (start..i).any(|k| {
+        divergence::ternary(s, k, f.body).is_some_and(|(_, side)| side.0 <= i && i < side.1)
+    }) {
+        return Err(NoRewrite::NonUniform);
+    }
+    let close = s.partner(i + 1);
+    let collective = super::layer::is_sub_group_collective;
+    let operand = (i + 2, close);
+    pure(s, operand, collective)?;
+    if let Some(t) = (operand.0..operand.1).find(|&t| s.is_call(t) && collective(s.text(t))) {
+        return Err(NoRewrite::Unsafe(format!(
+            "`{}` at line {}",
+            s.text(t),
+            s.line(s.tokens[t].span.start)
+        )));
+    }
+    let mut read = vec![operand];
+    for &(_, cond, _) in &ifs {
+        pure(s, cond, collective)?;
+        read.push(cond);
+    }
+    unwritten(s, start, i, &read)?;
+    let mask: Vec<String> = ifs
+        .iter()
+        .map(|&(_, c, taken)| {
+            let op = if taken { "!=" } else { "==" };
+            format!("(({}) {op} 0)", tokens_text(s, c.0, c.1))
+        })
+        .collect();
+    let mask = mask.join(" & ");
+    // The arguments, split at the top-level commas.
+    let mut args = Vec::new();
+    let mut a = operand.0;
+    let mut t = operand.0;
+    while t <= operand.1 {
+        if t == operand.1 || s.text(t) == "," {
+            if t > a {
+                args.push(tokens_text(s, a, t));
+            }
+            a = t + 1;
+        } else if matches!(s.text(t), "(" | "[") {
+            t = s.partner(t);
+        }
+        t += 1;
+    }
+    let name = s.text(i);
+    let value = masked_call(name, &args, &mask).ok_or(NoRewrite::NonUniform)?;
+    let typed = tokens_text(s, i, close + 1);
+    log::debug!(
+        "`{name}` at line {}: computed by every work-item",
+        s.line(s.tokens[i].span.start)
+    );
+    Ok(super::hoist::place(
+        s,
+        f,
+        start,
+        (i, close),
+        (&typed, &value),
+        n,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::transform::divergence::divergent_users;
+    use crate::transform::hoist::uniform_collectives;
+    use crate::transform::layer::is_sub_group_collective;
+    use crate::transform::source::Scanned;
+
+    fn rewrite(body: &str) -> (String, Vec<String>) {
+        let src = format!(
+            "kernel void k(global const int *x, global int *o, uint mode) {{\n\
+             uint lane = get_sub_group_local_id(); int v = x[get_global_id(0)]; int r = -7;\n\
+             {body}\no[get_global_id(0)] = r; }}"
+        );
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert_eq!(out.lines().count(), src.lines().count(), "{out}");
+        let s = Scanned::new(&out).unwrap();
+        let refused = divergent_users(&s, is_sub_group_collective).refused;
+        (out, refused.into_values().collect())
+    }
+
+    #[test]
+    fn calls_under_ifs_are_computed_by_every_work_item_with_identities() {
+        let (out, refused) = rewrite(
+            "if (lane % 2u == 0u) {\n  r = sub_group_non_uniform_reduce_add(v);\n  \
+             r += sub_group_non_uniform_scan_exclusive_max(v & 7);\n} else if (mode > 1u)\n  \
+             r = sub_group_elect() + sub_group_clustered_reduce_min(v, 4) + \
+             sub_group_non_uniform_all(v > 0);",
+        );
+        assert!(refused.is_empty(), "{refused:?}\n{out}");
+        for want in [
+            "__clg_u0 = sub_group_non_uniform_reduce_add((__typeof__(v))((((lane % 2u == 0u) != 0)) \
+             ? (v) : -(__typeof__(v))0)); ",
+            "sub_group_non_uniform_scan_exclusive_max((__typeof__(v & 7))((((lane % 2u == 0u) != 0)) \
+             ? (v & 7) : _Generic((v & 7), char: -128,",
+            // The else branch: the first condition false, the second true.
+            "= (sub_group_scan_exclusive_add((((lane % 2u == 0u) == 0) & ((mode > 1u) != 0)) ? 1u \
+             : 0u) == 0u); ",
+            ", default: INFINITY)), 4); ",
+            "sub_group_non_uniform_all(((((lane % 2u == 0u) == 0) & ((mode > 1u) != 0)) == 0) | \
+             ((v > 0) != 0)); if (lane % 2u == 0u) {",
+        ] {
+            assert!(out.contains(want), "{want}\n{out}");
+        }
+    }
+
+    #[test]
+    fn conditions_on_values_loaded_at_an_id_are_masked_too() {
+        let (out, refused) = rewrite(
+            "if (v > 7) {\n  int slot = sub_group_non_uniform_scan_exclusive_add(1);\n  r = slot;\n}",
+        );
+        assert!(refused.is_empty(), "{refused:?}\n{out}");
+        let want = "__clg_u0 = sub_group_non_uniform_scan_exclusive_add((__typeof__(1))((((v > 7) \
+                    != 0)) ? (1) : -(__typeof__(1))0)); if (v > 7) {";
+        assert!(out.contains(want), "{out}");
+        // The layer's collectives keep the rule that memory is data.
+        let (out, refused) = rewrite("if (v > 7) r = sub_group_reduce_add(v);");
+        assert!(
+            refused.is_empty() && !out.contains("__clg_u"),
+            "{refused:?}\n{out}"
+        );
+    }
+
+    #[test]
+    fn what_the_active_work_items_cannot_be_told_of_stays_refused() {
+        for (body, why) in [
+            (
+                "r = lane > 3u && sub_group_non_uniform_any(v > 0);",
+                "non_uniform built-in",
+            ),
+            (
+                "if (lane > 3u) r = sub_group_non_uniform_broadcast(v, 0u);",
+                "non_uniform",
+            ),
+            (
+                "if (lane > 3u) r = sub_group_non_uniform_reduce_add(v / (int)mode);",
+                "(`/`",
+            ),
+            (
+                "if (lane > 3u) return; r = sub_group_non_uniform_reduce_add(v);",
+                "an exit",
+            ),
+            (
+                "if (x[lane] > 3) { if (lane > 3u) r = sub_group_non_uniform_reduce_add(v); }",
+                "(`[`",
+            ),
+            (
+                "while (lane < mode) { if (v > 0) r = sub_group_elect(); mode--; }",
+                "in a loop",
+            ),
+            (
+                "if (lane > 3u) { v++; r = sub_group_non_uniform_reduce_add(v); }",
+                "reads `v`",
+            ),
+            // Conditions on values loaded at an id count for these built-ins.
+            (
+                "r = v > 3 ? sub_group_non_uniform_reduce_add(v) : 0;",
+                "non_uniform built-in",
+            ),
+            (
+                "if (v > 3) return; r = sub_group_non_uniform_reduce_add(1);",
+                "an exit",
+            ),
+            (
+                "for (int i = 0; i < v; ++i) r += sub_group_non_uniform_reduce_add(i);",
+                "a loop",
+            ),
+        ] {
+            let (out, refused) = rewrite(body);
+            assert!(
+                refused.len() == 1 && refused[0].contains(why),
+                "{body}: {refused:?}\n{out}"
+            );
+        }
+    }
+}
