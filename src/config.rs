@@ -145,6 +145,7 @@ pub(crate) struct Settings {
     post: OnceLock<Result<Option<bool>>>,
     #[cfg(feature = "algorithms")]
     scan_tile: OnceLock<Option<crate::algorithms::plan::Tile>>,
+    #[cfg(feature = "algorithms")]
     scan_wait_ns: OnceLock<Option<u32>>,
     rounding: OnceLock<RoundingConfig>,
 }
@@ -213,6 +214,7 @@ impl Settings {
     }
 
     /// [`SCAN_WAIT_NS`]: every look-back tile's wait in ns, if forced (a bad value warns).
+    #[cfg(feature = "algorithms")]
     pub(crate) fn scan_wait_ns(&self) -> Option<u32> {
         *self
             .scan_wait_ns

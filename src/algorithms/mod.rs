@@ -49,6 +49,7 @@
 //! ```
 
 mod cache;
+#[cfg(feature = "scaling")]
 pub(crate) mod multi;
 #[cfg(feature = "unstable-internals")]
 #[doc(hidden)]
@@ -196,9 +197,11 @@ pub(crate) struct State<T: Element> {
     /// where the device cannot take posts), and the number of the last post.
     mailbox: Option<std::result::Result<crate::ffi::Mailbox, ()>>,
     seq: u32,
-    /// What [`multi`] has run on this state at least once (its bits).
+    /// What `multi` has run on this state at least once (its bits).
+    #[cfg(feature = "scaling")]
     warm: u8,
-    /// [`multi`]'s carry kernel (built on first use).
+    /// `multi`'s carry kernel (built on first use).
+    #[cfg(feature = "scaling")]
     carry: Option<Kernel>,
 }
 
@@ -291,7 +294,9 @@ impl<T: Element> State<T> {
             epoch: 1,
             mailbox: None,
             seq: 0,
+            #[cfg(feature = "scaling")]
             warm: 0,
+            #[cfg(feature = "scaling")]
             carry: None,
             tile,
             forced_wait,

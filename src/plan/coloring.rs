@@ -39,6 +39,7 @@ pub const DEFAULT_PAGE_SIZE: usize = 65536;
 /// // 10 pages of 1000 bytes, the last one partial, on 4 devices: 3, 3, 2, 2 pages.
 /// assert_eq!(color(9500, 1000, 4).unwrap(), vec![3000, 3000, 2000, 1500]);
 /// ```
+#[cfg(any(test, feature = "unstable-internals"))] // the rule itself, for tests and tools
 pub fn color(bytes: usize, page: usize, stacks: usize) -> Result<Vec<usize>> {
     if page == 0 || stacks == 0 {
         return Err(Error::input(format!(
@@ -65,6 +66,7 @@ pub fn color(bytes: usize, page: usize, stacks: usize) -> Result<Vec<usize>> {
 /// assert_eq!(color_elements::<f32>(40_000, 65536, 128, 2).unwrap(), vec![131072, 28928]);
 /// assert!(color_elements::<f32>(10, 100, 128, 2).is_err()); // 100 is not a multiple of 128
 /// ```
+#[cfg(any(test, feature = "unstable-internals"))] // the rule itself, for tests and tools
 pub fn color_elements<T>(
     len: usize,
     page: usize,

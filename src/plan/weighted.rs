@@ -101,6 +101,7 @@ pub fn weighted(global: Range, local: Range, weights: &[f64]) -> Result<Partitio
 /// assert_eq!(weighted_elements(10, 4, 16, &[1.0, 1.0])?, vec![8, 2]);
 /// # Ok::<(), clgroups::Error>(())
 /// ```
+#[cfg(any(test, feature = "unstable-internals"))] // the rule itself, for tests and tools
 pub fn weighted_elements(
     len: usize,
     elem: usize,

@@ -422,14 +422,14 @@ impl<T: Pod> ColoredBuffer<T> {
     }
 
     /// Device and part of every device that holds elements, in device order.
+    #[cfg(feature = "algorithms")]
     pub(super) fn parts_mut(&mut self) -> Vec<(usize, &mut Buffer<T>)> {
         let parts = self.parts.iter_mut().enumerate();
-        parts
-            .filter_map(|(d, p)| p.as_mut().map(|p| (d, p)))
-            .collect()
+        parts.filter_map(|(d, p)| Some((d, p.as_mut()?))).collect()
     }
 
     /// Number of devices the buffer is colored over.
+    #[cfg(feature = "algorithms")]
     pub(super) fn queues_len(&self) -> usize {
         self.queues.len()
     }

@@ -428,21 +428,10 @@ pub(crate) fn ternary(
         c @ ("&" | "|") if k + 1 < body.1 && pair(k, c) && !(k > 0 && pair(k - 1, c)) => 2,
         _ => return None,
     };
-    let mut a = k;
-    while a > body.0 + 1 {
-        let t = a - 1;
-        match s.text(t) {
-            ")" | "]" => {
-                a = s.partner(t);
-                continue;
-            }
-            "(" | "[" | "{" | "}" | "," | ";" | "?" | ":" | "return" => break,
-            // `=` of an assignment, not of `==`, `!=`, `<=`, `>=`.
-            "=" if !matches!(s.text(t - 1), "=" | "!" | "<" | ">") && s.text(t + 1) != "=" => break,
-            _ => {}
-        }
-        a = t;
-    }
+    // `=` of an assignment, not of `==`, `!=`, `<=`, `>=`.
+    let a = s.operand_start(k, body.0, |t| {
+        s.text(t) == "=" && !matches!(s.text(t - 1), "=" | "!" | "<" | ">") && s.text(t + 1) != "="
+    });
     let mut b = k + width;
     while b < body.1 {
         match s.text(b) {

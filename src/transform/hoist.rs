@@ -304,21 +304,9 @@ fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits,
     let op = s.text(k);
     let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
     // The left operand: back to what binds less tightly.
-    let mut a = k;
-    while a > f.body.0 + 1 {
-        let t = a - 1;
-        match s.text(t) {
-            ")" | "]" => {
-                a = s.partner(t);
-                continue;
-            }
-            "(" | "[" | "{" | "}" | "," | ";" | "?" | ":" | "return" => break,
-            "|" if op == "&" && t > 0 && pair(t - 1, "|") => break,
-            _ if assigns(s, t) => break,
-            _ => {}
-        }
-        a = t;
-    }
+    let a = s.operand_start(k, f.body.0, |t| {
+        (op == "&" && s.text(t) == "|" && t > 0 && pair(t - 1, "|")) || assigns(s, t)
+    });
     let mut b = k + 2;
     while b < f.body.1 {
         match s.text(b) {
