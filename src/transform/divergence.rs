@@ -21,7 +21,7 @@
 
 use super::source::{FunctionDef, Scanned};
 use crate::plan::uniform_branch::IdCondition;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Functions whose value differs between the work-items of a work-group (a sub-group's id
 /// too: the rule is per work-group).
@@ -66,10 +66,24 @@ pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> 
         }
     }
     // Callers of a flagged function are flagged too (the call may well be uniform), and so are
-    // callers of a kernel with launch-time conditions (which would go unchecked).
-    loop {
-        let before = out.refused.len();
-        for f in &s.functions {
+    // callers of a kernel with launch-time conditions (which would go unchecked). In passes
+    // over the functions in source order, each examining only the functions that call a name
+    // flagged since they were last examined (what a pass over every body finds; passes over
+    // every body took time quadratic in the length of a chain of helpers).
+    let mut callers: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (n, f) in s.functions.iter().enumerate() {
+        for i in (f.body.0 + 1..f.body.1).filter(|&i| s.is_call(i)) {
+            callers.entry(s.text(i)).or_default().push(n);
+        }
+    }
+    let flagged = out.refused.keys().chain(out.at_launch.keys());
+    let mut pass: BTreeSet<usize> = flagged
+        .flat_map(|name| callers.get(name.as_str()).into_iter().flatten().copied())
+        .collect();
+    while !pass.is_empty() {
+        let mut next = BTreeSet::new();
+        while let Some(n) = pass.pop_first() {
+            let f = &s.functions[n];
             if out.refused.contains_key(&f.name) {
                 continue;
             }
@@ -87,12 +101,19 @@ pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> 
                 };
                 out.at_launch.remove(&f.name);
                 out.refused.insert(f.name.clone(), why);
+                // Later functions see it in this pass, earlier ones in the next.
+                for &c in callers.get(f.name.as_str()).into_iter().flatten() {
+                    _ = if c > n {
+                        pass.insert(c)
+                    } else {
+                        next.insert(c)
+                    };
+                }
             }
         }
-        if out.refused.len() == before {
-            return out;
-        }
+        pass = next;
     }
+    out
 }
 
 /// The first call of a word accepted by `uses` in `f` that sits under (or after an exit

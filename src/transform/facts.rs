@@ -43,6 +43,24 @@ impl SourceFacts {
     /// Reads `src` for a build on `device`. Errors only for a malformed clgroups attribute
     /// (see [`super::scan`]).
     pub(crate) fn read(src: &str, device: &Device) -> Result<SourceFacts> {
+        let backend = device.sub_groups().effective.shuffle_backend;
+        // Where collectives are work-group barriers (emulated; PoCL's native ones), collectives
+        // under work-group-divergent branches are refused or left to the launch.
+        let collective: Option<fn(&str) -> bool> = match device.needs_group_uniform_collectives() {
+            true if backend == ShuffleBackend::Emulated => Some(layer::is_emulated_collective),
+            true => Some(layer::is_sub_group_collective),
+            false => None,
+        };
+        SourceFacts::read_on(src, backend, collective)
+    }
+
+    /// [`SourceFacts::read`] for a device of `backend` whose collectives are work-group barriers
+    /// where `collective` (which tells them) is given.
+    pub(crate) fn read_on(
+        src: &str,
+        backend: ShuffleBackend,
+        collective: Option<fn(&str) -> bool>,
+    ) -> Result<SourceFacts> {
         let scanned = match Scanned::new(src) {
             Ok(s) => s,
             Err(e) => {
@@ -56,18 +74,10 @@ impl SourceFacts {
                 });
             }
         };
-        let backend = device.sub_groups().effective.shuffle_backend;
-        let layer_users = layer::layer_users_on(&scanned, device);
+        let layer_users = layer::layer_users_on(&scanned, backend);
         let scratch_edits = match backend {
             ShuffleBackend::Emulated => layer::scratch_edits(&scanned, &layer_users),
             _ => Vec::new(),
-        };
-        // Where collectives are work-group barriers (emulated; PoCL's native ones), collectives
-        // under work-group-divergent branches are refused or left to the launch.
-        let collective: Option<fn(&str) -> bool> = match device.needs_group_uniform_collectives() {
-            true if backend == ShuffleBackend::Emulated => Some(layer::is_emulated_collective),
-            true => Some(layer::is_sub_group_collective),
-            false => None,
         };
         let divergence = collective.map_or_else(Divergence::default, |c| {
             divergence::divergent_users(&scanned, c)
