@@ -190,5 +190,9 @@ fn main() -> AnyResult<()> {
             copy / r.scan,
         );
     }
+    match clgroups::algorithms::look_back_wait_ns(&device) {
+        Some(w) => println!("look-back wait of the large tiles on this device: {w} ns (measured)"),
+        None => println!("look-back wait: not measured on this device"),
+    }
     Ok(())
 }

@@ -12,9 +12,8 @@
 //! A value a variable does not accept is an [`Error::InvalidEnvironment`] naming the variable,
 //! the value and what it accepts, from the first call that needs the setting (a switch of
 //! checked mode: the first buffer or program), never a silent choice. The tuning knobs
-//! (range-rounding parameters and mode, the scan tile) follow DPC++ instead: a bad value is
-//! that same error printed as a warning, and the default is kept. (`CLGROUPS_SCAN_WAIT_NS` is
-//! listed here but, while the scan's tuning is reworked, still read by `algorithms`.)
+//! (range-rounding parameters and mode, the scan tile and its wait) follow DPC++ instead: a bad
+//! value is that same error printed as a warning, and the default is kept.
 //!
 //! ```
 //! use clgroups::config::{self, VARIABLES};
@@ -100,7 +99,7 @@ pub const VARIABLES: &[Variable] = &[
     var(SCAN_TILE, "`ROUNDS:LOCAL` with `ROUNDS × LOCAL / 32` a multiple of 32 and `LOCAL` a multiple of 32",
         "`8:256`, and `32:256` for inputs from 2^26 elements", "the look-back scan's tile (NVIDIA), one for every size, for tuning (a bad value warns and is ignored)"),
     var(SCAN_WAIT_NS, "a number of nanoseconds",
-        "3000 on an H100 for the large tiles of inputs from 2^26 elements, 0 otherwise",
+        "for the large tiles of inputs from 2^26 elements, the wait the device's first such scan measured (`algorithms::look_back_wait_ns`); 0 otherwise",
         "how long a look-back tile waits before it first reads the tiles before it (PTX `nanosleep`), for tuning (a bad value warns)"),
     var(ROUNDING, "`on`, `force` or `disable`", "`on`", "the range-rounding mode (DPC++'s `-fsycl-range-rounding`; a bad value warns)"),
     var(ROUNDING_PARAMS, "`MinFactor:GoodFactor:MinRange`, both factors above 0", "a device-aware rule (DPC++'s own default: `16:32:1024`)",
@@ -146,6 +145,7 @@ pub(crate) struct Settings {
     post: OnceLock<Result<Option<bool>>>,
     #[cfg(feature = "algorithms")]
     scan_tile: OnceLock<Option<crate::algorithms::plan::Tile>>,
+    scan_wait_ns: OnceLock<Option<u32>>,
     rounding: OnceLock<RoundingConfig>,
 }
 
@@ -210,6 +210,13 @@ impl Settings {
         *self
             .scan_tile
             .get_or_init(|| tuning(SCAN_TILE, read(SCAN_TILE), tile))
+    }
+
+    /// [`SCAN_WAIT_NS`]: every look-back tile's wait in ns, if forced (a bad value warns).
+    pub(crate) fn scan_wait_ns(&self) -> Option<u32> {
+        *self
+            .scan_wait_ns
+            .get_or_init(|| tuning(SCAN_WAIT_NS, read(SCAN_WAIT_NS), |v| v.trim().parse().ok()))
     }
 
     /// The range-rounding variables (bad values warn and keep the default).

@@ -17,6 +17,7 @@ mod divergent;
 use clgroups::buffer::Scalar;
 use clgroups::device::ShuffleBackend;
 use clgroups::launch::LocalSize;
+use clgroups::program::SubGroupSize;
 use clgroups::{Buffer, Device, Error, Program, Queue, Range};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -358,8 +359,8 @@ fn shapes(backend: ShuffleBackend) -> Vec<Shape> {
     ]
 }
 
-/// Every check on `device`; panics listing the first failures.
-fn check_device(device: &Device) {
+/// Every check on `device` with the program default `size`; panics listing the first failures.
+fn check_device(device: &Device, size: SubGroupSize) {
     let queue = Queue::new(device).expect("queue");
     let backend = device.sub_groups().effective.shuffle_backend;
     let provided: Vec<String> = clgroups::program::polyfill::extensions(&queue)
@@ -369,13 +370,14 @@ fn check_device(device: &Device) {
     let start = std::time::Instant::now();
     let program = Program::builder(SRC)
         .file_name("khr_non_uniform.cl")
+        .default_sub_group_size(size)
         .build(&queue)
         .unwrap_or_else(|e| panic!("{backend}: the test kernels build: {e}"));
     eprintln!("{backend}: built in {:?}", start.elapsed());
     let mut suite = Suite {
         queue: &queue,
         program,
-        label: backend.to_string(),
+        label: format!("{backend} {size:?}"),
         checks: 0,
         failed: 0,
         fails: Vec::new(),
@@ -386,7 +388,8 @@ fn check_device(device: &Device) {
         suite.shape(&shape, fp64);
         if backend == ShuffleBackend::NvidiaPtx {
             let before = suite.checks;
-            suite.divergent(&shape);
+            let s = suite.launch_max_size(&shape);
+            suite.divergent(&shape, s);
             eprintln!("  divergent: {} checks", suite.checks - before);
         }
         eprintln!("  {:?}: {:?}", shape.local, t.elapsed());
@@ -466,7 +469,11 @@ impl Suite<'_> {
 
 #[test]
 fn non_uniform_builtins_on_the_devices_own_backend() {
-    check_device(&common::device());
+    let d = common::device();
+    check_device(&d, SubGroupSize::Primary);
+    for s in common::other_sizes(&d) {
+        check_device(&d, SubGroupSize::Exact(s));
+    }
 }
 
 #[test]
@@ -475,5 +482,8 @@ fn non_uniform_builtins_emulated_on_a_native_device() {
     if !common::native_or_skip(&d, "non_uniform_builtins_emulated_on_a_native_device") {
         return;
     }
-    check_device(&d.with_backend(ShuffleBackend::Emulated).unwrap());
+    check_device(
+        &d.with_backend(ShuffleBackend::Emulated).unwrap(),
+        SubGroupSize::Primary,
+    );
 }

@@ -10,7 +10,7 @@ mod common;
 use common::shape::{hash, Shape};
 
 use clgroups::buffer::Scalar;
-use clgroups::device::{Provision, ShuffleBackend};
+use clgroups::device::ShuffleBackend;
 use clgroups::launch::{Local, LocalSize};
 use clgroups::program::SubGroupSize;
 use clgroups::{Buffer, Device, Program, Queue, Range};
@@ -140,6 +140,8 @@ struct Suite<'a> {
     queue: &'a Queue,
     program: Program,
     label: String,
+    /// The size the program pins (`SubGroupSize::Exact`), if it does.
+    pinned: Option<usize>,
     checks: usize,
     failed: usize,
     /// The first 1000 failures.
@@ -495,6 +497,14 @@ impl Suite<'_> {
 
     fn shape(&mut self, shape: &Shape) {
         let s = self.ids(shape);
+        if let Some(p) = self.pinned {
+            let want = p.min(shape.local.iter().product());
+            self.check(
+                || format!("{:?} max size of pinned {p}", shape.local),
+                s,
+                want,
+            );
+        }
         self.typed::<i8>(shape, s);
         self.typed::<u8>(shape, s);
         self.typed::<i16>(shape, s);
@@ -531,16 +541,7 @@ fn check_device(device: &Device, size: SubGroupSize) {
     let backend = device.sub_groups().effective.shuffle_backend;
     let provided: Vec<String> = clgroups::program::polyfill::extensions(&queue)
         .into_iter()
-        .map(|(e, p)| {
-            format!(
-                "{e}={}",
-                if p == Provision::Native {
-                    "native"
-                } else {
-                    "provided"
-                }
-            )
-        })
+        .map(|(e, p)| format!("{e}={}", p.name()))
         .collect();
     let start = std::time::Instant::now();
     let program = Program::builder(SRC)
@@ -552,6 +553,10 @@ fn check_device(device: &Device, size: SubGroupSize) {
         queue: &queue,
         program,
         label: format!("{backend} {size:?}"),
+        pinned: match size {
+            SubGroupSize::Exact(s) => Some(s),
+            _ => None,
+        },
         checks: 0,
         failed: 0,
         fails: Vec::new(),
@@ -575,6 +580,9 @@ fn builtins_on_the_devices_own_backend() {
     check_device(&d, SubGroupSize::Primary);
     if d.sub_groups().effective.shuffle_backend == ShuffleBackend::Khr {
         check_device(&d, SubGroupSize::Automatic);
+    }
+    for s in common::other_sizes(&d) {
+        check_device(&d, SubGroupSize::Exact(s));
     }
 }
 

@@ -14,6 +14,7 @@
 
 mod common;
 
+use clgroups::plan::work_group::MIN_POCL_COLLECTIVE_GROUP;
 use clgroups::{Buffer, Error, Local, LocalSize, Program, Queue, Range};
 
 /// The prologue of llama.cpp's sub-group kernels.
@@ -207,6 +208,58 @@ fn rows(ne00: usize, ne01: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Launches a norm kernel with llama.cpp's arguments: one work-group of `nth` per row of
+/// `ne00` floats, `local float *sum` of one float per work-item.
+fn launch_norm(
+    k: &clgroups::Kernel,
+    (src, dst): (&Buffer<f32>, &Buffer<f32>),
+    (ne00, ne01, nth): (usize, usize, usize),
+    eps: f32,
+) -> clgroups::Result<()> {
+    let nb01 = (ne00 * 4) as u64;
+    // SAFETY: work-group r reads row r of src and writes row r of dst (ne00 floats each,
+    // both ne00 * ne01 long); `sum` holds one float per work-item.
+    unsafe {
+        k.launch()
+            .arg(src)
+            .arg(0u64)
+            .arg(dst)
+            .arg(0u64)
+            .arg(ne00 as i32)
+            .arg(ne01 as i32)
+            .arg(1i32)
+            .arg(1i32)
+            .arg(nb01)
+            .arg(nb01 * ne01 as u64)
+            .arg(nb01 * ne01 as u64)
+            .arg(eps)
+            .arg(Local::<f32>::new(nth))
+            .nd_range(Range::d1(ne01 * nth), LocalSize::Exact(Range::d1(nth)))
+    }?
+    .wait()?;
+    Ok(())
+}
+
+/// The host's `norm` (`kernel_norm`) or `rms_norm` of each row of `x`.
+fn norm_rows(x: &[f32], ne00: usize, name: &str, eps: f32) -> Vec<f32> {
+    x.chunks(ne00)
+        .flat_map(|r| {
+            let n = r.len() as f32;
+            let (mean, ms) = match name {
+                "kernel_norm" => {
+                    let m = r.iter().sum::<f32>() / n;
+                    (m, r.iter().map(|v| (v - m) * (v - m)).sum::<f32>() / n)
+                }
+                _ => (0.0, r.iter().map(|v| v * v).sum::<f32>() / n),
+            };
+            let scale = 1.0 / (ms + eps).sqrt();
+            r.iter()
+                .map(move |v| (v - mean) * scale)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// `norm` and `rms_norm` over `ne01` rows, one work-group of 64 per row, as llama.cpp launches
 /// them (`local float *sum` of one float per work-item).
 #[test]
@@ -221,45 +274,9 @@ fn norm_and_rms_norm_run_unchanged() {
         let p = program(&q, body);
         let k = p.kernel(name).unwrap();
         let dst = Buffer::from_slice(&q, &vec![f32::NAN; ne00 * ne01]).unwrap();
-        let nb01 = (ne00 * 4) as u64;
-        // SAFETY: work-group r reads row r of src and writes row r of dst (ne00 floats each,
-        // both ne00 * ne01 long); `sum` holds one float per work-item.
-        unsafe {
-            k.launch()
-                .arg(&src)
-                .arg(0u64)
-                .arg(&dst)
-                .arg(0u64)
-                .arg(ne00 as i32)
-                .arg(ne01 as i32)
-                .arg(1i32)
-                .arg(1i32)
-                .arg(nb01)
-                .arg(nb01 * ne01 as u64)
-                .arg(nb01 * ne01 as u64)
-                .arg(eps)
-                .arg(Local::<f32>::new(nth))
-                .nd_range(Range::d1(ne01 * nth), LocalSize::Exact(Range::d1(nth)))
-        }
-        .and_then(|ev| ev.wait())
-        .unwrap_or_else(|e| panic!("{name} on {}: {e}", q.device()));
-        let want: Vec<f32> = x
-            .chunks(ne00)
-            .flat_map(|r| {
-                let n = r.len() as f32;
-                let (mean, ms) = match name {
-                    "kernel_norm" => {
-                        let m = r.iter().sum::<f32>() / n;
-                        (m, r.iter().map(|v| (v - m) * (v - m)).sum::<f32>() / n)
-                    }
-                    _ => (0.0, r.iter().map(|v| v * v).sum::<f32>() / n),
-                };
-                let scale = 1.0 / (ms + eps).sqrt();
-                r.iter()
-                    .map(move |v| (v - mean) * scale)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        launch_norm(&k, (&src, &dst), (ne00, ne01, nth), eps)
+            .unwrap_or_else(|e| panic!("{name} on {}: {e}", q.device()));
+        let want = norm_rows(&x, ne00, name, eps);
         close(&dst.read(&q).unwrap(), &want, name);
         if name == "kernel_rms_norm" {
             // INTEL_GPU was taken: the kernel runs with the sub-groups of 32 it asks for.
@@ -269,6 +286,81 @@ fn norm_and_rms_norm_run_unchanged() {
             );
         }
         println!("{name}: right on {}", q.device());
+    }
+}
+
+/// `rms_norm.cl` as llama.cpp writes it: the sub-group path under
+/// `#ifndef GGML_OPENCL_NO_REQD_SUBGROUP_SIZE` (its size macros defined under the extension's
+/// `#ifdef`, `REQD_SUBGROUP_SIZE_32` chosen by `#ifdef INTEL_GPU`), a local-memory fallback of
+/// the same kernel under `#else`. clgroups evaluates the branches with the macros the build
+/// defines: the kernel runs with the size the compiler's branch picks (a probe kernel of the
+/// same program reports which), and with `-DGGML_OPENCL_NO_REQD_SUBGROUP_SIZE` the fallback runs.
+#[test]
+fn rms_norm_takes_the_size_its_if_branches_pick() {
+    let q = common::queue();
+    let d = q.device().clone();
+    let fallback = NORM.replace("kernel_norm", "kernel_rms_norm");
+    let src = format!(
+        "#ifndef GGML_OPENCL_NO_REQD_SUBGROUP_SIZE\n\
+         #pragma OPENCL EXTENSION cl_khr_subgroups : enable\n\
+         #ifdef cl_intel_required_subgroup_size\n\
+         #pragma OPENCL EXTENSION cl_intel_required_subgroup_size : enable\n\
+         #define INTEL_GPU 1\n\
+         #define REQD_SUBGROUP_SIZE_16 __attribute__((intel_reqd_sub_group_size(16)))\n\
+         #define REQD_SUBGROUP_SIZE_32 __attribute__((intel_reqd_sub_group_size(32)))\n\
+         #elif defined(cl_qcom_reqd_sub_group_size)\n\
+         #define ADRENO_GPU 1\n\
+         #define REQD_SUBGROUP_SIZE_64  __attribute__((qcom_reqd_sub_group_size(\"half\")))\n\
+         #endif\n{RMS_NORM}\n#else // GGML_OPENCL_NO_REQD_SUBGROUP_SIZE\n{fallback}\n#endif\n\
+         kernel void probe(global int *o) {{\n#ifdef INTEL_GPU\n o[0] = 1;\n#else\n o[0] = 0;\n#endif\n}}\n"
+    );
+    let (ne00, ne01, nth) = (100usize, 4usize, 64usize);
+    let x = rows(ne00, ne01);
+    let input = Buffer::from_slice(&q, &x).unwrap();
+    for options in ["", "-DGGML_OPENCL_NO_REQD_SUBGROUP_SIZE"] {
+        let p = Program::builder(src.as_str())
+            .options(options)
+            .build(&q)
+            .unwrap_or_else(|e| panic!("{d} [{options}]: {e}"));
+        let o = Buffer::from_slice(&q, &[-1i32]).unwrap();
+        // SAFETY: one work-item writes o[0].
+        unsafe {
+            p.kernel("probe")
+                .unwrap()
+                .launch()
+                .arg(&o)
+                .nd_range(1, LocalSize::Auto)
+        }
+        .and_then(|ev| ev.wait())
+        .unwrap();
+        let intel = o.read(&q).unwrap()[0] == 1;
+        let k = p.kernel("kernel_rms_norm").unwrap();
+        let dst = Buffer::from_slice(&q, &vec![f32::NAN; ne00 * ne01]).unwrap();
+        let ran = launch_norm(&k, (&input, &dst), (ne00, ne01, nth), 1e-5);
+        let offered = d.sub_groups().effective.sub_group_sizes.contains(&32);
+        match (options.is_empty() && intel, ran) {
+            (true, Ok(())) => {
+                let size = k.sub_groups().max_sub_group_size(Range::d1(nth)).unwrap();
+                assert_eq!(size, 32, "{d}: INTEL_GPU picks 32");
+            }
+            (true, Err(e @ Error::FeatureNotSupported { .. })) if !offered => {
+                println!("{d}: the #if picks 32, which the device does not offer: {e}");
+                continue;
+            }
+            (false, Ok(())) => {}
+            (_, Err(e)) => panic!("{d} [{options}] (INTEL_GPU: {intel}): {e}"),
+        }
+        // The fallback is llama.cpp's local-memory path, here `norm.cl`'s body under its name.
+        let which = match options.is_empty() {
+            true => "kernel_rms_norm",
+            false => "kernel_norm",
+        };
+        close(
+            &dst.read(&q).unwrap(),
+            &norm_rows(&x, ne00, which, 1e-5),
+            options,
+        );
+        println!("{d} [{options}]: INTEL_GPU {intel}: right");
     }
 }
 
@@ -317,15 +409,34 @@ fn soft_max_and_mul_mv_run_unchanged() {
     );
 
     // mul_mv: dst[r1][r0] = x row r0 . y row r1, ne11 = 6 rows of y (4 per work-group).
-    let (ne01, ne11) = (ne01, 6usize);
-    let y = rows(ne00, ne11);
-    let src1 = Buffer::from_slice(&q, &y).unwrap();
     let p = program(&q, MUL_MV);
     let k = p.kernel("kernel_mul_mat_f32_f32").unwrap();
     let sg = k.sub_groups().max_sub_group_size(Range::d1(32)).unwrap();
-    let dst = Buffer::from_slice(&q, &vec![f32::NAN; ne01 * ne11]).unwrap();
+    let (got, want) = mul_mv(&p, &x, (ne00, ne01, 6), sg)
+        .unwrap_or_else(|e| panic!("mul_mv on {}: {e}", q.device()));
+    close(&got, &want, "mul_mv");
+    println!(
+        "kernel_mul_mat_f32_f32: right on {} (sub-groups of {sg})",
+        q.device()
+    );
+}
+
+/// `kernel_mul_mat_f32_f32` over `x` (`ne01` rows of `ne00`) and `ne11` rows of `y`, in
+/// work-groups of `local` x 1: what it wrote, and the host's dot products.
+fn mul_mv(
+    p: &Program,
+    x: &[f32],
+    (ne00, ne01, ne11): (usize, usize, usize),
+    local: usize,
+) -> clgroups::Result<(Vec<f32>, Vec<f32>)> {
+    let q = p.queue();
+    let k = p.kernel("kernel_mul_mat_f32_f32").unwrap();
+    let y = rows(ne00, ne11);
+    let src = Buffer::from_slice(q, x).unwrap();
+    let src1 = Buffer::from_slice(q, &y).unwrap();
+    let dst = Buffer::from_slice(q, &vec![f32::NAN; ne01 * ne11]).unwrap();
     let nb = (ne00 * 4) as u64;
-    let groups = Range::d2(ne01 * sg, ne11.div_ceil(4));
+    let groups = Range::d2(ne01 * local, ne11.div_ceil(4));
     // SAFETY: work-group (r0, g) reads row r0 of src and rows 4g.. of src1 below ne11, and
     // writes dst[r1 * ne01 + r0], r1 < ne11, inside dst (ne01 * ne11).
     unsafe {
@@ -342,10 +453,9 @@ fn soft_max_and_mul_mv_run_unchanged() {
             .arg(ne11 as i32)
             .arg(nb)
             .arg(ne01 as i32)
-            .nd_range(groups, LocalSize::Exact(Range::d2(sg, 1)))
+            .nd_range(groups, LocalSize::Exact(Range::d2(local, 1)))
     }
-    .and_then(|ev| ev.wait())
-    .unwrap_or_else(|e| panic!("mul_mv on {}: {e}", q.device()));
+    .and_then(|ev| ev.wait())?;
     let want: Vec<f32> = (0..ne11)
         .flat_map(|r1| {
             let (x, y) = (&x, &y);
@@ -356,11 +466,48 @@ fn soft_max_and_mul_mv_run_unchanged() {
             })
         })
         .collect();
-    close(&dst.read(&q).unwrap(), &want, "mul_mv");
+    Ok((dst.read(q)?, want))
+}
+
+/// Issue 32: `for (i = get_sub_group_local_id(); i < ne00; i += get_max_sub_group_size())` in
+/// work-groups smaller than the device's sub-groups (16, and 1..7: one partial sub-group each)
+/// covers every column: `get_max_sub_group_size()` never exceeds the work-group (on NVIDIA it
+/// was 32 in work-groups of 16: 185 of 185 outputs wrong). Work-groups of one or two
+/// work-items are refused before anything runs where PoCL's native collectives abort.
+#[test]
+fn mul_mv_in_small_work_groups() {
+    let q = common::queue();
+    let (ne00, ne01, ne11) = (75usize, 37usize, 5usize);
+    let x = rows(ne00, ne01);
+    let p = program(&q, MUL_MV);
+    let k = p.kernel("kernel_mul_mat_f32_f32").unwrap();
+    for local in [16usize, 1, 2, 3, 4, 5, 6, 7] {
+        let max = k.sub_groups().max_sub_group_size(Range::d1(local)).unwrap();
+        assert!(
+            max <= local,
+            "largest sub-group {max} in work-groups of {local}"
+        );
+        match mul_mv(&p, &x, (ne00, ne01, ne11), local) {
+            Ok((got, want)) => close(&got, &want, &format!("mul_mv in work-groups of {local}")),
+            Err(e @ Error::InvalidLaunch { .. })
+                if native_pocl(q.device()) && local < MIN_POCL_COLLECTIVE_GROUP =>
+            {
+                println!("work-groups of {local}: refused on {}: {e}", q.device());
+            }
+            Err(e) => panic!("mul_mv in work-groups of {local} on {}: {e}", q.device()),
+        }
+    }
     println!(
-        "kernel_mul_mat_f32_f32: right on {} (sub-groups of {sg})",
+        "kernel_mul_mat_f32_f32 in work-groups of 16 and 1..7: right on {}",
         q.device()
     );
+}
+
+/// Whether PoCL runs the device's native sub-groups (their collectives abort the process in
+/// work-groups of fewer than [`MIN_POCL_COLLECTIVE_GROUP`] work-items, so clgroups refuses those).
+fn native_pocl(d: &clgroups::Device) -> bool {
+    d.identity().implementation == clgroups::device::Implementation::Pocl
+        && d.sub_groups().effective.shuffle_backend != clgroups::device::ShuffleBackend::Emulated
 }
 
 /// A required size the device cannot run is refused before anything is enqueued, naming the

@@ -3,7 +3,9 @@
 //! `intel_reqd_sub_group_size(SIMD_SIZE)`) runs with the size it asks for, or is refused naming
 //! the attribute; never with a guessed size. On the emulated backend (PoCL 3.1) the emulated
 //! sub-groups used to be 8 wide (every shuffle wrong) or the build failed; on native drivers
-//! (PoCL 6.0) the driver applies the attribute itself.
+//! (PoCL 6.0) the driver applies the attribute itself. A size macro defined in `#if` branches
+//! takes the branch the build's macros select; one chosen by a macro clgroups cannot tell is
+//! refused naming that macro where clgroups sets the size.
 
 mod common;
 
@@ -21,6 +23,11 @@ const SRC: &str = r#"
 #else
 #define WIDTH 16
 #endif
+#ifdef __NV_CL_C_VERSION
+#define VENDOR_WIDTH 8
+#else
+#define VENDOR_WIDTH 16
+#endif
 
 /* Each work-item: its sub-group's size, and the value of the lane mirrored in its sub-group. */
 #define BODY \
@@ -33,6 +40,7 @@ REQD kernel void via_macro(global const int *x, global int *y) { BODY }
 kernel __attribute__((intel_reqd_sub_group_size(SIMD_SIZE))) void via_arg(global const int *x, global int *y) { BODY }
 F(16) kernel void function_like(global const int *x, global int *y) { BODY }
 kernel __attribute__((intel_reqd_sub_group_size(WIDTH))) void two_definitions(global const int *x, global int *y) { BODY }
+kernel __attribute__((intel_reqd_sub_group_size(VENDOR_WIDTH))) void vendor_width(global const int *x, global int *y) { BODY }
 F(16) kernel void no_sub_groups(global const int *x, global int *y) { y[get_global_id(0)] = x[0]; }
 "#;
 
@@ -66,7 +74,8 @@ fn macro_sizes_run_with_the_size_they_ask_for() {
     let xs = common::values(128, 5);
     let x = Buffer::from_slice(&q, &xs).unwrap();
     let offered = d.sub_groups().effective.sub_group_sizes.contains(&16);
-    for name in ["via_macro", "via_arg"] {
+    // `two_definitions`: WIDTH is 16 in the `#ifdef` branch the build compiles.
+    for name in ["via_macro", "via_arg", "two_definitions"] {
         match run(&p, name, &x) {
             Ok(got) => {
                 assert!(offered, "{d} does not offer 16 but {name} ran");
@@ -97,7 +106,8 @@ fn sizes_clgroups_cannot_read_are_refused_or_left_to_the_driver() {
     );
     for (name, shown) in [
         ("function_like", "`F` at line"),
-        ("two_definitions", "intel_reqd_sub_group_size(WIDTH)"),
+        // A compiler's own macro (NVIDIA's) chooses: clgroups cannot tell it.
+        ("vendor_width", "`__NV_CL_C_VERSION` is unknown"),
     ] {
         match (run(&p, name, &x), provided) {
             (Err(e @ Error::Unsupported { .. }), true) => {
@@ -134,11 +144,14 @@ fn own_sub_group_size_attributes_are_kept() {
         eprintln!("own_sub_group_size_attributes_are_kept: not run: {d} does not offer size 16");
         return;
     }
+    // 16 where the largest sub-group is min(16, work-group size) (OpenCL and SYCL: never above
+    // the work-group, e.g. in the tail launch of a plain range), 0 otherwise.
     let src = "#define SIMD 16\n\
+        #define SEEN (get_max_sub_group_size() == min(16u, (uint)get_local_size(0)) ? 16u : 0u)\n\
         __attribute__((intel_reqd_sub_group_size(16))) kernel void lit(global uint *o) \
-        { o[get_global_id(0)] = get_max_sub_group_size(); }\n\
+        { o[get_global_id(0)] = SEEN; }\n\
         kernel __attribute__((intel_reqd_sub_group_size(SIMD))) void mac(global uint *o) \
-        { o[get_global_id(0)] = get_max_sub_group_size(); }\n\
+        { o[get_global_id(0)] = SEEN; }\n\
         kernel void free_size(global uint *o) { o[get_global_id(0)] = 16; }\n";
     let p = Program::from_source(&q, src).unwrap();
     for name in ["lit", "mac"] {

@@ -306,7 +306,10 @@ fn colored_buffers_follow_the_coloring_plan() {
     let len = 3 * page / 4 + 5; // three pages and a bit of floats: 4 pages
     let data = input(len);
     let buf = ColoredBuffer::from_slice(&root, &data).unwrap();
-    let want: Vec<usize> = color_elements::<f32>(len, page, 1, root.len())
+    // The default page: the root device's in shared placement, one element in partitioned.
+    let shared = root.placement() == Placement::Shared;
+    assert_eq!(buf.page_size(), if shared { page } else { 4 });
+    let want: Vec<usize> = color_elements::<f32>(len, buf.page_size(), 1, root.len())
         .unwrap()
         .iter()
         .map(|b| b / 4)
@@ -318,8 +321,13 @@ fn colored_buffers_follow_the_coloring_plan() {
     }
     assert_eq!(buf.read().unwrap(), data);
     let small = ColoredBuffer::from_slice(&root, &[1u8, 2, 3]).unwrap();
-    assert_eq!(small.chunks()[0], 3);
-    assert!(small.part(1).is_none());
+    let want = color_elements::<u8>(3, small.page_size(), 1, root.len()).unwrap();
+    assert_eq!(small.chunks(), want);
+    if shared {
+        // Less than a page: device 0 alone.
+        assert_eq!(small.chunks()[0], 3);
+        assert!(small.part(1).is_none());
+    }
     if root.placement() == Placement::Shared {
         assert!(ColoredBuffer::<f32>::with_page(&root, 10, page + 1).is_err());
     }
@@ -339,8 +347,10 @@ fn partitioned_launches_outside_a_chunk_fail_before_enqueueing() {
     let root = root.with_placement(Placement::Partitioned).strict();
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
     let n = 64 * 2 * root.len();
-    // Default 64 KiB pages: every element on device 0.
-    let mut out = ColoredBuffer::<u32>::with_access(&root, 3 * n, Access::Partitioned).unwrap();
+    // 64 KiB pages: every element on device 0.
+    let page = root.default_page_size();
+    let mut out =
+        ColoredBuffer::<u32>::with_layout(&root, 3 * n, page, Access::Partitioned).unwrap();
     assert_eq!(out.chunks()[0], 3 * n);
     assert_eq!(out.placement(), Placement::Partitioned);
     assert!(out.parent().is_none());

@@ -60,7 +60,7 @@ fn required_and_named_sizes() {
     let nvidia = eff.shuffle_backend == ShuffleBackend::NvidiaPtx;
     let p = Program::builder(SIZES).build(&q).expect("build");
     let unsupported: &[(&str, usize)] = if nvidia {
-        &[("reqd3", 3), ("reqd16", 16), ("reqd64", 64)]
+        &[("reqd3", 3), ("reqd64", 64)]
     } else {
         &[("reqd3", 3)]
     };
@@ -90,10 +90,8 @@ fn required_and_named_sizes() {
         observe(&p, "plain", Range::d1(32)).unwrap(),
         vec![primary as u32; 64]
     );
-    if !nvidia {
-        assert_eq!(compile_size(&p, "reqd16"), 16);
-        assert_eq!(observe(&p, "reqd16", Range::d1(32)).unwrap(), vec![16; 64]);
-    }
+    assert_eq!(compile_size(&p, "reqd16"), 16);
+    assert_eq!(observe(&p, "reqd16", Range::d1(32)).unwrap(), vec![16; 64]);
     // 0 even where the backend fixes the size (emulated, nvidia-ptx).
     assert_eq!(compile_size(&p, "automatic"), 0);
 }
@@ -102,18 +100,6 @@ fn required_and_named_sizes() {
 fn program_default_size_applies_to_kernels_that_say_nothing() {
     let q = common::queue();
     let eff = &q.device().sub_groups().effective;
-    if eff.shuffle_backend == ShuffleBackend::NvidiaPtx {
-        let p = Program::builder(SIZES)
-            .default_sub_group_size(SubGroupSize::Exact(16))
-            .build(&q)
-            .expect("build");
-        let e = observe(&p, "plain", Range::d1(32)).unwrap_err();
-        assert!(
-            matches!(e, Error::FeatureNotSupported { requested: 16, .. }),
-            "{e}"
-        );
-        return;
-    }
     let p = Program::builder(SIZES)
         .default_sub_group_size(SubGroupSize::Exact(16))
         .build(&q)
@@ -125,6 +111,59 @@ fn program_default_size_applies_to_kernels_that_say_nothing() {
         observe(&p, "primary", Range::d1(64)).unwrap(),
         vec![primary; 64]
     );
+}
+
+/// Per work-item: sub-group id, lane, range, and the sub-group's sum of ones (+128 if the lane
+/// mirrored in its sub-group is not the one read), a byte each.
+const GEOMETRY: &str = r#"
+#include <clgroups/subgroup.h>
+kernel void geometry(global uint *o) {
+    uint lane = sg_get_local_id(), n = sg_get_local_range();
+    uint mirrored = sg_shuffle(lane, n - 1u - lane) == n - 1u - lane ? 0u : 128u;
+    o[get_global_id(0)] = sg_get_group_id() << 24 | lane << 16 | n << 8 | (sg_reduce_add(1u) + mirrored);
+}
+"#;
+
+/// Every size up to 32 that clgroups provides (`nvidia-ptx`: segments of a warp; `emulated`)
+/// runs as asked over three work-groups of 64, 40, 24 and 5 work-items: ids, lanes, ranges
+/// (partial last sub-groups included), sums and shuffles within each sub-group.
+#[test]
+fn every_provided_size_runs_as_asked() {
+    let q = common::queue();
+    let eff = &q.device().sub_groups().effective;
+    if !matches!(
+        eff.shuffle_backend,
+        ShuffleBackend::NvidiaPtx | ShuffleBackend::Emulated
+    ) {
+        eprintln!("not run: the driver's sub-groups ({})", eff.shuffle_backend);
+        return;
+    }
+    for &s in eff.sub_group_sizes.iter().filter(|&&s| s <= 32) {
+        let p = Program::builder(GEOMETRY)
+            .default_sub_group_size(SubGroupSize::Exact(s))
+            .build(&q)
+            .expect("build");
+        let k = p.kernel("geometry").expect("geometry");
+        for local in [64usize, 40, 24, 5] {
+            let out = Buffer::from_slice(&q, &vec![POISON; 3 * local]).expect("buffer");
+            // SAFETY: `geometry` writes o[get_global_id(0)] for 3 * local ids; `out` has as many.
+            unsafe {
+                k.launch()
+                    .arg(&out)
+                    .nd_range(Range::d1(3 * local), LocalSize::Exact(Range::d1(local)))
+            }
+            .and_then(|e| e.wait())
+            .unwrap_or_else(|e| panic!("size {s}, local {local}: {e}"));
+            let want: Vec<u32> = (0..3 * local)
+                .map(|g| {
+                    let l = g % local;
+                    let n = s.min(local - l / s * s) as u32;
+                    ((l / s) as u32) << 24 | ((l % s) as u32) << 16 | n << 8 | n
+                })
+                .collect();
+            assert_eq!(out.read(&q).unwrap(), want, "size {s}, local {local}");
+        }
+    }
 }
 
 #[test]

@@ -118,6 +118,11 @@ impl Geo {
         self.local.iter().product()
     }
 
+    /// `sg_get_max_local_range()`: the largest sub-group, never above the work-group.
+    fn max(&self) -> usize {
+        self.s.min(self.wg())
+    }
+
     fn n(&self) -> usize {
         self.global.iter().product()
     }
@@ -229,7 +234,7 @@ impl Suite<'_> {
         for g in 0..geo.n() {
             let (_, l) = geo.split(g);
             let (i, j, r) = geo.lane(l);
-            let want = [i, i, r, geo.s, j, j, groups, groups, l, 1].map(|x| x as u32);
+            let want = [i, i, r, geo.max(), j, j, groups, groups, l, 1].map(|x| x as u32);
             let local = &geo.local;
             self.check(
                 || format!("{local:?} ids g={g}"),
@@ -254,7 +259,7 @@ impl Suite<'_> {
             let (i, r) = (geo.lane(geo.split(g).1).0, members.len());
             for k in 0..nargs {
                 let a: usize = if k + 1 < nargs { k } else { 0xffff_ffff };
-                let wrapped = (i as u32).wrapping_add(a as u32) % (2 * geo.s as u32);
+                let wrapped = (i as u32).wrapping_add(a as u32) % (2 * geo.max() as u32);
                 let sources = [
                     Some(a),
                     Some(i ^ a),
@@ -475,6 +480,9 @@ fn layer_on_the_devices_own_backend() {
     if d.sub_groups().effective.shuffle_backend == ShuffleBackend::Khr {
         check_layer(&d, SubGroupSize::Exact(16));
         check_layer(&d, SubGroupSize::Automatic);
+    }
+    for s in common::other_sizes(&d) {
+        check_layer(&d, SubGroupSize::Exact(s));
     }
 }
 

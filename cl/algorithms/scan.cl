@@ -138,8 +138,8 @@ kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk
  * bits 0-31 the value, 32-33 the flag (1: the tile's own sum, 2: the sum of every element up
  * to the tile's end), 34-63 the launch's epoch (a word of an older launch reads as "not yet").
  * The last work-group to take a ticket resets the counter. A tile that has published its own
- * sum waits CLG_LB_WAIT_NS ns (PTX nanosleep; 0: not at all) before it first reads the states
- * of the tiles before it. */
+ * sum waits `wait_ns` ns (PTX nanosleep, sm_70+; 0: not at all) before it first reads the
+ * states of the tiles before it (the host measures the best wait once per device). */
 #define LB_NSG (CLG_LB_LOCAL / 32)
 #define LB_PARTS (CLG_LB_ROUNDS * LB_NSG)
 #define LB_PER (LB_PARTS / 32)
@@ -159,7 +159,7 @@ static inline ulong lb_word(uint epoch, uint flag, T v) {
 kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void
 clg_scan_lookback(global const T *restrict in, global T *restrict out, ulong n,
                   global ulong *state_, global uint *ticket, uint tiles, uint epoch,
-                  int exclusive) {
+                  int exclusive, uint wait_ns) {
     volatile global ulong *state = state_;
     local uint tile_l;
     local T parts[LB_PARTS];
@@ -220,10 +220,11 @@ clg_scan_lookback(global const T *restrict in, global T *restrict out, ulong n,
         } else {
             if (lane == 0)
                 state[tile] = lb_word(epoch, LB_AGGREGATE, aggregate);
-#if CLG_LB_WAIT_NS > 0
+#if defined(CLG_PTX_SM) && CLG_PTX_SM >= 70
             /* Give the tiles before this one time to publish their states before the first
              * poll: polls of unpublished states cost more than the pause (plan.rs). */
-            asm volatile("nanosleep.u32 %0;" ::"r"((uint)CLG_LB_WAIT_NS));
+            if (wait_ns > 0u)
+                asm volatile("nanosleep.u32 %0;" ::"r"(wait_ns));
 #endif
             long j = (long)tile - 1;
             for (;;) {

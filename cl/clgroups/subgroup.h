@@ -5,10 +5,14 @@
  *   CLG_SUB_GROUP_SIZE   sub-group size S of every kernel of the build:
  *                        khr/intel: the size pinned by intel_reqd_sub_group_size(S) on each kernel, or
  *                        0 = automatic (the device's native size; builtins decide);
- *                        nvidia-ptx: 32; emulated: host-chosen width S >= 1, a power of two.
+ *                        nvidia-ptx: 1, 2, 4, 8, 16 or 32 (segments of a warp; 32 unless pinned);
+ *                        emulated: host-chosen width S >= 1, a power of two.
  *   CLG_HAS_FP64         1 when the device has cl_khr_fp64 (enables the double overloads), else 0
  *   CLG_HAS_SHUFFLE_RELATIVE  1 when cl_khr_subgroup_shuffle_relative is present, else 0
  *   CLG_EMU_SCRATCH_ITEMS     emulated only: largest work-group size the scratch must cover
+ *   CLG_KHR_DERIVED      khr/intel with CLG_SUB_GROUP_SIZE 0 only, optional: 1 = sizes and counts computed from
+ *                        get_max_sub_group_size() and the linear local id, reductions and scans on the exchange
+ *                        (drivers that report a partial last sub-group of a required size wrong: PoCL)
  *   emulated only: the host appends a trailing `__local ulong *clg_sg_scratch` parameter to every kernel
  *   whose body uses sg_*, and sets it at launch to one ulong per work-item of the work-group (a kernel-scope
  *   __local array was shared between concurrently running work-groups on PoCL 3.1's pthread device).
@@ -27,9 +31,11 @@
  *     backend the host refuses (before any launch) a kernel with a collective under a condition, loop or
  *     early exit on a work-item id (get_local_id, get_global_id, sg_get_local_id, ... or a variable
  *     computed from one): PoCL 3.1 hangs or crashes there; an `if (get_global_id(d) OP n)` on a scalar
- *     argument n is checked per launch instead. Compute collectives unconditionally instead.
- *   - nvidia-ptx: any work-group size; the last warp of a work-group is a partial sub-group when the
- *     size is not a multiple of 32 (shuffles and votes over the warp's active lanes).
+ *     argument n is checked per launch instead. A collective under a condition shown uniform in each
+ *     sub-group (its id values only through reductions, votes, broadcasts or the sub-group id) is first
+ *     moved ahead by the host where its operand has no side effects. Compute collectives unconditionally.
+ *   - nvidia-ptx: any work-group size; the last sub-group of a work-group (in its last warp) is partial
+ *     when the size is not a multiple of S (shuffles and votes over the sub-group's active lanes).
  *   - Unspecified results (a value, never a crash, hang or out-of-bounds access); callers must not rely on
  *     them: sg_shuffle / sg_broadcast with id >= local range; sg_shuffle_xor when lane^mask >= local range;
  *     sg_shuffle_up when lane < delta; sg_shuffle_down when lane + delta >= local range.

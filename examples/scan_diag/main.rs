@@ -17,9 +17,10 @@
 //!   `cs` stores with `st.global.cs`, `sleep` pauses `CLG_LB_DELAY` ns (PTX `nanosleep`)
 //!   before every poll of the predecessors' states after the first (as CUB's delay
 //!   constructors do), `tsleep` the same on `%globaltimer` (PTX patches: NVIDIA only). The
-//!   first wait of a tile is the library's (`plan::Tile::wait_ns`) unless the build options
-//!   set `-DCLG_LB_WAIT_NS=N`. Variants that still scan are checked against the library's
-//!   `enqueue_scan_sum`.
+//!   first wait of a tile (the kernel's `wait_ns` argument) is the one the library measured on
+//!   the device (`algorithms::look_back_wait_ns`, after its scan; 0 before one of at least
+//!   2^26 elements) unless the build options say `-DCLG_LB_WAIT_NS=N`. Variants that still
+//!   scan are checked against the library's `enqueue_scan_sum`.
 //!
 //! `cargo run --release --example scan_diag -- [--min-log2 K] [--max-log2 M] [--runs N]
 //!  [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH[:BUILD OPTIONS],...]`
@@ -337,6 +338,8 @@ struct Variant {
     rounds: usize,
     local: usize,
     patches: Vec<String>,
+    /// `-DCLG_LB_WAIT_NS=N` of its options: its tiles' first wait, else the library's.
+    wait: Option<u32>,
     kernel: Result<Kernel, String>,
 }
 
@@ -353,16 +356,14 @@ fn variants<T: Element>(q: &Queue, list: &str) -> AnyResult<Vec<Variant>> {
         let (rounds, local): (usize, usize) = (rounds.parse()?, local.parse()?);
         let patches: Vec<String> = patches.split('+').map(String::from).collect();
         let label = format!("scan {name} {rounds}:{local} {}", T::CL_NAME);
-        let wait = match extra.contains("CLG_LB_WAIT_NS") {
-            true => String::new(),
-            false => {
-                let tile = algorithms::plan::Tile { rounds, local };
-                format!("-DCLG_LB_WAIT_NS={}", tile.wait_ns(q.device().name()))
-            }
-        };
+        let wait = extra
+            .split_whitespace()
+            .find_map(|o| o.strip_prefix("-DCLG_LB_WAIT_NS="))
+            .map(str::parse)
+            .transpose()?;
         let options = format!(
             "-DCLG_T={} -DCLG_OP=0 -DCLG_ID=0 -DCLG_LOOKBACK=1 -DCLG_LB_LOCAL={local} \
-             -DCLG_LB_ROUNDS={rounds} {wait} {extra}",
+             -DCLG_LB_ROUNDS={rounds} {extra}",
             T::CL_NAME
         );
         let refs: Vec<&str> = patches.iter().map(String::as_str).collect();
@@ -380,6 +381,7 @@ fn variants<T: Element>(q: &Queue, list: &str) -> AnyResult<Vec<Variant>> {
             rounds,
             local,
             patches,
+            wait,
             kernel,
         });
     }
@@ -426,6 +428,10 @@ fn scans<T: Element>(
             }
         };
         let has = |p: &str| v.patches.iter().any(|q| q == p);
+        let wait = v
+            .wait
+            .or_else(|| algorithms::look_back_wait_ns(q.device()))
+            .unwrap_or(0);
         let tile = 4 * rounds * local;
         let tiles = n.div_ceil(tile);
         states.fill(q, 0)?;
@@ -443,7 +449,8 @@ fn scans<T: Element>(
                     .arg(&ticket)
                     .arg(tiles as u32)
                     .arg(epoch)
-                    .arg(0i32);
+                    .arg(0i32)
+                    .arg(wait);
                 // SAFETY: `clg_scan_lookback` reads x and writes y below n (their length),
                 // state[tile] for tile < tiles <= states.len(), and ticket[0].
                 Ok(unsafe {

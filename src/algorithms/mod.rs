@@ -49,6 +49,7 @@
 //! ```
 
 mod cache;
+pub(crate) mod multi;
 #[cfg(feature = "unstable-internals")]
 #[doc(hidden)]
 pub mod plan;
@@ -57,11 +58,13 @@ pub(crate) mod plan;
 mod post;
 mod reduce;
 mod scan;
+mod wait;
 
 pub use plan::LaunchPlan;
 use plan::PlanInputs;
 pub use reduce::{enqueue_reduce, reduce, reduce_max, reduce_min, reduce_sum, Reduction};
 pub use scan::{enqueue_scan_sum, exclusive_scan_sum, inclusive_scan_sum, ScanKind};
+pub use wait::look_back_wait_ns;
 
 use crate::buffer::{Buffer, Scalar};
 use crate::device::ShuffleBackend;
@@ -172,6 +175,8 @@ pub(crate) struct State<T: Element> {
     queue: Queue,
     inputs: PlanInputs,
     tile: plan::Tile,
+    /// `CLGROUPS_SCAN_WAIT_NS`: every look-back tile's wait.
+    forced_wait: Option<u32>,
     k: Kernels,
     /// One partial per work-group of a reduce, or one sum per chunk of a scan (grows).
     partials: Buffer<T>,
@@ -191,6 +196,10 @@ pub(crate) struct State<T: Element> {
     /// where the device cannot take posts), and the number of the last post.
     mailbox: Option<std::result::Result<crate::ffi::Mailbox, ()>>,
     seq: u32,
+    /// What [`multi`] has run on this state at least once (its bits).
+    warm: u8,
+    /// [`multi`]'s carry kernel (built on first use).
+    carry: Option<Kernel>,
 }
 
 impl<T: Element> State<T> {
@@ -207,14 +216,10 @@ impl<T: Element> State<T> {
         let lookback = nvidia && size_of::<T>() == 4;
         let forced = crate::config::settings().scan_tile();
         let tile = forced.unwrap_or(plan::Tile::DEFAULT);
-        let wait_ns = |tile: plan::Tile| match std::env::var("CLGROUPS_SCAN_WAIT_NS") {
-            Ok(v) => v.trim().parse::<u32>().unwrap_or_else(|_| {
-                log::warn!("CLGROUPS_SCAN_WAIT_NS={v:?} is not a number of ns; using the default");
-                tile.wait_ns(device.name())
-            }),
-            Err(_) => tile.wait_ns(device.name()),
-        };
-        let program = build::<T>(queue, op, lookback, tile, wait_ns(tile))?;
+        // Every tile's look-back wait, for tuning (else none for the default tiles, and for the
+        // large ones what the device's first large scan measures: `wait`).
+        let forced_wait = crate::config::settings().scan_wait_ns();
+        let program = build::<T>(queue, op, lookback, tile)?;
         let lookback_kernel = |program: &Program, tile: plan::Tile| -> Result<Option<Kernel>> {
             let k = program.kernel("clg_scan_lookback")?;
             let fits = k.limits().max_work_group_size >= tile.local;
@@ -225,7 +230,10 @@ impl<T: Element> State<T> {
         };
         // Scans are sums: only their state needs the large tile's kernel.
         let large = match lookback && forced.is_none() && op == ReduceOp::Sum {
-            true => lookback_kernel(&build_large::<T>(queue, op, wait_ns)?, plan::Tile::LARGE)?,
+            true => lookback_kernel(
+                &build::<T>(queue, op, true, plan::Tile::LARGE)?,
+                plan::Tile::LARGE,
+            )?,
             false => None,
         };
         let k = Kernels {
@@ -283,24 +291,26 @@ impl<T: Element> State<T> {
             epoch: 1,
             mailbox: None,
             seq: 0,
+            warm: 0,
+            carry: None,
             tile,
+            forced_wait,
             k,
         })
     }
 }
 
-/// The algorithms' program for `T` and `op`, look-back tiles of `tile` that wait `wait_ns`
-/// before their first look ([`plan::Tile::wait_ns`]).
+/// The algorithms' program for `T` and `op`, look-back tiles of `tile` (their wait is an
+/// argument, chosen in `wait.rs`).
 fn build<T: Element>(
     queue: &Queue,
     op: ReduceOp,
     lookback: bool,
     tile: plan::Tile,
-    wait_ns: u32,
 ) -> Result<Program> {
     let options = format!(
         "-DCLG_T={} -DCLG_OP={} -DCLG_ID={} -DCLG_LOOKBACK={} -DCLG_LB_LOCAL={} \
-         -DCLG_LB_ROUNDS={} -DCLG_LB_WAIT_NS={wait_ns}",
+         -DCLG_LB_ROUNDS={}",
         T::CL_NAME,
         op.code(),
         op.identity::<T>(),
@@ -313,23 +323,6 @@ fn build<T: Element>(
         .file_name("clgroups/algorithms/reduce.cl")
         .options(&options)
         .build(queue)
-}
-
-/// The program of [`plan::Tile::LARGE`] look-back tiles; without their wait where the device
-/// cannot build it (PTX `nanosleep` needs NVIDIA's Volta or newer).
-fn build_large<T: Element>(
-    queue: &Queue,
-    op: ReduceOp,
-    wait_ns: impl Fn(plan::Tile) -> u32,
-) -> Result<Program> {
-    let (tile, wait) = (plan::Tile::LARGE, wait_ns(plan::Tile::LARGE));
-    build::<T>(queue, op, true, tile, wait).or_else(|e| match wait {
-        0 => Err(e),
-        _ => {
-            log::warn!("algorithms: look-back tiles that wait {wait} ns do not build on {} ({e}); built without the wait", queue.device());
-            build::<T>(queue, op, true, tile, 0)
-        }
-    })
 }
 
 /// The kernels of one program (one per element type and operation).

@@ -78,7 +78,7 @@ impl Tile {
     /// 32 rounds of 256 work-items (32768 elements), for inputs of at least
     /// [`Tile::LARGE_FROM`] elements: on the H100 0.84 of copy bandwidth at 2^28 elements,
     /// where [`Tile::DEFAULT`] reaches 0.80 (fewer, longer work-groups: less look-back); 0.93
-    /// with its wait ([`Tile::wait_ns`]).
+    /// with its wait ([`choose_wait`]).
     pub const LARGE: Tile = Tile {
         rounds: 32,
         local: 256,
@@ -91,29 +91,6 @@ impl Tile {
     /// assert_eq!(plan::lookback(Tile::LARGE_FROM, Tile::LARGE).groups, 2048);
     /// ```
     pub const LARGE_FROM: usize = 1 << 26;
-
-    /// How long a tile of the look-back scan waits, in ns, after publishing its own sum and
-    /// before it first reads the states of the tiles before it, on the device named `device`
-    /// (`CLGROUPS_SCAN_WAIT_NS` overrides it). Polls of states not yet published cost more
-    /// than the pause: on the H100 (`examples/bench_scan.rs`, 2^26–2^28 floats and ints)
-    /// [`Tile::LARGE`] ran at 0.80–0.84 of a copy without it and 0.89–0.93 with 3 µs. Tuned on
-    /// the H100 alone: the best pause follows the time a tile takes (there 3–4 µs of a
-    /// 32768-element tile's ~12 µs; 5 µs fell to 0.72, as did 3 µs with 24576-element tiles),
-    /// so a device with other bandwidth could lose as much; other devices and smaller tiles
-    /// (which take their turns faster) do not wait.
-    ///
-    /// ```
-    /// use clgroups::algorithms::plan::Tile;
-    /// assert_eq!(Tile::LARGE.wait_ns("NVIDIA H100 80GB HBM3"), 3000);
-    /// assert_eq!(Tile::LARGE.wait_ns("NVIDIA H200"), 0);
-    /// assert_eq!(Tile::DEFAULT.wait_ns("NVIDIA H100 PCIe"), 0);
-    /// ```
-    pub fn wait_ns(&self, device: &str) -> u32 {
-        match *self == Tile::LARGE && device.contains("H100") {
-            true => 3000,
-            false => 0,
-        }
-    }
 
     /// Elements per tile.
     pub fn elements(&self) -> usize {
@@ -140,6 +117,45 @@ impl Tile {
             && t.rounds <= 64;
         ok.then_some(t)
     }
+}
+
+/// The waits, in ns, a device's first scan of [`Tile::LARGE`] tiles tries (the look-back wait:
+/// how long a tile waits after publishing its own sum before it first reads the states of the
+/// tiles before it; PTX `nanosleep`). Polls of states not yet published cost more than the
+/// pause, and the best pause follows the time a tile takes, which follows the device's memory
+/// bandwidth: on the H100 (`examples/bench_scan.rs`, 2^26–2^28 floats and ints) 0.80–0.84 of a
+/// copy without a wait, 0.89–0.93 with 3 µs, 0.72 with 5 µs; an H200 (more bandwidth, the same
+/// SMs) ran at 0.72–0.74 without one. So the wait is measured on each device, not named.
+pub const WAIT_CANDIDATES_NS: [u32; 9] = [0, 500, 1000, 1500, 2000, 2500, 3000, 3500, 4000];
+
+/// Timed launches of each candidate wait in a device's measurement (interleaved; the fastest
+/// of each counts).
+pub const WAIT_ROUNDS: usize = 5;
+
+/// The look-back wait chosen from a measurement: `(wait in ns, fastest time of a scan with
+/// it)` per candidate. The smallest wait within 1 % of the fastest time (a longer wait than
+/// needed risks more than it gains: tiles then idle); 0 for no samples.
+///
+/// ```
+/// use clgroups::algorithms::plan::choose_wait;
+/// use std::time::Duration;
+/// let us = Duration::from_micros;
+/// // H100-like: 3 µs is best by far.
+/// assert_eq!(choose_wait(&[(0, us(1100)), (2000, us(1000)), (3000, us(950)), (4000, us(990))]), 3000);
+/// // Within 1 % of the best: the shorter wait.
+/// assert_eq!(choose_wait(&[(0, us(1000)), (1000, us(996)), (2000, us(995))]), 0);
+/// ```
+pub fn choose_wait(samples: &[(u32, std::time::Duration)]) -> u32 {
+    let Some(best) = samples.iter().map(|s| s.1).min() else {
+        return 0;
+    };
+    let within = best + best / 100;
+    samples
+        .iter()
+        .filter(|s| s.1 <= within)
+        .map(|s| s.0)
+        .min()
+        .unwrap_or(0)
 }
 
 /// The reduce path of a device.
@@ -360,5 +376,32 @@ mod tests {
             let p = lookback(n, t);
             assert!(p.groups * t.elements() >= n && (p.groups - 1) * t.elements() < n);
         }
+    }
+
+    #[test]
+    fn the_wait_is_the_shortest_near_the_fastest_measured() {
+        let us = std::time::Duration::from_micros;
+        // No measurement: no wait.
+        assert_eq!(choose_wait(&[]), 0);
+        // H100-like (tiles of ~12 µs): 3 µs wins clearly; a longer wait loses again.
+        let h100: Vec<_> = WAIT_CANDIDATES_NS
+            .iter()
+            .map(|&w| {
+                (
+                    w,
+                    us(1000 - u64::from(w.min(3000)) / 30 + u64::from(w.saturating_sub(3000)) / 5),
+                )
+            })
+            .collect();
+        assert_eq!(choose_wait(&h100), 3000);
+        // Every wait as fast (a device without nanosleep): none.
+        let flat: Vec<_> = WAIT_CANDIDATES_NS.iter().map(|&w| (w, us(500))).collect();
+        assert_eq!(choose_wait(&flat), 0);
+        // Noise below 1 %: the shorter wait; the order of the samples does not matter.
+        let noisy = [(2000, us(1000)), (1500, us(1009)), (500, us(1011))];
+        assert_eq!(choose_wait(&noisy), 1500);
+        // Candidates are distinct, ascending, from 0.
+        assert_eq!(WAIT_CANDIDATES_NS[0], 0);
+        assert!(WAIT_CANDIDATES_NS.windows(2).all(|w| w[0] < w[1]));
     }
 }

@@ -104,13 +104,13 @@ impl<T: Element> State<T> {
     }
 
     /// Whether the reduce's kernel posts its result itself (one launch on NVIDIA).
-    fn posts_reduce(&self) -> bool {
+    pub(super) fn posts_reduce(&self) -> bool {
         plan::reduce_path(&self.inputs) == (ReducePath::Groups { one_launch: true })
     }
 
     /// Reads `result[0]`: a direct transfer into pinned memory and one bounded wait where
     /// the device has pinned memory, else [`Buffer::read_into`].
-    fn read_result(&mut self) -> Result<T> {
+    pub(super) fn read_result(&mut self) -> Result<T> {
         let mut v = [T::default()];
         let (queue, result) = (&self.queue, &self.result);
         let pinned = self.pinned.get_or_insert_with(|| {

@@ -40,42 +40,13 @@ impl<T: Element> State<T> {
         };
         match (path, lookback) {
             (ScanPath::LookBack, Some((lookback, tile))) => {
-                log::debug!("algorithms: look-back scan of {n} in tiles of {tile:?}");
-                let p = plan::lookback(n, tile);
-                let tiles = u32::try_from(p.groups).map_err(|_| {
-                    Error::input(format!("scan of {n} elements: more than 2^32 tiles"))
-                })?;
-                if self.tiles.as_ref().is_none_or(|b| b.len() < p.groups) {
-                    let mut fresh = Buffer::new(self.queue.context(), p.groups)?;
-                    fresh.fill(&self.queue, 0)?;
-                    self.tiles = Some(fresh);
-                }
-                let states = self.tiles.as_mut().expect("tile states");
-                if self.epoch >= EPOCHS {
-                    states.fill(&self.queue, 0)?;
-                    self.epoch = 1;
-                }
-                let epoch = self.epoch;
-                self.epoch += 1;
-                let args = vec![
-                    input.to_arg(),
-                    output.to_arg(),
-                    (n as u64).to_arg(),
-                    (&*states).to_arg(),
-                    (&self.counters).to_arg(),
-                    tiles.to_arg(),
-                    epoch.to_arg(),
-                    exclusive.to_arg(),
-                ];
-                let needs = [
-                    (output.len(), n),
-                    (states.len(), p.groups),
-                    (self.counters.len(), 1),
-                ];
-                // SAFETY: `clg_scan_lookback` reads `in` and writes `out` below `n` (checked
-                // against both lengths), uses `state[tile]` for the plan's `tiles` = groups
-                // and `counter[0]` as the ticket.
-                unsafe { launch(lookback, args, p, &needs, how) }
+                let lookback = lookback.clone();
+                let wait = match (self.forced_wait, tile == plan::Tile::LARGE) {
+                    (Some(w), _) => w,
+                    (None, true) => self.large_wait(&lookback, input, output, exclusive)?,
+                    (None, false) => 0,
+                };
+                self.lookback(&lookback, tile, wait, input, output, exclusive, how)
             }
             (ScanPath::Sequential, _) => {
                 let (chunk, p) = plan::sequential(n, &self.inputs);
@@ -101,6 +72,57 @@ impl<T: Element> State<T> {
             }
             _ => self.reduce_then_scan(input, output, exclusive, how),
         }
+    }
+
+    /// One look-back scan in tiles of `tile` that wait `wait` ns before their first look back.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn lookback(
+        &mut self,
+        kernel: &crate::kernel::Kernel,
+        tile: plan::Tile,
+        wait: u32,
+        input: &Buffer<T>,
+        output: &Buffer<T>,
+        exclusive: i32,
+        how: Track,
+    ) -> Result<Event> {
+        let n = input.len();
+        log::debug!("algorithms: look-back scan of {n} in tiles of {tile:?}, waiting {wait} ns");
+        let p = plan::lookback(n, tile);
+        let tiles = u32::try_from(p.groups)
+            .map_err(|_| Error::input(format!("scan of {n} elements: more than 2^32 tiles")))?;
+        if self.tiles.as_ref().is_none_or(|b| b.len() < p.groups) {
+            let mut fresh = Buffer::new(self.queue.context(), p.groups)?;
+            fresh.fill(&self.queue, 0)?;
+            self.tiles = Some(fresh);
+        }
+        let states = self.tiles.as_mut().expect("tile states");
+        if self.epoch >= EPOCHS {
+            states.fill(&self.queue, 0)?;
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        self.epoch += 1;
+        let args = vec![
+            input.to_arg(),
+            output.to_arg(),
+            (n as u64).to_arg(),
+            (&*states).to_arg(),
+            (&self.counters).to_arg(),
+            tiles.to_arg(),
+            epoch.to_arg(),
+            exclusive.to_arg(),
+            wait.to_arg(),
+        ];
+        let needs = [
+            (output.len(), n),
+            (states.len(), p.groups),
+            (self.counters.len(), 1),
+        ];
+        // SAFETY: `clg_scan_lookback` reads `in` and writes `out` below `n` (checked against
+        // both lengths), uses `state[tile]` for the plan's `tiles` = groups and `counter[0]` as
+        // the ticket.
+        unsafe { launch(kernel, args, p, &needs, how) }
     }
 
     /// Chunk sums, their exclusive scan (one work-group), each chunk from its offset.
@@ -191,7 +213,7 @@ fn enqueue<T: Element>(
 }
 
 /// The queue's scan state, after checking the buffers.
-fn checked_state<T: Element>(
+pub(super) fn checked_state<T: Element>(
     queue: &Queue,
     input: &Buffer<T>,
     output: &Buffer<T>,

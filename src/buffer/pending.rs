@@ -184,7 +184,7 @@ impl<T: Pod + Send + Sync> Buffer<T> {
 impl<T: Pod> Buffer<T> {
     /// Enqueues a read of `len` elements from element `offset` (the caller checked the bounds)
     /// into memory the returned [`PendingRead`] owns.
-    pub(super) fn read_pending(
+    pub(crate) fn read_pending(
         &self,
         queue: &Queue,
         offset: usize,

@@ -171,9 +171,7 @@ fn the_environment_is_read_here_only() {
             if !reads || line.starts_with("//") || name == "config/tests.rs" || fuzz {
                 continue;
             }
-            // The scan's wait is being retuned elsewhere; it moves here next (`tuning`).
-            let scan_wait = name == "algorithms/mod.rs" && line.contains("CLGROUPS_SCAN_WAIT_NS");
-            if name != "config.rs" && !scan_wait {
+            if name != "config.rs" {
                 readers.push(format!("src/{name}: {line}"));
             }
         }

@@ -328,8 +328,9 @@ pub const UNKNOWN_SIMD_WIDTH: usize = 8;
 /// `scripts/pocl-remote.d/0002`);
 /// clgroups then assumes [`UNKNOWN_SIMD_WIDTH`] rather than a primary size of 1.
 ///
-/// Sizes: `nvidia-ptx` offers only the warp size; `khr`/`intel` the driver's list; `emulated`
-/// every power of two up to `min(max work-group size, 512)`.
+/// Sizes: `nvidia-ptx` every power of two up to the warp size (1, 2, 4, 8, 16, 32: segments
+/// of a warp), the warp being the primary; `khr`/`intel` the driver's list; `emulated` every
+/// power of two up to `min(max work-group size, 512)`.
 ///
 /// ```
 /// use clgroups::device::{effective_view, ShuffleBackend};
@@ -346,8 +347,13 @@ pub fn effective_view(driver: &DriverSubGroups, backend: ShuffleBackend) -> Effe
     };
     let (sizes, primary) = match backend {
         ShuffleBackend::NvidiaPtx => {
+            // Segments of a warp (shfl.sync's segment mask, member masks of the segment).
             let warp = driver.warp_size_nv.map_or(32, |w| w as usize);
-            (vec![warp], warp)
+            let sizes = (0..usize::BITS)
+                .map(|b| 1usize << b)
+                .take_while(|&s| s <= warp)
+                .collect();
+            (sizes, warp)
         }
         ShuffleBackend::Khr | ShuffleBackend::Intel if !driver.sub_group_sizes.is_empty() => {
             let mut sizes = driver.sub_group_sizes.clone();
@@ -464,7 +470,7 @@ mod tests {
         let e = effective_view(&d, b);
         assert_eq!(
             (e.primary_sub_group_size, e.sub_group_sizes),
-            (32, vec![32])
+            (32, vec![1, 2, 4, 8, 16, 32])
         );
         assert!(!backend_available(ShuffleBackend::Khr, &d, true));
     }

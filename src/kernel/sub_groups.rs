@@ -4,7 +4,7 @@
 use super::{trim_ones, Kernel};
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::program::{ResolvedSize, SubGroupSize};
+use crate::program::{derived_geometry, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use opencl3::kernel::{
     CL_KERNEL_COMPILE_NUM_SUB_GROUPS, CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT,
@@ -95,10 +95,37 @@ impl SubGroupQueries<'_> {
         }
         self.kernel.check_sub_group_size()?;
         Ok(match self.kernel.inner.size {
-            ResolvedSize::Size(0) => None,
+            ResolvedSize::Size(0) => {
+                self.size_unknown()?;
+                None
+            }
             ResolvedSize::Size(s) => Some(s),
             ResolvedSize::Unsupported(_) => unreachable!("checked above"),
         })
+    }
+
+    /// An error where the kernel may have a required size that neither clgroups nor the driver
+    /// can tell (see `program::build::derived_geometry`: PoCL ignores the attribute in
+    /// `clGetKernelSubGroupInfo`): a kernel the scanner did not find, or whose own
+    /// `intel_reqd_sub_group_size` it cannot read, in a source that names the attribute.
+    fn size_unknown(&self) -> Result<()> {
+        let p = self.kernel.program();
+        let name = self.kernel.name();
+        let unknown = match p.decl(name) {
+            Some(d) => d.unresolved_sub_group_attr.is_some(),
+            None => true,
+        };
+        if unknown && derived_geometry(p.device(), 0, p.source()) {
+            return Err(Error::Unsupported {
+                device: p.device().to_string(),
+                what: format!("host sub-group queries for `{name}`"),
+                missing: "a required sub-group size clgroups can read (the kernel may have an \
+                          intel_reqd_sub_group_size that the driver ignores in \
+                          clGetKernelSubGroupInfo); ask inside the kernel"
+                    .into(),
+            });
+        }
+        Ok(())
     }
 
     fn native(&self) -> Result<()> {

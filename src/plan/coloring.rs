@@ -2,8 +2,10 @@
 //! rule Intel's root-device driver uses for implicit scaling.
 //!
 //! The allocation is cut into pages; the pages are split into `stacks` contiguous chunks, in
-//! order (device 0 holds the start), the first chunks taking one more page when the pages do not
-//! divide evenly. An allocation of at most one page lives on device 0 only; three pages on two
+//! order (device 0 holds the start), by [`shares`], the rule launches are partitioned by: in
+//! units of one page (or a power of two of them, when every device gets at least 64 units), the
+//! first chunks taking one more unit when the units do not divide evenly (or in proportion to
+//! weights). An allocation of at most one page lives on device 0 only; three pages on two
 //! devices put two on device 0 and one on device 1. Only the last page may be partial, so the
 //! bytes per device add up exactly to the allocation.
 //!
@@ -15,6 +17,7 @@
 
 use crate::error::{Error, Result};
 use crate::plan::gcd;
+use crate::plan::shares::{shares, Devices};
 
 /// Default coloring page: 64 KiB.
 ///
@@ -42,25 +45,7 @@ pub fn color(bytes: usize, page: usize, stacks: usize) -> Result<Vec<usize>> {
             "coloring needs a page size and a device count above 0 (page {page}, devices {stacks})"
         )));
     }
-    let pages = bytes.div_ceil(page);
-    let (base, extra) = (pages / stacks, pages % stacks);
-    let mut first_page = 0;
-    let chunks: Vec<usize> = (0..stacks)
-        .map(|i| {
-            let start = first_page;
-            first_page += base + usize::from(i < extra);
-            byte_at(first_page, page, bytes) - byte_at(start, page, bytes)
-        })
-        .collect();
-    log::debug!(
-        "coloring: {bytes} bytes in {pages} pages of {page} over {stacks} devices -> {chunks:?}"
-    );
-    Ok(chunks)
-}
-
-/// Byte offset of page `index`, clamped to the allocation's end.
-fn byte_at(index: usize, page: usize, bytes: usize) -> usize {
-    index.saturating_mul(page).min(bytes)
+    shares(bytes, page, Devices::Even(stacks))
 }
 
 /// Bytes per device of `len` elements of `T`, colored so that every chunk boundary is a
@@ -87,6 +72,33 @@ pub fn color_elements<T>(
     stacks: usize,
 ) -> Result<Vec<usize>> {
     let size = std::mem::size_of::<T>();
+    let chunks = element_shares(len, size, page, align, Devices::Even(stacks))?;
+    Ok(chunks.iter().map(|n| n * size).collect())
+}
+
+/// Elements per device of `len` elements of `size` bytes colored in pages of `page` bytes
+/// over `devices` (evenly or weighted), every chunk boundary a multiple of `align` bytes:
+/// [`color_elements`] in elements, with weights. Pages that are not a whole number of
+/// elements are widened to the least common multiple. A page of one element colors a buffer
+/// like a 1-D launch over its elements in work-groups of a power of two (see
+/// [`crate::plan::shares`]).
+///
+/// Errors ([`Error::InvalidInput`]) as [`color_elements`]'s, and bad weights.
+///
+/// ```
+/// use clgroups::plan::{coloring::element_shares, shares::Devices};
+/// // 2^20 floats, pages of one float, weighted 3 : 1 : 1 : 1 (units of 2048 floats).
+/// let c = element_shares(1 << 20, 4, 4, 1, Devices::Weighted(&[3.0, 1.0, 1.0, 1.0]))?;
+/// assert_eq!(c, [256 * 2048, 86 * 2048, 85 * 2048, 85 * 2048]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+pub fn element_shares(
+    len: usize,
+    size: usize,
+    page: usize,
+    align: usize,
+    devices: Devices,
+) -> Result<Vec<usize>> {
     if align == 0 || size == 0 || page == 0 || page % align != 0 {
         return Err(Error::input(format!(
             "element coloring needs a page that is a non-zero multiple of a non-zero alignment \
@@ -103,10 +115,13 @@ pub fn color_elements<T>(
             "page {page} widened to {size}-byte elements overflows"
         ))
     })?;
-    color(bytes, granule, stacks)
+    let chunks = shares(len, granule / size, devices)?;
+    log::debug!(
+        "coloring: {bytes} bytes in pages of {granule} over {devices:?} -> elements {chunks:?}"
+    );
+    Ok(chunks)
 }
 
-/// Greatest common divisor (Euclid).
 /// The index of each chunk's first element.
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
 pub(crate) fn starts_of(chunks: &[usize]) -> Vec<usize> {
@@ -181,13 +196,15 @@ mod tests {
             let c = color(bytes, page, stacks).unwrap();
             prop_assert_eq!(c.len(), stacks);
             prop_assert_eq!(c.iter().sum::<usize>(), bytes);
-            let pages: Vec<usize> = c.iter().map(|b| b.div_ceil(page)).collect();
-            prop_assert_eq!(pages.iter().sum::<usize>(), bytes.div_ceil(page));
-            prop_assert!(pages.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1));
-            // Every chunk but the one holding the last byte is whole pages.
+            let unit = crate::plan::shares::unit(page, bytes, stacks);
+            prop_assert_eq!(unit % page, 0);
+            let units: Vec<usize> = c.iter().map(|b| b.div_ceil(unit)).collect();
+            prop_assert_eq!(units.iter().sum::<usize>(), bytes.div_ceil(unit));
+            prop_assert!(units.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1));
+            // Every chunk but the one holding the last byte is whole units (so whole pages).
             let last = c.iter().rposition(|&b| b > 0);
             for (i, &b) in c.iter().enumerate() {
-                prop_assert!(Some(i) == last || b % page == 0);
+                prop_assert!(Some(i) == last || b % unit == 0);
             }
             if bytes <= page {
                 prop_assert_eq!(c[0], bytes);

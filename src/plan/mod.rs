@@ -18,6 +18,7 @@ pub mod partition;
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod root_fallback;
 pub mod rounding;
+pub mod shares;
 pub mod split;
 pub mod uniform_branch;
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]

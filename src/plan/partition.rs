@@ -4,8 +4,10 @@
 //! # The rule
 //!
 //! The slowest-moving dimension is split into `stacks` contiguous chunks of *work-groups*, in
-//! order (device 0 takes the first chunk); when the groups do not divide evenly the first chunks
-//! take one more. If that split leaves an [`imbalance`] above [`MAX_IMBALANCE`] (5%), the next
+//! order (device 0 takes the first chunk), by [`shares`]: in units of whole work-groups (one
+//! work-group, or a power of two of them when every device gets at least 64 units), the first
+//! chunks taking one more unit when the units do not divide evenly; buffer colorings cut by the
+//! same rule ([`crate::plan::shares`]). If that split leaves an [`imbalance`] above [`MAX_IMBALANCE`] (5%), the next
 //! faster dimension is tried, and so on down to x; a faster dimension is only taken when it is
 //! less imbalanced than every slower one. Put another way: the slowest dimension whose imbalance
 //! is at most 5% is chosen; when none is, the slowest of the least imbalanced ones. Work-items of
@@ -30,6 +32,7 @@
 //! assert_eq!((p.dim, p.chunks.clone()), (1, vec![256, 256]));
 //! ```
 
+use super::shares::{shares, Devices};
 use crate::error::{Error, Result};
 use crate::range::Range;
 
@@ -43,9 +46,12 @@ const _: () = assert!(MAX_IMBALANCE * 20.0 == 1.0);
 ///
 /// ```
 /// use clgroups::{plan::partition::partition, Range};
-/// // 1000 work-groups of 64 over 3 devices: 334 + 333 + 333.
+/// // 100 work-groups of 64 over 3 devices: 34 + 33 + 33.
+/// let p = partition(Range::d1(6_400), Range::d1(64), 3)?;
+/// assert_eq!((p.dim, p.chunks.clone()), (0, vec![34, 33, 33]));
+/// // 1000 over 3: units of 4 work-groups (250 units: 84 + 83 + 83).
 /// let p = partition(Range::d1(64_000), Range::d1(64), 3)?;
-/// assert_eq!((p.dim, p.chunks.clone()), (0, vec![334, 333, 333]));
+/// assert_eq!(p.chunks, vec![336, 332, 332]);
 /// # Ok::<(), clgroups::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,12 +154,6 @@ fn acceptable(groups: usize, stacks: usize) -> bool {
     excess(groups, stacks) * 20 <= groups as u128
 }
 
-/// Splits `groups` into `stacks` contiguous chunks, the first ones taking one more.
-fn split(groups: usize, stacks: usize) -> Vec<usize> {
-    let (base, extra) = (groups / stacks, groups % stacks);
-    (0..stacks).map(|i| base + usize::from(i < extra)).collect()
-}
-
 /// Checks that `global` and `local` form a valid uniform ND-range for `stacks` devices.
 fn validate(global: Range, local: Range, stacks: usize) -> Result<()> {
     if stacks == 0 {
@@ -210,7 +210,7 @@ pub fn partition(global: Range, local: Range, stacks: usize) -> Result<Partition
             dim = d;
         }
     }
-    let chunks = split(groups(dim), stacks);
+    let chunks = shares(groups(dim), 1, Devices::Even(stacks))?;
     log::debug!(
         "partition: global {global:?} local {local:?} over {stacks} devices -> dimension {dim} \
          ({} groups, imbalance {:.2}%), chunks {chunks:?}",
@@ -550,7 +550,13 @@ mod tests {
             prop_assert!(p.dim < global.rank());
             prop_assert_eq!(p.chunks.len(), stacks);
             prop_assert_eq!(p.chunks.iter().sum::<usize>(), groups(p.dim));
-            prop_assert!(p.chunks.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1));
+            // Whole units of the split (the last one may be partial), the first devices
+            // taking at most one more.
+            let u = crate::plan::shares::unit(1, groups(p.dim), stacks);
+            let units: Vec<usize> = p.chunks.iter().map(|c| c.div_ceil(u)).collect();
+            prop_assert!(units.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1));
+            let last = p.chunks.iter().rposition(|&c| c > 0);
+            prop_assert!((0..stacks).all(|i| Some(i) == last || p.chunks[i] % u == 0));
             // Imbalance rule: every slower dimension is over 5% and strictly more imbalanced
             // than the chosen one; a chosen dimension over 5% has no less imbalanced faster one.
             for d in p.dim + 1..global.rank() {

@@ -98,7 +98,8 @@ pub fn root_fallback(
 /// use clgroups::plan::root_fallback::per_device_parts;
 /// use clgroups::Range;
 /// let parts = per_device_parts(Range::d1(1009), Range::d1(1), 2).unwrap();
-/// assert_eq!(parts, vec![Some((Range::d1(0), Range::d1(505))), Some((Range::d1(505), Range::d1(504)))]);
+/// // 1009 work-items in units of 4 (plan::shares): 127 units and 126 (the last one partial).
+/// assert_eq!(parts, vec![Some((Range::d1(0), Range::d1(508))), Some((Range::d1(508), Range::d1(501)))]);
 /// assert_eq!(per_device_parts(Range::d1(3), Range::d1(1), 2), None);
 /// ```
 pub fn per_device_parts(

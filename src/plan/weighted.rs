@@ -2,9 +2,10 @@
 //! different GPUs, a local and a remote device).
 //!
 //! [`weighted`] picks the dimension as [`partition`] does, then splits its work-groups in
-//! proportion to the weights by largest remainders ([`weighted_chunks`]): every chunk is a
-//! whole number of work-groups, the chunks cover the groups exactly, in device order, and each
-//! is within one work-group of its exact share.
+//! proportion to the weights by largest remainders ([`weighted_chunks`]) in the units of
+//! [`crate::plan::shares`] (whole work-groups): the chunks cover the groups exactly, in device
+//! order, and each is within one unit of its exact share. Buffers are colored by the same rule
+//! ([`weighted_elements`]), so they follow the launch.
 //!
 //! ```
 //! use clgroups::{plan::weighted::weighted, Range};
@@ -15,6 +16,7 @@
 //! ```
 
 use super::partition::{partition, Partition};
+use super::shares::{shares, Devices};
 use crate::error::{Error, Result};
 use crate::range::Range;
 
@@ -76,7 +78,7 @@ pub fn weighted_chunks(groups: usize, weights: &[f64]) -> Result<Vec<usize>> {
 pub fn weighted(global: Range, local: Range, weights: &[f64]) -> Result<Partition> {
     let even = partition(global, local, weights.len())?;
     let groups = even.chunks.iter().sum();
-    let chunks = weighted_chunks(groups, weights)?;
+    let chunks = shares(groups, 1, Devices::Weighted(weights))?;
     log::debug!(
         "weighted partition {weights:?}: dimension {}, chunks {chunks:?}",
         even.dim
@@ -86,9 +88,10 @@ pub fn weighted(global: Range, local: Range, weights: &[f64]) -> Result<Partitio
 
 /// Elements per device of a colored array of `len` elements of `elem` bytes in pages of
 /// `page` bytes (widened to whole elements, as [`crate::plan::coloring::color_elements`]
-/// does), the pages split by [`weighted_chunks`]: with a page of one work-group slab, the
-/// chunks of [`weighted`]'s partition. Errors ([`Error::InvalidInput`]) for a zero `page` or
-/// `elem`, or bad weights.
+/// does), split by [`shares`] as [`weighted`] splits work-groups: with a page of one
+/// work-group slab (or of one element, for 1-D launches in work-groups of a power of two),
+/// the chunks of [`weighted`]'s partition. Errors ([`Error::InvalidInput`]) for a zero `page`
+/// or `elem`, or bad weights.
 ///
 /// ```
 /// use clgroups::plan::weighted::weighted_elements;
@@ -109,18 +112,11 @@ pub fn weighted_elements(
             "a coloring needs a page and elements of at least one byte",
         ));
     }
-    let per_page = page / super::gcd(page, elem);
-    let mut start = 0;
-    let chunks = weighted_chunks(len.div_ceil(per_page), weights)?;
-    Ok(chunks
-        .iter()
-        .map(|&pages| {
-            let end = (start + pages * per_page).min(len);
-            let n = end - start;
-            start = end;
-            n
-        })
-        .collect())
+    shares(
+        len,
+        page / super::gcd(page, elem),
+        Devices::Weighted(weights),
+    )
 }
 
 #[cfg(test)]

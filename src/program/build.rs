@@ -9,6 +9,7 @@ use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::plan::uniform_branch::IdCondition;
 use crate::queue::Queue;
+use crate::transform::pp_eval::PpState;
 use crate::transform::{self, KernelDecl, Rewrites, SourceFacts};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,6 +26,9 @@ pub(crate) struct KernelChoices {
     pub(crate) pinned: bool,
     /// Whether the kernel uses the sub-group layer (directly or through helpers).
     pub(crate) uses_layer: bool,
+    /// Whether the kernel, without the layer, takes the build of its own required size, whose
+    /// standard built-ins are the polyfill's fixed-size ones ([`fixed_builtins`]).
+    pub(crate) own_size_build: bool,
     /// Whether it uses sub-group collectives (the layer's or OpenCL's built-ins).
     pub(crate) collectives: bool,
     /// Whether it takes the emulated scratch as a hidden trailing parameter.
@@ -86,6 +90,9 @@ impl KernelChoices {
             && !k.own_sub_group_attr
             && matches!(backend, ShuffleBackend::Khr | ShuffleBackend::Intel)
             && matches!(size, ResolvedSize::Size(n) if n > 0);
+        let own_size_build = !uses_layer
+            && k.own_sub_group_attr
+            && matches!(size, ResolvedSize::Size(n) if fixed_builtins(device, n));
         let scratch = uses_layer && backend == ShuffleBackend::Emulated;
         let rounded = if let Some(why) = &k.rewrite_obstacle {
             Err(format!("kernel `{}` is not rewritten: {why}", k.name))
@@ -112,7 +119,7 @@ impl KernelChoices {
         };
         log::debug!(
             "kernel `{}`: sub-group size {requested:?} -> {size:?} on {device} (pinned: {pinned}, \
-             layer: {uses_layer}), rounded variants: {rounded:?}, checked variants: {checked:?}",
+             layer: {uses_layer}, own size's build: {own_size_build}), rounded variants: {rounded:?}, checked variants: {checked:?}",
             k.name
         );
         KernelChoices {
@@ -120,6 +127,7 @@ impl KernelChoices {
             requested,
             pinned,
             uses_layer,
+            own_size_build,
             collectives: uses_layer,
             scratch,
             id_conditions: Vec::new(),
@@ -144,6 +152,15 @@ impl KernelChoices {
         }
     }
 
+    /// The sub-group size of the build the kernel lives in, where it is not the backend's
+    /// automatic one: layer kernels', and those of [`KernelChoices::own_size_build`].
+    pub(crate) fn build_size(&self) -> Option<usize> {
+        match self.size {
+            ResolvedSize::Size(n) if self.uses_layer || self.own_size_build => Some(n),
+            _ => None,
+        }
+    }
+
     /// The error for kernel `name` when the build refused it ([`KernelChoices::refused`]).
     pub(super) fn refusal(&self, device: &Device, name: &str) -> Option<Error> {
         self.refused.as_ref().map(|why| Error::Unsupported {
@@ -161,6 +178,7 @@ impl KernelChoices {
             requested: SubGroupSize::Automatic,
             pinned: false,
             uses_layer: false,
+            own_size_build: false,
             collectives: source_sub_groups,
             scratch: false,
             id_conditions: Vec::new(),
@@ -170,6 +188,38 @@ impl KernelChoices {
             checked: Err("the scanner did not find the kernel (made by a macro?)".into()),
         }
     }
+}
+
+/// Whether a build of sub-group size `size` provides every standard sub-group built-in itself
+/// (the polyfill over the layer's fixed-size sub-groups, computed from the linear local id)
+/// instead of the driver's: on PoCL's native sub-groups (`khr`/`intel`) with a required size,
+/// where the driver reports a partial last sub-group wrong (PoCL 6.0 with
+/// `intel_reqd_sub_group_size(8)` in a work-group of 12: `get_sub_group_size()` 8 in the second
+/// sub-group, `get_num_sub_groups()` 1, `sub_group_reduce_add(1)` 36; measured).
+pub(crate) fn fixed_builtins(device: &Device, size: usize) -> bool {
+    size > 0
+        && device.is_pocl()
+        && matches!(
+            device.sub_groups().effective.shuffle_backend,
+            ShuffleBackend::Khr | ShuffleBackend::Intel
+        )
+}
+
+/// Whether the automatic build (`size` 0) of `source` computes the driver's sub-groups' sizes
+/// and counts itself and provides every standard built-in (`CLG_KHR_DERIVED`): on PoCL's
+/// native sub-groups, for a source that names `intel_reqd_sub_group_size`, where a kernel whose
+/// size clgroups cannot read (made by a macro, a function-like macro's parameter) runs at the
+/// driver's size, which PoCL reports wrong for a partial last sub-group and tells the host
+/// nowhere (`CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL` fails, `CL_KERNEL_ATTRIBUTES` omits it).
+pub(crate) fn derived_geometry(device: &Device, size: usize, source: &str) -> bool {
+    size == 0 && fixed_builtins(device, 1) && names_required_size(source)
+}
+
+/// Whether `source` names `intel_reqd_sub_group_size` (a whole word).
+pub(crate) fn names_required_size(source: &str) -> bool {
+    source
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w == "intel_reqd_sub_group_size")
 }
 
 /// The error for kernel `name`, refused for a collective under work-item-dependent control
@@ -234,8 +284,15 @@ pub(super) fn build_with_fallbacks(
     size: usize,
 ) -> Result<Arc<ClProgram>> {
     // The standard sub-group built-ins the device lacks (nothing when the source names none).
-    let polyfill =
-        transform::inline_includes(&polyfill::prelude(queue, &b.source), "clgroups/khr/prelude")?;
+    let polyfill = transform::inline_includes(
+        &polyfill::prelude(
+            queue,
+            &b.source,
+            fixed_builtins(queue.device(), size)
+                || derived_geometry(queue.device(), size, &b.source),
+        ),
+        "clgroups/khr/prelude",
+    )?;
     let attempt = |plans: &BTreeMap<String, KernelChoices>, round: bool, rewrite: bool| {
         let text = compose(
             b,
@@ -315,10 +372,83 @@ fn compose(
     };
     let body = transform::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
+    if derived_geometry(device, size, &b.source) {
+        log::debug!(
+            "{device}: the source names intel_reqd_sub_group_size: its automatic build computes \
+             the driver's partial sub-groups and provides every standard built-in"
+        );
+        out.push_str("#define CLG_KHR_DERIVED 1\n");
+    }
     out.push_str(polyfill);
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
     out.push_str(&body);
     Ok(out)
+}
+
+/// The macros a build's text starts with, as far as clgroups can tell them (see
+/// [`transform::pp_eval`]): the device's extensions and OpenCL C features
+/// (`CL_DEVICE_EXTENSIONS`, `CL_DEVICE_OPENCL_C_FEATURES`, as its compiler defines them),
+/// `__OPENCL_VERSION__`, `CL_VERSION_*` up to the device's OpenCL C version,
+/// `__OPENCL_C_VERSION__` where `-cl-std` sets it, the `-D`/`-U` options, then the backend's
+/// defines and the polyfill's ([`prelude`], with `CLG_SUB_GROUP_SIZE` unknown: each of a
+/// program's builds sets its own).
+pub(super) fn compiler_macros(queue: &Queue, b: &ProgramBuilder) -> PpState {
+    let device = queue.device();
+    let mut st = PpState::default();
+    let exts = device.raw().extensions().unwrap_or_default();
+    let features = &device.sub_groups().driver.opencl_c_features;
+    for name in exts
+        .split_whitespace()
+        .chain(features.iter().map(String::as_str))
+    {
+        st.define(name, "1");
+    }
+    let version = |text: &str| {
+        let word = text.split_whitespace().find(|w| w.contains('.'))?;
+        let (major, minor) = word.split_once('.')?;
+        Some(100 * major.parse::<u32>().ok()? + 10 * minor.get(..1)?.parse::<u32>().ok()?)
+    };
+    if let Some(v) = device.raw().version().ok().as_deref().and_then(version) {
+        st.define("__OPENCL_VERSION__", &v.to_string());
+    }
+    let c_version = version(&device.sub_groups().driver.opencl_c_version).unwrap_or(120);
+    for v in [100, 110, 120, 200, 300]
+        .into_iter()
+        .filter(|&v| v <= c_version)
+    {
+        st.define(
+            &format!("CL_VERSION_{}_{}", v / 100, v / 10 % 10),
+            &v.to_string(),
+        );
+    }
+    let mut words = b.options.split_whitespace();
+    while let Some(w) = words.next() {
+        let (flag, arg) = match w {
+            "-D" | "-U" => (w, words.next().unwrap_or_default()),
+            _ if w.starts_with("-D") || w.starts_with("-U") => w.split_at(2),
+            _ => {
+                if let Some(v) = w.strip_prefix("-cl-std=CL").and_then(version) {
+                    st.define("__OPENCL_C_VERSION__", &v.to_string());
+                }
+                continue;
+            }
+        };
+        let (name, value) = arg.split_once('=').unwrap_or((arg, "1"));
+        match flag {
+            "-U" => st.undefine(name),
+            _ if value.contains(['"', '\'']) => st.forget(name),
+            _ => st.define(name, value),
+        }
+    }
+    let mut text = prelude(device, 0);
+    text.push_str(&polyfill::prelude(
+        queue,
+        &b.source,
+        derived_geometry(device, 0, &b.source),
+    ));
+    transform::pp_eval::evaluate(&text, &mut st);
+    st.forget("CLG_SUB_GROUP_SIZE");
+    st
 }
 
 /// The defines that select and configure the layer's backend.
@@ -357,4 +487,23 @@ fn prelude(device: &Device, size: usize) -> String {
         ));
     }
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_required_size;
+
+    #[test]
+    fn required_sizes_are_named_as_whole_words() {
+        assert!(names_required_size(
+            "#define F(n) __attribute__((intel_reqd_sub_group_size(n)))"
+        ));
+        assert!(names_required_size(
+            "kernel __attribute__((intel_reqd_sub_group_size(8))) void k() {}"
+        ));
+        assert!(!names_required_size(
+            "CLG_REQD_SUB_GROUP_SIZE(8) kernel void k() {}"
+        ));
+        assert!(!names_required_size("my_intel_reqd_sub_group_size_table"));
+    }
 }

@@ -57,8 +57,8 @@ use crate::error::{Error, Result};
 use crate::ffi::ClProgram;
 use crate::queue::Queue;
 use crate::transform::{self, KernelDecl, SourceFacts};
-pub(crate) use build::KernelChoices;
 use build::{build_with_fallbacks, driver_kernel_names};
+pub(crate) use build::{derived_geometry, KernelChoices};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -191,7 +191,19 @@ impl Program {
         crate::checked::single_device()?; // an invalid CLGROUPS_CHECKED is an error here
         let device = queue.device();
         // The one scan of the source: everything below reads these facts.
+        // Collectives under sub-group-uniform conditions, where collectives are work-group
+        // barriers: moved where the whole work-group reaches them (transform::hoist).
+        let given = b.source.clone();
+        let b = ProgramBuilder {
+            source: transform::uniform_source(&b.source, device),
+            ..b
+        };
         let mut facts = SourceFacts::read(&b.source, device)?;
+        if b.source.contains('#') {
+            // Sizes chosen by `#if` branches: those of the branches this build compiles.
+            let macros = build::compiler_macros(queue, &b);
+            transform::resolve_conditional_sizes(&b.source, &mut facts.kernels, macros);
+        }
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
         for (k, why) in &facts.divergence.refused {
             log::debug!("`{k}` is refused on the emulated backend: {why}");
@@ -207,18 +219,12 @@ impl Program {
                 (k.name.clone(), plan)
             })
             .collect();
-        let mut wanted: Vec<usize> = plans
-            .values()
-            .filter(|p| p.uses_layer)
-            .filter_map(|p| match p.size {
-                ResolvedSize::Size(n) => Some(n),
-                ResolvedSize::Unsupported(_) => None,
-            })
-            .collect();
+        let mut wanted: Vec<usize> = plans.values().filter_map(|p| p.build_size()).collect();
         // Kernels that do not use the layer are not pinned, so they get the build of the
         // backend's automatic size (0 on khr/intel: the layer and the polyfill then ask the
         // driver, like the kernel's own built-ins); so does a program with no scanned kernel.
-        if wanted.is_empty() || plans.values().any(|p| !p.uses_layer) {
+        // (Those with their own required size on PoCL's native sub-groups take that size's.)
+        if wanted.is_empty() || plans.values().any(|p| p.build_size().is_none()) {
             wanted.push(automatic_size(device));
         }
         wanted.sort_unstable();
@@ -246,7 +252,7 @@ impl Program {
         Ok(Program {
             inner: Arc::new(ProgramInner {
                 queue: queue.clone(),
-                source: b.source.clone(),
+                source: given,
                 names,
                 names_known,
                 plans,
@@ -289,9 +295,9 @@ impl Program {
         if let Some(e) = plan.refusal(self.device(), name) {
             return Err(e);
         }
-        let build = match plan.size {
-            ResolvedSize::Size(n) if plan.uses_layer => &self.inner.builds[&n],
-            _ => self
+        let build = match plan.build_size() {
+            Some(n) => &self.inner.builds[&n],
+            None => self
                 .inner
                 .builds
                 .get(&automatic_size(self.device()))

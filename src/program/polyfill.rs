@@ -76,16 +76,21 @@ pub fn extensions(queue: &Queue) -> Provisions {
 }
 
 /// The polyfill text for a build of `source` on the queue's device (see
-/// [`transform::polyfill_prelude`]): nothing when the source names no sub-group built-in.
-pub(super) fn prelude(queue: &Queue, source: &str) -> String {
+/// [`transform::polyfill_prelude`]): nothing when the source names no sub-group built-in;
+/// every extension where `all` (a build whose fixed size the driver gets wrong, see
+/// `build::fixed_builtins`).
+pub(super) fn prelude(queue: &Queue, source: &str, all: bool) -> String {
     if !transform::mentions_sub_groups(source) {
         return String::new();
     }
-    let provided: Vec<&str> = extensions(queue)
-        .into_iter()
-        .filter(|&(_, how)| how == Provision::Provided)
-        .map(|(ext, _)| ext)
-        .collect();
+    let provided: Vec<&str> = match all {
+        true => POLYFILLED_EXTENSIONS.to_vec(),
+        false => extensions(queue)
+            .into_iter()
+            .filter(|&(_, how)| how == Provision::Provided)
+            .map(|(ext, _)| ext)
+            .collect(),
+    };
     log::debug!("{}: polyfill provides {provided:?}", queue.device());
     transform::polyfill_prelude(&provided, source)
 }

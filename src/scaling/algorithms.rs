@@ -1,7 +1,10 @@
 //! Reduce and scan over a [`ColoredBuffer`]: every device runs the single-device algorithm
-//! ([`crate::algorithms`]) on the chunk it holds, all devices at once (one host thread each);
-//! a tiny second step on device 0 combines the per-device results, so integer results wrap
-//! exactly as on one device.
+//! ([`crate::algorithms`]) on the chunk it holds, all devices in flight at once (enqueued from
+//! one host thread, then awaited together); the per-device results are combined on the host,
+//! where they arrive anyway, so integer results wrap exactly as on one device. A scan then
+//! adds each chunk's carry on its device, all at once. On devices that compile alone (PoCL
+//! before 4 on CPUs, which compiles at a kernel's first run and could crash doing so for two
+//! devices at once) a device's first run of each kernel runs by itself; later runs overlap.
 //!
 //! The buffers must hold exactly their chunks on every device (shared placement, or
 //! [`Access::Auto`] / [`Access::Partitioned`]); a replicated buffer is reduced on device 0.
@@ -18,11 +21,9 @@
 //! ```
 
 use super::{Access, ColoredBuffer, RootDevice};
-use crate::algorithms::{self as single, Element, ReduceOp};
+use crate::algorithms::{self as single, multi, Element, ReduceOp, ScanKind};
 use crate::buffer::{Buffer, Scalar};
 use crate::error::{Error, Result};
-use crate::launch::Event;
-use crate::program::Program;
 use crate::queue::Queue;
 
 /// The sum of `input`'s elements (see [`crate::algorithms`] for float accuracy).
@@ -105,31 +106,16 @@ pub fn exclusive_scan_sum<T: Element>(
     scan(root, input, output, true)
 }
 
-/// Runs one job per device, each in a thread of its own; one after another where a device
-/// compiles alone ([`crate::Device::compiles_alone`]: a job's first run compiles, and PoCL
-/// before 4 could crash compiling for two devices at once).
-fn on_each<R: Send, F: FnOnce() -> Result<R> + Send>(
-    root: &RootDevice,
-    jobs: Vec<F>,
-) -> Result<Vec<R>> {
-    if root.devices().iter().any(|d| d.compiles_alone()) {
-        log::debug!("scaling: per-device work one device at a time (they compile alone)");
-        return jobs.into_iter().map(|job| job()).collect();
-    }
-    std::thread::scope(|s| {
-        let running: Vec<_> = jobs.into_iter().map(|job| s.spawn(job)).collect();
-        running.into_iter().map(joined).collect()
-    })
-}
-
 fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp) -> Result<T> {
     let parts = parts(root, input)?;
-    let jobs = parts
-        .iter()
-        .map(|&(d, buf)| move || single::reduce(&root.queues()[d], buf, op));
-    let partials: Vec<T> = on_each(root, jobs.collect())?;
+    let jobs: Vec<(&Queue, &Buffer<T>)> = (parts.iter())
+        .map(|&(d, buf)| (&root.queues()[d], buf))
+        .collect();
+    // Every device's reduce in flight at once; their results come back together (posts on
+    // NVIDIA, reads elsewhere).
+    let partials: Vec<T> = multi::reduce_each(&jobs, op)?;
     log::debug!(
-        "reduce over {} device(s): partials {partials:?}, combined on the host",
+        "reduce over {} device(s) at once: partials {partials:?}, combined on the host",
         parts.len()
     );
     // The partials are on the host already: combining them there saves a device round trip
@@ -165,41 +151,35 @@ fn scan<T: Element>(
              (Access::Auto or Access::Partitioned)",
         ));
     }
-    let outs: Vec<(usize, &mut Buffer<T>)> = output.parts_mut();
-    // Per device: its chunk's scan and total.
-    let jobs = ins.iter().zip(outs).map(|(&(d, x), (_, y))| {
-        move || -> Result<T> {
-            let q = &root.queues()[d];
-            if exclusive {
-                single::exclusive_scan_sum(q, x, y)?;
-                single::reduce_sum(q, x)
-            } else {
-                single::inclusive_scan_sum(q, x, y)?;
-                let mut last = [T::default()];
-                y.read_into(q, y.len() - 1, &mut last)?;
-                Ok(last[0])
-            }
-        }
-    });
-    let totals: Vec<T> = on_each(root, jobs.collect())?;
+    let kind = match exclusive {
+        true => ScanKind::Exclusive,
+        false => ScanKind::Inclusive,
+    };
+    // Every device scans its chunk at once; then each chunk's total comes back.
+    let mut outs: Vec<(usize, &mut Buffer<T>)> = output.parts_mut();
+    let jobs: Vec<(&Queue, &Buffer<T>, &Buffer<T>)> = (ins.iter().zip(&outs))
+        .map(|(&(d, x), (_, y))| (&root.queues()[d], x, &**y))
+        .collect();
+    let totals: Vec<T> = multi::scan_each(&jobs, kind)?;
     if totals.len() < 2 {
         return Ok(());
     }
     // Carries: an exclusive scan of the totals, on the host (they are there already;
-    // integers wrap as on one device).
+    // integers wrap as on one device). Then every device but the first adds its carry, all
+    // at once.
     let mut carry = T::default();
-    let carries: Vec<T> = totals
-        .iter()
-        .map(|&t| {
+    let mut adds: Vec<(&Queue, &mut Buffer<T>, T)> = (outs.iter_mut().zip(&totals))
+        .map(|((d, y), &t)| {
             let next = carry.combine(ReduceOp::Sum, t);
-            std::mem::replace(&mut carry, next)
+            (
+                &root.queues()[*d],
+                &mut **y,
+                std::mem::replace(&mut carry, next),
+            )
         })
+        .skip(1)
         .collect();
-    // Every device adds its carry at once; then all are waited for.
-    let added = (output.parts_mut().into_iter().zip(carries).skip(1))
-        .map(|((d, y), c)| add_carry(&root.queues()[d], y, c))
-        .collect::<Result<Vec<_>>>()?;
-    added.iter().try_for_each(Event::wait)
+    multi::add_each(&mut adds)
 }
 
 /// Device and buffer of every non-empty chunk, each holding exactly its chunk (device 0 alone
@@ -235,25 +215,4 @@ fn parts<'a, T: Scalar>(
             buf.owned().iter().map(Vec::len).collect::<Vec<_>>()
         ))),
     }
-}
-
-fn joined<T>(h: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
-    h.join()
-        .unwrap_or_else(|_| Err(Error::input("a per-device thread panicked")))
-}
-
-/// Enqueues `y[i] += carry` for every element, on `q`'s device.
-fn add_carry<T: Element>(q: &Queue, y: &mut Buffer<T>, carry: T) -> Result<Event> {
-    let ty = T::CL_NAME;
-    let fp64 = match T::NEEDS_FP64 {
-        true => "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
-        false => "",
-    };
-    let src = format!(
-        "{fp64}kernel void clg_add_carry(global {ty} *y, const {ty} c) {{ \
-         y[get_global_id(0)] += c; }}"
-    );
-    let k = Program::from_source(q, &src)?.kernel("clg_add_carry")?;
-    // SAFETY: work-item i updates y[i], i < y.len().
-    unsafe { k.launch().arg(&*y).arg(carry).range(y.len()) }
 }

@@ -7,9 +7,10 @@ use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launch::KernelArg;
-use crate::plan::coloring::{color_elements, starts_of};
+use crate::plan::coloring::{element_shares, starts_of};
 use crate::plan::partition::{linear_runs, partition};
-use crate::plan::weighted::{weighted, weighted_elements};
+use crate::plan::shares::Devices;
+use crate::plan::weighted::weighted;
 use crate::queue::Queue;
 use crate::range::Range;
 use std::fmt;
@@ -51,22 +52,24 @@ pub struct ColoredBuffer<T: Pod> {
 }
 
 impl<T: Pod> ColoredBuffer<T> {
-    /// An uninitialised buffer of `len` (≥ 1) elements with the root device's
-    /// [default page](RootDevice::default_page_size), in the root device's placement.
+    /// An uninitialised buffer of `len` (≥ 1) elements in the root device's placement, in its
+    /// [default page](RootDevice::default_page_size) (shared) or pages of one element
+    /// (partitioned: chunks follow 1-D launches, cut by the same rule as the launch).
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?;
     /// let mut x = clgroups::ColoredBuffer::<f64>::new(&root, 1 << 20)?;
     /// x.fill(0.0)?; // the contents are undefined until written
-    /// assert_eq!(x.page_size(), root.default_page_size());
+    /// let shared = root.placement() == clgroups::scaling::Placement::Shared;
+    /// assert_eq!(x.page_size(), if shared { root.default_page_size() } else { 8 });
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn new(root: &RootDevice, len: usize) -> Result<Self> {
-        ColoredBuffer::with_page(root, len, root.default_page_size())
+        ColoredBuffer::with_page(root, len, root.page_of::<T>())
     }
 
     /// An uninitialised buffer of `len` (≥ 1) elements colored in pages of `page` bytes (see
-    /// `color_elements`). In shared placement `page` must be a multiple of every device's
+    /// `element_shares`). In shared placement `page` must be a multiple of every device's
     /// `CL_DEVICE_MEM_BASE_ADDR_ALIGN`; in partitioned placement any page works, and a page of
     /// one work-group slab makes the chunks match a launch's partition (see the
     /// [module docs](super)).
@@ -93,7 +96,7 @@ impl<T: Pod> ColoredBuffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn with_access(root: &RootDevice, len: usize, access: Access) -> Result<Self> {
-        ColoredBuffer::with_layout(root, len, root.default_page_size(), access)
+        ColoredBuffer::with_layout(root, len, root.page_of::<T>(), access)
     }
 
     /// [`with_page`](Self::with_page) and [`with_access`](Self::with_access) together.
@@ -115,12 +118,9 @@ impl<T: Pod> ColoredBuffer<T> {
             Placement::Shared => root.alignment(),
             Placement::Partitioned => 1,
         };
-        let chunks: Vec<usize> = match (placement, root.weights()) {
-            (Placement::Partitioned, Some(w)) => weighted_elements(len, size_of::<T>(), page, w)?,
-            _ => (color_elements::<T>(len, page, align, root.len())?.iter())
-                .map(|b| b / size_of::<T>())
-                .collect(),
-        };
+        let devices = root.weights().map(Devices::Weighted);
+        let devices = devices.unwrap_or(Devices::Even(root.len()));
+        let chunks = element_shares(len, size_of::<T>(), page, align, devices)?;
         let parent = match placement {
             Placement::Shared => Some(Buffer::new(root.context(), len)?),
             Placement::Partitioned => None,
@@ -196,7 +196,7 @@ impl<T: Pod> ColoredBuffer<T> {
             partition: plan,
         };
         log::debug!("colored buffer for {tiling:?}: stored {stored:?}");
-        let page = root.default_page_size();
+        let page = root.page_of::<T>();
         ColoredBuffer::create(
             root,
             global.len(),

@@ -97,12 +97,14 @@
 //! page size ([`ColoredBuffer::with_page`]) that makes the chunks match the partition.
 //!
 //! Chunks match the partition when the partition splits the slowest dimension and the page
-//! holds a whole number of work-group slabs: `plan::coloring` and
-//! `plan::partition` both give the first devices one extra unit,
-//! so a page of exactly one slab (`m * X * Y * local_z` elements for a 3-D split of z, `m *
-//! local_x` for 1-D) gives the same chunks. [`ColoredBuffer::new`] keeps 64 KiB pages, so
-//! large power-of-two arrays split evenly over a power-of-two device count match without
-//! care. When the partition splits a faster dimension (Intel's rule does for small odd slowest
+//! is one work-group slab: `plan::coloring` and
+//! `plan::partition` (and their weighted forms) cut by one rule,
+//! `plan::shares`, so a page of exactly one slab (`m * X * Y *
+//! local_z` elements for a 3-D split of z, `m * local_x` for 1-D) gives the same chunks on any
+//! number of devices. In partitioned placement [`ColoredBuffer::new`] colors in pages of one
+//! element, which follow every 1-D launch over the buffer in work-groups of a power of two
+//! (and slowest-dimension splits whose slab is a power of two), whatever the element type,
+//! device count or weights. When the partition splits a faster dimension (Intel's rule does for small odd slowest
 //! dimensions), a device's work-items are not one contiguous run of linear ids: color the
 //! buffer for that launch with [`ColoredBuffer::for_launch`] (each device owns its work-items'
 //! elements and holds the smallest range containing them); launches of that exact ND-range

@@ -343,8 +343,10 @@ impl RootDevice {
         self.queues.iter().try_for_each(Queue::finish)
     }
 
-    /// The coloring page for this device set: `DEFAULT_PAGE_SIZE` (64 KiB) rounded up to a multiple
-    /// of every device's `CL_DEVICE_MEM_BASE_ADDR_ALIGN`.
+    /// The coloring page for this device set in shared placement: `DEFAULT_PAGE_SIZE` (64 KiB)
+    /// rounded up to a multiple of every device's `CL_DEVICE_MEM_BASE_ADDR_ALIGN` (in
+    /// partitioned placement [`ColoredBuffer::new`](super::ColoredBuffer::new) colors in pages
+    /// of one element, which follow launches: see `plan::shares`).
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?;
@@ -354,6 +356,16 @@ impl RootDevice {
     pub fn default_page_size(&self) -> usize {
         let align = self.alignment();
         DEFAULT_PAGE_SIZE.div_ceil(align) * align
+    }
+
+    /// The page of [`ColoredBuffer::new`](super::ColoredBuffer::new) for elements of `T`:
+    /// [`default_page_size`](Self::default_page_size) in shared placement (sub-buffers need
+    /// aligned chunks), one element in partitioned placement (chunks follow launches).
+    pub(super) fn page_of<T>(&self) -> usize {
+        match self.placement {
+            Placement::Shared => self.default_page_size(),
+            Placement::Partitioned => size_of::<T>(),
+        }
     }
 
     /// The least common multiple of the devices' sub-buffer alignments, in bytes.

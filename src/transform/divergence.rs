@@ -17,7 +17,10 @@
 //! refused, even where it happens to be uniform: compute unconditionally instead
 //! (`sg_reduce_add(i < n ? x[i] : 0)`). A conditional expression (`i < n ? sg_reduce_add(v) :
 //! 0`) counts as an `if` around its branches, and `&&` / `||` as one around their right
-//! operand. Not seen: `goto`, and conditions inside macros.
+//! operand. A `break` under such a condition makes its whole loop divergent (later iterations
+//! run for part of the work-items), a `return` everything from its outermost loop on. Before
+//! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
+//! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.
 
 use super::source::{FunctionDef, Scanned};
 use crate::plan::uniform_branch::IdCondition;
@@ -116,19 +119,29 @@ pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> 
     out
 }
 
-/// The first call of a word accepted by `uses` in `f` that sits under (or after an exit
-/// under) a condition on a work-item id, described; else the launch-time conditions
-/// ([`super::id_condition`]) that such calls sit under.
-fn divergent_call(
-    s: &Scanned<'_>,
-    f: &FunctionDef,
-    uses: &dyn Fn(&str) -> bool,
-) -> Result<Vec<IdCondition>, String> {
+/// A stretch of a function whose execution depends on a work-item id.
+#[derive(Clone, Debug)]
+pub(crate) struct Region {
+    /// The tokens it covers.
+    pub(crate) span: (usize, usize),
+    /// The construct's token: `if`/`for`/`while`/`do`/`switch`, or the `?` or first `&`/`|` of
+    /// a conditional expression or `&&`/`||`.
+    pub(crate) key: usize,
+    /// Whether it is what follows an exit (`return`, `break`, `continue`) under the condition.
+    pub(crate) after_exit: bool,
+    /// The condition's tokens.
+    pub(crate) cond: (usize, usize),
+    /// The id word's token in the condition.
+    id: usize,
+    /// The condition, where a launch decides it ([`super::id_condition`]).
+    at_launch: Option<IdCondition>,
+}
+
+/// The regions of `f` whose execution depends on a work-item id.
+pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
     let body = f.body;
     let tainted = tainted_words(s, body);
-    // Regions (start, end, the id word's token, the launch-time condition) whose execution
-    // depends on a work-item id.
-    let mut regions: Vec<(usize, usize, usize, Option<IdCondition>)> = Vec::new();
+    let mut regions: Vec<Region> = Vec::new();
     for k in body.0 + 1..body.1 {
         let Some((cond, region)) = construct(s, k, body.1).or_else(|| ternary(s, k, body)) else {
             continue;
@@ -139,30 +152,80 @@ fn divergent_call(
         let at_launch = matches!(s.text(k), "if" | "?" | "&" | "|")
             .then(|| super::id_condition::recognise(s, f, cond))
             .flatten();
-        regions.push((region.0, region.1, id, at_launch.clone()));
+        let mut r = Region {
+            span: region,
+            key: k,
+            after_exit: false,
+            cond,
+            id,
+            at_launch,
+        };
+        regions.push(r.clone());
         // An exit inside the region makes what follows it divergent too.
         let exits = |w: &str| (region.0..region.1).any(|i| s.text(i) == w);
+        // Later iterations of the loops around it run for part of the work-items too: after a
+        // `return`, everything from the outermost loop on; after a `break`, the whole innermost
+        // loop (its condition included); after a `continue`, the rest of the iteration.
+        r.after_exit = true;
+        if !(exits("return") || exits("break") || exits("continue")) {
+            continue; // (the loops around every region took time quadratic in their number)
+        }
+        let loops = enclosing_loops(s, body, region.0);
+        let innermost = loops.iter().max_by_key(|l| l.0);
         if exits("return") {
-            regions.push((region.1, body.1, id, at_launch));
+            let start = loops.iter().map(|l| l.0).min().unwrap_or(region.1);
+            r.span = (start.min(region.1), body.1);
+            regions.push(r);
+        } else if let (true, Some(&l)) = (exits("break"), innermost) {
+            r.span = l;
+            regions.push(r);
         } else if exits("break") || exits("continue") {
-            let rest = enclosing_loop_end(s, body, region.0).unwrap_or(region.1);
-            regions.push((region.1, rest, id, at_launch));
+            r.span = (region.1, innermost.map_or(region.1, |l| l.1));
+            regions.push(r);
         }
     }
+    regions
+}
+
+/// The calls of `f` that run: not those in the operands of `sizeof` and `__typeof__`.
+pub(crate) fn evaluated_calls<'s>(
+    s: &'s Scanned<'_>,
+    f: &FunctionDef,
+) -> impl Iterator<Item = usize> + 's {
+    let body = f.body;
+    let unevaluated: Vec<(usize, usize)> = (body.0 + 1..body.1)
+        .filter(|&t| matches!(s.text(t), "sizeof" | "__typeof__" | "typeof") && s.is_call(t))
+        .map(|t| (t + 1, s.partner(t + 1)))
+        .collect();
+    (body.0 + 1..body.1)
+        .filter(move |&i| s.is_call(i) && !unevaluated.iter().any(|r| r.0 < i && i < r.1))
+}
+
+/// The first call of a word accepted by `uses` in `f` that sits under (or after an exit
+/// under) a condition on a work-item id, described; else the launch-time conditions
+/// ([`super::id_condition`]) that such calls sit under.
+fn divergent_call(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    uses: &dyn Fn(&str) -> bool,
+) -> Result<Vec<IdCondition>, String> {
+    let regions = regions(s, f);
     let mut conds: Vec<IdCondition> = Vec::new();
-    for i in (body.0 + 1..body.1).filter(|&i| s.is_call(i) && uses(s.text(i))) {
-        let under = || regions.iter().filter(|r| r.0 <= i && i < r.1);
-        if let Some(&(_, _, id, _)) = under().find(|r| r.3.is_none()) {
+    for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
+        let under = || regions.iter().filter(|r| r.span.0 <= i && i < r.span.1);
+        if let Some(r) = under().find(|r| r.at_launch.is_none()) {
             let line = |t: usize| s.line(s.tokens[t].span.start);
+            let why = super::hoist::obstacle(s, f, &regions, i)
+                .map_or_else(String::new, |why| format!(" (not moved ahead: {why})"));
             return Err(format!(
-                "{} at line {} under a condition on {} at line {}",
+                "{} at line {} under a condition on {} at line {}{why}",
                 s.text(i),
                 line(i),
-                s.text(id),
-                line(id)
+                s.text(r.id),
+                line(r.id)
             ));
         }
-        for c in under().filter_map(|r| r.3.as_ref()) {
+        for c in under().filter_map(|r| r.at_launch.as_ref()) {
             if !conds.contains(c) {
                 conds.push(c.clone());
             }
@@ -189,39 +252,13 @@ fn id_word(s: &Scanned<'_>, range: (usize, usize), tainted: &BTreeSet<&str>) -> 
 
 /// `ID_WORDS` and the variables of `body` assigned from expressions that mention one,
 /// transitively (stores to memory, `a[i] = ..`, are not followed).
-fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
+pub(crate) fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
     let mut tainted: BTreeSet<&str> = ID_WORDS.iter().copied().collect();
+    let assigned = assignments(s, body);
     loop {
         let before = tainted.len();
-        for j in body.0 + 1..body.1 {
-            if s.text(j) != "=" || matches!(s.text(j + 1), "=") {
-                continue;
-            }
-            let mut target = j - 1;
-            if matches!(s.text(target), "=" | "!" | "<" | ">") {
-                continue; // a comparison
-            }
-            if matches!(
-                s.text(target),
-                "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^"
-            ) {
-                target -= 1;
-            }
-            // The expression: up to `;`, or `,` / `)` outside its own parentheses.
-            let (mut t, mut depth) = (j + 1, 0);
-            while t < body.1 {
-                match s.text(t) {
-                    ";" | "}" => break,
-                    "," | ")" if depth == 0 => break,
-                    "(" => depth += 1,
-                    ")" => depth -= 1,
-                    "[" => t = s.partner(t),
-                    _ => {}
-                }
-                t += 1;
-            }
-            let variable = s.tokens[target].kind == super::lex::Kind::Ident;
-            if variable && id_word(s, (j + 1, t), &tainted).is_some() {
+        for &(target, expr) in &assigned {
+            if id_word(s, expr, &tainted).is_some() {
                 tainted.insert(s.text(target));
             }
         }
@@ -231,8 +268,50 @@ fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str>
     }
 }
 
+/// The assignments of `body` to variables (`v = e`, `v += e`, declarations with an
+/// initialiser): the variable's token and the expression's tokens.
+pub(crate) fn assignments(s: &Scanned<'_>, body: (usize, usize)) -> Vec<(usize, (usize, usize))> {
+    let mut out = Vec::new();
+    for j in body.0 + 1..body.1 {
+        if s.text(j) != "=" || matches!(s.text(j + 1), "=") {
+            continue;
+        }
+        let mut target = j - 1;
+        if matches!(s.text(target), "=" | "!" | "<" | ">") {
+            continue; // a comparison
+        }
+        if matches!(
+            s.text(target),
+            "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^"
+        ) {
+            target -= 1;
+        }
+        // The expression: up to `;`, or `,` / `)` outside its own parentheses.
+        let (mut t, mut depth) = (j + 1, 0);
+        while t < body.1 {
+            match s.text(t) {
+                ";" | "}" => break,
+                "," | ")" if depth == 0 => break,
+                "(" => depth += 1,
+                ")" => depth -= 1,
+                "[" => t = s.partner(t),
+                _ => {}
+            }
+            t += 1;
+        }
+        if s.tokens[target].kind == super::lex::Kind::Ident {
+            out.push((target, (j + 1, t)));
+        }
+    }
+    out
+}
+
 /// If token `k` starts a control construct, its condition's tokens and the tokens it controls.
-fn construct(s: &Scanned<'_>, k: usize, end: usize) -> Option<((usize, usize), (usize, usize))> {
+pub(crate) fn construct(
+    s: &Scanned<'_>,
+    k: usize,
+    end: usize,
+) -> Option<((usize, usize), (usize, usize))> {
     let word = s.text(k);
     if !matches!(word, "if" | "for" | "while" | "switch" | "do") {
         return None;
@@ -302,39 +381,74 @@ fn ternary(
     (a < k).then_some(((a, k), (k + width, b)))
 }
 
-/// The token after the statement that starts at `i` (a block, or up to its `;`).
-fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
-    match s.text(i) {
-        "{" => s.partner(i) + 1,
-        "if" | "for" | "while" | "switch" | "do" => {
-            construct(s, i, end).map_or(i + 1, |(_, (_, stop))| match s.text(i) {
-                "do" => (stop..end)
-                    .find(|&t| s.text(t) == ";")
-                    .map_or(end, |t| t + 1),
-                _ => stop,
-            })
-        }
-        _ => {
-            let mut t = i;
-            while t < end && s.text(t) != ";" {
-                t = match s.text(t) {
-                    "(" | "[" | "{" => s.partner(t) + 1,
-                    _ => t + 1,
-                };
+/// The token after the statement that starts at `i` (a block, or up to its `;`). What
+/// [`construct`] reads, on a stack of its own (`if (a) if (b) ..` or `else if` chains thousands
+/// long overflowed the thread's): each entry says what the statement holding the current one
+/// does at its end (`Some(k)`: the `do` at token `k`; `None` with `true`: an `if`, whose
+/// `else` comes next).
+pub(crate) fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
+    let mut holders: Vec<(Option<usize>, bool)> = Vec::new();
+    let mut at = i;
+    loop {
+        let word = s.text(at);
+        let opens = matches!(word, "if" | "for" | "while" | "switch") && s.text(at + 1) == "(";
+        let mut stop = match word {
+            "{" => s.partner(at) + 1,
+            "do" => {
+                holders.push((Some(at), false));
+                at += 1;
+                continue;
             }
-            (t + 1).min(end)
+            // The tail of a `do` loop is no construct.
+            _ if opens && !(word == "while" && s.text(s.partner(at + 1) + 1) == ";") => {
+                holders.push((None, word == "if"));
+                at = s.partner(at + 1) + 1;
+                continue;
+            }
+            "if" | "for" | "while" | "switch" => at + 1,
+            _ => {
+                let mut t = at;
+                while t < end && s.text(t) != ";" {
+                    t = match s.text(t) {
+                        "(" | "[" | "{" => s.partner(t) + 1,
+                        _ => t + 1,
+                    };
+                }
+                (t + 1).min(end)
+            }
+        };
+        loop {
+            match holders.pop() {
+                None => return stop,
+                Some((None, true)) if stop < end && s.text(stop) == "else" => {
+                    holders.push((None, false));
+                    at = stop + 1;
+                    break;
+                }
+                Some((None, _)) => {}
+                // `do body while (cond);` ends at its `;`; without a `(` it is no construct.
+                Some((Some(k), _)) => {
+                    stop = match (stop..end).any(|t| s.text(t) == "(") {
+                        true => (stop..end)
+                            .find(|&t| s.text(t) == ";")
+                            .map_or(end, |t| t + 1),
+                        false => k + 1,
+                    };
+                }
+            }
         }
     }
 }
 
-/// The end of the body of the innermost loop of `body` that contains token `at`.
-fn enclosing_loop_end(s: &Scanned<'_>, body: (usize, usize), at: usize) -> Option<usize> {
+/// The loops of `body` that contain token `at`: each from its keyword to its end (a `do`
+/// loop's condition included).
+fn enclosing_loops(s: &Scanned<'_>, body: (usize, usize), at: usize) -> Vec<(usize, usize)> {
     (body.0 + 1..at)
         .filter(|&k| matches!(s.text(k), "for" | "while" | "do"))
-        .filter_map(|k| construct(s, k, body.1).map(|(_, r)| r))
-        .filter(|r| r.0 <= at && at < r.1)
-        .map(|r| r.1)
-        .min()
+        .filter(|&k| construct(s, k, body.1).is_some())
+        .map(|k| (k, statement_end(s, k, body.1)))
+        .filter(|l| l.0 <= at && at < l.1)
+        .collect()
 }
 
 #[cfg(test)]
@@ -378,7 +492,12 @@ kernel void i(global int *o) { if (get_sub_group_id() > 0) o[0] = sub_group_redu
             "{got:#?}"
         );
         let want = "sg_reduce_add at line 2 under a condition on get_local_id at line 2";
-        assert!(got[0].ends_with(want), "{}", got[0]);
+        assert!(got[0].contains(want), "{}", got[0]);
+        assert!(
+            got[0].ends_with("(`get_local_id` outside a collective))"),
+            "{}",
+            got[0]
+        );
         assert!(got[2].contains("condition on h at line 8"), "{}", got[2]);
         assert!(
             got[3].contains("`helper` at line 10, with sg_broadcast at line 9"),

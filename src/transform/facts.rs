@@ -46,12 +46,7 @@ impl SourceFacts {
         let backend = device.sub_groups().effective.shuffle_backend;
         // Where collectives are work-group barriers (emulated; PoCL's native ones), collectives
         // under work-group-divergent branches are refused or left to the launch.
-        let collective: Option<fn(&str) -> bool> = match device.needs_group_uniform_collectives() {
-            true if backend == ShuffleBackend::Emulated => Some(layer::is_emulated_collective),
-            true => Some(layer::is_sub_group_collective),
-            false => None,
-        };
-        SourceFacts::read_on(src, backend, collective)
+        SourceFacts::read_on(src, backend, barrier_collectives(device))
     }
 
     /// [`SourceFacts::read`] for a device of `backend` whose collectives are work-group barriers
@@ -121,6 +116,28 @@ impl SourceFacts {
     /// Whether an identifier of the source is a sub-group collective.
     pub(crate) fn names_sub_group_collectives(&self) -> bool {
         self.words.iter().any(|w| layer::is_sub_group_collective(w))
+    }
+}
+
+/// Where `device`'s collectives are work-group barriers
+/// ([`Device::needs_group_uniform_collectives`]), what tells them: the layer's and the polyfilled
+/// built-ins on the emulated backend, every sub-group collective on PoCL's native ones.
+fn barrier_collectives(device: &Device) -> Option<fn(&str) -> bool> {
+    let backend = device.sub_groups().effective.shuffle_backend;
+    match device.needs_group_uniform_collectives() {
+        true if backend == ShuffleBackend::Emulated => Some(layer::is_emulated_collective),
+        true => Some(layer::is_sub_group_collective),
+        false => None,
+    }
+}
+
+/// `src` with the collectives under divergent conditions moved where the whole work-group
+/// reaches them, on a device whose collectives are work-group barriers (see
+/// [`super::hoist`]); as written elsewhere.
+pub(crate) fn uniform_source(src: &str, device: &Device) -> String {
+    match barrier_collectives(device) {
+        Some(c) => super::hoist::uniform_collectives(src, c),
+        None => src.to_string(),
     }
 }
 

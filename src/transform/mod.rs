@@ -21,7 +21,7 @@
 //!
 //! Inside: `lex` (tokens, brackets), `source` (the scanner), `layer` (layer use, scratch
 //! threading), `rounded`, `checked`, `partitioned`, `wrapper` (variants), `access` (index proofs),
-//! `headers`, `polyfill`, `build_log`.
+//! `headers`, `polyfill`, `build_log`; `pp_eval` (the `#if` decisions a build's macros make).
 
 #[cfg(feature = "scaling")]
 mod access;
@@ -32,20 +32,23 @@ mod facts;
 #[cfg(test)]
 mod fuzz;
 mod headers;
+mod hoist;
 mod id_condition;
 mod layer;
 mod lex;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
 mod partitioned;
 mod polyfill;
+pub(crate) mod pp_eval;
 mod rounded;
+mod sg_uniform;
 mod source;
 mod wrapper;
 
 #[cfg(feature = "scaling")]
 pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
-pub(crate) use facts::SourceFacts;
+pub(crate) use facts::{uniform_source, SourceFacts};
 pub(crate) use headers::inline_includes;
 pub(crate) use partitioned::is_root_variant;
 #[cfg(feature = "scaling")]
@@ -179,6 +182,82 @@ fn scanned_kernels(s: &Scanned<'_>) -> Result<Vec<KernelDecl>> {
     Ok(kernels)
 }
 
+/// `kernels` (of `src`) with their sub-group size attributes read from the lines the compiler
+/// keeps under the macros of `state` ([`pp_eval`]): a kernel defined under `#if` branches, or
+/// whose size macro is, gets the size of the branch compiled. Lines that depend on a macro
+/// clgroups cannot tell are read both ways; a size that differs between them is unresolved,
+/// naming the macro. Nothing changes for a source without conditionals or one that does not
+/// scan once blanked.
+pub(crate) fn resolve_conditional_sizes(
+    src: &str,
+    kernels: &mut [KernelDecl],
+    mut state: pp_eval::PpState,
+) {
+    let lines = pp_eval::evaluate(src, &mut state);
+    if lines.iter().all(|l| *l == pp_eval::LineState::Active) {
+        return;
+    }
+    let read = |keep_unknown: bool| {
+        let text = pp_eval::blank(src, &lines, keep_unknown);
+        let kernels = Scanned::new(&text).and_then(|s| scanned_kernels(&s)).ok()?;
+        let size = |k: &KernelDecl| {
+            let attr = (k.sub_group_size, k.own_sub_group_attr);
+            (k.name.clone(), (attr, k.unresolved_sub_group_attr.clone()))
+        };
+        Some(kernels.iter().map(size).collect::<BTreeMap<_, _>>())
+    };
+    let (Some(kept), Some(dropped)) = (read(true), read(false)) else {
+        log::debug!("#if branches: the source does not scan once blanked; sizes as read");
+        return;
+    };
+    // What the unknown lines depend on, each once, in order.
+    let mut names: Vec<String> = Vec::new();
+    for l in &lines {
+        if let pp_eval::LineState::Unknown(m) = l {
+            if !names.contains(m) {
+                names.push(m.clone());
+            }
+        }
+    }
+    let unknown = (!names.is_empty()).then(|| {
+        let list: Vec<String> = names.iter().map(|m| format!("`{m}`")).collect();
+        let verb = if list.len() == 1 { "is" } else { "are" };
+        (list.join(", "), verb)
+    });
+    for k in kernels.iter_mut() {
+        let (a, b) = (kept.get(&k.name), dropped.get(&k.name));
+        let resolved = match (a, b) {
+            (Some(a), Some(b)) if a == b => a.clone(),
+            (None, None) => continue, // in no compiled branch: the driver has no such kernel
+            _ => {
+                let m = unknown.clone().unwrap_or_default().0;
+                (
+                    (None, true),
+                    Some(format!("selected by #if branches that depend on {m}")),
+                )
+            }
+        };
+        let ((size, own), why) = resolved;
+        let why = match (why, &unknown) {
+            (Some(w), Some((m, verb))) if !w.contains("#if branches") => {
+                Some(format!("{w}; {m} {verb} unknown"))
+            }
+            (w, _) => w,
+        };
+        log::debug!(
+            "kernel `{}` at line {}: sub-group size attribute under the build's #if branches: \
+             {size:?} (own: {own}, unresolved: {why:?})",
+            k.name,
+            k.line
+        );
+        (
+            k.sub_group_size,
+            k.own_sub_group_attr,
+            k.unresolved_sub_group_attr,
+        ) = (size, own, why);
+    }
+}
+
 /// What a build rewrites in one kernel (see [`rewrite`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Rewrites {
@@ -306,6 +385,43 @@ mod tests {
                    kernel void plain(global float* x) { x[0] = 1; }";
         let users: Vec<String> = layer_of(src).into_iter().collect();
         assert_eq!(users, ["g", "h", "k"]);
+    }
+
+    #[test]
+    fn sizes_chosen_by_if_branches_follow_the_build_macros() {
+        let src = "#ifndef NO_SG\n#ifdef cl_intel_required_subgroup_size\n\
+                   #define REQD_32 __attribute__((intel_reqd_sub_group_size(32)))\n#define INTEL 1\n#endif\n\
+                   #ifdef INTEL\nREQD_32\n#endif\nkernel void k(global int *x) { x[0] = 1; }\n\
+                   #else\nkernel void k(global int *x) { x[0] = 2; }\n#endif\n\
+                   #if __VENDOR__ > 1\n#define W 8\n#else\n#define W 16\n#endif\n\
+                   kernel __attribute__((intel_reqd_sub_group_size(W))) void v(global int *x) { }\n";
+        let size_of = |state: pp_eval::PpState| {
+            let mut kernels = scan(src).unwrap().0;
+            resolve_conditional_sizes(src, &mut kernels, state);
+            let k = kernels.iter().find(|k| k.name == "k").unwrap().clone();
+            let v = kernels.iter().find(|k| k.name == "v").unwrap().clone();
+            (
+                k.sub_group_size,
+                k.unresolved_sub_group_attr,
+                v.unresolved_sub_group_attr,
+            )
+        };
+        // As read without the build's macros: two definitions of `k` with different sizes.
+        let (k, _) = scan(src).unwrap();
+        assert!(k[0].unresolved_sub_group_attr.is_some());
+        let mut intel = pp_eval::PpState::default();
+        intel.define("cl_intel_required_subgroup_size", "1");
+        let (size, why, v) = size_of(intel.clone());
+        assert_eq!((size, why), (Some(SubGroupSizeAttr::Exact(32)), None));
+        assert!(v.unwrap().contains("`__VENDOR__` is unknown"));
+        let (size, why, _) = size_of(pp_eval::PpState::default());
+        assert_eq!((size, why), (None, None));
+        intel.define("NO_SG", "1");
+        assert_eq!(size_of(intel).0, None);
+        let mut unknown = pp_eval::PpState::default();
+        unknown.forget("cl_intel_required_subgroup_size");
+        let why = size_of(unknown).1.unwrap();
+        assert!(why.contains("`cl_intel_required_subgroup_size`"), "{why}");
     }
 
     #[test]

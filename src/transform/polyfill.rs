@@ -136,7 +136,9 @@ pub(crate) fn mentions_sub_groups(source: &str) -> bool {
 /// Native built-ins are never replaced: kernels that call only standard built-ins are not
 /// pinned to a sub-group size by clgroups, so they run at the driver's own size, which only the
 /// driver's built-ins know (replacing them with the layer's fixed-size `cl_khr_subgroups` for a
-/// build of size `size` gave 314,067 wrong results of 554,202 on PoCL 6.0).
+/// build of size `size` gave 314,067 wrong results of 554,202 on PoCL 6.0). The one exception
+/// is the caller's: builds of a fixed size on PoCL's native sub-groups, which get a partial last
+/// sub-group wrong, pass every extension (`program::build::fixed_builtins`).
 pub(crate) fn prelude(provided: &[&str], source: &str) -> String {
     if !mentions_sub_groups(source) || provided.is_empty() {
         return String::new();

@@ -55,6 +55,23 @@ pub fn native_or_skip(d: &Device, test: &str) -> bool {
     false
 }
 
+/// The sub-group sizes the CTS-style checks run at on `d`, besides its primary one: every other
+/// size the device offers on `nvidia-ptx` (1, 2, 4, 8 and 16: segments of a warp, each one more
+/// build of the checking kernels); none elsewhere (PoCL compiles every emulated width slowly, and
+/// a native driver's other sizes are the driver's, checked by its own CTS).
+pub fn other_sizes(d: &Device) -> Vec<usize> {
+    let eff = &d.sub_groups().effective;
+    match eff.shuffle_backend {
+        clgroups::device::ShuffleBackend::NvidiaPtx => eff
+            .sub_group_sizes
+            .iter()
+            .copied()
+            .filter(|&s| s != eff.primary_sub_group_size)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Deterministic, lane-revealing test values (never zeros): a small LCG.
 pub fn values(n: usize, seed: u64) -> Vec<i32> {
     let mut x = seed

@@ -1,13 +1,14 @@
 //! The non-uniform built-ins under divergent branches (even lanes, the first lane, random
-//! lanes), checked against the active lanes of each warp.
+//! lanes), checked against the active lanes of each sub-group (a warp, or a segment of one).
 
 use super::{hash, Elem, Shape, Suite};
 use std::collections::BTreeMap;
 
 impl Suite<'_> {
     /// The calls under divergent branches (`nvidia-ptx`): each active lane's results over the
-    /// active lanes of its sub-group; inactive lanes write nothing.
-    pub(super) fn divergent(&mut self, shape: &Shape) {
+    /// active lanes of its sub-group (of `s` consecutive work-items); inactive lanes write
+    /// nothing.
+    pub(super) fn divergent(&mut self, shape: &Shape, s: usize) {
         let n = shape.n();
         let x: Vec<i32> = (0..n).map(|g| hash(g, 3) as i32 % 100_000).collect();
         let f: Vec<f32> = (0..n).map(f32::x).collect();
@@ -26,7 +27,7 @@ impl Suite<'_> {
                 of.read(self.queue).unwrap(),
                 ol.read(self.queue).unwrap(),
             );
-            // Sub-groups of 32 consecutive work-items (whole warps of linear local ids).
+            // Sub-groups of s consecutive work-items (of linear local ids).
             let wg: usize = shape.local.iter().product();
             let lin = |g: usize| -> (usize, usize) {
                 let (mut rest, mut l, mut stride) = (g, 0, 1);
@@ -36,12 +37,12 @@ impl Suite<'_> {
                     stride *= ls[d];
                     rest /= gs[d];
                 }
-                (shape.group(g) * wg + l - l % 32, l % 32)
+                (shape.group(g) * wg + l - l % s, l % s)
             };
-            let mut warps: BTreeMap<usize, [Option<usize>; 32]> = BTreeMap::new();
+            let mut warps: BTreeMap<usize, Vec<Option<usize>>> = BTreeMap::new();
             for g in 0..n {
                 let (w, lane) = lin(g);
-                warps.entry(w).or_insert([None; 32])[lane] = Some(g);
+                warps.entry(w).or_insert_with(|| vec![None; s])[lane] = Some(g);
             }
             for lanes in warps.values() {
                 let on = |lane: usize, g: usize| match mode {
@@ -49,7 +50,7 @@ impl Suite<'_> {
                     1 => lane == 0,
                     _ => x[g] & 8 != 0,
                 };
-                let act: Vec<(usize, usize)> = (0..32)
+                let act: Vec<(usize, usize)> = (0..s)
                     .filter_map(|l| lanes[l].map(|g| (l, g)))
                     .filter(|&(l, g)| on(l, g))
                     .collect();
@@ -97,7 +98,7 @@ impl Suite<'_> {
                     let lmin = below(lane).map(i64::from).fold(i64::MAX, i64::min);
                     self.check(|| what("long"), &ol[2 * g..2 * g + 2], &[lsum, lmin][..]);
                 }
-                for (l, g) in (0..32).filter_map(|l| lanes[l].map(|g| (l, g))) {
+                for (l, g) in (0..s).filter_map(|l| lanes[l].map(|g| (l, g))) {
                     if !on(l, g) {
                         let what =
                             || format!("{:?} mode {mode}: inactive lane {l} wrote", shape.local);

@@ -452,7 +452,8 @@ fn strict_mode_refuses_what_it_cannot_split() {
     };
     let strict = root.clone().strict();
     // Proven (own-id) kernels split in both modes; the others are refused when strict.
-    // 2^16 floats in 64 KiB pages: two pages per device, as the partition splits the launch.
+    // 2^16 floats in default (one-element) pages: colored as the partition splits the launch,
+    // on any number of devices.
     let proven = Case::nd(
         "relu_inplace",
         d1(1 << 16),

@@ -32,13 +32,26 @@ CLG_FN uint clg_down_src(uint delta) {
         return clg_unbits_##T(clg_xchg(clg_bits(x), clg_down_src(delta) CLG_SA));                         \
     }
 
+/* The width the reductions and scans below span: the fixed size, else (the khr backend's derived geometry) the
+ * largest sub-group rounded up to a power of two. */
+#if CLG_SUB_GROUP_SIZE > 0
+#define CLG_GEN_WIDTH() ((uint)CLG_SUB_GROUP_SIZE)
+#else
+#define CLG_GEN_WIDTH() clg_gen_pow2_ceil(clg_max_range())
+CLG_FN uint clg_gen_pow2_ceil(uint n) {
+    uint p = 1u;
+    while (p < n) p <<= 1;
+    return p;
+}
+#endif
+
 /* Reduction valid for partial sub-groups: a halving tree into lane 0 that skips absent lanes, then a
- * broadcast of lane 0 (so every lane gets bit-identical results). Needs CLG_SUB_GROUP_SIZE > 0. */
+ * broadcast of lane 0 (so every lane gets bit-identical results). */
 #define CLG_GEN_REDUCE(T, NAME, OP)                                                                      \
     CLG_FN CLG_OVL T clg_gen_reduce_##NAME(T x CLG_SP) {                                                 \
         uint l = clg_lane();                                                                             \
         uint n = clg_range();                                                                            \
-        for (uint d = CLG_SUB_GROUP_SIZE / 2; d > 0; d >>= 1) {                                          \
+        for (uint d = CLG_GEN_WIDTH() / 2; d > 0; d >>= 1) {                                            \
             T o = clg_shuffle_down(x, d CLG_SA);                                                         \
             if (d < n - l) x = OP(x, o);                                                                 \
         }                                                                                                \
@@ -49,7 +62,7 @@ CLG_FN uint clg_down_src(uint delta) {
 #define CLG_GEN_SCANS(T)                                                                                 \
     CLG_FN CLG_OVL T clg_gen_inclusive_scan_add(T x CLG_SP) {                                            \
         uint l = clg_lane();                                                                             \
-        for (uint d = 1; d < CLG_SUB_GROUP_SIZE; d <<= 1) {                                              \
+        for (uint d = 1; d < CLG_GEN_WIDTH(); d <<= 1) {                                                \
             T o = clg_shuffle_up(x, d CLG_SA);                                                           \
             if (l >= d) x = o + x;                                                                       \
         }                                                                                                \

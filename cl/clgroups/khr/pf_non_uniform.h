@@ -5,10 +5,11 @@
  *               (uniform control flow: every call is a work-group barrier pair);
  *   khr/intel:  shuffle trees (reduce, clustered) and Hillis-Steele scans over the layer's shuffles,
  *               partial last sub-groups included (uniform control flow);
- *   nvidia-ptx: the active mask (`activemask`): with every lane active, xor butterflies and shuffle-up
- *               scans (redux.sync for 32-bit integer add/min/max/and/or/xor on sm_80+, any mask); with
- *               some lanes inactive (divergent control flow), each active lane folds the active lanes it
- *               needs through shfl.sync on that mask, in lane order.
+ *   nvidia-ptx: the sub-group's active lanes (`activemask` within its segment of the warp): with every
+ *               lane active, xor butterflies and shuffle-up scans (redux.sync for 32-bit integer
+ *               add/min/max/and/or/xor on sm_80+, any mask); with some lanes inactive (divergent control
+ *               flow, or a partial sub-group), each active lane folds the active lanes it needs through
+ *               shfl.sync on that mask, in lane order.
  * Float results: every lane of a sub-group (cluster) gets the same bits; the order of operations differs
  * between backends. Narrow types (char, uchar, short, ushort, half) are computed in their 32-bit carrier. */
 #ifndef CLGROUPS_KHR_PF_NON_UNIFORM_H
@@ -25,51 +26,24 @@
 #define CLG_NU_NARROW_INTS(M) M(char, int) M(uchar, uint) M(short, int) M(ushort, uint)
 
 #ifdef CLG_BACKEND_NVIDIA_PTX
-CLG_FN uint clg_ptx_active(void) {
-    uint m;
-    asm volatile("activemask.b32 %0;" : "=r"(m));
-    return m;
-}
+/* The caller's sub-group's active lanes, as bits of its lanes (bit i: lane i); clg_ptx_mask() is the
+ * same as warp lanes (the member mask). */
+CLG_FN uint clg_ptx_active(void) { return clg_ptx_mask() >> clg_ptx_base(); }
 /* The lowest lane of a non-zero mask. */
 CLG_FN uint clg_ptx_first(uint m) { return popcount((m & (0u - m)) - 1u); }
-CLG_FN CLG_OVL uint clg_ptx_idx_m(uint v, uint i, uint m) {
-    uint r;
-    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;" : "=r"(r) : "r"(v), "r"(i), "r"(m));
-    return r;
-}
-CLG_FN CLG_OVL ulong clg_ptx_idx_m(ulong v, uint i, uint m) {
-    uint2 p = as_uint2(v);
-    p.x = clg_ptx_idx_m(p.x, i, m);
-    p.y = clg_ptx_idx_m(p.y, i, m);
-    return as_ulong(p);
-}
-CLG_FN int clg_ptx_vote_m(int pred, uint m, int all) {
-    int r;
-    if (all)
-        asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.s32 p, %1, 0;\n\tvote.sync.all.pred q, p, %2;\n\t"
-                     "selp.s32 %0, 1, 0, q;\n\t}"
-                     : "=r"(r)
-                     : "r"(pred), "r"(m));
-    else
-        asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.s32 p, %1, 0;\n\tvote.sync.any.pred q, p, %2;\n\t"
-                     "selp.s32 %0, 1, 0, q;\n\t}"
-                     : "=r"(r)
-                     : "r"(pred), "r"(m));
-    return r;
-}
 #endif
 
 /* ---- Votes ---------------------------------------------------------------------------------------- */
 #if CLG_PF_VOTE
 #ifdef CLG_BACKEND_NVIDIA_PTX
 CLG_FN int clg_pf_elect(void) { return (clg_ptx_active() & ((1u << clg_lane()) - 1u)) == 0u; }
-CLG_FN int clg_pf_nu_all(int p) { return clg_ptx_vote_m(p, clg_ptx_active(), 1); }
-CLG_FN int clg_pf_nu_any(int p) { return clg_ptx_vote_m(p, clg_ptx_active(), 0); }
+CLG_FN int clg_pf_nu_all(int p) { return clg_ptx_vote_m(p, clg_ptx_mask(), 1); }
+CLG_FN int clg_pf_nu_any(int p) { return clg_ptx_vote_m(p, clg_ptx_mask(), 0); }
 #define CLG_NU_EQUAL_WIDE(T)                                                                             \
     CLG_FN CLG_OVL int clg_pf_all_equal(T x) {                                                           \
-        uint m = clg_ptx_active();                                                                       \
-        T f = clg_unbits_##T(clg_ptx_idx_m(clg_bits(x), clg_ptx_first(m), m));                           \
-        return clg_ptx_vote_m(x == f, m, 1);                                                             \
+        uint mw = clg_ptx_mask();                                                                        \
+        T f = clg_unbits_##T(clg_ptx_idx_m(clg_bits(x), clg_ptx_first(mw >> clg_ptx_base()), mw));       \
+        return clg_ptx_vote_m(x == f, mw, 1);                                                            \
     }
 #define CLG_NU_EQUAL_NARROW(T, C) CLG_FN CLG_OVL int clg_pf_all_equal(T x) { return clg_pf_all_equal((C)x); }
 #else
@@ -111,56 +85,59 @@ CLG_NU_EQUAL_NARROW(half, float)
 #define CLG_NU_REDUX(T, NAME, OP, IDENT, PTXOP) CLG_NU_CORE(T, NAME, OP, IDENT)
 
 #elif defined(CLG_BACKEND_NVIDIA_PTX)
-/* Scans and clustered reductions; the reduction comes from CLG_NU_BFLY_REDUCE or CLG_NU_REDUX. */
+/* Scans and clustered reductions; the reduction comes from CLG_NU_CORE or CLG_NU_REDUX. `m`: the
+ * sub-group's active lanes (its lane numbers), `mw`: the same as warp lanes (the member mask). */
 #define CLG_NU_SCANS(T, NAME, OP, IDENT)                                                                 \
-    CLG_FN CLG_OVL T clg_nu_mfold_##NAME(T x, uint m, uint lo, uint hi) {                                \
+    CLG_FN CLG_OVL T clg_nu_mfold_##NAME(T x, uint m, uint mw, uint lo, uint hi) {                       \
         T acc = (T)(IDENT);                                                                              \
         for (uint r = m; r != 0u; r &= r - 1u) {                                                         \
             uint src = clg_ptx_first(r);                                                                 \
-            T v = clg_unbits_##T(clg_ptx_idx_m(clg_bits(x), src, m));                                    \
+            T v = clg_unbits_##T(clg_ptx_idx_m(clg_bits(x), src, mw));                                   \
             if (src >= lo && src < hi) acc = OP(acc, v);                                                 \
         }                                                                                                \
         return acc;                                                                                      \
     }                                                                                                    \
     CLG_FN CLG_OVL T clg_pf_nu_inclusive_##NAME(T x) {                                                   \
-        uint m = clg_ptx_active(), l = clg_lane();                                                       \
-        if (m != 0xffffffffu) return clg_nu_mfold_##NAME(x, m, 0u, l + 1u);                              \
-        for (uint d = 1u; d < 32u; d <<= 1) {                                                            \
-            T o = clg_unbits_##T(clg_ptx_up(clg_bits(x), d));                                            \
+        uint mw = clg_ptx_mask(), m = mw >> clg_ptx_base(), l = clg_lane();                              \
+        if (m != CLG_PTX_FULL) return clg_nu_mfold_##NAME(x, m, mw, 0u, l + 1u);                         \
+        for (uint d = 1u; d < CLG_SUB_GROUP_SIZE; d <<= 1) {                                             \
+            T o = clg_unbits_##T(clg_ptx_up_m(clg_bits(x), d, mw));                                      \
             if (l >= d) x = OP(o, x);                                                                    \
         }                                                                                                \
         return x;                                                                                        \
     }                                                                                                    \
     CLG_FN CLG_OVL T clg_pf_nu_exclusive_##NAME(T x) {                                                   \
-        uint m = clg_ptx_active(), l = clg_lane();                                                       \
-        if (m != 0xffffffffu) return clg_nu_mfold_##NAME(x, m, 0u, l);                                   \
-        T o = clg_unbits_##T(clg_ptx_up(clg_bits(clg_pf_nu_inclusive_##NAME(x)), 1u));                   \
+        uint mw = clg_ptx_mask(), m = mw >> clg_ptx_base(), l = clg_lane();                              \
+        if (m != CLG_PTX_FULL) return clg_nu_mfold_##NAME(x, m, mw, 0u, l);                             \
+        T o = clg_unbits_##T(clg_ptx_up_m(clg_bits(clg_pf_nu_inclusive_##NAME(x)), 1u, mw));             \
         return l == 0u ? (T)(IDENT) : o;                                                                 \
     }                                                                                                    \
     CLG_FN CLG_OVL T clg_pf_nu_clustered_##NAME(T x, uint c) {                                           \
-        uint m = clg_ptx_active();                                                                       \
-        if (m != 0xffffffffu) {                                                                          \
+        uint mw = clg_ptx_mask(), m = mw >> clg_ptx_base();                                              \
+        c = min(c, (uint)CLG_SUB_GROUP_SIZE); /* a cluster past the sub-group is the sub-group */        \
+        if (m != CLG_PTX_FULL) {                                                                         \
             uint lo = clg_lane() & ~(c - 1u);                                                            \
-            return clg_nu_mfold_##NAME(x, m, lo, lo + c);                                                \
+            return clg_nu_mfold_##NAME(x, m, mw, lo, lo + c);                                            \
         }                                                                                                \
-        for (uint s = c >> 1; s > 0u; s >>= 1) x = OP(x, clg_unbits_##T(clg_ptx_bfly(clg_bits(x), s)));  \
+        for (uint s = c >> 1; s > 0u; s >>= 1) x = OP(x, clg_unbits_##T(clg_ptx_bfly_m(clg_bits(x), s, mw))); \
         return x;                                                                                        \
     }
 #define CLG_NU_CORE(T, NAME, OP, IDENT)                                                                  \
     CLG_NU_SCANS(T, NAME, OP, IDENT)                                                                     \
     CLG_FN CLG_OVL T clg_pf_nu_reduce_##NAME(T x) {                                                      \
-        uint m = clg_ptx_active();                                                                       \
-        if (m != 0xffffffffu) return clg_nu_mfold_##NAME(x, m, 0u, 32u);                                 \
-        for (uint s = 16u; s > 0u; s >>= 1) x = OP(x, clg_unbits_##T(clg_ptx_bfly(clg_bits(x), s)));     \
+        uint mw = clg_ptx_mask(), m = mw >> clg_ptx_base();                                              \
+        if (m != CLG_PTX_FULL) return clg_nu_mfold_##NAME(x, m, mw, 0u, CLG_SUB_GROUP_SIZE);             \
+        for (uint s = CLG_SUB_GROUP_SIZE / 2; s > 0u; s >>= 1)                                           \
+            x = OP(x, clg_unbits_##T(clg_ptx_bfly_m(clg_bits(x), s, mw)));                               \
         return x;                                                                                        \
     }
 #if defined(CLG_PTX_SM) && CLG_PTX_SM >= 80
-/* redux.sync on the active mask (sm_80+): 32-bit integer add/min/max/and/or/xor, any mask. */
+/* redux.sync on the sub-group's member mask (sm_80+): 32-bit integer add/min/max/and/or/xor, any mask. */
 #define CLG_NU_REDUX(T, NAME, OP, IDENT, PTXOP)                                                          \
     CLG_NU_SCANS(T, NAME, OP, IDENT)                                                                     \
     CLG_FN CLG_OVL T clg_pf_nu_reduce_##NAME(T x) {                                                      \
         T r;                                                                                             \
-        asm volatile("redux.sync." PTXOP " %0, %1, %2;" : "=r"(r) : "r"(x), "r"(clg_ptx_active()));      \
+        asm volatile("redux.sync." PTXOP " %0, %1, %2;" : "=r"(r) : "r"(x), "r"(clg_ptx_mask()));        \
         return r;                                                                                        \
     }
 #else
@@ -285,9 +262,14 @@ CLG_NU_LOGICAL(xor)
     CLG_FN CLG_OVL T clg_pf_clustered_rotate(T x, int delta, uint c) {                                   \
         uint l = clg_lane();                                                                             \
         uint src = (l & ~(c - 1u)) + ((l + (uint)delta) & (c - 1u));                                     \
-        return clg_unbits_##T(clg_ptx_idx_m(clg_bits(x), src, clg_ptx_active()));                        \
+        return clg_unbits_##T(clg_ptx_idx_m(clg_bits(x), src, clg_ptx_mask()));                          \
     }                                                                                                    \
-    CLG_FN CLG_OVL T clg_pf_rotate(T x, int delta) { return clg_pf_clustered_rotate(x, delta, 32u); }
+    CLG_FN CLG_OVL T clg_pf_rotate(T x, int delta) {                                                     \
+        int n = (int)clg_range();                                                                        \
+        if (n == CLG_SUB_GROUP_SIZE) return clg_pf_clustered_rotate(x, delta, CLG_SUB_GROUP_SIZE);       \
+        uint src = (uint)((((int)clg_lane() + delta % n) % n + n) % n);                                  \
+        return clg_unbits_##T(clg_ptx_idx_m(clg_bits(x), src, clg_ptx_mask()));                          \
+    }
 CLG_FOREACH_TYPE(CLG_NU_ROTATE_WIDE)
 #define CLG_NU_ROTATE_NARROW(T, C, MAXV, MINV)                                                           \
     CLG_FN CLG_OVL T clg_pf_clustered_rotate(T x, int delta, uint c) { return (T)clg_pf_clustered_rotate((C)x, delta, c); } \

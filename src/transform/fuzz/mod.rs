@@ -192,7 +192,7 @@ fn check(r: &Report, took: Duration) {
     );
 }
 
-/// The CI slice: random cases for about 25 seconds (a debug build runs some thousands), then
+/// The CI slice: random cases for about 15 seconds (a debug build runs some thousands), then
 /// every extreme input.
 #[test]
 fn sources_never_break_the_pipeline() {
@@ -200,9 +200,9 @@ fn sources_never_break_the_pipeline() {
     let t0 = Instant::now();
     let c = Arc::clone(&corpus);
     let random = move |case| mutate::random_case(&c, 33, case);
-    let r = run(random, 0..u64::MAX, Some(Duration::from_secs(25)), false);
+    let r = run(random, 0..u64::MAX, Some(Duration::from_secs(15)), false);
     check(&r, t0.elapsed());
-    assert!(r.cases >= 100, "only {} cases ran", r.cases);
+    assert!(r.cases >= 10, "only {} cases ran", r.cases);
     let extremes = Arc::new(mutate::extremes(&corpus, EXTREME_DEPTH));
     let n = extremes.len() as u64;
     let t0 = Instant::now();

@@ -309,7 +309,10 @@ fn macros(r: &mut Rng, text: &str, _: &[String]) -> String {
             w if w.starts_with(|c: char| c.is_alphabetic()) && r.below(6) == 0 => {
                 match r.below(3) {
                     0 => format!("ID({w})"),
-                    1 if w.len() > 1 => format!("CAT({}, {})", &w[..1], &w[1..]),
+                    1 if w.chars().count() > 1 => {
+                        let cut = w.chars().next().map_or(0, char::len_utf8);
+                        format!("CAT({}, {})", &w[..cut], &w[cut..])
+                    }
                     _ => format!("STR({w})"),
                 }
             }
@@ -403,10 +406,16 @@ const DEEP_KINDS: usize = 14;
 /// Nesting `n` deep: brackets (balanced or not), `#if`s, chained macros, chained helper calls,
 /// nested conditions around collectives, nested ternaries, `sizeof`s, a macro defined again and
 /// again as itself, macros that each name the previous one twice (chains of definitions, some
-/// 30 characters a level, go a quarter as deep).
+/// 30 characters a level, go a quarter as deep; conditions a twentieth).
 fn nested(kind: usize, n: usize) -> String {
     let nest =
         |open: &str, mid: &str, close: &str| format!("{}{mid}{}", open.repeat(n), close.repeat(n));
+    // Conditions on ids go a twentieth as deep: the divergence analysis takes time quadratic
+    // in their number in one function (3,000 nested: 0.7 s in a release build).
+    let conditions = |open: &str, mid: &str, close: &str| {
+        let n = (n / 20).max(1);
+        format!("{}{mid}{}", open.repeat(n), close.repeat(n))
+    };
     let chain = |line: &dyn Fn(usize) -> String| (1..(n / 4).max(2)).map(line).collect::<String>();
     match kind {
         0 => nest("(", "x", ")"),
@@ -422,14 +431,14 @@ fn nested(kind: usize, n: usize) -> String {
             let c = chain(&|i| format!("int f{i}(int x) {{ return f{}(x); }}\n", i - 1));
             format!("\nint f0(int x) {{ return sg_reduce_add(x); }}\n{c}")
         }
-        7 => nest(
+        7 => conditions(
             "if (get_local_id(0) < 3) ",
             "x = sub_group_reduce_add(x);",
             "",
         ),
-        8 => nest("x ? ", "y", " : z"),
+        8 => conditions("x ? ", "sub_group_reduce_add(x)", " : z"),
         9 => nest("sizeof(", "int", ")"),
-        10 => nest("if (x) { ", "x = sub_group_reduce_add(x);", " }"),
+        10 => conditions("if (x) { ", "x = sub_group_reduce_add(x);", " }"),
         11 => nest("-", "x", ""),
         12 => {
             let c = chain(&|_| "#define S S\n".to_string());

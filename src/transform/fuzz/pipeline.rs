@@ -3,8 +3,9 @@
 //! launch or a root program does, on one input (failures are typed errors or fallbacks, so an
 //! entry only asserts what a caller relies on).
 
+use super::super::pp_eval::{self, PpState};
 use super::super::source::{scan_kernels, KernelDecl, Scanned};
-use super::super::{build_log, checked, layer, rounded, wrapper, Rewrites, SourceFacts};
+use super::super::{build_log, checked, hoist, layer, rounded, wrapper, Rewrites, SourceFacts};
 use crate::device::ShuffleBackend;
 use opencl3::kernel::{
     CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL, CL_KERNEL_ARG_ADDRESS_LOCAL,
@@ -42,6 +43,9 @@ pub(super) const ANALYSES: &[Analysis] = &[
         _ = super::super::scan_root(i.src)
     }),
     ("kernel declarations", |i| _ = scan_kernels(i.src)),
+    ("collectives hoisted", hoisted),
+    ("preprocessor conditions", conditions),
+    ("sizes under #if branches", conditional_sizes),
     ("source facts", source_facts),
     ("layer and collective users", layer_users),
     ("scratch threading", scratch_threading),
@@ -70,6 +74,68 @@ pub(super) const ANALYSES: &[Analysis] = &[
     }),
     ("wrapper", wrap),
 ];
+
+/// Collectives under divergent conditions moved where the whole work-group reaches them (as a
+/// build does first on barrier backends): no line added, and the facts of the result read.
+fn hoisted(i: &Input<'_>) {
+    let collectives = [
+        layer::is_emulated_collective,
+        layer::is_sub_group_collective,
+    ];
+    for (c, backend) in collectives
+        .into_iter()
+        .zip([ShuffleBackend::Emulated, ShuffleBackend::Khr])
+    {
+        let out = hoist::uniform_collectives(i.src, c);
+        assert_eq!(
+            out.lines().count(),
+            i.src.lines().count(),
+            "hoisted:\n{out}"
+        );
+        _ = SourceFacts::read_on(&out, backend, Some(c));
+    }
+}
+
+/// Macro states a build may start from: nothing known, some names defined, some unknown, and
+/// after an include clgroups cannot see.
+fn states() -> [PpState; 3] {
+    let mut defined = PpState::default();
+    for (name, value) in [
+        ("cl_khr_subgroups", "1"),
+        ("A", "2"),
+        ("SIMD", "16"),
+        ("X", "(1 << 70)"),
+    ] {
+        defined.define(name, value);
+    }
+    defined.undefine("B");
+    let mut unknown = defined.clone();
+    unknown.forget("A");
+    unknown.forget("CLG_SUB_GROUP_SIZE");
+    let mut opaque = PpState::default();
+    pp_eval::evaluate("#include <unseen.h>\n", &mut opaque);
+    [defined, unknown, opaque]
+}
+
+/// The `#if` decisions under each state, the text blanked by them (lines and offsets kept),
+/// and the whole text read as one `#if` expression.
+fn conditions(i: &Input<'_>) {
+    let as_expression = format!("#if {}\n#endif\n", i.src.replace(['\n', '\r'], " "));
+    for mut state in states() {
+        let lines = pp_eval::evaluate(i.src, &mut state);
+        for keep in [true, false] {
+            assert_eq!(pp_eval::blank(i.src, &lines, keep).len(), i.src.len());
+        }
+        _ = pp_eval::evaluate(&as_expression, &mut state);
+    }
+}
+
+fn conditional_sizes(i: &Input<'_>) {
+    for state in states() {
+        let mut kernels = i.kernels.clone();
+        super::super::resolve_conditional_sizes(i.src, &mut kernels, state);
+    }
+}
 
 fn layer_users(i: &Input<'_>) {
     let Some(s) = &i.scanned else { return };
@@ -196,9 +262,9 @@ fn polyfill(i: &Input<'_>) {
         "cl_khr_subgroup_shuffle",
         "cl_intel_subgroups",
     ];
-    _ = super::super::mentions_sub_groups(i.src);
+    let mentions = super::super::mentions_sub_groups(i.src);
     let prelude = super::super::polyfill_prelude(&ALL, i.src);
-    super::super::inline_includes(&prelude, "clgroups/khr/prelude").expect("the polyfill inlines");
+    assert_eq!(prelude.is_empty(), !mentions);
 }
 
 /// A driver's log about `src`: a message on some of its lines, odd positions, and the text

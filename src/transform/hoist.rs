@@ -1,0 +1,542 @@
+//! Collectives under conditions, made reachable by the whole work-group where collectives are
+//! work-group barriers (the emulated backend, PoCL's native CPU sub-groups).
+//!
+//! OpenCL requires only that every work-item of a *sub-group* reaches a collective: a kernel may
+//! call one behind a condition that is uniform in each sub-group (`if (sub_group_any(v > 0) &&
+//! sub_group_reduce_add(v) > t)`, `if (sub_group_all(p)) { s = sub_group_reduce_add(v); }`).
+//! Where the collective is a work-group barrier, every work-item of the *work-group* must reach
+//! it, so before [`super::divergence`] decides, the build rewrites such calls when the rewrite
+//! keeps the meaning of every valid kernel:
+//!
+//! * `L && R` / `L || R` whose right operand `R` holds the collective and is free of side effects
+//!   and safe to evaluate anywhere ([`pure`]: no loads, stores, divisions, increments or calls
+//!   other than collectives and known built-ins), and `L` writes nothing: `(((L) != 0) & ((R) !=
+//!   0))` (`|`): both sides are evaluated by every work-item; where `L` is uniform in the
+//!   sub-group (as the specification requires of the original), each sub-group that evaluated
+//!   `R` before computes the same value now, and the others discard it;
+//! * a collective call (pure, not a barrier) under an `if` or a conditional expression: computed
+//!   into a temporary (`__typeof__(call) __clg_uN = call;`) in front of the statement holding the
+//!   condition, where none of its variables is written or declared between that point and the
+//!   call, and no loop or `switch` lies between them.
+//!
+//! Nothing else moves: collectives in loops whose trip count depends on a work-item id, after an
+//! exit under such a condition, or with an operand that reads memory stay as written, and
+//! [`super::divergence`] refuses them, naming the reason ([`NoRewrite`]).
+
+use super::divergence::{self, Region};
+use super::sg_uniform::Uniformity;
+use super::source::{FunctionDef, Scanned};
+
+/// Why a collective under work-item-dependent control flow cannot be moved out of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum NoRewrite {
+    /// It sits in a loop (or `switch`) that the condition controls.
+    Loop,
+    /// It follows a `return`, `break` or `continue` taken under the condition.
+    AfterExit,
+    /// Its operand is not safe to evaluate everywhere (a load, a store, a division, a call of
+    /// a function clgroups does not know, a macro): the token.
+    Unsafe(String),
+    /// Its operand reads a variable written or declared between the hoisting point and the call.
+    Written(String),
+    /// A barrier: not a value that can be computed ahead.
+    Barrier,
+    /// A `non_uniform` built-in: its result depends on which work-items reach it.
+    NonUniform,
+    /// The condition is not shown uniform in each sub-group (a work-item id reaches it other
+    /// than through a collective's shared result or the sub-group's id): the token.
+    NotUniform(String),
+    /// A conditional expression in a statement clgroups cannot delimit (after a label).
+    Statement,
+}
+
+impl std::fmt::Display for NoRewrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoRewrite::Loop => {
+                f.write_str("it runs in a loop or switch that the condition controls")
+            }
+            NoRewrite::AfterExit => f.write_str("it follows an exit taken under the condition"),
+            NoRewrite::Unsafe(t) => {
+                write!(f, "its operand is not safe to evaluate everywhere ({t})")
+            }
+            NoRewrite::Written(v) => write!(f, "its operand reads `{v}`, written before the call"),
+            NoRewrite::Barrier => f.write_str("a barrier cannot be computed ahead"),
+            NoRewrite::NotUniform(t) => write!(
+                f,
+                "its condition is not shown uniform in each sub-group (`{t}` outside a collective)"
+            ),
+            NoRewrite::NonUniform => {
+                f.write_str("a non_uniform built-in's result depends on the work-items reaching it")
+            }
+            NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
+        }
+    }
+}
+
+/// Built-ins without side effects that an operand moved ahead may call, besides collectives and
+/// `get_*` queries.
+const PURE: &[&str] = &[
+    "min",
+    "max",
+    "abs",
+    "fabs",
+    "fmin",
+    "fmax",
+    "clamp",
+    "select",
+    "mad",
+    "mul24",
+    "mad24",
+    "convert_int",
+    "convert_uint",
+    "convert_float",
+    "convert_long",
+    "convert_ulong",
+];
+
+/// `src` with the collectives that [`super::divergence`] would refuse moved where the whole
+/// work-group reaches them, wherever that keeps the meaning ([`uniform_collectives`]'s rules
+/// in the module's documentation). `collective` tells the collectives. No line is added.
+pub(crate) fn uniform_collectives(src: &str, collective: fn(&str) -> bool) -> String {
+    let mut text = src.to_string();
+    for n in 0..256 {
+        let Ok(s) = Scanned::new(&text) else { break };
+        let Some(edits) = s
+            .functions
+            .iter()
+            .find_map(|f| first_fix(&s, f, collective, n))
+        else {
+            break;
+        };
+        log::debug!("collective under a divergent condition rewritten: {edits:?}");
+        text = super::apply_edits(&text, edits);
+    }
+    text
+}
+
+type Edits = Vec<(usize, usize, String)>;
+
+/// The edits of the first collective of `f` under a divergent region that can be rewritten.
+fn first_fix(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    collective: fn(&str) -> bool,
+    n: usize,
+) -> Option<Edits> {
+    let regions = divergence::regions(s, f);
+    let u = Uniformity::new(s, f, &regions);
+    divergence::evaluated_calls(s, f)
+        .filter(|&i| collective(s.text(i)))
+        .find_map(|i| fix(s, f, (&regions, &u), i, n).ok().flatten())
+}
+
+/// Why the collective call at token `i` of `f`, under a region of `regions`, stays as
+/// written; `None` when it is under none.
+pub(crate) fn obstacle(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    regions: &[Region],
+    i: usize,
+) -> Option<NoRewrite> {
+    let u = Uniformity::new(s, f, regions);
+    fix(s, f, (regions, &u), i, 0).err()
+}
+
+/// The edits that move the call at token `i` out of its innermost divergent region (`None`
+/// where it is under none), or why none do.
+fn fix(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    (regions, u): (&[Region], &Uniformity<'_>),
+    i: usize,
+    n: usize,
+) -> Result<Option<Edits>, NoRewrite> {
+    let Some(r) = regions
+        .iter()
+        .filter(|r| r.span.0 <= i && i < r.span.1)
+        .max_by_key(|r| r.span.0)
+    else {
+        return Ok(None);
+    };
+    if r.after_exit {
+        return Err(NoRewrite::AfterExit);
+    }
+    if let Some(t) = u.first_divergent(s, r.cond) {
+        return Err(NoRewrite::NotUniform(s.text(t).to_string()));
+    }
+    let key = r.key;
+    match s.text(key) {
+        "&" | "|" => match and_or(s, f, key, i) {
+            Ok(edits) => Ok(Some(edits)),
+            Err(_) => hoist(s, f, statement_start(s, f, key)?, i, n).map(Some),
+        },
+        "?" => hoist(s, f, statement_start(s, f, key)?, i, n).map(Some),
+        "if" => hoist(s, f, key, i, n).map(Some),
+        _ => Err(NoRewrite::Loop),
+    }
+}
+
+fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
+    a + 1 < s.tokens.len() && s.tokens[a].span.end == s.tokens[a + 1].span.start
+}
+
+/// Whether token `t` starts an assignment operator (`=`, `+=`, `<<=`, ...), not a comparison.
+fn assigns(s: &Scanned<'_>, t: usize) -> bool {
+    let next = |k: usize| {
+        if k + 1 < s.tokens.len() {
+            s.text(k + 1)
+        } else {
+            ""
+        }
+    };
+    match s.text(t) {
+        "=" => {
+            next(t) != "="
+                && !(t > 0 && adjacent(s, t - 1) && matches!(s.text(t - 1), "=" | "!" | "<" | ">"))
+        }
+        "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^" => adjacent(s, t) && next(t) == "=",
+        _ => false,
+    }
+}
+
+/// Whether token `t` is `++` or `--`.
+fn increments(s: &Scanned<'_>, t: usize) -> bool {
+    matches!(s.text(t), "+" | "-") && adjacent(s, t) && s.text(t + 1) == s.text(t)
+}
+
+/// Whether the operand tokens `range` are free of side effects and safe to evaluate anywhere.
+fn pure(
+    s: &Scanned<'_>,
+    range: (usize, usize),
+    collective: fn(&str) -> bool,
+) -> Result<(), NoRewrite> {
+    for t in range.0..range.1 {
+        let w = s.text(t);
+        let unsafe_ = |what: &str| {
+            Err(NoRewrite::Unsafe(format!(
+                "`{what}` at line {}",
+                s.line(s.tokens[t].span.start)
+            )))
+        };
+        let prev_op = t == range.0
+            || matches!(
+                s.text(t - 1),
+                "(" | ","
+                    | "+"
+                    | "-"
+                    | "*"
+                    | "/"
+                    | "%"
+                    | "<"
+                    | ">"
+                    | "="
+                    | "!"
+                    | "&"
+                    | "|"
+                    | "^"
+                    | "?"
+                    | ":"
+                    | "~"
+            );
+        match w {
+            "[" => return unsafe_("["),
+            "/" | "%" => return unsafe_(w),
+            "-" if adjacent(s, t) && s.text(t + 1) == ">" => return unsafe_("->"),
+            "*" if prev_op => return unsafe_("*"),
+            _ if assigns(s, t) || increments(s, t) => return unsafe_(w),
+            _ if s.is_call(t) => {
+                if w.contains("non_uniform") {
+                    return Err(NoRewrite::NonUniform);
+                }
+                let known = (collective(w) && !w.contains("barrier"))
+                    || w.starts_with("get_")
+                    || w.starts_with("sg_get_")
+                    || PURE.contains(&w);
+                if !known {
+                    return unsafe_(w);
+                }
+            }
+            _ if s.macros.contains_key(w) => return unsafe_(w),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// `L && R` (or `||`) at token `k` rewritten as `(((L) != 0) & ((R) != 0))` when `R` holds
+/// call `i`, is [`pure`] and `L` writes nothing.
+fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits, NoRewrite> {
+    let op = s.text(k);
+    let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
+    // The left operand: back to what binds less tightly.
+    let mut a = k;
+    while a > f.body.0 + 1 {
+        let t = a - 1;
+        match s.text(t) {
+            ")" | "]" => {
+                a = s.partner(t);
+                continue;
+            }
+            "(" | "[" | "{" | "}" | "," | ";" | "?" | ":" | "return" => break,
+            "|" if op == "&" && t > 0 && pair(t - 1, "|") => break,
+            _ if assigns(s, t) => break,
+            _ => {}
+        }
+        a = t;
+    }
+    let mut b = k + 2;
+    while b < f.body.1 {
+        match s.text(b) {
+            "(" | "[" => b = s.partner(b),
+            ";" | "," | ")" | "]" | "}" | "{" | "?" | ":" => break,
+            _ if assigns(s, b) || pair(b, "|") || (op == "&" && pair(b, "&")) => break,
+            _ => {}
+        }
+        b += 1;
+    }
+    if !(a < k && k + 2 < b && (k + 2..b).contains(&i)) {
+        return Err(NoRewrite::Statement);
+    }
+    let collective: fn(&str) -> bool = super::layer::is_sub_group_collective;
+    pure(s, (k + 2, b), collective)?;
+    if let Some(t) = (a..k).find(|&t| assigns(s, t) || increments(s, t)) {
+        return Err(NoRewrite::Written(s.text(t).to_string()));
+    }
+    let span = |x: usize, y: usize| &s.src[s.tokens[x].span.start..s.tokens[y - 1].span.end];
+    let text = format!("(({}) != 0) {op} (({}) != 0)", span(a, k), span(k + 2, b));
+    Ok(vec![(
+        s.tokens[a].span.start,
+        s.tokens[b - 1].span.end,
+        format!("({text})"),
+    )])
+}
+
+/// The first token of the statement that holds expression token `k` (an `if` whose condition
+/// holds it included); an error inside a loop's or `switch`'s header or after a label.
+fn statement_start(s: &Scanned<'_>, f: &FunctionDef, k: usize) -> Result<usize, NoRewrite> {
+    let mut j = k;
+    while j > f.body.0 + 1 {
+        let t = j - 1;
+        match s.text(t) {
+            ")" | "]" => j = s.partner(t),
+            ";" | "{" | "}" | "else" | "do" => return Ok(j),
+            ":" => return Err(NoRewrite::Statement),
+            "(" => match s.text(t - 1) {
+                "if" => return Ok(t - 1),
+                "for" | "while" | "switch" => return Err(NoRewrite::Loop),
+                _ => j = t,
+            },
+            _ => j = t,
+        }
+    }
+    Ok(j)
+}
+
+/// Whether tokens `a` and `b` belong to one expression: no `;`, brace or top-level `,`
+/// between them.
+fn same_expression(s: &Scanned<'_>, a: usize, b: usize) -> bool {
+    let mut depth = 0i32;
+    for t in a..b {
+        match s.text(t) {
+            "(" | "[" => depth += 1,
+            ")" | "]" => depth -= 1,
+            ";" | "{" | "}" => return false,
+            "," if depth <= 0 => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// The edits computing call `i` into `__clg_uN` in front of statement `start`.
+fn hoist(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    start: usize,
+    i: usize,
+    n: usize,
+) -> Result<Edits, NoRewrite> {
+    let name = s.text(i);
+    if name.contains("barrier") {
+        return Err(NoRewrite::Barrier);
+    }
+    if name.contains("non_uniform") {
+        return Err(NoRewrite::NonUniform);
+    }
+    let close = s.partner(i + 1);
+    pure(s, (i + 2, close), super::layer::is_sub_group_collective)?;
+    // No loop or switch between the statement and the call.
+    for t in start..i {
+        if matches!(s.text(t), "for" | "while" | "do" | "switch") {
+            let r = divergence::construct(s, t, f.body.1);
+            if r.is_some_and(|(c, b)| (c.0 <= i && i < c.1) || (b.0 <= i && i < b.1)) {
+                return Err(NoRewrite::Loop);
+            }
+        }
+    }
+    // Its variables are neither written nor declared between the statement and the call.
+    for v in
+        (i + 2..close).filter(|&t| s.tokens[t].kind == super::lex::Kind::Ident && !s.is_call(t))
+    {
+        let var = s.text(v);
+        let touched = (start..i).filter(|&t| s.text(t) == var).any(|t| {
+            let prev = s.text(t.saturating_sub(1));
+            let declared = t > 0
+                && (s.tokens[t - 1].kind == super::lex::Kind::Ident && prev != "return"
+                    || matches!(prev, "*" | ","));
+            // `v = f(call(v))`: the store follows the call.
+            let stored_after = assigns(s, t + 1) && same_expression(s, t, i);
+            declared
+                || (assigns(s, t + 1) && !stored_after)
+                || increments(s, t + 1)
+                || (t > 1 && increments(s, t - 2))
+                || prev == "&"
+        });
+        if touched {
+            return Err(NoRewrite::Written(var.to_string()));
+        }
+    }
+    let call: Vec<&str> = (i..=close).map(|t| s.text(t)).collect();
+    let call = call.join(" ");
+    let mut temp = format!("__clg_u{n}");
+    while s.src.contains(&temp) {
+        temp.push('_');
+    }
+    let wrap = start > 0 && matches!(s.text(start - 1), ")" | "else" | "do");
+    let at = s.tokens[start].span.start;
+    let decl = format!(
+        "{}__typeof__({call}) {temp} = {call}; ",
+        if wrap { "{ " } else { "" }
+    );
+    let mut edits = vec![
+        (s.tokens[i].span.start, s.tokens[close].span.end, temp),
+        (at, at, decl),
+    ];
+    if wrap {
+        let end = divergence::statement_end(s, start, f.body.1);
+        let end = s.tokens[end - 1].span.end;
+        edits.push((end, end, " }".into()));
+    }
+    Ok(edits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transform::layer::is_sub_group_collective;
+
+    fn refused(src: &str) -> Vec<(String, String)> {
+        let s = Scanned::new(src).unwrap();
+        let d = divergence::divergent_users(&s, is_sub_group_collective);
+        d.refused.into_iter().collect()
+    }
+
+    const HEAD: &str = "kernel void k(global const int *x, global int *o, int t) {\n\
+                        int v = x[get_global_id(0)] - (int)get_local_id(0); int r = 0, s = 0;\n";
+
+    fn kernel(body: &str) -> String {
+        format!("{HEAD}{body}\no[get_global_id(0)] = r; }}")
+    }
+
+    #[test]
+    fn collectives_behind_and_or_are_evaluated_by_every_work_item() {
+        let src = kernel("if (sub_group_any(v > 0) && sub_group_reduce_add(v) > t) r = 1;");
+        assert_eq!(refused(&src).len(), 1, "{src}");
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert!(
+            out.contains("if ((((sub_group_any(v > 0)) != 0) & ((sub_group_reduce_add(v) > t) != 0))) r = 1;"),
+            "{out}"
+        );
+        assert!(refused(&out).is_empty(), "{out}");
+        assert_eq!(out.lines().count(), src.lines().count());
+        // `||` with a scan, in an expression: `L || R` of the `||` only.
+        let src =
+            kernel("r = sub_group_all(v > 3) && t > 0 || sub_group_scan_inclusive_add(v) > t;");
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert!(
+            out.contains(
+                "r = (((sub_group_all(v > 3) && t > 0) != 0) | ((sub_group_scan_inclusive_add(v) > t) != 0));"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn collectives_under_ifs_and_conditional_expressions_are_computed_ahead() {
+        let src = kernel(
+            "if (sub_group_any(v > 2)) {\n  if (sub_group_all(v < 100)) r = sub_group_reduce_min(v);\n}\n\
+             s = sub_group_all(v == 1) ? sub_group_reduce_add(v) : 0;\n\
+             if (t > 0) r = 1; else if (sub_group_any(v > 1)) r = sub_group_broadcast(v, 0);",
+        );
+        assert_eq!(refused(&src).len(), 1);
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert!(refused(&out).is_empty(), "{out}");
+        assert_eq!(out.lines().count(), src.lines().count());
+        for want in [
+            "__clg_u0 = sub_group_all ( v < 100 ); __typeof__(sub_group_reduce_min ( v )) __clg_u2 \
+             = sub_group_reduce_min ( v ); if (sub_group_any(v > 2)) {",
+            "if (__clg_u0) r = __clg_u",
+            "s = sub_group_all(v == 1) ? __clg_u3 : 0;",
+            "else { __typeof__(sub_group_broadcast ( v , 0 )) __clg_u4",
+        ] {
+            assert!(out.contains(want), "{want}\n{out}");
+        }
+    }
+
+    #[test]
+    fn what_cannot_move_stays_and_says_why() {
+        let cases = [
+            (
+                "if (sub_group_any(v > 0)) r = sub_group_reduce_add(x[get_local_id(0)]);",
+                "not safe to evaluate everywhere (`[`",
+            ),
+            (
+                "if (sub_group_all(v > 0)) { v += 1; r = sub_group_reduce_add(v); }",
+                "reads `v`, written",
+            ),
+            (
+                "for (int i = 0; i < sub_group_reduce_max(v); ++i) r += sub_group_reduce_add(i);",
+                "in a loop",
+            ),
+            (
+                "if (sub_group_any(v > t)) return; r = sub_group_reduce_add(v);",
+                "follows an exit",
+            ),
+            // The next iteration's collective runs for the sub-groups that did not leave.
+            (
+                "for (int i = 0; i < 8; ++i) { s += sub_group_reduce_add(v); \
+                 if (sub_group_any(s > t)) break; }",
+                "follows an exit",
+            ),
+            (
+                "if (sub_group_any(v > 0)) r = sub_group_non_uniform_reduce_add(v);",
+                "non_uniform built-in",
+            ),
+            (
+                "if (sub_group_any(v > 0)) sub_group_barrier(CLK_LOCAL_MEM_FENCE);",
+                "a barrier",
+            ),
+            (
+                "if (sub_group_any(v > 0)) r = sub_group_reduce_add(v / t);",
+                "(`/`",
+            ),
+            // Not uniform in the sub-group: invalid OpenCL, left to the refusal.
+            (
+                "if (v > 0) r = sub_group_reduce_add(v);",
+                "not shown uniform in each sub-group (`v`",
+            ),
+            (
+                "if (get_local_id(0) < 5) r = sub_group_reduce_add(1);",
+                "(`get_local_id`",
+            ),
+        ];
+        for (body, why) in cases {
+            let src = kernel(body);
+            let out = uniform_collectives(&src, is_sub_group_collective);
+            assert_eq!(out, src);
+            let got = refused(&out);
+            assert!(got.len() == 1 && got[0].1.contains(why), "{body}: {got:?}");
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! Conditions shown uniform in each sub-group: their work-item-dependent values reach them only
+//! through collectives whose result every work-item of a sub-group shares (reductions, votes,
+//! broadcasts) or through the sub-group's own id, directly or through variables assigned only
+//! such values outside divergent code. Loads from memory count as data, as in
+//! [`super::divergence`]. [`super::hoist`] rewrites collectives only under such conditions: the
+//! specification requires them there, and an id condition that is not shown uniform
+//! (`get_local_id(0) < 5`) stays refused.
+
+use super::divergence::{assignments, tainted_words, Region};
+use super::source::{FunctionDef, Scanned};
+use std::collections::BTreeSet;
+
+/// Values uniform in a sub-group whatever their operands: collectives of that kind, and the
+/// sub-group's own id.
+fn uniform_call(word: &str) -> bool {
+    let collective = super::layer::is_sub_group_collective(word) || word.starts_with("work_group_");
+    let shared = ["reduce", "any", "all", "broadcast"]
+        .iter()
+        .any(|k| word.contains(k));
+    let per_lane = [
+        "non_uniform",
+        "clustered",
+        "scan",
+        "shuffle",
+        "ballot",
+        "elect",
+    ]
+    .iter()
+    .any(|k| word.contains(k));
+    (collective && shared && !per_lane)
+        || matches!(
+            word,
+            "get_sub_group_id" | "sg_get_group_id" | "sg_get_group_linear_id"
+        )
+}
+
+/// What [`uniform`] decides with: the function's tainted words and those of its variables
+/// shown uniform in each sub-group.
+pub(crate) struct Uniformity<'a> {
+    tainted: BTreeSet<&'a str>,
+    uniform: BTreeSet<&'a str>,
+}
+
+impl<'a> Uniformity<'a> {
+    /// The variables of `f` whose every assignment is uniform in each sub-group and sits in no
+    /// region of `regions` whose condition is not.
+    pub(crate) fn new(s: &Scanned<'a>, f: &FunctionDef, regions: &[Region]) -> Self {
+        let tainted = tainted_words(s, f.body);
+        let assigned = assignments(s, f.body);
+        let mut u = Uniformity {
+            uniform: assigned
+                .iter()
+                .map(|&(t, _)| s.text(t))
+                .filter(|w| tainted.contains(w))
+                .collect(),
+            tainted,
+        };
+        loop {
+            let before = u.uniform.len();
+            for &(target, expr) in &assigned {
+                let divergent = regions
+                    .iter()
+                    .any(|r| r.span.0 <= target && target < r.span.1 && !u.shows(s, r.cond));
+                if divergent || !u.shows(s, expr) {
+                    u.uniform.remove(s.text(target));
+                }
+            }
+            // `v++` under a divergent condition (the regions asked only at a `++` or `--`:
+            // asked at every token, they took time cubic in nested conditions).
+            for t in f.body.0 + 1..f.body.1 {
+                let bumped =
+                    (t > 1 && matches!(s.text(t - 1), "+" | "-") && s.text(t - 2) == s.text(t - 1))
+                        || matches!(s.text(t + 1), "+" | "-") && s.text(t + 2) == s.text(t + 1);
+                let divergent = || {
+                    (regions.iter()).any(|r| r.span.0 <= t && t < r.span.1 && !u.shows(s, r.cond))
+                };
+                if bumped && divergent() {
+                    u.uniform.remove(s.text(t));
+                }
+            }
+            if u.uniform.len() == before {
+                return u;
+            }
+        }
+    }
+
+    /// Whether the tokens `range` are shown uniform in each sub-group.
+    pub(crate) fn shows(&self, s: &Scanned<'_>, range: (usize, usize)) -> bool {
+        self.first_divergent(s, range).is_none()
+    }
+
+    /// The first token of `range` that keeps it from being shown uniform in each sub-group.
+    pub(crate) fn first_divergent(&self, s: &Scanned<'_>, range: (usize, usize)) -> Option<usize> {
+        let mut t = range.0;
+        while t < range.1 {
+            let w = s.text(t);
+            if s.is_call(t) && uniform_call(w) {
+                t = s.partner(t + 1) + 1;
+                continue;
+            }
+            if w == "[" {
+                t = s.partner(t) + 1;
+                continue;
+            }
+            let subscripted = t + 1 < s.tokens.len() && s.text(t + 1) == "[";
+            if self.tainted.contains(w) && !subscripted && !self.uniform.contains(w) {
+                return Some(t);
+            }
+            t += 1;
+        }
+        None
+    }
+}

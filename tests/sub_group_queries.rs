@@ -1,0 +1,413 @@
+//! Issue 32, item 1: every sub-group query, in the kernel and on the host, answers what OpenCL
+//! and SYCL define, for every work-group size 1..1024 (1-D) and awkward 2-D and 3-D shapes, on
+//! every backend the device has (its own, and `emulated` forced), for the sub-group layer
+//! (`sg_*`) and the standard built-ins (`get_sub_group_size`, ...), at the default size and at
+//! required sizes (`CLG_REQD_SUB_GROUP_SIZE(S)`, `intel_reqd_sub_group_size(S)`).
+//!
+//! The definition checked, from what work-item 0 reports as the largest sub-group `M`: every
+//! work-item of a work-group of `W` reports the same `M` and count; `1 <= M <= W`; sub-groups are
+//! numbered over the linear local id `l` (x fastest): id `l / M`, local id `l % M`; sizes
+//! `min(M, W - id * M)` (only the last partial; they add up to `W`); count `ceil(W / M)`; a
+//! reduction of 1 over the sub-group is its size and an inclusive scan of 1 is the local id + 1
+//! (the lanes are real); where the size is fixed (`S`: required, the layer's, emulated, NVIDIA's
+//! warp) `M = min(S, W)`; the host's `max_sub_group_size(local)` and `sub_group_count(local)`
+//! are `M` and the count the kernel saw.
+//!
+//! PoCL compiles a work-group function per local size (about 0.13 s each): the table over every
+//! size runs in a child process with `POCL_WORK_GROUP_SPECIALIZATION=0` (one work-group
+//! function for all sizes; 5 ms a size), and the same checks run in this process, with PoCL's
+//! default specialised functions, over a sample of the sizes and shapes.
+
+mod common;
+
+use clgroups::device::ShuffleBackend;
+use clgroups::plan::work_group::MIN_POCL_COLLECTIVE_GROUP;
+use clgroups::{Buffer, Device, Error, Kernel, LocalSize, Program, Queue, Range};
+use std::process::Command;
+
+/// Values per work-item: size, largest size, count, id, local id, reduction of 1, scan of 1.
+const FIELDS: usize = 7;
+/// Marks what no work-item wrote.
+const POISON: u32 = 0xa5a5_a5a5;
+/// The largest 1-D work-group of the table (capped by the kernel's limit).
+const LARGEST: usize = 1024;
+/// Required sizes tried (each where the device offers it; refused where it does not).
+const REQUIRED: [usize; 4] = [4, 8, 16, 32];
+/// The environment variable that marks the child process running the whole table.
+const CHILD: &str = "CLGROUPS_QUERY_TABLE_CHILD";
+
+/// Written as people write sub-group kernels: a helper that stores one record, a linear-id
+/// helper, the layer's and the standard built-ins.
+const COMMON: &str = r#"
+#include <clgroups/subgroup.h>
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#define FIELDS 7
+typedef uint u32;
+
+static u32 linear_id(void) {
+    return (u32)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
+}
+
+static void put(global u32 *o, u32 size, u32 max, u32 count, u32 id, u32 lane, u32 sum, u32 scan) {
+    global u32 *r = o + FIELDS * linear_id();
+    r[0] = size; r[1] = max; r[2] = count; r[3] = id; r[4] = lane; r[5] = sum; r[6] = scan;
+}
+
+static void layer_view(global u32 *o) {
+    u32 sum = sg_reduce_add(1u);
+    u32 scan = sg_inclusive_scan_add(1u);
+    put(o, sg_get_local_range(), sg_get_max_local_range(), sg_get_group_range(),
+        sg_get_group_id(), sg_get_local_id(), sum, scan);
+}
+
+static void khr_view(global u32 *o) {
+    u32 sum = sub_group_reduce_add(1u);
+    u32 scan = sub_group_scan_inclusive_add(1u);
+    put(o, get_sub_group_size(), get_max_sub_group_size(), get_num_sub_groups(),
+        get_sub_group_id(), get_sub_group_local_id(), sum, scan);
+}
+
+kernel void layer_default(global u32 *o) { layer_view(o); }
+kernel void khr_default(global u32 *o) { khr_view(o); }
+"#;
+
+/// The program: [`COMMON`] and, per required size `s`, a layer kernel with
+/// `CLG_REQD_SUB_GROUP_SIZE(s)` and a standard one with `intel_reqd_sub_group_size(s)`.
+fn source() -> String {
+    let mut src = COMMON.to_string();
+    for s in REQUIRED {
+        src.push_str(&format!(
+            "kernel CLG_REQD_SUB_GROUP_SIZE({s}) void layer_r{s}(global u32 *o) {{ layer_view(o); }}\n\
+             __attribute__((intel_reqd_sub_group_size({s}))) kernel void khr_r{s}(global u32 *o) {{ khr_view(o); }}\n"
+        ));
+    }
+    src
+}
+
+/// The 2-D and 3-D shapes of every run: products that are primes, odd, not multiples of the
+/// sizes, smaller and larger than a sub-group.
+const SHAPES: [&[usize]; 16] = [
+    &[5, 3],
+    &[3, 3, 3],
+    &[12, 2],
+    &[7, 9],
+    &[31, 1, 2],
+    &[1, 7],
+    &[2, 2, 2],
+    &[1, 1, 17],
+    &[3, 5, 7],
+    &[33, 3],
+    &[16, 16],
+    &[9, 1, 11],
+    &[10, 10, 10],
+    &[32, 32],
+    &[8, 8, 8],
+    &[100, 3],
+];
+
+/// 1-D sizes of the sample run with PoCL's default (specialised) work-group functions.
+const SAMPLE: [usize; 8] = [1, 3, 5, 7, 12, 16, 31, 100];
+/// The shapes of that sample.
+const SAMPLE_SHAPES: [&[usize]; 5] = [&[5, 3], &[3, 3, 3], &[12, 2], &[7, 9], &[31, 1, 2]];
+/// The required sizes of that sample.
+const SAMPLE_REQUIRED: [usize; 1] = [8];
+
+/// One kernel of the program, with what its size must be when it is fixed.
+struct Case {
+    kernel: Kernel,
+    /// The fixed sub-group size, `None` where the driver chooses.
+    fixed: Option<usize>,
+}
+
+/// The kernels to check on `queue` (those whose required size the device does not offer are
+/// checked to be refused before anything runs, and dropped).
+fn cases(queue: &Queue, required: &[usize]) -> Vec<Case> {
+    let d = queue.device();
+    let eff = &d.sub_groups().effective;
+    let provided = matches!(
+        eff.shuffle_backend,
+        ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
+    );
+    let p = Program::from_source(queue, &source()).expect("build");
+    let primary = eff.primary_sub_group_size;
+    let mut v = vec![
+        Case {
+            kernel: p.kernel("layer_default").unwrap(),
+            fixed: Some(primary),
+        },
+        Case {
+            kernel: p.kernel("khr_default").unwrap(),
+            fixed: provided.then_some(primary),
+        },
+    ];
+    for &s in required {
+        for name in [format!("layer_r{s}"), format!("khr_r{s}")] {
+            let k = p.kernel(&name).unwrap();
+            if eff.sub_group_sizes.contains(&s) {
+                v.push(Case {
+                    kernel: k,
+                    fixed: Some(s),
+                });
+                continue;
+            }
+            let o = Buffer::from_slice(queue, &[POISON; 64]).unwrap();
+            // SAFETY: 8 work-items would write FIELDS values at FIELDS * their linear id (< 8):
+            // at most index 55 of 64. The launch must be refused; `o` is checked untouched.
+            let r = unsafe {
+                k.launch()
+                    .arg(&o)
+                    .nd_range(Range::d1(8), LocalSize::Exact(Range::d1(8)))
+            };
+            assert!(
+                matches!(r, Err(Error::FeatureNotSupported { requested, .. }) if requested == s),
+                "{name} on {d}: size {s} is not offered, but {:?}",
+                r.map(|_| ())
+            );
+            assert_eq!(o.read(queue).unwrap(), vec![POISON; 64]);
+        }
+    }
+    v
+}
+
+/// What went wrong, kept short.
+#[derive(Default)]
+struct Tally {
+    launches: usize,
+    checks: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
+        self.checks += 1;
+        if !ok && self.failures.len() < 40 {
+            self.failures.push(what());
+        } else if !ok {
+            self.failures.push(String::new());
+        }
+    }
+}
+
+/// Launches `case` in one work-group of `local` and checks what every work-item saw, and the
+/// host's answers, against the definition.
+fn check(case: &Case, local: Range, out: &mut Buffer<u32>, t: &mut Tally) {
+    let Some((max, count)) = check_kernel_side(case, local, out, t) else {
+        return;
+    };
+    let name = case.kernel.name();
+    let host = case.kernel.sub_groups();
+    let (hmax, hcount) = (host.max_sub_group_size(local), host.sub_group_count(local));
+    t.check(matches!(hmax, Ok(m) if m == max), || {
+        format!("{name} {local:?}: host max_sub_group_size {hmax:?}, the kernel saw {max}")
+    });
+    t.check(matches!(hcount, Ok(c) if c == count), || {
+        format!("{name} {local:?}: host sub_group_count {hcount:?}, the kernel saw {count}")
+    });
+}
+
+/// The kernel side of [`check`]: the largest size and the count the kernel saw, where it ran.
+fn check_kernel_side(
+    case: &Case,
+    local: Range,
+    out: &mut Buffer<u32>,
+    t: &mut Tally,
+) -> Option<(usize, usize)> {
+    let k = &case.kernel;
+    let q = k.program().queue();
+    let d = q.device();
+    let w = local.len();
+    out.fill(q, POISON).unwrap();
+    // SAFETY: one work-group of w work-items, each writes FIELDS values at FIELDS * its linear
+    // id (< w); `out` holds FIELDS * LARGEST >= FIELDS * w.
+    let launched = unsafe {
+        k.launch()
+            .arg(&*out)
+            .nd_range(local, LocalSize::Exact(local))
+    };
+    let name = k.name();
+    let native_pocl = d.identity().implementation == clgroups::device::Implementation::Pocl
+        && d.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated;
+    match launched {
+        Ok(ev) => ev.wait().unwrap(),
+        Err(Error::InvalidLaunch { .. }) if native_pocl && w < MIN_POCL_COLLECTIVE_GROUP => {
+            // PoCL aborts the process there; refused before anything is enqueued.
+            t.check(out.read(q).unwrap().iter().all(|&v| v == POISON), || {
+                format!("{name} {local:?}: refused, but output written")
+            });
+            return None;
+        }
+        Err(e) => {
+            t.check(false, || format!("{name} {local:?}: {e}"));
+            return None;
+        }
+    }
+    t.launches += 1;
+    let v = out.read(q).unwrap();
+    let max = v[1] as usize;
+    let count = v[2] as usize;
+    let at = |l: usize, f: usize| v[FIELDS * l + f] as usize;
+    t.check(max >= 1 && max <= w, || {
+        format!("{name} {local:?}: largest sub-group {max} (W = {w})")
+    });
+    if let Some(s) = case.fixed {
+        t.check(max == s.min(w), || {
+            format!("{name} {local:?}: largest sub-group {max}, want min({s}, {w})")
+        });
+    }
+    let max = max.max(1);
+    t.check(count == w.div_ceil(max), || {
+        format!("{name} {local:?}: {count} sub-groups of at most {max}")
+    });
+    for l in 0..w {
+        let id = l / max;
+        let size = max.min(w - id * max);
+        let want = [size, max, count, id, l % max, size, l % max + 1];
+        let got: Vec<usize> = (0..FIELDS).map(|f| at(l, f)).collect();
+        t.check(got == want, || {
+            format!("{name} {local:?} item {l}: [size, max, count, id, lane, sum, scan] = {got:?}, want {want:?}")
+        });
+    }
+    Some((max, count))
+}
+
+/// The queues to check: the device's own backend, and `emulated` forced where that differs.
+fn queues() -> Vec<Queue> {
+    let d: Device = common::device();
+    let mut v = vec![Queue::new(&d).unwrap()];
+    if d.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated {
+        let e = d.with_backend(ShuffleBackend::Emulated).unwrap();
+        v.push(Queue::new(&e).unwrap());
+    }
+    v
+}
+
+/// Runs the checks over `sizes` (1-D) and `shapes`, for the default and `required` sizes, on
+/// every backend; returns the tally.
+fn table(sizes: &[usize], shapes: &[&[usize]], required: &[usize]) -> Tally {
+    let mut t = Tally::default();
+    for q in queues() {
+        let backend = q.device().sub_groups().effective.shuffle_backend;
+        let mut out = Buffer::<u32>::new(q.context(), FIELDS * LARGEST).unwrap();
+        let start = std::time::Instant::now();
+        let before = (t.launches, t.checks);
+        for case in cases(&q, required) {
+            let limit = case.kernel.limits().max_work_group_size.min(LARGEST);
+            for &w in sizes.iter().filter(|&&w| w <= limit) {
+                check(&case, Range::d1(w), &mut out, &mut t);
+            }
+            for &shape in shapes {
+                if shape.iter().product::<usize>() <= limit {
+                    check(&case, Range::new(shape).unwrap(), &mut out, &mut t);
+                }
+            }
+        }
+        println!(
+            "{} ({backend}): {} launches, {} checks in {:.1?}",
+            q.device(),
+            t.launches - before.0,
+            t.checks - before.1,
+            start.elapsed()
+        );
+    }
+    t
+}
+
+fn assert_clean(t: &Tally) {
+    let shown: Vec<&String> = t.failures.iter().filter(|f| !f.is_empty()).collect();
+    assert!(
+        t.failures.is_empty(),
+        "{} of {} checks failed; first:\n{}",
+        t.failures.len(),
+        t.checks,
+        shown
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(t.launches > 0, "nothing ran");
+}
+
+/// Every 1-D size 1..1024 and every shape, on every backend (in a child process without
+/// PoCL's per-size work-group functions), then a sample with them.
+#[test]
+fn every_query_at_every_work_group_size() {
+    if std::env::var(CHILD).is_ok() {
+        let sizes: Vec<usize> = (1..=LARGEST).collect();
+        let t = table(&sizes, &SHAPES, &REQUIRED);
+        println!("table: {} launches, {} checks", t.launches, t.checks);
+        assert_clean(&t);
+        return;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "every_query_at_every_work_group_size",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .env("POCL_WORK_GROUP_SPECIALIZATION", "0")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("{text}");
+    assert!(
+        out.status.success() && text.contains("test result: ok. 1 passed"),
+        "the table over every size failed:\n{text}\n{err}"
+    );
+    let t = table(&SAMPLE, &SAMPLE_SHAPES, &SAMPLE_REQUIRED);
+    println!(
+        "sample with specialised work-group functions: {} launches, {} checks",
+        t.launches, t.checks
+    );
+    assert_clean(&t);
+}
+
+/// Kernels made by a macro with a required size (clgroups' scanner does not see them), and one
+/// whose size is a function-like macro's parameter: the driver's sub-groups run them. What the
+/// kernel sees follows the definition at every size, whole sub-groups or not (on PoCL's native
+/// sub-groups clgroups computes sizes and counts from the driver's full size there: PoCL
+/// reported a partial last sub-group as whole); the host, which cannot tell their size there
+/// (PoCL ignores the attribute in `clGetKernelSubGroupInfo`), answers with a typed error
+/// rather than the driver's wrong size.
+#[test]
+fn kernels_whose_size_clgroups_cannot_read() {
+    let q = common::queue();
+    let d = q.device().clone();
+    // Elsewhere clgroups provides the sub-groups at a size it must know when it compiles.
+    if !common::native_or_skip(&d, "kernels_whose_size_clgroups_cannot_read") {
+        return;
+    }
+    let backend = d.sub_groups().effective.shuffle_backend;
+    let src = format!(
+        "{COMMON}\n#define VIEW(S) __attribute__((intel_reqd_sub_group_size(S))) \
+         kernel void made_##S(global u32 *o) {{ khr_view(o); }}\nVIEW(8)\nVIEW(16)\n\
+         #define REQD(S) __attribute__((intel_reqd_sub_group_size(S)))\n\
+         REQD(8) kernel void param_8(global u32 *o) {{ khr_view(o); }}\n"
+    );
+    let p = Program::from_source(&q, &src).expect("build");
+    let mut out = Buffer::<u32>::new(q.context(), FIELDS * LARGEST).unwrap();
+    let mut t = Tally::default();
+    for (name, s) in [("made_8", 8), ("made_16", 16), ("param_8", 8)] {
+        let k = p.kernel(name).unwrap();
+        let case = Case {
+            kernel: k.clone(),
+            fixed: Some(s),
+        };
+        for w in [3usize, 4, 5, 8, 12, 16, 24, 31, 64, 100] {
+            check_kernel_side(&case, Range::d1(w), &mut out, &mut t);
+        }
+        for shape in SAMPLE_SHAPES {
+            check_kernel_side(&case, Range::new(shape).unwrap(), &mut out, &mut t);
+        }
+        if backend != ShuffleBackend::Emulated
+            && d.identity().implementation == clgroups::device::Implementation::Pocl
+        {
+            let e = k.sub_groups().max_sub_group_size(Range::d1(12));
+            assert!(matches!(e, Err(Error::Unsupported { .. })), "{name}: {e:?}");
+        }
+    }
+    println!("{d}: {} launches, {} checks", t.launches, t.checks);
+    assert_clean(&t);
+}
