@@ -192,7 +192,7 @@ fn check(r: &Report, took: Duration) {
     );
 }
 
-/// The CI slice: random cases for about 15 seconds (a debug build runs some thousands), then
+/// The CI slice: random cases for about 15 seconds (a debug build runs some hundreds), then
 /// every extreme input.
 #[test]
 fn sources_never_break_the_pipeline() {
