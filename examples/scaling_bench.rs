@@ -1,9 +1,11 @@
-//! Implicit scaling measured on five workloads, one device against the root device of every
-//! device of `RootDevice::from_env()`: SAXPY, a reduce, a 2-D heat stencil over `--iters`
-//! (100) iterations, Black-Scholes and mandelbrot. Kernels are written as for one device and
-//! no buffer declares an `Access` (but a second heat row declares `Access::Stencil`: only
-//! halo rows move between devices): each root launch is split, merged or sent to one device as
-//! the contract says (printed per workload, `RUST_LOG=info` logs why). Times are host wall
+//! Implicit scaling measured on six workloads, one device against the root device of every
+//! device of `RootDevice::from_env()`: SAXPY, a reduce, a 2-D heat stencil and a 1-D 3-point
+//! blur over `--iters` (100) iterations, Black-Scholes and mandelbrot. Kernels are written as
+//! for one device and no buffer declares an `Access` (but a second heat row declares
+//! `Access::Stencil`: only halo rows move between devices): each root launch is split (by the
+//! own-id proof, or by the kernel's footprint with the halos it reads fetched), merged or sent
+//! to one device (printed per workload with the bytes a launch moved, `RUST_LOG=info` logs
+//! why). Times are host wall
 //! medians of `--runs` interleaved rounds after two warm-ups; every output of the root device
 //! is checked against the one-device output first.
 //!
@@ -25,7 +27,7 @@ use timing::interleaved;
 
 #[derive(Parser, Debug)]
 #[command(
-    about = "One device against a root device: SAXPY, reduce, heat, Black-Scholes, mandelbrot"
+    about = "One device against a root device: SAXPY, reduce, heat, blur, Black-Scholes, mandelbrot"
 )]
 struct Args {
     /// Elements of SAXPY, the reduce and Black-Scholes (default 2^24 on GPUs, 2^20 otherwise).
@@ -40,8 +42,8 @@ struct Args {
     /// Timed rounds (the median is reported).
     #[arg(long, default_value_t = 11)]
     runs: usize,
-    /// Only these workloads (comma-separated: saxpy, reduce, heat, stencil, black-scholes,
-    /// mandelbrot); default all.
+    /// Only these workloads (comma-separated: saxpy, reduce, heat, stencil, blur,
+    /// black-scholes, mandelbrot); default all.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -62,6 +64,11 @@ float cnd(float d) {
     float K = 1.0f / (1.0f + 0.2316419f * fabs(d));
     float c = RSQRT2PI * exp(-0.5f * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));
     return d > 0 ? 1.0f - c : c;
+}
+kernel void blur(global const float *x, global float *y, uint n) {
+    size_t i = get_global_id(0);
+    if (i > 0 && i + 1 < n) y[i] = (x[i - 1] + x[i] + x[i + 1]) * (1.0f / 3.0f);
+    else if (i < n) y[i] = x[i];
 }
 kernel void black_scholes(global float *call, global float *put, global const float *S,
                           global const float *X, global const float *T, float R, float V) {
@@ -148,7 +155,7 @@ fn main() -> Res<()> {
     };
     let heat_name = format!("heat {side}x{side} x {}", args.iters);
     let runs = args.runs;
-    let workloads: [Workload; 6] = [
+    let workloads: [Workload; 7] = [
         ("saxpy", format!("saxpy n={n}"), &|| saxpy(&b, n, runs)),
         ("reduce", format!("reduce n={n}"), &|| reduce(&b, n, runs)),
         ("heat", heat_name.clone(), &|| {
@@ -159,6 +166,9 @@ fn main() -> Res<()> {
             format!("{heat_name}, Access::Stencil({side})"),
             &|| heat(&b, side, args.iters, runs, Access::Stencil(side)),
         ),
+        ("blur", format!("blur n={n} x {}", args.iters), &|| {
+            blur(&b, n, args.iters, runs)
+        }),
         ("black-scholes", format!("black-scholes n={n}"), &|| {
             black_scholes(&b, n, runs)
         }),
@@ -280,6 +290,45 @@ fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -> Re
     one()?;
     all(&mut spread)?;
     agree("heat", &an.read()?, &a1.read(b.q)?)?;
+    let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| all(&mut String::new()))];
+    Ok((interleaved(runs, &mut cases, |run| run())?, spread))
+}
+
+fn blur(b: &Bench, n: usize, iters: usize, runs: usize) -> Res<Row> {
+    let start = values(n, 8, 0.0, 100.0);
+    let (k1, kn) = (b.k1("blur")?, b.kn("blur")?);
+    let (a1, c1) = (
+        Buffer::from_slice(b.q, &start)?,
+        Buffer::from_slice(b.q, &start)?,
+    );
+    let (an, cn) = (
+        ColoredBuffer::from_slice(b.root, &start)?,
+        ColoredBuffer::from_slice(b.root, &start)?,
+    );
+    let len = n as u32;
+    let one = || -> Res<()> {
+        for i in 0..iters {
+            let (x, y) = if i % 2 == 0 { (&a1, &c1) } else { (&c1, &a1) };
+            // SAFETY: work-item i < n reads x[i - 1 ..= i + 1] inside 0..n and writes y[i].
+            unsafe { k1.launch().arg(x).arg(y).arg(len).range(n) }?;
+        }
+        Ok(b.q.finish()?)
+    };
+    let all = |spread: &mut String| -> Res<()> {
+        for i in 0..iters {
+            let (x, y) = if i % 2 == 0 { (&an, &cn) } else { (&cn, &an) };
+            // SAFETY: as above.
+            let ev = unsafe { kn.launch().arg(x).arg(y).arg(len).range(n) }?;
+            if spread.is_empty() {
+                *spread = format!("{:?}", ev.spread());
+            }
+        }
+        Ok(b.root.finish()?)
+    };
+    let mut spread = String::new();
+    one()?;
+    all(&mut spread)?;
+    agree("blur", &an.read()?, &a1.read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| all(&mut String::new()))];
     Ok((interleaved(runs, &mut cases, |run| run())?, spread))
 }

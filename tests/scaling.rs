@@ -434,11 +434,16 @@ fn buffers_colored_for_a_launch() {
         };
         match placement {
             Placement::Shared => assert_eq!(y.read().unwrap(), want),
-            Placement::Partitioned => {
-                let e = other.map(|_| ()).unwrap_err().to_string();
-                assert!(e.contains("is colored for an ND-range of"), "{e}");
-                assert!(y.read().unwrap().iter().all(|&v| v == -1));
-            }
+            // Refused before anything is enqueued, unless the kernel's footprints let the
+            // launch move what each device lacks: then the answer is the one-device answer.
+            Placement::Partitioned => match other {
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(e.contains("is colored for an ND-range of"), "{e}");
+                    assert!(y.read().unwrap().iter().all(|&v| v == -1));
+                }
+                Ok(_) => assert_eq!(y.read().unwrap(), want, "{placement}"),
+            },
         }
     }
 }

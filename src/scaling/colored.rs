@@ -37,10 +37,9 @@ pub struct ColoredBuffer<T: Pod> {
     parent: Option<Buffer<T>>,
     parts: Vec<Option<Buffer<T>>>,
     chunks: Vec<usize>,
-    /// Per device, the runs `[start, end)` of elements it owns (one run, or none, unless the
-    /// buffer follows a launch's partition).
+    /// Per device, the runs `[start, end)` it owns (one or none unless it follows a launch).
     owned: Vec<Vec<(usize, usize)>>,
-    /// Per device, the element range `[lo, hi)` its part holds.
+    /// Per device, the elements `[lo, hi)` its part holds.
     stored: Vec<(usize, usize)>,
     /// The launch partition the buffer follows ([`ColoredBuffer::for_launch`]).
     tiling: Option<Tiling>,

@@ -48,6 +48,19 @@ pub enum Spread {
     },
     /// The whole launch ran on device 0, for this reason.
     OneDevice(String),
+    /// Split as the kernel's footprints prove (the indices of its accesses, read from its
+    /// source and evaluated with the launch's values): each device first fetched the elements
+    /// beyond its chunk that it reads (halos; whole copies of read-only buffers read at unknown
+    /// indices) from the devices that own them, and what it wrote beyond its chunk (no other
+    /// device reaching it) went back to their owners after.
+    Fetched {
+        /// The arguments some device fetched (and possibly wrote back) elements of.
+        arguments: Vec<usize>,
+        /// Bytes copied from one device to another, both ways.
+        between: u64,
+        /// Bytes copied within a device (its own elements into its fetched copy).
+        within: u64,
+    },
 }
 
 impl MultiEvent {

@@ -12,6 +12,7 @@ use crate::plan::work_group::{choose, Constraints};
 use crate::plan::{rounding, split};
 use crate::queue::names;
 use crate::range::Range;
+use crate::transform::footprint::Footprint;
 use crate::Buffer;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -49,7 +50,18 @@ pub struct RootKernel {
     /// start, run end): reused by every launch (launches keep one queue's order across
     /// devices, so a launch's staging copies never overtake the last one's).
     pub(super) halo_staging: Arc<Mutex<HashMap<HaloRun, Buffer<u8>>>>,
+    /// What each buffer parameter's accesses reach (`None`: no source to read it from).
+    pub(super) footprint: Option<Arc<Footprint>>,
+    /// Per (argument, device), the copy a launch split by footprints fetches that
+    /// argument's elements into, reused by every launch.
+    pub(super) fetched: Arc<Mutex<FetchedCopies>>,
+    /// The last copy out of each staging buffer of those fetches, which the next copy into
+    /// it waits for.
+    pub(super) staged_reads: Arc<Mutex<HashMap<HaloRun, crate::event::Event>>>,
 }
+
+/// The copies of [`RootKernel::fetched`], by (argument, device).
+pub(super) type FetchedCopies = HashMap<(usize, usize), Arc<Buffer<u8>>>;
 
 /// A halo exchange's run: argument, receiving device, sending device, elements `[a, b)`.
 pub(super) type HaloRun = (usize, usize, usize, usize, usize);

@@ -164,6 +164,9 @@ impl RootProgram {
                 placement: self.placement,
                 policy,
                 halo_staging: Default::default(),
+                footprint: None,
+                fetched: Default::default(),
+                staged_reads: Default::default(),
             });
         };
         let kernels = self
@@ -208,6 +211,9 @@ impl RootProgram {
             placement: self.placement,
             policy,
             halo_staging: Default::default(),
+            footprint: Some(std::sync::Arc::new(facts.footprint.clone())),
+            fetched: Default::default(),
+            staged_reads: Default::default(),
         })
     }
 

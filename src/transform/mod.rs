@@ -21,7 +21,8 @@
 //!
 //! Inside: `lex` (tokens, brackets), `source` (the scanner), `layer` (layer use, scratch
 //! threading), `rounded`, `checked`, `partitioned`, `wrapper` (variants), `access` (index proofs),
-//! `headers`, `polyfill`, `build_log`; `pp_eval` (the `#if` decisions a build's macros make).
+//! `footprint` (what each buffer parameter's accesses reach, as formulas), `headers`, `polyfill`,
+//! `build_log`; `pp_eval` (the `#if` decisions a build's macros make).
 
 #[cfg(feature = "scaling")]
 mod access;
@@ -29,6 +30,8 @@ pub mod build_log;
 mod checked;
 mod divergence;
 mod facts;
+#[cfg(feature = "scaling")]
+pub(crate) mod footprint;
 #[cfg(test)]
 mod fuzz;
 mod headers;
@@ -113,6 +116,8 @@ pub(crate) struct RootDecl {
     pub(crate) decl: KernelDecl,
     /// Per parameter: proven to be indexed only by the work-item's own global id.
     pub(crate) own_ids: Vec<Option<IdIndex>>,
+    /// What each parameter's accesses reach, as formulas.
+    pub(crate) footprint: footprint::Footprint,
     /// Why the kernel cannot be split over devices ([`whole_launch_obstacle`]).
     pub(crate) whole_obstacle: Option<String>,
 }
@@ -136,6 +141,7 @@ pub(crate) fn scan_root(src: &str) -> Result<(Vec<RootDecl>, Option<String>)> {
                 .map(|p| own_id_index(&s, &decl, &p.name))
                 .collect(),
             whole_obstacle: whole_launch_obstacle(&s, &decl),
+            footprint: footprint::footprint(&s, &decl),
             decl,
         })
         .collect();

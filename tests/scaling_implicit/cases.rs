@@ -366,17 +366,23 @@ fn kernels_are_right_without_declarations() {
     let Some(root) = partitioned("kernels_are_right_without_declarations") else {
         return;
     };
-    let mut merged = 0;
+    let (mut merged, mut fetched) = (0, 0);
     for c in everyday_and_real() {
         match check(&root, &c) {
             // A plain range the planner makes one work-group has nothing to split.
             Spread::OneDevice(why) if why.starts_with("one work-group") => {}
             Spread::OneDevice(why) => panic!("{}: sent to one device: {why}", c.kernel),
             Spread::Merged { .. } => merged += 1,
+            Spread::Fetched { .. } => fetched += 1,
             _ => {}
         }
     }
-    assert!(merged >= 15, "only {merged} launches merged");
+    // Split by their footprints (two PoCL 3.1 devices: 14, and 11 merged).
+    eprintln!("{fetched} launches split by their footprints, {merged} merged");
+    assert!(
+        fetched >= 12,
+        "only {fetched} launches split by their footprints"
+    );
 }
 
 fn one_device_reason(root: &RootDevice, c: &Case) -> String {
@@ -451,7 +457,8 @@ fn strict_mode_refuses_what_it_cannot_split() {
         return;
     };
     let strict = root.clone().strict();
-    // Proven (own-id) kernels split in both modes; the others are refused when strict.
+    // Proven kernels (own-id, or by their footprints) split in both modes; the others are
+    // refused when strict.
     // 2^16 floats in default (one-element) pages: colored as the partition splits the launch,
     // on any number of devices.
     let proven = Case::nd(
@@ -464,7 +471,11 @@ fn strict_mode_refuses_what_it_cannot_split() {
     let mut refused = 0;
     for c in everyday_and_real() {
         match try_on_root(&strict, &c) {
-            Ok((_, spread)) => assert_eq!(spread, Spread::Split, "{}: strict mode", c.kernel),
+            Ok((_, spread)) => assert!(
+                matches!(spread, Spread::Split | Spread::Fetched { .. }),
+                "{}: strict mode: {spread:?}",
+                c.kernel
+            ),
             Err(e @ clgroups::Error::InvalidLaunch { .. }) => {
                 eprintln!("{}: refused in strict mode: {e}", c.kernel);
                 refused += 1;
@@ -472,7 +483,7 @@ fn strict_mode_refuses_what_it_cannot_split() {
             Err(e) => panic!("{}: {e}", c.kernel),
         }
     }
-    assert!(refused >= 15, "only {refused} refused in strict mode");
+    assert!(refused >= 10, "only {refused} refused in strict mode");
     // Declared, the stencil splits in strict mode too.
     let x = ColoredBuffer::<i32>::with_layout(&strict, N, L * 4, Access::Halo(1)).unwrap();
     let y = ColoredBuffer::<i32>::with_page(&strict, N, L * 4).unwrap();

@@ -12,12 +12,15 @@ use crate::launch::Arg;
 use crate::plan::partition::Partition;
 use crate::queue::Queue;
 use crate::range::Range;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// What a launch does (see [`RootLaunch::decide`]).
 pub(super) enum Decision {
     /// As the contract says: each device on its chunks.
     Split,
+    /// Split as the kernel's footprints prove: each device on its chunks and the ranges it
+    /// fetches (and why the contract alone did not split it).
+    Fetch(super::footprint::Fetch, String),
     /// Whole copies of some arguments (how each is fed), and why the split cannot serve them.
     Merge(Vec<Feed>, String),
     /// The whole launch on device 0, and why.
@@ -44,18 +47,25 @@ pub(super) struct Shape3 {
     pub(super) base: [usize; 3],
 }
 
-/// Per argument, per device, the whole copy that device receives (empty: none); arguments
-/// that are one buffer share one copy.
-pub(super) type Copies = Vec<Vec<Option<Rc<Buffer<u8>>>>>;
+/// Per argument, per device, the copy that device receives instead of its part (empty:
+/// none); arguments that are one buffer share one copy.
+pub(super) type Copies = Vec<Vec<Option<Held>>>;
+
+/// A copy of elements `lo..` of an argument on one device (a whole copy: `lo` = 0).
+#[derive(Clone)]
+pub(super) struct Held {
+    pub(super) buf: Arc<Buffer<u8>>,
+    pub(super) lo: usize,
+}
 
 /// The copy of argument `i` for device `d`, if any.
-pub(super) fn copy(copies: &Copies, i: usize, d: usize) -> Option<&Buffer<u8>> {
-    copies.get(i)?.get(d)?.as_deref()
+pub(super) fn copy(copies: &Copies, i: usize, d: usize) -> Option<&Held> {
+    copies.get(i)?.get(d)?.as_ref()
 }
 
 /// The memory object behind a buffer argument (a colored buffer's first part), to find
 /// arguments that are one buffer.
-fn mem_key(v: &Value) -> Option<usize> {
+pub(super) fn mem_key(v: &Value) -> Option<usize> {
     let mem = match v {
         Value::Colored(c) => c.whole.iter().chain(c.parts.iter().flatten()).next()?,
         Value::Plain(a) => a,
@@ -167,7 +177,12 @@ impl RootLaunch<'_> {
                 .map(|d| {
                     let on = busy.contains(&d);
                     let b = on.then(|| Buffer::from_slice(queues[d], &host)).transpose();
-                    b.map(|b| b.map(Rc::new))
+                    b.map(|b| {
+                        b.map(|b| Held {
+                            buf: Arc::new(b),
+                            lo: 0,
+                        })
+                    })
                 })
                 .collect::<Result<Vec<_>>>()?;
             copies.push(per_device);
@@ -182,7 +197,7 @@ impl RootLaunch<'_> {
             let mut after = Vec::with_capacity(busy.len());
             for &d in &busy {
                 let b = copy(&copies, i, d).expect("a copy on every busy device");
-                after.push(b.read(queues[d])?);
+                after.push(b.buf.read(queues[d])?);
             }
             match merge_elements(pre, &after, self.elem_size_of(i)) {
                 Ok(m) => merged.push((i, m)),

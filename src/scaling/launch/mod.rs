@@ -1,7 +1,6 @@
 //! [`RootLaunch`]: one ND-range split over the devices of a root device.
 
 use super::arg::{ColoredArg, Value};
-use super::contract::{self, LaunchFacts};
 use super::{MultiEvent, Placement, RootArg, RootKernel, Spread};
 use crate::buffer::Buffer;
 use crate::device::Device;
@@ -9,19 +8,20 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::bounds::check_global;
 use crate::launch::{Arg, Event, KernelArg, Launch, LocalSize};
-use crate::plan::partition::{clipped, guarded_pieces, inside, partition, Partition};
+use crate::plan::partition::{guarded_pieces, inside, partition, Partition};
 use crate::plan::weighted::weighted;
 use crate::queue::names;
 use crate::range::Range;
 use crate::transform::{Violation, CHECK_WORDS};
-use chunks::{shift, Span};
-use contract::Cover;
+use chunks::shift;
 use fallback::{flush, Shape};
 use merge::{copy, Copies, Decision, Shape3};
 use std::marker::PhantomData;
 
 mod chunks;
+mod decide;
 mod fallback;
+mod footprint;
 mod merge;
 mod order;
 
@@ -285,98 +285,11 @@ impl<'a> RootLaunch<'a> {
                     self.exchange(&mut ev)?;
                     Ok(ev)
                 }),
+                Decision::Fetch(fetch, why) => self.fetch_and_split(&shape, plan, &fetch, &why),
                 Decision::Merge(feeds, why) => self.merged(&shape, plan, &feeds, &why),
                 Decision::OneDevice(why) => self.one_device(&shape, why),
             }
         }
-    }
-
-    /// Whether the launch splits as the contract says, is merged, or runs on one device;
-    /// strict mode refuses what does not split.
-    fn decide(&self, s: &Shape3, plan: &Partition) -> Result<Decision> {
-        let (user, global, local) = (s.user, s.global, s.local);
-        let kernels = &self.kernel.kernels;
-        let subs = plan.sub_ranges(global, local);
-        let facts = LaunchFacts {
-            placement: self.kernel.placement,
-            rank: global.rank(),
-            offset_is_zero: s.base == [0; 3],
-            busy: subs.iter().flatten().count(),
-            unified: kernels
-                .iter()
-                .all(|k| k.program().device().limits().host_unified_memory),
-            gathered: false,
-        };
-        let strict = self.kernel.policy.strict;
-        if let (Some(why), true) = (&self.kernel.whole_obstacle, facts.busy > 1) {
-            let reason = format!(
-                "{why}, which would describe one device's part of the launch there; pass the \
-                 value as a kernel argument or ask for it in the kernel itself"
-            );
-            return match strict {
-                true => Err(self.invalid(global, local, reason)),
-                false => Ok(Decision::OneDevice(reason)),
-            };
-        }
-        let covers: Vec<std::result::Result<Cover, String>> = (self.args.iter().enumerate())
-            .map(|(i, v)| contract::check(i, self.kernel.params.get(i), v, &facts))
-            .collect();
-        // The arguments each device's chunks cannot serve, and the first reason.
-        let mut unserved = vec![false; self.args.len()];
-        let mut first: Option<Error> = None;
-        for (i, c) in covers.iter().enumerate() {
-            if let Err(reason) = c {
-                unserved[i] = true;
-                let why = format!("{} placement: {reason}", facts.placement);
-                first.get_or_insert_with(|| self.invalid(global, local, why));
-            }
-        }
-        for (d, sub) in subs.iter().enumerate() {
-            let Some(size) = sub.and_then(|(off, size)| Some((off, clipped(off, size, user)?)))
-            else {
-                continue;
-            };
-            let span = Span::new(user, s.base, shift(size.0, s.base), size.1);
-            for (i, c) in covers.iter().enumerate() {
-                let Ok(cover) = c else { continue };
-                if let Err(e) = self.check_chunk((i, d), &span, *cover, (global, local), plan) {
-                    unserved[i] = true;
-                    first.get_or_insert(e);
-                }
-            }
-        }
-        log::debug!(
-            "kernel `{}` over {} devices ({} placement): {plan:?}, sub-launches {subs:?}, \
-             argument covers {covers:?}",
-            self.kernel.name(),
-            kernels.len(),
-            self.kernel.placement
-        );
-        let Some(refusal) = first else {
-            return Ok(Decision::Split);
-        };
-        if strict {
-            return Err(refusal);
-        }
-        let why = match refusal {
-            Error::InvalidLaunch { reason, .. } => reason,
-            other => other.to_string(),
-        };
-        if facts.busy < 2 {
-            return Ok(Decision::OneDevice(format!(
-                "one work-group in {global:?}; {why}"
-            )));
-        }
-        if facts.placement == Placement::Shared {
-            return Ok(Decision::OneDevice(why));
-        }
-        if self.kernel.policy.atomics {
-            return Ok(Decision::OneDevice(format!(
-                "the source uses atomics, whose updates from several devices cannot be merged \
-                 element by element; and {why}"
-            )));
-        }
-        Ok(Decision::Merge(self.feeds(&unserved), why))
     }
 
     /// Enqueues every device's part of the launch `s` split by `plan`, with whole copies
@@ -483,8 +396,8 @@ impl<'a> RootLaunch<'a> {
         let mut args = Vec::with_capacity(self.args.len() * 2 + 6);
         for (i, value) in self.args.iter().enumerate() {
             args.push(match (value, copy(copies, i, d)) {
-                (Value::Plain(Arg::Buffer { elem, .. }), Some(b)) => Arg::bytes_as(b, *elem),
-                (Value::Colored(c), Some(b)) => Arg::bytes_as(b, c.elem),
+                (Value::Plain(Arg::Buffer { elem, .. }), Some(h)) => Arg::bytes_as(&h.buf, *elem),
+                (Value::Colored(c), Some(h)) => Arg::bytes_as(&h.buf, c.elem),
                 (Value::Plain(a), _) => a.clone(),
                 (Value::Colored(c), None) => self.colored_arg(c, i, d)?,
             });
@@ -504,7 +417,11 @@ impl<'a> RootLaunch<'a> {
     /// Element indices `[lo, hi)` device `d` holds of argument `i` (whole-array numbering).
     fn held(&self, i: usize, d: usize, copies: &Copies) -> (u64, u64) {
         match (self.args.get(i), self.kernel.placement) {
-            (Some(Value::Colored(c)), _) if copy(copies, i, d).is_some() => (0, c.len as u64),
+            (Some(Value::Colored(c)), _) if copy(copies, i, d).is_some() => {
+                let h = copy(copies, i, d).expect("a copy");
+                let n = h.buf.len() / c.elem_size.max(1);
+                (h.lo as u64, (h.lo + n) as u64)
+            }
             (Some(Value::Colored(c)), Placement::Partitioned) => {
                 let (lo, hi) = c.stored[d];
                 (lo as u64, hi as u64)

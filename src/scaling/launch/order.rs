@@ -125,7 +125,7 @@ impl RootLaunch<'_> {
     }
 
     /// The staging buffer of a halo run (made on its first exchange, on the sender's queue).
-    fn staging(
+    pub(super) fn staging(
         &self,
         run: HaloRun,
         sender: &crate::queue::Queue,

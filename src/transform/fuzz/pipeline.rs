@@ -53,6 +53,8 @@ pub(super) const ANALYSES: &[Analysis] = &[
     ("kernel obstacles", obstacles),
     #[cfg(feature = "scaling")]
     ("multi-device contract", contract),
+    #[cfg(feature = "scaling")]
+    ("access footprints", footprints),
     ("rounded variants", rounded_variants),
     ("checked variants", |i| {
         let round: Vec<String> = i.kernels.iter().map(|k| k.name.clone()).collect();
@@ -186,6 +188,37 @@ fn contract(i: &Input<'_>) {
                 super::super::is_const_pointee(p),
                 super::super::is_global_pointer(p),
             );
+        }
+    }
+}
+
+/// Each kernel's access footprint, and what two parts of a launch reach of each parameter
+/// (scalar arguments small and as large and as negative as 64 bits hold).
+#[cfg(feature = "scaling")]
+fn footprints(i: &Input<'_>) {
+    use super::super::footprint::{footprint, Dir, Part};
+    let Some(s) = &i.scanned else { return };
+    let part = |first: u64, size: u64| Part {
+        global: [1 << 20, 7, 1],
+        local: [64, 1, 1],
+        base: [3, 0, 0],
+        first: [first, 0, 0],
+        size: [size, 7, 1],
+    };
+    for k in &i.kernels {
+        let f = footprint(s, k);
+        let n = k.params.len();
+        for scalars in [
+            vec![Some(5); n],
+            vec![Some(u64::MAX.into()); n],
+            vec![Some(-1); n],
+        ] {
+            for (p, dir) in [
+                (part(3, 1 << 19), Dir::Read),
+                (part(1 << 19, u64::MAX >> 1), Dir::Write),
+            ] {
+                (0..=n).for_each(|param| _ = f.reach(param, dir, &p, &scalars));
+            }
         }
     }
 }

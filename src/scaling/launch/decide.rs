@@ -1,0 +1,126 @@
+//! [`RootLaunch::decide`]: whether a launch splits as the contract says, splits by its
+//! footprints with fetched ranges, is merged, or runs on one device.
+
+use super::super::contract::{self, Cover, LaunchFacts};
+use super::super::Placement;
+use super::chunks::{shift, Span};
+use super::merge::{Decision, Shape3};
+use super::RootLaunch;
+use crate::error::{Error, Result};
+use crate::plan::partition::{clipped, Partition};
+
+impl RootLaunch<'_> {
+    /// Whether the launch splits as the contract says, is merged, or runs on one device;
+    /// strict mode refuses what does not split.
+    pub(super) fn decide(&self, s: &Shape3, plan: &Partition) -> Result<Decision> {
+        let (user, global, local) = (s.user, s.global, s.local);
+        let kernels = &self.kernel.kernels;
+        let subs = plan.sub_ranges(global, local);
+        let facts = LaunchFacts {
+            placement: self.kernel.placement,
+            rank: global.rank(),
+            offset_is_zero: s.base == [0; 3],
+            busy: subs.iter().flatten().count(),
+            unified: kernels
+                .iter()
+                .all(|k| k.program().device().limits().host_unified_memory),
+            gathered: false,
+        };
+        let strict = self.kernel.policy.strict;
+        if let (Some(why), true) = (&self.kernel.whole_obstacle, facts.busy > 1) {
+            let reason = format!(
+                "{why}, which would describe one device's part of the launch there; pass the \
+                 value as a kernel argument or ask for it in the kernel itself"
+            );
+            return match strict {
+                true => Err(self.invalid(global, local, reason)),
+                false => Ok(Decision::OneDevice(reason)),
+            };
+        }
+        let covers: Vec<std::result::Result<Cover, String>> = (self.args.iter().enumerate())
+            .map(|(i, v)| contract::check(i, self.kernel.params.get(i), v, &facts))
+            .collect();
+        // The arguments each device's chunks cannot serve, and the first reason.
+        let mut unserved = vec![false; self.args.len()];
+        let mut first: Option<Error> = None;
+        for (i, c) in covers.iter().enumerate() {
+            if let Err(reason) = c {
+                unserved[i] = true;
+                let why = format!("{} placement: {reason}", facts.placement);
+                first.get_or_insert_with(|| self.invalid(global, local, why));
+            }
+        }
+        for (d, sub) in subs.iter().enumerate() {
+            let Some(size) = sub.and_then(|(off, size)| Some((off, clipped(off, size, user)?)))
+            else {
+                continue;
+            };
+            let span = Span::new(user, s.base, shift(size.0, s.base), size.1);
+            for (i, c) in covers.iter().enumerate() {
+                let Ok(cover) = c else { continue };
+                if let Err(e) = self.check_chunk((i, d), &span, *cover, (global, local), plan) {
+                    unserved[i] = true;
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        log::debug!(
+            "kernel `{}` over {} devices ({} placement): {plan:?}, sub-launches {subs:?}, \
+             argument covers {covers:?}",
+            self.kernel.name(),
+            kernels.len(),
+            self.kernel.placement
+        );
+        let Some(refusal) = first else {
+            return Ok(Decision::Split);
+        };
+        let why = match &refusal {
+            Error::InvalidLaunch { reason, .. } => reason.clone(),
+            other => other.to_string(),
+        };
+        // What the own-id proof does not reach, the footprints may (atomics aside: updates
+        // of program-scope variables cannot be split).
+        let footprints = match (facts.busy, facts.placement, self.kernel.policy.atomics) {
+            (2.., Placement::Partitioned, false) => Some(self.footprint_plan(s, plan, &unserved)),
+            _ => None,
+        };
+        let why = match footprints {
+            Some(Ok(fetch)) => return Ok(Decision::Fetch(fetch, why)),
+            Some(Err(not)) => format!("{why}; and its footprint does not split it: {not}"),
+            None => why,
+        };
+        if strict {
+            return Err(match refusal {
+                Error::InvalidLaunch {
+                    kernel,
+                    device,
+                    global,
+                    local,
+                    ..
+                } => Error::InvalidLaunch {
+                    kernel,
+                    device,
+                    global,
+                    local,
+                    reason: why,
+                },
+                other => other,
+            });
+        }
+        if facts.busy < 2 {
+            return Ok(Decision::OneDevice(format!(
+                "one work-group in {global:?}; {why}"
+            )));
+        }
+        if facts.placement == Placement::Shared {
+            return Ok(Decision::OneDevice(why));
+        }
+        if self.kernel.policy.atomics {
+            return Ok(Decision::OneDevice(format!(
+                "the source uses atomics, whose updates from several devices cannot be merged \
+                 element by element; and {why}"
+            )));
+        }
+        Ok(Decision::Merge(self.feeds(&unserved), why))
+    }
+}

@@ -1,0 +1,408 @@
+//! Launches split by the kernel's access footprints ([`crate::transform::footprint`]) where
+//! the contract's own-id proof does not reach (partitioned placement, [`Access::Auto`]):
+//! each device must write only inside its own chunk, and reads beyond what it holds are
+//! fetched (halos, or whole copies of read-only buffers read at unknown indices) into a
+//! staging copy on that device, from the devices that own those elements, device to device.
+
+use super::super::arg::Value;
+use super::super::kernel::HaloRun;
+use super::super::{Access, MultiEvent, Placement, Spread};
+use super::fallback::part_mem;
+use super::merge::{copy, mem_key, Copies, Held, Shape3};
+use super::RootLaunch;
+use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::ffi;
+use crate::launch::Arg;
+use crate::plan::partition::{clipped, Partition};
+use crate::transform::footprint::{scalar_value, Dir, Part};
+use opencl3::types::cl_event;
+use std::sync::Arc;
+
+/// Elements `[lo, hi)` of an argument, or none.
+type Run = Option<(usize, usize)>;
+
+/// Per argument, per device: the elements `[lo, hi)` that device fetches into a copy of its
+/// own (`None`: its part serves it), and the elements it writes there, copied back to their
+/// owners after the launch.
+#[derive(Debug)]
+pub(super) struct Fetch {
+    pub(super) fetch: Vec<Vec<Run>>,
+    pub(super) back: Vec<Vec<Run>>,
+}
+
+/// What [`RootLaunch::fetch`] enqueued: the copies, and the bytes copied from other devices
+/// and within each device.
+pub(super) struct Fetched {
+    pub(super) copies: Copies,
+    pub(super) between: u64,
+    pub(super) within: u64,
+}
+
+impl RootLaunch<'_> {
+    /// Each device's part of launch `s` as the footprint formulas see it (`None`: no work).
+    fn parts(&self, s: &Shape3, plan: &Partition) -> Vec<Option<Part>> {
+        let rank = s.global.rank();
+        let pad =
+            |v: [usize; 3], fill: u64| [0, 1, 2].map(|d| if d < rank { v[d] as u64 } else { fill });
+        let subs = plan.sub_ranges(s.global, s.local);
+        (subs.iter())
+            .map(|sub| {
+                let (off, size) = (*sub)?;
+                let size = clipped(off, size, s.user)?;
+                let first = [0, 1, 2].map(|d| off.padded()[d] + s.base[d]);
+                Some(Part {
+                    global: pad(s.user.padded(), 1),
+                    local: pad(s.local.padded(), 1),
+                    base: pad(s.base, 0),
+                    first: pad(first, 0),
+                    size: pad(size.padded(), 1),
+                })
+            })
+            .collect()
+    }
+
+    /// The ranges each device fetches for the arguments `unserved` marks (those the
+    /// contract cannot serve) so that the launch splits, or why it cannot.
+    pub(super) fn footprint_plan(
+        &self,
+        s: &Shape3,
+        plan: &Partition,
+        unserved: &[bool],
+    ) -> std::result::Result<Fetch, String> {
+        let fp = (self.kernel.footprint.as_ref()).ok_or("the kernel has no footprint")?;
+        if self.kernel.placement != Placement::Partitioned {
+            return Err("footprints split only in partitioned placement".into());
+        }
+        let scalars: Vec<Option<i128>> = (self.args.iter().enumerate())
+            .map(|(i, v)| match (v, fp.scalars.get(i).copied().flatten()) {
+                (Value::Plain(Arg::Scalar { bytes, .. }), Some(signed)) => {
+                    scalar_value(bytes, signed)
+                }
+                _ => None,
+            })
+            .collect();
+        let parts = self.parts(s, plan);
+        let none = vec![vec![None; parts.len()]; self.args.len()];
+        let mut plan = Fetch {
+            fetch: none.clone(),
+            back: none,
+        };
+        for (i, v) in self.args.iter().enumerate() {
+            if !unserved[i] {
+                continue;
+            }
+            let param = self.kernel.params.get(i);
+            let c = match v {
+                Value::Colored(c)
+                    if c.access == Access::Auto && param.is_some_and(|p| p.global) =>
+                {
+                    c
+                }
+                _ => return Err(format!("argument {i} is not an undeclared colored buffer")),
+            };
+            let written = param.is_none_or(|p| !p.read_only);
+            let len = c.len as i128;
+            let clamp = |(a, b): (i128, i128)| {
+                let (a, b) = (a.clamp(0, len), b.clamp(0, len));
+                (a < b).then_some((a as usize, b as usize))
+            };
+            // Per device: the elements it reads, and those it writes.
+            let mut reach: Vec<[Run; 2]> = vec![[None, None]; parts.len()];
+            for (d, part) in parts.iter().enumerate() {
+                let Some(part) = part else { continue };
+                let stored = c.stored[d];
+                let w = match fp.reach(i, Dir::Write, part, &scalars) {
+                    Some(w) => w.and_then(clamp),
+                    None if written => {
+                        return Err(format!(
+                            "argument {i}: the kernel's writes to it are not proven"
+                        ))
+                    }
+                    None => None,
+                };
+                let r = match fp.reach(i, Dir::Read, part, &scalars) {
+                    Some(r) => r.and_then(clamp),
+                    None if written => {
+                        return Err(format!(
+                            "argument {i}: written, and read at indices not proven"
+                        ))
+                    }
+                    None => Some((0, c.len)),
+                };
+                reach[d] = [r, w];
+                let owns = w.is_none_or(|(a, b)| c.owned[d].iter().any(|&(x, y)| x <= a && b <= y));
+                let holds = r.is_none_or(|(a, b)| stored.0 <= a && b <= stored.1);
+                if owns && holds {
+                    continue;
+                }
+                // A copy of what it reads and writes; what it writes goes back to the owners.
+                let (lo, hi) = [r, w]
+                    .into_iter()
+                    .flatten()
+                    .fold((c.len, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+                plan.fetch[i][d] = Some((lo, hi));
+                plan.back[i][d] = w;
+            }
+            // Devices write apart and read nothing another device writes in this launch (on
+            // one device that would be a race between work-groups; here, not assumed).
+            let meet = |a: Run, b: Run| match (a, b) {
+                (Some(a), Some(b)) => a.0 < b.1 && b.0 < a.1,
+                _ => false,
+            };
+            for d in 0..reach.len() {
+                for e in (0..reach.len()).filter(|&e| e != d) {
+                    if meet(reach[d][1], reach[e][1]) || meet(reach[d][0], reach[e][1]) {
+                        return Err(format!(
+                            "argument {i}: devices {d} and {e} may reach the same elements, \
+                             one of them writing"
+                        ));
+                    }
+                }
+            }
+        }
+        // A copy must not be of another argument's buffer that the launch writes (nor, if
+        // written through the copy, of another argument's buffer at all).
+        let key: Vec<Option<usize>> = self.args.iter().map(mem_key).collect();
+        let writes = |j: usize| self.kernel.params.get(j).is_none_or(|p| !p.read_only);
+        for (i, per) in plan.fetch.iter().enumerate() {
+            if per.iter().all(Option::is_none) {
+                continue;
+            }
+            let clash = |j: usize| j != i && key[j] == key[i] && (writes(i) || writes(j));
+            if let Some(j) = (0..self.args.len()).find(|&j| clash(j)) {
+                return Err(format!(
+                    "arguments {i} and {j} are one buffer, which the launch writes"
+                ));
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The launch `s` split by `plan` after the copies `fetch` asks for; `why` the
+    /// contract alone did not split it.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the launch `s`, and `fetch` from
+    /// [`RootLaunch::footprint_plan`] for it.
+    pub(super) unsafe fn fetch_and_split(
+        &self,
+        s: &Shape3,
+        plan: Partition,
+        fetch: &Fetch,
+        why: &str,
+    ) -> Result<MultiEvent> {
+        let mut fetched = self.fetch(&fetch.fetch)?;
+        // SAFETY: the caller's contract; every device holds what its part reads.
+        let mut ev = unsafe { self.execute(s, plan, &fetched.copies) }?;
+        self.give_back(&fetch.back, &mut fetched, &mut ev)?;
+        self.exchange(&mut ev)?;
+        let arguments: Vec<usize> = (0..fetch.fetch.len())
+            .filter(|&i| fetch.fetch[i].iter().any(Option::is_some))
+            .collect();
+        log::info!(
+            "kernel `{}` over {} devices: split by its footprints, arguments {arguments:?} \
+             fetched and written back ({} bytes between devices, {} within each): the own-id \
+             proof did not reach: {why}",
+            self.kernel.name(),
+            self.kernel.kernels.len(),
+            fetched.between,
+            fetched.within
+        );
+        if !arguments.is_empty() {
+            ev.spread = Spread::Fetched {
+                arguments,
+                between: fetched.between,
+                within: fetched.within,
+            };
+        }
+        Ok(ev)
+    }
+
+    /// Enqueues the copies `fetch` asks for: each device's own elements copied within it,
+    /// the others' from their owners through a staging buffer of the run's size (as the
+    /// halo exchange does).
+    pub(super) fn fetch(&self, fetch: &[Vec<Run>]) -> Result<Fetched> {
+        let kernels = &self.kernel.kernels;
+        let mut out = Fetched {
+            copies: vec![Vec::new(); self.args.len()],
+            between: 0,
+            within: 0,
+        };
+        for (i, per) in fetch.iter().enumerate() {
+            let Some(Value::Colored(c)) = self.args.get(i) else {
+                continue;
+            };
+            if per.iter().all(Option::is_none) {
+                continue;
+            }
+            let es = c.elem_size;
+            out.copies[i] = vec![None; kernels.len()];
+            for (d, range) in per.iter().enumerate() {
+                let Some((a, b)) = *range else { continue };
+                let q = kernels[d].program().queue();
+                let copy = self.copy_of((i, d), q, (b - a) * es)?;
+                let dst = copy.as_raw();
+                for (e, runs) in c.owned.iter().enumerate() {
+                    let Some(src) = part_mem(c, e) else { continue };
+                    for &(x, y) in runs {
+                        let (x, y) = (x.max(a), y.min(b));
+                        if x >= y {
+                            continue;
+                        }
+                        let bytes = (y - x) * es;
+                        let from = (x - c.stored[e].0) * es;
+                        let to = (x - a) * es;
+                        if e == d {
+                            // The launch's events order it too (they may write the part).
+                            let waits: Vec<cl_event> = (self.waits.iter())
+                                .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
+                                .collect();
+                            // SAFETY: device d's part holds its own run [x, y) from stored[d].0
+                            // on; the copy holds [a, b) ⊇ [x, y).
+                            let ev = unsafe {
+                                ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, &waits)
+                            }
+                            .map_err(|e| cl_error(q, e))?;
+                            drop(ev);
+                            out.within += bytes as u64;
+                            continue;
+                        }
+                        self.staged((i, d, e, x, y), (src, from), (dst, to), bytes)?;
+                        out.between += bytes as u64;
+                    }
+                }
+                out.copies[i][d] = Some(Held { buf: copy, lo: a });
+            }
+        }
+        Ok(out)
+    }
+
+    /// After the launch: what each device wrote into its copy (`back`), copied to the parts
+    /// of the devices that own those elements (its own within it, the others' staged, as
+    /// the halo exchange does), the copies joining the launch's events. Nothing else touches
+    /// those elements in the launch ([`RootLaunch::footprint_plan`]); later launches order
+    /// after them (each queue's order, and every part waits for the other queues).
+    fn give_back(
+        &self,
+        back: &[Vec<Run>],
+        fetched: &mut Fetched,
+        launched: &mut MultiEvent,
+    ) -> Result<()> {
+        let kernels = &self.kernel.kernels;
+        for (i, per) in back.iter().enumerate() {
+            let Some(Value::Colored(c)) = self.args.get(i) else {
+                continue;
+            };
+            let es = c.elem_size;
+            for (d, range) in per.iter().enumerate() {
+                let (Some((a, b)), Some(held)) = (*range, copy(&fetched.copies, i, d)) else {
+                    continue;
+                };
+                let (q, src) = (kernels[d].program().queue(), held.buf.as_raw());
+                for (e, runs) in c.owned.iter().enumerate() {
+                    let Some(dst) = part_mem(c, e) else { continue };
+                    let qe = kernels[e].program().queue();
+                    for &(x, y) in runs {
+                        let (x, y) = (x.max(a), y.min(b));
+                        if x >= y {
+                            continue;
+                        }
+                        let (bytes, from, to) =
+                            ((y - x) * es, (x - held.lo) * es, (x - c.stored[e].0) * es);
+                        let mut push = |dev: usize, raw, queue: &crate::queue::Queue| {
+                            let ev = Event::new(raw, queue.device().clone(), None);
+                            Event::push(&mut launched.events[dev], ev);
+                        };
+                        if e == d {
+                            // SAFETY: the copy holds [x, y) from `held.lo` on; device d's part
+                            // holds its own run [x, y) from stored[d].0 on.
+                            let ev = unsafe {
+                                ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, &[])
+                            }
+                            .map_err(|err| cl_error(q, err))?;
+                            push(d, ev, q);
+                            fetched.within += bytes as u64;
+                            continue;
+                        }
+                        let stage =
+                            self.staging((i + 2 * self.args.len(), e, d, x, y), q, bytes)?;
+                        // SAFETY: as above, and the staging buffer holds `bytes`.
+                        let out = unsafe {
+                            ffi::copy_bytes(q.raw(), (src, from), (stage, 0), bytes, &[])
+                        }
+                        .map_err(|err| cl_error(q, err))?;
+                        // SAFETY: device e's part holds its own run [x, y); the staging buffer
+                        // holds `bytes`, written by the copy this one waits for.
+                        let into = unsafe {
+                            ffi::copy_bytes(qe.raw(), (stage, 0), (dst, to), bytes, &[out.get()])
+                        }
+                        .map_err(|err| cl_error(qe, err))?;
+                        push(d, out, q);
+                        push(e, into, qe);
+                        fetched.between += bytes as u64;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies `bytes` from `src` on device `e` (argument `i`'s part) to `dst` on device `d`
+    /// through a staging buffer. Each queue keeps its own order (device e's part was last
+    /// written on its queue, d's copy last read on its queue); the sender's copy also waits
+    /// for the launch's events and for the previous receiver's copy out of the same staging
+    /// buffer (and nothing else: waiting for every queue made an undeclared heat step 2x
+    /// slower on two PoCL 3.1 devices), the receiver's for the sender's.
+    fn staged(
+        &self,
+        run: HaloRun,
+        (src, from): (opencl3::types::cl_mem, usize),
+        (dst, to): (opencl3::types::cl_mem, usize),
+        bytes: usize,
+    ) -> Result<()> {
+        let kernels = &self.kernel.kernels;
+        let (i, d, e, x, y) = run;
+        let (q, qe) = (kernels[d].program().queue(), kernels[e].program().queue());
+        // Keyed apart from the halo exchange's runs of the same argument.
+        let key = (i + self.args.len(), d, e, x, y);
+        let stage = self.staging(key, qe, bytes)?;
+        let mut last = (self.kernel.staged_reads.lock()).unwrap_or_else(|p| p.into_inner());
+        let previous = last.remove(&key);
+        let waits: Vec<cl_event> = (self.waits.iter().copied().chain(previous.as_ref()))
+            .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
+            .collect();
+        // SAFETY: device e's part holds the run from `from`; the staging buffer holds `bytes`.
+        let out = unsafe { ffi::copy_bytes(qe.raw(), (src, from), (stage, 0), bytes, &waits) }
+            .map_err(|err| cl_error(qe, err))?;
+        // SAFETY: the staging buffer holds `bytes`, written by the copy this one waits for;
+        // the receiver's copy holds the run at `to`.
+        let into = unsafe { ffi::copy_bytes(q.raw(), (stage, 0), (dst, to), bytes, &[out.get()]) }
+            .map_err(|err| cl_error(q, err))?;
+        last.insert(key, Event::new(into, q.device().clone(), None));
+        Ok(())
+    }
+
+    /// Device `d`'s copy for argument `i` of `bytes` (made on its first use, kept by the
+    /// kernel: launches keep one queue's order, so a launch's copies into it follow the
+    /// previous launch's reads of it on the same queue).
+    fn copy_of(
+        &self,
+        key: (usize, usize),
+        q: &crate::queue::Queue,
+        bytes: usize,
+    ) -> Result<Arc<crate::Buffer<u8>>> {
+        let mut copies = (self.kernel.fetched.lock()).unwrap_or_else(|p| p.into_inner());
+        if let Some(b) = copies.get(&key).filter(|b| b.len() == bytes) {
+            return Ok(b.clone());
+        }
+        let b = Arc::new(crate::Buffer::<u8>::new(q, bytes)?);
+        copies.insert(key, b.clone());
+        Ok(b)
+    }
+}
+
+fn cl_error(q: &crate::queue::Queue, e: opencl3::error_codes::ClError) -> Error {
+    Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string())
+}

@@ -1,0 +1,253 @@
+//! Kernels written for one device, over a root device in partitioned placement with nothing
+//! declared, split by their footprints (the indices of their accesses, read from the source
+//! and evaluated with the launch's values): a mandelbrot image written at `out[py * w + px]`,
+//! a 2-D heat stencil with ping-pong buffers and a 1-D 3-point blur, each iterated and
+//! compared with the host after every step, in strict mode too (a split by footprints is a
+//! split, not a fallback), with the bytes each launch moved between devices; writes beyond a
+//! device's chunk (chunks that do not follow the partition) copied back to their owners; and
+//! kernels whose writes the footprint cannot prove keep being refused in strict mode.
+//! `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device setup" into a failure.
+
+mod common;
+
+use clgroups::scaling::{Access, ColoredBuffer, Placement, RootDevice, Spread};
+use clgroups::{Error, Range};
+
+const SOURCE: &str = r#"
+#define MAX_ITER 64
+kernel void mandelbrot(global int *out, uint w, uint h) {
+    int px = get_global_id(0);
+    int py = get_global_id(1);
+    if (px >= w || py >= h) return;
+    float x0 = -2.0f + 3.0f * px / w, y0 = -1.5f + 3.0f * py / h, x = 0.0f, y = 0.0f;
+    int i = 0;
+    while (x * x + y * y < 4.0f && i < MAX_ITER) {
+        float t = x * x - y * y + x0;
+        y = 2.0f * x * y + y0;
+        x = t;
+        i++;
+    }
+    out[py * w + px] = i;
+}
+
+kernel void heat(global const int *t, global int *u, int w, int h) {
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { u[y * w + x] = t[y * w + x]; return; }
+    u[y * w + x] = (t[y * w + x - 1] + t[y * w + x + 1] + t[(y - 1) * w + x] + t[(y + 1) * w + x]) / 4;
+}
+
+kernel void blur(global const int *x, global int *y, uint n) {
+    size_t i = get_global_id(0);
+    if (i > 0 && i + 1 < n) y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3;
+    else y[i] = x[i];
+}
+
+kernel void shift_write(global int *y, uint n) {
+    size_t i = get_global_id(0);
+    if (i + 1 < n) y[i + 1] = (int)i;
+}
+
+kernel void scatter(global int *y, global const uint *idx) {
+    size_t i = get_global_id(0);
+    y[idx[i]] = (int)i;
+}
+"#;
+
+/// The root devices under test in partitioned placement, strict and not.
+fn roots(test: &str) -> Vec<RootDevice> {
+    let Some(root) = common::root_device(test) else {
+        return Vec::new();
+    };
+    let root = root.with_placement(Placement::Partitioned);
+    vec![root.clone(), root.strict()]
+}
+
+/// A buffer of `data` in pages of `page` elements.
+fn colored(root: &RootDevice, data: &[i32], page: usize) -> ColoredBuffer<i32> {
+    let mut b = ColoredBuffer::with_layout(root, data.len(), page * 4, Access::Auto).unwrap();
+    b.write(data).unwrap();
+    b
+}
+
+#[test]
+fn mandelbrot_splits_by_rows() {
+    let (w, h) = (64usize, 48usize);
+    for root in roots("mandelbrot_splits_by_rows") {
+        let k = root.program(SOURCE).unwrap().kernel("mandelbrot").unwrap();
+        let out = colored(&root, &vec![-1; w * h], w);
+        // SAFETY: work-item (px, py) writes out[py * w + px] < w * h = out.len().
+        let ev = unsafe {
+            k.launch()
+                .arg(&out)
+                .arg(w as u32)
+                .arg(h as u32)
+                .nd_range(Range::d2(w, h), Range::d2(16, 4))
+        }
+        .unwrap();
+        ev.wait().unwrap();
+        assert_eq!(ev.spread(), &Spread::Split, "nothing to fetch");
+        let got = out.read().unwrap();
+        let q = clgroups::Queue::new(&root.devices()[0]).unwrap();
+        let one = clgroups::Program::builder(SOURCE).build(&q).unwrap();
+        let k1 = one.kernel("mandelbrot").unwrap();
+        let want = clgroups::Buffer::<i32>::new(&q, w * h).unwrap();
+        // SAFETY: as above, on one device.
+        unsafe {
+            k1.launch()
+                .arg(&want)
+                .arg(w as u32)
+                .arg(h as u32)
+                .nd_range(Range::d2(w, h), Range::d2(16, 4).into())
+        }
+        .unwrap()
+        .wait()
+        .unwrap();
+        assert_eq!(got, want.read(&q).unwrap());
+    }
+}
+
+fn host_heat(t: &[i32], w: usize, h: usize) -> Vec<i32> {
+    (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
+                return t[i];
+            }
+            (t[i - 1] + t[i + 1] + t[i - w] + t[i + w]) / 4
+        })
+        .collect()
+}
+
+#[test]
+fn heat_fetches_only_halo_rows() {
+    // 12 work-group rows: the partition splits rows on 2, 3 and 4 devices (Intel's rule).
+    let (w, h, steps) = (32usize, 48usize, 6);
+    let init = common::values(w * h, 3);
+    for root in roots("heat_fetches_only_halo_rows") {
+        let k = root.program(SOURCE).unwrap().kernel("heat").unwrap();
+        // Pages of one work-group slab (4 rows): colored as the launch is split, on any number
+        // of devices.
+        let (mut a, mut b) = (colored(&root, &init, 4 * w), colored(&root, &init, 4 * w));
+        let mut want = init.clone();
+        for step in 0..steps {
+            // SAFETY: work-item (x, y) writes u[y * w + x] and reads t within one row of it,
+            // inside the grid (the border copies).
+            let ev = unsafe {
+                k.launch()
+                    .arg(&a)
+                    .arg(&b)
+                    .arg(w as i32)
+                    .arg(h as i32)
+                    .nd_range(Range::d2(w, h), Range::d2(8, 4))
+            }
+            .unwrap();
+            ev.wait().unwrap();
+            want = host_heat(&want, w, h);
+            assert_eq!(b.read().unwrap(), want, "step {step}");
+            // One row each way between two devices (more rows only if a chunk is a row).
+            match ev.spread() {
+                Spread::Fetched {
+                    arguments, between, ..
+                } => {
+                    assert_eq!(arguments, &[0]);
+                    let rows = 2 * (root.len() as u64 - 1);
+                    assert_eq!(*between, rows * w as u64 * 4, "step {step}");
+                }
+                other => panic!("step {step}: {other:?}"),
+            }
+            std::mem::swap(&mut a, &mut b);
+        }
+    }
+}
+
+#[test]
+fn blur_iterates_right() {
+    let (n, steps, local) = (64 * 37usize, 5, 64usize);
+    let init = common::values(n, 4);
+    for root in roots("blur_iterates_right") {
+        let k = root.program(SOURCE).unwrap().kernel("blur").unwrap();
+        let (mut x, mut y) = (colored(&root, &init, local), colored(&root, &init, local));
+        let mut want = init.clone();
+        for step in 0..steps {
+            // SAFETY: work-item i < n writes y[i] and reads x[i - 1 ..= i + 1] inside 0..n.
+            let ev = unsafe {
+                k.launch()
+                    .arg(&x)
+                    .arg(&y)
+                    .arg(n as u32)
+                    .nd_range(n, Range::d1(local))
+            }
+            .unwrap();
+            ev.wait().unwrap();
+            want = (0..n)
+                .map(|i| match i {
+                    0 => want[0],
+                    _ if i + 1 == n => want[i],
+                    _ => (want[i - 1] + want[i] + want[i + 1]) / 3,
+                })
+                .collect();
+            assert_eq!(y.read().unwrap(), want, "step {step}");
+            assert!(
+                matches!(ev.spread(), Spread::Fetched { .. }),
+                "{:?}",
+                ev.spread()
+            );
+            std::mem::swap(&mut x, &mut y);
+        }
+    }
+}
+
+#[test]
+fn writes_beyond_the_own_chunk_go_back_to_their_owners() {
+    let n = 64 * 8;
+    for root in roots("writes_beyond_the_own_chunk_go_back_to_their_owners") {
+        let k = root.program(SOURCE).unwrap().kernel("shift_write").unwrap();
+        // Pages of 100 elements: chunks that do not follow the work-groups either.
+        for page in [64, 100] {
+            let y = colored(&root, &vec![-1; n], page);
+            // SAFETY: work-item i < n - 1 writes y[i + 1] < n.
+            let ev =
+                unsafe { k.launch().arg(&y).arg(n as u32).nd_range(n, Range::d1(64)) }.unwrap();
+            ev.wait().unwrap();
+            let want: Vec<i32> = (0..n as i32).map(|i| i - 1).collect();
+            let got = y.read().unwrap();
+            assert_eq!(got[1..], want[1..], "page {page}");
+            assert_eq!(got[0], -1, "page {page}: untouched");
+            assert!(
+                matches!(ev.spread(), Spread::Fetched { .. }),
+                "{:?}",
+                ev.spread()
+            );
+        }
+    }
+}
+
+#[test]
+fn unknown_writes_are_not_split() {
+    let n = 64 * 8;
+    for root in roots("unknown_writes_are_not_split") {
+        let k = root.program(SOURCE).unwrap().kernel("scatter").unwrap();
+        let y = colored(&root, &vec![-1; n], 64);
+        let idx: Vec<u32> = (0..n as u32).rev().collect();
+        let idx = ColoredBuffer::from_slice(&root, &idx).unwrap();
+        // SAFETY: idx is a permutation of 0..n: work-item i writes one element of y.
+        let launched = unsafe { k.launch().arg(&y).arg(&idx).nd_range(n, Range::d1(64)) };
+        let want: Vec<i32> = (0..n as i32).rev().collect();
+        match (root.is_strict(), launched) {
+            (true, Err(Error::InvalidLaunch { reason, .. })) => {
+                assert!(reason.contains("writes to it are not proven"), "{reason}");
+                assert_eq!(y.read().unwrap(), vec![-1; n], "refused, untouched");
+            }
+            (false, Ok(ev)) => {
+                ev.wait().unwrap();
+                assert!(
+                    matches!(ev.spread(), Spread::Merged { .. }),
+                    "{:?}",
+                    ev.spread()
+                );
+                assert_eq!(y.read().unwrap(), want);
+            }
+            (strict, other) => panic!("strict {strict}: {other:?}"),
+        }
+    }
+}
