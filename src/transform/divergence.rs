@@ -27,7 +27,7 @@
 
 use super::source::{FunctionDef, Scanned};
 use crate::plan::uniform_branch::IdCondition;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Functions whose value differs between the work-items of a work-group (a sub-group's id
 /// too: the rule is per work-group).
@@ -72,10 +72,24 @@ pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> 
         }
     }
     // Callers of a flagged function are flagged too (the call may well be uniform), and so are
-    // callers of a kernel with launch-time conditions (which would go unchecked).
-    loop {
-        let before = out.refused.len();
-        for f in &s.functions {
+    // callers of a kernel with launch-time conditions (which would go unchecked). In passes
+    // over the functions in source order, each examining only the functions that call a name
+    // flagged since they were last examined (what a pass over every body finds; passes over
+    // every body took time quadratic in the length of a chain of helpers).
+    let mut callers: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (n, f) in s.functions.iter().enumerate() {
+        for i in (f.body.0 + 1..f.body.1).filter(|&i| s.is_call(i)) {
+            callers.entry(s.text(i)).or_default().push(n);
+        }
+    }
+    let flagged = out.refused.keys().chain(out.at_launch.keys());
+    let mut pass: BTreeSet<usize> = flagged
+        .flat_map(|name| callers.get(name.as_str()).into_iter().flatten().copied())
+        .collect();
+    while !pass.is_empty() {
+        let mut next = BTreeSet::new();
+        while let Some(n) = pass.pop_first() {
+            let f = &s.functions[n];
             if out.refused.contains_key(&f.name) {
                 continue;
             }
@@ -93,12 +107,19 @@ pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> 
                 };
                 out.at_launch.remove(&f.name);
                 out.refused.insert(f.name.clone(), why);
+                // Later functions see it in this pass, earlier ones in the next.
+                for &c in callers.get(f.name.as_str()).into_iter().flatten() {
+                    _ = if c > n {
+                        pass.insert(c)
+                    } else {
+                        next.insert(c)
+                    };
+                }
             }
         }
-        if out.refused.len() == before {
-            return out;
-        }
+        pass = next;
     }
+    out
 }
 
 /// A stretch of a function whose execution depends on a work-item id.
@@ -195,6 +216,9 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
         // `return`, everything from the outermost loop on; after a `break`, the whole innermost
         // loop (its condition included); after a `continue`, the rest of the iteration.
         r.after_exit = true;
+        if !(exits("return") || exits("break") || exits("continue")) {
+            continue; // (the loops around every region took time quadratic in their number)
+        }
         let loops = enclosing_loops(s, body, region.0);
         let innermost = loops.iter().max_by_key(|l| l.0);
         if exits("return") {
@@ -444,27 +468,61 @@ pub(crate) fn ternary(
     (a < k).then_some(((a, k), (k + width, b)))
 }
 
-/// The token after the statement that starts at `i` (a block, or up to its `;`).
+/// The token after the statement that starts at `i` (a block, or up to its `;`). What
+/// [`construct`] reads, on a stack of its own (`if (a) if (b) ..` or `else if` chains thousands
+/// long overflowed the thread's): each entry says what the statement holding the current one
+/// does at its end (`Some(k)`: the `do` at token `k`; `None` with `true`: an `if`, whose
+/// `else` comes next).
 pub(crate) fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
-    match s.text(i) {
-        "{" => s.partner(i) + 1,
-        "if" | "for" | "while" | "switch" | "do" => {
-            construct(s, i, end).map_or(i + 1, |(_, (_, stop))| match s.text(i) {
-                "do" => (stop..end)
-                    .find(|&t| s.text(t) == ";")
-                    .map_or(end, |t| t + 1),
-                _ => stop,
-            })
-        }
-        _ => {
-            let mut t = i;
-            while t < end && s.text(t) != ";" {
-                t = match s.text(t) {
-                    "(" | "[" | "{" => s.partner(t) + 1,
-                    _ => t + 1,
-                };
+    let mut holders: Vec<(Option<usize>, bool)> = Vec::new();
+    let mut at = i;
+    loop {
+        let word = s.text(at);
+        let opens = matches!(word, "if" | "for" | "while" | "switch") && s.text(at + 1) == "(";
+        let mut stop = match word {
+            "{" => s.partner(at) + 1,
+            "do" => {
+                holders.push((Some(at), false));
+                at += 1;
+                continue;
             }
-            (t + 1).min(end)
+            // The tail of a `do` loop is no construct.
+            _ if opens && !(word == "while" && s.text(s.partner(at + 1) + 1) == ";") => {
+                holders.push((None, word == "if"));
+                at = s.partner(at + 1) + 1;
+                continue;
+            }
+            "if" | "for" | "while" | "switch" => at + 1,
+            _ => {
+                let mut t = at;
+                while t < end && s.text(t) != ";" {
+                    t = match s.text(t) {
+                        "(" | "[" | "{" => s.partner(t) + 1,
+                        _ => t + 1,
+                    };
+                }
+                (t + 1).min(end)
+            }
+        };
+        loop {
+            match holders.pop() {
+                None => return stop,
+                Some((None, true)) if stop < end && s.text(stop) == "else" => {
+                    holders.push((None, false));
+                    at = stop + 1;
+                    break;
+                }
+                Some((None, _)) => {}
+                // `do body while (cond);` ends at its `;`; without a `(` it is no construct.
+                Some((Some(k), _)) => {
+                    stop = match (stop..end).any(|t| s.text(t) == "(") {
+                        true => (stop..end)
+                            .find(|&t| s.text(t) == ";")
+                            .map_or(end, |t| t + 1),
+                        false => k + 1,
+                    };
+                }
+            }
         }
     }
 }

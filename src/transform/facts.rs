@@ -43,6 +43,19 @@ impl SourceFacts {
     /// Reads `src` for a build on `device`. Errors only for a malformed clgroups attribute
     /// (see [`super::scan`]).
     pub(crate) fn read(src: &str, device: &Device) -> Result<SourceFacts> {
+        let backend = device.sub_groups().effective.shuffle_backend;
+        // Where collectives are work-group barriers (emulated; PoCL's native ones), collectives
+        // under work-group-divergent branches are refused or left to the launch.
+        SourceFacts::read_on(src, backend, barrier_collectives(device))
+    }
+
+    /// [`SourceFacts::read`] for a device of `backend` whose collectives are work-group barriers
+    /// where `collective` (which tells them) is given.
+    pub(crate) fn read_on(
+        src: &str,
+        backend: ShuffleBackend,
+        collective: Option<fn(&str) -> bool>,
+    ) -> Result<SourceFacts> {
         let scanned = match Scanned::new(src) {
             Ok(s) => s,
             Err(e) => {
@@ -56,15 +69,12 @@ impl SourceFacts {
                 });
             }
         };
-        let backend = device.sub_groups().effective.shuffle_backend;
-        let layer_users = layer::layer_users_on(&scanned, device);
+        let layer_users = layer::layer_users_on(&scanned, backend);
         let scratch_edits = match backend {
             ShuffleBackend::Emulated => layer::scratch_edits(&scanned, &layer_users),
             _ => Vec::new(),
         };
-        // Where collectives are work-group barriers (emulated; PoCL's native ones), collectives
-        // under work-group-divergent branches are refused or left to the launch.
-        let divergence = barrier_collectives(device).map_or_else(Divergence::default, |c| {
+        let divergence = collective.map_or_else(Divergence::default, |c| {
             divergence::divergent_users(&scanned, c)
         });
         let kernels = super::scanned_kernels(&scanned)?;

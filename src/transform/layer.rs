@@ -18,7 +18,8 @@
 //! retried without rewrites and reports the compiler's error).
 
 use super::source::Scanned;
-use std::collections::BTreeSet;
+use crate::device::ShuffleBackend;
+use std::collections::{BTreeSet, HashMap};
 
 /// Prefixes of the identifiers that count as "uses the sub-group layer": the layer's `sg_*`
 /// operations and the `CLG_SG_SCRATCH*` plumbing macros. Other polyfills built on the layer
@@ -61,11 +62,11 @@ pub(crate) fn is_emulated_collective(word: &str) -> bool {
     is_layer_or_builtin_word(word) && is_sub_group_collective(word)
 }
 
-/// Names of the functions of `s` that use the layer on `device`, transitively: standard
+/// Names of the functions of `s` that use the layer on `backend`, transitively: standard
 /// built-ins count on the backends where the polyfill provides them on the layer.
-pub(crate) fn layer_users_on(s: &Scanned<'_>, device: &crate::Device) -> BTreeSet<String> {
+pub(crate) fn layer_users_on(s: &Scanned<'_>, backend: ShuffleBackend) -> BTreeSet<String> {
     use crate::device::ShuffleBackend::{Emulated, NvidiaPtx};
-    match device.sub_groups().effective.shuffle_backend {
+    match backend {
         Emulated | NvidiaPtx => users(s, is_layer_or_builtin_word),
         _ => layer_users(s),
     }
@@ -81,45 +82,56 @@ pub(crate) fn layer_users(s: &Scanned<'_>) -> BTreeSet<String> {
 pub(crate) fn users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
     let macro_users = macro_users(s, direct);
     let direct = |w: &str| direct(w) || macro_users.contains(w);
-    let mut users: BTreeSet<String> = BTreeSet::new();
-    loop {
-        let before = users.len();
-        for f in &s.functions {
-            if users.contains(&f.name) {
-                continue;
-            }
-            let hit = (f.body.0 + 1..f.body.1).any(|i| {
-                let w = s.text(i);
-                direct(w) || (users.contains(w) && s.is_call(i))
-            });
-            if hit {
-                users.insert(f.name.clone());
+    // One pass over the bodies, then callers found through the call graph (a pass per level
+    // of calls took time quadratic in the length of a chain of helpers).
+    let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut hits = Vec::new();
+    for f in &s.functions {
+        let mut hit = false;
+        for i in f.body.0 + 1..f.body.1 {
+            let w = s.text(i);
+            hit = hit || direct(w);
+            if s.is_call(i) {
+                callers.entry(w).or_default().push(&f.name);
             }
         }
-        if users.len() == before {
-            return users;
+        if hit {
+            hits.push(f.name.as_str());
         }
     }
+    reach(hits, &callers)
+}
+
+/// `start` and every name that reaches one of them through `by` (name -> names that use it).
+fn reach<'a>(start: Vec<&'a str>, by: &HashMap<&'a str, Vec<&'a str>>) -> BTreeSet<String> {
+    let mut users: BTreeSet<String> = start.iter().map(|n| n.to_string()).collect();
+    let mut todo = start;
+    while let Some(name) = todo.pop() {
+        for &user in by.get(name).into_iter().flatten() {
+            if users.insert(user.to_string()) {
+                todo.push(user);
+            }
+        }
+    }
+    users
 }
 
 /// Macros whose replacement has a word accepted by `direct`, transitively.
 pub(crate) fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
-    let mut users: BTreeSet<String> = BTreeSet::new();
-    loop {
-        let before = users.len();
-        for (name, bodies) in &s.macros {
-            let hit = bodies.iter().flatten().any(|t| {
-                let w = &s.src[t.span.clone()];
-                direct(w) || users.contains(w)
-            });
-            if hit {
-                users.insert(name.clone());
-            }
+    let mut mentions: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut hits = Vec::new();
+    for (name, bodies) in &s.macros {
+        let mut hit = false;
+        for t in bodies.iter().flatten() {
+            let w = &s.src[t.span.clone()];
+            hit = hit || direct(w);
+            mentions.entry(w).or_default().push(name);
         }
-        if users.len() == before {
-            return users;
+        if hit {
+            hits.push(name.as_str());
         }
     }
+    reach(hits, &mentions)
 }
 
 /// The edits `(start, end, text)` that thread `clg_sg_scratch` through the helper functions in
@@ -143,7 +155,11 @@ pub(crate) fn scratch_edits(
         return Vec::new();
     }
     log::debug!("emulated sub-group scratch threaded through helpers {threaded:?}");
-    let in_body = |i: usize| s.functions.iter().any(|f| f.body.0 < i && i < f.body.1);
+    // Function bodies are disjoint and in source order (a search per call was quadratic).
+    let in_body = |i: usize| {
+        let n = s.functions.partition_point(|f| f.body.0 < i);
+        n > 0 && i < s.functions[n - 1].body.1
+    };
     let mut edits = Vec::new();
     for i in 0..s.tokens.len() {
         if !threaded.contains(s.text(i)) || !s.is_call(i) {

@@ -50,9 +50,9 @@
 //! An early return makes the last work-group and sub-group partial, which breaks barriers,
 //! collectives and local memory. [`rounding_obstacle`] says why a kernel must run unrounded.
 
-use super::source::{KernelDecl, Kind, Scanned};
+use super::source::{FunctionDef, KernelDecl, Kind, Scanned};
 use crate::error::{Error, Result};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 /// Suffix of a rounded variant's name.
@@ -151,63 +151,98 @@ pub(crate) fn first_use(
         .filter(|t| t.span.start > k.body.start && t.span.end < k.body.end)
         .map(|t| (t.kind, &scanned.src[t.span.clone()]))
         .collect();
+    let mut functions: HashMap<&str, Vec<&FunctionDef>> = HashMap::new();
+    for f in &scanned.functions {
+        functions.entry(f.name.as_str()).or_default().push(f);
+    }
     let mut walk = Walk {
         scanned,
+        functions,
         seen: HashSet::new(),
         forbidden,
     };
-    walk.check(&body, false)
+    walk.check(body)
         .map(|(via, what)| format!("kernel `{}` {via}{what}", k.name))
 }
 
-/// A depth-first walk through a body, the functions it calls and the macros it uses.
+/// A depth-first walk through a body, the functions it calls and the macros it uses, on a
+/// stack of its own (a chain of thousands of helpers or macros overflowed the thread's).
 struct Walk<'s, 'a> {
     scanned: &'s Scanned<'a>,
+    /// The function definitions of `scanned`, by name.
+    functions: HashMap<&'s str, Vec<&'s FunctionDef>>,
     seen: HashSet<(String, bool)>,
     forbidden: fn(&str, bool) -> Option<String>,
 }
 
+/// The bodies of one name being walked, in turn: each with what leads to it ("calls `f`,
+/// which "), its tokens and whether it is a called function's; the body and token walked next.
+struct Frame<'a> {
+    bodies: Vec<(String, Vec<(Kind, &'a str)>, bool)>,
+    body: usize,
+    next: usize,
+}
+
 impl<'a> Walk<'_, 'a> {
-    /// The first obstacle in `tokens` as ("uses macro `M`, which ", "uses `barrier` (...)").
-    fn check(&mut self, tokens: &[(Kind, &'a str)], in_function: bool) -> Option<(String, String)> {
-        for &(kind, text) in tokens {
+    /// The first obstacle in `tokens` (a kernel's body) as ("uses macro `M`, which ", "uses
+    /// `barrier` (...)").
+    fn check(&mut self, tokens: Vec<(Kind, &'a str)>) -> Option<(String, String)> {
+        let root = (String::new(), tokens, false);
+        let mut stack = vec![Frame {
+            bodies: vec![root],
+            body: 0,
+            next: 0,
+        }];
+        while let Some(top) = stack.last_mut() {
+            let Some((_, tokens, in_function)) = top.bodies.get(top.body) else {
+                stack.pop();
+                continue;
+            };
+            let in_function = *in_function;
+            let Some(&(kind, text)) = tokens.get(top.next) else {
+                (top.body, top.next) = (top.body + 1, 0);
+                continue;
+            };
+            top.next += 1;
             if kind != Kind::Ident {
                 continue;
             }
             if let Some(what) = (self.forbidden)(text, in_function) {
-                return Some((String::new(), what));
+                let via = stack.iter().map(|f| f.bodies[f.body].0.as_str()).collect();
+                return Some((via, what));
             }
-            if !self.seen.insert((text.to_string(), in_function)) {
-                continue;
-            }
-            if let Some(found) = self.check_callee(text, in_function) {
-                return Some(found);
+            if self.seen.insert((text.to_string(), in_function)) {
+                let bodies = self.callee(text, in_function);
+                if !bodies.is_empty() {
+                    stack.push(Frame {
+                        bodies,
+                        body: 0,
+                        next: 0,
+                    });
+                }
             }
         }
         None
     }
 
-    /// Checks the function or macro named `name`, if `src` defines one.
-    fn check_callee(&mut self, name: &str, in_function: bool) -> Option<(String, String)> {
+    /// The bodies of the functions, then of the macros, that `src` defines as `name`.
+    fn callee(&self, name: &str, in_function: bool) -> Vec<(String, Vec<(Kind, &'a str)>, bool)> {
         let scanned = self.scanned;
-        for f in scanned.functions.iter().filter(|f| f.name == name) {
+        let mut out = Vec::new();
+        for f in self.functions.get(name).into_iter().flatten() {
             let toks: Vec<_> = (f.body.0 + 1..f.body.1)
                 .map(|i| (scanned.tokens[i].kind, scanned.text(i)))
                 .collect();
-            if let Some((via, what)) = self.check(&toks, true) {
-                return Some((format!("calls `{name}`, which {via}"), what));
-            }
+            out.push((format!("calls `{name}`, which "), toks, true));
         }
         for body in scanned.macros.get(name).into_iter().flatten() {
             let toks: Vec<_> = body
                 .iter()
                 .map(|t| (t.kind, &scanned.src[t.span.clone()]))
                 .collect();
-            if let Some((via, what)) = self.check(&toks, in_function) {
-                return Some((format!("uses macro `{name}`, which {via}"), what));
-            }
+            out.push((format!("uses macro `{name}`, which "), toks, in_function));
         }
-        None
+        out
     }
 }
 

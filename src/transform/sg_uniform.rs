@@ -66,15 +66,16 @@ impl<'a> Uniformity<'a> {
                     u.uniform.remove(s.text(target));
                 }
             }
-            // `v++` under a divergent condition.
+            // `v++` under a divergent condition (the regions asked only at a `++` or `--`:
+            // asked at every token, they took time cubic in nested conditions).
             for t in f.body.0 + 1..f.body.1 {
                 let bumped =
                     (t > 1 && matches!(s.text(t - 1), "+" | "-") && s.text(t - 2) == s.text(t - 1))
                         || matches!(s.text(t + 1), "+" | "-") && s.text(t + 2) == s.text(t + 1);
-                let divergent = regions
-                    .iter()
-                    .any(|r| r.span.0 <= t && t < r.span.1 && !u.shows(s, r.cond));
-                if bumped && divergent {
+                let divergent = || {
+                    (regions.iter()).any(|r| r.span.0 <= t && t < r.span.1 && !u.shows(s, r.cond))
+                };
+                if bumped && divergent() {
                     u.uniform.remove(s.text(t));
                 }
             }

@@ -8,7 +8,15 @@
 use super::{FunctionDef, Kind, Scanned, SubGroupSizeAttr};
 use crate::error::{Error, Result};
 use crate::transform::lex::parse_c_integer;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+
+/// What `Scanned::size_value` and `Scanned::macro_attrs` found, by name and depth (a macro
+/// defined many times, or naming others many times, took time exponential in the depth).
+#[derive(Default)]
+struct Memo {
+    values: HashMap<(String, usize), Option<usize>>,
+    attrs: HashMap<(String, usize), Option<BTreeSet<usize>>>,
+}
 
 impl Scanned<'_> {
     /// The sub-group size attribute in kernel `f`'s header, if any, whether the kernel has its
@@ -22,6 +30,7 @@ impl Scanned<'_> {
         let mut found: Option<(SubGroupSizeAttr, usize)> = None;
         // Own attributes: each size found, or the description of one that cannot be told.
         let mut own: Vec<std::result::Result<usize, String>> = Vec::new();
+        let memo = &mut Memo::default();
         for i in f.item..f.body.0 {
             let is_call = i + 1 < f.body.0 && self.is_punct(i + 1, "(");
             let word = self.text(i);
@@ -33,11 +42,11 @@ impl Scanned<'_> {
                     "intel_reqd_sub_group_size({}) at line {line}",
                     arg.join(" ")
                 );
-                own.push(self.size_value(&arg, 0).ok_or(shown));
+                own.push(self.size_value(&arg, 0, memo).ok_or(shown));
                 continue;
             }
             if self.tokens[i].kind == Kind::Ident && self.macros.contains_key(word) {
-                if let Some(attrs) = self.macro_attrs(word, 0) {
+                if let Some(attrs) = self.macro_attrs(word, 0, memo) {
                     own.extend(attrs.into_iter().map(Ok));
                 } else {
                     own.push(Err(format!(
@@ -90,7 +99,7 @@ impl Scanned<'_> {
 
     /// The integer that tokens `arg` stand for: a literal, parenthesised or not, or an
     /// object-like macro whose every definition stands for the same integer (transitively).
-    fn size_value(&self, arg: &[&str], depth: usize) -> Option<usize> {
+    fn size_value(&self, arg: &[&str], depth: usize, memo: &mut Memo) -> Option<usize> {
         let mut arg = arg;
         while arg.len() > 2 && arg[0] == "(" && arg[arg.len() - 1] == ")" {
             arg = &arg[1..arg.len() - 1];
@@ -102,25 +111,45 @@ impl Scanned<'_> {
         if depth > 8 || self.fn_macros.contains(*word) {
             return None;
         }
+        if let Some(known) = memo.values.get(&(word.to_string(), depth)) {
+            return *known;
+        }
         let values: BTreeSet<Option<usize>> = self
             .macros
             .get(*word)?
             .iter()
             .map(|body| {
                 let toks: Vec<&str> = body.iter().map(|t| &self.src[t.span.clone()]).collect();
-                self.size_value(&toks, depth + 1)
+                self.size_value(&toks, depth + 1, memo)
             })
             .collect();
-        match values.into_iter().collect::<Vec<_>>()[..] {
+        let value = match values.into_iter().collect::<Vec<_>>()[..] {
             [Some(n)] => Some(n),
             _ => None,
-        }
+        };
+        memo.values.insert((word.to_string(), depth), value);
+        value
     }
 
     /// The `intel_reqd_sub_group_size` sizes macro `name` expands to (through the macros its
     /// replacement names), the same for each of its definitions; `None` when some size cannot
     /// be told or the definitions differ. Empty when it expands to none.
-    fn macro_attrs(&self, name: &str, depth: usize) -> Option<BTreeSet<usize>> {
+    fn macro_attrs(&self, name: &str, depth: usize, memo: &mut Memo) -> Option<BTreeSet<usize>> {
+        let key = (name.to_string(), depth);
+        if let Some(known) = memo.attrs.get(&key) {
+            return known.clone();
+        }
+        let attrs = self.macro_attrs_read(name, depth, memo);
+        memo.attrs.insert(key, attrs.clone());
+        attrs
+    }
+
+    fn macro_attrs_read(
+        &self,
+        name: &str,
+        depth: usize,
+        memo: &mut Memo,
+    ) -> Option<BTreeSet<usize>> {
         let defs = self.macros.get(name)?;
         let function_like = self.fn_macros.contains(name);
         let mut views: BTreeSet<BTreeSet<usize>> = BTreeSet::new();
@@ -148,7 +177,7 @@ impl Scanned<'_> {
                     let literal = arg
                         .iter()
                         .all(|w| !w.starts_with(|c: char| c.is_alphabetic() || c == '_'));
-                    match self.size_value(arg, 0) {
+                    match self.size_value(arg, 0, memo) {
                         Some(n) if literal || !function_like => sizes.insert(n),
                         _ => return None,
                     };
@@ -156,7 +185,7 @@ impl Scanned<'_> {
                     continue;
                 }
                 if depth < 8 && w != name && self.macros.contains_key(w) {
-                    sizes.extend(self.macro_attrs(w, depth + 1)?);
+                    sizes.extend(self.macro_attrs(w, depth + 1, memo)?);
                 }
                 j += 1;
             }

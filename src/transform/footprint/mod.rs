@@ -117,7 +117,13 @@ impl Poly {
             let (mut a, mut b) = (i128::from(*c), i128::from(*c));
             for s in m {
                 let (x, y) = of(*s)?;
-                let p = [a * x, a * y, b * x, b * y];
+                // (Checked: a coefficient near 2^63 times an id near 2^64 overflowed.)
+                let p = [
+                    a.checked_mul(x)?,
+                    a.checked_mul(y)?,
+                    b.checked_mul(x)?,
+                    b.checked_mul(y)?,
+                ];
                 a = *p.iter().min()?;
                 b = *p.iter().max()?;
                 if a.abs() > LIMIT || b.abs() > LIMIT {
