@@ -175,10 +175,13 @@ struct Walk<'s, 'a> {
     forbidden: fn(&str, bool) -> Option<String>,
 }
 
-/// The bodies of one name being walked, in turn: each with what leads to it ("calls `f`,
-/// which "), its tokens and whether it is a called function's; the body and token walked next.
+/// A body being walked: what leads to it ("calls `f`, which "), its tokens and whether it is a
+/// called function's.
+type Body<'a> = (String, Vec<(Kind, &'a str)>, bool);
+
+/// The bodies of one name being walked, in turn; the body and token walked next.
 struct Frame<'a> {
-    bodies: Vec<(String, Vec<(Kind, &'a str)>, bool)>,
+    bodies: Vec<Body<'a>>,
     body: usize,
     next: usize,
 }
@@ -226,7 +229,7 @@ impl<'a> Walk<'_, 'a> {
     }
 
     /// The bodies of the functions, then of the macros, that `src` defines as `name`.
-    fn callee(&self, name: &str, in_function: bool) -> Vec<(String, Vec<(Kind, &'a str)>, bool)> {
+    fn callee(&self, name: &str, in_function: bool) -> Vec<Body<'a>> {
         let scanned = self.scanned;
         let mut out = Vec::new();
         for f in self.functions.get(name).into_iter().flatten() {

@@ -345,7 +345,7 @@ fn non_ascii(r: &mut Rng, text: &str, _: &[String]) -> String {
     let mut out = text.to_string();
     for _ in 0..1 + r.below(4) {
         let at = boundary(r, &out);
-        out.insert_str(at, *r.pick(&ODD));
+        out.insert_str(at, r.pick::<&str>(&ODD));
     }
     out
 }
