@@ -18,16 +18,20 @@ pub(super) struct Input<'a> {
     pub(super) src: &'a str,
     pub(super) scanned: Option<Scanned<'a>>,
     pub(super) kernels: Vec<KernelDecl>,
+    /// The kernels were read (the scan's one error aside: a malformed clgroups attribute).
+    pub(super) read: bool,
 }
 
 impl<'a> Input<'a> {
     pub(super) fn new(src: &'a str) -> Input<'a> {
         let scanned = Scanned::new(src).ok();
         let kernels = scanned.as_ref().map(super::super::scanned_kernels);
+        let read = matches!(kernels, Some(Ok(_)));
         Input {
             src,
             kernels: kernels.and_then(Result::ok).unwrap_or_default(),
             scanned,
+            read,
         }
     }
 }
@@ -226,7 +230,7 @@ fn footprints(i: &Input<'_>) {
 /// Rounded variants after (or instead of) their kernels: the text scans again, with two
 /// variants more per rewritable kernel.
 fn rounded_variants(i: &Input<'_>) {
-    if i.scanned.is_none() {
+    if !i.read {
         return;
     }
     let Ok(out) = rounded::with_rounded_variants(i.src, &i.kernels, true) else {
