@@ -101,6 +101,17 @@ impl RootLaunch<'_> {
                 }
                 _ => return Err(format!("argument {i} is not an undeclared colored buffer")),
             };
+            // Footprints count the parameter's pointees: only a pointee the driver names as a
+            // built-in type of the buffer's element size is known to index the buffer's
+            // elements (a typedef or struct, `pair_t *` over floats, is not).
+            let pointee = (self.kernel.kernels.first())
+                .and_then(|k| k.args().get(i)?.type_name.clone())
+                .and_then(|t| Some(crate::buffer::builtin(t.strip_suffix('*')?.trim())?.1));
+            if pointee != Some(c.elem_size) {
+                return Err(format!(
+                    "argument {i}: its pointee's size is not known to be the buffer's element size"
+                ));
+            }
             let written = param.is_none_or(|p| !p.read_only);
             let len = c.len as i128;
             let clamp = |(a, b): (i128, i128)| {
