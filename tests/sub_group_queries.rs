@@ -423,3 +423,73 @@ fn kernels_whose_size_clgroups_cannot_read() {
     println!("{d}: {} launches, {} checks", t.launches, t.checks);
     assert_clean(&t);
 }
+
+/// Where clgroups provides the sub-groups at a size fixed when it compiles (emulated, NVIDIA's
+/// PTX), a kernel made by a macro that may carry an `intel_reqd_sub_group_size` the scanner
+/// cannot see is refused before anything runs (it ran at the build's size: 8 where it asked
+/// for 16, silently); a macro-made kernel in a source that asks for no size runs as usual.
+#[test]
+fn macro_made_kernels_with_sizes_clgroups_cannot_see_are_refused_where_it_fixes_the_size() {
+    // Sizes and ids only: collectives in a kernel made by a macro do not build on the emulated
+    // backend (its scratch is threaded through the kernels and helpers the scanner reads).
+    let record = "#define RECORD put(o, get_sub_group_size(), get_max_sub_group_size(), \\\n\
+         get_num_sub_groups(), get_sub_group_id(), get_sub_group_local_id(), 0, 0)\n";
+    let hidden = format!(
+        "{COMMON}{record}#define VIEW(S) __attribute__((intel_reqd_sub_group_size(S))) \
+         kernel void made_##S(global u32 *o) {{ RECORD; }}\nVIEW(16)\n\
+         #define REQD __attribute__((intel_reqd_sub_group_size(8)))\n\
+         #define MAKE(name) REQD kernel void name(global u32 *o) {{ RECORD; }}\n\
+         MAKE(via_attr_macro)\n"
+    );
+    let plain = format!(
+        "{COMMON}{record}#define MAKE(name) kernel void name(global u32 *o) {{ RECORD; }}\n\
+         MAKE(made_plain)\n"
+    );
+    for q in queues() {
+        let d = q.device().clone();
+        let backend = d.sub_groups().effective.shuffle_backend;
+        if !matches!(
+            backend,
+            ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
+        ) {
+            eprintln!("{d} ({backend}): not run here: the driver sizes its own sub-groups");
+            continue;
+        }
+        let p = Program::from_source(&q, &hidden).expect("build");
+        for name in ["made_16", "via_attr_macro"] {
+            let e = p.kernel(name).err();
+            let shown = e.as_ref().map(ToString::to_string).unwrap_or_default();
+            assert!(
+                matches!(e, Some(Error::Unsupported { .. }))
+                    && shown.contains("intel_reqd_sub_group_size"),
+                "{d} ({backend}): {name}: {e:?}"
+            );
+        }
+        // The kernels the scanner read keep running in the same program.
+        p.kernel("layer_default").expect("a written-out kernel");
+        let p = Program::from_source(&q, &plain).expect("build");
+        let k = p
+            .kernel("made_plain")
+            .expect("a macro-made kernel without a size");
+        let s = d.sub_groups().effective.primary_sub_group_size;
+        let out = Buffer::<u32>::new(q.context(), FIELDS * LARGEST).unwrap();
+        for w in [5usize, 32, 100] {
+            // SAFETY: one work-group of w <= LARGEST work-items, each writes FIELDS values at
+            // FIELDS * its local id.
+            unsafe {
+                k.launch()
+                    .arg(&out)
+                    .nd_range(Range::d1(w), LocalSize::Exact(Range::d1(w)))
+            }
+            .and_then(|ev| ev.wait())
+            .unwrap_or_else(|e| panic!("{d} ({backend}): made_plain at {w}: {e}"));
+            let v = out.read(&q).unwrap();
+            let m = s.min(w);
+            for l in 0..w {
+                let (id, got) = (l / m, &v[FIELDS * l..FIELDS * l + 5]);
+                let want = [m.min(w - id * m), m, w.div_ceil(m), id, l % m].map(|x| x as u32);
+                assert_eq!(got, want, "{d} ({backend}): made_plain at {w}, item {l}");
+            }
+        }
+    }
+}

@@ -171,8 +171,26 @@ impl KernelChoices {
     }
 
     /// A kernel the scanner did not find: nothing rewritten, the driver's sub-group size; it
-    /// counts as using sub-group collectives when any word of the source is one.
-    pub(super) fn unscanned(device: &Device, source_sub_groups: bool) -> KernelChoices {
+    /// counts as using sub-group collectives when any word of the source is one. Refused where
+    /// clgroups provides the sub-groups at a size fixed when it compiles (emulated, NVIDIA's
+    /// PTX) and the source may give this kernel an `intel_reqd_sub_group_size` clgroups cannot
+    /// see (`hidden_size`): it would run at another size than it asks for.
+    pub(super) fn unscanned(
+        device: &Device,
+        source_sub_groups: bool,
+        hidden_size: bool,
+    ) -> KernelChoices {
+        let provided = matches!(
+            device.sub_groups().effective.shuffle_backend,
+            ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
+        );
+        let refused = (hidden_size && provided).then(|| {
+            "the scanner did not find the kernel (made by a macro?) in a source that writes \
+             intel_reqd_sub_group_size where the scanner cannot tell which kernel it sizes; \
+             clgroups fixes this device's sub-group size when it compiles: define the kernel \
+             outside a macro"
+                .to_string()
+        });
         KernelChoices {
             size: resolve(SubGroupSize::Automatic, device),
             requested: SubGroupSize::Automatic,
@@ -182,7 +200,7 @@ impl KernelChoices {
             collectives: source_sub_groups,
             scratch: false,
             id_conditions: Vec::new(),
-            refused: None,
+            refused,
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
             shape: Some("the scanner did not find the kernel (made by a macro?)".into()),
             checked: Err("the scanner did not find the kernel (made by a macro?)".into()),

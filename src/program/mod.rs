@@ -290,6 +290,7 @@ impl Program {
             None => KernelChoices::unscanned(
                 self.device(),
                 self.inner.facts.names_sub_group_collectives(),
+                self.inner.facts.hidden_required_size,
             ),
         };
         if let Some(e) = plan.refusal(self.device(), name) {

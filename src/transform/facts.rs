@@ -34,6 +34,10 @@ pub(crate) struct SourceFacts {
     pub(crate) shape_dependence: BTreeMap<String, Option<String>>,
     /// The edits threading the emulated scratch through the layer's helper functions.
     pub(crate) scratch_edits: Vec<(usize, usize, String)>,
+    /// Whether `intel_reqd_sub_group_size` stands outside the headers of the kernels the
+    /// scanner read (in a macro's replacement list, or around a kernel it did not find): a
+    /// kernel the scanner did not find may then require a size nobody tells clgroups.
+    pub(crate) hidden_required_size: bool,
     /// Every identifier of the code and of its macros (comments and strings excluded; the
     /// whole text split at non-identifier characters where the scanner cannot read it).
     words: BTreeSet<String>,
@@ -62,9 +66,11 @@ impl SourceFacts {
                 log::debug!(
                     "source not scanned ({e}): no generated variants, names from the driver"
                 );
+                let words = text_words(src);
                 return Ok(SourceFacts {
                     unscanned: Some(e.to_string()),
-                    words: text_words(src),
+                    hidden_required_size: words.contains(REQUIRED_SIZE),
+                    words,
                     ..Default::default()
                 });
             }
@@ -104,6 +110,7 @@ impl SourceFacts {
             layer_users,
             divergence,
             scratch_edits,
+            hidden_required_size: hidden_required_size(&scanned),
             words: scanned_words(&scanned),
         })
     }
@@ -152,6 +159,17 @@ fn scanned_words(s: &Scanned<'_>) -> BTreeSet<String> {
         .collect()
 }
 
+/// The kernel attribute that asks for a sub-group size.
+const REQUIRED_SIZE: &str = "intel_reqd_sub_group_size";
+
+/// [`SourceFacts::hidden_required_size`] of a scanned source.
+fn hidden_required_size(s: &Scanned<'_>) -> bool {
+    let is_attr =
+        |t: &super::lex::Token| t.kind == Kind::Ident && s.src[t.span.clone()] == *REQUIRED_SIZE;
+    s.macros.values().flatten().flatten().any(is_attr)
+        || (s.tokens.iter().enumerate()).any(|(i, t)| is_attr(t) && !s.in_kernel_header(i))
+}
+
 /// The words of text the scanner cannot read (comments included: more words, never fewer).
 fn text_words(src: &str) -> BTreeSet<String> {
     src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -174,5 +192,21 @@ mod tests {
         assert!(!words.contains("get_global_size"));
         assert!(!words.contains("get_num_groups"));
         assert!(text_words(src).contains("get_num_groups"));
+    }
+
+    #[test]
+    fn required_sizes_the_scanner_cannot_attribute_are_hidden() {
+        let hidden = |src: &str| hidden_required_size(&Scanned::new(src).unwrap());
+        let attr = "__attribute__((intel_reqd_sub_group_size(16)))";
+        let body = "(global int *x) { x[0] = 1; }";
+        assert!(!hidden(&format!("{attr} kernel void k{body}")));
+        assert!(!hidden(&format!("// {attr}\nkernel void k{body}")));
+        assert!(hidden(&format!(
+            "#define K(n) {attr} kernel void n{body}\nK(a)"
+        )));
+        assert!(hidden(&format!("#define R {attr}\nR kernel void k{body}")));
+        assert!(hidden(&format!(
+            "#define K(n) kernel void n{body}\n{attr} K(a)"
+        )));
     }
 }

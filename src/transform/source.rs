@@ -206,6 +206,12 @@ impl<'a> Scanned<'a> {
         self.lines.line(at)
     }
 
+    /// Whether token `i` stands in the header of a kernel the scanner read (from the end of
+    /// the previous item to the body's `{`).
+    pub(crate) fn in_kernel_header(&self, i: usize) -> bool {
+        (self.functions.iter()).any(|f| f.is_kernel && (f.item..f.body.0).contains(&i))
+    }
+
     /// The partner of bracket token `i`.
     pub(crate) fn partner(&self, i: usize) -> usize {
         self.partner[i]

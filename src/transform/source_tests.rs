@@ -335,51 +335,8 @@ fn utf8_and_crlf() {
     assert_eq!(k.params[0].name, "x");
 }
 
+use crate::transform::fuzz::SOUP;
 use proptest::prelude::*;
-
-const SOUP: &[&str] = &[
-    "kernel",
-    "__kernel",
-    "void",
-    "k",
-    "f",
-    "global",
-    "float*",
-    "int",
-    "x",
-    "n",
-    "(",
-    ")",
-    "{",
-    "}",
-    "[",
-    "]",
-    ";",
-    ",",
-    "=",
-    "*",
-    "1",
-    "0x10",
-    "\"s}\"",
-    "'{'",
-    "/* { */",
-    "// }\n",
-    "\n#if A\n",
-    "\n#else\n",
-    "\n#endif\n",
-    "\n#define M(a) a {\n",
-    "\\\n",
-    "__attribute__((reqd_work_group_size(4,1,1)))",
-    "intel_reqd_sub_group_size(S)",
-    "CLG_REQD_SUB_GROUP_SIZE(8)",
-    "sg_reduce_add",
-    "barrier",
-    "get_global_size",
-    "é",
-    "\r\n",
-    "/*",
-    "\"",
-];
 
 proptest! {
     #[test]

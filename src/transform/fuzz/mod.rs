@@ -21,6 +21,8 @@
 mod mutate;
 mod pipeline;
 
+pub(super) use mutate::SOUP;
+
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -485,8 +485,8 @@ fn splice(r: &mut Rng, text: &str, corpus: &[String]) -> String {
     insert(r, text, &other[a.min(b)..a.max(b)])
 }
 
-/// The words and marks of token soup.
-const SOUP: &[&str] = &[
+/// The words and marks of token soup (also the source scanner's property test's).
+pub(in crate::transform) const SOUP: &[&str] = &[
     "kernel",
     "__kernel",
     "void",
