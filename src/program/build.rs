@@ -112,7 +112,7 @@ impl KernelChoices {
             Err("checked mode is off".to_string())
         } else if let Some(why) = &k.rewrite_obstacle {
             Err(format!("kernel `{}` is not rewritten: {why}", k.name))
-        } else if k.name.contains("__clg_") {
+        } else if transform::is_generated(&k.name) {
             Err("generated variants check their own accesses".to_string())
         } else {
             Ok(())
@@ -284,7 +284,7 @@ pub(super) fn driver_kernel_names(
     let mut names: Vec<String> = listed
         .into_iter()
         .map(|n| n.trim_end_matches('\0').to_string())
-        .filter(|n| !n.is_empty() && !n.contains("__clg_"))
+        .filter(|n| !n.is_empty() && !transform::is_generated(n))
         .collect();
     names.dedup();
     Ok(names)

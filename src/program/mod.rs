@@ -275,7 +275,7 @@ impl Program {
         if self.inner.names_known
             && !listed(name)
             && !listed(&driver_alias(name))
-            && !name.contains("__clg_")
+            && !transform::is_generated(name)
         {
             return Err(Error::NoSuchKernel {
                 kernel: name.to_string(),

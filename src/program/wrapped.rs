@@ -6,6 +6,7 @@ use super::compile::build_cached;
 use super::Program;
 use crate::ffi::ClProgram;
 use crate::plan::rounding::RoundingMode;
+use crate::transform;
 use std::sync::Arc;
 
 impl Program {
@@ -19,7 +20,7 @@ impl Program {
         if inner.rounding.mode == RoundingMode::Disable {
             return Err("range rounding is disabled".into());
         }
-        if name.contains("__clg_") {
+        if transform::is_generated(name) {
             return Err("generated variants are not wrapped".into());
         }
         if inner.plans.get(name).is_some_and(|p| p.scratch) {

@@ -456,7 +456,7 @@ pub(super) fn place(
     (typed, value): (&str, &str),
     n: usize,
 ) -> Edits {
-    let mut temp = format!("__clg_u{n}");
+    let mut temp = format!("{}u{n}", super::GENERATED);
     while s.src.contains(&temp) {
         temp.push('_');
     }

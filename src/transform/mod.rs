@@ -85,7 +85,16 @@ pub(crate) enum VariantKind {
     Guarded,
 }
 
-/// The name of `kernel`'s generated variant `kind` (every generated name contains `__clg_`).
+/// What every name clgroups generates contains (variants, hoisted temporaries), and no
+/// user's name may: the driver's kernel list and the wrappers leave such names out.
+pub(crate) const GENERATED: &str = "__clg_";
+
+/// Whether `name` is one clgroups generated ([`GENERATED`]).
+pub(crate) fn is_generated(name: &str) -> bool {
+    name.contains(GENERATED)
+}
+
+/// The name of `kernel`'s generated variant `kind` ([`is_generated`]).
 pub(crate) fn variant_name(kernel: &str, kind: VariantKind) -> String {
     match kind {
         VariantKind::Rounded => rounded::rounded_name(kernel),
@@ -375,6 +384,16 @@ fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn every_variant_name_is_generated() {
+        use VariantKind::*;
+        for kind in [Rounded, Sized, Checked, Partitioned, Guarded] {
+            let name = variant_name("saxpy", kind);
+            assert!(name.starts_with("saxpy") && is_generated(&name), "{name}");
+        }
+        assert!(!is_generated("saxpy_clg"));
+    }
 
     fn layer_of(src: &str) -> BTreeSet<String> {
         layer::layer_users(&Scanned::new(src).unwrap())
