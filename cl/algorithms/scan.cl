@@ -139,7 +139,11 @@ kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk
  * to the tile's end), 34-63 the launch's epoch (a word of an older launch reads as "not yet").
  * The last work-group to take a ticket resets the counter. A tile that has published its own
  * sum waits `wait_ns` ns (PTX nanosleep, sm_70+; 0: not at all) before it first reads the
- * states of the tiles before it (the host measures the best wait once per device). */
+ * states of the tiles before it (the host measures the best wait once per device). Then
+ * sub-group 0 walks back in steps of LB_SPAN = 32 x CLG_LB_WIDTH predecessors (CLG_LB_WIDTH
+ * states per work-item, a build define, 1 unless set): it reads a step's states until every
+ * one up to the nearest that holds an inclusive sum has published (not the whole step: older
+ * states past that one are not needed), adds them, and stops there or walks on. */
 #define LB_NSG (CLG_LB_LOCAL / 32)
 #define LB_PARTS (CLG_LB_ROUNDS * LB_NSG)
 #define LB_PER (LB_PARTS / 32)
@@ -147,6 +151,10 @@ kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk
 #define LB_AGGREGATE 1u
 #define LB_INCLUSIVE 2u
 #define AS_T CLG_CAT(as_, CLG_T)
+#ifndef CLG_LB_WIDTH
+#define CLG_LB_WIDTH 1
+#endif
+#define LB_SPAN (32u * CLG_LB_WIDTH)
 
 #if LB_PARTS % 32 != 0
 #error "CLG_LB_ROUNDS * CLG_LB_LOCAL / 32 must be a multiple of 32"
@@ -195,11 +203,29 @@ clg_scan_lookback(global const T *restrict in, global T *restrict out, ulong n,
         v.w += v.z;
         x[r] = v;
     }
+    /* The rounds' sub-group scans a step at a time over every round: each step's shuffles are
+     * independent of one another and issue back to back, instead of one round's chain of
+     * dependent shuffles after another's. The same adds in the same order as
+     * sg_exclusive_scan_add. */
     for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-        ex[r] = sg_exclusive_scan_add(x[r].w);
+        ex[r] = x[r].w;
+    for (uint d = 1; d < 32; d <<= 1) {
+        T o[CLG_LB_ROUNDS];
+        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+            o[r] = sg_shuffle_up(ex[r], d);
+        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+            ex[r] = lane >= d ? o[r] + ex[r] : ex[r];
+    }
     if (lane == 31)
         for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            parts[r * LB_NSG + sg] = ex[r] + x[r].w;
+            parts[r * LB_NSG + sg] = ex[r];
+    {
+        T o[CLG_LB_ROUNDS];
+        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+            o[r] = sg_shuffle_up(ex[r], 1u);
+        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+            ex[r] = lane == 0 ? (T)0 : o[r];
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Sub-group 0: scan of the LB_PARTS (round, sub-group) totals, in tile order; the tile's
@@ -228,24 +254,35 @@ clg_scan_lookback(global const T *restrict in, global T *restrict out, ulong n,
 #endif
             long j = (long)tile - 1;
             for (;;) {
-                long k = j - (long)lane;
-                uint flag;
-                T val;
+                uint flag[CLG_LB_WIDTH];
+                T val[CLG_LB_WIDTH];
+                uint stop, gap;
                 do {
-                    flag = LB_INCLUSIVE;
-                    val = 0;
-                    if (k >= 0) {
-                        ulong w = state[k];
-                        uint hi = (uint)(w >> 32);
-                        flag = (hi >> 2) == epoch ? (hi & 3u) : 0u;
-                        val = AS_T((uint)w);
+                    uint s = LB_SPAN, g = LB_SPAN;
+                    for (uint i = 0; i < CLG_LB_WIDTH; i++) {
+                        uint d = i * 32u + lane;
+                        long k = j - (long)d;
+                        flag[i] = LB_INCLUSIVE;
+                        val[i] = 0;
+                        if (k >= 0) {
+                            ulong w = state[k];
+                            uint hi = (uint)(w >> 32);
+                            flag[i] = (hi >> 2) == epoch ? (hi & 3u) : 0u;
+                            val[i] = AS_T((uint)w);
+                        }
+                        s = flag[i] == LB_INCLUSIVE ? min(s, d) : s;
+                        g = flag[i] == 0u ? min(g, d) : g;
                     }
-                } while (!sg_all(flag != 0));
-                uint stop = sg_reduce_min(flag == LB_INCLUSIVE ? lane : 32u);
-                prefix += sg_reduce_add(lane <= stop ? val : (T)0);
-                if (stop < 32)
+                    stop = sg_reduce_min(s);
+                    gap = sg_reduce_min(g);
+                } while (gap < stop);
+                T part = 0;
+                for (uint i = 0; i < CLG_LB_WIDTH; i++)
+                    part += i * 32u + lane <= stop ? val[i] : (T)0;
+                prefix += sg_reduce_add(part);
+                if (stop < LB_SPAN)
                     break;
-                j -= 32;
+                j -= LB_SPAN;
             }
             if (lane == 0)
                 state[tile] = lb_word(epoch, LB_INCLUSIVE, prefix + aggregate);

@@ -8,15 +8,19 @@
 //! * `copy-*`: OpenCL C copy kernels (float): scalar, `float4`, `vload4`, K `float4`s per
 //!   work-item in one tile per work-group, grid-stride loops, PTX cache hints (checked).
 //! * scan variants (float and int), the kernel of `cl/algorithms/scan.cl` built with a tile
-//!   `ROUNDS:LOCAL`, build options (`-D…`, `-cl-nv-maxrregcount=N`) and source patches:
+//!   `ROUNDS:LOCAL`, build options (`-D…`, e.g. `-DCLG_LB_WIDTH=4`: the look-back reads 4 ×
+//!   32 tile states per step; `-cl-nv-maxrregcount=N`) and source patches:
 //!   `nolb` skips the look-back (each tile adds nothing from its predecessors: wrong, timing
 //!   only), `copy` also stores its input unchanged (a copy shaped like the scan, checked),
 //!   `noticket` takes the tile from the group id (timing only), `nowait` reads each window of
-//!   predecessors once without waiting for them (wrong, timing only), `lbwide` walks back 128
-//!   tile states per step (4 per work-item) instead of 32, `nc` loads through `ld.global.nc`, `nc256` adds the L2 256-byte prefetch hint,
-//!   `cs` stores with `st.global.cs`, `sleep` pauses `CLG_LB_DELAY` ns (PTX `nanosleep`)
-//!   before every poll of the predecessors' states after the first (as CUB's delay
-//!   constructors do), `tsleep` the same on `%globaltimer` (PTX patches: NVIDIA only). The
+//!   predecessors once without waiting for them (wrong, timing only), `lead` first waits for
+//!   the tile just before (one word, read by the whole warp) and only then reads the window,
+//!   `spread` puts each tile's state in its own `CLG_LB_STRIDE`-word slot (a build define;
+//!   the states buffer holds n / 1024 words), `nc` loads through `ld.global.nc`, `nc256` adds
+//!   the L2 256-byte prefetch hint, `cs` stores with `st.global.cs`, `sleep` pauses
+//!   `CLG_LB_DELAY` ns (PTX `nanosleep`) before every poll of the predecessors' states after
+//!   the first (as CUB's delay constructors do), `tsleep` the same on `%globaltimer` (PTX
+//!   patches: NVIDIA only). The
 //!   first wait of a tile (the kernel's `wait_ns` argument) is the one the library measured on
 //!   the device (`algorithms::look_back_wait_ns`, after its scan; 0 before one of at least
 //!   2^26 elements) unless the build options say `-DCLG_LB_WAIT_NS=N`. Variants that still
@@ -62,8 +66,10 @@ const DEFAULT_VARIANTS: &str = "main:32:256:,nolb:32:256:nolb,copy:32:256:copy,\
     nolb-noticket:32:256:nolb+noticket,nolb:16:256:nolb,copy:16:256:copy,nolb:32:128:nolb,\
     copy:32:128:copy,nowait0:32:256::-DCLG_LB_WAIT_NS=0,nc:32:256:nc,nc-cs:32:256:nc+cs,cs:32:256:cs,\
     main:32:128:,main:16:256:,main:16:128:,r128:16:256::-cl-nv-maxrregcount=128,\
-    lbwide:32:256:lbwide,lbwide:16:256:lbwide,lbwide:32:128:lbwide,lbwide:16:128:lbwide,\
-    main:8:256:,nc-lbwide:32:256:nc+lbwide,lbwide-r128:16:256:lbwide:-cl-nv-maxrregcount=128";
+    w4:32:256::-DCLG_LB_WIDTH=4,w4:16:256::-DCLG_LB_WIDTH=4,w4:32:128::-DCLG_LB_WIDTH=4,\
+    w4:16:128::-DCLG_LB_WIDTH=4,main:8:256:,nc-w4:32:256:nc:-DCLG_LB_WIDTH=4,\
+    w4-r128:16:256::-DCLG_LB_WIDTH=4 -cl-nv-maxrregcount=128,lead:32:256:lead,\
+    spread16:32:256:spread:-DCLG_LB_STRIDE=16";
 
 /// OpenCL C copy kernels; `K` (vectors per work-item) is a build define.
 const COPIES: &str = r#"

@@ -19,44 +19,6 @@ static inline void lb_st(global T *p, T4 v) {
 }
 "#;
 
-/// The look-back walk of the kernel on main (32 tile states per step)...
-const LB_LOOP_START: &str = "            for (;;) {\n                long k = j - (long)lane;";
-const LB_LOOP_END: &str = "                j -= 32;\n            }\n";
-/// ... and the `lbwide` walk: 4 tile states per work-item, 128 per step.
-const LB_WIDE: &str = r#"            for (;;) {
-                uint flag[4];
-                T val[4];
-                int ready;
-                do {
-                    ready = 1;
-                    for (uint i = 0; i < 4; i++) {
-                        long k = j - (long)(lane * 4 + i);
-                        flag[i] = LB_INCLUSIVE;
-                        val[i] = 0;
-                        if (k >= 0) {
-                            ulong w = state[k];
-                            uint hi = (uint)(w >> 32);
-                            flag[i] = (hi >> 2) == epoch ? (hi & 3u) : 0u;
-                            val[i] = AS_T((uint)w);
-                        }
-                        ready &= flag[i] != 0;
-                    }
-                } while (!sg_all(ready));
-                uint first = 128u;
-                for (uint i = 4; i-- > 0;)
-                    if (flag[i] == LB_INCLUSIVE)
-                        first = lane * 4 + i;
-                uint stop = sg_reduce_min(first);
-                T part = 0;
-                for (uint i = 0; i < 4; i++)
-                    part += lane * 4 + i <= stop ? val[i] : (T)0;
-                prefix += sg_reduce_add(part);
-                if (stop < 128)
-                    break;
-                j -= 128;
-            }
-"#;
-
 /// The scan's source with `patches` applied; `Err` names a patch whose text is not found once.
 pub fn patched(patches: &[&str]) -> AnyResult<String> {
     fn sub_in(s: &mut String, from: &str, to: &str) -> AnyResult<()> {
@@ -117,14 +79,22 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
                     "<= n) {\n            lb_st(out + e, y);",
                 )?;
             }
-            "lbwide" => {
-                let from = s
-                    .find(LB_LOOP_START)
-                    .ok_or("look-back loop start not found")?;
-                let len = s[from..]
-                    .find(LB_LOOP_END)
-                    .ok_or("look-back loop end not found")?;
-                s.replace_range(from..from + len + LB_LOOP_END.len(), LB_WIDE);
+            "lead" => sub_in(
+                &mut s,
+                "            long j = (long)tile - 1;\n",
+                "            long j = (long)tile - 1;\n            \
+                 { uint ok; do { ulong w = state[j]; ok = ((uint)(w >> 32) >> 2) == epoch; } \
+                 while (!sg_all(ok)); }\n",
+            )?,
+            "spread" => {
+                // Each tile's state in its own CLG_LB_STRIDE-word slot (apply after "lead").
+                for v in ["k", "j", "tile", "0"] {
+                    let from = format!("state[{v}]");
+                    if v != "j" && !s.contains(&from) {
+                        return Err(format!("patch text {from:?} not found").into());
+                    }
+                    s = s.replace(&from, &format!("state[({v}) * CLG_LB_STRIDE]"));
+                }
             }
             "sleep" | "tsleep" => {
                 // Before every poll after the first: PTX nanosleep, or a spin on %globaltimer.
@@ -138,16 +108,16 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
                 };
                 sub_in(
                     &mut s,
-                    "                do {\n                    flag = LB_INCLUSIVE;",
+                    "                do {\n                    uint s = LB_SPAN, g = LB_SPAN;",
                     &format!(
                         "                uint polls = 0;\n                do {{\n                    \
-                         if (polls++ > 0) {pause}\n                    flag = LB_INCLUSIVE;"
+                         if (polls++ > 0) {pause}\n                    uint s = LB_SPAN, g = LB_SPAN;"
                     ),
                 )?;
             }
             "nowait" => sub_in(
                 &mut s,
-                "                } while (!sg_all(flag != 0));",
+                "                } while (gap < stop);",
                 "                } while (0);",
             )?,
             "" => {}
