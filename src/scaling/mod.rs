@@ -141,6 +141,7 @@ mod contract;
 mod event;
 mod kernel;
 mod launch;
+mod margins;
 mod program;
 mod root;
 

@@ -1,7 +1,8 @@
 //! [`ColoredBuffer`]: an array colored over a root device's devices.
 
 use super::access::stored_range;
-use super::arg::{ColoredArg, RootArg, RootArgValue, Tiling, Value};
+use super::arg::{ColoredArg, RootArgValue, Tiling, Value};
+use super::margins::{Coherence, Margins};
 use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, Result};
@@ -13,7 +14,9 @@ use crate::plan::shares::Devices;
 use crate::plan::weighted::weighted;
 use crate::queue::Queue;
 use crate::range::Range;
-use std::fmt;
+use std::sync::Arc;
+
+mod impls;
 
 /// An array colored over a [`RootDevice`]'s devices: device `i` owns elements
 /// `[starts[i], starts[i] + chunks[i])` (or, colored [for a launch](ColoredBuffer::for_launch),
@@ -48,6 +51,8 @@ pub struct ColoredBuffer<T: Pod> {
     queues: Vec<Queue>,
     placement: Placement,
     access: Access,
+    /// Parts that keep their halos ([`super::margins`]).
+    margins: Arc<Margins<T>>,
 }
 
 impl<T: Pod> ColoredBuffer<T> {
@@ -234,7 +239,18 @@ impl<T: Pod> ColoredBuffer<T> {
             .iter()
             .map(|r| r.iter().map(|(a, b)| b - a).sum())
             .collect();
+        // Parts that may keep margins: partitioned, undeclared, one run per device.
+        let own = (owned.iter().zip(&stored))
+            .map(
+                |(runs, &s)| match (runs.as_slice(), root.placement(), access, &tiling) {
+                    ([r], Placement::Partitioned, Access::Auto, None) if *r == s => Some(s),
+                    _ => None,
+                },
+            )
+            .collect();
+        let margins = Arc::new(Margins::new(own, root.alignment()));
         let buf = ColoredBuffer {
+            margins,
             parent,
             parts,
             chunks,
@@ -418,14 +434,34 @@ impl<T: Pod> ColoredBuffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn part(&self, i: usize) -> Option<&Buffer<T>> {
-        self.parts.get(i).and_then(Option::as_ref)
+        // Writes through the part are not seen by the validity record of the other devices'
+        // margins: take them as made now.
+        self.margins.written();
+        self.held_part(i)
+    }
+
+    /// Device `i`'s part, to read: inside its allocation with margins once it keeps them.
+    pub(super) fn held_part(&self, i: usize) -> Option<&Buffer<T>> {
+        (self.margins.part(i)).or_else(|| self.parts.get(i).and_then(Option::as_ref))
+    }
+
+    /// Every device's part, to write: the margins of all of them become stale.
+    fn parts_to_write(&mut self) -> Result<Vec<Option<&mut Buffer<T>>>> {
+        self.margins.written();
+        let margins = Arc::get_mut(&mut self.margins).ok_or_else(|| {
+            Error::input("a colored buffer written while a copy of its launch argument is alive")
+        })?;
+        Ok((margins.parts_mut().into_iter())
+            .zip(self.parts.iter_mut())
+            .map(|(k, p)| k.or(p.as_mut()))
+            .collect())
     }
 
     /// Device and part of every device that holds elements, in device order.
     #[cfg(feature = "algorithms")]
-    pub(super) fn parts_mut(&mut self) -> Vec<(usize, &mut Buffer<T>)> {
-        let parts = self.parts.iter_mut().enumerate();
-        parts.filter_map(|(d, p)| Some((d, p.as_mut()?))).collect()
+    pub(super) fn parts_mut(&mut self) -> Result<Vec<(usize, &mut Buffer<T>)>> {
+        let parts = self.parts_to_write()?.into_iter().enumerate();
+        Ok(parts.filter_map(|(d, p)| Some((d, p?))).collect())
     }
 
     /// Number of devices the buffer is colored over.
@@ -480,7 +516,7 @@ impl<T: Pod> ColoredBuffer<T> {
         }
         let mut out = vec![T::zeroed(); self.len];
         for (d, runs) in self.owned.iter().enumerate() {
-            let Some(p) = &self.parts[d] else { continue };
+            let Some(p) = self.held_part(d) else { continue };
             for &(a, b) in runs {
                 p.read_into(&self.queues[d], a - self.stored[d].0, &mut out[a..b])?;
             }
@@ -511,7 +547,8 @@ impl<T: Pod> ColoredBuffer<T> {
             parent.write(&self.queues[0], data)?;
             return self.migrate();
         }
-        for ((part, q), &(lo, hi)) in self.parts.iter_mut().zip(&self.queues).zip(&self.stored) {
+        let (queues, stored) = (self.queues.clone(), self.stored.clone());
+        for ((part, q), &(lo, hi)) in self.parts_to_write()?.into_iter().zip(&queues).zip(&stored) {
             if let Some(p) = part {
                 p.write(q, &data[lo..hi])?;
             }
@@ -534,7 +571,8 @@ impl<T: Pod> ColoredBuffer<T> {
             parent.fill(&self.queues[0], value)?;
             return self.migrate();
         }
-        for (part, q) in self.parts.iter_mut().zip(&self.queues) {
+        let queues = self.queues.clone();
+        for (part, q) in self.parts_to_write()?.into_iter().zip(&queues) {
             if let Some(p) = part {
                 p.fill(q, value)?;
             }
@@ -566,34 +604,7 @@ impl<T: Pod> ColoredBuffer<T> {
             starts: self.starts(),
             chunks: self.chunks.clone(),
             owned: self.owned.clone(),
+            margins: Some(self.margins.clone() as Arc<dyn Coherence>),
         })))
-    }
-}
-
-impl<T: Pod> fmt::Debug for ColoredBuffer<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "ColoredBuffer<{}>[{}] {:?} ({})",
-            crate::buffer::ElemType::of::<T>(),
-            self.len(),
-            self.chunks,
-            self.placement
-        )
-    }
-}
-
-impl<T: Pod> super::arg::sealed::Sealed for &ColoredBuffer<T> {}
-impl<T: Pod> super::arg::sealed::Sealed for &mut ColoredBuffer<T> {}
-
-impl<T: Pod> RootArg for &ColoredBuffer<T> {
-    fn to_root_arg(&self) -> RootArgValue {
-        self.root_arg()
-    }
-}
-
-impl<T: Pod> RootArg for &mut ColoredBuffer<T> {
-    fn to_root_arg(&self) -> RootArgValue {
-        self.root_arg()
     }
 }
