@@ -140,8 +140,8 @@ fn blur_fetches_only_stale_margins() {
         let halo = 2 * (busy(&x) - 1) * 4;
         let mut host = init.clone();
         let run = |x: &ColoredBuffer<i32>, host: &[i32], what: &str| {
-            // SAFETY: work-item i < n writes y[i] and reads x[i - 1 ..= i + 1] inside 0..n.
             let launch = blur.launch().arg(x).arg(&y).arg(n as u32);
+            // SAFETY: work-item i < n writes y[i] and reads x[i - 1 ..= i + 1] inside 0..n.
             let ev = unsafe { launch.nd_range(n, Range::d1(local)) }.unwrap();
             ev.wait().unwrap();
             assert_eq!(y.read().unwrap(), host_blur(host), "{what}");
@@ -174,8 +174,8 @@ fn blur_fetches_only_stale_margins() {
         let mut want = host;
         let (mut src, mut dst) = (&mut x, &mut z);
         for step in 0..4 {
-            // SAFETY: as above.
             let launch = blur.launch().arg(&*src).arg(&*dst).arg(n as u32);
+            // SAFETY: as above.
             let ev = unsafe { launch.nd_range(n, Range::d1(local)) }.unwrap();
             ev.wait().unwrap();
             want = host_blur(&want);

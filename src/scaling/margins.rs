@@ -149,10 +149,11 @@ pub(super) trait Coherence: fmt::Debug {
     fn written(&self);
 }
 
-/// Device `d`'s allocation with margins: the bytes, its own part inside, the elements held.
+/// Device `d`'s allocation with margins: its own part inside (a sub-buffer, released first),
+/// the bytes, the elements held.
 struct Kept<T: Pod> {
-    whole: Arc<Buffer<u8>>,
     part: Buffer<T>,
+    whole: Arc<Buffer<u8>>,
     held: Span,
 }
 
@@ -190,6 +191,11 @@ impl<T: Pod> Margins<T> {
         (self.kept.iter_mut())
             .map(|k| k.get_mut().map(|k| &mut k.part))
             .collect()
+    }
+
+    /// Whether some device keeps margins.
+    pub(super) fn any_kept(&self) -> bool {
+        self.kept.iter().any(|k| k.get().is_some())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<Span>>> {
@@ -253,8 +259,8 @@ impl<T: Pod> Coherence for Margins<T> {
             })?;
         drop(ev);
         let kept = Kept {
-            whole: Arc::new(whole),
             part,
+            whole: Arc::new(whole),
             held,
         };
         if slot.set(kept).is_err() {

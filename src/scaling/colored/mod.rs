@@ -422,8 +422,11 @@ impl<T: Pod> ColoredBuffer<T> {
     }
 
     /// Device `i`'s part, elements [`stored`](Self::stored)`()[i]` (a sub-buffer in shared
-    /// placement, its own buffer in partitioned placement), `None` when it holds no elements or
-    /// `i` is out of range.
+    /// placement, its own buffer in partitioned placement, or a sub-buffer of its allocation
+    /// with margins once a launch made one: see [parts that keep their
+    /// halos](super#memory-two-placements)), `None` when it holds no
+    /// elements or `i` is out of range. Writes through it are taken as made now: the margins
+    /// other devices keep of this buffer are fetched again by their next launch.
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?;
@@ -448,10 +451,17 @@ impl<T: Pod> ColoredBuffer<T> {
     /// Every device's part, to write: the margins of all of them become stale.
     fn parts_to_write(&mut self) -> Result<Vec<Option<&mut Buffer<T>>>> {
         self.margins.written();
-        let margins = Arc::get_mut(&mut self.margins).ok_or_else(|| {
-            Error::input("a colored buffer written while a copy of its launch argument is alive")
-        })?;
-        Ok((margins.parts_mut().into_iter())
+        if Arc::get_mut(&mut self.margins).is_none() && self.margins.any_kept() {
+            return Err(Error::input(
+                "a colored buffer whose parts keep margins written while a copy of its launch \
+                 argument (RootArgValue) is alive",
+            ));
+        }
+        let kept = match Arc::get_mut(&mut self.margins) {
+            Some(m) => m.parts_mut(),
+            None => (0..self.parts.len()).map(|_| None).collect(),
+        };
+        Ok((kept.into_iter())
             .zip(self.parts.iter_mut())
             .map(|(k, p)| k.or(p.as_mut()))
             .collect())
