@@ -5,7 +5,8 @@
 //! margin elements written since (the launch's own counters, `Spread::Fetched`); a 2-D heat
 //! stencil and a 1-D blur, iterated, equal the host's result bit for bit after every step; a
 //! buffer read again unchanged fetches nothing; host writes, fills and other kernels writing
-//! the buffer make the margins stale, and the next launch fetches them again.
+//! the buffer make the margins stale, and the next launch fetches them again; a part lent out
+//! through `ColoredBuffer::part` ends the margins.
 //! `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device setup" into a failure.
 
 mod common;
@@ -191,5 +192,9 @@ fn blur_fetches_only_stale_margins() {
             assert_eq!((between, within), expected, "step {step}");
             std::mem::swap(&mut src, &mut dst);
         }
+        // Four steps: x holds the last. A part lent out (writes through it would not be
+        // seen): no margins from then on, each device copies its own elements again.
+        assert!(x.part(0).is_some());
+        assert_eq!(run(&x, &want, "lent"), (halo, n as u64 * 4));
     }
 }

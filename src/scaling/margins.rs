@@ -5,8 +5,10 @@
 //! the part becomes a sub-buffer of it), and later launches fetch only the margin elements
 //! that are stale. A small validity record per device says which margin elements are
 //! current; every write of an element (a launch that may write the buffer, a host write or
-//! fill, a scan) marks it stale in every device's margins. [`plan`] decides, without a
-//! device; the launch only executes it.
+//! fill, a scan) marks it stale in every device's margins. A buffer whose part was lent out
+//! ([`ColoredBuffer::part`](super::ColoredBuffer::part): writes through it are not seen)
+//! keeps no margins from then on. [`plan`] decides, without a device; the launch only
+//! executes it.
 
 use crate::buffer::{Buffer, Pod};
 use crate::error::Result;
@@ -15,6 +17,7 @@ use crate::launch::{Arg, KernelArg};
 use crate::queue::Queue;
 use opencl3::types::{cl_event, cl_mem};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Elements `[lo, hi)` of a buffer.
@@ -147,6 +150,9 @@ pub(super) trait Coherence: fmt::Debug {
     fn fetched(&self, d: usize, r: Span);
     /// Every margin element is stale (the buffer may have been written anywhere).
     fn written(&self);
+    /// Whether a part was lent out ([`ColoredBuffer::part`](super::ColoredBuffer::part)):
+    /// writes through it are not seen, so margins are no longer kept nor trusted.
+    fn lent(&self) -> bool;
 }
 
 /// Device `d`'s allocation with margins: its own part inside (a sub-buffer, released first),
@@ -163,6 +169,7 @@ pub(crate) struct Margins<T: Pod> {
     step: usize,
     kept: Vec<OnceLock<Kept<T>>>,
     valid: Mutex<Vec<Vec<Span>>>,
+    lent: AtomicBool,
 }
 
 impl<T: Pod> Margins<T> {
@@ -178,7 +185,14 @@ impl<T: Pod> Margins<T> {
             step,
             kept: (0..n).map(|_| OnceLock::new()).collect(),
             valid: Mutex::new(vec![Vec::new(); n]),
+            lent: AtomicBool::new(false),
         }
+    }
+
+    /// A part was lent out: margins are neither kept nor trusted from now on.
+    pub(super) fn lend(&self) {
+        self.lent.store(true, Ordering::Relaxed);
+        self.written();
     }
 
     /// Device `d`'s part inside its allocation with margins, once made.
@@ -283,6 +297,10 @@ impl<T: Pod> Coherence for Margins<T> {
 
     fn written(&self) {
         self.lock().iter_mut().for_each(Vec::clear);
+    }
+
+    fn lent(&self) -> bool {
+        self.lent.load(Ordering::Relaxed)
     }
 }
 

@@ -426,8 +426,8 @@ impl<T: Pod> ColoredBuffer<T> {
     /// placement, its own buffer in partitioned placement, or a sub-buffer of its allocation
     /// with margins once a launch made one: see [parts that keep their
     /// halos](super#memory-two-placements)), `None` when it holds no
-    /// elements or `i` is out of range. Writes through it are taken as made now: the margins
-    /// other devices keep of this buffer are fetched again by their next launch.
+    /// elements or `i` is out of range. Writes through it are not tracked, so from this call on
+    /// the buffer's parts keep no margins (launches copy halos as without them).
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?;
@@ -438,9 +438,9 @@ impl<T: Pod> ColoredBuffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn part(&self, i: usize) -> Option<&Buffer<T>> {
-        // Writes through the part are not seen by the validity record of the other devices'
-        // margins: take them as made now.
-        self.margins.written();
+        // Writes through the part would not be seen by the validity record of the other
+        // devices' margins, nor reach a part that moves into margins later: none from now on.
+        self.margins.lend();
         self.held_part(i)
     }
 

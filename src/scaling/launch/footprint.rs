@@ -496,6 +496,10 @@ impl RootLaunch<'_> {
 /// where its part may keep margins (else `None`: the launch copies as before).
 fn keep_plan(c: &ColoredArg, d: usize, r: Run, w: Run) -> Option<Keep> {
     let m = c.margins.as_ref()?;
+    if m.lent() {
+        log::debug!("device {d} keeps no margins: a part of the buffer was lent out (part())");
+        return None;
+    }
     let own = m.own(d)?;
     let have = m.kept(d).map(|k| k.1);
     match margins::plan(own, r, w, c.len, m.step(), have, &m.valid(d)) {
