@@ -403,6 +403,32 @@ impl<T: Pod> Buffer<T> {
     }
 }
 
+impl Buffer<u8> {
+    /// A typed sub-buffer of this byte buffer: `len` elements of `U` from byte `origin` (which
+    /// OpenCL wants aligned to the devices' base address alignment).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    pub(crate) fn sub_buffer_as<U: Pod>(&self, origin: usize, len: usize) -> Result<Buffer<U>> {
+        let raw = match &self.whole {
+            Some(whole) => ffi::create_sub_buffer_as::<U>(whole, origin + self.front_len(), len),
+            None => ffi::create_sub_buffer_as::<U>(&self.raw, origin, len),
+        }
+        .map_err(|e| {
+            Error::cl(
+                "clCreateSubBuffer",
+                e.0,
+                format!("{len} elements from byte {origin} of {}", self.len),
+            )
+        })?;
+        Ok(Buffer {
+            raw,
+            len,
+            guard: 0,
+            whole: None,
+            context: self.context.clone(),
+        })
+    }
+}
+
 impl<T: Pod> fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Buffer<{}>[{}]", ElemType::of::<T>(), self.len)

@@ -88,6 +88,22 @@ pub fn create_sub_buffer<T: Pod>(
     unsafe { parent.create_sub_buffer(CL_MEM_READ_WRITE, origin, count) }.map(Owned::new)
 }
 
+/// A sub-buffer of the byte buffer `parent` from byte `origin`, holding `count` elements of
+/// `U` (the typed view of a device's part inside a larger allocation).
+#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+pub fn create_sub_buffer_as<U: Pod>(
+    parent: &ClBuffer<u8>,
+    origin: usize,
+    count: usize,
+) -> ClResult<Owned<ClBuffer<U>>> {
+    let bytes = count * size_of::<U>();
+    // SAFETY: as in `create_sub_buffer`; OpenCL checks the region and its alignment.
+    let sub = unsafe { parent.create_sub_buffer(CL_MEM_READ_WRITE, origin, bytes) }?;
+    // The handle moves to the typed wrapper, which releases it once; the untyped one never does.
+    let sub = std::mem::ManuallyDrop::new(sub);
+    Ok(Owned::new(ClBuffer::new(sub.get())))
+}
+
 /// Blocking write of `data` into `buf` at element `offset`.
 pub fn write<T: Pod>(
     q: &CommandQueue,

@@ -156,7 +156,7 @@ fn scan<T: Element>(
         false => ScanKind::Inclusive,
     };
     // Every device scans its chunk at once; then each chunk's total comes back.
-    let mut outs: Vec<(usize, &mut Buffer<T>)> = output.parts_mut();
+    let mut outs: Vec<(usize, &mut Buffer<T>)> = output.parts_mut()?;
     let jobs: Vec<(&Queue, &Buffer<T>, &Buffer<T>)> = (ins.iter().zip(&outs))
         .map(|(&(d, x), (_, y))| (&root.queues()[d], x, &**y))
         .collect();
@@ -200,10 +200,10 @@ fn parts<'a, T: Scalar>(
         (0..root.len()).all(|d| buf.stored()[d] == (starts[d], starts[d] + buf.chunks()[d]));
     if exact {
         return Ok((0..root.len())
-            .filter_map(|d| buf.part(d).map(|p| (d, p)))
+            .filter_map(|d| buf.held_part(d).map(|p| (d, p)))
             .collect());
     }
-    match (buf.access(), buf.part(0)) {
+    match (buf.access(), buf.held_part(0)) {
         (Access::Replicated, Some(p)) => Ok(vec![(0, p)]),
         _ => Err(Error::input(format!(
             "reduce and scan need each device to hold exactly the one run of elements it owns, \

@@ -40,6 +40,24 @@ pub(super) struct ColoredArg {
     pub(super) tiling: Option<Tiling>,
     /// Per device, the runs of elements it owns.
     pub(super) owned: Vec<Vec<(usize, usize)>>,
+    /// The parts that keep their halos, and which of their elements are current.
+    pub(super) margins: Option<std::sync::Arc<dyn super::margins::Coherence>>,
+}
+
+impl ColoredArg {
+    /// Device `d`'s part now (inside its allocation with margins once it keeps them: a launch
+    /// may have moved it since this argument was taken).
+    pub(super) fn part(&self, d: usize) -> Option<Arg> {
+        (self.margins.as_ref().and_then(|m| m.own_arg(d)))
+            .or_else(|| self.parts.get(d).cloned().flatten())
+    }
+
+    /// The buffer may be written: every margin element is stale.
+    pub(super) fn written(&self) {
+        if let Some(m) = &self.margins {
+            m.written();
+        }
+    }
 }
 
 /// The launch whose partition a colored buffer follows.

@@ -241,6 +241,7 @@ mod tests {
             stored: vec![(0, 4), (4, 8)],
             tiling: None,
             owned: vec![vec![(0, 4)], vec![(4, 8)]],
+            margins: None,
         }))
     }
 

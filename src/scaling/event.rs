@@ -52,13 +52,17 @@ pub enum Spread {
     /// source and evaluated with the launch's values): each device first fetched the elements
     /// beyond its chunk that it reads (halos; whole copies of read-only buffers read at unknown
     /// indices) from the devices that own them, and what it wrote beyond its chunk (no other
-    /// device reaching it) went back to their owners after.
+    /// device reaching it) went back to their owners after. Where a device reads a margin and
+    /// writes only its own elements, its part keeps that margin across launches and only the
+    /// margin elements written since are fetched (see the [module docs](super)).
     Fetched {
-        /// The arguments some device fetched (and possibly wrote back) elements of.
+        /// The arguments some device fetched (and possibly wrote back) elements of, or keeps
+        /// margins of.
         arguments: Vec<usize>,
         /// Bytes copied from one device to another, both ways.
         between: u64,
-        /// Bytes copied within a device (its own elements into its fetched copy).
+        /// Bytes copied within a device: its own elements into its fetched copy, or once into
+        /// its part's allocation with margins.
         within: u64,
     },
 }

@@ -48,7 +48,10 @@
 //!   (plus what its [`Access`] asks for), written and read through that device's queue (host
 //!   reads and writes still see one contiguous array). Each colored argument is the device's
 //!   part, shifted so that whole-array indices address it. No data moves between devices
-//!   during launches.
+//!   during launches, except what a launch split by its kernel's footprint reads beyond a
+//!   device's chunk: where the device writes only its own elements, its part of an undeclared
+//!   buffer then keeps that margin (moved once into an allocation with room for it, the part a
+//!   sub-buffer of it), and later launches fetch only the margin elements written since.
 //!
 //! # The contract
 //!
@@ -141,6 +144,7 @@ mod contract;
 mod event;
 mod kernel;
 mod launch;
+mod margins;
 mod program;
 mod root;
 

@@ -56,6 +56,7 @@ impl RootLaunch<'_> {
                 .any(|(i, v)| contract::check(i, k.params.get(i), v, &facts).is_err());
         let splittable = kernels[0].program().splittable();
         let (how, why) = root_fallback(shared, splittable, lossy);
+        self.mark_written();
         log::debug!(
             "root kernel `{}` without its partitioned variant ({}): {how:?}: {why}",
             k.name(),
@@ -268,8 +269,8 @@ impl RootLaunch<'_> {
 
 /// The memory object of device `d`'s part of `c`.
 pub(super) fn part_mem(c: &ColoredArg, d: usize) -> Option<opencl3::types::cl_mem> {
-    match c.parts.get(d)? {
-        Some(Arg::Buffer { mem, .. }) => Some(mem.raw()),
+    match c.part(d)? {
+        Arg::Buffer { mem, .. } => Some(mem.raw()),
         _ => None,
     }
 }

@@ -4,8 +4,9 @@
 //! fetched (halos, or whole copies of read-only buffers read at unknown indices) into a
 //! staging copy on that device, from the devices that own those elements, device to device.
 
-use super::super::arg::Value;
+use super::super::arg::{ColoredArg, Value};
 use super::super::kernel::HaloRun;
+use super::super::margins::{self, Keep};
 use super::super::{Access, MultiEvent, Placement, Spread};
 use super::fallback::part_mem;
 use super::merge::{copy, mem_key, Copies, Held, Shape3};
@@ -29,6 +30,9 @@ type Run = Option<(usize, usize)>;
 pub(super) struct Fetch {
     pub(super) fetch: Vec<Vec<Run>>,
     pub(super) back: Vec<Vec<Run>>,
+    /// Per argument, per device: where its part keeps its halos instead (nothing copied
+    /// within the device, nothing written back; only stale margin elements fetched).
+    pub(super) keep: Vec<Vec<Option<Keep>>>,
 }
 
 /// What [`RootLaunch::fetch`] enqueued: the copies, and the bytes copied from other devices
@@ -87,6 +91,7 @@ impl RootLaunch<'_> {
         let mut plan = Fetch {
             fetch: none.clone(),
             back: none,
+            keep: vec![vec![None; parts.len()]; self.args.len()],
         };
         for (i, v) in self.args.iter().enumerate() {
             if !unserved[i] {
@@ -147,6 +152,10 @@ impl RootLaunch<'_> {
                 if owns && holds {
                     continue;
                 }
+                if let Some(keep) = keep_plan(c, d, r, w) {
+                    plan.keep[i][d] = Some(keep);
+                    continue;
+                }
                 // A copy of what it reads and writes; what it writes goes back to the owners.
                 let (lo, hi) = [r, w]
                     .into_iter()
@@ -177,7 +186,7 @@ impl RootLaunch<'_> {
         let key: Vec<Option<usize>> = self.args.iter().map(mem_key).collect();
         let writes = |j: usize| self.kernel.params.get(j).is_none_or(|p| !p.read_only);
         for (i, per) in plan.fetch.iter().enumerate() {
-            if per.iter().all(Option::is_none) {
+            if per.iter().all(Option::is_none) && plan.keep[i].iter().all(Option::is_none) {
                 continue;
             }
             let clash = |j: usize| j != i && key[j] == key[i] && (writes(i) || writes(j));
@@ -205,13 +214,29 @@ impl RootLaunch<'_> {
         why: &str,
     ) -> Result<MultiEvent> {
         let mut fetched = self.fetch(&fetch.fetch)?;
+        self.keep_margins(&fetch.keep, &mut fetched)?;
         // SAFETY: the caller's contract; every device holds what its part reads.
         let mut ev = unsafe { self.execute(s, plan, &fetched.copies) }?;
         self.give_back(&fetch.back, &mut fetched, &mut ev)?;
         self.exchange(&mut ev)?;
         let arguments: Vec<usize> = (0..fetch.fetch.len())
-            .filter(|&i| fetch.fetch[i].iter().any(Option::is_some))
+            .filter(|&i| {
+                fetch.fetch[i]
+                    .iter()
+                    .chain(&fetch.back[i])
+                    .any(Option::is_some)
+            })
+            .chain((0..fetch.keep.len()).filter(|&i| fetch.keep[i].iter().any(Option::is_some)))
             .collect();
+        let kept: Vec<(usize, usize, &Keep)> = (fetch.keep.iter().enumerate())
+            .flat_map(|(i, per)| {
+                (per.iter().enumerate()).filter_map(move |(d, k)| Some((i, d, k.as_ref()?)))
+            })
+            .collect();
+        log::debug!(
+            "kernel `{}`: parts that keep their halos (argument, device, plan): {kept:?}",
+            self.kernel.name()
+        );
         log::info!(
             "kernel `{}` over {} devices: split by its footprints, arguments {arguments:?} \
              fetched and written back ({} bytes between devices, {} within each): the own-id \
@@ -229,6 +254,59 @@ impl RootLaunch<'_> {
             };
         }
         Ok(ev)
+    }
+
+    /// Executes the margin plans `keep`: a device's allocation with margins made on its first
+    /// use (its own elements copied in once, counted within the device), then the stale
+    /// margin elements copied from their owners (between devices) and marked current; the
+    /// allocations join `fetched.copies` as what those devices receive.
+    fn keep_margins(&self, keep: &[Vec<Option<Keep>>], fetched: &mut Fetched) -> Result<()> {
+        let kernels = &self.kernel.kernels;
+        for (i, per) in keep.iter().enumerate() {
+            let Some(Value::Colored(c)) = self.args.get(i) else {
+                continue;
+            };
+            let Some(m) = c.margins.as_ref() else {
+                continue;
+            };
+            if per.iter().all(Option::is_none) {
+                continue;
+            }
+            let es = c.elem_size;
+            if fetched.copies[i].is_empty() {
+                fetched.copies[i] = vec![None; kernels.len()];
+            }
+            for (d, k) in per.iter().enumerate() {
+                let Some(k) = k else { continue };
+                let q = kernels[d].program().queue();
+                if k.alloc {
+                    let old = part_mem(c, d).ok_or_else(|| Error::input("no part to keep"))?;
+                    let waits: Vec<cl_event> = (self.waits.iter())
+                        .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
+                        .collect();
+                    fetched.within += m.install(d, k.held, q, old, &waits)?;
+                }
+                let (buf, held) = m.kept(d).ok_or_else(|| Error::input("no margins kept"))?;
+                for &(a, b) in &k.fetch {
+                    for (e, runs) in c.owned.iter().enumerate().filter(|&(e, _)| e != d) {
+                        let Some(src) = part_mem(c, e) else { continue };
+                        for &(x, y) in runs {
+                            let (x, y) = (x.max(a), y.min(b));
+                            if x >= y {
+                                continue;
+                            }
+                            let (from, to) = ((x - c.stored[e].0) * es, (x - held.0) * es);
+                            let bytes = (y - x) * es;
+                            self.staged((i, d, e, x, y), (src, from), (buf.as_raw(), to), bytes)?;
+                            fetched.between += bytes as u64;
+                        }
+                    }
+                    m.fetched(d, (a, b));
+                }
+                fetched.copies[i][d] = Some(Held { buf, lo: held.0 });
+            }
+        }
+        Ok(())
     }
 
     /// Enqueues the copies `fetch` asks for: each device's own elements copied within it,
@@ -411,6 +489,25 @@ impl RootLaunch<'_> {
         let b = Arc::new(crate::Buffer::<u8>::new(q, bytes)?);
         copies.insert(key, b.clone());
         Ok(b)
+    }
+}
+
+/// Device `d`'s margin plan for the colored argument `c` it reads at `r` and writes at `w`,
+/// where its part may keep margins (else `None`: the launch copies as before).
+fn keep_plan(c: &ColoredArg, d: usize, r: Run, w: Run) -> Option<Keep> {
+    let m = c.margins.as_ref()?;
+    if m.lent() {
+        log::debug!("device {d} keeps no margins: a part of the buffer was lent out (part())");
+        return None;
+    }
+    let own = m.own(d)?;
+    let have = m.kept(d).map(|k| k.1);
+    match margins::plan(own, r, w, c.len, m.step(), have, &m.valid(d)) {
+        Ok(k) => Some(k),
+        Err(why) => {
+            log::debug!("device {d} keeps no margins (reads {r:?}, writes {w:?}): {why}");
+            None
+        }
     }
 }
 

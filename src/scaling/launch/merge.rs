@@ -252,9 +252,9 @@ impl RootLaunch<'_> {
                 let es = c.elem_size;
                 let mut host = vec![0u8; c.len * es];
                 for (d, runs) in c.owned.iter().enumerate() {
-                    let (mem, lo) = match (&c.whole, c.parts.get(d)) {
+                    let (mem, lo) = match (&c.whole, c.part(d)) {
                         (Some(Arg::Buffer { mem, .. }), _) => (mem.raw(), 0),
-                        (_, Some(Some(Arg::Buffer { mem, .. }))) => (mem.raw(), c.stored[d].0),
+                        (_, Some(Arg::Buffer { mem, .. })) => (mem.raw(), c.stored[d].0),
                         _ => continue,
                     };
                     for &(a, b) in runs {
@@ -298,7 +298,7 @@ impl RootLaunch<'_> {
                 _ => {
                     let es = c.elem_size;
                     for (d, &(lo, hi)) in c.stored.iter().enumerate() {
-                        if let Some(Some(Arg::Buffer { mem, .. })) = c.parts.get(d) {
+                        if let Some(Arg::Buffer { mem, .. }) = c.part(d) {
                             // The part holds exactly elements [lo, hi).
                             write(queues[d], mem.raw(), &host[lo * es..hi * es])?;
                         }

@@ -277,6 +277,7 @@ impl<'a> RootLaunch<'a> {
             base,
         };
         let decision = self.decide(&shape, &plan)?;
+        self.mark_written();
         // SAFETY: the caller's contract, for the same launch; `decide` accepted the split's
         // arguments, or chose copies of those it did not.
         unsafe {
@@ -408,6 +409,17 @@ impl<'a> RootLaunch<'a> {
         Ok(args)
     }
 
+    /// Every colored buffer the kernel may write (no `const` from the driver): the margins
+    /// other devices keep of it are stale from this launch on.
+    fn mark_written(&self) {
+        let params = &self.kernel.params;
+        for (i, v) in self.args.iter().enumerate() {
+            if let (Value::Colored(c), true) = (v, params.get(i).is_none_or(|p| !p.read_only)) {
+                c.written();
+            }
+        }
+    }
+
     /// Indices of the kernel's global pointer parameters.
     fn global_params(&self) -> impl Iterator<Item = usize> + '_ {
         let params = &self.kernel.params;
@@ -480,7 +492,7 @@ impl<'a> RootLaunch<'a> {
         let placement = self.kernel.placement;
         let got = match placement {
             Placement::Shared => c.whole.clone(),
-            Placement::Partitioned => c.parts.get(d).cloned().flatten(),
+            Placement::Partitioned => c.part(d),
         };
         got.ok_or_else(|| {
             let why = match c.placement == placement {

@@ -1,7 +1,8 @@
 //! [`ColoredBuffer`]: an array colored over a root device's devices.
 
 use super::access::stored_range;
-use super::arg::{ColoredArg, RootArg, RootArgValue, Tiling, Value};
+use super::arg::{ColoredArg, RootArgValue, Tiling, Value};
+use super::margins::{Coherence, Margins};
 use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, Result};
@@ -13,7 +14,10 @@ use crate::plan::shares::Devices;
 use crate::plan::weighted::weighted;
 use crate::queue::Queue;
 use crate::range::Range;
-use std::fmt;
+use std::sync::Arc;
+
+mod host;
+mod impls;
 
 /// An array colored over a [`RootDevice`]'s devices: device `i` owns elements
 /// `[starts[i], starts[i] + chunks[i])` (or, colored [for a launch](ColoredBuffer::for_launch),
@@ -48,6 +52,8 @@ pub struct ColoredBuffer<T: Pod> {
     queues: Vec<Queue>,
     placement: Placement,
     access: Access,
+    /// Parts that keep their halos ([`super::margins`]).
+    margins: Arc<Margins<T>>,
 }
 
 impl<T: Pod> ColoredBuffer<T> {
@@ -234,7 +240,18 @@ impl<T: Pod> ColoredBuffer<T> {
             .iter()
             .map(|r| r.iter().map(|(a, b)| b - a).sum())
             .collect();
+        // Parts that may keep margins: partitioned, undeclared, one run per device.
+        let own = (owned.iter().zip(&stored))
+            .map(
+                |(runs, &s)| match (runs.as_slice(), root.placement(), access, &tiling) {
+                    ([r], Placement::Partitioned, Access::Auto, None) if *r == s => Some(s),
+                    _ => None,
+                },
+            )
+            .collect();
+        let margins = Arc::new(Margins::new(own, root.alignment()));
         let buf = ColoredBuffer {
+            margins,
             parent,
             parts,
             chunks,
@@ -406,8 +423,11 @@ impl<T: Pod> ColoredBuffer<T> {
     }
 
     /// Device `i`'s part, elements [`stored`](Self::stored)`()[i]` (a sub-buffer in shared
-    /// placement, its own buffer in partitioned placement), `None` when it holds no elements or
-    /// `i` is out of range.
+    /// placement, its own buffer in partitioned placement, or a sub-buffer of its allocation
+    /// with margins once a launch made one: see [parts that keep their
+    /// halos](super#memory-two-placements)), `None` when it holds no
+    /// elements or `i` is out of range. Writes through it are not tracked, so from this call on
+    /// the buffer's parts keep no margins (launches copy halos as without them).
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?;
@@ -418,14 +438,22 @@ impl<T: Pod> ColoredBuffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn part(&self, i: usize) -> Option<&Buffer<T>> {
-        self.parts.get(i).and_then(Option::as_ref)
+        // Writes through the part would not be seen by the validity record of the other
+        // devices' margins, nor reach a part that moves into margins later: none from now on.
+        self.margins.lend();
+        self.held_part(i)
+    }
+
+    /// Device `i`'s part, to read: inside its allocation with margins once it keeps them.
+    pub(super) fn held_part(&self, i: usize) -> Option<&Buffer<T>> {
+        (self.margins.part(i)).or_else(|| self.parts.get(i).and_then(Option::as_ref))
     }
 
     /// Device and part of every device that holds elements, in device order.
     #[cfg(feature = "algorithms")]
-    pub(super) fn parts_mut(&mut self) -> Vec<(usize, &mut Buffer<T>)> {
-        let parts = self.parts.iter_mut().enumerate();
-        parts.filter_map(|(d, p)| Some((d, p.as_mut()?))).collect()
+    pub(super) fn parts_mut(&mut self) -> Result<Vec<(usize, &mut Buffer<T>)>> {
+        let parts = self.parts_to_write()?.into_iter().enumerate();
+        Ok(parts.filter_map(|(d, p)| Some((d, p?))).collect())
     }
 
     /// Number of devices the buffer is colored over.
@@ -464,89 +492,6 @@ impl<T: Pod> ColoredBuffer<T> {
             .try_for_each(|ev| crate::wait::event(ev, || "buffer migration".into()))
     }
 
-    /// Reads the whole array (blocking); in partitioned placement each chunk through its
-    /// device's queue.
-    ///
-    /// ```
-    /// let root = clgroups::RootDevice::from_env()?;
-    /// let x = clgroups::ColoredBuffer::from_slice(&root, &[1u16, 2, 3])?;
-    /// assert_eq!(x.read()?, [1, 2, 3]);
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn read(&self) -> Result<Vec<T>> {
-        self.finish()?;
-        if let Some(parent) = &self.parent {
-            return parent.read(&self.queues[0]);
-        }
-        let mut out = vec![T::zeroed(); self.len];
-        for (d, runs) in self.owned.iter().enumerate() {
-            let Some(p) = &self.parts[d] else { continue };
-            for &(a, b) in runs {
-                p.read_into(&self.queues[d], a - self.stored[d].0, &mut out[a..b])?;
-            }
-        }
-        Ok(out)
-    }
-
-    /// Writes `data` (exactly [`len`](Self::len) elements) and migrates the chunks back.
-    ///
-    /// ```
-    /// let root = clgroups::RootDevice::from_env()?;
-    /// let mut x = clgroups::ColoredBuffer::<u16>::new(&root, 3)?;
-    /// x.write(&[4, 5, 6])?;
-    /// assert_eq!(x.read()?, [4, 5, 6]);
-    /// assert!(x.write(&[1]).is_err()); // exactly len() elements
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn write(&mut self, data: &[T]) -> Result<()> {
-        if data.len() != self.len() {
-            return Err(Error::input(format!(
-                "write of {} elements into a colored buffer of {}",
-                data.len(),
-                self.len()
-            )));
-        }
-        self.finish()?;
-        if let Some(parent) = &mut self.parent {
-            parent.write(&self.queues[0], data)?;
-            return self.migrate();
-        }
-        for ((part, q), &(lo, hi)) in self.parts.iter_mut().zip(&self.queues).zip(&self.stored) {
-            if let Some(p) = part {
-                p.write(q, &data[lo..hi])?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Sets every element to `value` and migrates the chunks back.
-    ///
-    /// ```
-    /// let root = clgroups::RootDevice::from_env()?;
-    /// let mut x = clgroups::ColoredBuffer::<i8>::new(&root, 5)?;
-    /// x.fill(-3)?;
-    /// assert_eq!(x.read()?, [-3; 5]);
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn fill(&mut self, value: T) -> Result<()> {
-        self.finish()?;
-        if let Some(parent) = &mut self.parent {
-            parent.fill(&self.queues[0], value)?;
-            return self.migrate();
-        }
-        for (part, q) in self.parts.iter_mut().zip(&self.queues) {
-            if let Some(p) = part {
-                p.fill(q, value)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Waits for every device's queue, so that host access sees finished launches.
-    fn finish(&self) -> Result<()> {
-        self.queues.iter().try_for_each(Queue::finish)
-    }
-
     /// What a launch needs to pass this buffer to each device.
     pub(super) fn root_arg(&self) -> RootArgValue {
         RootArgValue(Value::Colored(Box::new(ColoredArg {
@@ -566,34 +511,7 @@ impl<T: Pod> ColoredBuffer<T> {
             starts: self.starts(),
             chunks: self.chunks.clone(),
             owned: self.owned.clone(),
+            margins: Some(self.margins.clone() as Arc<dyn Coherence>),
         })))
-    }
-}
-
-impl<T: Pod> fmt::Debug for ColoredBuffer<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "ColoredBuffer<{}>[{}] {:?} ({})",
-            crate::buffer::ElemType::of::<T>(),
-            self.len(),
-            self.chunks,
-            self.placement
-        )
-    }
-}
-
-impl<T: Pod> super::arg::sealed::Sealed for &ColoredBuffer<T> {}
-impl<T: Pod> super::arg::sealed::Sealed for &mut ColoredBuffer<T> {}
-
-impl<T: Pod> RootArg for &ColoredBuffer<T> {
-    fn to_root_arg(&self) -> RootArgValue {
-        self.root_arg()
-    }
-}
-
-impl<T: Pod> RootArg for &mut ColoredBuffer<T> {
-    fn to_root_arg(&self) -> RootArgValue {
-        self.root_arg()
     }
 }

@@ -1,0 +1,114 @@
+//! [`ColoredBuffer`]'s host access: reads, writes and fills of the whole array.
+
+use super::super::margins::Coherence;
+use super::ColoredBuffer;
+use crate::buffer::{Buffer, Pod};
+use crate::error::{Error, Result};
+use crate::queue::Queue;
+use std::sync::Arc;
+
+impl<T: Pod> ColoredBuffer<T> {
+    /// Every device's part, to write: the margins of all of them become stale.
+    pub(super) fn parts_to_write(&mut self) -> Result<Vec<Option<&mut Buffer<T>>>> {
+        self.margins.written();
+        if Arc::get_mut(&mut self.margins).is_none() && self.margins.any_kept() {
+            return Err(Error::input(
+                "a colored buffer whose parts keep margins written while a copy of its launch \
+                 argument (RootArgValue) is alive",
+            ));
+        }
+        let kept = match Arc::get_mut(&mut self.margins) {
+            Some(m) => m.parts_mut(),
+            None => (0..self.parts.len()).map(|_| None).collect(),
+        };
+        Ok((kept.into_iter())
+            .zip(self.parts.iter_mut())
+            .map(|(k, p)| k.or(p.as_mut()))
+            .collect())
+    }
+
+    /// Reads the whole array (blocking); in partitioned placement each chunk through its
+    /// device's queue.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::from_slice(&root, &[1u16, 2, 3])?;
+    /// assert_eq!(x.read()?, [1, 2, 3]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn read(&self) -> Result<Vec<T>> {
+        self.finish()?;
+        if let Some(parent) = &self.parent {
+            return parent.read(&self.queues[0]);
+        }
+        let mut out = vec![T::zeroed(); self.len];
+        for (d, runs) in self.owned.iter().enumerate() {
+            let Some(p) = self.held_part(d) else { continue };
+            for &(a, b) in runs {
+                p.read_into(&self.queues[d], a - self.stored[d].0, &mut out[a..b])?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes `data` (exactly [`len`](Self::len) elements) and migrates the chunks back.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let mut x = clgroups::ColoredBuffer::<u16>::new(&root, 3)?;
+    /// x.write(&[4, 5, 6])?;
+    /// assert_eq!(x.read()?, [4, 5, 6]);
+    /// assert!(x.write(&[1]).is_err()); // exactly len() elements
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn write(&mut self, data: &[T]) -> Result<()> {
+        if data.len() != self.len() {
+            return Err(Error::input(format!(
+                "write of {} elements into a colored buffer of {}",
+                data.len(),
+                self.len()
+            )));
+        }
+        self.finish()?;
+        if let Some(parent) = &mut self.parent {
+            parent.write(&self.queues[0], data)?;
+            return self.migrate();
+        }
+        let (queues, stored) = (self.queues.clone(), self.stored.clone());
+        for ((part, q), &(lo, hi)) in self.parts_to_write()?.into_iter().zip(&queues).zip(&stored) {
+            if let Some(p) = part {
+                p.write(q, &data[lo..hi])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets every element to `value` and migrates the chunks back.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let mut x = clgroups::ColoredBuffer::<i8>::new(&root, 5)?;
+    /// x.fill(-3)?;
+    /// assert_eq!(x.read()?, [-3; 5]);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn fill(&mut self, value: T) -> Result<()> {
+        self.finish()?;
+        if let Some(parent) = &mut self.parent {
+            parent.fill(&self.queues[0], value)?;
+            return self.migrate();
+        }
+        let queues = self.queues.clone();
+        for (part, q) in self.parts_to_write()?.into_iter().zip(&queues) {
+            if let Some(p) = part {
+                p.fill(q, value)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for every device's queue, so that host access sees finished launches.
+    fn finish(&self) -> Result<()> {
+        self.queues.iter().try_for_each(Queue::finish)
+    }
+}

@@ -1,0 +1,200 @@
+//! Parts that keep their halos: kernels written for one device (nothing declared) over a root
+//! device in partitioned placement, split by their footprints, where each device reads a
+//! margin beyond its own elements and writes only its own. After a buffer's first launch its
+//! parts hold their margins, so a launch copies nothing within a device and fetches only the
+//! margin elements written since (the launch's own counters, `Spread::Fetched`); a 2-D heat
+//! stencil and a 1-D blur, iterated, equal the host's result bit for bit after every step; a
+//! buffer read again unchanged fetches nothing; host writes, fills and other kernels writing
+//! the buffer make the margins stale, and the next launch fetches them again; a part lent out
+//! through `ColoredBuffer::part` ends the margins.
+//! `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device setup" into a failure.
+
+mod common;
+
+use clgroups::scaling::{Access, ColoredBuffer, MultiEvent, Placement, RootDevice, Spread};
+use clgroups::Range;
+
+const SOURCE: &str = r#"
+#define SCALE 2
+
+kernel void heat(global const int *t, global int *u, int w, int h) {
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { u[y * w + x] = t[y * w + x]; return; }
+    u[y * w + x] = (t[y * w + x - 1] + t[y * w + x + 1] + t[(y - 1) * w + x] + t[(y + 1) * w + x]) / 4;
+}
+
+kernel void blur(global const int *x, global int *y, uint n) {
+    size_t i = get_global_id(0);
+    if (i > 0 && i + 1 < n) y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3;
+    else y[i] = x[i];
+}
+
+kernel void twice(global int *x) {
+    size_t i = get_global_id(0);
+    x[i] = SCALE * x[i] + 1;
+}
+"#;
+
+/// The root devices under test in partitioned placement, strict and not.
+fn roots(test: &str) -> Vec<RootDevice> {
+    let Some(root) = common::root_device(test) else {
+        return Vec::new();
+    };
+    let root = root.with_placement(Placement::Partitioned);
+    vec![root.clone(), root.strict()]
+}
+
+/// A buffer of `data` in pages of `page` elements.
+fn colored(root: &RootDevice, data: &[i32], page: usize) -> ColoredBuffer<i32> {
+    let mut b = ColoredBuffer::with_layout(root, data.len(), page * 4, Access::Auto).unwrap();
+    b.write(data).unwrap();
+    b
+}
+
+/// Bytes between and within devices of a launch split by footprints.
+fn bytes(ev: &MultiEvent, what: &str) -> (u64, u64) {
+    match ev.spread() {
+        Spread::Fetched {
+            arguments,
+            between,
+            within,
+        } => {
+            assert_eq!(arguments, &[0], "{what}");
+            (*between, *within)
+        }
+        other => panic!("{what}: {other:?}"),
+    }
+}
+
+fn host_heat(t: &[i32], w: usize, h: usize) -> Vec<i32> {
+    (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
+                return t[i];
+            }
+            (t[i - 1] + t[i + 1] + t[i - w] + t[i + w]) / 4
+        })
+        .collect()
+}
+
+fn host_blur(x: &[i32]) -> Vec<i32> {
+    let n = x.len();
+    (0..n)
+        .map(|i| match i {
+            0 => x[0],
+            _ if i + 1 == n => x[i],
+            _ => (x[i - 1] + x[i] + x[i + 1]) / 3,
+        })
+        .collect()
+}
+
+/// Devices that own elements of `b`.
+fn busy(b: &ColoredBuffer<i32>) -> u64 {
+    b.chunks().iter().filter(|&&c| c > 0).count() as u64
+}
+
+#[test]
+fn heat_keeps_its_halo_rows() {
+    let (w, h, steps) = (64usize, 96usize, 8);
+    let init = common::values(w * h, 5);
+    for root in roots("heat_keeps_its_halo_rows") {
+        let k = root.program(SOURCE).unwrap().kernel("heat").unwrap();
+        let (mut a, mut b) = (colored(&root, &init, 4 * w), colored(&root, &init, 4 * w));
+        let mut want = init.clone();
+        let halo = 2 * (busy(&a) - 1) * w as u64 * 4;
+        for step in 0..steps {
+            // SAFETY: work-item (x, y) writes u[y * w + x] and reads t within one row of it,
+            // inside the grid (the border copies).
+            let ev = unsafe {
+                k.launch()
+                    .arg(&a)
+                    .arg(&b)
+                    .arg(w as i32)
+                    .arg(h as i32)
+                    .nd_range(Range::d2(w, h), Range::d2(8, 4))
+            }
+            .unwrap();
+            ev.wait().unwrap();
+            want = host_heat(&want, w, h);
+            assert_eq!(b.read().unwrap(), want, "step {step}");
+            let (between, within) = bytes(&ev, &format!("step {step}"));
+            // Each buffer's first launch as input moves its parts into allocations with
+            // margins (its own elements, once); after that nothing moves within a device, and
+            // the halo rows the other buffer's launch wrote come from their owners.
+            let first = if step < 2 { (w * h * 4) as u64 } else { 0 };
+            assert_eq!((between, within), (halo, first), "step {step}");
+            std::mem::swap(&mut a, &mut b);
+        }
+    }
+}
+
+#[test]
+fn blur_fetches_only_stale_margins() {
+    let (n, local) = (64 * 40usize, 64usize);
+    let init = common::values(n, 6);
+    for root in roots("blur_fetches_only_stale_margins") {
+        let p = root.program(SOURCE).unwrap();
+        let (blur, twice) = (p.kernel("blur").unwrap(), p.kernel("twice").unwrap());
+        let mut x = colored(&root, &init, local);
+        let y = colored(&root, &vec![0; n], local);
+        let halo = 2 * (busy(&x) - 1) * 4;
+        let mut host = init.clone();
+        let run = |x: &ColoredBuffer<i32>, host: &[i32], what: &str| {
+            let launch = blur.launch().arg(x).arg(&y).arg(n as u32);
+            // SAFETY: work-item i < n writes y[i] and reads x[i - 1 ..= i + 1] inside 0..n.
+            let ev = unsafe { launch.nd_range(n, Range::d1(local)) }.unwrap();
+            ev.wait().unwrap();
+            assert_eq!(y.read().unwrap(), host_blur(host), "{what}");
+            bytes(&ev, what)
+        };
+        assert_eq!(run(&x, &host, "first"), (halo, n as u64 * 4));
+        // Nothing wrote x since: its margins are current, nothing moves.
+        assert_eq!(run(&x, &host, "again"), (0, 0));
+        assert_eq!(run(&x, &host, "and again"), (0, 0));
+        // A host write makes them stale.
+        host = common::values(n, 7);
+        x.write(&host).unwrap();
+        assert_eq!(run(&x, &host, "after a write"), (halo, 0));
+        assert_eq!(run(&x, &host, "unchanged"), (0, 0));
+        // Another kernel writing x (split by its own ids, each device its own elements).
+        // SAFETY: work-item i < n touches x[i].
+        unsafe { twice.launch().arg(&x).nd_range(n, Range::d1(local)) }
+            .unwrap()
+            .wait()
+            .unwrap();
+        host.iter_mut().for_each(|v| *v = 2 * *v + 1);
+        assert_eq!(x.read().unwrap(), host);
+        assert_eq!(run(&x, &host, "after a kernel"), (halo, 0));
+        // A fill.
+        x.fill(9).unwrap();
+        host = vec![9; n];
+        assert_eq!(run(&x, &host, "after a fill"), (halo, 0));
+        // Ping-pong with y: each step's input was the previous step's output.
+        let mut z = colored(&root, &vec![0; n], local);
+        let mut want = host;
+        let (mut src, mut dst) = (&mut x, &mut z);
+        for step in 0..4 {
+            let launch = blur.launch().arg(&*src).arg(&*dst).arg(n as u32);
+            // SAFETY: as above.
+            let ev = unsafe { launch.nd_range(n, Range::d1(local)) }.unwrap();
+            ev.wait().unwrap();
+            want = host_blur(&want);
+            assert_eq!(dst.read().unwrap(), want, "step {step}");
+            let (between, within) = bytes(&ev, &format!("step {step}"));
+            // x's margins are current at step 0 (nothing wrote it since the last run); z's
+            // parts move into allocations with margins at step 1.
+            let expected = match step {
+                0 => (0, 0),
+                1 => (halo, n as u64 * 4),
+                _ => (halo, 0),
+            };
+            assert_eq!((between, within), expected, "step {step}");
+            std::mem::swap(&mut src, &mut dst);
+        }
+        // Four steps: x holds the last. A part lent out (writes through it would not be
+        // seen): no margins from then on, each device copies its own elements again.
+        assert!(x.part(0).is_some());
+        assert_eq!(run(&x, &want, "lent"), (halo, n as u64 * 4));
+    }
+}
