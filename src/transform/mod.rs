@@ -39,6 +39,7 @@ mod hoist;
 mod id_condition;
 mod layer;
 mod lex;
+mod macro_scratch;
 mod nu_mask;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
 mod partitioned;

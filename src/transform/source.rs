@@ -201,6 +201,11 @@ impl<'a> Scanned<'a> {
         &self.src[self.tokens[i].span.clone()]
     }
 
+    /// Whether `name` has a function-like `#define` (`#define F(n) ...`).
+    pub(crate) fn is_fn_macro(&self, name: &str) -> bool {
+        self.fn_macros.contains(name)
+    }
+
     /// The 1-based line of byte offset `at`.
     pub(crate) fn line(&self, at: usize) -> usize {
         self.lines.line(at)
