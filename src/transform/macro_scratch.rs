@@ -43,8 +43,8 @@ pub(crate) fn edits(
         for tokens in bodies {
             let m = Body::new(s, tokens);
             let mut headers = BTreeSet::new();
-            for i in 0..tokens.len() {
-                let (w, at) = (m.text(i), tokens[i].span.start);
+            for (i, token) in tokens.iter().enumerate() {
+                let (w, at) = (m.text(i), token.span.start);
                 if matches!(w, "kernel" | "__kernel") {
                     match m.params_after(i) {
                         Some((open, close)) => {

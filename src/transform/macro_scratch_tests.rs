@@ -115,7 +115,7 @@ fn functions_a_macro_makes_with_the_layer_are_unthreadable() {
                #define HELPER(T) T helper_##T(T v)\nHELPER(float) { return h(v); }\n";
     let (out, t) = threaded(src);
     assert!(
-        out.contains(&format!("HEAD(k) {{ x[0] = h(x[0], clg_sg_scratch); }}")),
+        out.contains("HEAD(k) { x[0] = h(x[0], clg_sg_scratch); }"),
         "{out}"
     );
     assert!(out.contains(&format!("(global float *x, {P})\n")), "{out}");
