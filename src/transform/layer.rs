@@ -93,8 +93,8 @@ pub(crate) fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet
     users_and_macros(s, direct).1
 }
 
-/// [`users`] and [`macro_users`]: one graph of who names whom (a function's body naming a
-/// macro or calling a function, a macro's replacement naming either), walked back from the
+/// [`users`] and [`macro_users`]: one graph of who names whom (a function's body or a macro's
+/// replacement naming a macro or calling a function), walked back from the
 /// direct users (a pass per level of calls took time quadratic in the length of a chain of
 /// helpers).
 fn users_and_macros(
@@ -105,10 +105,16 @@ fn users_and_macros(
     let mut hits = Vec::new();
     for (name, bodies) in &s.macros {
         let mut hit = false;
-        for t in bodies.iter().flatten() {
-            let w = &s.src[t.span.clone()];
-            hit = hit || direct(w);
-            by.entry(w).or_default().push(name);
+        for body in bodies {
+            for (i, t) in body.iter().enumerate() {
+                let w = &s.src[t.span.clone()];
+                hit = hit || direct(w);
+                // Other macros by name, functions where the replacement calls them.
+                let call = body.get(i + 1).is_some_and(|n| &s.src[n.span.clone()] == "(");
+                if call || s.macros.contains_key(w) {
+                    by.entry(w).or_default().push(name);
+                }
+            }
         }
         if hit {
             hits.push(name.as_str());
