@@ -71,7 +71,10 @@ pub(crate) fn is_emulated_collective(word: &str) -> bool {
 pub(crate) fn layer_users_on(s: &Scanned<'_>, backend: ShuffleBackend) -> BTreeSet<String> {
     use crate::device::ShuffleBackend::{Emulated, NvidiaPtx};
     match backend {
-        Emulated | NvidiaPtx => users(s, is_layer_or_builtin_word),
+        // The scratch must reach every function that expands a macro calling a helper that
+        // takes it; the other backends' decisions stay those of the direct uses.
+        Emulated => users_and_macros(s, is_layer_or_builtin_word, true).0,
+        NvidiaPtx => users(s, is_layer_or_builtin_word),
         _ => layer_users(s),
     }
 }
@@ -84,22 +87,23 @@ pub(crate) fn layer_users(s: &Scanned<'_>) -> BTreeSet<String> {
 /// Names of the functions (kernels included) of `s` whose body has a word accepted by `direct`,
 /// uses a macro whose replacement has one, or calls such a function, transitively.
 pub(crate) fn users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
-    users_and_macros(s, direct).0
+    users_and_macros(s, direct, false).0
 }
 
-/// Macros whose replacement has a word accepted by `direct`, names such a macro or calls a
-/// function of [`users`], transitively.
+/// Macros whose replacement has a word accepted by `direct` or names such a macro,
+/// transitively.
 pub(crate) fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
-    users_and_macros(s, direct).1
+    users_and_macros(s, direct, false).1
 }
 
-/// [`users`] and [`macro_users`]: one graph of who names whom (a function's body or a macro's
-/// replacement naming a macro or calling a function), walked back from the
-/// direct users (a pass per level of calls took time quadratic in the length of a chain of
-/// helpers).
+/// [`users`] and [`macro_users`]: one graph of who names whom (a function's body naming a
+/// macro or calling a function, a macro's replacement naming a macro or, with
+/// `through_calls`, calling a function), walked back from the direct users (a pass per level
+/// of calls took time quadratic in the length of a chain of helpers).
 fn users_and_macros(
     s: &Scanned<'_>,
     direct: fn(&str) -> bool,
+    through_calls: bool,
 ) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut by: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut hits = Vec::new();
@@ -110,7 +114,10 @@ fn users_and_macros(
                 let w = &s.src[t.span.clone()];
                 hit = hit || direct(w);
                 // Other macros by name, functions where the replacement calls them.
-                let call = body.get(i + 1).is_some_and(|n| &s.src[n.span.clone()] == "(");
+                let call = through_calls
+                    && body
+                        .get(i + 1)
+                        .is_some_and(|n| &s.src[n.span.clone()] == "(");
                 if call || s.macros.contains_key(w) {
                     by.entry(w).or_default().push(name);
                 }
@@ -207,7 +214,7 @@ pub(crate) fn scratch_threading(s: &Scanned<'_>, users: &BTreeSet<String>) -> Th
         return Threading::default();
     }
     log::debug!("emulated sub-group scratch threaded through helpers {threaded:?}");
-    let layer_macros = macro_users(s, is_layer_or_builtin_word);
+    let layer_macros = users_and_macros(s, is_layer_or_builtin_word, true).1;
     let mut out = super::macro_scratch::edits(s, &threaded, &layer_macros, users, used);
     // Calls sit inside braces (function bodies, and bodies whose header a macro writes);
     // definitions and prototypes outside them.

@@ -49,9 +49,16 @@ fn calls_in_macros_pass_the_scratch_and_their_users_are_threaded() {
              kernel void plain(global float *x) {{ x[0] = TOTAL(x[0]); }}\n"
         )
     );
-    // `plain` uses the layer through the macro: its parameter comes with the kernels'.
+    // `plain` uses the layer through the macro: its parameter comes with the kernels'. The
+    // backends without a scratch decide as before, from the direct uses.
     let s = Scanned::new(src).unwrap();
     assert!(layer::layer_users_on(&s, ShuffleBackend::Emulated).contains("plain"));
+    for other in [ShuffleBackend::Khr, ShuffleBackend::NvidiaPtx] {
+        assert!(
+            !layer::layer_users_on(&s, other).contains("plain"),
+            "{other}"
+        );
+    }
 }
 
 #[test]
