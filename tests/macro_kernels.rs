@@ -65,6 +65,13 @@ MAKE_SCAN(scan_uint, uint)
     }
 MAKE_LANES(lanes)
 
+/* The keyword and the name from one macro, the parameters where it is used. */
+#define KERNEL_HEAD(name) __kernel void name
+KERNEL_HEAD(head_total)(global const int *x, global int *out, global uint *sg) {
+    out[get_global_id(0)] = group_total(x[get_global_id(0)]);
+    record(sg);
+}
+
 /* Written out, next to them. */
 kernel void plain_total(global const int *x, global int *out, global uint *sg) {
     out[get_global_id(0)] = group_total(x[get_global_id(0)]);
@@ -189,7 +196,7 @@ fn macro_made_kernels_with_collectives_run_right_on_every_backend() {
         let at = |name: &str| format!("{d} ({backend}): {name}");
         let mut checks = run(&q, &k("sum_int"), &ints, Op::Sum, &at("sum_int"));
         checks += run(&q, &k("sum_float"), &floats, Op::Sum, &at("sum_float"));
-        for name in ["total_via_helper", "plain_total"] {
+        for name in ["total_via_helper", "head_total", "plain_total"] {
             checks += run(&q, &k(name), &ints, Op::Sum, &at(name));
         }
         checks += run(
@@ -209,14 +216,14 @@ fn macro_made_kernels_with_collectives_run_right_on_every_backend() {
 
 #[test]
 fn a_kernel_whose_parameters_no_macro_writes_beside_its_keyword_is_refused_alone() {
-    // `KERNEL_HEAD` writes the keyword and the name, its caller the parameters: the emulated
-    // scratch cannot be given to `hidden_sum`. The program still builds and the other kernels,
-    // a macro-made one among them, run.
+    // `KERNEL_HEAD` writes the keyword and the name, and the parameters come from another
+    // macro: the emulated scratch cannot be given to `hidden_sum`. The program still builds and
+    // the other kernels, macro-made ones among them, run.
     let src = format!(
-        "{SOURCE}\n#define KERNEL_HEAD(name) __kernel void name\n\
-         #define MAKE_HIDDEN(name) KERNEL_HEAD(name)(global const int *x, global int *out, \
-         global uint *sg) {{ out[get_global_id(0)] = sub_group_reduce_add(x[get_global_id(0)]); \
-         record(sg); }}\nMAKE_HIDDEN(hidden_sum)\n"
+        "{SOURCE}\n#define SIGNATURE (global const int *x, global int *out, global uint *sg)\n\
+         #define MAKE_HIDDEN(name) KERNEL_HEAD(name) SIGNATURE {{ \
+         out[get_global_id(0)] = sub_group_reduce_add(x[get_global_id(0)]); record(sg); }}\n\
+         MAKE_HIDDEN(hidden_sum)\n"
     );
     let n = LOCALS[LOCALS.len() - 1] * GROUPS;
     let ints: Vec<i32> = common::values(n, 11).iter().map(|v| v % 1000).collect();
@@ -243,7 +250,7 @@ fn a_kernel_whose_parameters_no_macro_writes_beside_its_keyword_is_refused_alone
                 run(&q, &k, &ints, Op::Sum, &at("hidden_sum"));
             }
         }
-        for name in ["total_via_helper", "sum_int", "plain_total"] {
+        for name in ["total_via_helper", "head_total", "sum_int", "plain_total"] {
             let k = p
                 .kernel(name)
                 .unwrap_or_else(|e| panic!("{}: {e}", at(name)));

@@ -14,7 +14,7 @@
 use super::layer::Threading;
 use super::lex::{Kind, Token};
 use super::source::Scanned;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The hidden parameter, as kernels and helpers declare it.
 const PARAM: &str = "__local ulong *clg_sg_scratch";
@@ -39,52 +39,89 @@ pub(crate) fn edits(
             *slot = Some((at, why));
         }
     };
+    // Function-like macros that write a kernel keyword without the parameter list (`#define
+    // HEAD(name) __kernel void name`): the list follows where they are used, `HEAD(k)(...)`.
+    let mut heads: BTreeMap<&str, usize> = BTreeMap::new();
+    for (name, bodies) in (s.macros.iter()).filter(|(name, _)| s.is_fn_macro(name)) {
+        for tokens in bodies {
+            let m = Body::new(s, tokens);
+            for (i, token) in tokens.iter().enumerate() {
+                if matches!(m.text(i), "kernel" | "__kernel") && m.params_after(i).is_none() {
+                    heads.insert(name.as_str(), token.span.start);
+                }
+            }
+        }
+    }
+    let head_why = |name: &str, at: usize| {
+        format!(
+            "macro `{name}` (line {}) writes a kernel keyword, and a use of it is not followed \
+             by the kernel's parameter list",
+            s.line(at)
+        )
+    };
     for (name, bodies) in &s.macros {
         for tokens in bodies {
             let m = Body::new(s, tokens);
             let mut headers = BTreeSet::new();
             for (i, token) in tokens.iter().enumerate() {
-                let (w, at) = (m.text(i), token.span.start);
+                let w = m.text(i);
                 if matches!(w, "kernel" | "__kernel") {
-                    match m.params_after(i) {
-                        Some((open, close)) => {
+                    // (An object-like macro cannot name the kernel: the header goes on where it
+                    // is used, which the scanner reads as a function, threaded if it uses the
+                    // layer.)
+                    if let Some((open, close)) = m.params_after(i) {
+                        headers.insert(open);
+                        if used {
+                            out.edits.push(m.param_edit(open, close));
+                        }
+                    }
+                } else if let Some(&head) = heads.get(w).filter(|_| m.is_call(i)) {
+                    match m.partner[i + 1].map(|c| c + 1).filter(|&p| m.is(p, "(")) {
+                        Some(open) if m.partner[open].is_some() => {
                             headers.insert(open);
                             if used {
-                                out.edits.push(m.param_edit(open, close));
+                                out.edits
+                                    .push(m.param_edit(open, m.partner[open].unwrap_or(open)));
                             }
                         }
-                        // An object-like macro cannot name the kernel: the header goes on where
-                        // it is used, which the scanner reads as a function (threaded if it
-                        // uses the layer).
-                        None if !s.is_fn_macro(name) => {}
-                        None => note(
-                            &mut unreached,
-                            at,
-                            format!(
-                                "macro `{name}` (line {}) writes a kernel keyword without the \
-                                 kernel's parameter list",
-                                s.line(at)
-                            ),
-                        ),
+                        _ => note(&mut unreached, token.span.start, head_why(w, head)),
                     }
                 } else if threaded.contains(w) && m.is_call(i) {
                     out.edits.push(m.arg_edit(i + 1));
-                } else if layer_macros.contains(name)
-                    && m.defines_function(i)
-                    && !headers.contains(&(i + 1))
-                {
-                    note(
-                        &mut unthreadable,
-                        at,
-                        format!(
-                            "macro `{name}` (line {}) defines function `{}`, which uses \
-                             sub-groups",
-                            s.line(at),
-                            m.pasted_name(i)
-                        ),
-                    );
                 }
             }
+            // A function other than a kernel defined here (`T total_##T(T v) {`, or a name a
+            // macro makes, `CAT(a, b)(T v) {`) that uses the layer cannot be threaded.
+            if layer_macros.contains(name) {
+                if let Some(open) = m.defined_function(&headers) {
+                    let at = tokens[open].span.start;
+                    let why = format!(
+                        "macro `{name}` (line {}) defines a function (`{}`) that uses sub-groups",
+                        s.line(at),
+                        m.pasted_name(open - 1)
+                    );
+                    note(&mut unthreadable, at, why);
+                }
+            }
+        }
+    }
+    // Heads used in the code: `HEAD(k)(global int *x) { ... }`.
+    for i in (0..s.tokens.len()).filter(|&i| s.is_call(i)) {
+        let Some(&head) = heads.get(s.text(i)) else {
+            continue;
+        };
+        let open = s.partner(i + 1) + 1;
+        if open < s.tokens.len() && s.text(open) == "(" {
+            let close = s.partner(open);
+            if used {
+                out.edits.push(param_edit(s, &s.tokens, open, close));
+            }
+        } else {
+            note(
+                &mut unreached,
+                s.tokens[i].span.start,
+                head_why(s.text(i), head),
+            );
         }
     }
     // Functions whose header is a macro's call (`HEAD(float) { ... }`): a kernel's when the
@@ -106,6 +143,22 @@ pub(crate) fn edits(
     out.unreached = unreached.map(|(_, why)| why);
     out.unthreadable = unthreadable.map(|(_, why)| why);
     out
+}
+
+/// The edit giving the parameter list `(open, close)` of `tokens` the scratch.
+fn param_edit(
+    s: &Scanned<'_>,
+    tokens: &[Token],
+    open: usize,
+    close: usize,
+) -> (usize, usize, String) {
+    let at = tokens[close].span.start;
+    let text = |i: usize| &s.src[tokens[i].span.clone()];
+    if close == open + 1 || (close == open + 2 && text(open + 1) == "void") {
+        (tokens[open].span.end, at, PARAM.to_string())
+    } else {
+        (at, at, format!(", {PARAM}"))
+    }
 }
 
 /// One replacement list: its tokens and their bracket partners within it (a bracket the list
@@ -156,13 +209,17 @@ impl<'s, 'a> Body<'s, 'a> {
         self.tokens[i].kind == Kind::Ident && self.is(i + 1, "(") && self.partner[i + 1].is_some()
     }
 
-    /// Whether token `i` names a function defined here: `name(...) {`, not a statement's
-    /// keyword.
-    fn defines_function(&self, i: usize) -> bool {
-        const STATEMENTS: [&str; 5] = ["if", "for", "while", "switch", "return"];
-        self.is_call(i)
-            && !STATEMENTS.contains(&self.text(i))
-            && self.partner[i + 1].is_some_and(|close| self.is(close + 1, "{"))
+    /// The first bracketed list here, other than the kernel parameter lists `headers`, that
+    /// a body follows (`name(...) {`, `CAT(a, b)(...) {`): a function's definition; not a
+    /// statement's condition.
+    fn defined_function(&self, headers: &BTreeSet<usize>) -> Option<usize> {
+        const STATEMENTS: [&str; 4] = ["if", "for", "while", "switch"];
+        (1..self.tokens.len()).find(|&j| {
+            self.is(j, "(")
+                && !headers.contains(&j)
+                && !STATEMENTS.contains(&self.text(j - 1))
+                && self.partner[j].is_some_and(|close| self.is(close + 1, "{"))
+        })
     }
 
     /// The parameter list `(open, close)` of the kernel whose keyword is token `kw`: the first
@@ -179,7 +236,6 @@ impl<'s, 'a> Body<'s, 'a> {
         let mut named = false;
         while j < end {
             match self.text(j) {
-                ")" | "]" => break,
                 "(" => {
                     let close = self.partner[j]?;
                     let name = named
@@ -203,6 +259,9 @@ impl<'s, 'a> Body<'s, 'a> {
 
     /// The name whose last piece is token `i`, pasted pieces (`total_##T`) included.
     fn pasted_name(&self, i: usize) -> String {
+        if self.tokens[i].kind != Kind::Ident {
+            return "a name a macro makes".into();
+        }
         let mut first = i;
         while first >= 3 && self.is(first - 1, "#") && self.is(first - 2, "#") {
             first -= 3;
@@ -212,12 +271,7 @@ impl<'s, 'a> Body<'s, 'a> {
 
     /// The edit giving the parameter list `(open, close)` the scratch.
     fn param_edit(&self, open: usize, close: usize) -> (usize, usize, String) {
-        let at = self.tokens[close].span.start;
-        if close == open + 1 || (close == open + 2 && self.text(open + 1) == "void") {
-            (self.tokens[open].span.end, at, PARAM.to_string())
-        } else {
-            (at, at, format!(", {PARAM}"))
-        }
+        param_edit(self.s, self.tokens, open, close)
     }
 
     /// The edit passing the scratch to the call whose argument list opens at `open`.

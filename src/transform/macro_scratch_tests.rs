@@ -90,9 +90,31 @@ fn kernels_get_the_parameter_only_where_the_source_uses_the_layer() {
 }
 
 #[test]
+fn a_keyword_whose_parameter_list_follows_where_the_macro_is_used() {
+    let src = "float h(float v) { return sg_reduce_add(v); }\n\
+               #define HEAD(name) __kernel void name\n\
+               #define MAKE(name) HEAD(name)(global float *x) { x[0] = h(x[0]); }\n\
+               MAKE(a)\nHEAD(b)(void) { }\n\
+               HEAD(c)(global float *x) { x[0] = h(x[0]); }\n";
+    let (out, t) = threaded(src);
+    assert_eq!(
+        out,
+        format!(
+            "float h(float v, {P}) {{ return sg_reduce_add(v); }}\n\
+             #define HEAD(name) __kernel void name\n\
+             #define MAKE(name) HEAD(name)(global float *x, {P}) {{ x[0] = h(x[0], clg_sg_scratch); }}\n\
+             MAKE(a)\nHEAD(b)({P}) {{ }}\n\
+             HEAD(c)(global float *x, {P}) {{ x[0] = h(x[0], clg_sg_scratch); }}\n"
+        )
+    );
+    assert!(t.unreached.is_none() && t.unthreadable.is_none(), "{t:?}");
+}
+
+#[test]
 fn a_keyword_without_its_parameter_list_is_unreached() {
     let src = "#define HEAD(name) __kernel void name\n\
-               #define MAKE(name) HEAD(name)(global int *x) { x[0] = sub_group_reduce_add(1); }\n\
+               #define SIG (global int *x)\n\
+               #define MAKE(name) HEAD(name) SIG { x[0] = sub_group_reduce_add(1); }\n\
                MAKE(k)\n";
     let (_, t) = threaded(src);
     let why = t.unreached.clone().expect("unreached");
@@ -104,13 +126,27 @@ fn a_keyword_without_its_parameter_list_is_unreached() {
     let (out, t) = threaded(src);
     assert!(t.unreached.is_none(), "{t:?}");
     assert!(out.contains(&format!("global int *x, {P})")), "{out}");
+    // A keyword a macro's argument brings: `Q(kernel) void k(...)`.
+    let src = "#define Q(x) x\n\
+               #define MAKE(n) Q(kernel) void n(global int *x) { x[0] = sub_group_reduce_add(1); }\n\
+               MAKE(k)\n";
+    let (out, t) = threaded(src);
+    assert!(t.unreached.is_none(), "{t:?}");
+    assert!(
+        out.contains(&format!("void n(global int *x, {P})")),
+        "{out}"
+    );
 }
 
 #[test]
 fn functions_a_macro_makes_with_the_layer_are_unthreadable() {
     let src = "#define DEF(T) T total_##T(T v) { return sub_group_reduce_add(v); }\nDEF(int)\n";
     let why = threaded(src).1.unthreadable.expect("unthreadable");
-    assert!(why.contains("`DEF`") && why.contains("total_"), "{why}");
+    assert!(why.contains("`DEF`") && why.contains("total_##T"), "{why}");
+    let src = "#define CAT(a, b) a##b\n\
+               #define DEF(T) T CAT(total_, T)(T v) { return sub_group_reduce_add(v); }\nDEF(int)\n";
+    let why = threaded(src).1.unthreadable.expect("unthreadable");
+    assert!(why.contains("`DEF`"), "{why}");
     // Without the layer, such helpers are left alone.
     let src = "#define DEF(T) T twice_##T(T v) { return 2 * v; }\nDEF(int)\n\
                kernel void k(global int *x) { x[0] = sub_group_reduce_add(twice_int(x[0])); }\n";

@@ -298,7 +298,26 @@ impl<'a> Scanned<'a> {
                 return None;
             }
             let open = self.partner[end - 1];
-            if open <= start || self.tokens[open - 1].kind != Kind::Ident {
+            if open <= start {
+                return None;
+            }
+            // `HEAD(k)(...) {`: a function-like macro writes the name (the function is named
+            // after the macro, as for `HEAD(float) {`), the parameters follow.
+            let made = (open > start + 1 && self.is_punct(open - 1, ")"))
+                .then(|| self.partner[open - 1])
+                .filter(|&o| o > start && self.fn_macros.contains(self.text(o - 1)));
+            if let Some(o) = made {
+                return Some(FunctionDef {
+                    name: self.text(o - 1).to_string(),
+                    is_kernel: false,
+                    decl: start,
+                    item: start,
+                    name_tok: o - 1,
+                    open_paren: open,
+                    body: (open_brace, self.partner[open_brace]),
+                });
+            }
+            if self.tokens[open - 1].kind != Kind::Ident {
                 return None;
             }
             if self.is_attribute_name(open - 1) {
