@@ -109,9 +109,9 @@ pub(super) fn takes_scratch(
         Some(why) if !takes => Err(Error::Unsupported {
             device: dev.to_string(),
             what: format!("kernel `{name}` ({why})"),
-            missing: "a kernel whose parameter list clgroups can reach: write the kernel \
-                      keyword and the parameter list in the same macro, or define the kernel \
-                      outside a macro"
+            missing: "a kernel whose parameter list clgroups can reach: write the parameter \
+                      list in the macro that writes the kernel keyword or right after its use \
+                      (HEAD(k)(...)), or define the kernel outside a macro"
                 .into(),
         }),
         _ => Ok(takes),

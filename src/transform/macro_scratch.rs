@@ -6,10 +6,11 @@
 //! Which kernels a macro writes is only known after preprocessing, so every kernel keyword in
 //! a replacement list whose parameter list the same list writes gets the parameter when the
 //! source uses the layer at all (the macro's arguments may bring the collectives); the
-//! driver's argument info tells the host which kernels take it. A kernel keyword in a
-//! function-like macro that does not write the parameter list (`#define HEAD(n) kernel void
-//! n`) is reported as unreached, and a function other than a kernel that a macro writes while
-//! using the layer (its name, and so its calls, cannot be told) as unthreadable.
+//! driver's argument info tells the host which kernels take it. A function-like macro that
+//! writes the keyword without the list (`#define HEAD(n) kernel void n`) gets it where it is
+//! used, in the list that follows `HEAD(k)`; a use that no list follows is reported as
+//! unreached, and a function other than a kernel that a macro writes while using the layer
+//! (its name, and so its calls, cannot be told) as unthreadable.
 
 use super::layer::Threading;
 use super::lex::{Kind, Token};

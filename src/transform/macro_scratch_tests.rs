@@ -166,3 +166,14 @@ fn functions_a_macro_makes_with_the_layer_are_unthreadable() {
     let why = t.unthreadable.expect("unthreadable");
     assert!(why.contains("`HELPER`"), "{why}");
 }
+
+#[test]
+fn kernels_after_a_header_a_macro_writes_are_still_read() {
+    let src = "#define HEAD(name) __kernel void name\n\
+               HEAD(k)(global int *x) { x[0] = 1; }\n\
+               kernel void plain(global int *x) { x[0] = 2; }\n";
+    let s = Scanned::new(src).unwrap();
+    let names: Vec<&str> = s.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["HEAD", "plain"]);
+    assert!(!s.functions[0].is_kernel && s.functions[1].is_kernel);
+}
