@@ -5,9 +5,10 @@
 //! 3.1, or any device with `emulated` forced) they need the local-memory scratch the build
 //! threads through the macros' replacement lists. Every result is checked against the host's
 //! maths over the sub-groups the kernel reports, in work-groups that are and are not multiples
-//! of the sub-group size, on the device's own backend and on `emulated` forced. A kernel whose
-//! parameter list no macro writes next to its keyword is refused alone, the rest of its
-//! program running.
+//! of the sub-group size, on the device's own backend and on `emulated` forced; a macro that
+//! writes only the keyword and the name, `KERNEL_HEAD(k)(...)`, included. A kernel whose
+//! parameter list follows neither its keyword nor such a macro's use is refused alone, the rest
+//! of its program running.
 
 mod common;
 
