@@ -430,10 +430,11 @@ fn kernels_whose_size_clgroups_cannot_read() {
 /// for 16, silently); a macro-made kernel in a source that asks for no size runs as usual.
 #[test]
 fn macro_made_kernels_with_sizes_clgroups_cannot_see_are_refused_where_it_fixes_the_size() {
-    // Sizes and ids only: collectives in a kernel made by a macro do not build on the emulated
-    // backend (its scratch is threaded through the kernels and helpers the scanner reads).
+    // Sizes, ids and collectives: on the emulated backend the build gives a kernel a macro
+    // makes the scratch in the macro's replacement list (tests/macro_kernels.rs has more).
     let record = "#define RECORD put(o, get_sub_group_size(), get_max_sub_group_size(), \\\n\
-         get_num_sub_groups(), get_sub_group_id(), get_sub_group_local_id(), 0, 0)\n";
+         get_num_sub_groups(), get_sub_group_id(), get_sub_group_local_id(), \\\n\
+         sub_group_reduce_add(1u), sub_group_scan_inclusive_add(1u))\n";
     let hidden = format!(
         "{COMMON}{record}#define VIEW(S) __attribute__((intel_reqd_sub_group_size(S))) \
          kernel void made_##S(global u32 *o) {{ RECORD; }}\nVIEW(16)\n\
@@ -486,8 +487,9 @@ fn macro_made_kernels_with_sizes_clgroups_cannot_see_are_refused_where_it_fixes_
             let v = out.read(&q).unwrap();
             let m = s.min(w);
             for l in 0..w {
-                let (id, got) = (l / m, &v[FIELDS * l..FIELDS * l + 5]);
-                let want = [m.min(w - id * m), m, w.div_ceil(m), id, l % m].map(|x| x as u32);
+                let (id, got) = (l / m, &v[FIELDS * l..FIELDS * (l + 1)]);
+                let size = m.min(w - id * m);
+                let want = [size, m, w.div_ceil(m), id, l % m, size, l % m + 1].map(|x| x as u32);
                 assert_eq!(got, want, "{d} ({backend}): made_plain at {w}, item {l}");
             }
         }

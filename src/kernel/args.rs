@@ -1,6 +1,8 @@
 //! What the driver says about a kernel's arguments (`clGetKernelArgInfo`, with the
 //! `-cl-kernel-arg-info` build option).
 
+use crate::device::ShuffleBackend;
+use crate::error::{Error, Result};
 use opencl3::kernel::{
     Kernel as ClKernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
     CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_TYPE_CONST,
@@ -72,5 +74,46 @@ pub(super) fn arg_info(raw: &ClKernel, i: u32) -> ArgInfo {
             .get_arg_type_qualifier(i)
             .ok()
             .map(|q| q & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0),
+    }
+}
+
+/// Whether kernel `name` (`all` arguments) takes the emulated sub-group scratch as its hidden
+/// last argument: on the emulated backend, where the driver names that argument
+/// `clg_sg_scratch` (the build asks for `-cl-kernel-arg-info`; the driver, not the scan, knows
+/// which kernels a macro wrote), else where the build gave it one. A kernel that needs it and
+/// has none ([`crate::program::KernelChoices::scratch_required`]) is refused.
+pub(super) fn takes_scratch(
+    raw: &ClKernel,
+    all: usize,
+    plan: &crate::program::KernelChoices,
+    dev: &crate::Device,
+    name: &str,
+) -> Result<bool> {
+    if dev.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated {
+        return Ok(false);
+    }
+    let last = all.checked_sub(1).map(|i| arg_info(raw, i as u32).name);
+    let takes = match last {
+        None => false,
+        Some(Some(arg)) => arg == "clg_sg_scratch",
+        Some(None) => plan.scratch,
+    };
+    if takes != plan.scratch {
+        log::debug!(
+            "kernel `{name}`: the driver says it takes the emulated scratch: {takes} (the scan: \
+             {})",
+            plan.scratch
+        );
+    }
+    match &plan.scratch_required {
+        Some(why) if !takes => Err(Error::Unsupported {
+            device: dev.to_string(),
+            what: format!("kernel `{name}` ({why})"),
+            missing: "a kernel whose parameter list clgroups can reach: write the parameter \
+                      list in the macro that writes the kernel keyword or right after its use \
+                      (HEAD(k)(...)), or define the kernel outside a macro"
+                .into(),
+        }),
+        _ => Ok(takes),
     }
 }

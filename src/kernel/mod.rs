@@ -6,7 +6,7 @@ mod args;
 mod sub_groups;
 mod wrapped;
 
-use args::arg_info;
+use args::{arg_info, takes_scratch};
 pub use args::{ArgInfo, ArgSpace};
 
 pub use sub_groups::SubGroupQueries;
@@ -124,7 +124,7 @@ impl Kernel {
             checked,
         } = parts;
         let program = program.clone();
-        let (size, hidden_scratch) = (plan.size, plan.scratch);
+        let size = plan.size;
         let dev = program.device().clone();
         let err = |call: &'static str| {
             let ctx = format!("kernel `{name}` on {dev}");
@@ -166,6 +166,7 @@ impl Kernel {
             log::debug!("kernel `{name}`: no checked variant ({why})");
         }
         let all = raw.num_args().map_err(err("clGetKernelInfo(NUM_ARGS)"))? as usize;
+        let hidden_scratch = takes_scratch(&raw, all, &plan, &dev, name)?;
         let n = all - usize::from(hidden_scratch);
         let args = (0..n as u32).map(|i| arg_info(&raw, i)).collect();
         let wg = raw

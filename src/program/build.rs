@@ -39,6 +39,10 @@ pub(crate) struct KernelChoices {
     /// Why the kernel is refused (a sub-group size attribute clgroups must know and cannot
     /// read), if it is.
     pub(crate) refused: Option<String>,
+    /// Why the kernel is refused unless the driver lists the emulated scratch as its last
+    /// parameter: its build declares the stand-in scratch ([`STAND_IN`]), which a kernel
+    /// without the parameter may be using.
+    pub(crate) scratch_required: Option<String>,
     /// Rounded variants exist in the build, or why not.
     pub(crate) rounded: std::result::Result<(), String>,
     /// Why the kernel's result may depend on its work-group shape (plain ranges then keep the
@@ -132,6 +136,7 @@ impl KernelChoices {
             scratch,
             id_conditions: Vec::new(),
             refused,
+            scratch_required: None,
             rounded,
             shape: facts.shape_dependence.get(&k.name).cloned().flatten(),
             checked,
@@ -175,10 +180,14 @@ impl KernelChoices {
     /// clgroups provides the sub-groups at a size fixed when it compiles (emulated, NVIDIA's
     /// PTX) and the source may give this kernel an `intel_reqd_sub_group_size` clgroups cannot
     /// see (`hidden_size`): it would run at another size than it asks for.
+    ///
+    /// `stand_in` says where the scratch edits could not reach a kernel a macro writes, when its
+    /// build declares the stand-in scratch: the kernel then needs the scratch parameter.
     pub(super) fn unscanned(
         device: &Device,
         source_sub_groups: bool,
         hidden_size: bool,
+        stand_in: Option<&str>,
     ) -> KernelChoices {
         let provided = matches!(
             device.sub_groups().effective.shuffle_backend,
@@ -201,6 +210,13 @@ impl KernelChoices {
             scratch: false,
             id_conditions: Vec::new(),
             refused,
+            scratch_required: stand_in.map(|why| {
+                format!(
+                    "the scanner did not find the kernel and the emulated sub-group scratch \
+                     could not be given to it ({why}); the program builds with a stand-in \
+                     that this kernel may be using"
+                )
+            }),
             rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
             shape: Some("the scanner did not find the kernel (made by a macro?)".into()),
             checked: Err("the scanner did not find the kernel (made by a macro?)".into()),
@@ -290,17 +306,20 @@ pub(super) fn driver_kernel_names(
     Ok(names)
 }
 
-/// Builds the program for one pinned size: with every rewrite; if that fails, without the
-/// generated variants (rounding then falls back at launch); if that fails too, without any
-/// rewrite at all. The error reported is the one of the build with the rewrites the kernels
-/// need (scratch threading, pinned sizes), whose log points at the user's lines.
+/// Builds the program for one pinned size: with every rewrite; if that fails where the scratch
+/// edits cannot reach a macro's kernel ([`SourceFacts::scratch_stand_in`]), with a stand-in
+/// `clg_sg_scratch` declared too; if that fails, without the generated variants (rounding then
+/// falls back at launch); if that fails too, without any rewrite at all. The error reported is
+/// the one of the build with the rewrites the kernels need (scratch threading, pinned sizes),
+/// whose log points at the user's lines. Also says whether the build declares the stand-in
+/// (its kernels without the scratch parameter must then be refused).
 pub(super) fn build_with_fallbacks(
     queue: &Queue,
     b: &ProgramBuilder,
     facts: &SourceFacts,
     plans: &mut BTreeMap<String, KernelChoices>,
     size: usize,
-) -> Result<Arc<ClProgram>> {
+) -> Result<(Arc<ClProgram>, bool)> {
     // The standard sub-group built-ins the device lacks (nothing when the source names none).
     let polyfill = transform::inline_includes(
         &polyfill::prelude(
@@ -311,27 +330,36 @@ pub(super) fn build_with_fallbacks(
         ),
         "clgroups/khr/prelude",
     )?;
-    let attempt = |plans: &BTreeMap<String, KernelChoices>, round: bool, rewrite: bool| {
-        let text = compose(
-            b,
-            queue.device(),
-            &polyfill,
-            facts,
-            plans,
-            round,
-            rewrite,
-            size,
-        )?;
-        build_cached(queue, &text, &b.options)
-    };
-    let mut needed = attempt(plans, true, true);
+    let mut stand_in = false;
+    let attempt =
+        |plans: &BTreeMap<String, KernelChoices>, round: bool, rewrite: bool, stand_in: bool| {
+            let text = compose(
+                b,
+                queue.device(),
+                &polyfill,
+                facts,
+                plans,
+                (round, rewrite, stand_in),
+                size,
+            )?;
+            build_cached(queue, &text, &b.options)
+        };
+    let mut needed = attempt(plans, true, true, false);
+    if let (Err(e), Some(why)) = (&needed, &facts.scratch_stand_in) {
+        log::debug!(
+            "build failed ({e}); the scratch edits cannot reach every kernel ({why}): building \
+             with a stand-in clg_sg_scratch, kernels without the parameter refused"
+        );
+        stand_in = true;
+        needed = attempt(plans, true, true, true);
+    }
     if let (Err(e), true) = (&needed, plans.values().any(|p| p.checked.is_ok())) {
         log::debug!("build with checked variants failed ({e}); building without them");
         let why = format!("its checked variants did not build: {e}");
         for p in plans.values_mut().filter(|p| p.checked.is_ok()) {
             p.checked = Err(why.clone());
         }
-        needed = attempt(plans, true, true);
+        needed = attempt(plans, true, true, stand_in);
     }
     if let Err(e) = &needed {
         if plans.values().any(|p| p.rounded.is_ok()) {
@@ -343,12 +371,14 @@ pub(super) fn build_with_fallbacks(
             for p in plans.values_mut().filter(|p| p.checked.is_ok()) {
                 p.checked = Err(why.clone());
             }
-            needed = attempt(plans, false, true);
+            needed = attempt(plans, false, true, stand_in);
         }
     }
-    let Err(e) = needed else { return needed };
+    let Err(e) = needed else {
+        return needed.map(|p| (p, stand_in));
+    };
     log::debug!("build with clgroups' rewrites failed ({e}); building the source as written");
-    let bare = attempt(plans, false, false);
+    let bare = attempt(plans, false, false, false);
     if bare.is_ok() {
         for p in plans.values_mut() {
             p.pinned = false;
@@ -357,21 +387,20 @@ pub(super) fn build_with_fallbacks(
             p.checked = Err("the program builds only without clgroups' rewrites".into());
         }
     }
-    bare.map_err(|_| e)
+    bare.map(|p| (p, false)).map_err(|_| e)
 }
 
 /// The full text compiled for one sub-group size: the user's source with the emulated scratch
 /// threaded, rounded variants (if `round`), sizes pinned — none of it unless `rewrite` — then
-/// the includes resolved and the backend's prelude and the `polyfill` in front.
-#[allow(clippy::too_many_arguments)]
+/// the includes resolved and the backend's prelude and the `polyfill` in front, and with
+/// `stand_in` the stand-in scratch ([`STAND_IN`]) just before the user's text.
 fn compose(
     b: &ProgramBuilder,
     device: &Device,
     polyfill: &str,
     facts: &SourceFacts,
     plans: &BTreeMap<String, KernelChoices>,
-    round: bool,
-    rewrite: bool,
+    (round, rewrite, stand_in): (bool, bool, bool),
     size: usize,
 ) -> Result<String> {
     let user = match rewrite {
@@ -398,10 +427,19 @@ fn compose(
         out.push_str("#define CLG_KHR_DERIVED 1\n");
     }
     out.push_str(polyfill);
+    if stand_in {
+        out.push_str(STAND_IN);
+    }
     out.push_str(&format!("#line 1 \"{}\"\n", b.file_name));
     out.push_str(&body);
     Ok(out)
 }
+
+/// The stand-in for the emulated scratch where the edits cannot reach a kernel a macro writes
+/// ([`SourceFacts::scratch_stand_in`]): a null pointer at program scope, which every kernel and
+/// helper given the parameter hides; a kernel without it (the driver's argument info says) is
+/// refused before anything runs ([`KernelChoices::scratch_required`]).
+const STAND_IN: &str = "__local ulong *__constant clg_sg_scratch = 0;\n";
 
 /// The macros a build's text starts with, as far as clgroups can tell them (see
 /// [`transform::pp_eval`]): the device's extensions and OpenCL C features

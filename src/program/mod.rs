@@ -119,6 +119,8 @@ struct ProgramInner {
     /// One build per distinct size of layer kernels (`CLG_SUB_GROUP_SIZE`; kernels that do not
     /// use the layer take the first).
     builds: BTreeMap<usize, Arc<ClProgram>>,
+    /// The sizes of the builds that declare the stand-in scratch (see `build_with_fallbacks`).
+    stand_ins: std::collections::BTreeSet<usize>,
     rounding: RoundingConfig,
     /// The size of kernels that ask for none.
     default_size: SubGroupSize,
@@ -230,10 +232,14 @@ impl Program {
         wanted.sort_unstable();
         wanted.dedup();
         let mut builds = BTreeMap::new();
+        let mut stand_ins = std::collections::BTreeSet::new();
         let mut plans = plans;
         for size in wanted {
-            let program = build_with_fallbacks(queue, &b, &facts, &mut plans, size)?;
+            let (program, stand_in) = build_with_fallbacks(queue, &b, &facts, &mut plans, size)?;
             builds.insert(size, program);
+            if stand_in {
+                stand_ins.insert(size);
+            }
         }
         let first = builds.values().next().expect("one build");
         // Where neither the driver (NVIDIA, for a program of another device than the first of
@@ -257,6 +263,7 @@ impl Program {
                 names_known,
                 plans,
                 builds,
+                stand_ins,
                 rounding,
                 default_size: b.default_size,
                 options: b.options.clone(),
@@ -285,26 +292,25 @@ impl Program {
         if let Some(why) = self.inner.facts.divergence.refused.get(name) {
             return Err(build::divergent_error(self.device(), name, why));
         }
+        // Kernels of no build size of their own live in the automatic size's build.
+        let automatic = Some(automatic_size(self.device()))
+            .filter(|n| self.inner.builds.contains_key(n))
+            .or_else(|| self.inner.builds.keys().next().copied())
+            .expect("one build");
         let plan = match self.inner.plans.get(name) {
             Some(p) => p.clone(),
             None => KernelChoices::unscanned(
                 self.device(),
                 self.inner.facts.names_sub_group_collectives(),
                 self.inner.facts.hidden_required_size,
+                (self.inner.facts.scratch_stand_in.as_deref())
+                    .filter(|_| self.inner.stand_ins.contains(&automatic)),
             ),
         };
         if let Some(e) = plan.refusal(self.device(), name) {
             return Err(e);
         }
-        let build = match plan.build_size() {
-            Some(n) => &self.inner.builds[&n],
-            None => self
-                .inner
-                .builds
-                .get(&automatic_size(self.device()))
-                .or_else(|| self.inner.builds.values().next())
-                .expect("one build"),
-        };
+        let build = &self.inner.builds[&plan.build_size().unwrap_or(automatic)];
         let rounded = match &plan.rounded {
             Ok(()) => Ok(Arc::clone(build)),
             Err(why) => Err(why.clone()),

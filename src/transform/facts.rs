@@ -32,8 +32,14 @@ pub(crate) struct SourceFacts {
     pub(crate) wrap_obstacles: BTreeMap<String, Option<String>>,
     /// Why each kernel's result may depend on its work-group shape (`None`: it cannot), by name.
     pub(crate) shape_dependence: BTreeMap<String, Option<String>>,
-    /// The edits threading the emulated scratch through the layer's helper functions.
+    /// The edits threading the emulated scratch through the layer's helper functions and the
+    /// kernels and calls macros write.
     pub(crate) scratch_edits: Vec<(usize, usize, String)>,
+    /// Where those edits cannot reach a kernel's parameters (a kernel keyword in a macro that
+    /// does not write the parameter list), when nothing else is out of their reach: a build
+    /// that fails without it may declare a stand-in `clg_sg_scratch` (only kernels without the
+    /// parameter can see it, and those are then refused).
+    pub(crate) scratch_stand_in: Option<String>,
     /// Whether `intel_reqd_sub_group_size` stands outside the headers of the kernels the
     /// scanner read (in a macro's replacement list, or around a kernel it did not find): a
     /// kernel the scanner did not find may then require a size nobody tells clgroups.
@@ -76,10 +82,16 @@ impl SourceFacts {
             }
         };
         let layer_users = layer::layer_users_on(&scanned, backend);
-        let scratch_edits = match backend {
-            ShuffleBackend::Emulated => layer::scratch_edits(&scanned, &layer_users),
-            _ => Vec::new(),
+        let threading = match backend {
+            ShuffleBackend::Emulated => layer::scratch_threading(&scanned, &layer_users),
+            _ => layer::Threading::default(),
         };
+        if let Some(why) = &threading.unthreadable {
+            log::debug!("emulated scratch: {why}; no stand-in for what the edits cannot reach");
+        }
+        let scratch_stand_in = threading
+            .unreached
+            .filter(|_| threading.unthreadable.is_none());
         let divergence = collective.map_or_else(Divergence::default, |c| {
             divergence::divergent_users(&scanned, c)
         });
@@ -109,7 +121,8 @@ impl SourceFacts {
             collective_users: layer::users(&scanned, layer::is_sub_group_collective),
             layer_users,
             divergence,
-            scratch_edits,
+            scratch_edits: threading.edits,
+            scratch_stand_in,
             hidden_required_size: hidden_required_size(&scanned),
             words: scanned_words(&scanned),
         })

@@ -14,8 +14,12 @@
 //! * a helper that already declares `CLG_SG_SCRATCH_PARAM` (or `_ONLY`) is left as written,
 //!   with its calls: the macros remain for code that threads the scratch itself.
 //!
-//! Calls made inside `#define` replacement lists are not rewritten (a build that then fails is
-//! retried without rewrites and reports the compiler's error).
+//! Inside `#define` replacement lists ([`super::macro_scratch`]): calls to such helpers get
+//! `clg_sg_scratch` too, and every kernel a macro writes gets the parameter when the source
+//! uses the layer at all (the macro's arguments may bring the collectives); the driver's
+//! argument info then tells the host which kernels take it. What the edits cannot reach is
+//! reported ([`Threading`]): the build then declares a stand-in so that the program builds, and
+//! the kernels without the parameter are refused.
 
 use super::source::Scanned;
 use crate::device::ShuffleBackend;
@@ -67,7 +71,10 @@ pub(crate) fn is_emulated_collective(word: &str) -> bool {
 pub(crate) fn layer_users_on(s: &Scanned<'_>, backend: ShuffleBackend) -> BTreeSet<String> {
     use crate::device::ShuffleBackend::{Emulated, NvidiaPtx};
     match backend {
-        Emulated | NvidiaPtx => users(s, is_layer_or_builtin_word),
+        // The scratch must reach every function that expands a macro calling a helper that
+        // takes it; the other backends' decisions stay those of the direct uses.
+        Emulated => users_and_macros(s, is_layer_or_builtin_word, true).0,
+        NvidiaPtx => users(s, is_layer_or_builtin_word),
         _ => layer_users(s),
     }
 }
@@ -80,26 +87,69 @@ pub(crate) fn layer_users(s: &Scanned<'_>) -> BTreeSet<String> {
 /// Names of the functions (kernels included) of `s` whose body has a word accepted by `direct`,
 /// uses a macro whose replacement has one, or calls such a function, transitively.
 pub(crate) fn users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
-    let macro_users = macro_users(s, direct);
-    let direct = |w: &str| direct(w) || macro_users.contains(w);
-    // One pass over the bodies, then callers found through the call graph (a pass per level
-    // of calls took time quadratic in the length of a chain of helpers).
-    let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
+    users_and_macros(s, direct, false).0
+}
+
+/// Macros whose replacement has a word accepted by `direct` or names such a macro,
+/// transitively.
+pub(crate) fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
+    users_and_macros(s, direct, false).1
+}
+
+/// [`users`] and [`macro_users`]: one graph of who names whom (a function's body naming a
+/// macro or calling a function, a macro's replacement naming a macro or, with
+/// `through_calls`, calling a function), walked back from the direct users (a pass per level
+/// of calls took time quadratic in the length of a chain of helpers).
+fn users_and_macros(
+    s: &Scanned<'_>,
+    direct: fn(&str) -> bool,
+    through_calls: bool,
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut by: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut hits = Vec::new();
+    for (name, bodies) in &s.macros {
+        let mut hit = false;
+        for body in bodies {
+            for (i, t) in body.iter().enumerate() {
+                let w = &s.src[t.span.clone()];
+                hit = hit || direct(w);
+                // Other macros by name, functions where the replacement calls them.
+                let call = through_calls
+                    && body
+                        .get(i + 1)
+                        .is_some_and(|n| &s.src[n.span.clone()] == "(");
+                if call || s.macros.contains_key(w) {
+                    by.entry(w).or_default().push(name);
+                }
+            }
+        }
+        if hit {
+            hits.push(name.as_str());
+        }
+    }
     for f in &s.functions {
         let mut hit = false;
         for i in f.body.0 + 1..f.body.1 {
             let w = s.text(i);
             hit = hit || direct(w);
-            if s.is_call(i) {
-                callers.entry(w).or_default().push(&f.name);
+            if s.is_call(i) || s.macros.contains_key(w) {
+                by.entry(w).or_default().push(&f.name);
             }
         }
         if hit {
             hits.push(f.name.as_str());
         }
     }
-    reach(hits, &callers)
+    let all = reach(hits, &by);
+    let functions = (s.functions.iter())
+        .filter(|f| all.contains(&f.name))
+        .map(|f| f.name.clone())
+        .collect();
+    let macros = (all.iter())
+        .filter(|n| s.macros.contains_key(n.as_str()))
+        .cloned()
+        .collect();
+    (functions, macros)
 }
 
 /// `start` and every name that reaches one of them through `by` (name -> names that use it).
@@ -116,59 +166,72 @@ fn reach<'a>(start: Vec<&'a str>, by: &HashMap<&'a str, Vec<&'a str>>) -> BTreeS
     users
 }
 
-/// Macros whose replacement has a word accepted by `direct`, transitively.
-pub(crate) fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
-    let mut mentions: HashMap<&str, Vec<&str>> = HashMap::new();
-    let mut hits = Vec::new();
-    for (name, bodies) in &s.macros {
-        let mut hit = false;
-        for t in bodies.iter().flatten() {
-            let w = &s.src[t.span.clone()];
-            hit = hit || direct(w);
-            mentions.entry(w).or_default().push(name);
-        }
-        if hit {
-            hits.push(name.as_str());
-        }
-    }
-    reach(hits, &mentions)
+/// How the emulated scratch is threaded through a source ([`scratch_threading`]).
+#[derive(Debug, Default)]
+pub(crate) struct Threading {
+    /// The edits `(start, end, text)`; kernels the scanner read get their parameter elsewhere.
+    pub(crate) edits: Vec<(usize, usize, String)>,
+    /// Where the edits cannot reach a kernel's parameters (a kernel keyword in a macro whose
+    /// parameter list the macro does not write), described; `None` when they reach every one.
+    pub(crate) unreached: Option<String>,
+    /// A function made by a macro (not a kernel) that uses the layer: its name, and so its
+    /// calls, cannot be told, so nothing may stand in for its scratch.
+    pub(crate) unthreadable: Option<String>,
 }
 
-/// The edits `(start, end, text)` that thread `clg_sg_scratch` through the helper functions in
-/// `users` (see the module docs); kernels get their parameter elsewhere.
+/// The edits that thread `clg_sg_scratch` through the helper functions in `users` (see the
+/// module docs); kernels the scanner read get their parameter elsewhere.
+#[cfg(test)]
 pub(crate) fn scratch_edits(
     s: &Scanned<'_>,
     users: &BTreeSet<String>,
 ) -> Vec<(usize, usize, String)> {
+    scratch_threading(s, users).edits
+}
+
+/// [`scratch_edits`], and the same inside `#define` replacement lists: calls to threaded
+/// helpers get the scratch, and every kernel a macro writes gets the parameter where the
+/// source uses the layer (the driver's argument info then tells the host which kernels take
+/// it: the macro's arguments may bring the collectives; see [`super::macro_scratch`]).
+pub(crate) fn scratch_threading(s: &Scanned<'_>, users: &BTreeSet<String>) -> Threading {
     const PARAM: &str = "__local ulong *clg_sg_scratch";
+    // Functions whose header is a function-like macro's call are made by that macro: their
+    // parameters are the macro's (edited in its replacement list), their name unknown.
     let threaded: BTreeSet<&str> = s
         .functions
         .iter()
-        .filter(|f| !f.is_kernel && users.contains(&f.name))
+        .filter(|f| !f.is_kernel && users.contains(&f.name) && !s.is_fn_macro(&f.name))
         .filter(|f| {
             let (open, close) = (f.open_paren, s.partner(f.open_paren));
             !(open + 1..close).any(|i| s.text(i).starts_with("CLG_SG_SCRATCH"))
         })
         .map(|f| f.name.as_str())
         .collect();
-    if threaded.is_empty() {
-        return Vec::new();
+    let used = (0..s.tokens.len()).any(|i| is_layer_or_builtin_word(s.text(i)))
+        || (s.macros.values().flatten().flatten())
+            .any(|t| is_layer_or_builtin_word(&s.src[t.span.clone()]));
+    if threaded.is_empty() && !used {
+        return Threading::default();
     }
     log::debug!("emulated sub-group scratch threaded through helpers {threaded:?}");
-    // Function bodies are disjoint and in source order (a search per call was quadratic).
-    let in_body = |i: usize| {
-        let n = s.functions.partition_point(|f| f.body.0 < i);
-        n > 0 && i < s.functions[n - 1].body.1
-    };
-    let mut edits = Vec::new();
+    let layer_macros = users_and_macros(s, is_layer_or_builtin_word, true).1;
+    let mut out = super::macro_scratch::edits(s, &threaded, &layer_macros, users, used);
+    // Calls sit inside braces (function bodies, and bodies whose header a macro writes);
+    // definitions and prototypes outside them.
+    let mut depth = 0usize;
     for i in 0..s.tokens.len() {
+        match s.text(i) {
+            "{" => depth += 1,
+            "}" => depth = depth.saturating_sub(1),
+            _ => {}
+        }
         if !threaded.contains(s.text(i)) || !s.is_call(i) {
             continue;
         }
         let (open, close) = (i + 1, s.partner(i + 1));
         let empty = close == open + 1 || (close == open + 2 && s.text(open + 1) == "void");
         let at = s.tokens[close].span.start;
-        edits.push(if in_body(i) {
+        out.edits.push(if depth > 0 {
             // A call: the kernel's or helper's own `clg_sg_scratch` goes last.
             let sep = if close == open + 1 { "" } else { ", " };
             (at, at, format!("{sep}clg_sg_scratch"))
@@ -179,7 +242,7 @@ pub(crate) fn scratch_edits(
             (at, at, format!(", {PARAM}"))
         });
     }
-    edits
+    out
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 //!   record ([`Violation`]).
 //!
 //! Inside: `lex` (tokens, brackets), `source` (the scanner), `layer` (layer use, scratch
-//! threading), `rounded`, `checked`, `partitioned`, `wrapper` (variants), `access` (index proofs),
+//! threading; `macro_scratch` inside `#define` replacement lists), `rounded`, `checked`, `partitioned`, `wrapper` (variants), `access` (index proofs),
 //! `footprint` (what each buffer parameter's accesses reach, as formulas), `headers`, `polyfill`,
 //! `build_log`; `pp_eval` (the `#if` decisions a build's macros make).
 
@@ -39,6 +39,7 @@ mod hoist;
 mod id_condition;
 mod layer;
 mod lex;
+mod macro_scratch;
 mod nu_mask;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
 mod partitioned;

@@ -201,6 +201,11 @@ impl<'a> Scanned<'a> {
         &self.src[self.tokens[i].span.clone()]
     }
 
+    /// Whether `name` has a function-like `#define` (`#define F(n) ...`).
+    pub(crate) fn is_fn_macro(&self, name: &str) -> bool {
+        self.fn_macros.contains(name)
+    }
+
     /// The 1-based line of byte offset `at`.
     pub(crate) fn line(&self, at: usize) -> usize {
         self.lines.line(at)
@@ -293,7 +298,26 @@ impl<'a> Scanned<'a> {
                 return None;
             }
             let open = self.partner[end - 1];
-            if open <= start || self.tokens[open - 1].kind != Kind::Ident {
+            if open <= start {
+                return None;
+            }
+            // `HEAD(k)(...) {`: a function-like macro writes the name (the function is named
+            // after the macro, as for `HEAD(float) {`), the parameters follow.
+            let made = (open > start + 1 && self.is_punct(open - 1, ")"))
+                .then(|| self.partner[open - 1])
+                .filter(|&o| o > start && self.fn_macros.contains(self.text(o - 1)));
+            if let Some(o) = made {
+                return Some(FunctionDef {
+                    name: self.text(o - 1).to_string(),
+                    is_kernel: false,
+                    decl: start,
+                    item: start,
+                    name_tok: o - 1,
+                    open_paren: open,
+                    body: (open_brace, self.partner[open_brace]),
+                });
+            }
+            if self.tokens[open - 1].kind != Kind::Ident {
                 return None;
             }
             if self.is_attribute_name(open - 1) {
