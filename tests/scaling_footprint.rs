@@ -10,7 +10,9 @@
 
 mod common;
 
-use clgroups::scaling::{Access, ColoredBuffer, Placement, RootDevice, Spread};
+use common::partitioned::{colored, host_blur, host_heat, roots};
+
+use clgroups::scaling::{ColoredBuffer, Spread};
 use clgroups::{Error, Range};
 
 const SOURCE: &str = r#"
@@ -53,22 +55,6 @@ kernel void scatter(global int *y, global const uint *idx) {
 }
 "#;
 
-/// The root devices under test in partitioned placement, strict and not.
-fn roots(test: &str) -> Vec<RootDevice> {
-    let Some(root) = common::root_device(test) else {
-        return Vec::new();
-    };
-    let root = root.with_placement(Placement::Partitioned);
-    vec![root.clone(), root.strict()]
-}
-
-/// A buffer of `data` in pages of `page` elements.
-fn colored(root: &RootDevice, data: &[i32], page: usize) -> ColoredBuffer<i32> {
-    let mut b = ColoredBuffer::with_layout(root, data.len(), page * 4, Access::Auto).unwrap();
-    b.write(data).unwrap();
-    b
-}
-
 #[test]
 fn mandelbrot_splits_by_rows() {
     let (w, h) = (64usize, 48usize);
@@ -104,18 +90,6 @@ fn mandelbrot_splits_by_rows() {
         .unwrap();
         assert_eq!(got, want.read(&q).unwrap());
     }
-}
-
-fn host_heat(t: &[i32], w: usize, h: usize) -> Vec<i32> {
-    (0..w * h)
-        .map(|i| {
-            let (x, y) = (i % w, i / w);
-            if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
-                return t[i];
-            }
-            (t[i - 1] + t[i + 1] + t[i - w] + t[i + w]) / 4
-        })
-        .collect()
 }
 
 #[test]
@@ -179,13 +153,7 @@ fn blur_iterates_right() {
             }
             .unwrap();
             ev.wait().unwrap();
-            want = (0..n)
-                .map(|i| match i {
-                    0 => want[0],
-                    _ if i + 1 == n => want[i],
-                    _ => (want[i - 1] + want[i] + want[i + 1]) / 3,
-                })
-                .collect();
+            want = host_blur(&want);
             assert_eq!(y.read().unwrap(), want, "step {step}");
             assert!(
                 matches!(ev.spread(), Spread::Fetched { .. }),

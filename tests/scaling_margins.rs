@@ -11,7 +11,9 @@
 
 mod common;
 
-use clgroups::scaling::{Access, ColoredBuffer, MultiEvent, Placement, RootDevice, Spread};
+use common::partitioned::{colored, host_blur, host_heat, roots};
+
+use clgroups::scaling::{ColoredBuffer, MultiEvent, Spread};
 use clgroups::Range;
 
 const SOURCE: &str = r#"
@@ -35,22 +37,6 @@ kernel void twice(global int *x) {
 }
 "#;
 
-/// The root devices under test in partitioned placement, strict and not.
-fn roots(test: &str) -> Vec<RootDevice> {
-    let Some(root) = common::root_device(test) else {
-        return Vec::new();
-    };
-    let root = root.with_placement(Placement::Partitioned);
-    vec![root.clone(), root.strict()]
-}
-
-/// A buffer of `data` in pages of `page` elements.
-fn colored(root: &RootDevice, data: &[i32], page: usize) -> ColoredBuffer<i32> {
-    let mut b = ColoredBuffer::with_layout(root, data.len(), page * 4, Access::Auto).unwrap();
-    b.write(data).unwrap();
-    b
-}
-
 /// Bytes between and within devices of a launch split by footprints.
 fn bytes(ev: &MultiEvent, what: &str) -> (u64, u64) {
     match ev.spread() {
@@ -64,29 +50,6 @@ fn bytes(ev: &MultiEvent, what: &str) -> (u64, u64) {
         }
         other => panic!("{what}: {other:?}"),
     }
-}
-
-fn host_heat(t: &[i32], w: usize, h: usize) -> Vec<i32> {
-    (0..w * h)
-        .map(|i| {
-            let (x, y) = (i % w, i / w);
-            if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
-                return t[i];
-            }
-            (t[i - 1] + t[i + 1] + t[i - w] + t[i + w]) / 4
-        })
-        .collect()
-}
-
-fn host_blur(x: &[i32]) -> Vec<i32> {
-    let n = x.len();
-    (0..n)
-        .map(|i| match i {
-            0 => x[0],
-            _ if i + 1 == n => x[i],
-            _ => (x[i - 1] + x[i] + x[i + 1]) / 3,
-        })
-        .collect()
 }
 
 /// Devices that own elements of `b`.

@@ -2,6 +2,7 @@
 //! test may skip.
 #![allow(dead_code)]
 
+pub mod partitioned;
 pub mod shape;
 
 use clgroups::{Buffer, Device, Queue};

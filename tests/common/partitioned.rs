@@ -1,0 +1,46 @@
+//! Root devices in partitioned placement, their buffers and the host's stencils, shared by the
+//! footprint and margin tests.
+
+use clgroups::scaling::{Access, ColoredBuffer, Placement, RootDevice};
+
+/// The root devices under test in partitioned placement, strict and not (none, with a reason,
+/// where there is no multi-device setup).
+pub fn roots(test: &str) -> Vec<RootDevice> {
+    let Some(root) = super::root_device(test) else {
+        return Vec::new();
+    };
+    let root = root.with_placement(Placement::Partitioned);
+    vec![root.clone(), root.strict()]
+}
+
+/// A buffer of `data` in pages of `page` elements.
+pub fn colored(root: &RootDevice, data: &[i32], page: usize) -> ColoredBuffer<i32> {
+    let mut b = ColoredBuffer::with_layout(root, data.len(), page * 4, Access::Auto).unwrap();
+    b.write(data).unwrap();
+    b
+}
+
+/// One step of the 2-D heat stencil over `t` (`w` by `h`, borders kept), in integers.
+pub fn host_heat(t: &[i32], w: usize, h: usize) -> Vec<i32> {
+    (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
+                return t[i];
+            }
+            (t[i - 1] + t[i + 1] + t[i - w] + t[i + w]) / 4
+        })
+        .collect()
+}
+
+/// One step of the 1-D 3-point blur over `x` (ends kept), in integers.
+pub fn host_blur(x: &[i32]) -> Vec<i32> {
+    let n = x.len();
+    (0..n)
+        .map(|i| match i {
+            0 => x[0],
+            _ if i + 1 == n => x[i],
+            _ => (x[i - 1] + x[i] + x[i + 1]) / 3,
+        })
+        .collect()
+}
