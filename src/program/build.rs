@@ -10,7 +10,7 @@ use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::plan::uniform_branch::IdCondition;
 use crate::queue::Queue;
 use crate::transform::pp_eval::PpState;
-use crate::transform::{self, KernelDecl, Rewrites, SourceFacts};
+use crate::transform::{self, KernelDecl, Rewrites, Source, SourceFacts};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -316,10 +316,11 @@ pub(super) fn driver_kernel_names(
 pub(super) fn build_with_fallbacks(
     queue: &Queue,
     b: &ProgramBuilder,
-    facts: &SourceFacts,
+    source: &Source<'_>,
     plans: &mut BTreeMap<String, KernelChoices>,
     size: usize,
 ) -> Result<(Arc<ClProgram>, bool)> {
+    let facts = &source.facts;
     // The standard sub-group built-ins the device lacks (nothing when the source names none).
     let polyfill = transform::inline_includes(
         &polyfill::prelude(
@@ -337,7 +338,7 @@ pub(super) fn build_with_fallbacks(
                 b,
                 queue.device(),
                 &polyfill,
-                facts,
+                source,
                 plans,
                 (round, rewrite, stand_in),
                 size,
@@ -398,7 +399,7 @@ fn compose(
     b: &ProgramBuilder,
     device: &Device,
     polyfill: &str,
-    facts: &SourceFacts,
+    source: &Source<'_>,
     plans: &BTreeMap<String, KernelChoices>,
     (round, rewrite, stand_in): (bool, bool, bool),
     size: usize,
@@ -413,7 +414,7 @@ fn compose(
                     pin: p.pinned && p.size == ResolvedSize::Size(size),
                 })
             };
-            transform::rewrite(&b.source, facts, plan, round, size)?
+            source.rewrite(plan, round, size)?
         }
         false => b.source.clone(),
     };

@@ -56,7 +56,7 @@ use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::ffi::ClProgram;
 use crate::queue::Queue;
-use crate::transform::{self, KernelDecl, SourceFacts};
+use crate::transform::{self, KernelDecl, Source, SourceFacts};
 use build::{build_with_fallbacks, driver_kernel_names};
 pub(crate) use build::{derived_geometry, KernelChoices};
 use std::collections::BTreeMap;
@@ -192,30 +192,37 @@ impl Program {
     fn build(b: ProgramBuilder, queue: &Queue) -> Result<Program> {
         crate::checked::single_device()?; // an invalid CLGROUPS_CHECKED is an error here
         let device = queue.device();
-        // The one scan of the source: everything below reads these facts.
+        // The one scan of the source: everything below reads its facts and reuses it.
         // Collectives under sub-group-uniform conditions, where collectives are work-group
         // barriers: moved where the whole work-group reaches them (transform::hoist).
+        let backend = device.sub_groups().effective.shuffle_backend;
+        let collective = transform::barrier_collectives(device);
         let given = b.source.clone();
-        let b = ProgramBuilder {
-            source: transform::uniform_source(&b.source, device),
-            ..b
-        };
-        let mut facts = SourceFacts::read(&b.source, device)?;
+        transform::read_source(&given, backend, collective, |source| {
+            Program::build_read(b, queue, source)
+        })
+    }
+
+    /// [`Program::build`] of the source as read (`source.text`: hoisted where needed).
+    fn build_read(mut b: ProgramBuilder, queue: &Queue, mut source: Source<'_>) -> Result<Program> {
+        let device = queue.device();
+        let given = std::mem::replace(&mut b.source, source.text.to_string());
         if b.source.contains('#') {
             // Sizes chosen by `#if` branches: those of the branches this build compiles.
             let macros = build::compiler_macros(queue, &b);
-            transform::resolve_conditional_sizes(&b.source, &mut facts.kernels, macros);
+            transform::resolve_conditional_sizes(&b.source, &mut source.facts.kernels, macros);
         }
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
-        for (k, why) in &facts.divergence.refused {
+        for (k, why) in &source.facts.divergence.refused {
             log::debug!("`{k}` is refused on the emulated backend: {why}");
         }
-        let mut at_launch = std::mem::take(&mut facts.divergence.at_launch);
+        let mut at_launch = std::mem::take(&mut source.facts.divergence.at_launch);
+        let facts = &source.facts;
         let plans: BTreeMap<String, KernelChoices> = facts
             .kernels
             .iter()
             .map(|k| {
-                let mut plan = KernelChoices::new(k, &b, device, &rounding, &facts);
+                let mut plan = KernelChoices::new(k, &b, device, &rounding, facts);
                 plan.set_collectives(facts.collective_users.contains(&k.name), k, device);
                 plan.id_conditions = at_launch.remove(&k.name).unwrap_or_default();
                 (k.name.clone(), plan)
@@ -235,7 +242,7 @@ impl Program {
         let mut stand_ins = std::collections::BTreeSet::new();
         let mut plans = plans;
         for size in wanted {
-            let (program, stand_in) = build_with_fallbacks(queue, &b, &facts, &mut plans, size)?;
+            let (program, stand_in) = build_with_fallbacks(queue, &b, &source, &mut plans, size)?;
             builds.insert(size, program);
             if stand_in {
                 stand_ins.insert(size);
@@ -268,7 +275,7 @@ impl Program {
                 default_size: b.default_size,
                 options: b.options.clone(),
                 wrappers: Default::default(),
-                facts,
+                facts: std::mem::take(&mut source.facts),
             }),
         })
     }

@@ -346,17 +346,27 @@ pub(crate) fn write_checked_rounded(out: &mut String, scanned: &Scanned, k: &Ker
 /// those in `round`, checked rounded and sized variants (see [`super::rounded`]);
 /// for every one, the checked variant [`checked_name`]. The helper comes first (unless `src`
 /// has it).
+#[cfg(test)]
 pub fn with_checked_variants(
     src: &str,
     kernels: &[KernelDecl],
     round: &[String],
 ) -> Result<String> {
-    let scanned = Scanned::new(src)?;
+    with_checked_variants_on(&Scanned::new(src)?, kernels, round)
+}
+
+/// [`with_checked_variants`] of an already scanned source.
+pub(crate) fn with_checked_variants_on(
+    scanned: &Scanned<'_>,
+    kernels: &[KernelDecl],
+    round: &[String],
+) -> Result<String> {
+    let src = scanned.src;
     let out = rounded::with_variants(src, kernels, true, |out, _, k| {
         if round.contains(&k.name) {
-            write_checked_rounded(out, &scanned, k);
+            write_checked_rounded(out, scanned, k);
         }
-        write_checked(out, &scanned, k);
+        write_checked(out, scanned, k);
     })?;
     log::debug!(
         "wrote checked variants of {} kernel(s) (rounded too: {round:?})",

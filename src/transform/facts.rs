@@ -8,7 +8,7 @@ use super::lex::Kind;
 use super::source::Scanned;
 use super::KernelDecl;
 use crate::device::{Device, ShuffleBackend};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What one scan of a source found.
@@ -50,23 +50,27 @@ pub(crate) struct SourceFacts {
 }
 
 impl SourceFacts {
-    /// Reads `src` for a build on `device`. Errors only for a malformed clgroups attribute
-    /// (see [`super::scan`]).
-    pub(crate) fn read(src: &str, device: &Device) -> Result<SourceFacts> {
-        let backend = device.sub_groups().effective.shuffle_backend;
-        // Where collectives are work-group barriers (emulated; PoCL's native ones), collectives
-        // under work-group-divergent branches are refused or left to the launch.
-        SourceFacts::read_on(src, backend, barrier_collectives(device))
-    }
-
-    /// [`SourceFacts::read`] for a device of `backend` whose collectives are work-group barriers
-    /// where `collective` (which tells them) is given.
+    /// Reads `src` for a build on a device of `backend` whose collectives are work-group
+    /// barriers where `collective` (which tells them, [`barrier_collectives`]) is given. Errors
+    /// only for a malformed clgroups attribute (see [`super::scan`]). A build reads its source
+    /// through [`super::pipeline::read`], which scans it once for this and everything else.
+    #[cfg(test)]
     pub(crate) fn read_on(
         src: &str,
         backend: ShuffleBackend,
         collective: Option<fn(&str) -> bool>,
     ) -> Result<SourceFacts> {
-        let scanned = match Scanned::new(src) {
+        SourceFacts::of_scan(src, Scanned::new(src).as_ref(), backend, collective)
+    }
+
+    /// [`SourceFacts::read_on`] of `src` as scanned (or not: the scanner's error).
+    pub(crate) fn of_scan(
+        src: &str,
+        scanned: std::result::Result<&Scanned<'_>, &Error>,
+        backend: ShuffleBackend,
+        collective: Option<fn(&str) -> bool>,
+    ) -> Result<SourceFacts> {
+        let scanned = match scanned {
             Ok(s) => s,
             Err(e) => {
                 log::debug!(
@@ -81,9 +85,9 @@ impl SourceFacts {
                 });
             }
         };
-        let layer_users = layer::layer_users_on(&scanned, backend);
+        let layer_users = layer::layer_users_on(scanned, backend);
         let threading = match backend {
-            ShuffleBackend::Emulated => layer::scratch_threading(&scanned, &layer_users),
+            ShuffleBackend::Emulated => layer::scratch_threading(scanned, &layer_users),
             _ => layer::Threading::default(),
         };
         if let Some(why) = &threading.unthreadable {
@@ -93,16 +97,16 @@ impl SourceFacts {
             .unreached
             .filter(|_| threading.unthreadable.is_none());
         let divergence = collective.map_or_else(Divergence::default, |c| {
-            divergence::divergent_users(&scanned, c)
+            divergence::divergent_users(scanned, c)
         });
-        let kernels = super::scanned_kernels(&scanned)?;
+        let kernels = super::scanned_kernels(scanned)?;
         let rounding_obstacles = kernels
             .iter()
-            .map(|k| (k.name.clone(), super::rounding_obstacle(&scanned, k)))
+            .map(|k| (k.name.clone(), super::rounding_obstacle(scanned, k)))
             .collect();
         let mut wrap_obstacles: BTreeMap<String, Option<String>> = BTreeMap::new();
         for k in &kernels {
-            let why = super::wrapper::wrap_obstacle(&scanned, k);
+            let why = super::wrapper::wrap_obstacle(scanned, k);
             let slot = wrap_obstacles.entry(k.name.clone()).or_default();
             if slot.is_none() {
                 *slot = why;
@@ -110,7 +114,7 @@ impl SourceFacts {
         }
         let shape_dependence = kernels
             .iter()
-            .map(|k| (k.name.clone(), super::shape_dependence(&scanned, k)))
+            .map(|k| (k.name.clone(), super::shape_dependence(scanned, k)))
             .collect();
         Ok(SourceFacts {
             kernels,
@@ -118,13 +122,13 @@ impl SourceFacts {
             rounding_obstacles,
             wrap_obstacles,
             shape_dependence,
-            collective_users: layer::users(&scanned, layer::is_sub_group_collective),
+            collective_users: layer::users(scanned, layer::is_sub_group_collective),
             layer_users,
             divergence,
             scratch_edits: threading.edits,
             scratch_stand_in,
-            hidden_required_size: hidden_required_size(&scanned),
-            words: scanned_words(&scanned),
+            hidden_required_size: hidden_required_size(scanned),
+            words: scanned_words(scanned),
         })
     }
 
@@ -142,22 +146,12 @@ impl SourceFacts {
 /// Where `device`'s collectives are work-group barriers
 /// ([`Device::needs_group_uniform_collectives`]), what tells them: the layer's and the polyfilled
 /// built-ins on the emulated backend, every sub-group collective on PoCL's native ones.
-fn barrier_collectives(device: &Device) -> Option<fn(&str) -> bool> {
+pub(crate) fn barrier_collectives(device: &Device) -> Option<fn(&str) -> bool> {
     let backend = device.sub_groups().effective.shuffle_backend;
     match device.needs_group_uniform_collectives() {
         true if backend == ShuffleBackend::Emulated => Some(layer::is_emulated_collective),
         true => Some(layer::is_sub_group_collective),
         false => None,
-    }
-}
-
-/// `src` with the collectives under divergent conditions moved where the whole work-group
-/// reaches them, on a device whose collectives are work-group barriers (see
-/// [`super::hoist`]); as written elsewhere.
-pub(crate) fn uniform_source(src: &str, device: &Device) -> String {
-    match barrier_collectives(device) {
-        Some(c) => super::hoist::uniform_collectives(src, c),
-        None => src.to_string(),
     }
 }
 

@@ -110,21 +110,29 @@ const PURE: &[&str] = &[
 /// `src` with the collectives that [`super::divergence`] would refuse moved where the whole
 /// work-group reaches them, wherever that keeps the meaning ([`uniform_collectives`]'s rules
 /// in the module's documentation). `collective` tells the collectives. No line is added.
+/// A build runs these steps through [`super::pipeline::read`], which scans each text once.
+#[cfg(test)]
 pub(crate) fn uniform_collectives(src: &str, collective: fn(&str) -> bool) -> String {
     let mut text = src.to_string();
-    for n in 0..256 {
+    for n in 0..MAX_FIXES {
         let Ok(s) = Scanned::new(&text) else { break };
-        let Some(edits) = s
-            .functions
-            .iter()
-            .find_map(|f| first_fix(&s, f, collective, n))
-        else {
+        let Some(next) = next_text(&s, collective, n) else {
             break;
         };
-        log::debug!("collective under a divergent condition rewritten: {edits:?}");
-        text = super::apply_edits(&text, edits);
+        text = next;
     }
     text
+}
+
+/// How many collectives [`uniform_collectives`] moves at most.
+pub(crate) const MAX_FIXES: usize = 256;
+
+/// One step of [`uniform_collectives`]: the scanned text with its first collective under a
+/// divergent condition that can be moved (the `n`th step's) moved, or `None` where none can.
+pub(crate) fn next_text(s: &Scanned<'_>, collective: fn(&str) -> bool, n: usize) -> Option<String> {
+    let edits = (s.functions.iter()).find_map(|f| first_fix(s, f, collective, n))?;
+    log::debug!("collective under a divergent condition rewritten: {edits:?}");
+    Some(super::apply_edits(s.src, edits))
 }
 
 pub(super) type Edits = Vec<(usize, usize, String)>;

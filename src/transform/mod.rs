@@ -2,8 +2,9 @@
 //! interface (pure text; the driver stays the source of truth, see `docs/architecture.md`,
 //! "What clgroups does to your source").
 //!
-//! * Reading: [`SourceFacts::read`] scans a program's source once: the kernel definitions it
-//!   may rewrite ([`KernelDecl`], with the reason where it may not:
+//! * Reading: [`read_source`] scans a program's source once per build (after moving the
+//!   collectives where the backend needs it: `hoist`) into [`SourceFacts`]: the kernel
+//!   definitions it may rewrite ([`KernelDecl`], with the reason where it may not:
 //!   [`KernelDecl::rewrite_obstacle`]), the functions that use the sub-group layer or sub-group
 //!   collectives (transitively), divergent collectives, the identifiers; `scan_root` the
 //!   kernels of a root program with what the multi-device contract reads in them;
@@ -11,7 +12,8 @@
 //!   or whole-launch variant; the scaling contract's proofs ([`own_id_index`]).
 //! * Wrappers: [`wrapper_source`] writes, from the driver's argument info, the guard of a
 //!   rounded launch for a kernel whose declaration cannot be rewritten (`wrap_obstacle`).
-//! * Writing: [`rewrite`] gives the text a build compiles for one sub-group size (the emulated
+//! * Writing: [`Source::rewrite`] gives the text a build compiles for one sub-group size,
+//!   scanning each text it writes once a build (the emulated
 //!   scratch threaded through layer users, checked and rounded variants, pinned sizes);
 //!   [`with_partitioned_variants`] adds the variants a root device runs; [`inline_includes`]
 //!   resolves the embedded `cl/` headers; [`polyfill_prelude`] puts the standard built-ins a
@@ -43,6 +45,7 @@ mod macro_scratch;
 mod nu_mask;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
 mod partitioned;
+mod pipeline;
 mod polyfill;
 pub(crate) mod pp_eval;
 mod rounded;
@@ -53,11 +56,12 @@ mod wrapper;
 #[cfg(feature = "scaling")]
 pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
-pub(crate) use facts::{uniform_source, SourceFacts};
+pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;
 pub(crate) use partitioned::is_root_variant;
 #[cfg(feature = "scaling")]
 pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle, with_partitioned_variants};
+pub(crate) use pipeline::{read as read_source, Source};
 pub(crate) use polyfill::{
     mentions_sub_groups, prelude as polyfill_prelude, probe_source as polyfill_probe,
 };
@@ -214,16 +218,32 @@ pub(crate) fn resolve_conditional_sizes(
     if lines.iter().all(|l| *l == pp_eval::LineState::Active) {
         return;
     }
-    let read = |keep_unknown: bool| {
-        let text = pp_eval::blank(src, &lines, keep_unknown);
-        let kernels = Scanned::new(&text).and_then(|s| scanned_kernels(&s)).ok()?;
+    // Each text read once: the source's kernels are `kernels` (as scanned, not yet resolved).
+    let read = |text: &str| {
+        let scanned;
+        let kernels = match text == src {
+            true => kernels as &[KernelDecl],
+            false => {
+                scanned = Scanned::new(text).and_then(|s| scanned_kernels(&s)).ok()?;
+                &scanned
+            }
+        };
         let size = |k: &KernelDecl| {
             let attr = (k.sub_group_size, k.own_sub_group_attr);
             (k.name.clone(), (attr, k.unresolved_sub_group_attr.clone()))
         };
         Some(kernels.iter().map(size).collect::<BTreeMap<_, _>>())
     };
-    let (Some(kept), Some(dropped)) = (read(true), read(false)) else {
+    let texts = (
+        pp_eval::blank(src, &lines, true),
+        pp_eval::blank(src, &lines, false),
+    );
+    let kept = read(&texts.0);
+    let dropped = match texts.0 == texts.1 {
+        true => kept.clone(),
+        false => read(&texts.1),
+    };
+    let (Some(kept), Some(dropped)) = (kept, dropped) else {
         log::debug!("#if branches: the source does not scan once blanked; sizes as read");
         return;
     };
@@ -275,7 +295,7 @@ pub(crate) fn resolve_conditional_sizes(
     }
 }
 
-/// What a build rewrites in one kernel (see [`rewrite`]).
+/// What a build rewrites in one kernel (see [`Source::rewrite`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Rewrites {
     /// The emulated sub-group scratch as a hidden trailing parameter.
@@ -286,68 +306,6 @@ pub(crate) struct Rewrites {
     pub(crate) check: bool,
     /// `intel_reqd_sub_group_size` of the build's size.
     pub(crate) pin: bool,
-}
-
-/// The user's source with clgroups' rewrites for one build of sub-group `size` on `device`
-/// (none of them adds a line): the emulated scratch threaded through the layer's users (also
-/// helpers no kernel calls: they must compile too), then, with `variants`, checked and rounded
-/// variants after their originals, then pinned sizes. `kernels` are [`scan`]'s, `plan` says
-/// what each kernel gets.
-pub(crate) fn rewrite(
-    src: &str,
-    facts: &SourceFacts,
-    plan: impl Fn(&str) -> Rewrites,
-    variants: bool,
-    size: usize,
-) -> Result<String> {
-    let kernels = &facts.kernels;
-    let mut edits: Vec<(usize, usize, String)> = kernels
-        .iter()
-        .filter(|k| plan(&k.name).scratch)
-        .map(scratch_param_edit)
-        .collect();
-    edits.extend(facts.scratch_edits.iter().cloned());
-    let user = apply_edits(src, edits);
-    // Originals stay beside their variants: ND-range launches and argument checks use them.
-    let user = if variants {
-        let to_check: Vec<KernelDecl> = source::scan_kernels(&user)?
-            .into_iter()
-            .filter(|k| plan(&k.name).check)
-            .collect();
-        let user = match to_check.is_empty() {
-            true => user,
-            false => {
-                let round: Vec<String> = to_check
-                    .iter()
-                    .filter(|k| plan(&k.name).round)
-                    .map(|k| k.name.clone())
-                    .collect();
-                checked::with_checked_variants(&user, &to_check, &round)?
-            }
-        };
-        let to_round: Vec<KernelDecl> = source::scan_kernels(&user)?
-            .into_iter()
-            .filter(|k| plan(&k.name).round && !plan(&k.name).check)
-            .collect();
-        rounded::with_rounded_variants(&user, &to_round, true)?
-    } else {
-        user
-    };
-    // The pinned size, last, on the kernels (and their checked variants) that get it.
-    let pinned = |name: &str| {
-        let base = name.strip_suffix(checked::CHECKED_SUFFIX).unwrap_or(name);
-        plan(base).pin
-    };
-    if !kernels.iter().any(|k| plan(&k.name).pin) {
-        return Ok(user);
-    }
-    let attr = format!("__attribute__((intel_reqd_sub_group_size({size}))) ");
-    let edits = source::scan_kernels(&user)?
-        .iter()
-        .filter(|k| pinned(&k.name))
-        .map(|k| (k.decl_start, k.decl_start, attr.clone()))
-        .collect();
-    Ok(apply_edits(&user, edits))
 }
 
 /// `text` with the replacements `(start, end, new text)` (disjoint; of several at one offset,

@@ -69,7 +69,7 @@ pub fn partitioned_name(kernel: &str) -> String {
 
 /// `src` with the partitioned variant of each kernel of `kernels` after it (see the module
 /// docs), checked variants when `checked`. `kernels` must come from
-/// [`scan_kernels`](super::source::scan_kernels)`(src)`; errors when a declaration
+/// the scan of `src`; errors when a declaration
 /// does not match `src` or two overlap.
 pub fn with_partitioned_variants(
     src: &str,

@@ -305,7 +305,7 @@ pub(super) fn forbidden(id: &str, in_function: bool) -> Option<String> {
 
 /// `src` with a rounded variant of each kernel in `kernels` (see the module docs).
 ///
-/// `kernels` must come from [`scan_kernels`](super::source::scan_kernels)`(src)`;
+/// `kernels` must come from the scan of `src`;
 /// pass only kernels for which [`rounding_obstacle`] is `None`. With `keep_original`, each
 /// variant follows its kernel; without, it replaces it. Errors when a declaration does not
 /// match `src` or two declarations overlap.

@@ -1,6 +1,6 @@
 //! A small scanner for OpenCL C kernel declarations (pure text, no OpenCL).
 //!
-//! [`scan_kernels`] finds every kernel *definition* (`kernel`/`__kernel` function with a body)
+//! `scan_kernels` (tests) and [`Scanned::kernel_decls`] find every kernel *definition* (`kernel`/`__kernel` function with a body)
 //! in a source, with its parameters, the byte spans needed to rewrite it, and the sub-group size
 //! it asks for through the layer's macros.
 //!
@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-/// One kernel definition found by [`scan_kernels`]. Offsets are byte offsets into the scanned
+/// One kernel definition found by [`Scanned::kernel_decls`]. Offsets are byte offsets into the scanned
 /// source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -117,7 +117,8 @@ pub enum SubGroupSizeAttr {
 ///
 /// Errors ([`Error::InvalidInput`], with line numbers) for unbalanced brackets, unterminated
 /// comments or literals, a parameter without a name, and a malformed or repeated sub-group size
-/// attribute.
+/// attribute. (A build scans through [`super::pipeline`], once per text.)
+#[cfg(test)]
 pub fn scan_kernels(src: &str) -> Result<Vec<KernelDecl>> {
     let kernels = Scanned::new(src)?.kernel_decls()?;
     log::debug!(
@@ -145,6 +146,31 @@ pub(crate) struct FunctionDef {
     pub(crate) body: (usize, usize),
 }
 
+/// How often each text was scanned on this thread (tests: `transform::pipeline`'s proof that
+/// one build scans each text once).
+#[cfg(test)]
+pub(crate) mod scans {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
+
+    thread_local! {
+        static SCANS: RefCell<HashMap<u64, (usize, usize)>> = RefCell::default();
+    }
+
+    /// Counts one scan of `src`.
+    pub(super) fn count(src: &str) {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        src.hash(&mut h);
+        SCANS.with(|m| m.borrow_mut().entry(h.finish()).or_insert((0, src.len())).0 += 1);
+    }
+
+    /// The scans counted since the last call, as (times scanned, text length) per text.
+    pub(crate) fn take() -> Vec<(usize, usize)> {
+        SCANS.with(|m| m.borrow_mut().drain().map(|(_, v)| v).collect())
+    }
+}
+
 /// A lexed source: tokens (directives excluded), bracket partners, functions and macros.
 pub(crate) struct Scanned<'a> {
     pub(crate) src: &'a str,
@@ -163,6 +189,8 @@ pub(crate) struct Scanned<'a> {
 impl<'a> Scanned<'a> {
     /// Lexes `src`, matches its brackets and finds its function definitions.
     pub(crate) fn new(src: &'a str) -> Result<Self> {
+        #[cfg(test)]
+        scans::count(src);
         let lines = LineIndex::new(src);
         let mut lexer = Lexer::new(src, &lines);
         lexer.run(true)?;

@@ -266,30 +266,40 @@ fn source_facts(i: &Input<'_>) {
     }
 }
 
-/// [`super::super::rewrite`] with two backends' facts and two plans, each result composed
-/// as a build composes it (includes inlined, a log mapped through its `#line`s).
+/// [`super::super::Source::rewrite`] on two backends' reading (emulated: scratch threaded,
+/// collectives hoisted; PoCL's native ones) with two plans, each result composed as a build
+/// composes it (includes inlined, a log mapped through its `#line`s).
 fn rewrite(i: &Input<'_>) {
-    // The emulated backend's facts (scratch threaded) and PoCL's native ones.
-    for facts in facts(i).into_iter().take(2) {
-        for bits in [0b1111u8, 0b0010] {
-            let plan = |name: &str| {
-                let on = |b: u8| bits & b != 0 && (bits != 0b0010 || name.len() % 2 == 0);
-                Rewrites {
-                    scratch: on(1) && facts.layer_users.contains(name),
-                    round: on(2),
-                    check: on(4),
-                    pin: on(8),
+    let on = [
+        (
+            ShuffleBackend::Emulated,
+            layer::is_emulated_collective as fn(&str) -> bool,
+        ),
+        (ShuffleBackend::Khr, layer::is_sub_group_collective),
+    ];
+    for (backend, c) in on {
+        _ = super::super::read_source(i.src, backend, Some(c), |source| {
+            for bits in [0b1111u8, 0b0010] {
+                let plan = |name: &str| {
+                    let on = |b: u8| bits & b != 0 && (bits != 0b0010 || name.len() % 2 == 0);
+                    Rewrites {
+                        scratch: on(1) && source.facts.layer_users.contains(name),
+                        round: on(2),
+                        check: on(4),
+                        pin: on(8),
+                    }
+                };
+                let variants = bits & 6 != 0;
+                let Ok(text) = source.rewrite(plan, variants, 16) else {
+                    continue;
+                };
+                if let Ok(body) = super::super::inline_includes(&text, "fuzz.cl") {
+                    let composed = format!("#define X 1\n#line 1 \"fuzz.cl\"\n{body}");
+                    _ = build_log::map_positions(&driver_log(&composed), &composed);
                 }
-            };
-            let variants = bits & 6 != 0;
-            let Ok(text) = super::super::rewrite(i.src, &facts, plan, variants, 16) else {
-                continue;
-            };
-            if let Ok(body) = super::super::inline_includes(&text, "fuzz.cl") {
-                let composed = format!("#define X 1\n#line 1 \"fuzz.cl\"\n{body}");
-                _ = build_log::map_positions(&driver_log(&composed), &composed);
             }
-        }
+            Ok(())
+        });
     }
 }
 
