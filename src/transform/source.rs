@@ -146,31 +146,6 @@ pub(crate) struct FunctionDef {
     pub(crate) body: (usize, usize),
 }
 
-/// How often each text was scanned on this thread (tests: `transform::pipeline`'s proof that
-/// one build scans each text once).
-#[cfg(test)]
-pub(crate) mod scans {
-    use std::cell::RefCell;
-    use std::collections::HashMap;
-    use std::hash::{Hash, Hasher};
-
-    thread_local! {
-        static SCANS: RefCell<HashMap<u64, (usize, usize)>> = RefCell::default();
-    }
-
-    /// Counts one scan of `src`.
-    pub(super) fn count(src: &str) {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        src.hash(&mut h);
-        SCANS.with(|m| m.borrow_mut().entry(h.finish()).or_insert((0, src.len())).0 += 1);
-    }
-
-    /// The scans counted since the last call, as (times scanned, text length) per text.
-    pub(crate) fn take() -> Vec<(usize, usize)> {
-        SCANS.with(|m| m.borrow_mut().drain().map(|(_, v)| v).collect())
-    }
-}
-
 /// A lexed source: tokens (directives excluded), bracket partners, functions and macros.
 pub(crate) struct Scanned<'a> {
     pub(crate) src: &'a str,
@@ -190,7 +165,7 @@ impl<'a> Scanned<'a> {
     /// Lexes `src`, matches its brackets and finds its function definitions.
     pub(crate) fn new(src: &'a str) -> Result<Self> {
         #[cfg(test)]
-        scans::count(src);
+        super::pipeline::scans::count(src);
         let lines = LineIndex::new(src);
         let mut lexer = Lexer::new(src, &lines);
         lexer.run(true)?;
