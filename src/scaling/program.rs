@@ -7,8 +7,7 @@ use super::{Placement, RootDevice, RootKernel};
 use crate::error::Result;
 use crate::program::{Program, ProgramBuilder};
 use crate::transform::{
-    self, is_const_pointee, is_global_pointer, variant_name, with_partitioned_variants, KernelDecl,
-    RootDecl, VariantKind,
+    self, is_const_pointee, is_global_pointer, variant_name, RootDecl, VariantKind,
 };
 use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
 use std::fmt;
@@ -79,23 +78,22 @@ impl RootProgram {
     /// The builder's source built for every device of `root` (see [`RootDevice::build`]).
     pub(super) fn build(root: &RootDevice, builder: ProgramBuilder) -> Result<RootProgram> {
         let source = builder.source();
-        let (decls, unscanned) = transform::scan_root(source)?;
-        let checked = super::checked_mode()?;
+        let checked = super::checked_mode();
+        // One scan: the kernels, their contract facts and the partitioned variants.
+        let (decls, variants) = transform::scan_root(source, checked.clone().unwrap_or(false))?;
+        let checked = checked?;
         let build_all = |b: &ProgramBuilder| {
             let built = root.queues().iter().map(|q| b.clone().build(q));
             built.collect::<Result<Vec<_>>>()
         };
-        let (programs, obstacle) = match unscanned {
-            Some(why) => (build_all(&builder)?, Some(why)),
-            None => match with_partitioned_variants(source, &kernel_decls(&decls), checked) {
-                Err(e) => (build_all(&builder)?, Some(e.to_string())),
-                Ok(text) => match build_all(&builder.clone().with_source(text)) {
-                    Ok(programs) => (programs, None),
-                    Err(e) => {
-                        let why = format!("its variants did not build ({e})");
-                        (build_all(&builder)?, Some(why))
-                    }
-                },
+        let (programs, obstacle) = match variants {
+            Err(why) => (build_all(&builder)?, Some(why)),
+            Ok(text) => match build_all(&builder.clone().with_source(text)) {
+                Ok(programs) => (programs, None),
+                Err(e) => {
+                    let why = format!("its variants did not build ({e})");
+                    (build_all(&builder)?, Some(why))
+                }
             },
         };
         if let Some(why) = &obstacle {
@@ -255,9 +253,4 @@ fn outside_bodies(source: &str, decls: &[RootDecl]) -> String {
         out[body].fill(b' ');
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The declarations of `decls`.
-fn kernel_decls(decls: &[RootDecl]) -> Vec<KernelDecl> {
-    decls.iter().map(|r| r.decl.clone()).collect()
 }

@@ -15,7 +15,7 @@
 //! * Writing: [`Source::rewrite`] gives the text a build compiles for one sub-group size,
 //!   scanning each text it writes once a build (the emulated
 //!   scratch threaded through layer users, checked and rounded variants, pinned sizes);
-//!   [`with_partitioned_variants`] adds the variants a root device runs; [`inline_includes`]
+//!   `scan_root` also adds the variants a root device runs; [`inline_includes`]
 //!   resolves the embedded `cl/` headers; [`polyfill_prelude`] puts the standard built-ins a
 //!   device lacks in front; [`build_log`] maps compiler messages back to the user's lines.
 //! * Names: the generated variants' names ([`variant_name`]) and the words of checked mode's
@@ -60,7 +60,7 @@ pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;
 pub(crate) use partitioned::is_root_variant;
 #[cfg(feature = "scaling")]
-pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle, with_partitioned_variants};
+pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle};
 pub(crate) use pipeline::{read as read_source, Source};
 pub(crate) use polyfill::{
     mentions_sub_groups, prelude as polyfill_prelude, probe_source as polyfill_probe,
@@ -137,17 +137,24 @@ pub(crate) struct RootDecl {
     pub(crate) whole_obstacle: Option<String>,
 }
 
-/// [`scan`] for a root program: one scan gives each kernel's contract facts too.
+/// [`scan`] for a root program: one scan gives each kernel's contract facts too, and the text
+/// with the partitioned variants (`partitioned::with_partitioned_variants`, checked ones when
+/// `checked`) or why there is none (the source does not scan, or the variants cannot be written).
 #[cfg(feature = "scaling")]
-pub(crate) fn scan_root(src: &str) -> Result<(Vec<RootDecl>, Option<String>)> {
+pub(crate) fn scan_root(
+    src: &str,
+    checked: bool,
+) -> Result<(Vec<RootDecl>, std::result::Result<String, String>)> {
     let s = match Scanned::new(src) {
         Ok(s) => s,
         Err(e) => {
             log::debug!("source not scanned ({e}): no generated variants");
-            return Ok((Vec::new(), Some(e.to_string())));
+            return Ok((Vec::new(), Err(e.to_string())));
         }
     };
-    let decls = scanned_kernels(&s)?
+    let kernels = scanned_kernels(&s)?;
+    let variants = partitioned::with_partitioned_variants_on(&s, &kernels, checked);
+    let decls = kernels
         .into_iter()
         .map(|decl| RootDecl {
             own_ids: decl
@@ -160,7 +167,7 @@ pub(crate) fn scan_root(src: &str) -> Result<(Vec<RootDecl>, Option<String>)> {
             decl,
         })
         .collect();
-    Ok((decls, None))
+    Ok((decls, variants.map_err(|e| e.to_string())))
 }
 
 /// The kernels of a scanned source. Kernels defined more than once (under `#if` branches) are

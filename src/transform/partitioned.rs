@@ -71,16 +71,25 @@ pub fn partitioned_name(kernel: &str) -> String {
 /// docs), checked variants when `checked`. `kernels` must come from
 /// the scan of `src`; errors when a declaration
 /// does not match `src` or two overlap.
+#[cfg(test)]
 pub fn with_partitioned_variants(
     src: &str,
     kernels: &[KernelDecl],
     checked: bool,
 ) -> Result<String> {
-    let scanned = Scanned::new(src)?;
-    let checks = checked.then_some(&scanned);
-    let out = super::rounded::with_variants(src, kernels, true, |out, src, k| {
+    with_partitioned_variants_on(&Scanned::new(src)?, kernels, checked)
+}
+
+/// [`with_partitioned_variants`] of an already scanned source (`scan_root`'s).
+pub(crate) fn with_partitioned_variants_on(
+    scanned: &Scanned<'_>,
+    kernels: &[KernelDecl],
+    checked: bool,
+) -> Result<String> {
+    let checks = checked.then_some(scanned);
+    let out = super::rounded::with_variants(scanned.src, kernels, true, |out, src, k| {
         write_variant(out, src, k, checks, None);
-        if rounding_obstacle(&scanned, k).is_none() {
+        if rounding_obstacle(scanned, k).is_none() {
             write_variant(out, src, k, checks, Some(&guard()));
         }
     })?;

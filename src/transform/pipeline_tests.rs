@@ -123,3 +123,16 @@ fn texts_from_earlier_attempts_are_the_texts_written_afresh() {
         }
     }
 }
+
+#[cfg(feature = "scaling")]
+#[test]
+fn a_root_program_is_scanned_once_for_its_facts_and_variants() {
+    for src in sources() {
+        for checked in [false, true] {
+            scans::take();
+            let (decls, variants) = super::super::scan_root(&src, checked).unwrap();
+            assert!(!decls.is_empty() && variants.is_ok(), "{variants:?}");
+            assert_eq!(scans::take(), [(1, src.len())]);
+        }
+    }
+}

@@ -44,7 +44,7 @@ pub(super) const ANALYSES: &[Analysis] = &[
     ("scan", |i| _ = super::super::scan(i.src)),
     #[cfg(feature = "scaling")]
     ("scan of a root program", |i| {
-        _ = super::super::scan_root(i.src)
+        _ = super::super::scan_root(i.src, false)
     }),
     ("kernel declarations", |i| _ = scan_kernels(i.src)),
     ("collectives hoisted", hoisted),
@@ -67,8 +67,8 @@ pub(super) const ANALYSES: &[Analysis] = &[
     }),
     #[cfg(feature = "scaling")]
     ("partitioned variants", |i| {
-        _ = super::super::with_partitioned_variants(i.src, &i.kernels, false);
-        _ = super::super::with_partitioned_variants(i.src, &i.kernels, true);
+        _ = super::super::partitioned::with_partitioned_variants(i.src, &i.kernels, false);
+        _ = super::super::partitioned::with_partitioned_variants(i.src, &i.kernels, true);
     }),
     ("rewrite and compose", rewrite),
     ("includes", |i| {
