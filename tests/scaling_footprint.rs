@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::partitioned::{colored, host_blur, host_heat, roots};
+use common::partitioned::{colored, heat_steps, host_blur, roots};
 
 use clgroups::scaling::{ColoredBuffer, Spread};
 use clgroups::{Error, Range};
@@ -100,25 +100,8 @@ fn heat_fetches_only_halo_rows() {
     for root in roots("heat_fetches_only_halo_rows") {
         let k = root.program(SOURCE).unwrap().kernel("heat").unwrap();
         // Pages of one work-group slab (4 rows): colored as the launch is split, on any number
-        // of devices.
-        let (mut a, mut b) = (colored(&root, &init, 4 * w), colored(&root, &init, 4 * w));
-        let mut want = init.clone();
-        for step in 0..steps {
-            // SAFETY: work-item (x, y) writes u[y * w + x] and reads t within one row of it,
-            // inside the grid (the border copies).
-            let ev = unsafe {
-                k.launch()
-                    .arg(&a)
-                    .arg(&b)
-                    .arg(w as i32)
-                    .arg(h as i32)
-                    .nd_range(Range::d2(w, h), Range::d2(8, 4))
-            }
-            .unwrap();
-            ev.wait().unwrap();
-            want = host_heat(&want, w, h);
-            assert_eq!(b.read().unwrap(), want, "step {step}");
-            // One row each way between two devices (more rows only if a chunk is a row).
+        // of devices. One row each way between two devices (more rows only if a chunk is a row).
+        heat_steps(&root, &k, (w, h), &init, steps, |step, ev| {
             match ev.spread() {
                 Spread::Fetched {
                     arguments, between, ..
@@ -129,8 +112,7 @@ fn heat_fetches_only_halo_rows() {
                 }
                 other => panic!("step {step}: {other:?}"),
             }
-            std::mem::swap(&mut a, &mut b);
-        }
+        });
     }
 }
 

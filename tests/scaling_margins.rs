@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::partitioned::{colored, host_blur, host_heat, roots};
+use common::partitioned::{colored, heat_steps, host_blur, roots};
 
 use clgroups::scaling::{ColoredBuffer, MultiEvent, Spread};
 use clgroups::Range;
@@ -63,32 +63,15 @@ fn heat_keeps_its_halo_rows() {
     let init = common::values(w * h, 5);
     for root in roots("heat_keeps_its_halo_rows") {
         let k = root.program(SOURCE).unwrap().kernel("heat").unwrap();
-        let (mut a, mut b) = (colored(&root, &init, 4 * w), colored(&root, &init, 4 * w));
-        let mut want = init.clone();
-        let halo = 2 * (busy(&a) - 1) * w as u64 * 4;
-        for step in 0..steps {
-            // SAFETY: work-item (x, y) writes u[y * w + x] and reads t within one row of it,
-            // inside the grid (the border copies).
-            let ev = unsafe {
-                k.launch()
-                    .arg(&a)
-                    .arg(&b)
-                    .arg(w as i32)
-                    .arg(h as i32)
-                    .nd_range(Range::d2(w, h), Range::d2(8, 4))
-            }
-            .unwrap();
-            ev.wait().unwrap();
-            want = host_heat(&want, w, h);
-            assert_eq!(b.read().unwrap(), want, "step {step}");
-            let (between, within) = bytes(&ev, &format!("step {step}"));
+        let halo = 2 * (busy(&colored(&root, &init, 4 * w)) - 1) * w as u64 * 4;
+        heat_steps(&root, &k, (w, h), &init, steps, |step, ev| {
+            let (between, within) = bytes(ev, &format!("step {step}"));
             // Each buffer's first launch as input moves its parts into allocations with
             // margins (its own elements, once); after that nothing moves within a device, and
             // the halo rows the other buffer's launch wrote come from their owners.
             let first = if step < 2 { (w * h * 4) as u64 } else { 0 };
             assert_eq!((between, within), (halo, first), "step {step}");
-            std::mem::swap(&mut a, &mut b);
-        }
+        });
     }
 }
 

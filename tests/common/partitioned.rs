@@ -1,7 +1,8 @@
 //! Root devices in partitioned placement, their buffers and the host's stencils, shared by the
 //! footprint and margin tests.
 
-use clgroups::scaling::{Access, ColoredBuffer, Placement, RootDevice};
+use clgroups::scaling::{Access, ColoredBuffer, MultiEvent, Placement, RootDevice, RootKernel};
+use clgroups::Range;
 
 /// The root devices under test in partitioned placement, strict and not (none, with a reason,
 /// where there is no multi-device setup).
@@ -43,4 +44,37 @@ pub fn host_blur(x: &[i32]) -> Vec<i32> {
             _ => (x[i - 1] + x[i] + x[i + 1]) / 3,
         })
         .collect()
+}
+
+/// Runs `steps` steps of the 2-D heat kernel `k` (`t`, `u`, `w`, `h`; work-groups of 8 x 4) over
+/// two buffers of `init` on `root` colored in slabs of 4 rows, swapping them after each step;
+/// checks every step against the host and hands its event to `check` with the step's number.
+pub fn heat_steps(
+    root: &RootDevice,
+    k: &RootKernel,
+    (w, h): (usize, usize),
+    init: &[i32],
+    steps: usize,
+    mut check: impl FnMut(usize, &MultiEvent),
+) {
+    let (mut a, mut b) = (colored(root, init, 4 * w), colored(root, init, 4 * w));
+    let mut want = init.to_vec();
+    for step in 0..steps {
+        // SAFETY: work-item (x, y) writes u[y * w + x] and reads t within one row of it,
+        // inside the grid (the border copies).
+        let ev = unsafe {
+            k.launch()
+                .arg(&a)
+                .arg(&b)
+                .arg(w as i32)
+                .arg(h as i32)
+                .nd_range(Range::d2(w, h), Range::d2(8, 4))
+        }
+        .unwrap();
+        ev.wait().unwrap();
+        want = host_heat(&want, w, h);
+        assert_eq!(b.read().unwrap(), want, "step {step}");
+        check(step, &ev);
+        std::mem::swap(&mut a, &mut b);
+    }
 }
