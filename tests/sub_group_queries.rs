@@ -469,29 +469,23 @@ fn macro_made_kernels_with_sizes_clgroups_cannot_see_are_refused_where_it_fixes_
         // The kernels the scanner read keep running in the same program.
         p.kernel("layer_default").expect("a written-out kernel");
         let p = Program::from_source(&q, &plain).expect("build");
-        let k = p
-            .kernel("made_plain")
-            .expect("a macro-made kernel without a size");
-        let s = d.sub_groups().effective.primary_sub_group_size;
-        let out = Buffer::<u32>::new(q.context(), FIELDS * LARGEST).unwrap();
+        let case = Case {
+            kernel: (p.kernel("made_plain")).expect("a macro-made kernel without a size"),
+            fixed: Some(d.sub_groups().effective.primary_sub_group_size),
+        };
+        let mut out = Buffer::<u32>::new(q.context(), FIELDS * LARGEST).unwrap();
+        let mut t = Tally::default();
         for w in [5usize, 32, 100] {
-            // SAFETY: one work-group of w <= LARGEST work-items, each writes FIELDS values at
-            // FIELDS * its local id.
-            unsafe {
-                k.launch()
-                    .arg(&out)
-                    .nd_range(Range::d1(w), LocalSize::Exact(Range::d1(w)))
-            }
-            .and_then(|ev| ev.wait())
-            .unwrap_or_else(|e| panic!("{d} ({backend}): made_plain at {w}: {e}"));
-            let v = out.read(&q).unwrap();
-            let m = s.min(w);
-            for l in 0..w {
-                let (id, got) = (l / m, &v[FIELDS * l..FIELDS * (l + 1)]);
-                let size = m.min(w - id * m);
-                let want = [size, m, w.div_ceil(m), id, l % m, size, l % m + 1].map(|x| x as u32);
-                assert_eq!(got, want, "{d} ({backend}): made_plain at {w}, item {l}");
-            }
+            check_kernel_side(&case, Range::d1(w), &mut out, &mut t);
         }
+        println!(
+            "{d} ({backend}): made_plain: {} launches, {} checks",
+            t.launches, t.checks
+        );
+        assert_eq!(
+            t.launches, 3,
+            "{d} ({backend}): made_plain ran at every size"
+        );
+        assert_clean(&t);
     }
 }
