@@ -7,7 +7,7 @@
 //!
 //! Every remote device runs it (through PoCL-R: `scripts/pocl-remote run 2 cargo test --test
 //! remote_soak`), else the default device. Environment (docs/testing.md):
-//! `CLGROUPS_SOAK_OPS` operations per device (default 12,000), `CLGROUPS_SOAK_SEED` (default 37),
+//! `CLGROUPS_SOAK_OPS` operations per device (default 6,000), `CLGROUPS_SOAK_SEED` (default 37),
 //! `CLGROUPS_SOAK_MAX_LOG2` the largest buffer, as a power of two (default 16; the GPU kit's long
 //! run: 28). A failure names the seed and the operation, to replay it.
 //!
@@ -463,7 +463,7 @@ fn soak(d: &Device, ops: usize, seed: u64, max_log2: u32) -> usize {
 
 #[test]
 fn a_random_history_matches_the_model() {
-    let ops = env_or("CLGROUPS_SOAK_OPS", 12_000) as usize;
+    let ops = env_or("CLGROUPS_SOAK_OPS", 6_000) as usize;
     let seed = env_or("CLGROUPS_SOAK_SEED", 37);
     let max_log2 = env_or("CLGROUPS_SOAK_MAX_LOG2", 16).clamp(6, 30) as u32;
     let remote = common::remote_devices();
