@@ -112,7 +112,11 @@ pub(crate) fn event_on(event: &Event, on_cpu: bool, what: impl Fn() -> String) -
         .wait_timeout_while(guard, limit, |s| s.is_none())
         .unwrap_or_else(PoisonError::into_inner);
     match *guard {
-        Some(status) => finished(status, what),
+        // The callback's status is not to be trusted: PoCL (3.1 to 7.2) passes `CL_COMPLETE`
+        // to a `CL_COMPLETE` callback also when the command failed (a kernel in flight on a
+        // lost PoCL-R server read as a success): the event's own status says which.
+        Some(reported) if reported >= 0 => finished(reported.min(status()?), what),
+        Some(reported) => finished(reported, what),
         None => Err(Error::Timeout {
             command: what(),
             waited: limit,

@@ -8,7 +8,7 @@
 //! Every remote device runs it (through PoCL-R: `scripts/pocl-remote run 2 cargo test --test
 //! remote_soak`), else the default device. Environment (docs/testing.md):
 //! `CLGROUPS_SOAK_OPS` operations per device (default 6,000), `CLGROUPS_SOAK_SEED` (default 37),
-//! `CLGROUPS_SOAK_MAX_LOG2` the largest buffer, as a power of two (default 16; the GPU kit's long
+//! `CLGROUPS_SOAK_MAX_LOG2` the largest buffer, as a power of two (default 20; the GPU kit's long
 //! run: 28). A failure names the seed and the operation, to replay it.
 //!
 //! Cross-queue order is the application's in OpenCL: an operation on a buffer that commands of
@@ -108,12 +108,14 @@ impl Soak<'_> {
         self.checked += 1;
     }
 
-    /// 1..64 elements half the time, else 2^6..2^max_log2 (log-uniform); rarely the largest.
+    /// 1..64 elements half the time, else up to 2^16 (log-uniform), and one time in 64 a large
+    /// one, 2^16..2^max_log2 (each size from half its power of two to it).
     fn size(&mut self) -> usize {
-        if self.rng.below(2) == 0 {
-            return 1 + self.rng.below(64);
-        }
-        let log2 = 6 + self.rng.below(self.max_log2.saturating_sub(5) as usize) as u32;
+        let log2 = match self.rng.below(128) {
+            0..=63 => return 1 + self.rng.below(64),
+            64 | 65 if self.max_log2 > 16 => 17 + self.rng.below(self.max_log2 as usize - 16),
+            _ => 6 + self.rng.below(self.max_log2.min(16) as usize - 5),
+        };
         let top = 1usize << log2;
         top / 2 + self.rng.below(top / 2 + 1)
     }
@@ -465,7 +467,7 @@ fn soak(d: &Device, ops: usize, seed: u64, max_log2: u32) -> usize {
 fn a_random_history_matches_the_model() {
     let ops = env_or("CLGROUPS_SOAK_OPS", 6_000) as usize;
     let seed = env_or("CLGROUPS_SOAK_SEED", 37);
-    let max_log2 = env_or("CLGROUPS_SOAK_MAX_LOG2", 16).clamp(6, 30) as u32;
+    let max_log2 = env_or("CLGROUPS_SOAK_MAX_LOG2", 20).clamp(6, 30) as u32;
     let remote = common::remote_devices();
     let devices = if remote.is_empty() {
         vec![common::device()]
