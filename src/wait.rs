@@ -4,9 +4,10 @@
 //!
 //! The limit is `CLGROUPS_TIMEOUT` seconds (default 600). OpenCL cannot cancel a command, so one
 //! that timed out may still be running: a read that timed out leaves its destination to the
-//! device (owned memory, leaked). Blocking reads of up to 64 KiB are one non-blocking read and
-//! one bounded wait; larger blocking transfers first wait (bounded) for the commands before
-//! them, so only the transfer itself is unbounded.
+//! device (owned memory, leaked). Blocking reads of up to 64 KiB, and every blocking read and
+//! write on a remote device (PoCL-R), are one non-blocking transfer through owned memory and
+//! one bounded wait; larger blocking transfers on local devices first wait (bounded) for the
+//! commands before them, so only the transfer itself is unbounded there.
 
 use crate::error::{Error, Result};
 use crate::ffi;

@@ -55,19 +55,34 @@ fn signal(pid: u32, sig: &str) {
     assert!(ok, "kill {sig} {pid}");
 }
 
-/// A server that stops answering (`SIGSTOP`): a read (of at most 64 KiB: one bounded wait)
-/// gives `Error::Timeout` after `CLGROUPS_TIMEOUT`, and the server works again once continued.
+/// A server that stops answering (`SIGSTOP`): a small read, a 4 MiB read and a 4 MiB write each
+/// give `Error::Timeout` after `CLGROUPS_TIMEOUT` (the large ones through PoCL-R are bounded
+/// too: they went through blocking calls that waited forever), and the server works again once
+/// continued, the write it had pending applied in order.
 fn stopped(d: &Device, pid: u32) {
     let q = Queue::new(d).expect("a queue");
     let x = Buffer::from_slice(&q, &[3u32; 1024]).expect("a buffer");
+    let mut big = Buffer::from_slice(&q, &vec![5u32; 1 << 20]).expect("a buffer");
     signal(pid, "-STOP");
+    let timed_out = |what: &str, r: Result<(), Error>| {
+        let start = Instant::now();
+        let e = r.expect_err(what);
+        println!("{d}: stopped server, {what}: {e}");
+        assert!(matches!(e, Error::Timeout { .. }), "{d}: {what}: {e:?}");
+        start.elapsed()
+    };
     let start = Instant::now();
-    let e = x.read(&q).expect_err("a read from a stopped server");
-    println!("{d}: stopped server: {e} after {:?}", start.elapsed());
-    assert!(matches!(e, Error::Timeout { .. }), "{d}: {e:?}");
-    assert!(start.elapsed() < Duration::from_secs(TIMEOUT_S + 5));
+    timed_out("a small read", x.read(&q).map(drop));
+    timed_out("a 4 MiB read", big.read(&q).map(drop));
+    timed_out("a 4 MiB write", big.write(&q, &vec![6u32; 1 << 20]));
+    assert!(start.elapsed() < Duration::from_secs(3 * TIMEOUT_S + 5));
     signal(pid, "-CONT");
     assert_eq!(x.read(&q).expect("a read once continued"), [3u32; 1024]);
+    let got = big.read(&q).expect("a read once continued");
+    assert!(
+        got.iter().all(|&v| v == 6),
+        "{d}: the write made while stopped"
+    );
 }
 
 /// 64 MiB reads stream back from `d` while its server is killed: every read that succeeds is

@@ -254,6 +254,11 @@ impl<T: Pod> Buffer<T> {
     /// ```
     pub fn write_at(&mut self, queue: &Queue, offset: usize, data: &[T]) -> Result<()> {
         self.check(queue, offset, data.len(), "write")?;
+        if queue.device().identity().remote {
+            // Through PoCL-R the transfer itself is bounded too: a server that stops answering
+            // gives `Error::Timeout`, not a hang (a copy of `data`, leaked then).
+            return self.write_bounded(queue, offset, data);
+        }
         // Bounded wait for the commands before the write: only the transfer itself blocks.
         queue.finish()?;
         ffi::write(queue.raw(), &mut self.raw, offset, data)
@@ -290,7 +295,9 @@ impl<T: Pod> Buffer<T> {
     /// ```
     pub fn read_into(&self, queue: &Queue, offset: usize, out: &mut [T]) -> Result<()> {
         self.check(queue, offset, out.len(), "read")?;
-        if size_of_val(out) <= STAGED_READ_MAX {
+        // Through PoCL-R at any size: a server that stops answering gives `Error::Timeout`, not
+        // a hang (at the cost of a copy; the memory is leaked then).
+        if size_of_val(out) <= STAGED_READ_MAX || queue.device().identity().remote {
             // One round trip: a non-blocking read into owned memory, one bounded wait.
             let data = self.read_pending(queue, offset, out.len())?.wait()?;
             out.copy_from_slice(&data);
