@@ -6,7 +6,7 @@
 //! pocld runs a client's commands in its request thread, creates and frees its buffers and
 //! queues in its main thread, and sends replies from two reply threads, which then walk the
 //! session's queues to retry held commands. Built with `-fsanitize=thread`, pocld reported 14
-//! and 6 data races in two 20 s runs of this test (`SharedCLContext::freeBuffer` erased from
+//! and 7 data races in two 20 s runs of this test (`SharedCLContext::freeBuffer` erased from
 //! the buffer map without its lock while the request thread looked buffers up; `notifyEvent`
 //! walked the queue map while `CreateCmdQueue`/`FreeCmdQueue` changed it): a lookup that
 //! misses fails the command on the server with `CL_INVALID_MEM_OBJECT`, and a queue freed
