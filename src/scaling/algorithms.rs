@@ -195,6 +195,8 @@ fn parts<'a, T: Scalar>(
             root.len()
         )));
     }
+    // A buffer a launch left whole on one device moves back to its parts first.
+    buf.settle()?;
     let starts = buf.starts();
     let exact =
         (0..root.len()).all(|d| buf.stored()[d] == (starts[d], starts[d] + buf.chunks()[d]));

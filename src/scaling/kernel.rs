@@ -7,6 +7,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::LocalSize;
+use crate::plan::cost::Sample;
 use crate::plan::local_size::Limits;
 use crate::plan::work_group::{choose, Constraints};
 use crate::plan::{rounding, split};
@@ -58,6 +59,8 @@ pub struct RootKernel {
     /// The last copy out of each staging buffer of those fetches, which the next copy into
     /// it waits for.
     pub(super) staged_reads: Arc<Mutex<HashMap<HaloRun, crate::event::Event>>>,
+    /// Measured launches per shape, for the cost model.
+    pub(super) figures: Arc<Mutex<Figures>>,
 }
 
 /// The copies of [`RootKernel::fetched`], by (argument, device).
@@ -76,7 +79,15 @@ pub(super) struct Policy {
     pub(super) weights: Option<Vec<f64>>,
     /// The source names an atomic function or type: merged writes could lose updates.
     pub(super) atomics: bool,
+    /// How launches spread ([`super::RootDevice::with_spread`]).
+    pub(super) spread: crate::plan::cost::SpreadPolicy,
+    /// The root device's link, measured once ([`crate::plan::cost::Link`]).
+    pub(super) link: Arc<std::sync::OnceLock<crate::plan::cost::Link>>,
 }
+
+/// A kernel's measured launches per shape (global and local size): split as the analysis
+/// says, and on one device.
+pub(super) type Figures = HashMap<(Range, Range), (Sample, Sample)>;
 
 impl RootKernel {
     /// The per-device kernels (the `__clg_part` variants, or the kernels as written where

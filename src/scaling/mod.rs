@@ -146,8 +146,10 @@ mod kernel;
 mod launch;
 mod margins;
 mod program;
+mod resident;
 mod root;
 
+pub use crate::plan::cost::{Choice, Link, Priced, SpreadPolicy, Time, Why};
 pub use crate::plan::partition::Partition;
 pub use access::Access;
 #[cfg(feature = "algorithms")]

@@ -4,9 +4,11 @@ use super::Placement;
 use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, Result};
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
+use crate::plan::cost::{Link, SpreadPolicy};
 use crate::plan::gcd;
 use crate::queue::{names, Context, Queue};
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 /// Several devices of one platform used as one: a shared context and one queue per device.
 /// Cheap to clone; `Send + Sync`.
@@ -42,6 +44,10 @@ pub struct RootDevice {
     strict: bool,
     /// Relative throughput per device ([`RootDevice::with_weights`]); `None`: equal.
     weights: Option<Vec<f64>>,
+    /// How launches spread over the devices ([`RootDevice::with_spread`]).
+    spread: SpreadPolicy,
+    /// The device-to-device link, measured at the first launch the cost model prices.
+    link: Arc<OnceLock<Link>>,
 }
 
 impl RootDevice {
@@ -74,6 +80,7 @@ impl RootDevice {
         check_devices(&keys).map_err(|r| Error::input(format!("{r} ({})", names(devices))))?;
         let placement = Placement::choose(devices)?;
         let strict = crate::config::settings().strict()?;
+        let spread = crate::config::settings().spread()?.unwrap_or_default();
         let context = Context::new(devices)?;
         let queues = devices
             .iter()
@@ -90,6 +97,8 @@ impl RootDevice {
             placement,
             strict,
             weights: None,
+            spread,
+            link: Arc::default(),
         })
     }
 
@@ -255,6 +264,46 @@ impl RootDevice {
     pub fn strict(mut self) -> Self {
         self.strict = true;
         self
+    }
+
+    /// This root device with launches (of programs made afterwards) spread as `policy` says:
+    /// [`SpreadPolicy::Model`] (the default; `CLGROUPS_SPREAD=model`) lets the cost model
+    /// (`plan::cost`) choose between the split the analysis proved and the whole launch on one
+    /// device, from measured times; [`SpreadPolicy::Split`] (`CLGROUPS_SPREAD=split`) always
+    /// does what the analysis proves (split, merged or one device, as before the cost model);
+    /// [`SpreadPolicy::OneDevice`] (`CLGROUPS_SPREAD=one`) always runs the whole launch on
+    /// one device, its colored buffers moved there whole. For tests and benchmarks; strict
+    /// mode refuses as before whatever the policy.
+    ///
+    /// ```
+    /// use clgroups::scaling::{RootDevice, SpreadPolicy};
+    /// let root = RootDevice::from_env()?.with_spread(SpreadPolicy::Split);
+    /// assert_eq!(root.spread(), SpreadPolicy::Split);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn with_spread(mut self, policy: SpreadPolicy) -> Self {
+        self.spread = policy;
+        self
+    }
+
+    /// How launches spread over the devices ([`RootDevice::with_spread`]).
+    ///
+    /// ```
+    /// use clgroups::scaling::SpreadPolicy;
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// if std::env::var_os("CLGROUPS_SPREAD").is_none() {
+    ///     assert_eq!(root.spread(), SpreadPolicy::Model);
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn spread(&self) -> SpreadPolicy {
+        self.spread
+    }
+
+    /// The measured link between the devices, shared by the launches of programs made from
+    /// this root device (measured once, at the first launch the cost model prices).
+    pub(super) fn link_cell(&self) -> Arc<OnceLock<Link>> {
+        self.link.clone()
     }
 
     /// Whether launches are refused rather than merged or sent to one device

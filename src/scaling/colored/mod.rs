@@ -3,6 +3,7 @@
 use super::access::stored_range;
 use super::arg::{ColoredArg, RootArgValue, Tiling, Value};
 use super::margins::{Coherence, Margins};
+use super::resident::{self, Residence};
 use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, Result};
@@ -54,6 +55,8 @@ pub struct ColoredBuffer<T: Pod> {
     access: Access,
     /// Parts that keep their halos ([`super::margins`]).
     margins: Arc<Margins<T>>,
+    /// Where the valid data is: the parts, or whole on one device ([`super::resident`]).
+    residence: Arc<Residence>,
 }
 
 impl<T: Pod> ColoredBuffer<T> {
@@ -252,6 +255,7 @@ impl<T: Pod> ColoredBuffer<T> {
         let margins = Arc::new(Margins::new(own, root.alignment()));
         let buf = ColoredBuffer {
             margins,
+            residence: Arc::default(),
             parent,
             parts,
             chunks,
@@ -438,10 +442,42 @@ impl<T: Pod> ColoredBuffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn part(&self, i: usize) -> Option<&Buffer<T>> {
+        // A buffer held whole on one device moves back to its parts first.
+        if let Err(e) = self.settle().and_then(|()| self.finish()) {
+            log::error!("colored buffer: moving it back to its parts failed: {e}");
+            return None;
+        }
         // Writes through the part would not be seen by the validity record of the other
         // devices' margins, nor reach a part that moves into margins later: none from now on.
         self.margins.lend();
         self.held_part(i)
+    }
+
+    /// Moves the buffer back to its parts where a launch left it whole on one device (see
+    /// [`super::resident`]), enqueued device to device.
+    pub(super) fn settle(&self) -> Result<()> {
+        if self.residence.holder().is_none() {
+            return Ok(());
+        }
+        let RootArgValue(Value::Colored(arg)) = self.root_arg() else {
+            return Ok(());
+        };
+        let queues: Vec<&Queue> = self.queues.iter().collect();
+        resident::settle(&arg, &queues).map(drop)
+    }
+
+    /// The device holding the buffer whole (a launch ran there alone and left it there), or
+    /// `None` where each device holds its part (see [whole-buffer
+    /// placement](super#whole-buffer-placement)).
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// let x = clgroups::ColoredBuffer::from_slice(&root, &[1u32; 64])?;
+    /// assert_eq!(x.whole_on(), None); // written by the host: in its parts
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn whole_on(&self) -> Option<usize> {
+        self.residence.holder().map(|h| h.0)
     }
 
     /// Device `i`'s part, to read: inside its allocation with margins once it keeps them.
@@ -512,6 +548,7 @@ impl<T: Pod> ColoredBuffer<T> {
             chunks: self.chunks.clone(),
             owned: self.owned.clone(),
             margins: Some(self.margins.clone() as Arc<dyn Coherence>),
+            residence: Some(self.residence.clone()),
         })))
     }
 }

@@ -24,6 +24,7 @@ mod fallback;
 mod footprint;
 mod merge;
 mod order;
+mod place;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -277,18 +278,43 @@ impl<'a> RootLaunch<'a> {
             base,
         };
         let decision = self.decide(&shape, &plan)?;
-        self.mark_written();
-        // SAFETY: the caller's contract, for the same launch; `decide` accepted the split's
-        // arguments, or chose copies of those it did not.
+        let priced = self.price(&shape, &decision)?;
+        let choice = priced.as_ref().map(|p| p.choice);
+        self.timed(&shape, priced, || match choice {
+            // SAFETY: the caller's contract, for the same launch, on one device.
+            Some(crate::plan::cost::Choice::OneDevice(d)) => unsafe { self.resident(&shape, d) },
+            _ => {
+                // Buffers a launch left whole on one device move back to their parts first.
+                self.settle_all()?;
+                self.mark_written();
+                // SAFETY: the caller's contract, for the same launch; `decide` accepted the
+                // split's arguments, or chose copies of those it did not.
+                unsafe { self.analysed(&shape, plan, decision) }
+            }
+        })
+    }
+
+    /// Executes the analysis's `decision` for the launch `s`.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
+    unsafe fn analysed(
+        &self,
+        s: &Shape3,
+        plan: Partition,
+        decision: Decision,
+    ) -> Result<MultiEvent> {
+        // SAFETY: the caller's contract.
         unsafe {
             match decision {
-                Decision::Split => self.execute(&shape, plan, &Vec::new()).and_then(|mut ev| {
+                Decision::Split => self.execute(s, plan, &Vec::new()).and_then(|mut ev| {
                     self.exchange(&mut ev)?;
                     Ok(ev)
                 }),
-                Decision::Fetch(fetch, why) => self.fetch_and_split(&shape, plan, &fetch, &why),
-                Decision::Merge(feeds, why) => self.merged(&shape, plan, &feeds, &why),
-                Decision::OneDevice(why) => self.one_device(&shape, why),
+                Decision::Fetch(fetch, why) => self.fetch_and_split(s, plan, &fetch, &why),
+                Decision::Merge(feeds, why) => self.merged(s, plan, &feeds, &why),
+                Decision::OneDevice(why) => self.one_device(s, why),
             }
         }
     }
@@ -378,6 +404,7 @@ impl<'a> RootLaunch<'a> {
             partition: plan,
             events,
             spread: Spread::Split,
+            priced: None,
         };
         if self.kernel.checked {
             launched.wait()?;
