@@ -193,11 +193,28 @@ fn a_buffer_moved_whole_reads_reduces_and_lends_the_same_bytes() {
     assert_eq!(x.whole_on(), Some(0));
     assert_eq!(x.read().unwrap(), twice);
     assert_eq!(x.whole_on(), Some(0));
-    // A reduce moves it back to its parts first.
-    let sum = scaling::reduce_sum(&root, &x).unwrap();
-    assert_eq!(sum, twice.iter().fold(0i32, |a, &b| a.wrapping_add(b)));
+    // A reduce runs where it is, which it stays; a scan moves it back to its parts first.
+    let sum = twice.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+    assert_eq!(scaling::reduce_sum(&root, &x).unwrap(), sum);
+    assert_eq!(x.whole_on(), Some(0));
+    let mut y = colored(&root, &init, 64);
+    scaling::inclusive_scan_sum(&root, &x, &mut y).unwrap();
     assert_eq!(x.whole_on(), None);
+    let scanned: Vec<i32> = (twice.iter())
+        .scan(0i32, |a, &b| {
+            *a = a.wrapping_add(b);
+            Some(*a)
+        })
+        .collect();
+    assert_eq!(y.read().unwrap(), scanned);
     assert_eq!(x.read().unwrap(), twice);
+    // A reduce of a buffer in its parts, forced onto one device: moved whole there, once.
+    let x = colored(&root, &init, 64);
+    let sum = init.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+    assert_eq!(scaling::reduce_sum(&root, &x).unwrap(), sum);
+    assert_eq!(x.whole_on(), Some(0));
+    assert_eq!(scaling::reduce_sum(&root, &x).unwrap(), sum);
+    assert_eq!(x.read().unwrap(), init);
     // part(): every device's part holds its elements again.
     let mut x = colored(&root, &init, 64);
     launch(&mut x);

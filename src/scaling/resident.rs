@@ -13,9 +13,11 @@ use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::launch::Arg;
+use crate::plan::cost::Link;
 use crate::queue::Queue;
 use opencl3::types::{cl_event, cl_mem};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// Where a colored buffer's valid data is.
 #[derive(Debug, Default)]
@@ -253,4 +255,52 @@ pub(super) fn settle(c: &ColoredArg, queues: &[&Queue]) -> Result<u64> {
     );
     s.spare = Some(w);
     Ok(moved)
+}
+
+/// The slowest pair's link: for every pair of devices, the least time of a 4-byte copy from
+/// one's buffer on the other's queue waiting for a marker of the first (the latency of one
+/// cross-device dependency) over 5 tries, and the bandwidth of a 4 MiB copy (least of 3, the
+/// latency taken off).
+pub(super) fn measure_link(queues: &[&Queue]) -> Result<Link> {
+    const BIG: usize = 4 << 20;
+    let (mut latency, mut bandwidth) = (0.0f64, f64::INFINITY);
+    let zeros = vec![0u8; BIG];
+    for d in 0..queues.len() {
+        for e in d + 1..queues.len() {
+            let (qd, qe) = (queues[d], queues[e]);
+            let a = Buffer::from_slice(qd, &zeros)?;
+            let b = Buffer::from_slice(qe, &zeros)?;
+            qd.finish()?;
+            qe.finish()?;
+            let once = |bytes: usize| -> Result<f64> {
+                let start = Instant::now();
+                let m = ffi::marker(qd.raw()).map_err(|x| {
+                    Error::cl("clEnqueueMarkerWithWaitList", x.0, qd.device().to_string())
+                })?;
+                // SAFETY: both buffers hold BIG >= bytes bytes.
+                let ev = unsafe {
+                    ffi::copy_bytes(
+                        qe.raw(),
+                        (a.as_raw(), 0),
+                        (b.as_raw(), 0),
+                        bytes,
+                        &[m.get()],
+                    )
+                }
+                .map_err(|x| Error::cl("clEnqueueCopyBuffer", x.0, qe.device().to_string()))?;
+                let ev = Event::new(ev, qe.device().clone(), None);
+                ev.wait()?;
+                Ok(start.elapsed().as_secs_f64())
+            };
+            let lat = (0..5)
+                .map(|_| once(4))
+                .try_fold(f64::INFINITY, |m, t| t.map(|t| m.min(t)))?;
+            let big = (0..3)
+                .map(|_| once(BIG))
+                .try_fold(f64::INFINITY, |m, t| t.map(|t| m.min(t)))?;
+            latency = latency.max(lat);
+            bandwidth = bandwidth.min(BIG as f64 / (big - lat).max(1e-9));
+        }
+    }
+    Ok(Link { bandwidth, latency })
 }

@@ -4,11 +4,13 @@ use super::Placement;
 use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, Result};
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
+use crate::plan::cost::Sample;
 use crate::plan::cost::{Link, SpreadPolicy};
 use crate::plan::gcd;
 use crate::queue::{names, Context, Queue};
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Several devices of one platform used as one: a shared context and one queue per device.
 /// Cheap to clone; `Send + Sync`.
@@ -48,6 +50,9 @@ pub struct RootDevice {
     spread: SpreadPolicy,
     /// The device-to-device link, measured at the first launch the cost model prices.
     link: Arc<OnceLock<Link>>,
+    /// Measured reduces (length, element size, operation): over the parts, and whole on one
+    /// device.
+    reduces: Arc<Mutex<HashMap<(usize, usize, u8), (Sample, Sample)>>>,
 }
 
 impl RootDevice {
@@ -99,6 +104,7 @@ impl RootDevice {
             weights: None,
             spread,
             link: Arc::default(),
+            reduces: Arc::default(),
         })
     }
 
@@ -304,6 +310,35 @@ impl RootDevice {
     /// this root device (measured once, at the first launch the cost model prices).
     pub(super) fn link_cell(&self) -> Arc<OnceLock<Link>> {
         self.link.clone()
+    }
+
+    /// The measured link between the devices (measured at the first call, then kept).
+    pub(super) fn link(&self) -> Result<Link> {
+        if let Some(l) = self.link.get() {
+            return Ok(*l);
+        }
+        let queues: Vec<&Queue> = self.queues.iter().collect();
+        let link = super::resident::measure_link(&queues)?;
+        log::info!("root device link measured: {link}");
+        Ok(*self.link.get_or_init(|| link))
+    }
+
+    /// The measured reduces of `key`: over the parts, and whole on one device.
+    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
+    pub(super) fn reduce_samples(&self, key: (usize, usize, u8)) -> (Sample, Sample) {
+        let r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
+        r.get(&key).copied().unwrap_or_default()
+    }
+
+    /// Records a measured reduce of `key` (`one`: whole on one device) of `secs`.
+    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
+    pub(super) fn record_reduce(&self, key: (usize, usize, u8), one: bool, secs: f64) {
+        let mut r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
+        let e = r.entry(key).or_default();
+        match one {
+            true => e.1 = e.1.with(secs),
+            false => e.0 = e.0.with(secs),
+        }
     }
 
     /// Whether launches are refused rather than merged or sent to one device

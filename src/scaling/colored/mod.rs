@@ -466,6 +466,37 @@ impl<T: Pod> ColoredBuffer<T> {
         resident::settle(&arg, &queues).map(drop)
     }
 
+    /// The buffer held whole on one device, as a buffer of `T` there, and that device.
+    #[cfg(feature = "algorithms")]
+    pub(super) fn whole_typed(&self) -> Result<Option<(usize, Buffer<T>)>> {
+        let Some((d, whole)) = self.residence.whole() else {
+            return Ok(None);
+        };
+        Ok(Some((d, whole.sub_buffer_as::<T>(0, self.len)?)))
+    }
+
+    /// Moves the buffer whole to device `d` (see [`super::resident`]); the bytes moved
+    /// between devices.
+    #[cfg(feature = "algorithms")]
+    pub(super) fn gather_to(&self, d: usize) -> Result<u64> {
+        let RootArgValue(Value::Colored(arg)) = self.root_arg() else {
+            return Ok(0);
+        };
+        let queues: Vec<&Queue> = self.queues.iter().collect();
+        resident::gather(&arg, d, &queues, &[]).map(|(_, moved)| moved)
+    }
+
+    /// Bytes moving the buffer whole to each device would copy between devices.
+    #[cfg(feature = "algorithms")]
+    pub(super) fn gather_bytes(&self) -> Vec<u64> {
+        let RootArgValue(Value::Colored(arg)) = self.root_arg() else {
+            return vec![0; self.queues.len()];
+        };
+        (0..self.queues.len())
+            .map(|d| resident::gather_bytes(&arg, d))
+            .collect()
+    }
+
     /// The device holding the buffer whole (a launch ran there alone and left it there), or
     /// `None` where each device holds its part (see [whole-buffer
     /// placement](super#whole-buffer-placement)).

@@ -9,10 +9,7 @@ use super::super::resident;
 use super::super::{MultiEvent, Placement, Spread};
 use super::merge::{mem_key, Copies, Decision, Feed, Held, Shape3};
 use super::RootLaunch;
-use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::event::Event;
-use crate::ffi;
+use crate::error::Result;
 use crate::plan::cost::{price, Choice, Inputs, Link, Priced, Right, Sample, SpreadPolicy};
 use crate::plan::partition::Partition;
 use crate::queue::Queue;
@@ -159,7 +156,7 @@ impl RootLaunch<'_> {
         if let Some(l) = self.kernel.policy.link.get() {
             return Ok(*l);
         }
-        let link = measure_link(&self.queues())?;
+        let link = resident::measure_link(&self.queues())?;
         log::info!("root device link measured: {link}");
         Ok(*self.kernel.policy.link.get_or_init(|| link))
     }
@@ -233,52 +230,4 @@ impl RootLaunch<'_> {
 
 fn overlap(a: (usize, usize), b: (usize, usize)) -> usize {
     a.1.min(b.1).saturating_sub(a.0.max(b.0))
-}
-
-/// The slowest pair's link: for every pair of devices, the least time of a 4-byte copy from
-/// one's buffer on the other's queue waiting for a marker of the first (the latency of one
-/// cross-device dependency) over 5 tries, and the bandwidth of a 4 MiB copy (least of 3, the
-/// latency taken off).
-fn measure_link(queues: &[&Queue]) -> Result<Link> {
-    const BIG: usize = 4 << 20;
-    let (mut latency, mut bandwidth) = (0.0f64, f64::INFINITY);
-    let zeros = vec![0u8; BIG];
-    for d in 0..queues.len() {
-        for e in d + 1..queues.len() {
-            let (qd, qe) = (queues[d], queues[e]);
-            let a = Buffer::from_slice(qd, &zeros)?;
-            let b = Buffer::from_slice(qe, &zeros)?;
-            qd.finish()?;
-            qe.finish()?;
-            let once = |bytes: usize| -> Result<f64> {
-                let start = Instant::now();
-                let m = ffi::marker(qd.raw()).map_err(|x| {
-                    Error::cl("clEnqueueMarkerWithWaitList", x.0, qd.device().to_string())
-                })?;
-                // SAFETY: both buffers hold BIG >= bytes bytes.
-                let ev = unsafe {
-                    ffi::copy_bytes(
-                        qe.raw(),
-                        (a.as_raw(), 0),
-                        (b.as_raw(), 0),
-                        bytes,
-                        &[m.get()],
-                    )
-                }
-                .map_err(|x| Error::cl("clEnqueueCopyBuffer", x.0, qe.device().to_string()))?;
-                let ev = Event::new(ev, qe.device().clone(), None);
-                ev.wait()?;
-                Ok(start.elapsed().as_secs_f64())
-            };
-            let lat = (0..5)
-                .map(|_| once(4))
-                .try_fold(f64::INFINITY, |m, t| t.map(|t| m.min(t)))?;
-            let big = (0..3)
-                .map(|_| once(BIG))
-                .try_fold(f64::INFINITY, |m, t| t.map(|t| m.min(t)))?;
-            latency = latency.max(lat);
-            bandwidth = bandwidth.min(BIG as f64 / (big - lat).max(1e-9));
-        }
-    }
-    Ok(Link { bandwidth, latency })
 }
