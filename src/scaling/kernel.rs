@@ -61,6 +61,9 @@ pub struct RootKernel {
     pub(super) staged_reads: Arc<Mutex<HashMap<HaloRun, crate::event::Event>>>,
     /// Measured launches per shape, for the cost model.
     pub(super) figures: Arc<Mutex<Figures>>,
+    /// Sub-launches (device, kernel, offset, size) run and waited for once (devices that
+    /// compile alone compile a sub-launch at its first run).
+    pub(super) ran: Arc<Mutex<std::collections::HashSet<(usize, usize, Range, Range)>>>,
 }
 
 /// The copies of [`RootKernel::fetched`], by (argument, device).

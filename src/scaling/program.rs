@@ -168,6 +168,7 @@ impl RootProgram {
                 fetched: Default::default(),
                 staged_reads: Default::default(),
                 figures: Default::default(),
+                ran: Default::default(),
             });
         };
         let kernels = self
@@ -216,6 +217,7 @@ impl RootProgram {
             fetched: Default::default(),
             staged_reads: Default::default(),
             figures: Default::default(),
+            ran: Default::default(),
         })
     }
 

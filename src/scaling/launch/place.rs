@@ -70,6 +70,9 @@ impl RootLaunch<'_> {
             link,
         };
         let priced = price(&inputs, policy);
+        if let Decision::OneDevice(why) = decision {
+            log::info!("kernel `{}`: one device only: {why}", k.name());
+        }
         log::debug!("kernel `{}`: cost model inputs {inputs:?}", k.name());
         log::info!(
             "kernel `{}` over {n} devices, global {:?}: {priced}",
