@@ -279,10 +279,12 @@ fn reduce(b: &Bench, n: usize, runs: usize) -> Res<Row> {
         Box::new(|| check(algorithms::reduce_sum(q, &x1)?)),
         Box::new(|| check(scaling::reduce_sum(root, &xn)?)),
     ];
-    Ok((
-        interleaved(runs, &mut cases, |run| run())?,
-        "scaling::reduce_sum (not priced)".into(),
-    ))
+    let times = interleaved(runs, &mut cases, |run| run())?;
+    let held = match xn.whole_on() {
+        Some(d) => format!("scaling::reduce_sum, buffer whole on device {d}"),
+        None => "scaling::reduce_sum over the parts".to_string(),
+    };
+    Ok((times, held))
 }
 
 fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -> Res<Row> {

@@ -208,7 +208,8 @@ fn a_buffer_moved_whole_reads_reduces_and_lends_the_same_bytes() {
         .collect();
     assert_eq!(y.read().unwrap(), scanned);
     assert_eq!(x.read().unwrap(), twice);
-    // A reduce of a buffer in its parts, forced onto one device: moved whole there, once.
+    // A reduce of a buffer in its parts, forced onto one device: moved whole there, once
+    // (then held whole but unwritten: its parts are valid too).
     let x = colored(&root, &init, 64);
     let sum = init.iter().fold(0i32, |a, &b| a.wrapping_add(b));
     assert_eq!(scaling::reduce_sum(&root, &x).unwrap(), sum);

@@ -33,7 +33,7 @@
 use std::fmt;
 
 /// Launches of a shape measured for each option before the model trusts its figures.
-pub const WARM: u32 = 2;
+pub const WARM: u32 = 3;
 /// A move of buffers is counted as this many launches' share (the launches that follow it
 /// on the same buffers pay nothing).
 pub const AMORTISE: f64 = 8.0;

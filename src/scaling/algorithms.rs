@@ -6,6 +6,12 @@
 //! before 4 on CPUs, which compiles at a kernel's first run and could crash doing so for two
 //! devices at once) a device's first run of each kernel runs by itself; later runs overlap.
 //!
+//! In partitioned placement the cost model (`plan::cost`) prices a reduce over the parts
+//! against the buffer moved whole to one device and reduced there (it stays there, see
+//! [whole-buffer placement](super#whole-buffer-placement)); a buffer a launch left whole on
+//! one device and wrote there is reduced there. A scan moves such a buffer back to its parts
+//! first.
+//!
 //! The buffers must hold exactly their chunks on every device (shared placement, or
 //! [`Access::Auto`] / [`Access::Partitioned`]); a replicated buffer is reduced on device 0.
 //!
@@ -109,10 +115,13 @@ pub fn exclusive_scan_sum<T: Element>(
 }
 
 fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp) -> Result<T> {
-    // Held whole on one device (a launch ran there alone): reduced there, where it stays.
-    if let Some((d, whole)) = input.whole_typed()? {
-        log::debug!("reduce of a buffer held whole on device {d}: there");
-        return single::reduce(&root.queues()[d], &whole, op);
+    // Held whole on one device and written there (a launch ran there alone): reduced there,
+    // where it stays (its parts are stale).
+    if let Some((d, true)) = input.holder() {
+        if let Some((_, whole)) = input.whole_typed()? {
+            log::debug!("reduce of a buffer held whole on device {d}: there");
+            return single::reduce(&root.queues()[d], &whole, op);
+        }
     }
     let priced = price_reduce(root, input, op)?;
     let measure = priced.as_ref().filter(|p| p.measure).map(|p| p.choice);

@@ -475,6 +475,12 @@ impl<T: Pod> ColoredBuffer<T> {
         Ok(Some((d, whole.sub_buffer_as::<T>(0, self.len)?)))
     }
 
+    /// The device holding the buffer whole and whether its parts are stale, if it is whole.
+    #[cfg(feature = "algorithms")]
+    pub(super) fn holder(&self) -> Option<(usize, bool)> {
+        self.residence.holder()
+    }
+
     /// Moves the buffer whole to device `d` (see [`super::resident`]); the bytes moved
     /// between devices.
     #[cfg(feature = "algorithms")]
