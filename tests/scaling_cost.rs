@@ -147,8 +147,8 @@ fn saxpy_is_right_in_every_policy_and_small_ones_run_on_one_device() {
         let mut want = vec![1.0f32; n];
         let mut last = None;
         for _ in 0..8 {
-            // SAFETY: work-item i < n reads x[i] and writes y[i], inside both (n).
             let launch = k.launch().arg(&mut y).arg(&x).arg(2.0f32);
+            // SAFETY: work-item i < n reads x[i] and writes y[i], inside both (n).
             let ev = unsafe { launch.nd_range(n, Range::d1(64)) }.unwrap();
             ev.wait().unwrap();
             want.iter_mut().zip(&xs).for_each(|(w, x)| *w += 2.0 * x);
@@ -265,6 +265,7 @@ fn a_split_launch_moves_whole_buffers_back_to_their_parts() {
     // Whole again, then an own-id split launch on it.
     // SAFETY: as above.
     unsafe { twice_one.launch().arg(&mut x).range(n) }.unwrap();
+    // SAFETY: as above.
     unsafe { twice_split.launch().arg(&mut x).range(n) }.unwrap();
     assert_eq!(x.whole_on(), None);
     want = want.iter().map(|v| 4 * v + 3).collect();
@@ -322,7 +323,7 @@ fn two_dimensional_launches_run_whole_on_one_device() {
             .nd_range(Range::d2(w, h), Range::d2(8, 4))
     }
     .unwrap();
-    assert_eq!(ev.events()[0].is_some(), true);
+    assert!(ev.events()[0].is_some());
     assert!(ev.events()[1..].iter().all(Option::is_none));
     assert_eq!(
         b.read().unwrap(),

@@ -52,7 +52,7 @@ pub struct RootDevice {
     link: Arc<OnceLock<Link>>,
     /// Measured reduces (length, element size, operation): over the parts, and whole on one
     /// device.
-    reduces: Arc<Mutex<HashMap<(usize, usize, u8), (Sample, Sample)>>>,
+    reduces: Arc<Mutex<HashMap<ReduceKey, (Sample, Sample)>>>,
 }
 
 impl RootDevice {
@@ -325,14 +325,14 @@ impl RootDevice {
 
     /// The measured reduces of `key`: over the parts, and whole on one device.
     #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
-    pub(super) fn reduce_samples(&self, key: (usize, usize, u8)) -> (Sample, Sample) {
+    pub(super) fn reduce_samples(&self, key: ReduceKey) -> (Sample, Sample) {
         let r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
         r.get(&key).copied().unwrap_or_default()
     }
 
     /// Records a measured reduce of `key` (`one`: whole on one device) of `secs`.
     #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
-    pub(super) fn record_reduce(&self, key: (usize, usize, u8), one: bool, secs: f64) {
+    pub(super) fn record_reduce(&self, key: ReduceKey, one: bool, secs: f64) {
         let mut r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
         let e = r.entry(key).or_default();
         match one {
@@ -474,6 +474,9 @@ impl fmt::Debug for RootDevice {
         f.write_str(&self.describe())
     }
 }
+
+/// A reduce's figures key: length, element size, operation.
+pub(super) type ReduceKey = (usize, usize, u8);
 
 /// Checks `(platform index, device id)` pairs: at least one, one platform, no repeats.
 fn check_devices(keys: &[(usize, usize)]) -> std::result::Result<(), String> {
