@@ -327,6 +327,25 @@ impl<'a> RootLaunch<'a> {
     /// The contract of [`RootLaunch::nd_range`] for the launch, and every argument the
     /// contract does not accept for a device replaced by a whole copy there.
     unsafe fn execute(&self, s: &Shape3, plan: Partition, copies: &Copies) -> Result<MultiEvent> {
+        // SAFETY: the caller's contract.
+        unsafe { self.execute_in(s, plan, copies, true) }
+    }
+
+    /// [`execute`](Self::execute), where `ordered` says whether each device's part waits for
+    /// everything enqueued before it on the other queues (a launch on one device whose
+    /// colored buffers are whole there needs it only for plain buffers: see
+    /// [`RootLaunch::resident`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`execute`](Self::execute).
+    unsafe fn execute_in(
+        &self,
+        s: &Shape3,
+        plan: Partition,
+        copies: &Copies,
+        ordered: bool,
+    ) -> Result<MultiEvent> {
         let (user, global, local, base) = (s.user, s.global, s.local, s.base);
         let kernels = &self.kernel.kernels;
         // The partitioned variant (else the kernel as written, in shared placement: no extra
@@ -349,7 +368,10 @@ impl<'a> RootLaunch<'a> {
         // Per device, the sub-launches (device, kernel, offset, size) it runs for the first
         // time: where devices compile alone, only those wait.
         let mut firsts = Vec::with_capacity(kernels.len());
-        let order = self.order()?;
+        let order = match ordered {
+            true => self.order()?,
+            false => order::Order::none(),
+        };
         for (d, sub) in subs.iter().enumerate() {
             let Some((off, size)) = *sub else {
                 per_device.push(Vec::new());

@@ -19,6 +19,11 @@ use opencl3::types::cl_event;
 pub(super) struct Order(Vec<Event>);
 
 impl Order {
+    /// No markers: parts wait only for their own queue and the launch's events.
+    pub(super) fn none() -> Order {
+        Order(Vec::new())
+    }
+
     /// What device `d`'s part waits for: `waits`, then every other queue's marker that has
     /// not completed yet (a complete one orders nothing, and waiting for it would still cost
     /// a cross-device dependency on some drivers).

@@ -177,7 +177,7 @@ impl RootLaunch<'_> {
 
     /// The whole launch `s` on device `d`: every colored argument moved there whole (once:
     /// it stays), the kernel's partitioned variant run over the whole range with the whole
-    /// buffers.
+    /// buffers. It waits for the other queues only where it has plain buffer arguments.
     ///
     /// # Safety
     ///
@@ -202,8 +202,14 @@ impl RootLaunch<'_> {
         let dim = s.global.rank() - 1;
         let mut chunks = vec![0; n];
         chunks[d] = s.global.get(dim) / s.local.get(dim);
+        // The colored buffers need no wait for the other queues: moving them whole waited for
+        // every queue, and while they stay whole nothing but launches on device d touches them
+        // (anything else moves them back first). Plain buffers may have commands pending on
+        // other queues (a part of an earlier split launch reading one this launch writes).
+        let plain = (self.args.iter())
+            .any(|v| matches!(v, Value::Plain(crate::launch::Arg::Buffer { .. })));
         // SAFETY: the caller's contract; device d holds every colored buffer whole.
-        let mut ev = unsafe { self.execute(s, Partition { dim, chunks }, &copies) }?;
+        let mut ev = unsafe { self.execute_in(s, Partition { dim, chunks }, &copies, plain) }?;
         ev.spread = Spread::Resident { device: d, moved };
         Ok(ev)
     }
