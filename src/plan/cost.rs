@@ -39,7 +39,7 @@ pub const WARM: u32 = 3;
 pub const AMORTISE: f64 = 8.0;
 /// The one-device option is measured only where moving the buffers costs at most this many
 /// split launches.
-pub const EXPLORE: f64 = 8.0;
+pub const EXPLORE: f64 = 32.0;
 
 /// How a root device spreads launches over its devices (`RootDevice::with_spread`,
 /// `CLGROUPS_SPREAD`).

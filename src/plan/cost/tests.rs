@@ -53,7 +53,7 @@ fn a_new_shape_measures_the_split_then_one_device() {
         SpreadPolicy::Model,
     );
     assert_eq!((p.choice, p.why), (Choice::Split, Why::Measuring));
-    // Warm split: one device is measured next (moving 1 MiB: 1.1 ms <= 8 x 1 ms).
+    // Warm split: one device is measured next (moving 1 MiB: 1.1 ms <= 32 x 1 ms).
     let p = price(&inputs(warm(1e-3), Sample::default()), SpreadPolicy::Model);
     assert_eq!((p.choice, p.why), (Choice::OneDevice(0), Why::Measuring));
     assert!(matches!(p.one, Some(Time::Estimated(_))));
