@@ -146,7 +146,7 @@ fn saxpy_is_right_in_every_policy_and_small_ones_run_on_one_device() {
         let mut y = ColoredBuffer::from_slice(&root, &vec![1.0f32; n]).unwrap();
         let mut want = vec![1.0f32; n];
         let mut last = None;
-        for _ in 0..8 {
+        for _ in 0..10 {
             let launch = k.launch().arg(&mut y).arg(&x).arg(2.0f32);
             // SAFETY: work-item i < n reads x[i] and writes y[i], inside both (n).
             let ev = unsafe { launch.nd_range(n, Range::d1(64)) }.unwrap();

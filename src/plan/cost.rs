@@ -19,8 +19,9 @@
 //! **Estimates**, where a time is not measured yet ([`Time::Estimated`]): the one-device time
 //! is the split's time less what it spends on the link (`between / bandwidth + latency`),
 //! times the number of devices (each device's compute, done by one); the split's is the
-//! one-device time over the devices plus the link. A shape's first [`WARM`] launches are
-//! split and measured (where the split is right), then the one-device option is measured
+//! one-device time over the devices plus the link. A shape's first launch is split and not
+//! measured (it may compile; a shape launched once is not worth a wait), its next [`WARM`]
+//! launches are split and measured (where the split is right), then the one-device option is measured
 //! [`WARM`] times unless moving the buffers would cost more than [`EXPLORE`] split launches
 //! (then it keeps its estimate).
 //!
@@ -168,6 +169,9 @@ impl fmt::Display for Time {
 pub struct Inputs {
     /// Devices of the root device.
     pub devices: usize,
+    /// Launches of this shape priced before this one (the first is not measured: it also
+    /// compiles on some drivers, and a shape launched once is not worth a wait).
+    pub seen: u32,
     /// The executions the analysis proved right.
     pub right: Right,
     /// Launches of this shape split (or merged) as the analysis says.
@@ -324,9 +328,10 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
         (Some(s), _) => Time::Measured(s),
         (None, Some(o)) => Time::Estimated(o / n + on_link),
         (None, None) => {
-            // Nothing measured: measure the split first (the analysis's choice).
+            // Nothing measured: measure the split first (the analysis's choice), from the
+            // shape's second launch on.
             out.why = Why::Measuring;
-            out.measure = true;
+            out.measure = inputs.seen > 0;
             return out;
         }
     };

@@ -171,7 +171,7 @@ fn price_reduce<T: Element>(
     {
         return Ok(None);
     }
-    let (split, one) = root.reduce_samples(reduce_key(input, op));
+    let (split, one, seen) = root.reduce_samples(reduce_key(input, op));
     let link = match policy {
         SpreadPolicy::Model => root.link()?,
         _ => Link {
@@ -181,6 +181,7 @@ fn price_reduce<T: Element>(
     };
     let inputs = Inputs {
         devices: root.len(),
+        seen,
         right: Right::Split,
         split,
         one,

@@ -92,8 +92,8 @@ pub(super) struct Policy {
 pub(super) type SubLaunch = (usize, usize, Range, Range);
 
 /// A kernel's measured launches per shape (global and local size): split as the analysis
-/// says, and on one device.
-pub(super) type Figures = HashMap<(Range, Range), (Sample, Sample)>;
+/// says, on one device, and how many launches of the shape were priced.
+pub(super) type Figures = HashMap<(Range, Range), (Sample, Sample, u32)>;
 
 impl RootKernel {
     /// The per-device kernels (the `__clg_part` variants, or the kernels as written where

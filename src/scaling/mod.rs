@@ -61,8 +61,8 @@
 //! model (`plan::cost`, pure) prices both from this kernel's measured launches of the same
 //! shape (host wall time, the least of the first three launches of each
 //! option), the bytes each moves and the root device's link (bandwidth and the latency of one
-//! cross-device dependency, measured once per root device); a new shape is split and measured
-//! first, then tried on one device unless moving its buffers costs too much. Where one device
+//! cross-device dependency, measured once per root device); a new shape is split (measured from
+//! its second launch), then tried on one device unless moving its buffers costs too much. Where one device
 //! wins, the launch runs there ([`Spread::Resident`]) and the [`ColoredBuffer`]s it touches
 //! move there whole once and *stay* (the buffer records where its valid data is:
 //! [`ColoredBuffer::whole_on`]), so the next launches of an iterated chain move nothing. A

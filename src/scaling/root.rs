@@ -52,7 +52,7 @@ pub struct RootDevice {
     link: Arc<OnceLock<Link>>,
     /// Measured reduces (length, element size, operation): over the parts, and whole on one
     /// device.
-    reduces: Arc<Mutex<HashMap<ReduceKey, (Sample, Sample)>>>,
+    reduces: Arc<Mutex<HashMap<ReduceKey, (Sample, Sample, u32)>>>,
 }
 
 impl RootDevice {
@@ -323,11 +323,15 @@ impl RootDevice {
         Ok(*self.link.get_or_init(|| link))
     }
 
-    /// The measured reduces of `key`: over the parts, and whole on one device.
+    /// The measured reduces of `key`: over the parts, and whole on one device; and how many
+    /// were priced (this one counted from now on).
     #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
-    pub(super) fn reduce_samples(&self, key: ReduceKey) -> (Sample, Sample) {
-        let r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
-        r.get(&key).copied().unwrap_or_default()
+    pub(super) fn reduce_samples(&self, key: ReduceKey) -> (Sample, Sample, u32) {
+        let mut r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
+        let e = r.entry(key).or_default();
+        let now = *e;
+        e.2 = e.2.saturating_add(1);
+        now
     }
 
     /// Records a measured reduce of `key` (`one`: whole on one device) of `secs`.

@@ -9,6 +9,7 @@ const LINK: Link = Link {
 fn inputs(split: Sample, one: Sample) -> Inputs {
     Inputs {
         devices: 2,
+        seen: 1,
         right: Right::Split,
         split,
         one,

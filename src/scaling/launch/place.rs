@@ -51,7 +51,7 @@ impl RootLaunch<'_> {
             .map(|d| colored.iter().map(|c| resident::gather_bytes(c, d)).sum())
             .collect();
         let scatter = colored.iter().map(|c| resident::scatter_bytes(c)).sum();
-        let (split, one) = self.samples(s);
+        let (split, one, seen) = self.samples(s);
         let link = match policy {
             SpreadPolicy::Model if right != Right::OneOnly => self.link()?,
             _ => Link {
@@ -61,6 +61,7 @@ impl RootLaunch<'_> {
         };
         let inputs = Inputs {
             devices: n,
+            seen,
             right,
             split,
             one,
@@ -82,10 +83,14 @@ impl RootLaunch<'_> {
         Ok(Some(priced))
     }
 
-    /// The launches of this shape measured so far: split (or merged), and on one device.
-    fn samples(&self, s: &Shape3) -> (Sample, Sample) {
-        let figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
-        (figures.get(&(s.global, s.local)).copied()).unwrap_or_default()
+    /// The launches of this shape measured so far: split (or merged), and on one device; and
+    /// how many were priced (this one counted from now on).
+    fn samples(&self, s: &Shape3) -> (Sample, Sample, u32) {
+        let mut figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
+        let entry = figures.entry((s.global, s.local)).or_default();
+        let now = *entry;
+        entry.2 = entry.2.saturating_add(1);
+        now
     }
 
     /// Records a measured launch of `secs` of the shape `s` run as `choice`.
