@@ -7,7 +7,6 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::LocalSize;
-use crate::plan::cost::Sample;
 use crate::plan::local_size::Limits;
 use crate::plan::work_group::{choose, Constraints};
 use crate::plan::{rounding, split};
@@ -93,7 +92,7 @@ pub(super) type SubLaunch = (usize, usize, Range, Range);
 
 /// A kernel's measured launches per shape (global and local size): split as the analysis
 /// says, on one device, and how many launches of the shape were priced.
-pub(super) type Figures = HashMap<(Range, Range), (Sample, Sample, u32)>;
+pub(super) type Figures = HashMap<(Range, Range), super::root::Measured>;
 
 impl RootKernel {
     /// The per-device kernels (the `__clg_part` variants, or the kernels as written where

@@ -52,7 +52,7 @@ pub struct RootDevice {
     link: Arc<OnceLock<Link>>,
     /// Measured reduces (length, element size, operation): over the parts, and whole on one
     /// device.
-    reduces: Arc<Mutex<HashMap<ReduceKey, (Sample, Sample, u32)>>>,
+    reduces: Arc<Mutex<HashMap<ReduceKey, Measured>>>,
 }
 
 impl RootDevice {
@@ -326,7 +326,7 @@ impl RootDevice {
     /// The measured reduces of `key`: over the parts, and whole on one device; and how many
     /// were priced (this one counted from now on).
     #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
-    pub(super) fn reduce_samples(&self, key: ReduceKey) -> (Sample, Sample, u32) {
+    pub(super) fn reduce_samples(&self, key: ReduceKey) -> Measured {
         let mut r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
         let e = r.entry(key).or_default();
         let now = *e;
@@ -481,6 +481,9 @@ impl fmt::Debug for RootDevice {
 
 /// A reduce's figures key: length, element size, operation.
 pub(super) type ReduceKey = (usize, usize, u8);
+
+/// Measured launches of one shape: split, on one device, and how many were priced.
+pub(super) type Measured = (Sample, Sample, u32);
 
 /// Checks `(platform index, device id)` pairs: at least one, one platform, no repeats.
 fn check_devices(keys: &[(usize, usize)]) -> std::result::Result<(), String> {
