@@ -3,7 +3,7 @@
 use super::access::stored_range;
 use super::arg::{ColoredArg, RootArgValue, Tiling, Value};
 use super::margins::{Coherence, Margins};
-use super::resident::{self, Residence};
+use super::resident::Residence;
 use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, Result};
@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 mod host;
 mod impls;
+mod whole;
 
 /// An array colored over a [`RootDevice`]'s devices: device `i` owns elements
 /// `[starts[i], starts[i] + chunks[i])` (or, colored [for a launch](ColoredBuffer::for_launch),
@@ -442,79 +443,18 @@ impl<T: Pod> ColoredBuffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn part(&self, i: usize) -> Option<&Buffer<T>> {
-        // A buffer held whole on one device moves back to its parts first.
-        if let Err(e) = self.settle().and_then(|()| self.finish()) {
-            log::error!("colored buffer: moving it back to its parts failed: {e}");
-            return None;
+        // A buffer held whole on one device moves back to its parts first (and the copies
+        // finish: the part may be used on any queue).
+        if self.residence.holder().is_some() {
+            if let Err(e) = self.settle().and_then(|()| self.finish()) {
+                log::error!("colored buffer: moving it back to its parts failed: {e}");
+                return None;
+            }
         }
         // Writes through the part would not be seen by the validity record of the other
         // devices' margins, nor reach a part that moves into margins later: none from now on.
         self.margins.lend();
         self.held_part(i)
-    }
-
-    /// Moves the buffer back to its parts where a launch left it whole on one device (see
-    /// [`super::resident`]), enqueued device to device.
-    pub(super) fn settle(&self) -> Result<()> {
-        if self.residence.holder().is_none() {
-            return Ok(());
-        }
-        let RootArgValue(Value::Colored(arg)) = self.root_arg() else {
-            return Ok(());
-        };
-        let queues: Vec<&Queue> = self.queues.iter().collect();
-        resident::settle(&arg, &queues).map(drop)
-    }
-
-    /// The buffer held whole on one device, as a buffer of `T` there, and that device.
-    #[cfg(feature = "algorithms")]
-    pub(super) fn whole_typed(&self) -> Result<Option<(usize, Buffer<T>)>> {
-        let Some((d, whole)) = self.residence.whole() else {
-            return Ok(None);
-        };
-        Ok(Some((d, whole.sub_buffer_as::<T>(0, self.len)?)))
-    }
-
-    /// The device holding the buffer whole and whether its parts are stale, if it is whole.
-    #[cfg(feature = "algorithms")]
-    pub(super) fn holder(&self) -> Option<(usize, bool)> {
-        self.residence.holder()
-    }
-
-    /// Moves the buffer whole to device `d` (see [`super::resident`]); the bytes moved
-    /// between devices.
-    #[cfg(feature = "algorithms")]
-    pub(super) fn gather_to(&self, d: usize) -> Result<u64> {
-        let RootArgValue(Value::Colored(arg)) = self.root_arg() else {
-            return Ok(0);
-        };
-        let queues: Vec<&Queue> = self.queues.iter().collect();
-        resident::gather(&arg, d, &queues, &[]).map(|(_, moved)| moved)
-    }
-
-    /// Bytes moving the buffer whole to each device would copy between devices.
-    #[cfg(feature = "algorithms")]
-    pub(super) fn gather_bytes(&self) -> Vec<u64> {
-        let RootArgValue(Value::Colored(arg)) = self.root_arg() else {
-            return vec![0; self.queues.len()];
-        };
-        (0..self.queues.len())
-            .map(|d| resident::gather_bytes(&arg, d))
-            .collect()
-    }
-
-    /// The device holding the buffer whole (a launch ran there alone and left it there), or
-    /// `None` where each device holds its part (see [whole-buffer
-    /// placement](super#whole-buffer-placement)).
-    ///
-    /// ```
-    /// let root = clgroups::RootDevice::from_env()?;
-    /// let x = clgroups::ColoredBuffer::from_slice(&root, &[1u32; 64])?;
-    /// assert_eq!(x.whole_on(), None); // written by the host: in its parts
-    /// # Ok::<(), clgroups::Error>(())
-    /// ```
-    pub fn whole_on(&self) -> Option<usize> {
-        self.residence.holder().map(|h| h.0)
     }
 
     /// Device `i`'s part, to read: inside its allocation with margins once it keeps them.
