@@ -157,7 +157,9 @@ fn saxpy_is_right_in_every_policy_and_small_ones_run_on_one_device() {
         assert_eq!(y.read().unwrap(), want, "{policy}");
         let last = last.unwrap();
         match policy {
-            SpreadPolicy::Split => assert_eq!(last.spread(), &Spread::Split),
+            // Split by its own ids (two devices) or its footprint (three: the chunks of 4096
+            // elements do not follow 64 work-groups).
+            SpreadPolicy::Split => assert_eq!(resident(&last), None, "{:?}", last.spread()),
             SpreadPolicy::OneDevice => assert_eq!(resident(&last), Some((0, 0))),
             // Both options cost about the same at this size (launch overheads): the decision
             // follows the figures.
