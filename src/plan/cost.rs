@@ -6,9 +6,9 @@
 //! **Inputs** ([`Inputs`]), every time in seconds:
 //! * the launch's own times at this shape (kernel, global and local size): the host wall time
 //!   of a whole launch split as the analysis says (its copies between devices included) and of
-//!   the whole launch on one device (its buffers already there), each the minimum of the
-//!   launches measured so far ([`Sample`]; the first launch of a shape also compiles on
-//!   some drivers, hence the minimum);
+//!   the whole launch on one device (its buffers already there), each the median of the
+//!   three launches measured ([`Sample`]; the first launch of a shape, which also compiles
+//!   on some drivers, is not measured);
 //! * the bytes the split moves between devices per launch (the footprint's `between`), the
 //!   bytes that moving the launch's colored buffers whole to each device would copy, and
 //!   the bytes that moving buffers held whole back to their parts would copy;
@@ -110,30 +110,55 @@ impl fmt::Display for Link {
     }
 }
 
-/// The launches of one option measured so far: how many, and the least wall time.
+/// The launches of one option measured so far: how many, and the two least wall times.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Sample {
     /// Launches measured.
     pub count: u32,
     /// The least of their times, in seconds.
     pub least: f64,
+    /// The second least (the median of three), in seconds; meaningless below two launches.
+    pub second: f64,
 }
 
 impl Sample {
+    /// A sample of `count` launches whose two least times were both `secs` (for tests and
+    /// replays).
+    pub fn steady(count: u32, secs: f64) -> Sample {
+        Sample {
+            count,
+            least: secs,
+            second: secs,
+        }
+    }
+
     /// This sample with one more launch of `secs`.
     pub fn with(self, secs: f64) -> Sample {
+        let (least, second) = match self.count {
+            0 => (secs, secs),
+            1 => (self.least.min(secs), self.least.max(secs)),
+            _ if secs < self.least => (secs, self.least),
+            _ => (self.least, self.second.min(secs)),
+        };
         Sample {
             count: self.count + 1,
-            least: if self.count == 0 {
-                secs
-            } else {
-                self.least.min(secs)
-            },
+            least,
+            second,
+        }
+    }
+
+    /// The time the model uses: the one launch measured, else the second least (the median
+    /// of three: a minimum favours the option whose times vary most).
+    pub fn time(&self) -> Option<f64> {
+        match self.count {
+            0 => None,
+            1 => Some(self.least),
+            _ => Some(self.second),
         }
     }
 
     fn measured(&self) -> Option<f64> {
-        (self.count > 0).then_some(self.least)
+        self.time()
     }
 }
 

@@ -59,7 +59,7 @@
 //! device, and on small launches or iterated stencils one device is often faster: the split
 //! pays a launch per device and a chain of cross-device dependencies per launch. The cost
 //! model (`plan::cost`, pure) prices both from this kernel's measured launches of the same
-//! shape (host wall time, the least of the first three launches of each
+//! shape (host wall time, the median of three measured launches of each
 //! option), the bytes each moves and the root device's link (bandwidth and the latency of one
 //! cross-device dependency, measured once per root device); a new shape is split (measured from
 //! its second launch), then tried on one device unless moving its buffers costs too much. Where one device

@@ -21,22 +21,23 @@ fn inputs(split: Sample, one: Sample) -> Inputs {
 }
 
 fn warm(secs: f64) -> Sample {
-    Sample {
-        count: WARM,
-        least: secs,
-    }
+    Sample::steady(WARM, secs)
 }
 
 #[test]
-fn samples_keep_the_least() {
-    let s = Sample::default().with(3.0).with(1.0).with(2.0);
+fn samples_keep_the_median_of_three() {
+    let s = Sample::default().with(3.0);
+    assert_eq!(s.time(), Some(3.0));
+    let s = s.with(1.0);
+    assert_eq!((s.least, s.second, s.time()), (1.0, 3.0, Some(3.0)));
+    let s = s.with(2.0);
     assert_eq!(
-        s,
-        Sample {
-            count: 3,
-            least: 1.0
-        }
+        (s.count, s.least, s.second, s.time()),
+        (3, 1.0, 2.0, Some(2.0))
     );
+    // A new least moves the old least to second.
+    let s = s.with(0.5);
+    assert_eq!((s.least, s.second), (0.5, 1.0));
 }
 
 #[test]
@@ -148,7 +149,7 @@ proptest! {
     ) {
         let right = [Right::Split, Right::Merge, Right::OneOnly][right];
         let policy = [SpreadPolicy::Model, SpreadPolicy::Split, SpreadPolicy::OneDevice][policy];
-        let mut i = inputs(Sample { count: n, least: split }, Sample { count: m, least: one });
+        let mut i = inputs(Sample::steady(n, split), Sample::steady(m, one));
         i.right = right;
         i.gather = vec![g0, g1];
         i.scatter = scatter;
