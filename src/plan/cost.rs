@@ -46,7 +46,7 @@ pub const EXPLORE: f64 = 32.0;
 /// `CLGROUPS_SPREAD`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SpreadPolicy {
-    /// The cost model chooses among the right executions ([`price`]).
+    /// The cost model chooses among the right executions (`plan::cost::price`).
     #[default]
     Model,
     /// Always what the analysis proves: split, merged or one device (the behaviour before the
@@ -165,9 +165,11 @@ impl Sample {
 /// A time per launch: measured, or estimated from other figures.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Time {
-    /// The least of the measured launches, in seconds.
+    /// The median of the measured launches (see `Sample`), in seconds.
     Measured(f64),
-    /// Estimated (see the [module docs](self)), in seconds.
+    /// Estimated from the other figures (the one-device time as the split's time less its
+    /// time on the link, times the devices; the split's as the one-device time over the
+    /// devices plus the link), in seconds.
     Estimated(f64),
 }
 
@@ -241,7 +243,7 @@ pub enum Why {
     Forced(SpreadPolicy),
     /// The only right execution.
     OnlyRight,
-    /// The option is being measured (fewer than [`WARM`] launches of this shape).
+    /// The option is being measured (fewer than three measured launches of this shape).
     Measuring,
     /// The least time per launch, moves amortised.
     Cheaper,

@@ -63,7 +63,7 @@ impl<T: Pod> ColoredBuffer<T> {
 
     /// The device holding the buffer whole (a launch ran there alone and left it there), or
     /// `None` where each device holds its part (see [whole-buffer
-    /// placement](super#whole-buffer-placement)).
+    /// placement](crate::scaling#whole-buffer-placement)).
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?;
