@@ -39,9 +39,9 @@ impl RootLaunch<'_> {
             Decision::OneDevice(_) => Right::OneOnly,
         };
         // Each buffer once (an argument passed twice moves once).
-        let mut seen = HashSet::new();
+        let mut buffers = HashSet::new();
         let colored: Vec<_> = (self.args.iter())
-            .filter(|v| seen.insert(mem_key(v)))
+            .filter(|v| buffers.insert(mem_key(v)))
             .filter_map(|v| match v {
                 Value::Colored(c) => Some(c),
                 Value::Plain(_) => None,
@@ -53,7 +53,14 @@ impl RootLaunch<'_> {
         let scatter = colored.iter().map(|c| resident::scatter_bytes(c)).sum();
         let (split, one, seen) = self.samples(s);
         let link = match policy {
-            SpreadPolicy::Model if right != Right::OneOnly => self.link()?,
+            SpreadPolicy::Model if right != Right::OneOnly => match self.link() {
+                Ok(l) => l,
+                Err(e) => {
+                    // Not priced: the analysis's answer, as before the model.
+                    log::warn!("the link between the devices could not be measured: {e}");
+                    return Ok(None);
+                }
+            },
             _ => Link {
                 bandwidth: 0.0,
                 latency: 0.0,
