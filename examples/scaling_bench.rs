@@ -20,8 +20,9 @@ mod timing;
 
 use clap::Parser;
 use clgroups::device::DeviceKind;
-use clgroups::scaling::{self, Access, ColoredBuffer, RootDevice, RootKernel};
+use clgroups::scaling::{self, Access, ColoredBuffer, MultiEvent, RootDevice, RootKernel};
 use clgroups::{algorithms, Buffer, Kernel, Program, Queue, Range};
+use std::cell::RefCell;
 use std::time::Duration;
 use timing::interleaved;
 
@@ -124,9 +125,26 @@ struct Bench<'a> {
     root: &'a RootDevice,
     one: Program,
     multi: clgroups::scaling::RootProgram,
+    /// The last root launch's decision (spread, and the cost model's choice with its figures).
+    last: RefCell<(String, String)>,
 }
 
 impl Bench<'_> {
+    /// Records `ev` as the last root launch.
+    fn note(&self, ev: &MultiEvent) {
+        let priced = ev
+            .priced()
+            .map_or("not priced".to_string(), |p| p.to_string());
+        *self.last.borrow_mut() = (format!("{:?}", ev.spread()), priced);
+    }
+
+    /// The last root launch's decision as a table cell, its figures printed.
+    fn decision(&self, name: &str) -> String {
+        let (spread, priced) = self.last.take();
+        println!("{name}: last root launch {spread}; cost model: {priced}");
+        spread
+    }
+
     fn k1(&self, name: &str) -> Res<Kernel> {
         Ok(self.one.kernel(name)?)
     }
@@ -145,13 +163,18 @@ fn main() -> Res<()> {
     for (i, d) in root.devices().iter().enumerate() {
         println!("device {i}: {d}");
     }
-    println!("{root:?}; medians of {} rounds", args.runs);
+    println!(
+        "{root:?}, spread {} (CLGROUPS_SPREAD); medians of {} rounds",
+        root.spread(),
+        args.runs
+    );
     let q = Queue::new(&root.devices()[0])?;
     let b = Bench {
         q: &q,
         root: &root,
         one: Program::from_source(&q, SOURCE)?,
         multi: root.program(SOURCE)?,
+        last: RefCell::default(),
     };
     let heat_name = format!("heat {side}x{side} x {}", args.iters);
     let runs = args.runs;
@@ -181,7 +204,14 @@ fn main() -> Res<()> {
     }
     let rows = (workloads.iter())
         .filter(|w| args.only.is_empty() || args.only.iter().any(|o| o == w.0))
-        .map(|(_, name, run)| Ok((name.clone(), run()?)))
+        .map(|(_, name, run)| {
+            let (t, spread) = run()?;
+            let decided = b.decision(name);
+            Ok((
+                name.clone(),
+                (t, if spread.is_empty() { decided } else { spread }),
+            ))
+        })
         .collect::<Res<Vec<_>>>()?;
     println!(
         "\n| workload | one device (ms) | {} devices (ms) | speedup | root launch |",
@@ -218,14 +248,18 @@ fn saxpy(b: &Bench, n: usize, runs: usize) -> Res<Row> {
     let ev = unsafe { kn.launch().arg(&yn).arg(&xn).arg(2.0f32).range(n) }?;
     ev.wait()?;
     agree("saxpy", &yn.read()?, &y1.read(b.q)?)?;
-    let spread = format!("{:?}", ev.spread());
     let mut cases: Vec<Run> = vec![
         // SAFETY: as above.
         Box::new(|| Ok(unsafe { k1.launch().arg(&y1).arg(&x1).arg(2.0f32).range(n) }?.wait()?)),
-        // SAFETY: as above.
-        Box::new(|| Ok(unsafe { kn.launch().arg(&yn).arg(&xn).arg(2.0f32).range(n) }?.wait()?)),
+        Box::new(|| {
+            // SAFETY: as above.
+            let ev = unsafe { kn.launch().arg(&yn).arg(&xn).arg(2.0f32).range(n) }?;
+            ev.wait()?;
+            b.note(&ev);
+            Ok(())
+        }),
     ];
-    Ok((interleaved(runs, &mut cases, |run| run())?, spread))
+    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
 }
 
 fn reduce(b: &Bench, n: usize, runs: usize) -> Res<Row> {
@@ -245,10 +279,12 @@ fn reduce(b: &Bench, n: usize, runs: usize) -> Res<Row> {
         Box::new(|| check(algorithms::reduce_sum(q, &x1)?)),
         Box::new(|| check(scaling::reduce_sum(root, &xn)?)),
     ];
-    Ok((
-        interleaved(runs, &mut cases, |run| run())?,
-        "scaling::reduce_sum".into(),
-    ))
+    let times = interleaved(runs, &mut cases, |run| run())?;
+    let held = match xn.whole_on() {
+        Some(d) => format!("scaling::reduce_sum, buffer whole on device {d}"),
+        None => "scaling::reduce_sum over the parts".to_string(),
+    };
+    Ok((times, held))
 }
 
 fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -> Res<Row> {
@@ -283,6 +319,7 @@ fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -> Re
             let ev = unsafe { kn.launch().arg(t).arg(u).arg(s).arg(s).range(g) }?;
             // The last launch's: the steady state (the first moves parts into their margins).
             *spread = format!("{:?}", ev.spread());
+            b.note(&ev);
         }
         Ok(b.root.finish()?)
     };
@@ -290,7 +327,7 @@ fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -> Re
     all(&mut spread)?;
     agree("heat", &an.read()?, &a1.read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| all(&mut String::new()))];
-    Ok((interleaved(runs, &mut cases, |run| run())?, spread))
+    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
 }
 
 fn blur(b: &Bench, n: usize, iters: usize, runs: usize) -> Res<Row> {
@@ -320,6 +357,7 @@ fn blur(b: &Bench, n: usize, iters: usize, runs: usize) -> Res<Row> {
             let ev = unsafe { kn.launch().arg(x).arg(y).arg(len).range(n) }?;
             // The last launch's: the steady state (the first moves parts into their margins).
             *spread = format!("{:?}", ev.spread());
+            b.note(&ev);
         }
         Ok(b.root.finish()?)
     };
@@ -328,7 +366,7 @@ fn blur(b: &Bench, n: usize, iters: usize, runs: usize) -> Res<Row> {
     all(&mut spread)?;
     agree("blur", &an.read()?, &a1.read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| all(&mut String::new()))];
-    Ok((interleaved(runs, &mut cases, |run| run())?, spread))
+    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
 }
 
 fn black_scholes(b: &Bench, n: usize, runs: usize) -> Res<Row> {
@@ -368,14 +406,15 @@ fn black_scholes(b: &Bench, n: usize, runs: usize) -> Res<Row> {
         // SAFETY: as above.
         let ev = unsafe { l.arg(0.02f32).arg(0.3f32).range(n) }?;
         ev.wait()?;
+        b.note(&ev);
         Ok(format!("{:?}", ev.spread()))
     };
     run1()?;
-    let spread = runn()?;
+    runn()?;
     agree("black-scholes call", &all[3].read()?, &one[3].read(b.q)?)?;
     agree("black-scholes put", &all[4].read()?, &one[4].read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(|| runn().map(drop))];
-    Ok((interleaved(runs, &mut cases, |run| run())?, spread))
+    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
 }
 
 fn mandelbrot(b: &Bench, side: usize, runs: usize) -> Res<Row> {
@@ -391,13 +430,14 @@ fn mandelbrot(b: &Bench, side: usize, runs: usize) -> Res<Row> {
         // SAFETY: as above.
         let ev = unsafe { kn.launch().arg(&on).arg(w).arg(w).arg(256u32).range(g) }?;
         ev.wait()?;
+        b.note(&ev);
         Ok(format!("{:?}", ev.spread()))
     };
     run1()?;
-    let spread = runn()?;
+    runn()?;
     if on.read()? != o1.read(b.q)? {
         return Err("mandelbrot: the root device's image differs".into());
     }
     let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(|| runn().map(drop))];
-    Ok((interleaved(runs, &mut cases, |run| run())?, spread))
+    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
 }

@@ -67,6 +67,7 @@ const CHECKED: &str = "CLGROUPS_CHECKED";
 const TIMEOUT: &str = "CLGROUPS_TIMEOUT";
 const PLACEMENT: &str = "CLGROUPS_PLACEMENT";
 const STRICT: &str = "CLGROUPS_STRICT";
+const SPREAD: &str = "CLGROUPS_SPREAD";
 const POST: &str = "CLGROUPS_POST";
 const SCAN_TILE: &str = "CLGROUPS_SCAN_TILE";
 const SCAN_WAIT_NS: &str = "CLGROUPS_SCAN_WAIT_NS";
@@ -94,6 +95,8 @@ pub const VARIABLES: &[Variable] = &[
     var(PLACEMENT, "`shared` or `partitioned`", "`shared` where every device has host-unified memory, else `partitioned`",
         "the placement of new root devices"),
     var(STRICT, SWITCH, "off", "strict mode of every root device: a launch that cannot be split is an error instead of running on one device"),
+    var(SPREAD, "`model`, `split` or `one`", "`model`",
+        "how every root device spreads launches: the cost model's choice, always what the analysis proves (split, merged or one device), or always one device with buffers moved there whole"),
     var(POST, SWITCH, "on",
         "off: blocking reduces and scans on NVIDIA read their result through a transfer and wait on events instead of polling a post in host memory"),
     var(SCAN_TILE, "`ROUNDS:LOCAL` with `ROUNDS × LOCAL / 32` a multiple of 32 and `LOCAL` a multiple of 32",
@@ -142,6 +145,8 @@ pub(crate) struct Settings {
     placement: OnceLock<Result<Option<Placement>>>,
     #[cfg(feature = "scaling")]
     strict: OnceLock<Result<Option<bool>>>,
+    #[cfg(feature = "scaling")]
+    spread: OnceLock<Result<Option<crate::plan::cost::SpreadPolicy>>>,
     #[cfg(feature = "algorithms")]
     post: OnceLock<Result<Option<bool>>>,
     #[cfg(feature = "algorithms")]
@@ -197,6 +202,18 @@ impl Settings {
     #[cfg(feature = "scaling")]
     pub(crate) fn strict(&self) -> Result<bool> {
         Ok(once(&self.strict, STRICT, switch)?.unwrap_or(false))
+    }
+
+    /// [`SPREAD`], if set.
+    #[cfg(feature = "scaling")]
+    pub(crate) fn spread(&self) -> Result<Option<crate::plan::cost::SpreadPolicy>> {
+        use crate::plan::cost::SpreadPolicy;
+        let words = [
+            ("model", SpreadPolicy::Model),
+            ("split", SpreadPolicy::Split),
+            ("one", SpreadPolicy::OneDevice),
+        ];
+        once(&self.spread, SPREAD, |v| choice(v, &words))
     }
 
     /// [`POST`], on where unset.

@@ -12,6 +12,8 @@
 // for their tests).
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod coloring;
+#[cfg(any(feature = "scaling", feature = "unstable-internals"))]
+pub mod cost;
 pub mod local_size;
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod partition;

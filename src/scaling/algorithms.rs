@@ -6,6 +6,12 @@
 //! before 4 on CPUs, which compiles at a kernel's first run and could crash doing so for two
 //! devices at once) a device's first run of each kernel runs by itself; later runs overlap.
 //!
+//! In partitioned placement the cost model (`plan::cost`) prices a reduce over the parts
+//! against the buffer moved whole to one device and reduced there (it stays there, see
+//! [whole-buffer placement](super#whole-buffer-placement)); a buffer a launch left whole on
+//! one device and wrote there is reduced there. A scan moves such a buffer back to its parts
+//! first.
+//!
 //! The buffers must hold exactly their chunks on every device (shared placement, or
 //! [`Access::Auto`] / [`Access::Partitioned`]); a replicated buffer is reduced on device 0.
 //!
@@ -20,10 +26,12 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
+use super::Placement;
 use super::{Access, ColoredBuffer, RootDevice};
 use crate::algorithms::{self as single, multi, Element, ReduceOp, ScanKind};
 use crate::buffer::{Buffer, Scalar};
 use crate::error::{Error, Result};
+use crate::plan::cost::{price, Choice, Inputs, Link, Priced, Right, SpreadPolicy};
 use crate::queue::Queue;
 
 /// The sum of `input`'s elements (see [`crate::algorithms`] for float accuracy).
@@ -107,6 +115,118 @@ pub fn exclusive_scan_sum<T: Element>(
 }
 
 fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp) -> Result<T> {
+    // Held whole on one device and written there (a launch ran there alone): reduced there,
+    // where it stays (its parts are stale).
+    if let Some((d, true)) = input.holder() {
+        if let Some((_, whole)) = input.whole_typed()? {
+            log::debug!("reduce of a buffer held whole on device {d}: there");
+            return single::reduce(&root.queues()[d], &whole, op);
+        }
+    }
+    let priced = price_reduce(root, input, op)?;
+    let measure = priced.as_ref().filter(|p| p.measure).map(|p| p.choice);
+    if measure.is_some() {
+        root.finish()?;
+    }
+    let start = std::time::Instant::now();
+    let got = match priced.as_ref().map(|p| p.choice) {
+        Some(Choice::OneDevice(d)) => {
+            input.gather_to(d)?;
+            let (d, whole) = input
+                .whole_typed()?
+                .ok_or_else(|| Error::input("not whole"))?;
+            single::reduce(&root.queues()[d], &whole, op)
+        }
+        _ => reduce_parts(root, input, op),
+    }?;
+    if let Some(choice) = measure {
+        record_reduce(root, input, op, choice, start.elapsed().as_secs_f64());
+    }
+    Ok(got)
+}
+
+/// The figures of a reduce: the buffer's length and element size, and the operation.
+fn reduce_key<T: Element>(input: &ColoredBuffer<T>, op: ReduceOp) -> (usize, usize, u8) {
+    (input.len(), size_of::<T>(), op as u8)
+}
+
+/// The cost model's choice for a reduce of `input` held in its parts (partitioned placement,
+/// each device holding exactly its elements): every device reducing its part, or the buffer
+/// moved whole to one device and reduced there (it stays there). `None` where it does not
+/// price (forced split, shared placement, one device, other layouts).
+fn price_reduce<T: Element>(
+    root: &RootDevice,
+    input: &ColoredBuffer<T>,
+    op: ReduceOp,
+) -> Result<Option<Priced>> {
+    let starts = input.starts();
+    let exact =
+        (0..root.len()).all(|d| input.stored()[d] == (starts[d], starts[d] + input.chunks()[d]));
+    let policy = root.spread();
+    if policy == SpreadPolicy::Split
+        || input.placement() != Placement::Partitioned
+        || root.len() < 2
+        || input.queues_len() != root.len()
+        || !exact
+    {
+        return Ok(None);
+    }
+    let (split, one, seen) = root.reduce_samples(reduce_key(input, op));
+    let link = match policy {
+        SpreadPolicy::Model => match root.link() {
+            Ok(l) => l,
+            Err(e) => {
+                log::warn!("the link between the devices could not be measured: {e}");
+                return Ok(None);
+            }
+        },
+        _ => Link {
+            bandwidth: 0.0,
+            latency: 0.0,
+        },
+    };
+    let inputs = Inputs {
+        devices: root.len(),
+        seen,
+        right: Right::Split,
+        split,
+        one,
+        between: 0,
+        gather: input.gather_bytes(),
+        scatter: 0,
+        link,
+    };
+    let priced = price(&inputs, policy);
+    log::info!(
+        "reduce of {} x {} over {} devices: {priced}",
+        input.len(),
+        T::CL_NAME,
+        root.len()
+    );
+    Ok(Some(priced))
+}
+
+/// Records a measured reduce of `secs` run as `choice`.
+fn record_reduce<T: Element>(
+    root: &RootDevice,
+    input: &ColoredBuffer<T>,
+    op: ReduceOp,
+    choice: Choice,
+    secs: f64,
+) {
+    root.record_reduce(
+        reduce_key(input, op),
+        matches!(choice, Choice::OneDevice(_)),
+        secs,
+    );
+}
+
+/// Every device reduces its part, at once; the partials are combined on the host.
+fn reduce_parts<T: Element>(
+    root: &RootDevice,
+    input: &ColoredBuffer<T>,
+    op: ReduceOp,
+) -> Result<T> {
     let parts = parts(root, input)?;
     let jobs: Vec<(&Queue, &Buffer<T>)> = (parts.iter())
         .map(|&(d, buf)| (&root.queues()[d], buf))
@@ -195,6 +315,8 @@ fn parts<'a, T: Scalar>(
             root.len()
         )));
     }
+    // A buffer a launch left whole on one device moves back to its parts first.
+    buf.settle()?;
     let starts = buf.starts();
     let exact =
         (0..root.len()).all(|d| buf.stored()[d] == (starts[d], starts[d] + buf.chunks()[d]));

@@ -42,6 +42,8 @@ pub(super) struct ColoredArg {
     pub(super) owned: Vec<Vec<(usize, usize)>>,
     /// The parts that keep their halos, and which of their elements are current.
     pub(super) margins: Option<std::sync::Arc<dyn super::margins::Coherence>>,
+    /// Where the valid data is: the parts, or whole on one device ([`super::resident`]).
+    pub(super) residence: Option<std::sync::Arc<super::resident::Residence>>,
 }
 
 impl ColoredArg {
@@ -52,10 +54,14 @@ impl ColoredArg {
             .or_else(|| self.parts.get(d).cloned().flatten())
     }
 
-    /// The buffer may be written: every margin element is stale.
+    /// The buffer may be written: every margin element is stale, and where it is held whole
+    /// its parts are.
     pub(super) fn written(&self) {
         if let Some(m) = &self.margins {
             m.written();
+        }
+        if let Some(r) = &self.residence {
+            r.dirty();
         }
     }
 }

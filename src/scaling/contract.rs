@@ -242,6 +242,7 @@ mod tests {
             tiling: None,
             owned: vec![vec![(0, 4)], vec![(4, 8)]],
             margins: None,
+            residence: None,
         }))
     }
 

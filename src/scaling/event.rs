@@ -2,6 +2,7 @@
 
 use crate::error::Result;
 use crate::launch::Event;
+use crate::plan::cost::Priced;
 use crate::plan::partition::Partition;
 use std::time::Duration;
 
@@ -25,6 +26,8 @@ pub struct MultiEvent {
     pub(super) partition: Partition,
     pub(super) events: Vec<Option<Event>>,
     pub(super) spread: Spread,
+    /// The cost model's decision and its figures, where it priced the launch.
+    pub(super) priced: Option<Priced>,
 }
 
 /// How a launch over several devices ran ([`MultiEvent::spread`]; see [the
@@ -48,6 +51,18 @@ pub enum Spread {
     },
     /// The whole launch ran on device 0, for this reason.
     OneDevice(String),
+    /// The whole launch ran on `device` alone, where its colored buffers are held whole: the
+    /// cost model found it faster than the split (or the policy forces it, see
+    /// [`RootDevice::with_spread`](super::RootDevice::with_spread)). The buffers moved there
+    /// whole once (`moved` bytes, between devices, by this launch) and stay there until a
+    /// launch split over the devices, `part()`, a reduce or a scan moves them back (see
+    /// [whole-buffer placement](super#whole-buffer-placement)).
+    Resident {
+        /// The device that ran the launch.
+        device: usize,
+        /// Bytes this launch moved between devices to hold its buffers whole there.
+        moved: u64,
+    },
     /// Split as the kernel's footprints prove (the indices of its accesses, read from its
     /// source and evaluated with the launch's values): each device first fetched the elements
     /// beyond its chunk that it reads (halos; whole copies of read-only buffers read at unknown
@@ -103,6 +118,26 @@ impl MultiEvent {
     /// ```
     pub fn spread(&self) -> &Spread {
         &self.spread
+    }
+
+    /// The cost model's decision for this launch with the figures it used (times measured or
+    /// estimated, bytes, the link), or `None` where it did not price it (a kernel without a
+    /// partitioned variant, shared placement, one device).
+    ///
+    /// ```
+    /// use clgroups::scaling::{ColoredBuffer, RootDevice, SpreadPolicy};
+    /// let root = RootDevice::from_env()?.with_spread(SpreadPolicy::OneDevice);
+    /// let p = root.program("kernel void z(global int *x) { x[get_global_id(0)] = 0; }")?;
+    /// let mut x = ColoredBuffer::<i32>::new(&root, 4096)?;
+    /// // SAFETY: work-item i writes x[i], i < 4096 = x.len().
+    /// let ev = unsafe { p.kernel("z")?.launch().arg(&mut x).range(4096)? };
+    /// if let Some(priced) = ev.priced() {
+    ///     println!("{priced}"); // device 0 alone (forced (one)): ...
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn priced(&self) -> Option<&Priced> {
+        self.priced.as_ref()
     }
 
     /// Per device, in device order, its sub-launch's event or `None` if it got no work.

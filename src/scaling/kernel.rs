@@ -58,6 +58,11 @@ pub struct RootKernel {
     /// The last copy out of each staging buffer of those fetches, which the next copy into
     /// it waits for.
     pub(super) staged_reads: Arc<Mutex<HashMap<HaloRun, crate::event::Event>>>,
+    /// Measured launches per shape, for the cost model.
+    pub(super) figures: Arc<Mutex<Figures>>,
+    /// Sub-launches (device, kernel, offset, size) run and waited for once (devices that
+    /// compile alone compile a sub-launch at its first run).
+    pub(super) ran: Arc<Mutex<std::collections::HashSet<SubLaunch>>>,
 }
 
 /// The copies of [`RootKernel::fetched`], by (argument, device).
@@ -76,7 +81,18 @@ pub(super) struct Policy {
     pub(super) weights: Option<Vec<f64>>,
     /// The source names an atomic function or type: merged writes could lose updates.
     pub(super) atomics: bool,
+    /// How launches spread ([`super::RootDevice::with_spread`]).
+    pub(super) spread: crate::plan::cost::SpreadPolicy,
+    /// The root device's link, measured once ([`crate::plan::cost::Link`]).
+    pub(super) link: Arc<std::sync::OnceLock<crate::plan::cost::Link>>,
 }
+
+/// A sub-launch run: device, kernel (its address), offset and size.
+pub(super) type SubLaunch = (usize, usize, Range, Range);
+
+/// A kernel's measured launches per shape (global and local size): split as the analysis
+/// says, on one device, and how many launches of the shape were priced.
+pub(super) type Figures = HashMap<(Range, Range), super::root::Measured>;
 
 impl RootKernel {
     /// The per-device kernels (the `__clg_part` variants, or the kernels as written where

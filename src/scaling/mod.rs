@@ -53,6 +53,27 @@
 //!   buffer then keeps that margin (moved once into an allocation with room for it, the part a
 //!   sub-buffer of it), and later launches fetch only the margin elements written since.
 //!
+//! # Whole-buffer placement
+//!
+//! In partitioned placement a launch that is right split (or merged) is also right on one
+//! device, and on small launches or iterated stencils one device is often faster: the split
+//! pays a launch per device and a chain of cross-device dependencies per launch. The cost
+//! model (`plan::cost`, pure) prices both from this kernel's measured launches of the same
+//! shape (host wall time, the median of three measured launches of each
+//! option), the bytes each moves and the root device's link (bandwidth and the latency of one
+//! cross-device dependency, measured once per root device); a new shape is split (measured from
+//! its second launch), then tried on one device unless moving its buffers costs too much. Where one device
+//! wins, the launch runs there ([`Spread::Resident`]) and the [`ColoredBuffer`]s it touches
+//! move there whole once and *stay* (the buffer records where its valid data is:
+//! [`ColoredBuffer::whole_on`]), so the next launches of an iterated chain move nothing. A
+//! launch that splits moves them back to their parts first (only buffers written since: the
+//! parts of a buffer only read are still valid); a host read reads the whole buffer where it
+//! is; `write` and `fill` replace it (the parts hold the data again); `part()`, reduces and
+//! scans move it back first. [`MultiEvent::priced`] returns the decision with its figures
+//! ([`Priced`]; `RUST_LOG=info` logs it). [`RootDevice::with_spread`] (`CLGROUPS_SPREAD`)
+//! forces the split ([`SpreadPolicy::Split`], the analysis's answer as before) or one device
+//! ([`SpreadPolicy::OneDevice`]); strict mode refuses as before, whatever the policy.
+//!
 //! # The contract
 //!
 //! A kernel that is correct on one device is correct over a root device, with no
@@ -146,8 +167,10 @@ mod kernel;
 mod launch;
 mod margins;
 mod program;
+mod resident;
 mod root;
 
+pub use crate::plan::cost::{Choice, Link, Priced, SpreadPolicy, Time, Why};
 pub use crate::plan::partition::Partition;
 pub use access::Access;
 #[cfg(feature = "algorithms")]

@@ -107,6 +107,8 @@ impl RootProgram {
                 weights: root.weights().map(<[f64]>::to_vec),
                 // Outside kernel bodies (helpers, macros): every kernel may use them.
                 atomics: uses_atomics(&outside_bodies(source, &decls)),
+                spread: root.spread(),
+                link: root.link_cell(),
             },
             atomic_bodies: (decls.iter())
                 .map(|d| {
@@ -165,6 +167,8 @@ impl RootProgram {
                 footprint: None,
                 fetched: Default::default(),
                 staged_reads: Default::default(),
+                figures: Default::default(),
+                ran: Default::default(),
             });
         };
         let kernels = self
@@ -212,6 +216,8 @@ impl RootProgram {
             footprint: Some(std::sync::Arc::new(facts.footprint.clone())),
             fetched: Default::default(),
             staged_reads: Default::default(),
+            figures: Default::default(),
+            ran: Default::default(),
         })
     }
 

@@ -4,9 +4,13 @@ use super::Placement;
 use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, Result};
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
+use crate::plan::cost::Sample;
+use crate::plan::cost::{Link, SpreadPolicy};
 use crate::plan::gcd;
 use crate::queue::{names, Context, Queue};
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Several devices of one platform used as one: a shared context and one queue per device.
 /// Cheap to clone; `Send + Sync`.
@@ -42,6 +46,13 @@ pub struct RootDevice {
     strict: bool,
     /// Relative throughput per device ([`RootDevice::with_weights`]); `None`: equal.
     weights: Option<Vec<f64>>,
+    /// How launches spread over the devices ([`RootDevice::with_spread`]).
+    spread: SpreadPolicy,
+    /// The device-to-device link, measured at the first launch the cost model prices.
+    link: Arc<OnceLock<Link>>,
+    /// Measured reduces (length, element size, operation): over the parts, and whole on one
+    /// device.
+    reduces: Arc<Mutex<HashMap<ReduceKey, Measured>>>,
 }
 
 impl RootDevice {
@@ -74,6 +85,7 @@ impl RootDevice {
         check_devices(&keys).map_err(|r| Error::input(format!("{r} ({})", names(devices))))?;
         let placement = Placement::choose(devices)?;
         let strict = crate::config::settings().strict()?;
+        let spread = crate::config::settings().spread()?.unwrap_or_default();
         let context = Context::new(devices)?;
         let queues = devices
             .iter()
@@ -90,6 +102,9 @@ impl RootDevice {
             placement,
             strict,
             weights: None,
+            spread,
+            link: Arc::default(),
+            reduces: Arc::default(),
         })
     }
 
@@ -257,6 +272,79 @@ impl RootDevice {
         self
     }
 
+    /// This root device with launches (of programs made afterwards) spread as `policy` says:
+    /// [`SpreadPolicy::Model`] (the default; `CLGROUPS_SPREAD=model`) lets the cost model
+    /// (`plan::cost`) choose between the split the analysis proved and the whole launch on one
+    /// device, from measured times; [`SpreadPolicy::Split`] (`CLGROUPS_SPREAD=split`) always
+    /// does what the analysis proves (split, merged or one device, as before the cost model);
+    /// [`SpreadPolicy::OneDevice`] (`CLGROUPS_SPREAD=one`) always runs the whole launch on
+    /// one device, its colored buffers moved there whole. For tests and benchmarks; strict
+    /// mode refuses as before whatever the policy.
+    ///
+    /// ```
+    /// use clgroups::scaling::{RootDevice, SpreadPolicy};
+    /// let root = RootDevice::from_env()?.with_spread(SpreadPolicy::Split);
+    /// assert_eq!(root.spread(), SpreadPolicy::Split);
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn with_spread(mut self, policy: SpreadPolicy) -> Self {
+        self.spread = policy;
+        self
+    }
+
+    /// How launches spread over the devices ([`RootDevice::with_spread`]).
+    ///
+    /// ```
+    /// use clgroups::scaling::SpreadPolicy;
+    /// let root = clgroups::RootDevice::from_env()?;
+    /// if std::env::var_os("CLGROUPS_SPREAD").is_none() {
+    ///     assert_eq!(root.spread(), SpreadPolicy::Model);
+    /// }
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn spread(&self) -> SpreadPolicy {
+        self.spread
+    }
+
+    /// The measured link between the devices, shared by the launches of programs made from
+    /// this root device (measured once, at the first launch the cost model prices).
+    pub(super) fn link_cell(&self) -> Arc<OnceLock<Link>> {
+        self.link.clone()
+    }
+
+    /// The measured link between the devices (measured at the first call, then kept).
+    pub(super) fn link(&self) -> Result<Link> {
+        if let Some(l) = self.link.get() {
+            return Ok(*l);
+        }
+        let queues: Vec<&Queue> = self.queues.iter().collect();
+        let link = super::resident::measure_link(&queues)?;
+        log::info!("root device link measured: {link}");
+        Ok(*self.link.get_or_init(|| link))
+    }
+
+    /// The measured reduces of `key`: over the parts, and whole on one device; and how many
+    /// were priced (this one counted from now on).
+    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
+    pub(super) fn reduce_samples(&self, key: ReduceKey) -> Measured {
+        let mut r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
+        let e = r.entry(key).or_default();
+        let now = *e;
+        e.2 = e.2.saturating_add(1);
+        now
+    }
+
+    /// Records a measured reduce of `key` (`one`: whole on one device) of `secs`.
+    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
+    pub(super) fn record_reduce(&self, key: ReduceKey, one: bool, secs: f64) {
+        let mut r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
+        let e = r.entry(key).or_default();
+        match one {
+            true => e.1 = e.1.with(secs),
+            false => e.0 = e.0.with(secs),
+        }
+    }
+
     /// Whether launches are refused rather than merged or sent to one device
     /// ([`RootDevice::strict`]).
     ///
@@ -390,6 +478,12 @@ impl fmt::Debug for RootDevice {
         f.write_str(&self.describe())
     }
 }
+
+/// A reduce's figures key: length, element size, operation.
+pub(super) type ReduceKey = (usize, usize, u8);
+
+/// Measured launches of one shape: split, on one device, and how many were priced.
+pub(super) type Measured = (Sample, Sample, u32);
 
 /// Checks `(platform index, device id)` pairs: at least one, one platform, no repeats.
 fn check_devices(keys: &[(usize, usize)]) -> std::result::Result<(), String> {

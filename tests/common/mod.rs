@@ -102,7 +102,15 @@ pub fn multi_required() -> bool {
 #[cfg(feature = "scaling")]
 /// The root device under test: the default platform's devices, or the default device split
 /// in two. `None` (after printing why) when neither gives two devices and that is allowed.
+/// Its launches always do what the analysis proves (`SpreadPolicy::Split`): these tests check
+/// the analysis's answers, which the cost model would replace by one device where that is
+/// faster (`tests/scaling_cost.rs` tests the model).
 pub fn root_device(test: &str) -> Option<clgroups::scaling::RootDevice> {
+    root_device_any(test).map(|r| r.with_spread(clgroups::scaling::SpreadPolicy::Split))
+}
+
+#[cfg(feature = "scaling")]
+fn root_device_any(test: &str) -> Option<clgroups::scaling::RootDevice> {
     use clgroups::scaling::RootDevice;
     let all = RootDevice::from_env().expect("a root device over the default platform");
     if all.len() >= 2 {

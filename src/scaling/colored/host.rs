@@ -4,12 +4,15 @@ use super::super::margins::Coherence;
 use super::ColoredBuffer;
 use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, Result};
+use crate::ffi;
 use crate::queue::Queue;
 use std::sync::Arc;
 
 impl<T: Pod> ColoredBuffer<T> {
     /// Every device's part, to write: the margins of all of them become stale.
     pub(super) fn parts_to_write(&mut self) -> Result<Vec<Option<&mut Buffer<T>>>> {
+        // Every element is overwritten: the parts hold the valid data from now on.
+        self.residence.discard();
         self.margins.written();
         if Arc::get_mut(&mut self.margins).is_none() && self.margins.any_kept() {
             return Err(Error::input(
@@ -42,6 +45,21 @@ impl<T: Pod> ColoredBuffer<T> {
             return parent.read(&self.queues[0]);
         }
         let mut out = vec![T::zeroed(); self.len];
+        if let Some((d, whole)) = self.residence.whole() {
+            // Held whole on device d (a launch ran there alone): read it there.
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+            // SAFETY: the whole buffer holds len() elements, `bytes` is their size.
+            unsafe { ffi::read_bytes(self.queues[d].raw(), whole.as_raw(), 0, bytes) }.map_err(
+                |e| {
+                    Error::cl(
+                        "clEnqueueReadBuffer",
+                        e.0,
+                        self.queues[d].device().to_string(),
+                    )
+                },
+            )?;
+            return Ok(out);
+        }
         for (d, runs) in self.owned.iter().enumerate() {
             let Some(p) = self.held_part(d) else { continue };
             for &(a, b) in runs {
@@ -108,7 +126,7 @@ impl<T: Pod> ColoredBuffer<T> {
     }
 
     /// Waits for every device's queue, so that host access sees finished launches.
-    fn finish(&self) -> Result<()> {
+    pub(super) fn finish(&self) -> Result<()> {
         self.queues.iter().try_for_each(Queue::finish)
     }
 }

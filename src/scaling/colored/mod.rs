@@ -3,6 +3,7 @@
 use super::access::stored_range;
 use super::arg::{ColoredArg, RootArgValue, Tiling, Value};
 use super::margins::{Coherence, Margins};
+use super::resident::Residence;
 use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, Result};
@@ -18,6 +19,7 @@ use std::sync::Arc;
 
 mod host;
 mod impls;
+mod whole;
 
 /// An array colored over a [`RootDevice`]'s devices: device `i` owns elements
 /// `[starts[i], starts[i] + chunks[i])` (or, colored [for a launch](ColoredBuffer::for_launch),
@@ -54,6 +56,8 @@ pub struct ColoredBuffer<T: Pod> {
     access: Access,
     /// Parts that keep their halos ([`super::margins`]).
     margins: Arc<Margins<T>>,
+    /// Where the valid data is: the parts, or whole on one device ([`super::resident`]).
+    residence: Arc<Residence>,
 }
 
 impl<T: Pod> ColoredBuffer<T> {
@@ -252,6 +256,7 @@ impl<T: Pod> ColoredBuffer<T> {
         let margins = Arc::new(Margins::new(own, root.alignment()));
         let buf = ColoredBuffer {
             margins,
+            residence: Arc::default(),
             parent,
             parts,
             chunks,
@@ -438,6 +443,14 @@ impl<T: Pod> ColoredBuffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn part(&self, i: usize) -> Option<&Buffer<T>> {
+        // A buffer held whole on one device moves back to its parts first (and the copies
+        // finish: the part may be used on any queue).
+        if self.residence.holder().is_some() {
+            if let Err(e) = self.settle().and_then(|()| self.finish()) {
+                log::error!("colored buffer: moving it back to its parts failed: {e}");
+                return None;
+            }
+        }
         // Writes through the part would not be seen by the validity record of the other
         // devices' margins, nor reach a part that moves into margins later: none from now on.
         self.margins.lend();
@@ -512,6 +525,7 @@ impl<T: Pod> ColoredBuffer<T> {
             chunks: self.chunks.clone(),
             owned: self.owned.clone(),
             margins: Some(self.margins.clone() as Arc<dyn Coherence>),
+            residence: Some(self.residence.clone()),
         })))
     }
 }

@@ -56,6 +56,8 @@ impl RootLaunch<'_> {
                 .any(|(i, v)| contract::check(i, k.params.get(i), v, &facts).is_err());
         let splittable = kernels[0].program().splittable();
         let (how, why) = root_fallback(shared, splittable, lossy);
+        // Buffers a launch left whole on one device move back to their parts first.
+        self.settle_all()?;
         self.mark_written();
         log::debug!(
             "root kernel `{}` without its partitioned variant ({}): {how:?}: {why}",
@@ -128,6 +130,7 @@ impl RootLaunch<'_> {
             partition: partition(user, unit, kernels.len())?,
             events,
             spread: Spread::Split,
+            priced: None,
         })
     }
 
@@ -206,6 +209,7 @@ impl RootLaunch<'_> {
                 "no partitioned variant ({})",
                 k.rewrite_obstacle().unwrap_or_default()
             )),
+            priced: None,
         })
     }
 

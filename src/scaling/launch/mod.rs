@@ -24,6 +24,7 @@ mod fallback;
 mod footprint;
 mod merge;
 mod order;
+mod place;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -277,18 +278,43 @@ impl<'a> RootLaunch<'a> {
             base,
         };
         let decision = self.decide(&shape, &plan)?;
-        self.mark_written();
-        // SAFETY: the caller's contract, for the same launch; `decide` accepted the split's
-        // arguments, or chose copies of those it did not.
+        let priced = self.price(&shape, &decision)?;
+        let choice = priced.as_ref().map(|p| p.choice);
+        self.timed(&shape, priced, || match choice {
+            // SAFETY: the caller's contract, for the same launch, on one device.
+            Some(crate::plan::cost::Choice::OneDevice(d)) => unsafe { self.resident(&shape, d) },
+            _ => {
+                // Buffers a launch left whole on one device move back to their parts first.
+                self.settle_all()?;
+                self.mark_written();
+                // SAFETY: the caller's contract, for the same launch; `decide` accepted the
+                // split's arguments, or chose copies of those it did not.
+                unsafe { self.analysed(&shape, plan, decision) }
+            }
+        })
+    }
+
+    /// Executes the analysis's `decision` for the launch `s`.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
+    unsafe fn analysed(
+        &self,
+        s: &Shape3,
+        plan: Partition,
+        decision: Decision,
+    ) -> Result<MultiEvent> {
+        // SAFETY: the caller's contract.
         unsafe {
             match decision {
-                Decision::Split => self.execute(&shape, plan, &Vec::new()).and_then(|mut ev| {
+                Decision::Split => self.execute(s, plan, &Vec::new()).and_then(|mut ev| {
                     self.exchange(&mut ev)?;
                     Ok(ev)
                 }),
-                Decision::Fetch(fetch, why) => self.fetch_and_split(&shape, plan, &fetch, &why),
-                Decision::Merge(feeds, why) => self.merged(&shape, plan, &feeds, &why),
-                Decision::OneDevice(why) => self.one_device(&shape, why),
+                Decision::Fetch(fetch, why) => self.fetch_and_split(s, plan, &fetch, &why),
+                Decision::Merge(feeds, why) => self.merged(s, plan, &feeds, &why),
+                Decision::OneDevice(why) => self.one_device(s, why),
             }
         }
     }
@@ -301,6 +327,25 @@ impl<'a> RootLaunch<'a> {
     /// The contract of [`RootLaunch::nd_range`] for the launch, and every argument the
     /// contract does not accept for a device replaced by a whole copy there.
     unsafe fn execute(&self, s: &Shape3, plan: Partition, copies: &Copies) -> Result<MultiEvent> {
+        // SAFETY: the caller's contract.
+        unsafe { self.execute_in(s, plan, copies, true) }
+    }
+
+    /// [`execute`](Self::execute), where `ordered` says whether each device's part waits for
+    /// everything enqueued before it on the other queues (a launch on one device whose
+    /// colored buffers are whole there needs it only for plain buffers: see
+    /// [`RootLaunch::resident`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`execute`](Self::execute).
+    unsafe fn execute_in(
+        &self,
+        s: &Shape3,
+        plan: Partition,
+        copies: &Copies,
+        ordered: bool,
+    ) -> Result<MultiEvent> {
         let (user, global, local, base) = (s.user, s.global, s.local, s.base);
         let kernels = &self.kernel.kernels;
         // The partitioned variant (else the kernel as written, in shared placement: no extra
@@ -320,11 +365,18 @@ impl<'a> RootLaunch<'a> {
         // device is enqueued.
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
-        let order = self.order()?;
+        // Per device, the sub-launches (device, kernel, offset, size) it runs for the first
+        // time: where devices compile alone, only those wait.
+        let mut firsts = Vec::with_capacity(kernels.len());
+        let order = match ordered {
+            true => self.order()?,
+            false => order::Order::none(),
+        };
         for (d, sub) in subs.iter().enumerate() {
             let Some((off, size)) = *sub else {
                 per_device.push(Vec::new());
                 checks.push(None);
+                firsts.push(Vec::new());
                 continue;
             };
             let pieces: Vec<(&Kernel, Range, Range)> = match &self.kernel.guarded {
@@ -342,6 +394,12 @@ impl<'a> RootLaunch<'a> {
                 false => None,
             };
             let mut prepared = Vec::with_capacity(pieces.len());
+            let ran = self.kernel.ran.lock().unwrap_or_else(|p| p.into_inner());
+            let keys = pieces
+                .iter()
+                .map(|(k, off, size)| (d, *k as *const Kernel as usize, shift(*off, base), *size));
+            firsts.push(keys.filter(|key| !ran.contains(key)).collect::<Vec<_>>());
+            drop(ran);
             for (k, off, size) in pieces {
                 let waits = order.waits(&self.waits, d);
                 let launch = sub_launch(k, &args, &waits).offset(shift(off, base));
@@ -352,7 +410,9 @@ impl<'a> RootLaunch<'a> {
             checks.push(check);
         }
         // Devices that compile alone (PoCL before 4 on CPUs) run their parts one at a time: a
-        // part's first run compiles it, and two at once could crash PoCL's compiler.
+        // part's first run compiles it, and two at once could crash PoCL's compiler. Only a
+        // device's first run of a sub-launch (kernel, offset, size) waits: later ones are
+        // compiled.
         let alone = kernels
             .iter()
             .any(|k| k.program().queue().device().compiles_alone());
@@ -360,7 +420,7 @@ impl<'a> RootLaunch<'a> {
             log::debug!("scaling: parts run one device at a time (the devices compile alone)");
         }
         let mut events = Vec::with_capacity(kernels.len());
-        for prepared in per_device {
+        for (prepared, first) in per_device.into_iter().zip(&firsts) {
             let mut event: Option<Event> = None;
             for (launch, p) in prepared {
                 // SAFETY: each sub-launch is a part of the launch the caller vouches for, with
@@ -368,8 +428,10 @@ impl<'a> RootLaunch<'a> {
                 let ev = unsafe { launch.execute(p)? };
                 Event::push(&mut event, ev);
             }
-            if let Some(ev) = event.as_ref().filter(|_| alone) {
+            if let Some(ev) = event.as_ref().filter(|_| alone && !first.is_empty()) {
                 ev.wait()?;
+                let mut ran = self.kernel.ran.lock().unwrap_or_else(|p| p.into_inner());
+                ran.extend(first.iter().copied());
             }
             events.push(event);
         }
@@ -378,6 +440,7 @@ impl<'a> RootLaunch<'a> {
             partition: plan,
             events,
             spread: Spread::Split,
+            priced: None,
         };
         if self.kernel.checked {
             launched.wait()?;

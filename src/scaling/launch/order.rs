@@ -11,6 +11,7 @@ use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;
+use opencl3::event::CL_COMPLETE;
 use opencl3::types::cl_event;
 
 /// One marker per queue of a root device, each complete when everything enqueued on its
@@ -18,9 +19,22 @@ use opencl3::types::cl_event;
 pub(super) struct Order(Vec<Event>);
 
 impl Order {
-    /// What device `d`'s part waits for: `waits`, then every other queue's marker.
+    /// No markers: parts wait only for their own queue and the launch's events.
+    pub(super) fn none() -> Order {
+        Order(Vec::new())
+    }
+
+    /// What device `d`'s part waits for: `waits`, then every other queue's marker that has
+    /// not completed yet (a complete one orders nothing, and waiting for it would still cost
+    /// a cross-device dependency on some drivers).
     pub(super) fn waits<'e>(&'e self, waits: &[&'e Event], d: usize) -> Vec<&'e Event> {
-        let others = self.0.iter().enumerate().filter(|(i, _)| *i != d);
+        let pending = |m: &Event| {
+            (m.raw.iter()).any(|r| {
+                r.command_execution_status()
+                    .map_or(true, |s| s.0 != CL_COMPLETE)
+            })
+        };
+        let others = (self.0.iter().enumerate()).filter(|(i, m)| *i != d && pending(m));
         waits
             .iter()
             .copied()
@@ -41,6 +55,10 @@ impl RootLaunch<'_> {
             let m = ffi::marker(q.raw()).map_err(|e| {
                 Error::cl("clEnqueueMarkerWithWaitList", e.0, q.device().to_string())
             })?;
+            // Submitted now: on an idle queue it may complete before the parts are enqueued.
+            q.raw()
+                .flush()
+                .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
             Ok(Event::new(m, q.device().clone(), None))
         });
         Ok(Order(markers.collect::<Result<Vec<_>>>()?))

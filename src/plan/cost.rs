@@ -1,0 +1,393 @@
+//! The cost model of a launch over several devices: whether the split (or the merge) the
+//! analysis proved right is faster than the whole launch on one device, from measured
+//! figures. Pure: no device; the launch code measures, calls [`price`] and executes the
+//! [`Priced`] choice.
+//!
+//! **Inputs** ([`Inputs`]), every time in seconds:
+//! * the launch's own times at this shape (kernel, global and local size): the host wall time
+//!   of a whole launch split as the analysis says (its copies between devices included) and of
+//!   the whole launch on one device (its buffers already there), each the median of the
+//!   three launches measured ([`Sample`]; the first launch of a shape, which also compiles
+//!   on some drivers, is not measured);
+//! * the bytes the split moves between devices per launch (the footprint's `between`), the
+//!   bytes that moving the launch's colored buffers whole to each device would copy, and
+//!   the bytes that moving buffers held whole back to their parts would copy;
+//! * the link between the devices ([`Link`]): a measured device-to-device bandwidth and the
+//!   latency of one cross-device dependency (measured once per root device, the slowest
+//!   pair).
+//!
+//! **Estimates**, where a time is not measured yet ([`Time::Estimated`]): the one-device time
+//! is the split's time less what it spends on the link (`between / bandwidth + latency`),
+//! times the number of devices (each device's compute, done by one); the split's is the
+//! one-device time over the devices plus the link. A shape's first launch is split and not
+//! measured (it may compile; a shape launched once is not worth a wait), its next [`WARM`]
+//! launches are split and measured (where the split is right), then the one-device option is measured
+//! [`WARM`] times unless moving the buffers would cost more than [`EXPLORE`] split launches
+//! (then it keeps its estimate).
+//!
+//! **Choice**: the option with the least time per launch, a move of buffers (to one device,
+//! or back to the parts) counted as `1 / AMORTISE` of its cost, since the buffers stay where
+//! they moved ([`AMORTISE`] launches of an iterated chain share it); a tie goes to one device
+//! (always right). Only executions that are each right are candidates: one device always, the
+//! split only where the analysis proved it ([`Right`]).
+
+use std::fmt;
+
+/// Launches of a shape measured for each option before the model trusts its figures.
+pub const WARM: u32 = 3;
+/// A move of buffers is counted as this many launches' share (the launches that follow it
+/// on the same buffers pay nothing).
+pub const AMORTISE: f64 = 8.0;
+/// The one-device option is measured only where moving the buffers costs at most this many
+/// split launches.
+pub const EXPLORE: f64 = 32.0;
+
+/// How a root device spreads launches over its devices (`RootDevice::with_spread`,
+/// `CLGROUPS_SPREAD`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SpreadPolicy {
+    /// The cost model chooses among the right executions (`plan::cost::price`).
+    #[default]
+    Model,
+    /// Always what the analysis proves: split, merged or one device (the behaviour before the
+    /// cost model).
+    Split,
+    /// Always the whole launch on one device, its colored buffers moved there whole.
+    OneDevice,
+}
+
+impl fmt::Display for SpreadPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SpreadPolicy::Model => "model",
+            SpreadPolicy::Split => "split",
+            SpreadPolicy::OneDevice => "one",
+        })
+    }
+}
+
+/// Which executions over several devices the analysis proved right for a launch (one device
+/// is always right).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Right {
+    /// Split as the contract or the footprints prove.
+    Split,
+    /// Merged element by element (host-side).
+    Merge,
+    /// Only one device.
+    OneOnly,
+}
+
+/// A measured device-to-device link.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Link {
+    /// Bytes per second of a copy between two devices.
+    pub bandwidth: f64,
+    /// Seconds of one cross-device dependency (a copy on one device waiting for an event of
+    /// another, round trip through the host).
+    pub latency: f64,
+}
+
+impl Link {
+    /// Seconds to move `bytes` between devices: nothing for no bytes, else the latency and
+    /// the bytes at the bandwidth.
+    pub fn seconds(&self, bytes: u64) -> f64 {
+        match bytes {
+            0 => 0.0,
+            b => self.latency + b as f64 / self.bandwidth.max(1.0),
+        }
+    }
+}
+
+impl fmt::Display for Link {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:.2} GB/s, {:.1} us per dependency",
+            self.bandwidth / 1e9,
+            self.latency * 1e6
+        )
+    }
+}
+
+/// The launches of one option measured so far: how many, and the two least wall times.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// Launches measured.
+    pub count: u32,
+    /// The least of their times, in seconds.
+    pub least: f64,
+    /// The second least (the median of three), in seconds; meaningless below two launches.
+    pub second: f64,
+}
+
+impl Sample {
+    /// A sample of `count` launches whose two least times were both `secs` (for tests and
+    /// replays).
+    pub fn steady(count: u32, secs: f64) -> Sample {
+        Sample {
+            count,
+            least: secs,
+            second: secs,
+        }
+    }
+
+    /// This sample with one more launch of `secs`.
+    pub fn with(self, secs: f64) -> Sample {
+        let (least, second) = match self.count {
+            0 => (secs, secs),
+            1 => (self.least.min(secs), self.least.max(secs)),
+            _ if secs < self.least => (secs, self.least),
+            _ => (self.least, self.second.min(secs)),
+        };
+        Sample {
+            count: self.count + 1,
+            least,
+            second,
+        }
+    }
+
+    /// The time the model uses: the one launch measured, else the second least (the median
+    /// of three: a minimum favours the option whose times vary most).
+    pub fn time(&self) -> Option<f64> {
+        match self.count {
+            0 => None,
+            1 => Some(self.least),
+            _ => Some(self.second),
+        }
+    }
+
+    fn measured(&self) -> Option<f64> {
+        self.time()
+    }
+}
+
+/// A time per launch: measured, or estimated from other figures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Time {
+    /// The median of the measured launches (see `Sample`), in seconds.
+    Measured(f64),
+    /// Estimated from the other figures (the one-device time as the split's time less its
+    /// time on the link, times the devices; the split's as the one-device time over the
+    /// devices plus the link), in seconds.
+    Estimated(f64),
+}
+
+impl Time {
+    /// The seconds, measured or estimated.
+    pub fn secs(self) -> f64 {
+        match self {
+            Time::Measured(s) | Time::Estimated(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Time::Measured(s) => write!(f, "{:.1} us measured", s * 1e6),
+            Time::Estimated(s) => write!(f, "{:.1} us estimated", s * 1e6),
+        }
+    }
+}
+
+/// What the model knows of one launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inputs {
+    /// Devices of the root device.
+    pub devices: usize,
+    /// Launches of this shape priced before this one (the first is not measured: it also
+    /// compiles on some drivers, and a shape launched once is not worth a wait).
+    pub seen: u32,
+    /// The executions the analysis proved right.
+    pub right: Right,
+    /// Launches of this shape split (or merged) as the analysis says.
+    pub split: Sample,
+    /// Launches of this shape on one device.
+    pub one: Sample,
+    /// Bytes the split moves between devices per launch (halos, merges through the host).
+    pub between: u64,
+    /// Per device, the bytes moving the launch's colored buffers whole there would copy.
+    pub gather: Vec<u64>,
+    /// Bytes moving the buffers held whole on one device back to their parts would copy.
+    pub scatter: u64,
+    /// The link between the devices.
+    pub link: Link,
+}
+
+/// What runs the launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Split as the analysis proved (its colored buffers in their parts).
+    Split,
+    /// Merged as the analysis says (the only split it proved).
+    Merge,
+    /// The whole launch on this device, its colored buffers moved there whole.
+    OneDevice(usize),
+}
+
+impl fmt::Display for Choice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Choice::Split => f.write_str("split"),
+            Choice::Merge => f.write_str("merged"),
+            Choice::OneDevice(d) => write!(f, "device {d} alone"),
+        }
+    }
+}
+
+/// Why the model chose as it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// The root device forces it ([`SpreadPolicy`]).
+    Forced(SpreadPolicy),
+    /// The only right execution.
+    OnlyRight,
+    /// The option is being measured (fewer than three measured launches of this shape).
+    Measuring,
+    /// The least time per launch, moves amortised.
+    Cheaper,
+}
+
+impl fmt::Display for Why {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Why::Forced(p) => write!(f, "forced ({p})"),
+            Why::OnlyRight => f.write_str("the only right execution"),
+            Why::Measuring => f.write_str("measuring this option"),
+            Why::Cheaper => f.write_str("the least time per launch"),
+        }
+    }
+}
+
+/// The model's decision with the figures it used.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Priced {
+    /// What runs the launch.
+    pub choice: Choice,
+    /// Why.
+    pub why: Why,
+    /// The split's (or merge's) time per launch, where it is right and priced.
+    pub split: Option<Time>,
+    /// The time per launch on one device, where priced.
+    pub one: Option<Time>,
+    /// The device the one-device option would use.
+    pub device: usize,
+    /// Bytes moving the buffers whole to that device would copy.
+    pub gather: u64,
+    /// Bytes moving buffers held whole back to their parts would copy.
+    pub scatter: u64,
+    /// Bytes the split moves between devices per launch.
+    pub between: u64,
+    /// The link priced, where priced.
+    pub link: Option<Link>,
+    /// Whether the launch code should measure this launch (a sample of its option).
+    pub measure: bool,
+}
+
+impl fmt::Display for Priced {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.choice, self.why)?;
+        let opt = |t: Option<Time>| t.map_or("not priced".to_string(), |t| t.to_string());
+        write!(
+            f,
+            ": split {}, device {} alone {}; moves {} B to one device, {} B back to parts; \
+             {} B between devices per split launch",
+            opt(self.split),
+            self.device,
+            opt(self.one),
+            self.gather,
+            self.scatter,
+            self.between
+        )?;
+        if let Some(l) = self.link {
+            write!(f, "; link {l}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Decides one launch under `policy` (see the [module docs](self)).
+pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
+    // The device the one-device option uses: the one that moves least.
+    let device = (0..inputs.devices.max(1))
+        .min_by_key(|&d| inputs.gather.get(d).copied().unwrap_or(0))
+        .unwrap_or(0);
+    let gather = inputs.gather.get(device).copied().unwrap_or(0);
+    let analysed = match inputs.right {
+        Right::Split => Choice::Split,
+        Right::Merge => Choice::Merge,
+        Right::OneOnly => Choice::OneDevice(device),
+    };
+    let mut out = Priced {
+        choice: analysed,
+        why: Why::OnlyRight,
+        split: None,
+        one: None,
+        device,
+        gather,
+        scatter: inputs.scatter,
+        between: inputs.between,
+        link: None,
+        measure: false,
+    };
+    match (policy, inputs.right) {
+        (_, Right::OneOnly) => {
+            out.choice = Choice::OneDevice(device);
+            return out;
+        }
+        (SpreadPolicy::OneDevice, _) => {
+            out.choice = Choice::OneDevice(device);
+            out.why = Why::Forced(policy);
+            return out;
+        }
+        (SpreadPolicy::Split, _) => {
+            out.why = Why::Forced(policy);
+            return out;
+        }
+        (SpreadPolicy::Model, _) => {}
+    }
+    let link = inputs.link;
+    let n = inputs.devices.max(1) as f64;
+    out.link = Some(link);
+    let on_link = link.seconds(inputs.between);
+    let split = match (inputs.split.measured(), inputs.one.measured()) {
+        (Some(s), _) => Time::Measured(s),
+        (None, Some(o)) => Time::Estimated(o / n + on_link),
+        (None, None) => {
+            // Nothing measured: measure the split first (the analysis's choice), from the
+            // shape's second launch on.
+            out.why = Why::Measuring;
+            out.measure = inputs.seen > 0;
+            return out;
+        }
+    };
+    let one = match inputs.one.measured() {
+        Some(o) => Time::Measured(o),
+        None => Time::Estimated((split.secs() - on_link).max(0.0) * n),
+    };
+    out.split = Some(split);
+    out.one = Some(one);
+    if inputs.split.count < WARM {
+        out.why = Why::Measuring;
+        out.measure = true;
+        return out;
+    }
+    let (to_one, to_parts) = (link.seconds(gather), link.seconds(inputs.scatter));
+    if inputs.one.count < WARM && to_one <= EXPLORE * split.secs() {
+        out.choice = Choice::OneDevice(device);
+        out.why = Why::Measuring;
+        out.measure = true;
+        return out;
+    }
+    let cost_split = split.secs() + to_parts / AMORTISE;
+    let cost_one = one.secs() + to_one / AMORTISE;
+    out.why = Why::Cheaper;
+    if cost_one <= cost_split {
+        out.choice = Choice::OneDevice(device);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

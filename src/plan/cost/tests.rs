@@ -1,0 +1,170 @@
+use super::*;
+use proptest::prelude::*;
+
+const LINK: Link = Link {
+    bandwidth: 1e9,
+    latency: 50e-6,
+};
+
+fn inputs(split: Sample, one: Sample) -> Inputs {
+    Inputs {
+        devices: 2,
+        seen: 1,
+        right: Right::Split,
+        split,
+        one,
+        between: 4096,
+        gather: vec![1 << 20, 1 << 20],
+        scatter: 0,
+        link: LINK,
+    }
+}
+
+fn warm(secs: f64) -> Sample {
+    Sample::steady(WARM, secs)
+}
+
+#[test]
+fn samples_keep_the_median_of_three() {
+    let s = Sample::default().with(3.0);
+    assert_eq!(s.time(), Some(3.0));
+    let s = s.with(1.0);
+    assert_eq!((s.least, s.second, s.time()), (1.0, 3.0, Some(3.0)));
+    let s = s.with(2.0);
+    assert_eq!(
+        (s.count, s.least, s.second, s.time()),
+        (3, 1.0, 2.0, Some(2.0))
+    );
+    // A new least moves the old least to second.
+    let s = s.with(0.5);
+    assert_eq!((s.least, s.second), (0.5, 1.0));
+}
+
+#[test]
+fn a_new_shape_measures_the_split_then_one_device() {
+    let p = price(
+        &inputs(Sample::default(), Sample::default()),
+        SpreadPolicy::Model,
+    );
+    assert_eq!(
+        (p.choice, p.why, p.measure),
+        (Choice::Split, Why::Measuring, true)
+    );
+    let p = price(
+        &inputs(Sample::default().with(1e-3), Sample::default()),
+        SpreadPolicy::Model,
+    );
+    assert_eq!((p.choice, p.why), (Choice::Split, Why::Measuring));
+    // Warm split: one device is measured next (moving 1 MiB: 1.1 ms <= 32 x 1 ms).
+    let p = price(&inputs(warm(1e-3), Sample::default()), SpreadPolicy::Model);
+    assert_eq!((p.choice, p.why), (Choice::OneDevice(0), Why::Measuring));
+    assert!(matches!(p.one, Some(Time::Estimated(_))));
+}
+
+#[test]
+fn one_device_is_not_tried_where_moving_costs_too_much() {
+    let mut i = inputs(warm(1e-4), Sample::default());
+    i.gather = vec![1 << 30, 1 << 30];
+    let p = price(&i, SpreadPolicy::Model);
+    // Estimated one device: (100 - 54) us x 2 = 92 us, but a 1 GiB move amortised is more.
+    assert_eq!(
+        (p.choice, p.why, p.measure),
+        (Choice::Split, Why::Cheaper, false)
+    );
+}
+
+#[test]
+fn the_faster_option_wins_once_measured() {
+    // Small sizes: the split pays the link, one device is faster.
+    let p = price(&inputs(warm(300e-6), warm(100e-6)), SpreadPolicy::Model);
+    assert_eq!((p.choice, p.why), (Choice::OneDevice(0), Why::Cheaper));
+    // Large sizes: the split halves the compute.
+    let p = price(&inputs(warm(10e-3), warm(19e-3)), SpreadPolicy::Model);
+    assert_eq!((p.choice, p.why), (Choice::Split, Why::Cheaper));
+    assert_eq!(p.split, Some(Time::Measured(10e-3)));
+}
+
+#[test]
+fn buffers_already_whole_stay_unless_the_split_pays_the_move_back() {
+    let mut i = inputs(warm(1e-3), warm(1.05e-3));
+    // Held whole on device 1: the one-device option uses it and moves nothing.
+    i.gather = vec![8 << 20, 0];
+    i.scatter = 8 << 20;
+    let p = price(&i, SpreadPolicy::Model);
+    assert_eq!(p.choice, Choice::OneDevice(1));
+    assert_eq!(p.gather, 0);
+    // Much faster split: worth moving back.
+    i.split = warm(0.2e-3);
+    i.one = warm(2e-3);
+    assert_eq!(price(&i, SpreadPolicy::Model).choice, Choice::Split);
+}
+
+#[test]
+fn forced_policies_and_the_only_right_option() {
+    let i = inputs(warm(300e-6), warm(100e-6));
+    let p = price(&i, SpreadPolicy::Split);
+    assert_eq!(
+        (p.choice, p.why),
+        (Choice::Split, Why::Forced(SpreadPolicy::Split))
+    );
+    let p = price(&inputs(warm(1e-6), warm(1.0)), SpreadPolicy::OneDevice);
+    assert_eq!(p.choice, Choice::OneDevice(0));
+    let mut only = i.clone();
+    only.right = Right::OneOnly;
+    for policy in [
+        SpreadPolicy::Model,
+        SpreadPolicy::Split,
+        SpreadPolicy::OneDevice,
+    ] {
+        let p = price(&only, policy);
+        assert_eq!((p.choice, p.why), (Choice::OneDevice(0), Why::OnlyRight));
+    }
+    let mut merge = i;
+    merge.right = Right::Merge;
+    assert_eq!(price(&merge, SpreadPolicy::Split).choice, Choice::Merge);
+}
+
+#[test]
+fn display_names_the_figures() {
+    let p = price(&inputs(warm(300e-6), warm(100e-6)), SpreadPolicy::Model);
+    let s = p.to_string();
+    assert!(
+        s.contains("device 0 alone (the least time per launch)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("300.0 us measured") && s.contains("1.00 GB/s"),
+        "{s}"
+    );
+}
+
+proptest! {
+    /// The model only ever chooses a right execution, and with both options measured and
+    /// nothing to move it chooses the faster.
+    #[test]
+    fn chooses_only_right_executions(
+        split in 1e-6f64..1.0, one in 1e-6f64..1.0, n in 0u32..4, m in 0u32..4,
+        g0 in 0u64..1 << 32, g1 in 0u64..1 << 32, scatter in 0u64..1 << 32,
+        right in 0usize..3, policy in 0usize..3,
+    ) {
+        let right = [Right::Split, Right::Merge, Right::OneOnly][right];
+        let policy = [SpreadPolicy::Model, SpreadPolicy::Split, SpreadPolicy::OneDevice][policy];
+        let mut i = inputs(Sample::steady(n, split), Sample::steady(m, one));
+        i.right = right;
+        i.gather = vec![g0, g1];
+        i.scatter = scatter;
+        let p = price(&i, policy);
+        match p.choice {
+            Choice::Split => prop_assert_eq!(right, Right::Split),
+            Choice::Merge => prop_assert_eq!(right, Right::Merge),
+            Choice::OneDevice(d) => prop_assert!(d < 2),
+        }
+        if policy == SpreadPolicy::Model && right == Right::Split && n >= WARM && m >= WARM {
+            i.gather = vec![0, 0];
+            i.scatter = 0;
+            let p = price(&i, policy);
+            let faster = if one <= split { Choice::OneDevice(0) } else { Choice::Split };
+            prop_assert_eq!(p.choice, faster);
+        }
+    }
+}

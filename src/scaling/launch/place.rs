@@ -1,0 +1,254 @@
+//! Where a launch runs once the analysis has decided what is right ([`RootLaunch::decide`]):
+//! the cost model ([`crate::plan::cost`]) prices the split against the whole launch on one
+//! device, from this kernel's measured launches of this shape, the bytes each option moves
+//! and the root device's measured link; a launch on one device moves its colored buffers
+//! there whole and leaves them there ([`super::super::resident`]).
+
+use super::super::arg::Value;
+use super::super::resident;
+use super::super::{MultiEvent, Placement, Spread};
+use super::merge::{mem_key, Copies, Decision, Feed, Held, Shape3};
+use super::RootLaunch;
+use crate::error::Result;
+use crate::plan::cost::{price, Choice, Inputs, Link, Priced, Right, Sample, SpreadPolicy};
+use crate::plan::partition::Partition;
+use crate::queue::Queue;
+use opencl3::types::cl_event;
+use std::collections::HashSet;
+use std::time::Instant;
+
+impl RootLaunch<'_> {
+    fn queues(&self) -> Vec<&Queue> {
+        (self.kernel.kernels.iter())
+            .map(|k| k.program().queue())
+            .collect()
+    }
+
+    /// The cost model's decision for the launch `s` that `decision` says is right, or `None`
+    /// where it does not price (forced split, shared placement, one device).
+    pub(super) fn price(&self, s: &Shape3, decision: &Decision) -> Result<Option<Priced>> {
+        let k = self.kernel;
+        let policy = k.policy.spread;
+        let n = k.kernels.len();
+        if policy == SpreadPolicy::Split || k.placement != Placement::Partitioned || n < 2 {
+            return Ok(None);
+        }
+        let right = match decision {
+            Decision::Split | Decision::Fetch(..) => Right::Split,
+            Decision::Merge(..) => Right::Merge,
+            Decision::OneDevice(_) => Right::OneOnly,
+        };
+        // Each buffer once (an argument passed twice moves once).
+        let mut buffers = HashSet::new();
+        let colored: Vec<_> = (self.args.iter())
+            .filter(|v| buffers.insert(mem_key(v)))
+            .filter_map(|v| match v {
+                Value::Colored(c) => Some(c),
+                Value::Plain(_) => None,
+            })
+            .collect();
+        let gather = (0..n)
+            .map(|d| colored.iter().map(|c| resident::gather_bytes(c, d)).sum())
+            .collect();
+        let scatter = colored.iter().map(|c| resident::scatter_bytes(c)).sum();
+        let (split, one, seen) = self.samples(s);
+        let link = match policy {
+            SpreadPolicy::Model if right != Right::OneOnly => match self.link() {
+                Ok(l) => l,
+                Err(e) => {
+                    // Not priced: the analysis's answer, as before the model.
+                    log::warn!("the link between the devices could not be measured: {e}");
+                    return Ok(None);
+                }
+            },
+            _ => Link {
+                bandwidth: 0.0,
+                latency: 0.0,
+            },
+        };
+        let inputs = Inputs {
+            devices: n,
+            seen,
+            right,
+            split,
+            one,
+            between: self.between(decision),
+            gather,
+            scatter,
+            link,
+        };
+        let priced = price(&inputs, policy);
+        if let Decision::OneDevice(why) = decision {
+            log::info!("kernel `{}`: one device only: {why}", k.name());
+        }
+        log::debug!("kernel `{}`: cost model inputs {inputs:?}", k.name());
+        log::info!(
+            "kernel `{}` over {n} devices, global {:?}: {priced}",
+            k.name(),
+            s.global.as_slice()
+        );
+        Ok(Some(priced))
+    }
+
+    /// The launches of this shape measured so far: split (or merged), and on one device; and
+    /// how many were priced (this one counted from now on).
+    fn samples(&self, s: &Shape3) -> (Sample, Sample, u32) {
+        let mut figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
+        let entry = figures.entry((s.global, s.local)).or_default();
+        let now = *entry;
+        entry.2 = entry.2.saturating_add(1);
+        now
+    }
+
+    /// Records a measured launch of `secs` of the shape `s` run as `choice`.
+    pub(super) fn record(&self, s: &Shape3, choice: Choice, secs: f64) {
+        let mut figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
+        let entry = figures.entry((s.global, s.local)).or_default();
+        match choice {
+            Choice::OneDevice(_) => entry.1 = entry.1.with(secs),
+            Choice::Split | Choice::Merge => entry.0 = entry.0.with(secs),
+        }
+        log::debug!(
+            "kernel `{}` global {:?}: {choice} measured {:.1} us (figures {entry:?})",
+            self.kernel.name(),
+            s.global.as_slice(),
+            secs * 1e6
+        );
+    }
+
+    /// Bytes the analysed execution moves between devices per launch (an estimate made before
+    /// it runs): the elements fetched beyond a device's own and written back, a stencil's
+    /// halos, or a merge's whole copies to and from every device.
+    fn between(&self, decision: &Decision) -> u64 {
+        let es = |i: usize| match self.args.get(i) {
+            Some(Value::Colored(c)) => c.elem_size as u64,
+            _ => 0,
+        };
+        let n = self.kernel.kernels.len() as u64;
+        match decision {
+            Decision::Fetch(f, _) => {
+                let mut bytes = 0;
+                for (i, per) in f.fetch.iter().enumerate() {
+                    let Some(Value::Colored(c)) = self.args.get(i) else {
+                        continue;
+                    };
+                    for (d, owned) in c.owned.iter().enumerate() {
+                        let runs = [per.get(d), f.back[i].get(d)];
+                        for &(a, b) in runs.into_iter().flatten().flatten() {
+                            let own: usize = owned.iter().map(|&r| overlap(r, (a, b))).sum();
+                            bytes += ((b - a) - own.min(b - a)) as u64 * es(i);
+                        }
+                    }
+                    for k in f.keep[i].iter().flatten() {
+                        bytes += k.fetch.iter().map(|&(a, b)| (b - a) as u64).sum::<u64>() * es(i);
+                    }
+                }
+                bytes
+            }
+            Decision::Merge(feeds, _) => (feeds.iter().enumerate())
+                .filter(|(_, f)| **f != Feed::Direct)
+                .map(|(i, _)| match self.args.get(i) {
+                    Some(Value::Colored(c)) => (c.len * c.elem_size) as u64 * (2 * n + 1),
+                    _ => 0,
+                })
+                .sum(),
+            Decision::Split => (self.args.iter())
+                .filter_map(|v| match v {
+                    Value::Colored(c) if matches!(c.access, super::super::Access::Stencil(_)) => {
+                        let own: usize = c.chunks.iter().sum();
+                        let held: usize = c.stored.iter().map(|(a, b)| b - a).sum();
+                        Some((held.saturating_sub(own) * c.elem_size) as u64)
+                    }
+                    _ => None,
+                })
+                .sum(),
+            Decision::OneDevice(_) => 0,
+        }
+    }
+
+    /// The root device's link, measured at its first use and kept.
+    fn link(&self) -> Result<Link> {
+        if let Some(l) = self.kernel.policy.link.get() {
+            return Ok(*l);
+        }
+        let link = resident::measure_link(&self.queues())?;
+        log::info!("root device link measured: {link}");
+        Ok(*self.kernel.policy.link.get_or_init(|| link))
+    }
+
+    /// Moves every colored argument held whole on one device back to its parts.
+    pub(super) fn settle_all(&self) -> Result<()> {
+        let queues = self.queues();
+        for v in &self.args {
+            if let Value::Colored(c) = v {
+                resident::settle(c, &queues)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The whole launch `s` on device `d`: every colored argument moved there whole (once:
+    /// it stays), the kernel's partitioned variant run over the whole range with the whole
+    /// buffers. It waits for the other queues only where it has plain buffer arguments.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
+    pub(super) unsafe fn resident(&self, s: &Shape3, d: usize) -> Result<MultiEvent> {
+        let n = self.kernel.kernels.len();
+        let queues = self.queues();
+        let waits: Vec<cl_event> = (self.waits.iter())
+            .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
+            .collect();
+        let mut copies: Copies = vec![Vec::new(); self.args.len()];
+        let mut moved = 0;
+        for (i, v) in self.args.iter().enumerate() {
+            let Value::Colored(c) = v else { continue };
+            let (buf, bytes) = resident::gather(c, d, &queues, &waits)?;
+            moved += bytes;
+            copies[i] = vec![None; n];
+            copies[i][d] = Some(Held { buf, lo: 0 });
+        }
+        // Written buffers: their parts (and margins) are stale from now on.
+        self.mark_written();
+        let dim = s.global.rank() - 1;
+        let mut chunks = vec![0; n];
+        chunks[d] = s.global.get(dim) / s.local.get(dim);
+        // The colored buffers need no wait for the other queues: moving them whole waited for
+        // every queue, and while they stay whole nothing but launches on device d touches them
+        // (anything else moves them back first). Plain buffers may have commands pending on
+        // other queues (a part of an earlier split launch reading one this launch writes).
+        let plain = (self.args.iter())
+            .any(|v| matches!(v, Value::Plain(crate::launch::Arg::Buffer { .. })));
+        // SAFETY: the caller's contract; device d holds every colored buffer whole.
+        let mut ev = unsafe { self.execute_in(s, Partition { dim, chunks }, &copies, plain) }?;
+        ev.spread = Spread::Resident { device: d, moved };
+        Ok(ev)
+    }
+
+    /// Runs `launch` (the decided execution of `s`), timed where `priced` asks for a
+    /// measurement (every queue finished first, the launch waited for), the time recorded.
+    pub(super) fn timed(
+        &self,
+        s: &Shape3,
+        priced: Option<Priced>,
+        launch: impl FnOnce() -> Result<MultiEvent>,
+    ) -> Result<MultiEvent> {
+        let measure = priced.as_ref().filter(|p| p.measure).map(|p| p.choice);
+        if measure.is_some() {
+            self.queues().iter().try_for_each(|q| q.finish())?;
+        }
+        let start = Instant::now();
+        let mut ev = launch()?;
+        if let Some(choice) = measure {
+            ev.wait()?;
+            self.record(s, choice, start.elapsed().as_secs_f64());
+        }
+        ev.priced = priced;
+        Ok(ev)
+    }
+}
+
+fn overlap(a: (usize, usize), b: (usize, usize)) -> usize {
+    a.1.min(b.1).saturating_sub(a.0.max(b.0))
+}

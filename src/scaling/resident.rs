@@ -1,0 +1,306 @@
+//! Whole-buffer placement (partitioned placement): a [`ColoredBuffer`](super::ColoredBuffer)
+//! that a launch run on one device moved there whole. Its coherence state records where the
+//! valid data is: in the parts (as colored), or whole on one device (then the parts are
+//! stale where the whole was written since: `dirty`). The buffer stays whole until something
+//! needs its parts: a split launch, a host `read` reads the whole directly, `write`/`fill`
+//! overwrite it (the parts become valid again), `part()`, reduces and scans move it back
+//! first ([`settle`]). Every move is enqueued device to device, ordered after everything
+//! enqueued on every queue before it (markers).
+
+use super::arg::ColoredArg;
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::ffi;
+use crate::launch::Arg;
+use crate::plan::cost::Link;
+use crate::queue::Queue;
+use opencl3::types::{cl_event, cl_mem};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Where a colored buffer's valid data is.
+#[derive(Debug, Default)]
+pub(crate) struct Residence {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The buffer held whole on a device, if it is.
+    whole: Option<Whole>,
+    /// The last whole allocation, kept for the next move to the same device.
+    spare: Option<Whole>,
+}
+
+#[derive(Clone, Debug)]
+struct Whole {
+    device: usize,
+    buf: Arc<Buffer<u8>>,
+    /// Written since it moved: the parts are stale.
+    dirty: bool,
+}
+
+impl Residence {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The device holding the buffer whole and whether its parts are stale, if it is whole.
+    pub(super) fn holder(&self) -> Option<(usize, bool)> {
+        self.lock().whole.as_ref().map(|w| (w.device, w.dirty))
+    }
+
+    /// The whole buffer and its device, if it is whole.
+    pub(super) fn whole(&self) -> Option<(usize, Arc<Buffer<u8>>)> {
+        self.lock()
+            .whole
+            .as_ref()
+            .map(|w| (w.device, w.buf.clone()))
+    }
+
+    /// The whole buffer is written (its parts are stale).
+    pub(super) fn dirty(&self) {
+        if let Some(w) = self.lock().whole.as_mut() {
+            w.dirty = true;
+        }
+    }
+
+    /// Every element is about to be overwritten through the parts (a host write or fill, a
+    /// scan's output): the parts hold the valid data from now on.
+    pub(super) fn discard(&self) {
+        let mut s = self.lock();
+        if let Some(w) = s.whole.take() {
+            s.spare = Some(w);
+        }
+    }
+}
+
+/// Device `d`'s part of `c` now, as a memory object.
+fn part_mem(c: &ColoredArg, d: usize) -> Option<cl_mem> {
+    match c.part(d)? {
+        Arg::Buffer { mem, .. } => Some(mem.raw()),
+        _ => None,
+    }
+}
+
+/// Markers on every queue but `except`'s: events that complete after everything enqueued
+/// there so far.
+fn markers(queues: &[&Queue], except: usize) -> Result<Vec<Event>> {
+    (queues.iter().enumerate())
+        .filter(|&(e, _)| e != except)
+        .map(|(_, q)| {
+            let m = ffi::marker(q.raw()).map_err(|e| {
+                Error::cl("clEnqueueMarkerWithWaitList", e.0, q.device().to_string())
+            })?;
+            Ok(Event::new(m, q.device().clone(), None))
+        })
+        .collect()
+}
+
+fn raw(events: &[Event], extra: &[cl_event]) -> Vec<cl_event> {
+    (events.iter())
+        .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
+        .chain(extra.iter().copied())
+        .collect()
+}
+
+/// Copies `bytes` on `q` after `waits`, the event dropped (the queue keeps the order).
+fn copy(
+    q: &Queue,
+    src: (cl_mem, usize),
+    dst: (cl_mem, usize),
+    bytes: usize,
+    waits: &[cl_event],
+) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: callers pass live buffers holding both byte ranges.
+    let ev = unsafe { ffi::copy_bytes(q.raw(), src, dst, bytes, waits) }
+        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string()))?;
+    drop(ev);
+    Ok(())
+}
+
+/// Bytes moving `c` whole to device `d` copies between devices: none where it is whole there,
+/// all of it where it is whole elsewhere, else the elements other devices own.
+pub(super) fn gather_bytes(c: &ColoredArg, d: usize) -> u64 {
+    let all = (c.len * c.elem_size) as u64;
+    match c.residence.as_ref().and_then(|r| r.holder()) {
+        Some((h, _)) if h == d => 0,
+        Some(_) => all,
+        None => {
+            let own: usize = (c.owned.get(d).into_iter().flatten())
+                .map(|(a, b)| b - a)
+                .sum();
+            all - (own * c.elem_size) as u64
+        }
+    }
+}
+
+/// Bytes moving `c` back to its parts copies: all of it where it is whole and written since.
+pub(super) fn scatter_bytes(c: &ColoredArg) -> u64 {
+    match c.residence.as_ref().and_then(|r| r.holder()) {
+        Some((_, true)) => (c.len * c.elem_size) as u64,
+        _ => 0,
+    }
+}
+
+/// Moves `c` whole to device `d` (if it is not there already): each device's own elements
+/// copied from its part (or the whole from the device holding it) into one buffer on `d`,
+/// after everything enqueued on every queue and `waits`. Returns the whole buffer and the
+/// bytes copied.
+pub(super) fn gather(
+    c: &ColoredArg,
+    d: usize,
+    queues: &[&Queue],
+    waits: &[cl_event],
+) -> Result<(Arc<Buffer<u8>>, u64)> {
+    let r = c
+        .residence
+        .as_ref()
+        .ok_or_else(|| Error::input("no residence"))?;
+    if let Some((h, buf)) = r.whole() {
+        if h == d {
+            return Ok((buf, 0));
+        }
+    }
+    let es = c.elem_size;
+    let bytes = c.len * es;
+    let q = queues[d];
+    let before = markers(queues, d)?;
+    let waits = raw(&before, waits);
+    let mut s = r.lock();
+    let buf = match s
+        .spare
+        .take()
+        .filter(|w| w.device == d && w.buf.len() == bytes)
+    {
+        Some(w) => w.buf,
+        None => Arc::new(Buffer::<u8>::new(q, bytes)?),
+    };
+    let mut moved = 0u64;
+    match s.whole.take() {
+        // Whole on another device: copied whole (it is valid there, the parts maybe not).
+        Some(w) => {
+            copy(q, (w.buf.as_raw(), 0), (buf.as_raw(), 0), bytes, &waits)?;
+            moved += bytes as u64;
+        }
+        None => {
+            for (e, runs) in c.owned.iter().enumerate() {
+                let Some(src) = part_mem(c, e) else { continue };
+                for &(a, b) in runs {
+                    let at = (a - c.stored[e].0) * es;
+                    copy(q, (src, at), (buf.as_raw(), a * es), (b - a) * es, &waits)?;
+                    if e != d {
+                        moved += ((b - a) * es) as u64;
+                    }
+                }
+            }
+        }
+    }
+    s.whole = Some(Whole {
+        device: d,
+        buf: buf.clone(),
+        dirty: false,
+    });
+    log::debug!(
+        "colored buffer of {} x {}: moved whole to device {d} ({moved} bytes)",
+        c.len,
+        c.elem
+    );
+    Ok((buf, moved))
+}
+
+/// Moves `c` back to its parts where it is whole: where written since, every element each
+/// part holds copied from the whole (on the part's queue, after everything enqueued on every
+/// queue), and the margins kept of it marked stale; unwritten, its parts are valid as they
+/// are. Returns the bytes copied.
+pub(super) fn settle(c: &ColoredArg, queues: &[&Queue]) -> Result<u64> {
+    let Some(r) = c.residence.as_ref() else {
+        return Ok(0);
+    };
+    let mut s = r.lock();
+    let Some(w) = s.whole.take() else {
+        return Ok(0);
+    };
+    let mut moved = 0u64;
+    if w.dirty {
+        let es = c.elem_size;
+        let before = markers(queues, usize::MAX)?;
+        let waits = raw(&before, &[]);
+        for (e, &(lo, hi)) in c.stored.iter().enumerate() {
+            let Some(dst) = part_mem(c, e) else { continue };
+            copy(
+                queues[e],
+                (w.buf.as_raw(), lo * es),
+                (dst, 0),
+                (hi - lo) * es,
+                &waits,
+            )?;
+            moved += ((hi - lo) * es) as u64;
+        }
+        // The margins other devices keep of it are stale (not `c.written()`: that locks
+        // this residence).
+        if let Some(m) = &c.margins {
+            m.written();
+        }
+    }
+    log::debug!(
+        "colored buffer of {} x {}: moved back to its parts from device {} ({moved} bytes)",
+        c.len,
+        c.elem,
+        w.device
+    );
+    s.spare = Some(w);
+    Ok(moved)
+}
+
+/// The slowest pair's link: for every pair of devices, the least time of a 4-byte copy from
+/// one's buffer on the other's queue waiting for a marker of the first (the latency of one
+/// cross-device dependency) over 5 tries, and the bandwidth of a 4 MiB copy (least of 3, the
+/// latency taken off).
+pub(super) fn measure_link(queues: &[&Queue]) -> Result<Link> {
+    const BIG: usize = 4 << 20;
+    let (mut latency, mut bandwidth) = (0.0f64, f64::INFINITY);
+    let zeros = vec![0u8; BIG];
+    for d in 0..queues.len() {
+        for e in d + 1..queues.len() {
+            let (qd, qe) = (queues[d], queues[e]);
+            let a = Buffer::from_slice(qd, &zeros)?;
+            let b = Buffer::from_slice(qe, &zeros)?;
+            qd.finish()?;
+            qe.finish()?;
+            let once = |bytes: usize| -> Result<f64> {
+                let start = Instant::now();
+                let m = ffi::marker(qd.raw()).map_err(|x| {
+                    Error::cl("clEnqueueMarkerWithWaitList", x.0, qd.device().to_string())
+                })?;
+                // SAFETY: both buffers hold BIG >= bytes bytes.
+                let ev = unsafe {
+                    ffi::copy_bytes(
+                        qe.raw(),
+                        (a.as_raw(), 0),
+                        (b.as_raw(), 0),
+                        bytes,
+                        &[m.get()],
+                    )
+                }
+                .map_err(|x| Error::cl("clEnqueueCopyBuffer", x.0, qe.device().to_string()))?;
+                let ev = Event::new(ev, qe.device().clone(), None);
+                ev.wait()?;
+                Ok(start.elapsed().as_secs_f64())
+            };
+            let lat = (0..5)
+                .map(|_| once(4))
+                .try_fold(f64::INFINITY, |m, t| t.map(|t| m.min(t)))?;
+            let big = (0..3)
+                .map(|_| once(BIG))
+                .try_fold(f64::INFINITY, |m, t| t.map(|t| m.min(t)))?;
+            latency = latency.max(lat);
+            bandwidth = bandwidth.min(BIG as f64 / (big - lat).max(1e-9));
+        }
+    }
+    Ok(Link { bandwidth, latency })
+}

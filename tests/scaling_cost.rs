@@ -1,0 +1,334 @@
+//! The cost model and whole-buffer placement: kernels written for one device (nothing
+//! declared) over a root device in partitioned placement, with launches forced split
+//! (`SpreadPolicy::Split`: what the analysis proves), forced onto one device
+//! (`SpreadPolicy::OneDevice`: colored buffers moved there whole, and left there) and
+//! modelled (`SpreadPolicy::Model`: the cost model's choice). Every result equals the host's
+//! (one device's) bit for bit: heat ping-pong (20 steps), the 1-D blur, SAXPY; a reduce, a
+//! host read, `part()`, a host write and a split launch after a buffer moved whole; the model
+//! chooses one device for small launches, where it is faster (asserted on the decision the
+//! launch reports, `MultiEvent::spread` and `MultiEvent::priced`, not on times); strict mode
+//! still refuses. `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device setup" into a failure.
+//!
+//! ```text
+//! POCL_DEVICES="pthread pthread" CLGROUPS_PLACEMENT=partitioned cargo test --test scaling_cost
+//! ```
+
+mod common;
+
+use common::partitioned::{colored, heat_steps, host_blur};
+
+use clgroups::scaling::{
+    self, Choice, ColoredBuffer, MultiEvent, Placement, RootDevice, Spread, SpreadPolicy, Why,
+};
+use clgroups::Range;
+
+const SOURCE: &str = r#"
+kernel void heat(global const int *t, global int *u, int w, int h) {
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { u[y * w + x] = t[y * w + x]; return; }
+    u[y * w + x] = (t[y * w + x - 1] + t[y * w + x + 1] + t[(y - 1) * w + x] + t[(y + 1) * w + x]) / 4;
+}
+
+kernel void blur(global const int *x, global int *y, uint n) {
+    size_t i = get_global_id(0);
+    if (i > 0 && i + 1 < n) y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3;
+    else y[i] = x[i];
+}
+
+kernel void saxpy(global float *y, global const float *x, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+
+kernel void twice(global int *x) {
+    size_t i = get_global_id(0);
+    x[i] = 2 * x[i] + 1;
+}
+"#;
+
+const POLICIES: [SpreadPolicy; 3] = [
+    SpreadPolicy::Split,
+    SpreadPolicy::OneDevice,
+    SpreadPolicy::Model,
+];
+
+/// The root device under test in partitioned placement with `policy` (none, with a reason,
+/// where there is no multi-device setup).
+fn root(test: &str, policy: SpreadPolicy) -> Option<RootDevice> {
+    let root = common::root_device(test)?;
+    Some(
+        root.with_placement(Placement::Partitioned)
+            .with_spread(policy),
+    )
+}
+
+/// Whether `ev` ran on one device with its buffers whole there.
+fn resident(ev: &MultiEvent) -> Option<(usize, u64)> {
+    match ev.spread() {
+        Spread::Resident { device, moved } => Some((*device, *moved)),
+        _ => None,
+    }
+}
+
+#[test]
+fn heat_ping_pong_is_right_in_every_policy() {
+    let (w, h, steps) = (64usize, 64usize, 20);
+    let init = common::values(w * h, 7);
+    for policy in POLICIES {
+        let Some(root) = root("heat_ping_pong_is_right_in_every_policy", policy) else {
+            return;
+        };
+        let k = root.program(SOURCE).unwrap().kernel("heat").unwrap();
+        let mut last = None;
+        heat_steps(&root, &k, (w, h), &init, steps, |step, ev| {
+            let whole = resident(ev);
+            match policy {
+                SpreadPolicy::Split => assert_eq!(whole, None, "step {step}"),
+                // Both buffers move whole at the first step (device 0 already holds its own
+                // part), then nothing moves.
+                SpreadPolicy::OneDevice => {
+                    let (device, moved) = whole.expect("one device");
+                    assert_eq!(device, 0, "step {step}");
+                    assert_eq!(moved > 0, step == 0, "step {step}: moved {moved}");
+                }
+                SpreadPolicy::Model => {}
+            }
+            last = Some((ev.spread().clone(), ev.priced().cloned()));
+        });
+        if policy == SpreadPolicy::Model {
+            // 64 x 64: one device is faster than two (two launches, halos, cross-device
+            // waits); the model measured both and chose it.
+            let (spread, priced) = last.expect("steps ran");
+            let priced = priced.expect("the model priced the launch");
+            eprintln!("heat {w} x {h}, step {steps}: {priced}");
+            assert!(
+                matches!(spread, Spread::Resident { moved: 0, .. }),
+                "{spread:?}"
+            );
+            assert_eq!(priced.why, Why::Cheaper, "{priced}");
+            assert!(matches!(priced.choice, Choice::OneDevice(_)), "{priced}");
+        }
+    }
+}
+
+#[test]
+fn blur_is_right_in_every_policy() {
+    let (n, steps) = (64 * 40usize, 12);
+    let init = common::values(n, 3);
+    for policy in POLICIES {
+        let Some(root) = root("blur_is_right_in_every_policy", policy) else {
+            return;
+        };
+        let k = root.program(SOURCE).unwrap().kernel("blur").unwrap();
+        let (mut x, mut y) = (colored(&root, &init, 64), colored(&root, &init, 64));
+        let mut want = init.clone();
+        for step in 0..steps {
+            // SAFETY: work-item i < n writes y[i] and reads x[i - 1 ..= i + 1] within 0..n.
+            let ev = unsafe { k.launch().arg(&x).arg(&y).arg(n as u32).range(n) }.unwrap();
+            ev.wait().unwrap();
+            want = host_blur(&want);
+            assert_eq!(y.read().unwrap(), want, "{policy}: step {step}");
+            std::mem::swap(&mut x, &mut y);
+        }
+    }
+}
+
+#[test]
+fn saxpy_is_right_in_every_policy_and_small_ones_run_on_one_device() {
+    let n = 4096usize;
+    let xs: Vec<f32> = (0..n).map(|i| (i % 97) as f32).collect();
+    for policy in POLICIES {
+        let Some(root) = root("saxpy_is_right_in_every_policy", policy) else {
+            return;
+        };
+        let k = root.program(SOURCE).unwrap().kernel("saxpy").unwrap();
+        let x = ColoredBuffer::from_slice(&root, &xs).unwrap();
+        let mut y = ColoredBuffer::from_slice(&root, &vec![1.0f32; n]).unwrap();
+        let mut want = vec![1.0f32; n];
+        let mut last = None;
+        for _ in 0..10 {
+            let launch = k.launch().arg(&mut y).arg(&x).arg(2.0f32);
+            // SAFETY: work-item i < n reads x[i] and writes y[i], inside both (n).
+            let ev = unsafe { launch.nd_range(n, Range::d1(64)) }.unwrap();
+            ev.wait().unwrap();
+            want.iter_mut().zip(&xs).for_each(|(w, x)| *w += 2.0 * x);
+            last = Some(ev);
+        }
+        assert_eq!(y.read().unwrap(), want, "{policy}");
+        let last = last.unwrap();
+        match policy {
+            // Split by its own ids (two devices) or its footprint (three: the chunks of 4096
+            // elements do not follow 64 work-groups).
+            SpreadPolicy::Split => assert_eq!(resident(&last), None, "{:?}", last.spread()),
+            SpreadPolicy::OneDevice => assert_eq!(resident(&last), Some((0, 0))),
+            // Both options cost about the same at this size (launch overheads): the decision
+            // follows the figures.
+            SpreadPolicy::Model => {
+                let priced = last.priced().expect("priced");
+                eprintln!("saxpy {n}: {priced}");
+                assert_eq!(priced.why, Why::Cheaper, "{priced}");
+                let (split, one) = (priced.split.unwrap().secs(), priced.one.unwrap().secs());
+                assert_eq!(resident(&last).is_some(), one <= split, "{priced}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_buffer_moved_whole_reads_reduces_and_lends_the_same_bytes() {
+    let n = 64 * 40usize;
+    let init = common::values(n, 11);
+    let twice: Vec<i32> = init.iter().map(|v| 2 * v + 1).collect();
+    let Some(root) = root("a_buffer_moved_whole", SpreadPolicy::OneDevice) else {
+        return;
+    };
+    let k = root.program(SOURCE).unwrap().kernel("twice").unwrap();
+    let launch = |x: &mut ColoredBuffer<i32>| {
+        // SAFETY: work-item i < n touches x[i], inside x (n).
+        let ev = unsafe { k.launch().arg(x).range(n) }.unwrap();
+        ev.wait().unwrap();
+        ev
+    };
+    // Host read: from the whole buffer, which stays where it is.
+    let mut x = colored(&root, &init, 64);
+    assert_eq!(resident(&launch(&mut x)).map(|r| r.0), Some(0));
+    assert_eq!(x.whole_on(), Some(0));
+    assert_eq!(x.read().unwrap(), twice);
+    assert_eq!(x.whole_on(), Some(0));
+    // A reduce runs where it is, which it stays; a scan moves it back to its parts first.
+    let sum = twice.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+    assert_eq!(scaling::reduce_sum(&root, &x).unwrap(), sum);
+    assert_eq!(x.whole_on(), Some(0));
+    let mut y = colored(&root, &init, 64);
+    scaling::inclusive_scan_sum(&root, &x, &mut y).unwrap();
+    assert_eq!(x.whole_on(), None);
+    let scanned: Vec<i32> = (twice.iter())
+        .scan(0i32, |a, &b| {
+            *a = a.wrapping_add(b);
+            Some(*a)
+        })
+        .collect();
+    assert_eq!(y.read().unwrap(), scanned);
+    assert_eq!(x.read().unwrap(), twice);
+    // A reduce of a buffer in its parts, forced onto one device: moved whole there, once
+    // (then held whole but unwritten: its parts are valid too).
+    let x = colored(&root, &init, 64);
+    let sum = init.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+    assert_eq!(scaling::reduce_sum(&root, &x).unwrap(), sum);
+    assert_eq!(x.whole_on(), Some(0));
+    assert_eq!(scaling::reduce_sum(&root, &x).unwrap(), sum);
+    assert_eq!(x.read().unwrap(), init);
+    // part(): every device's part holds its elements again.
+    let mut x = colored(&root, &init, 64);
+    launch(&mut x);
+    for d in 0..root.len() {
+        let (lo, hi) = x.stored()[d];
+        let Some(part) = x.part(d) else { continue };
+        assert_eq!(
+            part.read(&root.queues()[d]).unwrap(),
+            twice[lo..hi],
+            "device {d}"
+        );
+    }
+    assert_eq!(x.whole_on(), None);
+    // A host write replaces it: the parts hold the data again.
+    let mut x = colored(&root, &init, 64);
+    launch(&mut x);
+    x.write(&init).unwrap();
+    assert_eq!(x.whole_on(), None);
+    assert_eq!(x.read().unwrap(), init);
+    assert_eq!(resident(&launch(&mut x)).map(|r| r.1 > 0), Some(true));
+    assert_eq!(x.read().unwrap(), twice);
+}
+
+#[test]
+fn a_split_launch_moves_whole_buffers_back_to_their_parts() {
+    let n = 64 * 40usize;
+    let init = common::values(n, 13);
+    let Some(one) = root("moves_back", SpreadPolicy::OneDevice) else {
+        return;
+    };
+    let split = one.clone().with_spread(SpreadPolicy::Split);
+    let twice_one = one.program(SOURCE).unwrap().kernel("twice").unwrap();
+    let blur_split = split.program(SOURCE).unwrap().kernel("blur").unwrap();
+    let twice_split = split.program(SOURCE).unwrap().kernel("twice").unwrap();
+    let mut x = colored(&one, &init, 64);
+    let y = colored(&one, &init, 64);
+    let mut want: Vec<i32> = init.iter().map(|v| 2 * v + 1).collect();
+    // SAFETY: work-item i < n touches x[i], inside x (n).
+    unsafe { twice_one.launch().arg(&mut x).range(n) }.unwrap();
+    assert_eq!(x.whole_on(), Some(0));
+    // A split blur reads x's halos from the parts: x moves back first.
+    // SAFETY: work-item i < n writes y[i] and reads x[i - 1 ..= i + 1] within 0..n.
+    let ev = unsafe { blur_split.launch().arg(&x).arg(&y).arg(n as u32).range(n) }.unwrap();
+    assert!(resident(&ev).is_none(), "{:?}", ev.spread());
+    assert_eq!(x.whole_on(), None);
+    assert_eq!(y.read().unwrap(), host_blur(&want));
+    // Whole again, then an own-id split launch on it.
+    // SAFETY: as above.
+    unsafe { twice_one.launch().arg(&mut x).range(n) }.unwrap();
+    // SAFETY: as above.
+    unsafe { twice_split.launch().arg(&mut x).range(n) }.unwrap();
+    assert_eq!(x.whole_on(), None);
+    want = want.iter().map(|v| 4 * v + 3).collect();
+    assert_eq!(x.read().unwrap(), want);
+}
+
+#[test]
+fn strict_mode_still_refuses() {
+    let Some(root) = root("strict_mode_still_refuses", SpreadPolicy::Model) else {
+        return;
+    };
+    let root = root.strict();
+    let p = root
+        .program(
+            "kernel void rev(global int *y, global const int *x, uint n) {
+                size_t i = get_global_id(0); y[i] = x[n - 1 - i]; }",
+        )
+        .unwrap();
+    let x = ColoredBuffer::from_slice(&root, &[1i32; 1024]).unwrap();
+    let y = ColoredBuffer::<i32>::new(&root, 1024).unwrap();
+    // SAFETY: work-item i reads x[1023 - i] and writes y[i], inside both (1024).
+    let r = unsafe {
+        p.kernel("rev")
+            .unwrap()
+            .launch()
+            .arg(&y)
+            .arg(&x)
+            .arg(1024u32)
+            .range(1024)
+    };
+    assert!(
+        matches!(r, Err(clgroups::Error::InvalidLaunch { .. })),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn two_dimensional_launches_run_whole_on_one_device() {
+    // Rows of a 2-D launch: the whole range on one device, as on one device.
+    let (w, h) = (48usize, 40usize);
+    let init = common::values(w * h, 17);
+    let Some(root) = root("two_dimensional", SpreadPolicy::OneDevice) else {
+        return;
+    };
+    let k = root.program(SOURCE).unwrap().kernel("heat").unwrap();
+    let a = colored(&root, &init, 4 * w);
+    let b = colored(&root, &init, 4 * w);
+    // SAFETY: work-item (x, y) writes u[y * w + x] and reads t within one row of it.
+    let ev = unsafe {
+        k.launch()
+            .arg(&a)
+            .arg(&b)
+            .arg(w as i32)
+            .arg(h as i32)
+            .nd_range(Range::d2(w, h), Range::d2(8, 4))
+    }
+    .unwrap();
+    assert!(ev.events()[0].is_some());
+    assert!(ev.events()[1..].iter().all(Option::is_none));
+    assert_eq!(
+        b.read().unwrap(),
+        common::partitioned::host_heat(&init, w, h)
+    );
+}
