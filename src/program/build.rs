@@ -2,6 +2,7 @@
 //! sub-group size, the build with its fallbacks, and the driver's kernel names.
 
 use super::compile::build_cached;
+use super::probe::{SizeRefusal, Told, Untold};
 use super::{polyfill, resolve, ProgramBuilder, ResolvedSize, SubGroupSize};
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
@@ -9,7 +10,6 @@ use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::plan::uniform_branch::IdCondition;
 use crate::queue::Queue;
-use super::probe::{SizeRefusal, Told, Untold};
 use crate::transform::{self, KernelDecl, Rewrites, Source, SourceFacts};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -70,4 +70,3 @@ pub(super) fn compiler_macros(queue: &Queue, b: &ProgramBuilder) -> PpState {
     st.forget("CLG_SUB_GROUP_SIZE");
     st
 }
-

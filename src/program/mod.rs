@@ -267,14 +267,8 @@ impl Program {
             log::debug!("kernels {names:?} built without rewrites: {why}");
         }
         // Required sizes clgroups cannot read, where it must know them: the driver's.
-        let (driver_sizes, more_stand_ins) = probe::ask_driver(
-            queue,
-            &b,
-            &mut source,
-            &mut plans,
-            &mut builds,
-            &rounding,
-        )?;
+        let (driver_sizes, more_stand_ins) =
+            probe::ask_driver(queue, &b, &mut source, &mut plans, &mut builds, &rounding)?;
         stand_ins.extend(more_stand_ins);
         Ok(Program {
             inner: Arc::new(ProgramInner {

@@ -119,9 +119,9 @@ impl std::fmt::Display for SizeRefusal {
                 driver,
             } => write!(
                 f,
-                "its own sub-group size is {attribute}, which clgroups cannot read ({driver}); the \
-                 {backend} backend fixes the size when it compiles: write a literal or an \
-                 object-like macro of one definition"
+                "its own sub-group size is {attribute}, and {driver}; the {backend} backend fixes \
+                 the size when it compiles: write a literal or an object-like macro of one \
+                 definition"
             ),
             SizeRefusal::Unseen { backend, driver } => write!(
                 f,
@@ -239,8 +239,7 @@ pub(super) fn ask_driver(
     if let Ok(map) = &sizes {
         for (name, told) in map {
             if let (false, Ok(Told::Size(s))) = (plans.contains_key(name), told) {
-                if let ResolvedSize::Size(n) = super::resolve(SubGroupSize::Exact(*s), device)
-                {
+                if let ResolvedSize::Size(n) = super::resolve(SubGroupSize::Exact(*s), device) {
                     wanted.push(n);
                 }
             }
@@ -279,8 +278,10 @@ fn probe(
                 return false;
             };
             let rest = rest.trim_start();
-            let rest = (rest.strip_prefix("define").or_else(|| rest.strip_prefix("undef")))
-                .map(str::trim_start);
+            let rest = (rest
+                .strip_prefix("define")
+                .or_else(|| rest.strip_prefix("undef")))
+            .map(str::trim_start);
             rest.is_some_and(|r| {
                 r.strip_prefix(name)
                     .is_some_and(|t| !t.starts_with(|c: char| c.is_alphanumeric() || c == '_'))

@@ -234,7 +234,9 @@ mod tests {
             "#define K(n) kernel void n{body}\n{attr} K(a)"
         )));
         let underscored = "__attribute__((__intel_reqd_sub_group_size__(8)))";
-        assert!(hidden(&format!("#define R {underscored}\nR kernel void k{body}")));
+        assert!(hidden(&format!(
+            "#define R {underscored}\nR kernel void k{body}"
+        )));
         let pasted = "#define CAT(a, b) a##b\n\
                       #define R(s) __attribute__((CAT(intel_reqd_, sub_group_size)(s)))\n";
         assert!(hidden(&format!("{pasted}R(8) kernel void k{body}")));
