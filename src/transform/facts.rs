@@ -189,7 +189,10 @@ fn hidden_required_size(s: &Scanned<'_>) -> bool {
             && !is_attr(t)
             && (w.contains("intel_reqd") || w.contains("reqd_sub_group") || w.starts_with("intel"))
     };
-    let pastes = macros().any(|t| text(t) == "##");
+    let pastes = (s.macros.values().flatten()).any(|body| {
+        body.windows(2)
+            .any(|w| text(&w[0]) == "#" && text(&w[1]) == "#")
+    });
     macros().any(is_attr)
         || (s.tokens.iter().enumerate()).any(|(i, t)| is_attr(t) && !s.in_kernel_header(i))
         || (pastes && (s.tokens.iter().chain(macros())).any(piece))
