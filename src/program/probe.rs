@@ -70,6 +70,12 @@ pub(crate) enum Untold {
     Absent,
     /// The driver reported a required size that is not the probe's `(S, 1, 1)`.
     Shape([usize; 3]),
+    /// The kernel has its own required work-group size, which the probe that the driver
+    /// accepted cannot tell from a required sub-group size.
+    OwnWorkGroupSize([usize; 3]),
+    /// The probe's own kernel, `intel_reqd_sub_group_size(2)`, was not reported as `(2, 1, 1)`
+    /// but as this: the driver does not apply the probe as meant.
+    Canary([usize; 3]),
 }
 
 impl std::fmt::Display for Untold {
@@ -87,6 +93,15 @@ impl std::fmt::Display for Untold {
                 f,
                 "the driver's probe build reported a required work-group size {s:?}, not the \
                  probe's (S, 1, 1)"
+            ),
+            Untold::OwnWorkGroupSize(s) => write!(
+                f,
+                "the kernel's own reqd_work_group_size {s:?} hides the probe's answer"
+            ),
+            Untold::Canary(s) => write!(
+                f,
+                "the driver's probe build reported {s:?} for its own kernel of \
+                 {REQUIRED_SIZE}(2): it does not apply the probe as meant"
             ),
         }
     }
@@ -181,7 +196,8 @@ pub(super) fn ask_driver(
     if !needed(backend, source, plans) {
         return Ok((Err(Untold::NotAsked), stand_ins));
     }
-    let sizes = probe(queue, b, source, plans);
+    let built = Arc::clone(builds.values().next().expect("one build"));
+    let sizes = probe(queue, b, source, plans, &built);
     match &sizes {
         Ok(map) => log::debug!("required sub-group sizes the driver tells: {map:?}"),
         Err(why) => log::debug!("required sub-group sizes: {why}"),
@@ -259,13 +275,48 @@ pub(super) fn ask_driver(
     Ok((sizes, stand_ins))
 }
 
-/// The probe build and its answers ([`Told`] per kernel the driver lists, generated variants
-/// left out).
+/// How the probe asks: its defines, and whether the kernel's own `reqd_work_group_size`
+/// becomes a hint there (else a kernel with one is not told: [`Untold::OwnWorkGroupSize`]).
+struct Variant {
+    defines: &'static str,
+    remaps_own: bool,
+    /// A kernel, before the user's text, whose answer must be `(2, 1, 1)`: the driver applies
+    /// the defines as they are meant (a driver that ignored an attribute spelling would
+    /// otherwise answer "no size" for every kernel).
+    canary: &'static str,
+}
+
+/// The probes, in the order tried: with the kernel's own required work-group size made a hint
+/// (needs variadic macros and the `__name__` spelling of attributes), then without.
+const VARIANTS: [Variant; 2] = [
+    Variant {
+        defines: PROBE,
+        remaps_own: true,
+        canary: "__attribute__((reqd_work_group_size(3, 1, 1))) \
+                 __attribute__((intel_reqd_sub_group_size(2))) \
+                 kernel void __clg_probe_canary(global int *clg_x) { clg_x[0] = 0; }\n",
+    },
+    Variant {
+        defines: "#define intel_reqd_sub_group_size(S) reqd_work_group_size(S, 1, 1)\n\
+                  #define __intel_reqd_sub_group_size__(S) reqd_work_group_size(S, 1, 1)\n",
+        remaps_own: false,
+        canary: "__attribute__((intel_reqd_sub_group_size(2))) \
+                 kernel void __clg_probe_canary(global int *clg_x) { clg_x[0] = 0; }\n",
+    },
+];
+
+/// The name of the probe's own kernel ([`Variant::canary`]).
+const CANARY_NAME: &str = "__clg_probe_canary";
+
+/// The probe builds and their answers ([`Told`] per kernel the driver lists, generated variants
+/// left out); `built` is a build of the program without the probe, whose required work-group
+/// sizes tell the kernels' own.
 fn probe(
     queue: &Queue,
     b: &ProgramBuilder,
     source: &Source<'_>,
     plans: &BTreeMap<String, KernelChoices>,
+    built: &ClProgram,
 ) -> DriverSizes {
     // A source that spells or defines one of the probe's names: its answers would be ambiguous.
     let words: std::collections::BTreeSet<&str> = (b.source)
@@ -273,15 +324,13 @@ fn probe(
         .collect();
     let defines = |name: &str| {
         b.source.lines().any(|l| {
-            let l = l.trim_start();
-            let Some(rest) = l.strip_prefix('#') else {
+            let Some(rest) = l.trim_start().strip_prefix('#') else {
                 return false;
             };
             let rest = rest.trim_start();
-            let rest = (rest
-                .strip_prefix("define")
-                .or_else(|| rest.strip_prefix("undef")))
-            .map(str::trim_start);
+            let rest = (rest.strip_prefix("define"))
+                .or_else(|| rest.strip_prefix("undef"))
+                .map(str::trim_start);
             rest.is_some_and(|r| {
                 r.strip_prefix(name)
                     .is_some_and(|t| !t.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
@@ -294,17 +343,50 @@ fn probe(
     if let Some(name) = PROBE_NAMES.into_iter().find(|n| defines(n)) {
         return Err(Untold::Spelled(name));
     }
+    let mut why = Untold::BuildFailed;
+    for v in &VARIANTS {
+        match probe_with(queue, b, source, plans, (v, built)) {
+            Ok(told) => return Ok(told),
+            Err(e) => {
+                log::debug!(
+                    "probe ({} own sizes): {e}",
+                    ["keeps", "remaps"][usize::from(v.remaps_own)]
+                );
+                why = e;
+            }
+        }
+    }
+    Err(why)
+}
+
+/// One probe build ([`Variant`]) and its answers, or why it tells nothing.
+fn probe_with(
+    queue: &Queue,
+    b: &ProgramBuilder,
+    source: &Source<'_>,
+    plans: &BTreeMap<String, KernelChoices>,
+    (variant, built): (&Variant, &ClProgram),
+) -> DriverSizes {
     let device = queue.device();
     let size = super::automatic_size(device);
-    let program = build::build_probe(queue, b, source, plans, size, PROBE).map_err(|e| {
+    let defines = format!("{}{}", variant.defines, variant.canary);
+    let program = build::build_probe(queue, b, source, plans, size, &defines).map_err(|e| {
         log::debug!("the probe build failed on {device}: {e}");
         Untold::BuildFailed
     })?;
+    let dims = |k: &opencl3::kernel::Kernel| {
+        let d = k.get_compile_work_group_size(device.id()).map_err(|e| {
+            log::debug!("CL_KERNEL_COMPILE_WORK_GROUP_SIZE on {device}: {e}");
+            Untold::BuildFailed
+        })?;
+        Ok([0, 1, 2].map(|i| d.get(i).copied().unwrap_or(0)))
+    };
     let raw = cl3::kernel::create_kernels_in_program(program.get()).map_err(|e| {
         log::debug!("clCreateKernelsInProgram on the probe build: {e}");
         Untold::BuildFailed
     })?;
     let mut told = BTreeMap::new();
+    let mut canary = None;
     for k in raw {
         let k = crate::ffi::Owned::new(opencl3::kernel::Kernel::new(k));
         let name = k.function_name().map_err(|e| {
@@ -312,18 +394,21 @@ fn probe(
             Untold::BuildFailed
         })?;
         let name = name.trim_end_matches('\0').to_string();
+        if name == CANARY_NAME {
+            canary = Some(dims(&k)?);
+        }
         if transform::is_generated(&name) {
             continue;
         }
-        let dims = k.get_compile_work_group_size(device.id()).map_err(|e| {
-            log::debug!("CL_KERNEL_COMPILE_WORK_GROUP_SIZE of `{name}` on the probe build: {e}");
-            Untold::BuildFailed
-        })?;
-        let dims = [0, 1, 2].map(|d| dims.get(d).copied().unwrap_or(0));
-        let answer = match dims {
-            [0, 0, 0] => Ok(Told::NoSize),
-            [s, 1, 1] if s > 0 => Ok(Told::Size(s)),
-            other => Err(Untold::Shape(other)),
+        let own = || -> Result<[usize; 3], Untold> {
+            let k = opencl3::kernel::Kernel::create(built, &name).map_err(|_| Untold::Absent)?;
+            dims(&crate::ffi::Owned::new(k))
+        };
+        let answer = match (dims(&k)?, variant.remaps_own) {
+            (_, false) if own()? != [0, 0, 0] => Err(Untold::OwnWorkGroupSize(own()?)),
+            ([0, 0, 0], _) => Ok(Told::NoSize),
+            ([s, 1, 1], _) if s > 0 => Ok(Told::Size(s)),
+            (other, _) => Err(Untold::Shape(other)),
         };
         log::debug!("kernel `{name}`: the probe build tells {answer:?}");
         // A name listed twice (it should not be) is told nothing.
@@ -331,5 +416,8 @@ fn probe(
             told.insert(name, Err(Untold::Absent));
         }
     }
-    Ok(told)
+    match canary {
+        Some([2, 1, 1]) => Ok(told),
+        other => Err(Untold::Canary(other.unwrap_or_default())),
+    }
 }
