@@ -20,7 +20,9 @@
 //!   call, and no loop or `switch` lies between them.
 //!
 //! The `non_uniform` built-ins, defined over the work-items that reach them, are masked instead
-//! ([`super::nu_mask`]). Nothing else moves: collectives in loops whose trip count depends on a
+//! ([`super::nu_mask`]), and so are the other collectives under conditions only on values
+//! loaded at an id (`if (x[g] > 0) s = sg_reduce_add(v);`): reductions, scans and votes over
+//! the work-items the conditions take, the rest computed ahead as they are. Nothing else moves: collectives in loops whose trip count depends on a
 //! work-item id (in their body or their own condition), after an exit under such a condition, or
 //! with an operand that reads memory stay as written, and [`super::divergence`] refuses them,
 //! naming the reason ([`NoRewrite`]).
@@ -182,13 +184,24 @@ fn fix(
     if super::nu_mask::is_non_uniform(s.text(i)) {
         return super::nu_mask::masked(s, f, regions, i, n).map(Some);
     }
+    // Only conditions on values loaded at an id: masked (reductions, scans, votes) or computed
+    // ahead as they are; never left where part of a work-group may skip it.
+    let around = regions.iter().filter(|r| r.span.0 <= i && i < r.span.1);
+    let data = around.clone().all(|r| r.data);
+    if data {
+        match super::nu_mask::masked(s, f, regions, i, n) {
+            // A conditional expression or `&&` / `||`: computed ahead as it is, below.
+            Err(NoRewrite::NonUniform) => {}
+            done => return done.map(Some),
+        }
+    }
     if r.loop_header {
         return Err(NoRewrite::LoopCondition);
     }
     if r.after_exit {
         return Err(NoRewrite::AfterExit);
     }
-    if let Some(t) = u.first_divergent(s, r.cond) {
+    if let Some(t) = u.first_divergent(s, r.cond).filter(|_| !data) {
         return Err(NoRewrite::NotUniform(s.text(t).to_string()));
     }
     let key = r.key;
@@ -404,7 +417,7 @@ fn hoist(
     }
     unwritten(s, start, i, &[(i + 2, close)])?;
     let call = tokens_text(s, i, close + 1);
-    Ok(place(s, f, start, (i, close), (&call, &call), n))
+    Ok(place(s, f, start, (i, close), (&call, &call, ""), n))
 }
 
 /// Whether the variables read in `ranges` are neither written nor declared between statement
@@ -453,25 +466,31 @@ pub(super) fn tokens_text(s: &Scanned<'_>, a: usize, b: usize) -> String {
     out
 }
 
+/// A name `__clg_{kind}{n}` the source does not hold.
+pub(super) fn temporary(s: &Scanned<'_>, kind: char, n: usize) -> String {
+    let mut temp = format!("{}{kind}{n}", super::GENERATED);
+    while s.src.contains(&temp) {
+        temp.push('_');
+    }
+    temp
+}
+
 /// The edits that declare `__typeof__(typed) __clg_uN = value;` in front of statement `start`
-/// (in braces where it is the body of an `if`, `else`, loop or `do`) and put the temporary in
-/// place of the call `i` (whose `)` is `close`).
+/// (in braces where it is the body of an `if`, `else`, loop or `do`), after `before` (other
+/// declarations), and put the temporary in place of the call `i` (whose `)` is `close`).
 pub(super) fn place(
     s: &Scanned<'_>,
     f: &FunctionDef,
     start: usize,
     (i, close): (usize, usize),
-    (typed, value): (&str, &str),
+    (typed, value, before): (&str, &str, &str),
     n: usize,
 ) -> Edits {
-    let mut temp = format!("{}u{n}", super::GENERATED);
-    while s.src.contains(&temp) {
-        temp.push('_');
-    }
+    let temp = temporary(s, 'u', n);
     let wrap = start > 0 && matches!(s.text(start - 1), ")" | "else" | "do");
     let at = s.tokens[start].span.start;
     let decl = format!(
-        "{}__typeof__({typed}) {temp} = {value}; ",
+        "{}{before}__typeof__({typed}) {temp} = {value}; ",
         if wrap { "{ " } else { "" }
     );
     let mut edits = vec![

@@ -114,8 +114,44 @@ fn masked_call(name: &str, args: &[String], mask: &str) -> Option<String> {
     ))
 }
 
+/// A collective every work-item of the sub-group must reach (the layer's, the standard ones) as
+/// [`masked_call`] computes the `non_uniform` ones: over the work-items `mask` tells, the others
+/// contributing the identity; `None` for those without such a form (broadcasts, shuffles).
+/// Where every work-item of the sub-group reaches the call (the original's rule) `mask` holds
+/// for all of them and the value is the original's; where some skip it, the value is the
+/// operation over those that reach it, never a hang.
+fn masked_uniform_call(name: &str, args: &[String], mask: &str) -> Option<String> {
+    let [v] = args else { return None };
+    match name {
+        "sg_any" | "sub_group_any" => return Some(format!("{name}(({mask}) & (({v}) != 0))")),
+        "sg_all" | "sub_group_all" => {
+            return Some(format!("{name}((({mask}) == 0) | (({v}) != 0))"))
+        }
+        _ => {}
+    }
+    let op = [
+        "sg_reduce_",
+        "sub_group_reduce_",
+        "sub_group_scan_inclusive_",
+        "sub_group_scan_exclusive_",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p))
+    .or_else(|| matches!(name, "sg_inclusive_scan_add" | "sg_exclusive_scan_add").then_some("add"))
+    .filter(|op| matches!(*op, "add" | "min" | "max"))?;
+    let id = identity(op, v)?;
+    Some(format!(
+        "{name}((__typeof__({v}))(({mask}) ? ({v}) : {id}))"
+    ))
+}
+
 /// The edits that compute the `non_uniform` built-in called at token `i` of `f` ahead of the
-/// outermost `if` around it, masked by the conditions of the `if`s around it; or why not.
+/// outermost `if` around it, masked by the conditions of the `if`s around it; or why not. Other
+/// collectives, under conditions only on values loaded at an id ([`super::hoist`]), the same
+/// way ([`masked_uniform_call`]), or computed ahead as they are where they have no masked form.
+/// The outermost `if`'s condition, where it is not safe to evaluate twice (a load:
+/// `if (x[g] > 0)`), is evaluated once, into a temporary, where it was, and the `if` tests the
+/// temporary.
 pub(super) fn masked(
     s: &Scanned<'_>,
     f: &FunctionDef,
@@ -179,16 +215,27 @@ pub(super) fn masked(
         )));
     }
     let mut read = vec![operand];
-    for &(_, cond, _) in &ifs {
-        pure(s, cond, collective)?;
-        read.push(cond);
+    // The outermost condition, captured where it is not pure: (its tokens, the temporary).
+    let mut captured: Option<((usize, usize), String)> = None;
+    for (nth, &(_, cond, _)) in ifs.iter().enumerate() {
+        match pure(s, cond, collective) {
+            Ok(()) => read.push(cond),
+            Err(NoRewrite::Unsafe(_)) if nth == 0 => {
+                captured = Some((cond, super::hoist::temporary(s, 'c', n)));
+            }
+            Err(e) => return Err(e),
+        }
     }
     unwritten(s, start, i, &read)?;
     let mask: Vec<String> = ifs
         .iter()
         .map(|&(_, c, taken)| {
             let op = if taken { "!=" } else { "==" };
-            format!("(({}) {op} 0)", tokens_text(s, c.0, c.1))
+            let cond = match &captured {
+                Some((at, temp)) if *at == c => temp.clone(),
+                _ => tokens_text(s, c.0, c.1),
+            };
+            format!("(({cond}) {op} 0)")
         })
         .collect();
     let mask = mask.join(" & ");
@@ -208,20 +255,29 @@ pub(super) fn masked(
         t += 1;
     }
     let name = s.text(i);
-    let value = masked_call(name, &args, &mask).ok_or(NoRewrite::NonUniform)?;
     let typed = tokens_text(s, i, close + 1);
+    let value = match is_non_uniform(name) {
+        true => masked_call(name, &args, &mask).ok_or(NoRewrite::NonUniform)?,
+        false if name.contains("barrier") => return Err(NoRewrite::Barrier),
+        // A broadcast or shuffle: the original's value wherever the original is defined.
+        false => masked_uniform_call(name, &args, &mask).unwrap_or_else(|| typed.clone()),
+    };
     log::debug!(
-        "`{name}` at line {}: computed by every work-item",
+        "`{name}` at line {}: computed by every work-item ({value})",
         s.line(s.tokens[i].span.start)
     );
-    Ok(super::hoist::place(
-        s,
-        f,
-        start,
-        (i, close),
-        (&typed, &value),
-        n,
-    ))
+    let before = match &captured {
+        Some((_, temp)) => format!(
+            "int {temp} = (({}) != 0); ",
+            tokens_text(s, start + 2, s.partner(start + 1))
+        ),
+        None => String::new(),
+    };
+    let mut edits = super::hoist::place(s, f, start, (i, close), (&typed, &value, &before), n);
+    if let Some((c, temp)) = captured {
+        edits.push((s.tokens[c.0].span.start, s.tokens[c.1 - 1].span.end, temp));
+    }
+    Ok(edits)
 }
 
 #[cfg(test)]
@@ -278,12 +334,57 @@ mod tests {
         let want = "__clg_u0 = sub_group_non_uniform_scan_exclusive_add((__typeof__(1))((((v > 7) \
                     != 0)) ? (1) : -(__typeof__(1))0)); if (v > 7) {";
         assert!(out.contains(want), "{out}");
-        // The layer's collectives keep the rule that memory is data.
-        let (out, refused) = rewrite("if (v > 7) r = sub_group_reduce_add(v);");
-        assert!(
-            refused.is_empty() && !out.contains("__clg_u"),
-            "{refused:?}\n{out}"
+        // The other collectives too: masked where they have an identity, as they are else.
+        let (out, refused) = rewrite(
+            "if (v > 7) { r = sub_group_reduce_max(v) + sg_inclusive_scan_add(v);\n\
+             r += sg_any(v > 9) + sub_group_broadcast(v, 0u); }",
         );
+        assert!(refused.is_empty(), "{refused:?}\n{out}");
+        for want in [
+            "= sub_group_reduce_max((__typeof__(v))((((v > 7) != 0)) ? (v) : _Generic((v), char: \
+             -128,",
+            "= sg_inclusive_scan_add((__typeof__(v))((((v > 7) != 0)) ? (v) : -(__typeof__(v))0));",
+            "= sg_any((((v > 7) != 0)) & ((v > 9) != 0));",
+            "= sub_group_broadcast(v, 0u);",
+        ] {
+            assert!(out.contains(want), "{want}\n{out}");
+        }
+        // A condition that loads (`if (x[g] > 0)`) is evaluated once, where it was.
+        let (out, refused) = rewrite(
+            "if (x[lane] > 3) { if (lane > 3u) r = sub_group_non_uniform_reduce_add(v); }\n\
+             if (x[get_global_id(0)] > 0) r = sg_reduce_add(v);",
+        );
+        assert!(refused.is_empty(), "{refused:?}\n{out}");
+        for want in [
+            "int __clg_c0 = ((x[lane] > 3) != 0); __typeof__(sub_group_non_uniform_reduce_add(v)) \
+             __clg_u0 = sub_group_non_uniform_reduce_add((__typeof__(v))((((__clg_c0) != 0) & \
+             ((lane > 3u) != 0)) ? (v) : -(__typeof__(v))0)); if (__clg_c0) {",
+            "int __clg_c1 = ((x[get_global_id(0)] > 0) != 0); __typeof__(sg_reduce_add(v)) \
+             __clg_u1 = sg_reduce_add((__typeof__(v))((((__clg_c1) != 0)) ? (v) : \
+             -(__typeof__(v))0)); if (__clg_c1) r = __clg_u1;",
+        ] {
+            assert!(out.contains(want), "{want}\n{out}");
+        }
+    }
+
+    #[test]
+    fn data_dependent_collectives_that_cannot_be_masked_are_refused() {
+        for (body, why) in [
+            ("while (v > 3) v = sg_shuffle_down(v, 1u) - 1;", "a loop"),
+            (
+                "for (int i = 0; i < (x[get_local_id(0)] & 3); ++i) r += sg_reduce_add(i);",
+                "a loop",
+            ),
+            ("if (v > 3) sg_barrier();", "barrier"),
+            ("if (v > 3) return; r = sg_reduce_add(v);", "an exit"),
+            ("if (x[v] > 3) r = sg_reduce_add(x[v + 1]);", "(`[`"),
+        ] {
+            let (out, refused) = rewrite(body);
+            assert!(
+                refused.len() == 1 && refused[0].contains(why),
+                "{body}: {refused:?}\n{out}"
+            );
+        }
     }
 
     #[test]
@@ -306,7 +407,7 @@ mod tests {
                 "an exit",
             ),
             (
-                "if (x[lane] > 3) { if (lane > 3u) r = sub_group_non_uniform_reduce_add(v); }",
+                "if (lane > 3u) { if (x[lane] > 3) r = sub_group_non_uniform_reduce_add(v); }",
                 "(`[`",
             ),
             (
