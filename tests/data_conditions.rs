@@ -140,7 +140,10 @@ fn sub_groups(ids: &[u32], local: usize) -> Vec<Vec<usize>> {
                 .collect();
             lanes.sort_unstable();
             assert!(
-                lanes.iter().enumerate().all(|(l, &(lane, _))| lane as usize == l),
+                lanes
+                    .iter()
+                    .enumerate()
+                    .all(|(l, &(lane, _))| lane as usize == l),
                 "sub-group {s} of work-group {w}: lanes {lanes:?}"
             );
             out.push(lanes.into_iter().map(|(_, g)| g).collect());
@@ -197,7 +200,10 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
                     let xs: Vec<i32> = lanes.iter().map(|&g| x[g]).collect();
                     let have: Vec<i32> = lanes.iter().map(|&g| got[g]).collect();
                     let want = expected(kernel, &xs);
-                    assert_eq!(have, want, "{d}: {kernel} local {local}: {lanes:?} x {xs:?}");
+                    assert_eq!(
+                        have, want,
+                        "{d}: {kernel} local {local}: {lanes:?} x {xs:?}"
+                    );
                     checked += lanes.len();
                 }
             }
@@ -205,10 +211,7 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
         }
         assert_eq!(checked, 6 * 5 * global);
         let backend = d.sub_groups().effective.shuffle_backend;
-        for (kernel, why) in [
-            ("loop", "in a loop"),
-            ("barrier_under_data", "a barrier"),
-        ] {
+        for (kernel, why) in [("loop", "in a loop"), ("barrier_under_data", "a barrier")] {
             match p.kernel(kernel) {
                 // Where collectives are work-group barriers: refused before anything runs.
                 Err(e @ Error::Unsupported { .. }) if d.needs_group_uniform_collectives() => {

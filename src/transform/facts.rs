@@ -187,7 +187,10 @@ fn hidden_required_size(s: &Scanned<'_>) -> bool {
         let w = text(t);
         t.kind == Kind::Ident
             && !is_attr(t)
-            && (w.contains("intel_reqd") || w.contains("reqd_sub_group") || w.starts_with("intel"))
+            && (w.contains("intel_reqd")
+                || w.contains("reqd_sub_group")
+                || w == "intel"
+                || w == "intel_")
     };
     let pastes = (s.macros.values().flatten()).any(|body| {
         body.windows(2)
