@@ -359,6 +359,21 @@ fn probe(
     Err(why)
 }
 
+/// The `reqd_work_group_size(x, y, z)` of a `CL_KERNEL_ATTRIBUTES` string.
+fn reqd_in(attributes: &str) -> Option<[usize; 3]> {
+    let rest = attributes.split("reqd_work_group_size").nth(1)?;
+    let inner = rest.trim_start().strip_prefix('(')?.split(')').next()?;
+    let dims: Vec<usize> = (inner.split(','))
+        .map(|d| d.trim().trim_end_matches(['u', 'U']).parse().ok())
+        .collect::<Option<_>>()?;
+    match dims[..] {
+        [x] => Some([x, 1, 1]),
+        [x, y] => Some([x, y, 1]),
+        [x, y, z] => Some([x, y, z]),
+        _ => None,
+    }
+}
+
 /// One probe build ([`Variant`]) and its answers, or why it tells nothing.
 fn probe_with(
     queue: &Queue,
@@ -374,12 +389,20 @@ fn probe_with(
         log::debug!("the probe build failed on {device}: {e}");
         Untold::BuildFailed
     })?;
+    // The attribute string where the driver reports no size (PoCL's remote driver), asked of
+    // the context's first device only (NVIDIA's driver crashes answering it for another).
+    let first = queue.context().devices().first() == Some(device);
     let dims = |k: &opencl3::kernel::Kernel| {
         let d = k.get_compile_work_group_size(device.id()).map_err(|e| {
             log::debug!("CL_KERNEL_COMPILE_WORK_GROUP_SIZE on {device}: {e}");
             Untold::BuildFailed
         })?;
-        Ok([0, 1, 2].map(|i| d.get(i).copied().unwrap_or(0)))
+        let d = [0, 1, 2].map(|i| d.get(i).copied().unwrap_or(0));
+        let listed = || Some(reqd_in(&k.attributes().ok()?)).flatten();
+        Ok(match (d, first) {
+            ([0, 0, 0], true) => listed().unwrap_or(d),
+            _ => d,
+        })
     };
     let raw = cl3::kernel::create_kernels_in_program(program.get()).map_err(|e| {
         log::debug!("clCreateKernelsInProgram on the probe build: {e}");
@@ -419,5 +442,26 @@ fn probe_with(
     match canary {
         Some([2, 1, 1]) => Ok(told),
         other => Err(Untold::Canary(other.unwrap_or_default())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn required_sizes_are_read_from_attribute_strings() {
+        let read = super::reqd_in;
+        assert_eq!(
+            read("__attribute__((reqd_work_group_size(16, 1, 1 )))"),
+            Some([16, 1, 1])
+        );
+        assert_eq!(
+            read("__attribute__((work_group_size_hint(64, 1, 1 ))) __attribute__((reqd_work_group_size(8u,1,1)))"),
+            Some([8, 1, 1])
+        );
+        assert_eq!(
+            read("__attribute__((work_group_size_hint(64, 1, 1 )))"),
+            None
+        );
+        assert_eq!(read(""), None);
     }
 }
