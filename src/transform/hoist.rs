@@ -201,7 +201,11 @@ fn fix(
     if r.after_exit {
         return Err(NoRewrite::AfterExit);
     }
-    if let Some(t) = u.first_divergent(s, r.cond).filter(|_| !data) {
+    // A `cl_khr_subgroups` collective must be reached by every work-item of its sub-group
+    // (else the program is undefined): behind `&&`, `||` or `?:` it is computed ahead whatever
+    // the condition, since wherever the original is defined that is the value it had.
+    let chain = matches!(s.text(r.key), "&" | "|" | "?") && must_be_reached(s.text(i));
+    if let Some(t) = u.first_divergent(s, r.cond).filter(|_| !data && !chain) {
         return Err(NoRewrite::NotUniform(s.text(t).to_string()));
     }
     let key = r.key;
@@ -214,6 +218,19 @@ fn fix(
         "if" => hoist(s, f, key, i, n).map(Some),
         _ => Err(NoRewrite::Loop),
     }
+}
+
+/// Whether `word` is a `cl_khr_subgroups` collective that every work-item of the sub-group must
+/// reach: a reduction, scan, broadcast or vote (not the `non_uniform` or clustered ones, not
+/// a barrier).
+fn must_be_reached(word: &str) -> bool {
+    ["sub_group_reduce_", "sub_group_scan_"]
+        .iter()
+        .any(|p| word.starts_with(p))
+        || matches!(
+            word,
+            "sub_group_broadcast" | "sub_group_any" | "sub_group_all"
+        )
 }
 
 fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
@@ -319,9 +336,13 @@ fn nonzero_literal(s: &Scanned<'_>, t: usize) -> bool {
             .any(|c| c.is_ascii_digit() && c != '0' || hex && c.is_ascii_hexdigit() && c != '0')
 }
 
-/// `L && R` (or `||`) at token `k` rewritten as `(((L) != 0) & ((R) != 0))` when `R` holds
-/// call `i`, is [`pure`] and `L` writes nothing.
-fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits, NoRewrite> {
+/// The operands of the `&&` / `||` at token `k` (its first character), by C's precedence and
+/// associativity: `((a, k), (k + 2, b))`.
+pub(super) fn and_or_operands(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    k: usize,
+) -> Option<((usize, usize), (usize, usize))> {
     let op = s.text(k);
     let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
     // The left operand: back to what binds less tightly.
@@ -338,9 +359,17 @@ fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits,
         }
         b += 1;
     }
-    if !(a < k && k + 2 < b && (k + 2..b).contains(&i)) {
+    (a < k && k + 2 < b).then_some(((a, k), (k + 2, b)))
+}
+
+/// `L && R` (or `||`) at token `k` rewritten as `(((L) != 0) & ((R) != 0))` when `R` holds
+/// call `i`, is [`pure`] and `L` writes nothing.
+fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits, NoRewrite> {
+    let op = s.text(k);
+    let Some(((a, _), (_, b))) = and_or_operands(s, f, k).filter(|(_, r)| r.0 <= i && i < r.1)
+    else {
         return Err(NoRewrite::Statement);
-    }
+    };
     let collective: fn(&str) -> bool = super::layer::is_sub_group_collective;
     pure(s, (k + 2, b), collective)?;
     if let Some(t) = (a..k).find(|&t| assigns(s, t) || increments(s, t)) {
@@ -357,7 +386,11 @@ fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits,
 
 /// The first token of the statement that holds expression token `k` (an `if` whose condition
 /// holds it included); an error inside a loop's or `switch`'s header or after a label.
-fn statement_start(s: &Scanned<'_>, f: &FunctionDef, k: usize) -> Result<usize, NoRewrite> {
+pub(super) fn statement_start(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    k: usize,
+) -> Result<usize, NoRewrite> {
     let mut j = k;
     while j > f.body.0 + 1 {
         let t = j - 1;
@@ -445,7 +478,8 @@ pub(super) fn unwritten(
                 || (assigns(s, t + 1) && !stored_after)
                 || increments(s, t + 1)
                 || (t > 1 && increments(s, t - 2))
-                || prev == "&"
+                // `&v` (its address taken), not `a && v`.
+                || (prev == "&" && !(t > 1 && s.text(t - 2) == "&" && adjacent(s, t - 2)))
         });
         if touched {
             return Err(NoRewrite::Written(var.to_string()));

@@ -145,8 +145,26 @@ fn masked_uniform_call(name: &str, args: &[String], mask: &str) -> Option<String
     ))
 }
 
+/// The `:` of the conditional expression whose `?` is token `k` and whose sides are `side`.
+fn else_of(s: &Scanned<'_>, k: usize, side: (usize, usize)) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut t = k + 1;
+    while t < side.1 {
+        match s.text(t) {
+            "(" | "[" | "{" => t = s.partner(t),
+            "?" => depth += 1,
+            ":" if depth == 0 => return Some(t),
+            ":" => depth -= 1,
+            _ => {}
+        }
+        t += 1;
+    }
+    None
+}
+
 /// The edits that compute the `non_uniform` built-in called at token `i` of `f` ahead of the
-/// outermost `if` around it, masked by the conditions of the `if`s around it; or why not. Other
+/// outermost `if` around it (or of its statement), masked by the conditions of the `if`s, the
+/// conditional expressions and the `&&` / `||` around it; or why not. Other
 /// collectives, under conditions only on values loaded at an id ([`super::hoist`]), the same
 /// way ([`masked_uniform_call`]), or computed ahead as they are where they have no masked form.
 /// The outermost `if`'s condition, where it is not safe to evaluate twice (a load:
@@ -186,22 +204,42 @@ pub(super) fn masked(
         if r.after_exit {
             return Err(NoRewrite::AfterExit);
         }
-        if !ifs.iter().any(|&(k, ..)| k == r.key) {
-            // A conditional expression, or an `if` outside a loop or switch around the call.
-            return Err(match s.text(r.key) {
-                "?" | "&" | "|" => NoRewrite::NonUniform,
-                _ => NoRewrite::Loop,
-            });
+        if !ifs.iter().any(|&(k, ..)| k == r.key) && !matches!(s.text(r.key), "?" | "&" | "|") {
+            // An `if` outside a loop or switch around the call.
+            return Err(NoRewrite::Loop);
         }
     }
-    let Some(&(start, ..)) = ifs.first() else {
-        return Err(NoRewrite::NonUniform);
+    // Where no `if` is around it, the statement of the conditional expressions around it.
+    let start = match ifs.first() {
+        Some(&(k, ..)) => k,
+        None => {
+            let keys = regions.iter().filter(|r| r.span.0 <= i && i < r.span.1);
+            let first = keys.map(|r| r.key).min().ok_or(NoRewrite::NonUniform)?;
+            super::hoist::statement_start(s, f, first)?
+        }
     };
-    // A conditional expression or `&&` / `||` between the `if`s and the call.
-    if (start..i).any(|k| {
-        divergence::ternary(s, k, f.body).is_some_and(|(_, side)| side.0 <= i && i < side.1)
-    }) {
-        return Err(NoRewrite::NonUniform);
+    // The conditional expressions and `&&` / `||` around the call after that point: their
+    // conditions and whether the call is on the side their condition takes (`L && R`: `L`
+    // true; `L || R`: `L` false; `c ? a : b`: `c` true in `a`, false in `b`).
+    let mut chains: Vec<((usize, usize), bool)> = Vec::new();
+    for k in start..i {
+        let Some((cond, side)) = divergence::ternary(s, k, f.body) else {
+            continue;
+        };
+        // `&&` and `||` by precedence (`a && b || c`: `c` runs where `a && b` is false).
+        let (cond, side) = match s.text(k) {
+            "?" => (cond, side),
+            _ => super::hoist::and_or_operands(s, f, k).ok_or(NoRewrite::Statement)?,
+        };
+        if !(side.0 <= i && i < side.1) {
+            continue;
+        }
+        let taken = match s.text(k) {
+            "&" => true,
+            "|" => false,
+            _ => i < else_of(s, k, side).ok_or(NoRewrite::Statement)?,
+        };
+        chains.push((cond, taken));
     }
     let close = s.partner(i + 1);
     let collective = super::layer::is_sub_group_collective;
@@ -226,10 +264,14 @@ pub(super) fn masked(
             Err(e) => return Err(e),
         }
     }
+    for &(cond, _) in &chains {
+        pure(s, cond, collective)?;
+        read.push(cond);
+    }
     unwritten(s, start, i, &read)?;
-    let mask: Vec<String> = ifs
-        .iter()
-        .map(|&(_, c, taken)| {
+    let conds = ifs.iter().map(|&(_, c, taken)| (c, taken));
+    let mask: Vec<String> = (conds.chain(chains.iter().copied()))
+        .map(|(c, taken)| {
             let op = if taken { "!=" } else { "==" };
             let cond = match &captured {
                 Some((at, temp)) if *at == c => temp.clone(),
@@ -256,6 +298,9 @@ pub(super) fn masked(
     }
     let name = s.text(i);
     let typed = tokens_text(s, i, close + 1);
+    if mask.is_empty() {
+        return Err(NoRewrite::NonUniform);
+    }
     let value = match is_non_uniform(name) {
         true => masked_call(name, &args, &mask).ok_or(NoRewrite::NonUniform)?,
         false if name.contains("barrier") => return Err(NoRewrite::Barrier),
@@ -368,6 +413,29 @@ mod tests {
     }
 
     #[test]
+    fn calls_in_chains_are_masked_by_the_values_before_them() {
+        // Issue 38: in `A || B` the work-items that evaluate `B` are those where `A` is false.
+        let (out, refused) = rewrite(
+            "r = lane > 3u && sub_group_non_uniform_any(v > 0);\n\
+             r = lane > 3u && v > 0 || sub_group_non_uniform_reduce_add(v) > 5;\n\
+             r = lane > 1u ? 4 : lane == 0u ? sub_group_non_uniform_scan_inclusive_add(v) : 6;",
+        );
+        assert!(refused.is_empty(), "{refused:?}\n{out}");
+        for want in [
+            "= sub_group_non_uniform_any((((lane > 3u) != 0)) & ((v > 0) != 0)); \
+             r = lane > 3u && __clg_u",
+            // `a && b || c`: `c` where `a && b` is false, not where `a` is true.
+            "= sub_group_non_uniform_reduce_add((__typeof__(v))((((lane > 3u && v > 0) == 0)) ? \
+             (v) : -(__typeof__(v))0)); r = lane > 3u && v > 0 || __clg_u",
+            // The else side of the first `?`, the then side of the second.
+            "((((lane > 1u) == 0) & ((lane == 0u) != 0)) ? (v) : -(__typeof__(v))0)); \
+             r = lane > 1u ? 4 : lane == 0u ? __clg_u",
+        ] {
+            assert!(out.contains(want), "{want}\n{out}");
+        }
+    }
+
+    #[test]
     fn data_dependent_collectives_that_cannot_be_masked_are_refused() {
         for (body, why) in [
             ("while (v > 3) v = sg_shuffle_down(v, 1u) - 1;", "a loop"),
@@ -390,10 +458,6 @@ mod tests {
     #[test]
     fn what_the_active_work_items_cannot_be_told_of_stays_refused() {
         for (body, why) in [
-            (
-                "r = lane > 3u && sub_group_non_uniform_any(v > 0);",
-                "non_uniform built-in",
-            ),
             (
                 "if (lane > 3u) r = sub_group_non_uniform_broadcast(v, 0u);",
                 "non_uniform",
@@ -419,10 +483,6 @@ mod tests {
                 "reads `v`",
             ),
             // Conditions on values loaded at an id count for these built-ins.
-            (
-                "r = v > 3 ? sub_group_non_uniform_reduce_add(v) : 0;",
-                "non_uniform built-in",
-            ),
             (
                 "if (v > 3) return; r = sub_group_non_uniform_reduce_add(1);",
                 "an exit",
