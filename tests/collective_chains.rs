@@ -46,9 +46,7 @@ fn expected(v: &[i32], t: i32) -> Vec<[i32; 4]> {
     let a_lanes: Vec<usize> = (0..n).filter(|l| l % 3 != 0).collect();
     let a_sum: i32 = a_lanes.iter().map(|&l| v[l]).sum();
     // `c`'s last operand runs where neither `lid == 1` nor `lid > 4 && v > 0` holds.
-    let c_lanes: Vec<usize> = (0..n)
-        .filter(|&l| !(l == 1 || l > 4 && v[l] > 0))
-        .collect();
+    let c_lanes: Vec<usize> = (0..n).filter(|&l| !(l == 1 || l > 4 && v[l] > 0)).collect();
     let c_max = c_lanes.iter().map(|&l| v[l]).max();
     (0..n)
         .map(|l| {
@@ -102,7 +100,10 @@ fn collectives_in_divergent_chains_match_the_host() {
                 lanes.sort_unstable();
                 let gs: Vec<usize> = lanes.iter().map(|&(_, g)| g).collect();
                 assert!(
-                    lanes.iter().enumerate().all(|(l, &(lane, _))| lane as usize == l),
+                    lanes
+                        .iter()
+                        .enumerate()
+                        .all(|(l, &(lane, _))| lane as usize == l),
                     "{d}: local {local}: sub-group {key:?}: lanes {lanes:?}"
                 );
                 let xs: Vec<i32> = gs.iter().map(|&g| x[g]).collect();

@@ -81,7 +81,8 @@ impl std::fmt::Display for NoRewrite {
             ),
             NoRewrite::NonUniform => f.write_str(
                 "a non_uniform built-in's result depends on the work-items reaching it, which \
-                     clgroups tells only under `if`s, for reductions, scans and votes",
+                     clgroups tells only under `if`s, `&&`, `||` and `?:`, for reductions, scans \
+                     and votes",
             ),
             NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
         }

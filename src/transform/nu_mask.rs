@@ -1,11 +1,14 @@
 //! `non_uniform` built-ins (`cl_khr_subgroup_non_uniform_vote`, `_non_uniform_arithmetic`,
-//! `_clustered_reduce`) under work-item-dependent `if`s, where collectives are work-group
-//! barriers: computed by every work-item ahead of the outermost `if` around the call, the
-//! work-items its conditions exclude contributing the operation's identity.
+//! `_clustered_reduce`) under work-item-dependent `if`s and `&&` / `||` / `?:` chains, where
+//! collectives are work-group barriers: computed by every work-item ahead of the outermost `if`
+//! around the call (or of its statement), the work-items its conditions exclude contributing the
+//! operation's identity. The other collectives under conditions only on values loaded at an id
+//! the same way ([`super::hoist`] sends them here).
 //!
 //! The built-ins are defined over the sub-group's *active* work-items: those that reach the
-//! call. Where that set is exactly the work-items for which the enclosing `if`s' conditions
-//! hold (`M`, the conditions conjoined, the `else` branch's negated), the same value is
+//! call. Where that set is exactly the work-items for which the enclosing conditions hold (`M`,
+//! the conditions conjoined: an `if`'s, negated in its `else` branch; `A` of `A && B`, `!A` of
+//! `A || B`, by C's precedence; `c` of `c ? a : b` in `a`, `!c` in `b`), the same value is
 //! computed by every work-item:
 //!
 //! * a reduction or scan of `v`: the same built-in over `M ? v : I`, `I` the operation's
@@ -19,12 +22,13 @@
 //!   equals the first active lane's (its `x` summed with the others' `-0`).
 //!
 //! The rewrite needs: every enclosing construct between the call and the body of its innermost
-//! loop (or the function's) an `if` (a loop that work-items leave at different iterations, a
-//! `switch`, a conditional expression, `&&`/`||`, or an earlier exit under such a condition
-//! change who reaches the call in ways `M` does not tell), the conditions and the operand free of
-//! side effects and safe to evaluate everywhere ([`super::hoist::pure`], no collective in the
-//! operand), and their variables not written between the outermost `if` and the call. Else the
-//! call is refused, naming why ([`NoRewrite`]).
+//! loop (or the function's) an `if` or a chain (a loop that work-items leave at different
+//! iterations, a `switch`, or an earlier exit under such a condition change who reaches the call
+//! in ways `M` does not tell), the conditions and the operand free of side effects and safe to
+//! evaluate everywhere ([`super::hoist::pure`], no collective in the operand; the outermost
+//! `if`'s condition may load: it is then evaluated once, into a temporary), and their variables
+//! not written between the outermost `if` and the call. Else the call is refused, naming why
+//! ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
 use super::hoist::{pure, tokens_text, unwritten, Edits, NoRewrite};
