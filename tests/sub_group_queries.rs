@@ -460,9 +460,9 @@ fn macro_made_kernels_run_at_the_size_they_ask_for() {
          #define PASTED(S) __attribute__((CAT(intel_reqd_, sub_group_size)(S)))\n\
          PASTED(8) kernel void pasted_8(global u32 *o) {{ layer_view(o); }}\n\
          #define PLAIN(name) kernel void name(global u32 *o) {{ layer_view(o); }}\n\
-         PLAIN(made_plain)\n"
+         PLAIN(made_plain)\nVIEW(3)\n"
     );
-    let kernels: [(&str, Option<usize>); 10] = [
+    let kernels: [(&str, Option<usize>); 11] = [
         ("made_16", Some(16)),
         ("made_4", Some(4)),
         ("layer_made_16", Some(16)),
@@ -473,6 +473,7 @@ fn macro_made_kernels_run_at_the_size_they_ask_for() {
         ("picked_16", Some(16)),
         ("pasted_8", Some(8)),
         ("made_plain", None),
+        ("made_3", Some(3)),
     ];
     for q in queues() {
         let d = q.device().clone();
@@ -487,8 +488,24 @@ fn macro_made_kernels_run_at_the_size_they_ask_for() {
         let mut t = Tally::default();
         let mut ran = 0;
         for (name, asked) in kernels {
-            if asked.is_some_and(|s| !eff.sub_group_sizes.contains(&s)) {
-                eprintln!("{d} ({backend}): {name}: size {asked:?} not offered");
+            if let Some(s) = asked.filter(|s| !eff.sub_group_sizes.contains(s)) {
+                // Refused before anything runs, never run at another size.
+                let k = p
+                    .kernel(name)
+                    .unwrap_or_else(|e| panic!("{d} ({backend}): {name}: {e}"));
+                out.fill(&q, POISON).unwrap();
+                // SAFETY: 8 work-items would write FIELDS values each, inside `out`.
+                let r = unsafe {
+                    k.launch()
+                        .arg(&out)
+                        .nd_range(Range::d1(8), LocalSize::Exact(Range::d1(8)))
+                };
+                assert!(
+                    matches!(r, Err(Error::FeatureNotSupported { requested, .. }) if requested == s),
+                    "{d} ({backend}): {name}: size {s} is not offered, but {:?}",
+                    r.map(|_| ())
+                );
+                assert!(out.read(&q).unwrap().iter().all(|&v| v == POISON));
                 continue;
             }
             let kernel = p
