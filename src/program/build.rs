@@ -177,11 +177,12 @@ impl KernelChoices {
     }
 
     /// A kernel the scanner did not find: nothing rewritten; it counts as using sub-group
-    /// collectives when any word of the source is one. Where clgroups provides the sub-groups
-    /// at a size fixed when it compiles (emulated, NVIDIA's PTX) and the source may give this
-    /// kernel an `intel_reqd_sub_group_size` clgroups cannot see (`hidden_size`), it takes the
-    /// build of the size the driver tells ([`super::probe`]), and is refused where the driver
-    /// tells none: it would run at another size than it asks for. Elsewhere, the driver's size.
+    /// collectives when any word of the source is one. Where the source may give this kernel an
+    /// `intel_reqd_sub_group_size` clgroups cannot see (`hidden_size`), it takes the build of
+    /// the size the driver tells ([`super::probe`]; a size the device does not offer is refused
+    /// at launch); where the driver tells none, it is refused where clgroups provides the
+    /// sub-groups at a size fixed when it compiles (emulated, NVIDIA's PTX: it would run at
+    /// another size than it asks for), and runs at the driver's size elsewhere.
     ///
     /// `stand_in` says where the scratch edits could not reach a kernel a macro writes, when its
     /// build declares the stand-in scratch: the kernel then needs the scratch parameter.
@@ -198,7 +199,7 @@ impl KernelChoices {
         );
         let automatic = resolve(SubGroupSize::Automatic, device);
         let (size, requested, refused) = match told {
-            _ if !(hidden_size && provided) => (automatic, SubGroupSize::Automatic, None),
+            _ if !hidden_size => (automatic, SubGroupSize::Automatic, None),
             Ok(Told::NoSize) => (automatic, SubGroupSize::Automatic, None),
             Ok(Told::Size(s)) => match resolve(SubGroupSize::Exact(s), device) {
                 ResolvedSize::Unsupported(_) if !source_sub_groups => {
@@ -206,11 +207,13 @@ impl KernelChoices {
                 }
                 r => (r, SubGroupSize::Exact(s), None),
             },
-            Err(driver) => (
+            Err(driver) if provided => (
                 automatic,
                 SubGroupSize::Automatic,
                 Some(SizeRefusal::Unseen { backend, driver }),
             ),
+            // The driver applies the attribute itself (`CLG_KHR_DERIVED` tells its sizes).
+            Err(_) => (automatic, SubGroupSize::Automatic, None),
         };
         let own_size_build =
             requested != SubGroupSize::Automatic && matches!(size, ResolvedSize::Size(n) if n > 0);

@@ -2,7 +2,8 @@
 //!
 //! On the backends where clgroups provides the sub-groups (`emulated`, `nvidia-ptx`) it fixes
 //! their size when it compiles, so it must know each kernel's `intel_reqd_sub_group_size` before
-//! the kernel runs. Where the attribute reaches a kernel through macros the scanner cannot follow
+//! the kernel runs; PoCL's native sub-groups apply the attribute but tell the host nowhere
+//! which size (and accept sizes the device does not list), so there too. Where the attribute reaches a kernel through macros the scanner cannot follow
 //! (a kernel written entirely by a function-like macro, `REQD(16) kernel void k(..)`, a size
 //! chosen by `#if` on a macro clgroups cannot tell), the driver's preprocessor is asked instead:
 //! the program is built once more (never run) with
@@ -160,12 +161,13 @@ pub(crate) fn told(sizes: &DriverSizes, name: &str) -> std::result::Result<Told,
     }
 }
 
-/// Whether a build on `backend` must ask the driver: clgroups fixes the size there, and some
+/// Whether a build on `backend` must ask the driver: clgroups fixes the size there (or the
+/// device is PoCL's native sub-groups, `pocl_native`), and some
 /// kernel's size is unread (`plans`) or the source writes the attribute where the scanner
 /// cannot tell which kernel it sizes (a kernel it did not find, or whose macros it could not
 /// follow, may have one).
 fn needed(
-    backend: ShuffleBackend,
+    (backend, pocl_native): (ShuffleBackend, bool),
     source: &Source<'_>,
     plans: &BTreeMap<String, KernelChoices>,
 ) -> bool {
@@ -174,7 +176,9 @@ fn needed(
         ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
     );
     let unread = plans.values().any(|p| p.refused.is_some());
-    provided && (unread || source.facts.hidden_required_size)
+    // PoCL's native sub-groups apply the attribute, but tell the host nowhere which size (and
+    // run one the device does not list): asked there too.
+    (provided || pocl_native) && (unread || source.facts.hidden_required_size)
 }
 
 /// Asks the driver for the required sub-group sizes of the program's kernels where clgroups
@@ -193,7 +197,8 @@ pub(super) fn ask_driver(
     let device = queue.device();
     let backend = device.sub_groups().effective.shuffle_backend;
     let mut stand_ins = std::collections::BTreeSet::new();
-    if !needed(backend, source, plans) {
+    let pocl_native = build::fixed_builtins(device, 1);
+    if !needed((backend, pocl_native), source, plans) {
         return Ok((Err(Untold::NotAsked), stand_ins));
     }
     let built = Arc::clone(builds.values().next().expect("one build"));
