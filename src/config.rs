@@ -116,9 +116,10 @@ pub const VARIABLES: &[Variable] = &[
 /// [`Error::Timeout`] naming the command, so a stuck device or a lost connection (a remote
 /// device through PoCL-R, say) reaches the caller as an error rather than a hang. OpenCL cannot
 /// cancel a command, so one that timed out may still be running: a read that timed out leaves
-/// its destination to the device (owned memory, leaked). Blocking reads of up to 64 KiB are one
-/// non-blocking read and one bounded wait; larger blocking transfers first wait (bounded) for
-/// the commands before them, so only the transfer itself is unbounded.
+/// its destination to the device (owned memory, leaked). Blocking reads of up to 64 KiB, and
+/// every blocking transfer on a remote device, are one non-blocking transfer through owned
+/// memory and one bounded wait; larger blocking transfers on local devices first wait (bounded)
+/// for the commands before them, so only the transfer itself is unbounded there.
 ///
 /// ```
 /// let limit = clgroups::config::timeout()?;

@@ -4,9 +4,10 @@
 //!
 //! The limit is `CLGROUPS_TIMEOUT` seconds (default 600). OpenCL cannot cancel a command, so one
 //! that timed out may still be running: a read that timed out leaves its destination to the
-//! device (owned memory, leaked). Blocking reads of up to 64 KiB are one non-blocking read and
-//! one bounded wait; larger blocking transfers first wait (bounded) for the commands before
-//! them, so only the transfer itself is unbounded.
+//! device (owned memory, leaked). Blocking reads of up to 64 KiB, and every blocking read and
+//! write on a remote device (PoCL-R), are one non-blocking transfer through owned memory and
+//! one bounded wait; larger blocking transfers on local devices first wait (bounded) for the
+//! commands before them, so only the transfer itself is unbounded there.
 
 use crate::error::{Error, Result};
 use crate::ffi;
@@ -112,7 +113,11 @@ pub(crate) fn event_on(event: &Event, on_cpu: bool, what: impl Fn() -> String) -
         .wait_timeout_while(guard, limit, |s| s.is_none())
         .unwrap_or_else(PoisonError::into_inner);
     match *guard {
-        Some(status) => finished(status, what),
+        // The callback's status is not to be trusted: PoCL (3.1 to 7.2) passes `CL_COMPLETE`
+        // to a `CL_COMPLETE` callback also when the command failed (a kernel in flight on a
+        // lost PoCL-R server read as a success): the event's own status says which.
+        Some(reported) if reported >= 0 => finished(reported.min(status()?), what),
+        Some(reported) => finished(reported, what),
         None => Err(Error::Timeout {
             command: what(),
             waited: limit,

@@ -4,16 +4,17 @@
 fn clgroups_device_selects_and_unknown_names_fail() {
     let all = clgroups::devices().expect("devices");
     let last = all.last().unwrap();
-    std::env::set_var(
-        "CLGROUPS_DEVICE",
-        format!("{}:{}", last.platform_index(), last.device_index()),
-    );
+    set_device(&format!(
+        "{}:{}",
+        last.platform_index(),
+        last.device_index()
+    ));
     assert_eq!(clgroups::default_device().unwrap().id(), last.id());
-    std::env::set_var("CLGROUPS_DEVICE", "definitely-not-a-device");
+    set_device("definitely-not-a-device");
     let e = clgroups::default_device().unwrap_err();
     assert!(matches!(e, clgroups::Error::NoDevice { .. }), "{e}");
     assert!(e.to_string().contains(last.name()), "{e}");
-    std::env::set_var("CLGROUPS_DEVICE", "cpu");
+    set_device("cpu");
     if all
         .iter()
         .any(|d| d.kind() == clgroups::device::DeviceKind::Cpu)
@@ -23,4 +24,11 @@ fn clgroups_device_selects_and_unknown_names_fail() {
             clgroups::device::DeviceKind::Cpu
         );
     }
+}
+
+fn set_device(selector: &str) {
+    // SAFETY: this binary's only test runs on one thread, and no other thread of the process
+    // reads or writes the environment while it does (the OpenCL driver reads its own variables
+    // when the platform is first queried, on this thread).
+    unsafe { std::env::set_var("CLGROUPS_DEVICE", selector) };
 }

@@ -384,7 +384,7 @@ fn check_device(device: &Device, size: SubGroupSize) {
         fails: Vec::new(),
     };
     let fp64 = device.limits().fp64;
-    for shape in shapes(backend) {
+    for shape in common::sampled("khr_non_uniform shapes", device, shapes(backend)) {
         let t = std::time::Instant::now();
         suite.shape(&shape, fp64);
         let before = suite.checks;

@@ -561,7 +561,7 @@ fn check_device(device: &Device, size: SubGroupSize) {
         failed: 0,
         fails: Vec::new(),
     };
-    for shape in shapes(backend) {
+    for shape in common::sampled("khr_polyfill shapes", device, shapes(backend)) {
         let t = std::time::Instant::now();
         suite.shape(&shape);
         eprintln!("  {:?}: {:?}", shape.local, t.elapsed());

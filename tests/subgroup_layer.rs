@@ -454,7 +454,7 @@ fn check_layer(device: &Device, size: SubGroupSize) {
         fails: Vec::new(),
         checks: 0,
     };
-    for local in shapes(backend) {
+    for local in common::sampled("subgroup_layer shapes", device, shapes(backend)) {
         suite.shape(&local);
     }
     eprintln!(

@@ -40,7 +40,9 @@ fn lcg(mut x: u32, mut n: u32) -> u32 {
 #[test]
 fn waits_end_with_a_timeout_error_naming_the_command() {
     // Set before the first wait of this process (the only test of this binary).
-    std::env::set_var("CLGROUPS_TIMEOUT", LIMIT.as_secs_f64().to_string());
+    // SAFETY: the only test of this binary, before any OpenCL call: no other thread exists
+    // that could read or write the environment.
+    unsafe { std::env::set_var("CLGROUPS_TIMEOUT", LIMIT.as_secs_f64().to_string()) };
     assert_eq!(clgroups::config::timeout().unwrap(), LIMIT);
     let q = common::queue();
     let k = Program::from_source(&q, SPIN)

@@ -254,6 +254,11 @@ impl<T: Pod> Buffer<T> {
     /// ```
     pub fn write_at(&mut self, queue: &Queue, offset: usize, data: &[T]) -> Result<()> {
         self.check(queue, offset, data.len(), "write")?;
+        if queue.device().identity().remote {
+            // Through PoCL-R the transfer itself is bounded too: a server that stops answering
+            // gives `Error::Timeout`, not a hang (a copy of `data`, leaked then).
+            return self.write_bounded(queue, offset, data);
+        }
         // Bounded wait for the commands before the write: only the transfer itself blocks.
         queue.finish()?;
         ffi::write(queue.raw(), &mut self.raw, offset, data)
@@ -272,9 +277,21 @@ impl<T: Pod> Buffer<T> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn read(&self, queue: &Queue) -> Result<Vec<T>> {
+        if self.staged_read(queue, self.len) {
+            // The non-blocking read's own destination is the answer: no copy.
+            self.check(queue, 0, self.len, "read")?;
+            return self.read_pending(queue, 0, self.len)?.wait();
+        }
         let mut out = vec![T::zeroed(); self.len];
         self.read_into(queue, 0, &mut out)?;
         Ok(out)
+    }
+
+    /// Whether a read of `len` elements is a non-blocking read into owned memory and one
+    /// bounded wait: small reads (one round trip), and every read through PoCL-R (a server that
+    /// stops answering gives `Error::Timeout`, not a hang; the memory is leaked then).
+    fn staged_read(&self, queue: &Queue, len: usize) -> bool {
+        len * size_of::<T>() <= STAGED_READ_MAX || queue.device().identity().remote
     }
 
     /// Reads `out.len()` elements starting at element `offset` (blocking).
@@ -290,8 +307,8 @@ impl<T: Pod> Buffer<T> {
     /// ```
     pub fn read_into(&self, queue: &Queue, offset: usize, out: &mut [T]) -> Result<()> {
         self.check(queue, offset, out.len(), "read")?;
-        if size_of_val(out) <= STAGED_READ_MAX {
-            // One round trip: a non-blocking read into owned memory, one bounded wait.
+        if self.staged_read(queue, out.len()) {
+            // A non-blocking read into owned memory, one bounded wait, then a copy.
             let data = self.read_pending(queue, offset, out.len())?.wait()?;
             out.copy_from_slice(&data);
             return Ok(());

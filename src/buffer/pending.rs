@@ -182,6 +182,41 @@ impl<T: Pod + Send + Sync> Buffer<T> {
 }
 
 impl<T: Pod> Buffer<T> {
+    /// Writes a copy of `data` at element `offset` (the caller checked the bounds) and waits
+    /// for it at most [`crate::config::timeout`]: a blocking write waits without bound, and
+    /// through PoCL-R on a server that stopped answering that is forever. The copy is freed once
+    /// the write has completed, and leaked if the wait fails (the device may still read it).
+    pub(crate) fn write_bounded(&mut self, queue: &Queue, offset: usize, data: &[T]) -> Result<()> {
+        let copy = NonNull::from(Box::leak(data.to_vec().into_boxed_slice()));
+        let len = data.len();
+        // SAFETY: `copy` holds `len` initialised elements that nothing else references; it is
+        // freed below only after the write has completed, and leaked otherwise.
+        let raw = unsafe {
+            ffi::write_async(
+                queue.raw(),
+                &mut self.raw,
+                offset,
+                copy.as_ptr().cast(),
+                len,
+            )
+        };
+        let raw = match raw {
+            Ok(raw) => raw,
+            Err(e) => {
+                // SAFETY: nothing was enqueued, so `copy` (from `Box::leak`) is ours again.
+                drop(unsafe { Box::from_raw(copy.as_ptr()) });
+                let device = queue.device().to_string();
+                return Err(Error::cl("clEnqueueWriteBuffer", e.0, device));
+            }
+        };
+        let what = || format!("write of {len} elements on {}", queue.device());
+        crate::wait::event(&raw, what)?;
+        // SAFETY: the write has completed, so the device no longer reads `copy`, which came
+        // from `Box::leak` and is referenced nowhere else.
+        drop(unsafe { Box::from_raw(copy.as_ptr()) });
+        Ok(())
+    }
+
     /// Enqueues a read of `len` elements from element `offset` (the caller checked the bounds)
     /// into memory the returned [`PendingRead`] owns.
     pub(crate) fn read_pending(

@@ -104,6 +104,17 @@ pub fn create_sub_buffer_as<U: Pod>(
     Ok(Owned::new(ClBuffer::new(sub.get())))
 }
 
+/// After a blocking transfer, its command's outcome: a blocking call's return code does not
+/// carry it (PoCL returns `CL_SUCCESS` from a blocking read whose command failed, its
+/// destination unwritten; through PoCL-R, a server that failed the read or was lost).
+fn settled(ev: Event) -> ClResult<Owned<Event>> {
+    match ev.command_execution_status() {
+        Ok(s) if s.0 < 0 => Err(ClError(s.0)),
+        Ok(_) => Ok(Owned::new(ev)),
+        Err(e) => Err(e),
+    }
+}
+
 /// Blocking write of `data` into `buf` at element `offset`.
 pub fn write<T: Pod>(
     q: &CommandQueue,
@@ -114,7 +125,7 @@ pub fn write<T: Pod>(
     // SAFETY: the write is blocking, so `data` is not read after the call returns; the caller
     // checked that `offset + data.len()` fits in `buf`. `T: Pod` has no padding.
     unsafe { q.enqueue_write_buffer(buf, CL_BLOCKING, offset * size_of::<T>(), data, &[]) }
-        .map(Owned::new)
+        .and_then(settled)
 }
 
 /// Blocking read of `out.len()` elements of `buf` from element `offset`.
@@ -127,7 +138,7 @@ pub fn read<T: Pod>(
     // SAFETY: the read is blocking, so `out` is fully written before the call returns and not
     // touched afterwards; the caller checked the bounds. Every bit pattern is a valid `T`.
     unsafe { q.enqueue_read_buffer(buf, CL_BLOCKING, offset * size_of::<T>(), out, &[]) }
-        .map(Owned::new)
+        .and_then(settled)
 }
 
 /// Non-blocking write of `len` elements from `data` into `buf` at element `offset`.
@@ -271,7 +282,9 @@ pub unsafe fn read_bytes(
             ptr::null(),
         )
     };
-    ev.map(|e| drop(Owned::new(Event::new(e)))).map_err(ClError)
+    ev.map_err(ClError)
+        .and_then(|e| settled(Event::new(e)))
+        .map(drop)
 }
 
 /// Blocking write of `data` into memory object `mem` at byte `offset`.
@@ -299,7 +312,9 @@ pub unsafe fn write_bytes(
             ptr::null(),
         )
     };
-    ev.map(|e| drop(Owned::new(Event::new(e)))).map_err(ClError)
+    ev.map_err(ClError)
+        .and_then(|e| settled(Event::new(e)))
+        .map(drop)
 }
 
 /// Migrates memory objects to the queue's device.

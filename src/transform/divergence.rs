@@ -241,7 +241,7 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
 pub(crate) fn evaluated_calls<'s>(
     s: &'s Scanned<'_>,
     f: &FunctionDef,
-) -> impl Iterator<Item = usize> + 's {
+) -> impl Iterator<Item = usize> + 's + use<'s> {
     let body = f.body;
     let unevaluated: Vec<(usize, usize)> = (body.0 + 1..body.1)
         .filter(|&t| matches!(s.text(t), "sizeof" | "__typeof__" | "typeof") && s.is_call(t))

@@ -226,3 +226,37 @@ pub fn untouched(q: &Queue, b: &Buffer<i32>) {
         "a refused launch ran"
     );
 }
+
+/// The heavy tables' rows this run checks: every row, unless `CLGROUPS_TEST_SAMPLE=<seed>` is
+/// set (CI's `scripts/test-all` sets it), which keeps a third of them (at least one), chosen
+/// from the seed, the table's `label` and the device, so that the passes and runs of CI cover
+/// different rows. `CLGROUPS_TEST_FULL=1` (`scripts/test-full`) checks every row again.
+/// Prints what it kept.
+pub fn sampled<T: std::fmt::Debug>(label: &str, device: &Device, rows: Vec<T>) -> Vec<T> {
+    let full = std::env::var("CLGROUPS_TEST_FULL").is_ok_and(|v| v == "1");
+    let seed = std::env::var("CLGROUPS_TEST_SAMPLE").ok();
+    let Some(seed) = seed.filter(|_| !full) else {
+        return rows;
+    };
+    let n = rows.len();
+    let keep = n.div_ceil(3);
+    let key = format!(
+        "{seed}|{label}|{}|{}",
+        device.name(),
+        device.platform_name()
+    );
+    let h = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    });
+    let start = (h % n as u64) as usize;
+    let kept: Vec<T> = rows
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| (i + n - start) % n < keep)
+        .map(|(_, r)| r)
+        .collect();
+    eprintln!(
+        "{label}: {keep} of {n} rows (CLGROUPS_TEST_SAMPLE={seed}; CLGROUPS_TEST_FULL=1 checks all): {kept:?}"
+    );
+    kept
+}

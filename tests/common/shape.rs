@@ -9,6 +9,7 @@ pub fn hash(g: usize, seed: u64) -> u64 {
 }
 
 /// One launch shape.
+#[derive(Debug)]
 pub struct Shape {
     pub global: Vec<usize>,
     pub local: Vec<usize>,
