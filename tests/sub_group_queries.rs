@@ -379,10 +379,10 @@ fn whole_table_in_a_child() {
 /// Kernels made by a macro with a required size (clgroups' scanner does not see them), and one
 /// whose size is a function-like macro's parameter: the driver's sub-groups run them. What the
 /// kernel sees follows the definition at every size, whole sub-groups or not (on PoCL's native
-/// sub-groups clgroups computes sizes and counts from the driver's full size there: PoCL
-/// reported a partial last sub-group as whole); the host, which cannot tell their size there
-/// (PoCL ignores the attribute in `clGetKernelSubGroupInfo`), answers with a typed error
-/// rather than the driver's wrong size.
+/// sub-groups clgroups computes sizes and counts itself: PoCL reported a partial last
+/// sub-group as whole); the host, which PoCL does not tell their size (it ignores the attribute
+/// in `clGetKernelSubGroupInfo`), answers what the driver's probe build told
+/// (`program/probe.rs`).
 #[test]
 fn kernels_whose_size_clgroups_cannot_read() {
     let q = common::queue();
@@ -416,35 +416,143 @@ fn kernels_whose_size_clgroups_cannot_read() {
         if backend != ShuffleBackend::Emulated
             && d.identity().implementation == clgroups::device::Implementation::Pocl
         {
-            let e = k.sub_groups().max_sub_group_size(Range::d1(12));
-            assert!(matches!(e, Err(Error::Unsupported { .. })), "{name}: {e:?}");
+            // The driver's probe tells the host the size PoCL ignores in its queries.
+            let m = k.sub_groups().max_sub_group_size(Range::d1(12));
+            assert!(matches!(m, Ok(m) if m == s.min(12)), "{name}: {m:?}");
         }
     }
     println!("{d}: {} launches, {} checks", t.launches, t.checks);
     assert_clean(&t);
 }
 
-/// Where clgroups provides the sub-groups at a size fixed when it compiles (emulated, NVIDIA's
-/// PTX), a kernel made by a macro that may carry an `intel_reqd_sub_group_size` the scanner
-/// cannot see is refused before anything runs (it ran at the build's size: 8 where it asked
-/// for 16, silently); a macro-made kernel in a source that asks for no size runs as usual.
+/// Required sizes that reach the kernel through macros, in every shape people write them: the
+/// whole kernel written by a function-like macro carrying the attribute (`##`-pasted name), a
+/// `HEAD(name)` macro with the size in another macro, the attribute in a function-like macro
+/// (`REQD(16) kernel void k(..)`), `#define SG_SIZE 16` in the attribute, a size chosen by
+/// `#if`, the attribute's name pasted by `##`. Each runs at the size it asks for on every
+/// backend (where clgroups fixes the size, emulated and NVIDIA's PTX, the driver tells it:
+/// `program/probe.rs`): every query, a reduction and a scan checked against the definition,
+/// and the host's answers where it knows the size. A macro-made kernel that asks for none runs
+/// at the backend's size. What neither clgroups nor the driver can tell (a source that spells
+/// the probe's `__reqd_work_group_size__` itself) stays refused before anything runs, naming
+/// the attribute.
 #[test]
-fn macro_made_kernels_with_sizes_clgroups_cannot_see_are_refused_where_it_fixes_the_size() {
-    // Sizes, ids and collectives: on the emulated backend the build gives a kernel a macro
-    // makes the scratch in the macro's replacement list (tests/macro_kernels.rs has more).
-    let record = "#define RECORD put(o, get_sub_group_size(), get_max_sub_group_size(), \\\n\
-         get_num_sub_groups(), get_sub_group_id(), get_sub_group_local_id(), \\\n\
-         sub_group_reduce_add(1u), sub_group_scan_inclusive_add(1u))\n";
-    let hidden = format!(
-        "{COMMON}{record}#define VIEW(S) __attribute__((intel_reqd_sub_group_size(S))) \
-         kernel void made_##S(global u32 *o) {{ RECORD; }}\nVIEW(16)\n\
-         #define REQD __attribute__((intel_reqd_sub_group_size(8)))\n\
-         #define MAKE(name) REQD kernel void name(global u32 *o) {{ RECORD; }}\n\
-         MAKE(via_attr_macro)\n"
+fn macro_made_kernels_run_at_the_size_they_ask_for() {
+    // (kernel, size asked for); the layer's view and the standard built-ins' both.
+    let src = format!(
+        "{COMMON}\
+         #define VIEW(S) __attribute__((intel_reqd_sub_group_size(S))) \
+         kernel void made_##S(global u32 *o) {{ khr_view(o); }}\nVIEW(16)\nVIEW(4)\n\
+         #define LVIEW(S) __attribute__((intel_reqd_sub_group_size(S))) \
+         kernel void layer_made_##S(global u32 *o) {{ layer_view(o); }}\nLVIEW(16)\n\
+         #define SG_WIDE 16\n\
+         #define HEAD(name) __attribute__((intel_reqd_sub_group_size(SG_WIDE))) kernel void name\n\
+         HEAD(head_16)(global u32 *o) {{ layer_view(o); }}\n\
+         #define REQD(S) __attribute__((intel_reqd_sub_group_size(S)))\n\
+         REQD(16) kernel void reqd_16(global u32 *o) {{ layer_view(o); }}\n\
+         REQD(8) kernel void reqd_khr_8(global u32 *o) {{ khr_view(o); }}\n\
+         #define SG_SIZE 16\n\
+         __attribute__((intel_reqd_sub_group_size(SG_SIZE))) kernel void object_16(global u32 *o) \
+         {{ layer_view(o); }}\n\
+         #define WIDE (2 > 1)\n#if WIDE\n#define PICK 16\n#else\n#define PICK 4\n#endif\n\
+         #define MAKE(name) REQD(PICK) kernel void name(global u32 *o) {{ khr_view(o); }}\n\
+         MAKE(picked_16)\n\
+         #define CAT(a, b) a##b\n\
+         #define PASTED(S) __attribute__((CAT(intel_reqd_, sub_group_size)(S)))\n\
+         PASTED(8) kernel void pasted_8(global u32 *o) {{ layer_view(o); }}\n\
+         #define PLAIN(name) kernel void name(global u32 *o) {{ layer_view(o); }}\n\
+         PLAIN(made_plain)\nVIEW(3)\n"
     );
-    let plain = format!(
-        "{COMMON}{record}#define MAKE(name) kernel void name(global u32 *o) {{ RECORD; }}\n\
-         MAKE(made_plain)\n"
+    let kernels: [(&str, Option<usize>); 11] = [
+        ("made_16", Some(16)),
+        ("made_4", Some(4)),
+        ("layer_made_16", Some(16)),
+        ("head_16", Some(16)),
+        ("reqd_16", Some(16)),
+        ("reqd_khr_8", Some(8)),
+        ("object_16", Some(16)),
+        ("picked_16", Some(16)),
+        ("pasted_8", Some(8)),
+        ("made_plain", None),
+        ("made_3", Some(3)),
+    ];
+    for q in queues() {
+        let d = q.device().clone();
+        let eff = &d.sub_groups().effective;
+        let backend = eff.shuffle_backend;
+        let provided = matches!(
+            backend,
+            ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
+        );
+        let p = Program::from_source(&q, &src).expect("build");
+        let mut out = Buffer::<u32>::new(q.context(), FIELDS * LARGEST).unwrap();
+        let mut t = Tally::default();
+        let mut ran = 0;
+        for (name, asked) in kernels {
+            if let Some(s) = asked.filter(|s| !eff.sub_group_sizes.contains(s)) {
+                // Refused before anything runs, never run at another size.
+                let k = p
+                    .kernel(name)
+                    .unwrap_or_else(|e| panic!("{d} ({backend}): {name}: {e}"));
+                out.fill(&q, POISON).unwrap();
+                // SAFETY: 8 work-items would write FIELDS values each, inside `out`.
+                let r = unsafe {
+                    k.launch()
+                        .arg(&out)
+                        .nd_range(Range::d1(8), LocalSize::Exact(Range::d1(8)))
+                };
+                assert!(
+                    matches!(r, Err(Error::FeatureNotSupported { requested, .. }) if requested == s),
+                    "{d} ({backend}): {name}: size {s} is not offered, but {:?}",
+                    r.map(|_| ())
+                );
+                assert!(out.read(&q).unwrap().iter().all(|&v| v == POISON));
+                continue;
+            }
+            let kernel = p
+                .kernel(name)
+                .unwrap_or_else(|e| panic!("{d} ({backend}): {name}: {e}"));
+            let fixed = asked.or(provided.then_some(eff.primary_sub_group_size));
+            let case = Case { kernel, fixed };
+            // The host knows the size where clgroups fixes it (or reads the attribute).
+            let host = provided
+                || p.kernel(name)
+                    .unwrap()
+                    .sub_groups()
+                    .max_sub_group_size(Range::d1(8))
+                    .is_ok();
+            for w in [3usize, 5, 8, 12, 16, 31, 64, 100] {
+                match host {
+                    true => check(&case, Range::d1(w), &mut out, &mut t),
+                    false => _ = check_kernel_side(&case, Range::d1(w), &mut out, &mut t),
+                }
+            }
+            for shape in SAMPLE_SHAPES {
+                check_kernel_side(&case, Range::new(shape).unwrap(), &mut out, &mut t);
+            }
+            ran += 1;
+        }
+        println!(
+            "{d} ({backend}): {ran} macro-made kernels, {} launches, {} checks",
+            t.launches, t.checks
+        );
+        assert!(ran >= 7, "{d} ({backend}): only {ran} kernels ran");
+        assert_clean(&t);
+    }
+}
+
+/// What neither clgroups nor the driver can tell stays refused where clgroups fixes the size:
+/// a macro-made kernel with a size, in a source that spells the probe's
+/// `__reqd_work_group_size__` itself, is refused before anything runs, naming the attribute
+/// (it ran at the build's size before: 8 where it asked for 16, silently); the kernels the
+/// scanner reads keep running in the same program.
+#[test]
+fn macro_made_sizes_nobody_can_tell_are_refused_where_clgroups_fixes_the_size() {
+    let hidden = format!(
+        "{COMMON}__attribute__((__reqd_work_group_size__(64, 1, 1))) kernel void \
+         own_wg(global u32 *o) {{ layer_view(o); }}\n\
+         #define VIEW(S) __attribute__((intel_reqd_sub_group_size(S))) \
+         kernel void made_##S(global u32 *o) {{ layer_view(o); }}\nVIEW(16)\n"
     );
     for q in queues() {
         let d = q.device().clone();
@@ -457,35 +565,15 @@ fn macro_made_kernels_with_sizes_clgroups_cannot_see_are_refused_where_it_fixes_
             continue;
         }
         let p = Program::from_source(&q, &hidden).expect("build");
-        for name in ["made_16", "via_attr_macro"] {
-            let e = p.kernel(name).err();
-            let shown = e.as_ref().map(ToString::to_string).unwrap_or_default();
-            assert!(
-                matches!(e, Some(Error::Unsupported { .. }))
-                    && shown.contains("intel_reqd_sub_group_size"),
-                "{d} ({backend}): {name}: {e:?}"
-            );
-        }
-        // The kernels the scanner read keep running in the same program.
+        let e = p.kernel("made_16").err();
+        let shown = e.as_ref().map(ToString::to_string).unwrap_or_default();
+        assert!(
+            matches!(e, Some(Error::Unsupported { .. }))
+                && shown.contains("intel_reqd_sub_group_size")
+                && shown.contains("__reqd_work_group_size__"),
+            "{d} ({backend}): made_16: {e:?}"
+        );
         p.kernel("layer_default").expect("a written-out kernel");
-        let p = Program::from_source(&q, &plain).expect("build");
-        let case = Case {
-            kernel: (p.kernel("made_plain")).expect("a macro-made kernel without a size"),
-            fixed: Some(d.sub_groups().effective.primary_sub_group_size),
-        };
-        let mut out = Buffer::<u32>::new(q.context(), FIELDS * LARGEST).unwrap();
-        let mut t = Tally::default();
-        for w in [5usize, 32, 100] {
-            check_kernel_side(&case, Range::d1(w), &mut out, &mut t);
-        }
-        println!(
-            "{d} ({backend}): made_plain: {} launches, {} checks",
-            t.launches, t.checks
-        );
-        assert_eq!(
-            t.launches, 3,
-            "{d} ({backend}): made_plain ran at every size"
-        );
-        assert_clean(&t);
+        p.kernel("own_wg").expect("a written-out kernel");
     }
 }

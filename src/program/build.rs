@@ -2,6 +2,7 @@
 //! sub-group size, the build with its fallbacks, and the driver's kernel names.
 
 use super::compile::build_cached;
+use super::probe::{SizeRefusal, Told, Untold};
 use super::{polyfill, resolve, ProgramBuilder, ResolvedSize, SubGroupSize};
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
@@ -9,7 +10,6 @@ use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::plan::uniform_branch::IdCondition;
 use crate::queue::Queue;
-use crate::transform::pp_eval::PpState;
 use crate::transform::{self, KernelDecl, Rewrites, Source, SourceFacts};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,9 +36,9 @@ pub(crate) struct KernelChoices {
     /// Conditions its collectives sit under, which each launch must find uniform (emulated
     /// backend; [`crate::plan::uniform_branch`]).
     pub(crate) id_conditions: Vec<IdCondition>,
-    /// Why the kernel is refused (a sub-group size attribute clgroups must know and cannot
-    /// read), if it is.
-    pub(crate) refused: Option<String>,
+    /// Why the kernel is refused (a sub-group size attribute clgroups must know and neither it
+    /// nor the driver can read), if it is.
+    pub(crate) refused: Option<SizeRefusal>,
     /// Why the kernel is refused unless the driver lists the emulated scratch as its last
     /// parameter: its build declares the stand-in scratch ([`STAND_IN`]), which a kernel
     /// without the parameter may be using.
@@ -75,11 +75,11 @@ impl KernelChoices {
             ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
         );
         let refused = match &k.unresolved_sub_group_attr {
-            Some(why) if provided && uses_layer => Some(format!(
-                "its own sub-group size is {why}: the {backend} backend fixes the size when it \
-                 compiles and cannot tell this one; write a literal or an object-like macro of \
-                 one definition"
-            )),
+            Some(why) if provided && uses_layer => Some(SizeRefusal::Unread {
+                attribute: why.clone(),
+                backend,
+                driver: Untold::NotAsked,
+            }),
             _ => None,
         };
         // The driver accepted the build, so a kernel that does not use the layer is never
@@ -171,46 +171,71 @@ impl KernelChoices {
         self.refused.as_ref().map(|why| Error::Unsupported {
             device: device.to_string(),
             what: format!("kernel `{name}` ({why})"),
-            missing: "a sub-group size clgroups can read (intel_reqd_sub_group_size)".into(),
+            missing: "a sub-group size clgroups or the driver can read (intel_reqd_sub_group_size)"
+                .into(),
         })
     }
 
-    /// A kernel the scanner did not find: nothing rewritten, the driver's sub-group size; it
-    /// counts as using sub-group collectives when any word of the source is one. Refused where
-    /// clgroups provides the sub-groups at a size fixed when it compiles (emulated, NVIDIA's
-    /// PTX) and the source may give this kernel an `intel_reqd_sub_group_size` clgroups cannot
-    /// see (`hidden_size`): it would run at another size than it asks for.
+    /// A kernel the scanner did not find: nothing rewritten; it counts as using sub-group
+    /// collectives when any word of the source is one. Where the source may give this kernel an
+    /// `intel_reqd_sub_group_size` clgroups cannot see (`hidden_size`), it takes the build of
+    /// the size the driver tells ([`super::probe`]; a size the device does not offer is refused
+    /// at launch); where the driver tells none, it is refused where clgroups provides the
+    /// sub-groups at a size fixed when it compiles (emulated, NVIDIA's PTX: it would run at
+    /// another size than it asks for), and runs at the driver's size elsewhere.
     ///
     /// `stand_in` says where the scratch edits could not reach a kernel a macro writes, when its
     /// build declares the stand-in scratch: the kernel then needs the scratch parameter.
-    pub(super) fn unscanned(
+    pub(super) fn unscanned<'a>(
         device: &Device,
         source_sub_groups: bool,
-        hidden_size: bool,
-        stand_in: Option<&str>,
+        (hidden_size, told): (bool, std::result::Result<Told, Untold>),
+        stand_in: impl Fn(usize) -> Option<&'a str>,
     ) -> KernelChoices {
+        let backend = device.sub_groups().effective.shuffle_backend;
         let provided = matches!(
-            device.sub_groups().effective.shuffle_backend,
+            backend,
             ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
         );
-        let refused = (hidden_size && provided).then(|| {
-            "the scanner did not find the kernel (made by a macro?) in a source that writes \
-             intel_reqd_sub_group_size where the scanner cannot tell which kernel it sizes; \
-             clgroups fixes this device's sub-group size when it compiles: define the kernel \
-             outside a macro"
-                .to_string()
-        });
+        let automatic = resolve(SubGroupSize::Automatic, device);
+        let (size, requested, refused) = match told {
+            _ if !hidden_size => (automatic, SubGroupSize::Automatic, None),
+            Ok(Told::NoSize) => (automatic, SubGroupSize::Automatic, None),
+            Ok(Told::Size(s)) => match resolve(SubGroupSize::Exact(s), device) {
+                ResolvedSize::Unsupported(_) if !source_sub_groups => {
+                    (automatic, SubGroupSize::Exact(s), None)
+                }
+                r => (r, SubGroupSize::Exact(s), None),
+            },
+            Err(driver) if provided => (
+                automatic,
+                SubGroupSize::Automatic,
+                Some(SizeRefusal::Unseen { backend, driver }),
+            ),
+            // The driver applies the attribute itself (`CLG_KHR_DERIVED` tells its sizes).
+            Err(_) => (automatic, SubGroupSize::Automatic, None),
+        };
+        let own_size_build =
+            requested != SubGroupSize::Automatic && matches!(size, ResolvedSize::Size(n) if n > 0);
+        log::debug!(
+            "a kernel the scanner did not find: sub-group size {requested:?} -> {size:?} on \
+             {device}, refused: {refused:?}"
+        );
         KernelChoices {
-            size: resolve(SubGroupSize::Automatic, device),
-            requested: SubGroupSize::Automatic,
+            size,
+            requested,
             pinned: false,
             uses_layer: false,
-            own_size_build: false,
+            own_size_build,
             collectives: source_sub_groups,
             scratch: false,
             id_conditions: Vec::new(),
             refused,
-            scratch_required: stand_in.map(|why| {
+            scratch_required: stand_in(match size {
+                ResolvedSize::Size(n) if own_size_build => n,
+                _ => automatic.size_or(0),
+            })
+            .map(|why| {
                 format!(
                     "the scanner did not find the kernel and the emulated sub-group scratch \
                      could not be given to it ({why}); the program builds with a stand-in \
@@ -321,16 +346,7 @@ pub(super) fn build_with_fallbacks(
     size: usize,
 ) -> Result<(Arc<ClProgram>, bool)> {
     let facts = &source.facts;
-    // The standard sub-group built-ins the device lacks (nothing when the source names none).
-    let polyfill = transform::inline_includes(
-        &polyfill::prelude(
-            queue,
-            &b.source,
-            fixed_builtins(queue.device(), size)
-                || derived_geometry(queue.device(), size, &b.source),
-        ),
-        "clgroups/khr/prelude",
-    )?;
+    let polyfill = polyfill_text(queue, b, size)?;
     let mut stand_in = false;
     let attempt =
         |plans: &BTreeMap<String, KernelChoices>, round: bool, rewrite: bool, stand_in: bool| {
@@ -391,6 +407,38 @@ pub(super) fn build_with_fallbacks(
     bare.map(|p| (p, false)).map_err(|_| e)
 }
 
+/// The standard sub-group built-ins the device lacks (nothing when the source names none), for
+/// the build of sub-group size `size`.
+fn polyfill_text(queue: &Queue, b: &ProgramBuilder, size: usize) -> Result<String> {
+    let device = queue.device();
+    let all = fixed_builtins(device, size) || derived_geometry(device, size, &b.source);
+    let text = polyfill::prelude(queue, &b.source, all);
+    transform::inline_includes(&text, "clgroups/khr/prelude")
+}
+
+/// The build of [`build_with_fallbacks`]'s first text of size `size` (with the stand-in scratch
+/// where that alone fails and the facts allow it), without generated variants, with `defines`
+/// just before the user's text: the driver's probe ([`super::probe`]), never launched.
+pub(super) fn build_probe(
+    queue: &Queue,
+    b: &ProgramBuilder,
+    source: &Source<'_>,
+    plans: &BTreeMap<String, KernelChoices>,
+    size: usize,
+    defines: &str,
+) -> Result<Arc<ClProgram>> {
+    let polyfill = polyfill_text(queue, b, size)? + defines;
+    let attempt = |stand_in: bool| {
+        let how = (false, true, stand_in);
+        let text = compose(b, queue.device(), &polyfill, source, plans, how, size)?;
+        build_cached(queue, &text, &b.options)
+    };
+    match (attempt(false), &source.facts.scratch_stand_in) {
+        (Err(_), Some(_)) => attempt(true),
+        (first, _) => first,
+    }
+}
+
 /// The full text compiled for one sub-group size: the user's source with the emulated scratch
 /// threaded, rounded variants (if `round`), sizes pinned — none of it unless `rewrite` — then
 /// the includes resolved and the backend's prelude and the `polyfill` in front, and with
@@ -442,74 +490,8 @@ fn compose(
 /// refused before anything runs ([`KernelChoices::scratch_required`]).
 const STAND_IN: &str = "__local ulong *__constant clg_sg_scratch = 0;\n";
 
-/// The macros a build's text starts with, as far as clgroups can tell them (see
-/// [`transform::pp_eval`]): the device's extensions and OpenCL C features
-/// (`CL_DEVICE_EXTENSIONS`, `CL_DEVICE_OPENCL_C_FEATURES`, as its compiler defines them),
-/// `__OPENCL_VERSION__`, `CL_VERSION_*` up to the device's OpenCL C version,
-/// `__OPENCL_C_VERSION__` where `-cl-std` sets it, the `-D`/`-U` options, then the backend's
-/// defines and the polyfill's ([`prelude`], with `CLG_SUB_GROUP_SIZE` unknown: each of a
-/// program's builds sets its own).
-pub(super) fn compiler_macros(queue: &Queue, b: &ProgramBuilder) -> PpState {
-    let device = queue.device();
-    let mut st = PpState::default();
-    let exts = device.raw().extensions().unwrap_or_default();
-    let features = &device.sub_groups().driver.opencl_c_features;
-    for name in exts
-        .split_whitespace()
-        .chain(features.iter().map(String::as_str))
-    {
-        st.define(name, "1");
-    }
-    let version = |text: &str| {
-        let word = text.split_whitespace().find(|w| w.contains('.'))?;
-        let (major, minor) = word.split_once('.')?;
-        Some(100 * major.parse::<u32>().ok()? + 10 * minor.get(..1)?.parse::<u32>().ok()?)
-    };
-    if let Some(v) = device.raw().version().ok().as_deref().and_then(version) {
-        st.define("__OPENCL_VERSION__", &v.to_string());
-    }
-    let c_version = version(&device.sub_groups().driver.opencl_c_version).unwrap_or(120);
-    for v in [100, 110, 120, 200, 300]
-        .into_iter()
-        .filter(|&v| v <= c_version)
-    {
-        st.define(
-            &format!("CL_VERSION_{}_{}", v / 100, v / 10 % 10),
-            &v.to_string(),
-        );
-    }
-    let mut words = b.options.split_whitespace();
-    while let Some(w) = words.next() {
-        let (flag, arg) = match w {
-            "-D" | "-U" => (w, words.next().unwrap_or_default()),
-            _ if w.starts_with("-D") || w.starts_with("-U") => w.split_at(2),
-            _ => {
-                if let Some(v) = w.strip_prefix("-cl-std=CL").and_then(version) {
-                    st.define("__OPENCL_C_VERSION__", &v.to_string());
-                }
-                continue;
-            }
-        };
-        let (name, value) = arg.split_once('=').unwrap_or((arg, "1"));
-        match flag {
-            "-U" => st.undefine(name),
-            _ if value.contains(['"', '\'']) => st.forget(name),
-            _ => st.define(name, value),
-        }
-    }
-    let mut text = prelude(device, 0);
-    text.push_str(&polyfill::prelude(
-        queue,
-        &b.source,
-        derived_geometry(device, 0, &b.source),
-    ));
-    transform::pp_eval::evaluate(&text, &mut st);
-    st.forget("CLG_SUB_GROUP_SIZE");
-    st
-}
-
 /// The defines that select and configure the layer's backend.
-fn prelude(device: &Device, size: usize) -> String {
+pub(super) fn prelude(device: &Device, size: usize) -> String {
     let eff = &device.sub_groups().effective;
     let backend = eff.shuffle_backend;
     let driver = &device.sub_groups().driver;

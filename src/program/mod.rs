@@ -41,6 +41,8 @@
 mod build;
 mod builder;
 mod compile;
+mod macros;
+mod probe;
 mod wrapped;
 
 pub use builder::ProgramBuilder;
@@ -131,6 +133,8 @@ struct ProgramInner {
     /// What the one scan of the source found: its kernels' declarations (possibly fewer than
     /// the driver's kernels), layer users, kernels refused on the emulated backend, words.
     facts: SourceFacts,
+    /// The required sub-group sizes the driver told ([`probe`]), or why it told none.
+    driver_sizes: probe::DriverSizes,
 }
 
 impl Program {
@@ -209,7 +213,7 @@ impl Program {
         let given = std::mem::replace(&mut b.source, source.text.to_string());
         if b.source.contains('#') {
             // Sizes chosen by `#if` branches: those of the branches this build compiles.
-            let macros = build::compiler_macros(queue, &b);
+            let macros = macros::compiler_macros(queue, &b);
             transform::resolve_conditional_sizes(&b.source, &mut source.facts.kernels, macros);
         }
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
@@ -248,10 +252,10 @@ impl Program {
                 stand_ins.insert(size);
             }
         }
-        let first = builds.values().next().expect("one build");
+        let first = Arc::clone(builds.values().next().expect("one build"));
         // Where neither the driver (NVIDIA, for a program of another device than the first of
         // a multi-device context) nor the scanner knows the names, `kernel` asks the driver.
-        let (names, names_known) = match driver_kernel_names(first, device) {
+        let (names, names_known) = match driver_kernel_names(&first, device) {
             Ok(names) => (names, true),
             Err(why) => {
                 log::debug!("kernel names from the scanner: the driver gave none ({why})");
@@ -262,6 +266,10 @@ impl Program {
         if let Some(why) = &facts.unscanned {
             log::debug!("kernels {names:?} built without rewrites: {why}");
         }
+        // Required sizes clgroups cannot read, where it must know them: the driver's.
+        let (driver_sizes, more_stand_ins) =
+            probe::ask_driver(queue, &b, &mut source, &mut plans, &mut builds, &rounding)?;
+        stand_ins.extend(more_stand_ins);
         Ok(Program {
             inner: Arc::new(ProgramInner {
                 queue: queue.clone(),
@@ -276,6 +284,7 @@ impl Program {
                 options: b.options.clone(),
                 wrappers: Default::default(),
                 facts: std::mem::take(&mut source.facts),
+                driver_sizes,
             }),
         })
     }
@@ -309,9 +318,14 @@ impl Program {
             None => KernelChoices::unscanned(
                 self.device(),
                 self.inner.facts.names_sub_group_collectives(),
-                self.inner.facts.hidden_required_size,
-                (self.inner.facts.scratch_stand_in.as_deref())
-                    .filter(|_| self.inner.stand_ins.contains(&automatic)),
+                (
+                    self.inner.facts.hidden_required_size,
+                    probe::told(&self.inner.driver_sizes, name),
+                ),
+                |size| {
+                    (self.inner.facts.scratch_stand_in.as_deref())
+                        .filter(|_| self.inner.stand_ins.contains(&size))
+                },
             ),
         };
         if let Some(e) = plan.refusal(self.device(), name) {

@@ -149,9 +149,10 @@ pub(crate) struct Region {
 
 impl Region {
     /// Whether the region counts for a call of `word`: [`Region::data`] ones only for the
-    /// `non_uniform` built-ins.
+    /// sub-group collectives themselves (which [`super::hoist`] masks or computes ahead there),
+    /// not for the helpers and macros that use them.
     pub(crate) fn counts_for(&self, word: &str) -> bool {
-        !self.data || super::nu_mask::is_non_uniform(word)
+        !self.data || super::layer::is_sub_group_collective(word)
     }
 }
 

@@ -79,7 +79,8 @@ impl SourceFacts {
                 let words = text_words(src);
                 return Ok(SourceFacts {
                     unscanned: Some(e.to_string()),
-                    hidden_required_size: words.contains(REQUIRED_SIZE),
+                    hidden_required_size: words.contains(REQUIRED_SIZE)
+                        || words.contains(REQUIRED_SIZE_UNDERSCORED),
                     words,
                     ..Default::default()
                 });
@@ -169,12 +170,35 @@ fn scanned_words(s: &Scanned<'_>) -> BTreeSet<String> {
 /// The kernel attribute that asks for a sub-group size.
 const REQUIRED_SIZE: &str = "intel_reqd_sub_group_size";
 
-/// [`SourceFacts::hidden_required_size`] of a scanned source.
+/// The attribute's other spelling (GNU attributes may be written `__name__`).
+const REQUIRED_SIZE_UNDERSCORED: &str = "__intel_reqd_sub_group_size__";
+
+/// [`SourceFacts::hidden_required_size`] of a scanned source: the attribute (either spelling)
+/// in a macro's replacement list or outside the headers of the kernels read, or a macro that
+/// pastes tokens (`##`) in a source naming a piece of the attribute's name (`intel_reqd_ ##
+/// sub_group_size`, `CAT(intel_, reqd_sub_group_size)`).
 fn hidden_required_size(s: &Scanned<'_>) -> bool {
-    let is_attr =
-        |t: &super::lex::Token| t.kind == Kind::Ident && s.src[t.span.clone()] == *REQUIRED_SIZE;
-    s.macros.values().flatten().flatten().any(is_attr)
+    let text = |t: &super::lex::Token| &s.src[t.span.clone()];
+    let is_attr = |t: &super::lex::Token| {
+        t.kind == Kind::Ident && [REQUIRED_SIZE, REQUIRED_SIZE_UNDERSCORED].contains(&text(t))
+    };
+    let macros = || s.macros.values().flatten().flatten();
+    let piece = |t: &super::lex::Token| {
+        let w = text(t);
+        t.kind == Kind::Ident
+            && !is_attr(t)
+            && (w.contains("intel_reqd")
+                || w.contains("reqd_sub_group")
+                || w == "intel"
+                || w == "intel_")
+    };
+    let pastes = (s.macros.values().flatten()).any(|body| {
+        body.windows(2)
+            .any(|w| text(&w[0]) == "#" && text(&w[1]) == "#")
+    });
+    macros().any(is_attr)
         || (s.tokens.iter().enumerate()).any(|(i, t)| is_attr(t) && !s.in_kernel_header(i))
+        || (pastes && (s.tokens.iter().chain(macros())).any(piece))
 }
 
 /// The words of text the scanner cannot read (comments included: more words, never fewer).
@@ -214,6 +238,16 @@ mod tests {
         assert!(hidden(&format!("#define R {attr}\nR kernel void k{body}")));
         assert!(hidden(&format!(
             "#define K(n) kernel void n{body}\n{attr} K(a)"
+        )));
+        let underscored = "__attribute__((__intel_reqd_sub_group_size__(8)))";
+        assert!(hidden(&format!(
+            "#define R {underscored}\nR kernel void k{body}"
+        )));
+        let pasted = "#define CAT(a, b) a##b\n\
+                      #define R(s) __attribute__((CAT(intel_reqd_, sub_group_size)(s)))\n";
+        assert!(hidden(&format!("{pasted}R(8) kernel void k{body}")));
+        assert!(!hidden(&format!(
+            "#define CAT(a, b) a##b\nkernel void CAT(k, 1){body}"
         )));
     }
 }

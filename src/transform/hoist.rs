@@ -20,7 +20,9 @@
 //!   call, and no loop or `switch` lies between them.
 //!
 //! The `non_uniform` built-ins, defined over the work-items that reach them, are masked instead
-//! ([`super::nu_mask`]). Nothing else moves: collectives in loops whose trip count depends on a
+//! ([`super::nu_mask`]), and so are the other collectives under conditions only on values
+//! loaded at an id (`if (x[g] > 0) s = sg_reduce_add(v);`): reductions, scans and votes over
+//! the work-items the conditions take, the rest computed ahead as they are. Nothing else moves: collectives in loops whose trip count depends on a
 //! work-item id (in their body or their own condition), after an exit under such a condition, or
 //! with an operand that reads memory stay as written, and [`super::divergence`] refuses them,
 //! naming the reason ([`NoRewrite`]).
@@ -79,7 +81,8 @@ impl std::fmt::Display for NoRewrite {
             ),
             NoRewrite::NonUniform => f.write_str(
                 "a non_uniform built-in's result depends on the work-items reaching it, which \
-                     clgroups tells only under `if`s, for reductions, scans and votes",
+                     clgroups tells only under `if`s, `&&`, `||` and `?:`, for reductions, scans \
+                     and votes",
             ),
             NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
         }
@@ -182,13 +185,28 @@ fn fix(
     if super::nu_mask::is_non_uniform(s.text(i)) {
         return super::nu_mask::masked(s, f, regions, i, n).map(Some);
     }
+    // Only conditions on values loaded at an id: masked (reductions, scans, votes) or computed
+    // ahead as they are; never left where part of a work-group may skip it.
+    let around = regions.iter().filter(|r| r.span.0 <= i && i < r.span.1);
+    let data = around.clone().all(|r| r.data);
+    if data {
+        match super::nu_mask::masked(s, f, regions, i, n) {
+            // A conditional expression or `&&` / `||`: computed ahead as it is, below.
+            Err(NoRewrite::NonUniform) => {}
+            done => return done.map(Some),
+        }
+    }
     if r.loop_header {
         return Err(NoRewrite::LoopCondition);
     }
     if r.after_exit {
         return Err(NoRewrite::AfterExit);
     }
-    if let Some(t) = u.first_divergent(s, r.cond) {
+    // A `cl_khr_subgroups` collective must be reached by every work-item of its sub-group
+    // (else the program is undefined): behind `&&`, `||` or `?:` it is computed ahead whatever
+    // the condition, since wherever the original is defined that is the value it had.
+    let chain = matches!(s.text(r.key), "&" | "|" | "?") && must_be_reached(s.text(i));
+    if let Some(t) = u.first_divergent(s, r.cond).filter(|_| !data && !chain) {
         return Err(NoRewrite::NotUniform(s.text(t).to_string()));
     }
     let key = r.key;
@@ -201,6 +219,19 @@ fn fix(
         "if" => hoist(s, f, key, i, n).map(Some),
         _ => Err(NoRewrite::Loop),
     }
+}
+
+/// Whether `word` is a `cl_khr_subgroups` collective that every work-item of the sub-group must
+/// reach: a reduction, scan, broadcast or vote (not the `non_uniform` or clustered ones, not
+/// a barrier).
+fn must_be_reached(word: &str) -> bool {
+    ["sub_group_reduce_", "sub_group_scan_"]
+        .iter()
+        .any(|p| word.starts_with(p))
+        || matches!(
+            word,
+            "sub_group_broadcast" | "sub_group_any" | "sub_group_all"
+        )
 }
 
 fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
@@ -306,9 +337,13 @@ fn nonzero_literal(s: &Scanned<'_>, t: usize) -> bool {
             .any(|c| c.is_ascii_digit() && c != '0' || hex && c.is_ascii_hexdigit() && c != '0')
 }
 
-/// `L && R` (or `||`) at token `k` rewritten as `(((L) != 0) & ((R) != 0))` when `R` holds
-/// call `i`, is [`pure`] and `L` writes nothing.
-fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits, NoRewrite> {
+/// The operands of the `&&` / `||` at token `k` (its first character), by C's precedence and
+/// associativity: `((a, k), (k + 2, b))`.
+pub(super) fn and_or_operands(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    k: usize,
+) -> Option<((usize, usize), (usize, usize))> {
     let op = s.text(k);
     let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
     // The left operand: back to what binds less tightly.
@@ -325,9 +360,17 @@ fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits,
         }
         b += 1;
     }
-    if !(a < k && k + 2 < b && (k + 2..b).contains(&i)) {
+    (a < k && k + 2 < b).then_some(((a, k), (k + 2, b)))
+}
+
+/// `L && R` (or `||`) at token `k` rewritten as `(((L) != 0) & ((R) != 0))` when `R` holds
+/// call `i`, is [`pure`] and `L` writes nothing.
+fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits, NoRewrite> {
+    let op = s.text(k);
+    let Some(((a, _), (_, b))) = and_or_operands(s, f, k).filter(|(_, r)| r.0 <= i && i < r.1)
+    else {
         return Err(NoRewrite::Statement);
-    }
+    };
     let collective: fn(&str) -> bool = super::layer::is_sub_group_collective;
     pure(s, (k + 2, b), collective)?;
     if let Some(t) = (a..k).find(|&t| assigns(s, t) || increments(s, t)) {
@@ -344,7 +387,11 @@ fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits,
 
 /// The first token of the statement that holds expression token `k` (an `if` whose condition
 /// holds it included); an error inside a loop's or `switch`'s header or after a label.
-fn statement_start(s: &Scanned<'_>, f: &FunctionDef, k: usize) -> Result<usize, NoRewrite> {
+pub(super) fn statement_start(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    k: usize,
+) -> Result<usize, NoRewrite> {
     let mut j = k;
     while j > f.body.0 + 1 {
         let t = j - 1;
@@ -404,7 +451,7 @@ fn hoist(
     }
     unwritten(s, start, i, &[(i + 2, close)])?;
     let call = tokens_text(s, i, close + 1);
-    Ok(place(s, f, start, (i, close), (&call, &call), n))
+    Ok(place(s, f, start, (i, close), (&call, &call, ""), n))
 }
 
 /// Whether the variables read in `ranges` are neither written nor declared between statement
@@ -432,7 +479,8 @@ pub(super) fn unwritten(
                 || (assigns(s, t + 1) && !stored_after)
                 || increments(s, t + 1)
                 || (t > 1 && increments(s, t - 2))
-                || prev == "&"
+                // `&v` (its address taken), not `a && v`.
+                || (prev == "&" && !(t > 1 && s.text(t - 2) == "&" && adjacent(s, t - 2)))
         });
         if touched {
             return Err(NoRewrite::Written(var.to_string()));
@@ -453,25 +501,31 @@ pub(super) fn tokens_text(s: &Scanned<'_>, a: usize, b: usize) -> String {
     out
 }
 
+/// A name `__clg_{kind}{n}` the source does not hold.
+pub(super) fn temporary(s: &Scanned<'_>, kind: char, n: usize) -> String {
+    let mut temp = format!("{}{kind}{n}", super::GENERATED);
+    while s.src.contains(&temp) {
+        temp.push('_');
+    }
+    temp
+}
+
 /// The edits that declare `__typeof__(typed) __clg_uN = value;` in front of statement `start`
-/// (in braces where it is the body of an `if`, `else`, loop or `do`) and put the temporary in
-/// place of the call `i` (whose `)` is `close`).
+/// (in braces where it is the body of an `if`, `else`, loop or `do`), after `before` (other
+/// declarations), and put the temporary in place of the call `i` (whose `)` is `close`).
 pub(super) fn place(
     s: &Scanned<'_>,
     f: &FunctionDef,
     start: usize,
     (i, close): (usize, usize),
-    (typed, value): (&str, &str),
+    (typed, value, before): (&str, &str, &str),
     n: usize,
 ) -> Edits {
-    let mut temp = format!("{}u{n}", super::GENERATED);
-    while s.src.contains(&temp) {
-        temp.push('_');
-    }
+    let temp = temporary(s, 'u', n);
     let wrap = start > 0 && matches!(s.text(start - 1), ")" | "else" | "do");
     let at = s.tokens[start].span.start;
     let decl = format!(
-        "{}__typeof__({typed}) {temp} = {value}; ",
+        "{}{before}__typeof__({typed}) {temp} = {value}; ",
         if wrap { "{ " } else { "" }
     );
     let mut edits = vec![

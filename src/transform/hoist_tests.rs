@@ -105,7 +105,7 @@ fn what_cannot_move_stays_and_says_why() {
             "follows an exit",
         ),
         (
-            "r = v > 0 ? sub_group_non_uniform_reduce_add(v) : 0;",
+            "r = v > 0 ? sub_group_non_uniform_broadcast(v, 0) : 0;",
             "non_uniform built-in",
         ),
         (
@@ -149,4 +149,30 @@ fn what_cannot_move_stays_and_says_why() {
         let got = refused(&out);
         assert!(got.len() == 1 && got[0].1.contains(why), "{body}: {got:?}");
     }
+}
+
+#[test]
+fn standard_collectives_behind_divergent_chains_are_computed_ahead() {
+    // Issue 38: a standard collective must be reached by its whole sub-group, so the condition
+    // before it in a chain is uniform wherever the kernel is defined.
+    let src = kernel(
+        "uint lid = get_sub_group_local_id();\n\
+         if (sub_group_scan_inclusive_add(1) != (int)lid + 1 || sub_group_scan_exclusive_add(1u) != lid) r = 1;\n\
+         s = lid > 2u ? sub_group_reduce_max(v) : -1;",
+    );
+    assert_eq!(refused(&src).len(), 1, "{src}");
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    assert!(refused(&out).is_empty(), "{out}");
+    assert_eq!(out.lines().count(), src.lines().count());
+    for want in [
+        "if ((((sub_group_scan_inclusive_add(1) != (int)lid + 1) != 0) | \
+         ((sub_group_scan_exclusive_add(1u) != lid) != 0))) r = 1;",
+        "= sub_group_reduce_max(v); s = lid > 2u ? __clg_u",
+    ] {
+        assert!(out.contains(want), "{want}\n{out}");
+    }
+    // The layer's keep theirs: every work-item of the work-group reaches them.
+    let body = "uint lid = get_sub_group_local_id(); r = lid > 2u ? sg_reduce_add(v) : 0;";
+    let out = uniform_collectives(&kernel(body), is_sub_group_collective);
+    assert_eq!(refused(&out).len(), 1, "{out}");
 }

@@ -1,11 +1,14 @@
 //! `non_uniform` built-ins (`cl_khr_subgroup_non_uniform_vote`, `_non_uniform_arithmetic`,
-//! `_clustered_reduce`) under work-item-dependent `if`s, where collectives are work-group
-//! barriers: computed by every work-item ahead of the outermost `if` around the call, the
-//! work-items its conditions exclude contributing the operation's identity.
+//! `_clustered_reduce`) under work-item-dependent `if`s and `&&` / `||` / `?:` chains, where
+//! collectives are work-group barriers: computed by every work-item ahead of the outermost `if`
+//! around the call (or of its statement), the work-items its conditions exclude contributing the
+//! operation's identity. The other collectives under conditions only on values loaded at an id
+//! the same way ([`super::hoist`] sends them here).
 //!
 //! The built-ins are defined over the sub-group's *active* work-items: those that reach the
-//! call. Where that set is exactly the work-items for which the enclosing `if`s' conditions
-//! hold (`M`, the conditions conjoined, the `else` branch's negated), the same value is
+//! call. Where that set is exactly the work-items for which the enclosing conditions hold (`M`,
+//! the conditions conjoined: an `if`'s, negated in its `else` branch; `A` of `A && B`, `!A` of
+//! `A || B`, by C's precedence; `c` of `c ? a : b` in `a`, `!c` in `b`), the same value is
 //! computed by every work-item:
 //!
 //! * a reduction or scan of `v`: the same built-in over `M ? v : I`, `I` the operation's
@@ -19,12 +22,13 @@
 //!   equals the first active lane's (its `x` summed with the others' `-0`).
 //!
 //! The rewrite needs: every enclosing construct between the call and the body of its innermost
-//! loop (or the function's) an `if` (a loop that work-items leave at different iterations, a
-//! `switch`, a conditional expression, `&&`/`||`, or an earlier exit under such a condition
-//! change who reaches the call in ways `M` does not tell), the conditions and the operand free of
-//! side effects and safe to evaluate everywhere ([`super::hoist::pure`], no collective in the
-//! operand), and their variables not written between the outermost `if` and the call. Else the
-//! call is refused, naming why ([`NoRewrite`]).
+//! loop (or the function's) an `if` or a chain (a loop that work-items leave at different
+//! iterations, a `switch`, or an earlier exit under such a condition change who reaches the call
+//! in ways `M` does not tell), the conditions and the operand free of side effects and safe to
+//! evaluate everywhere ([`super::hoist::pure`], no collective in the operand; the outermost
+//! `if`'s condition may load: it is then evaluated once, into a temporary), and their variables
+//! not written between the outermost `if` and the call. Else the call is refused, naming why
+//! ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
 use super::hoist::{pure, tokens_text, unwritten, Edits, NoRewrite};
@@ -114,8 +118,62 @@ fn masked_call(name: &str, args: &[String], mask: &str) -> Option<String> {
     ))
 }
 
+/// A collective every work-item of the sub-group must reach (the layer's, the standard ones) as
+/// [`masked_call`] computes the `non_uniform` ones: over the work-items `mask` tells, the others
+/// contributing the identity; `None` for those without such a form (broadcasts, shuffles).
+/// Where every work-item of the sub-group reaches the call (the original's rule) `mask` holds
+/// for all of them and the value is the original's; where some skip it, the value is the
+/// operation over those that reach it, never a hang.
+fn masked_uniform_call(name: &str, args: &[String], mask: &str) -> Option<String> {
+    let [v] = args else { return None };
+    match name {
+        "sg_any" | "sub_group_any" => return Some(format!("{name}(({mask}) & (({v}) != 0))")),
+        "sg_all" | "sub_group_all" => {
+            return Some(format!("{name}((({mask}) == 0) | (({v}) != 0))"))
+        }
+        _ => {}
+    }
+    let op = [
+        "sg_reduce_",
+        "sub_group_reduce_",
+        "sub_group_scan_inclusive_",
+        "sub_group_scan_exclusive_",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p))
+    .or_else(|| matches!(name, "sg_inclusive_scan_add" | "sg_exclusive_scan_add").then_some("add"))
+    .filter(|op| matches!(*op, "add" | "min" | "max"))?;
+    let id = identity(op, v)?;
+    Some(format!(
+        "{name}((__typeof__({v}))(({mask}) ? ({v}) : {id}))"
+    ))
+}
+
+/// The `:` of the conditional expression whose `?` is token `k` and whose sides are `side`.
+fn else_of(s: &Scanned<'_>, k: usize, side: (usize, usize)) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut t = k + 1;
+    while t < side.1 {
+        match s.text(t) {
+            "(" | "[" | "{" => t = s.partner(t),
+            "?" => depth += 1,
+            ":" if depth == 0 => return Some(t),
+            ":" => depth -= 1,
+            _ => {}
+        }
+        t += 1;
+    }
+    None
+}
+
 /// The edits that compute the `non_uniform` built-in called at token `i` of `f` ahead of the
-/// outermost `if` around it, masked by the conditions of the `if`s around it; or why not.
+/// outermost `if` around it (or of its statement), masked by the conditions of the `if`s, the
+/// conditional expressions and the `&&` / `||` around it; or why not. Other
+/// collectives, under conditions only on values loaded at an id ([`super::hoist`]), the same
+/// way ([`masked_uniform_call`]), or computed ahead as they are where they have no masked form.
+/// The outermost `if`'s condition, where it is not safe to evaluate twice (a load:
+/// `if (x[g] > 0)`), is evaluated once, into a temporary, where it was, and the `if` tests the
+/// temporary.
 pub(super) fn masked(
     s: &Scanned<'_>,
     f: &FunctionDef,
@@ -150,22 +208,42 @@ pub(super) fn masked(
         if r.after_exit {
             return Err(NoRewrite::AfterExit);
         }
-        if !ifs.iter().any(|&(k, ..)| k == r.key) {
-            // A conditional expression, or an `if` outside a loop or switch around the call.
-            return Err(match s.text(r.key) {
-                "?" | "&" | "|" => NoRewrite::NonUniform,
-                _ => NoRewrite::Loop,
-            });
+        if !ifs.iter().any(|&(k, ..)| k == r.key) && !matches!(s.text(r.key), "?" | "&" | "|") {
+            // An `if` outside a loop or switch around the call.
+            return Err(NoRewrite::Loop);
         }
     }
-    let Some(&(start, ..)) = ifs.first() else {
-        return Err(NoRewrite::NonUniform);
+    // Where no `if` is around it, the statement of the conditional expressions around it.
+    let start = match ifs.first() {
+        Some(&(k, ..)) => k,
+        None => {
+            let keys = regions.iter().filter(|r| r.span.0 <= i && i < r.span.1);
+            let first = keys.map(|r| r.key).min().ok_or(NoRewrite::NonUniform)?;
+            super::hoist::statement_start(s, f, first)?
+        }
     };
-    // A conditional expression or `&&` / `||` between the `if`s and the call.
-    if (start..i).any(|k| {
-        divergence::ternary(s, k, f.body).is_some_and(|(_, side)| side.0 <= i && i < side.1)
-    }) {
-        return Err(NoRewrite::NonUniform);
+    // The conditional expressions and `&&` / `||` around the call after that point: their
+    // conditions and whether the call is on the side their condition takes (`L && R`: `L`
+    // true; `L || R`: `L` false; `c ? a : b`: `c` true in `a`, false in `b`).
+    let mut chains: Vec<((usize, usize), bool)> = Vec::new();
+    for k in start..i {
+        let Some((cond, side)) = divergence::ternary(s, k, f.body) else {
+            continue;
+        };
+        // `&&` and `||` by precedence (`a && b || c`: `c` runs where `a && b` is false).
+        let (cond, side) = match s.text(k) {
+            "?" => (cond, side),
+            _ => super::hoist::and_or_operands(s, f, k).ok_or(NoRewrite::Statement)?,
+        };
+        if !(side.0 <= i && i < side.1) {
+            continue;
+        }
+        let taken = match s.text(k) {
+            "&" => true,
+            "|" => false,
+            _ => i < else_of(s, k, side).ok_or(NoRewrite::Statement)?,
+        };
+        chains.push((cond, taken));
     }
     let close = s.partner(i + 1);
     let collective = super::layer::is_sub_group_collective;
@@ -179,16 +257,31 @@ pub(super) fn masked(
         )));
     }
     let mut read = vec![operand];
-    for &(_, cond, _) in &ifs {
+    // The outermost condition, captured where it is not pure: (its tokens, the temporary).
+    let mut captured: Option<((usize, usize), String)> = None;
+    for (nth, &(_, cond, _)) in ifs.iter().enumerate() {
+        match pure(s, cond, collective) {
+            Ok(()) => read.push(cond),
+            Err(NoRewrite::Unsafe(_)) if nth == 0 => {
+                captured = Some((cond, super::hoist::temporary(s, 'c', n)));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    for &(cond, _) in &chains {
         pure(s, cond, collective)?;
         read.push(cond);
     }
     unwritten(s, start, i, &read)?;
-    let mask: Vec<String> = ifs
-        .iter()
-        .map(|&(_, c, taken)| {
+    let conds = ifs.iter().map(|&(_, c, taken)| (c, taken));
+    let mask: Vec<String> = (conds.chain(chains.iter().copied()))
+        .map(|(c, taken)| {
             let op = if taken { "!=" } else { "==" };
-            format!("(({}) {op} 0)", tokens_text(s, c.0, c.1))
+            let cond = match &captured {
+                Some((at, temp)) if *at == c => temp.clone(),
+                _ => tokens_text(s, c.0, c.1),
+            };
+            format!("(({cond}) {op} 0)")
         })
         .collect();
     let mask = mask.join(" & ");
@@ -208,20 +301,32 @@ pub(super) fn masked(
         t += 1;
     }
     let name = s.text(i);
-    let value = masked_call(name, &args, &mask).ok_or(NoRewrite::NonUniform)?;
     let typed = tokens_text(s, i, close + 1);
+    if mask.is_empty() {
+        return Err(NoRewrite::NonUniform);
+    }
+    let value = match is_non_uniform(name) {
+        true => masked_call(name, &args, &mask).ok_or(NoRewrite::NonUniform)?,
+        false if name.contains("barrier") => return Err(NoRewrite::Barrier),
+        // A broadcast or shuffle: the original's value wherever the original is defined.
+        false => masked_uniform_call(name, &args, &mask).unwrap_or_else(|| typed.clone()),
+    };
     log::debug!(
-        "`{name}` at line {}: computed by every work-item",
+        "`{name}` at line {}: computed by every work-item ({value})",
         s.line(s.tokens[i].span.start)
     );
-    Ok(super::hoist::place(
-        s,
-        f,
-        start,
-        (i, close),
-        (&typed, &value),
-        n,
-    ))
+    let before = match &captured {
+        Some((_, temp)) => format!(
+            "int {temp} = (({}) != 0); ",
+            tokens_text(s, start + 2, s.partner(start + 1))
+        ),
+        None => String::new(),
+    };
+    let mut edits = super::hoist::place(s, f, start, (i, close), (&typed, &value, &before), n);
+    if let Some((c, temp)) = captured {
+        edits.push((s.tokens[c.0].span.start, s.tokens[c.1 - 1].span.end, temp));
+    }
+    Ok(edits)
 }
 
 #[cfg(test)]
@@ -278,21 +383,85 @@ mod tests {
         let want = "__clg_u0 = sub_group_non_uniform_scan_exclusive_add((__typeof__(1))((((v > 7) \
                     != 0)) ? (1) : -(__typeof__(1))0)); if (v > 7) {";
         assert!(out.contains(want), "{out}");
-        // The layer's collectives keep the rule that memory is data.
-        let (out, refused) = rewrite("if (v > 7) r = sub_group_reduce_add(v);");
-        assert!(
-            refused.is_empty() && !out.contains("__clg_u"),
-            "{refused:?}\n{out}"
+        // The other collectives too: masked where they have an identity, as they are else.
+        let (out, refused) = rewrite(
+            "if (v > 7) { r = sub_group_reduce_max(v) + sg_inclusive_scan_add(v);\n\
+             r += sg_any(v > 9) + sub_group_broadcast(v, 0u); }",
         );
+        assert!(refused.is_empty(), "{refused:?}\n{out}");
+        for want in [
+            "= sub_group_reduce_max((__typeof__(v))((((v > 7) != 0)) ? (v) : _Generic((v), char: \
+             -128,",
+            "= sg_inclusive_scan_add((__typeof__(v))((((v > 7) != 0)) ? (v) : -(__typeof__(v))0));",
+            "= sg_any((((v > 7) != 0)) & ((v > 9) != 0));",
+            "= sub_group_broadcast(v, 0u);",
+        ] {
+            assert!(out.contains(want), "{want}\n{out}");
+        }
+        // A condition that loads (`if (x[g] > 0)`) is evaluated once, where it was.
+        let (out, refused) = rewrite(
+            "if (x[lane] > 3) { if (lane > 3u) r = sub_group_non_uniform_reduce_add(v); }\n\
+             if (x[get_global_id(0)] > 0) r = sg_reduce_add(v);",
+        );
+        assert!(refused.is_empty(), "{refused:?}\n{out}");
+        for want in [
+            "int __clg_c0 = ((x[lane] > 3) != 0); __typeof__(sub_group_non_uniform_reduce_add(v)) \
+             __clg_u0 = sub_group_non_uniform_reduce_add((__typeof__(v))((((__clg_c0) != 0) & \
+             ((lane > 3u) != 0)) ? (v) : -(__typeof__(v))0)); if (__clg_c0) {",
+            "int __clg_c1 = ((x[get_global_id(0)] > 0) != 0); __typeof__(sg_reduce_add(v)) \
+             __clg_u1 = sg_reduce_add((__typeof__(v))((((__clg_c1) != 0)) ? (v) : \
+             -(__typeof__(v))0)); if (__clg_c1) r = __clg_u1;",
+        ] {
+            assert!(out.contains(want), "{want}\n{out}");
+        }
+    }
+
+    #[test]
+    fn calls_in_chains_are_masked_by_the_values_before_them() {
+        // Issue 38: in `A || B` the work-items that evaluate `B` are those where `A` is false.
+        let (out, refused) = rewrite(
+            "r = lane > 3u && sub_group_non_uniform_any(v > 0);\n\
+             r = lane > 3u && v > 0 || sub_group_non_uniform_reduce_add(v) > 5;\n\
+             r = lane > 1u ? 4 : lane == 0u ? sub_group_non_uniform_scan_inclusive_add(v) : 6;",
+        );
+        assert!(refused.is_empty(), "{refused:?}\n{out}");
+        for want in [
+            "= sub_group_non_uniform_any((((lane > 3u) != 0)) & ((v > 0) != 0)); \
+             r = lane > 3u && __clg_u",
+            // `a && b || c`: `c` where `a && b` is false, not where `a` is true.
+            "= sub_group_non_uniform_reduce_add((__typeof__(v))((((lane > 3u && v > 0) == 0)) ? \
+             (v) : -(__typeof__(v))0)); r = lane > 3u && v > 0 || __clg_u",
+            // The else side of the first `?`, the then side of the second.
+            "((((lane > 1u) == 0) & ((lane == 0u) != 0)) ? (v) : -(__typeof__(v))0)); \
+             r = lane > 1u ? 4 : lane == 0u ? __clg_u",
+        ] {
+            assert!(out.contains(want), "{want}\n{out}");
+        }
+    }
+
+    #[test]
+    fn data_dependent_collectives_that_cannot_be_masked_are_refused() {
+        for (body, why) in [
+            ("while (v > 3) v = sg_shuffle_down(v, 1u) - 1;", "a loop"),
+            (
+                "for (int i = 0; i < (x[get_local_id(0)] & 3); ++i) r += sg_reduce_add(i);",
+                "a loop",
+            ),
+            ("if (v > 3) sg_barrier();", "barrier"),
+            ("if (v > 3) return; r = sg_reduce_add(v);", "an exit"),
+            ("if (x[v] > 3) r = sg_reduce_add(x[v + 1]);", "(`[`"),
+        ] {
+            let (out, refused) = rewrite(body);
+            assert!(
+                refused.len() == 1 && refused[0].contains(why),
+                "{body}: {refused:?}\n{out}"
+            );
+        }
     }
 
     #[test]
     fn what_the_active_work_items_cannot_be_told_of_stays_refused() {
         for (body, why) in [
-            (
-                "r = lane > 3u && sub_group_non_uniform_any(v > 0);",
-                "non_uniform built-in",
-            ),
             (
                 "if (lane > 3u) r = sub_group_non_uniform_broadcast(v, 0u);",
                 "non_uniform",
@@ -306,7 +475,7 @@ mod tests {
                 "an exit",
             ),
             (
-                "if (x[lane] > 3) { if (lane > 3u) r = sub_group_non_uniform_reduce_add(v); }",
+                "if (lane > 3u) { if (x[lane] > 3) r = sub_group_non_uniform_reduce_add(v); }",
                 "(`[`",
             ),
             (
@@ -318,10 +487,6 @@ mod tests {
                 "reads `v`",
             ),
             // Conditions on values loaded at an id count for these built-ins.
-            (
-                "r = v > 3 ? sub_group_non_uniform_reduce_add(v) : 0;",
-                "non_uniform built-in",
-            ),
             (
                 "if (v > 3) return; r = sub_group_non_uniform_reduce_add(1);",
                 "an exit",

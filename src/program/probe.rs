@@ -1,0 +1,472 @@
+//! Required sub-group sizes the scanner cannot read, asked of the driver.
+//!
+//! On the backends where clgroups provides the sub-groups (`emulated`, `nvidia-ptx`) it fixes
+//! their size when it compiles, so it must know each kernel's `intel_reqd_sub_group_size` before
+//! the kernel runs; PoCL's native sub-groups apply the attribute but tell the host nowhere
+//! which size (and accept sizes the device does not list), so there too. Where the attribute reaches a kernel through macros the scanner cannot follow
+//! (a kernel written entirely by a function-like macro, `REQD(16) kernel void k(..)`, a size
+//! chosen by `#if` on a macro clgroups cannot tell), the driver's preprocessor is asked instead:
+//! the program is built once more (never run) with
+//!
+//! ```c
+//! #define reqd_work_group_size(...) work_group_size_hint(__VA_ARGS__)
+//! #define intel_reqd_sub_group_size(S) __reqd_work_group_size__(S, 1, 1)
+//! #define __intel_reqd_sub_group_size__(S) __reqd_work_group_size__(S, 1, 1)
+//! ```
+//!
+//! in front of the user's text, so that every kernel's required sub-group size `S`, however its
+//! macros wrote it, becomes the only required work-group size of that build, which the driver
+//! reports per kernel (`CL_KERNEL_COMPILE_WORK_GROUP_SIZE`: `(S, 1, 1)`, or `(0, 0, 0)` for a
+//! kernel that asks for no size). The kernel's own `reqd_work_group_size` becomes a hint there
+//! (not reported). Sound only where every `__reqd_work_group_size__` of that build is the
+//! probe's: a source that spells it, or defines or undefines one of the probe's names, is not
+//! probed ([`Untold::Spelled`]); a kernel whose answer is not of the form `(S, 1, 1)` is not
+//! told ([`Untold::Shape`]). What is not told stays refused ([`SizeRefusal`]), never guessed.
+
+use super::build::{self, KernelChoices};
+use super::{ProgramBuilder, ResolvedSize, SubGroupSize};
+use crate::device::ShuffleBackend;
+use crate::ffi::ClProgram;
+use crate::queue::Queue;
+use crate::transform::{self, Source};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The attribute that asks for a sub-group size.
+pub(crate) const REQUIRED_SIZE: &str = "intel_reqd_sub_group_size";
+
+/// The probe's defines, after the polyfill and before the user's text.
+const PROBE: &str = "#define reqd_work_group_size(...) work_group_size_hint(__VA_ARGS__)\n\
+                     #define intel_reqd_sub_group_size(S) __reqd_work_group_size__(S, 1, 1)\n\
+                     #define __intel_reqd_sub_group_size__(S) __reqd_work_group_size__(S, 1, 1)\n";
+
+/// Names whose spelling or definition in the source would make the probe's answer ambiguous.
+const PROBE_NAMES: [&str; 4] = [
+    "__reqd_work_group_size__",
+    "reqd_work_group_size",
+    REQUIRED_SIZE,
+    "__intel_reqd_sub_group_size__",
+];
+
+/// What the driver told of one kernel's required sub-group size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Told {
+    /// `intel_reqd_sub_group_size(S)`.
+    Size(usize),
+    /// No required sub-group size.
+    NoSize,
+}
+
+/// Why the driver told nothing of a kernel's required sub-group size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Untold {
+    /// Not asked: the backend's driver applies the attribute itself, or nothing needed asking.
+    NotAsked,
+    /// The source spells `name` itself (or defines it): the probe could not tell its own
+    /// required sizes from the source's.
+    Spelled(&'static str),
+    /// The probe build failed (the driver's log is at debug level).
+    BuildFailed,
+    /// The driver listed no such kernel in the probe build.
+    Absent,
+    /// The driver reported a required size that is not the probe's `(S, 1, 1)`.
+    Shape([usize; 3]),
+    /// The kernel has its own required work-group size, which the probe that the driver
+    /// accepted cannot tell from a required sub-group size.
+    OwnWorkGroupSize([usize; 3]),
+    /// The probe's own kernel, `intel_reqd_sub_group_size(2)`, was not reported as `(2, 1, 1)`
+    /// but as this: the driver does not apply the probe as meant.
+    Canary([usize; 3]),
+}
+
+impl std::fmt::Display for Untold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Untold::NotAsked => f.write_str("the driver was not asked"),
+            Untold::Spelled(name) => write!(
+                f,
+                "the driver was not asked: the source spells or defines `{name}`, which the probe \
+                 build redefines"
+            ),
+            Untold::BuildFailed => f.write_str("the driver's probe build failed"),
+            Untold::Absent => f.write_str("the driver's probe build has no such kernel"),
+            Untold::Shape(s) => write!(
+                f,
+                "the driver's probe build reported a required work-group size {s:?}, not the \
+                 probe's (S, 1, 1)"
+            ),
+            Untold::OwnWorkGroupSize(s) => write!(
+                f,
+                "the kernel's own reqd_work_group_size {s:?} hides the probe's answer"
+            ),
+            Untold::Canary(s) => write!(
+                f,
+                "the driver's probe build reported {s:?} for its own kernel of \
+                 {REQUIRED_SIZE}(2): it does not apply the probe as meant"
+            ),
+        }
+    }
+}
+
+/// Why a kernel is refused: its required sub-group size is neither read by clgroups nor told by
+/// the driver, on a backend that fixes the size when it compiles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SizeRefusal {
+    /// The kernel's own attribute, which the scanner cannot read (`attribute`: what and where).
+    Unread {
+        attribute: String,
+        backend: ShuffleBackend,
+        driver: Untold,
+    },
+    /// The scanner did not find the kernel (made by a macro) in a source that writes the
+    /// attribute where the scanner cannot tell which kernel it sizes.
+    Unseen {
+        backend: ShuffleBackend,
+        driver: Untold,
+    },
+}
+
+impl std::fmt::Display for SizeRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SizeRefusal::Unread {
+                attribute,
+                backend,
+                driver,
+            } => write!(
+                f,
+                "its own sub-group size is {attribute}, and {driver}; the {backend} backend fixes \
+                 the size when it compiles: write a literal or an object-like macro of one \
+                 definition"
+            ),
+            SizeRefusal::Unseen { backend, driver } => write!(
+                f,
+                "the scanner did not find the kernel (made by a macro?) in a source that writes \
+                 {REQUIRED_SIZE} where the scanner cannot tell which kernel it sizes, and {driver}; \
+                 the {backend} backend fixes the sub-group size when it compiles"
+            ),
+        }
+    }
+}
+
+/// The driver's answer per kernel name, or why there are none.
+pub(crate) type DriverSizes =
+    std::result::Result<BTreeMap<String, std::result::Result<Told, Untold>>, Untold>;
+
+/// What the driver tells of a kernel `name`'s required sub-group size.
+pub(crate) fn told(sizes: &DriverSizes, name: &str) -> std::result::Result<Told, Untold> {
+    match sizes {
+        Ok(map) => map.get(name).cloned().unwrap_or(Err(Untold::Absent)),
+        Err(why) => Err(why.clone()),
+    }
+}
+
+/// Whether a build on `backend` must ask the driver: clgroups fixes the size there (or the
+/// device is PoCL's native sub-groups, `pocl_native`), and some
+/// kernel's size is unread (`plans`) or the source writes the attribute where the scanner
+/// cannot tell which kernel it sizes (a kernel it did not find, or whose macros it could not
+/// follow, may have one).
+fn needed(
+    (backend, pocl_native): (ShuffleBackend, bool),
+    source: &Source<'_>,
+    plans: &BTreeMap<String, KernelChoices>,
+) -> bool {
+    let provided = matches!(
+        backend,
+        ShuffleBackend::Emulated | ShuffleBackend::NvidiaPtx
+    );
+    let unread = plans.values().any(|p| p.refused.is_some());
+    // PoCL's native sub-groups apply the attribute, but tell the host nowhere which size (and
+    // run one the device does not list): asked there too.
+    (provided || pocl_native) && (unread || source.facts.hidden_required_size)
+}
+
+/// Asks the driver for the required sub-group sizes of the program's kernels where clgroups
+/// must know them and cannot read them ([`needed`]), builds what the answers add (a size of
+/// its own for each kernel told one), and re-plans the scanned kernels they size. `builds` are
+/// the program's builds so far; returns the answers and the sizes of the builds added with the
+/// stand-in scratch.
+pub(super) fn ask_driver(
+    queue: &Queue,
+    b: &ProgramBuilder,
+    source: &mut Source<'_>,
+    plans: &mut BTreeMap<String, KernelChoices>,
+    builds: &mut BTreeMap<usize, Arc<ClProgram>>,
+    rounding: &super::RoundingConfig,
+) -> crate::error::Result<(DriverSizes, std::collections::BTreeSet<usize>)> {
+    let device = queue.device();
+    let backend = device.sub_groups().effective.shuffle_backend;
+    let mut stand_ins = std::collections::BTreeSet::new();
+    let pocl_native = build::fixed_builtins(device, 1);
+    if !needed((backend, pocl_native), source, plans) {
+        return Ok((Err(Untold::NotAsked), stand_ins));
+    }
+    let built = Arc::clone(builds.values().next().expect("one build"));
+    let sizes = probe(queue, b, source, plans, &built);
+    match &sizes {
+        Ok(map) => log::debug!("required sub-group sizes the driver tells: {map:?}"),
+        Err(why) => log::debug!("required sub-group sizes: {why}"),
+    }
+    // Scanned kernels whose own attribute the scanner could not read: the driver's size.
+    // Scanned kernels whose size the scanner could not read, or read otherwise than the
+    // driver (a kernel's macros it could not follow): the driver's size.
+    let mut replanned = Vec::new();
+    for (n, k) in source.facts.kernels.iter_mut().enumerate() {
+        let Ok(told) = told(&sizes, &k.name) else {
+            continue;
+        };
+        let agrees = k.unresolved_sub_group_attr.is_none()
+            && match told {
+                Told::Size(s) => {
+                    k.own_sub_group_attr && k.sub_group_size == Some(SubGroupSize::Exact(s))
+                }
+                Told::NoSize => !k.own_sub_group_attr,
+            };
+        if agrees || !plans.contains_key(&k.name) {
+            continue;
+        }
+        log::debug!(
+            "kernel `{}`: the driver tells its required sub-group size {told:?} (the scanner \
+             read {:?}{})",
+            k.name,
+            k.sub_group_size,
+            k.unresolved_sub_group_attr
+                .as_ref()
+                .map_or_else(String::new, |why| format!(", or not: {why}"))
+        );
+        k.sub_group_size = match told {
+            Told::Size(s) => Some(SubGroupSize::Exact(s)),
+            Told::NoSize => None,
+        };
+        k.own_sub_group_attr = matches!(told, Told::Size(_));
+        k.unresolved_sub_group_attr = None;
+        replanned.push(n);
+    }
+    let facts = &source.facts;
+    for k in replanned.into_iter().map(|n| &facts.kernels[n]) {
+        let ids = std::mem::take(&mut plans.get_mut(&k.name).expect("planned").id_conditions);
+        let mut plan = KernelChoices::new(k, b, device, rounding, facts);
+        plan.set_collectives(facts.collective_users.contains(&k.name), k, device);
+        plan.id_conditions = ids;
+        plans.insert(k.name.clone(), plan);
+    }
+    for (name, p) in plans.iter_mut() {
+        if let Some(SizeRefusal::Unread { driver, .. }) = &mut p.refused {
+            *driver = told(&sizes, name).err().unwrap_or(Untold::Absent);
+        }
+    }
+    // The builds of the sizes the driver's answers add.
+    let mut wanted: Vec<usize> = plans.values().filter_map(|p| p.build_size()).collect();
+    if let Ok(map) = &sizes {
+        for (name, told) in map {
+            if let (false, Ok(Told::Size(s))) = (plans.contains_key(name), told) {
+                if let ResolvedSize::Size(n) = super::resolve(SubGroupSize::Exact(*s), device) {
+                    wanted.push(n);
+                }
+            }
+        }
+    }
+    wanted.sort_unstable();
+    wanted.dedup();
+    wanted.retain(|n| !builds.contains_key(n));
+    for size in wanted {
+        log::debug!("a build of sub-group size {size} for the sizes the driver told");
+        let (program, stand_in) = build::build_with_fallbacks(queue, b, source, plans, size)?;
+        builds.insert(size, program);
+        if stand_in {
+            stand_ins.insert(size);
+        }
+    }
+    Ok((sizes, stand_ins))
+}
+
+/// How the probe asks: its defines, and whether the kernel's own `reqd_work_group_size`
+/// becomes a hint there (else a kernel with one is not told: [`Untold::OwnWorkGroupSize`]).
+struct Variant {
+    defines: &'static str,
+    remaps_own: bool,
+    /// A kernel, before the user's text, whose answer must be `(2, 1, 1)`: the driver applies
+    /// the defines as they are meant (a driver that ignored an attribute spelling would
+    /// otherwise answer "no size" for every kernel).
+    canary: &'static str,
+}
+
+/// The probes, in the order tried: with the kernel's own required work-group size made a hint
+/// (needs variadic macros and the `__name__` spelling of attributes), then without.
+const VARIANTS: [Variant; 2] = [
+    Variant {
+        defines: PROBE,
+        remaps_own: true,
+        canary: "__attribute__((reqd_work_group_size(3, 1, 1))) \
+                 __attribute__((intel_reqd_sub_group_size(2))) \
+                 kernel void __clg_probe_canary(global int *clg_x) { clg_x[0] = 0; }\n",
+    },
+    Variant {
+        defines: "#define intel_reqd_sub_group_size(S) reqd_work_group_size(S, 1, 1)\n\
+                  #define __intel_reqd_sub_group_size__(S) reqd_work_group_size(S, 1, 1)\n",
+        remaps_own: false,
+        canary: "__attribute__((intel_reqd_sub_group_size(2))) \
+                 kernel void __clg_probe_canary(global int *clg_x) { clg_x[0] = 0; }\n",
+    },
+];
+
+/// The name of the probe's own kernel ([`Variant::canary`]).
+const CANARY_NAME: &str = "__clg_probe_canary";
+
+/// The probe builds and their answers ([`Told`] per kernel the driver lists, generated variants
+/// left out); `built` is a build of the program without the probe, whose required work-group
+/// sizes tell the kernels' own.
+fn probe(
+    queue: &Queue,
+    b: &ProgramBuilder,
+    source: &Source<'_>,
+    plans: &BTreeMap<String, KernelChoices>,
+    built: &ClProgram,
+) -> DriverSizes {
+    // A source that spells or defines one of the probe's names: its answers would be ambiguous.
+    let words: std::collections::BTreeSet<&str> = (b.source)
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    let defines = |name: &str| {
+        b.source.lines().any(|l| {
+            let Some(rest) = l.trim_start().strip_prefix('#') else {
+                return false;
+            };
+            let rest = rest.trim_start();
+            let rest = (rest.strip_prefix("define"))
+                .or_else(|| rest.strip_prefix("undef"))
+                .map(str::trim_start);
+            rest.is_some_and(|r| {
+                r.strip_prefix(name)
+                    .is_some_and(|t| !t.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+            })
+        })
+    };
+    if words.contains(PROBE_NAMES[0]) {
+        return Err(Untold::Spelled(PROBE_NAMES[0]));
+    }
+    if let Some(name) = PROBE_NAMES.into_iter().find(|n| defines(n)) {
+        return Err(Untold::Spelled(name));
+    }
+    let mut why = Untold::BuildFailed;
+    for v in &VARIANTS {
+        match probe_with(queue, b, source, plans, (v, built)) {
+            Ok(told) => return Ok(told),
+            Err(e) => {
+                log::debug!(
+                    "probe ({} own sizes): {e}",
+                    ["keeps", "remaps"][usize::from(v.remaps_own)]
+                );
+                why = e;
+            }
+        }
+    }
+    Err(why)
+}
+
+/// The `reqd_work_group_size(x, y, z)` of a `CL_KERNEL_ATTRIBUTES` string.
+fn reqd_in(attributes: &str) -> Option<[usize; 3]> {
+    let rest = attributes.split("reqd_work_group_size").nth(1)?;
+    let inner = rest.trim_start().strip_prefix('(')?.split(')').next()?;
+    let dims: Vec<usize> = (inner.split(','))
+        .map(|d| d.trim().trim_end_matches(['u', 'U']).parse().ok())
+        .collect::<Option<_>>()?;
+    match dims[..] {
+        [x] => Some([x, 1, 1]),
+        [x, y] => Some([x, y, 1]),
+        [x, y, z] => Some([x, y, z]),
+        _ => None,
+    }
+}
+
+/// One probe build ([`Variant`]) and its answers, or why it tells nothing.
+fn probe_with(
+    queue: &Queue,
+    b: &ProgramBuilder,
+    source: &Source<'_>,
+    plans: &BTreeMap<String, KernelChoices>,
+    (variant, built): (&Variant, &ClProgram),
+) -> DriverSizes {
+    let device = queue.device();
+    let size = super::automatic_size(device);
+    let defines = format!("{}{}", variant.defines, variant.canary);
+    let program = build::build_probe(queue, b, source, plans, size, &defines).map_err(|e| {
+        log::debug!("the probe build failed on {device}: {e}");
+        Untold::BuildFailed
+    })?;
+    // The attribute string where the driver reports no size (PoCL's remote driver), asked of
+    // the context's first device only (NVIDIA's driver crashes answering it for another).
+    let first = queue.context().devices().first() == Some(device);
+    let dims = |k: &opencl3::kernel::Kernel| {
+        let d = k.get_compile_work_group_size(device.id()).map_err(|e| {
+            log::debug!("CL_KERNEL_COMPILE_WORK_GROUP_SIZE on {device}: {e}");
+            Untold::BuildFailed
+        })?;
+        let d = [0, 1, 2].map(|i| d.get(i).copied().unwrap_or(0));
+        let listed = || Some(reqd_in(&k.attributes().ok()?)).flatten();
+        Ok(match (d, first) {
+            ([0, 0, 0], true) => listed().unwrap_or(d),
+            _ => d,
+        })
+    };
+    let raw = cl3::kernel::create_kernels_in_program(program.get()).map_err(|e| {
+        log::debug!("clCreateKernelsInProgram on the probe build: {e}");
+        Untold::BuildFailed
+    })?;
+    let mut told = BTreeMap::new();
+    let mut canary = None;
+    for k in raw {
+        let k = crate::ffi::Owned::new(opencl3::kernel::Kernel::new(k));
+        let name = k.function_name().map_err(|e| {
+            log::debug!("CL_KERNEL_FUNCTION_NAME on the probe build: {e}");
+            Untold::BuildFailed
+        })?;
+        let name = name.trim_end_matches('\0').to_string();
+        if name == CANARY_NAME {
+            canary = Some(dims(&k)?);
+        }
+        if transform::is_generated(&name) {
+            continue;
+        }
+        let own = || -> Result<[usize; 3], Untold> {
+            let k = opencl3::kernel::Kernel::create(built, &name).map_err(|_| Untold::Absent)?;
+            dims(&crate::ffi::Owned::new(k))
+        };
+        let answer = match (dims(&k)?, variant.remaps_own) {
+            (_, false) if own()? != [0, 0, 0] => Err(Untold::OwnWorkGroupSize(own()?)),
+            ([0, 0, 0], _) => Ok(Told::NoSize),
+            ([s, 1, 1], _) if s > 0 => Ok(Told::Size(s)),
+            (other, _) => Err(Untold::Shape(other)),
+        };
+        log::debug!("kernel `{name}`: the probe build tells {answer:?}");
+        // A name listed twice (it should not be) is told nothing.
+        if told.insert(name.clone(), answer).is_some() {
+            told.insert(name, Err(Untold::Absent));
+        }
+    }
+    match canary {
+        Some([2, 1, 1]) => Ok(told),
+        other => Err(Untold::Canary(other.unwrap_or_default())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn required_sizes_are_read_from_attribute_strings() {
+        let read = super::reqd_in;
+        assert_eq!(
+            read("__attribute__((reqd_work_group_size(16, 1, 1 )))"),
+            Some([16, 1, 1])
+        );
+        assert_eq!(
+            read("__attribute__((work_group_size_hint(64, 1, 1 ))) __attribute__((reqd_work_group_size(8u,1,1)))"),
+            Some([8, 1, 1])
+        );
+        assert_eq!(
+            read("__attribute__((work_group_size_hint(64, 1, 1 )))"),
+            None
+        );
+        assert_eq!(read(""), None);
+    }
+}

@@ -1,0 +1,229 @@
+//! Issue 38, item 3: the layer's collectives (and the standard ones) under conditions on values
+//! loaded at a work-item's index (`if (x[g] > 0) r = sg_reduce_add(v);`). Where collectives
+//! are work-group barriers (the emulated backend, PoCL's native CPU sub-groups) such a branch
+//! that splits a sub-group ran unchecked before (unspecified values on PoCL 3.1). Now the build
+//! computes reductions, scans and votes by every work-item over the work-items the condition
+//! takes (the others contributing the identity: the original's value wherever every work-item
+//! of the sub-group takes the branch, the operation over those that do elsewhere), broadcasts
+//! and shuffles ahead as they are, and refuses what it cannot rewrite (a loop whose trip count
+//! a loaded value decides, a barrier) before anything is enqueued, naming why. Values drawn so
+//! that some sub-groups take the branch whole, some in part and some not at all; work-groups
+//! that are and are not multiples of the sub-group size. Each case runs in a child process, so
+//! a barrier that hangs or crashes PoCL fails the test.
+
+mod common;
+
+use clgroups::{Buffer, Error, LocalSize, Program, Range};
+
+const SRC: &str = r#"
+#include <clgroups/subgroup.h>
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+
+/* Each kernel: out[g], and the sub-group id and lane the layer reports. */
+#define RECORD ids[2 * g] = sg_get_group_id(); ids[2 * g + 1] = sg_get_local_id()
+
+kernel void reduce(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int r = -7;
+    if (x[g] > 0) r = sg_reduce_add(v);
+    out[g] = r;
+    RECORD;
+}
+
+kernel void scans(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int r = -7;
+    if (v > 0) {
+        r = sg_inclusive_scan_add(v);
+        r += 1000 * sg_exclusive_scan_add(1);
+    }
+    out[g] = r;
+    RECORD;
+}
+
+kernel void extremes(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int r = -7;
+    if (v > 0) r = sg_reduce_max(v) * 1000 + sg_reduce_min(v);
+    out[g] = r;
+    RECORD;
+}
+
+kernel void votes(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int r = -7;
+    if (v > 0) r = 2 * sg_any(v > 50) + sg_all(v > 50);
+    out[g] = r;
+    RECORD;
+}
+
+kernel void standard(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int r = -7;
+    if (x[g] > 0) r = sub_group_reduce_add(v) + 1000 * sub_group_scan_exclusive_add(1);
+    out[g] = r;
+    RECORD;
+}
+
+kernel void broadcast(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int r = -7;
+    if (v > 0) r = sg_broadcast(v, 0u);
+    out[g] = r;
+    RECORD;
+}
+
+/* Not rewritable: a loop whose trip count a loaded value decides, and a barrier. */
+kernel void loop(global const int *x, global int *out) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    while (v > 3) v = sg_shuffle_down(v, 1u) - 1;
+    out[g] = v;
+}
+
+kernel void barrier_under_data(global const int *x, global int *out) {
+    size_t g = get_global_id(0);
+    if (x[g] > 0) sg_barrier();
+    out[g] = 1;
+}
+"#;
+
+/// What `kernel` writes for one sub-group of values `v` (lane order), per lane.
+fn expected(kernel: &str, v: &[i32]) -> Vec<i32> {
+    let active: Vec<usize> = (0..v.len()).filter(|&l| v[l] > 0).collect();
+    let sum: i32 = active.iter().map(|&k| v[k]).sum();
+    let on = |l: usize, value: i32| if v[l] > 0 { value } else { -7 };
+    (0..v.len())
+        .map(|l| {
+            let below = active.iter().filter(|&&k| k < l);
+            match kernel {
+                "reduce" => on(l, sum),
+                "scans" => {
+                    let incl: i32 = active.iter().filter(|&&k| k <= l).map(|&k| v[k]).sum();
+                    on(l, incl + 1000 * below.count() as i32)
+                }
+                "extremes" => {
+                    let max = active.iter().map(|&k| v[k]).max().unwrap_or(0);
+                    let min = active.iter().map(|&k| v[k]).min().unwrap_or(0);
+                    on(l, max * 1000 + min)
+                }
+                "votes" => {
+                    let any = active.iter().any(|&k| v[k] > 50);
+                    let all = active.iter().all(|&k| v[k] > 50);
+                    on(l, 2 * i32::from(any) + i32::from(all))
+                }
+                "standard" => on(l, sum + 1000 * below.count() as i32),
+                // Computed ahead: lane 0's value, whether lane 0 takes the branch or not.
+                "broadcast" => on(l, v[0]),
+                _ => unreachable!("{kernel}"),
+            }
+        })
+        .collect()
+}
+
+/// The sub-groups of the launch, from the (sub-group id, lane) each work-item recorded: the
+/// global ids of each, in lane order.
+fn sub_groups(ids: &[u32], local: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for (w, rec) in ids.chunks(2 * local).enumerate() {
+        let count = rec.iter().step_by(2).max().map_or(0, |&m| m as usize + 1);
+        for s in 0..count as u32 {
+            let mut lanes: Vec<(u32, usize)> = (0..rec.len() / 2)
+                .filter(|&i| rec[2 * i] == s)
+                .map(|i| (rec[2 * i + 1], w * local + i))
+                .collect();
+            lanes.sort_unstable();
+            assert!(
+                lanes
+                    .iter()
+                    .enumerate()
+                    .all(|(l, &(lane, _))| lane as usize == l),
+                "sub-group {s} of work-group {w}: lanes {lanes:?}"
+            );
+            out.push(lanes.into_iter().map(|(_, g)| g).collect());
+        }
+    }
+    out
+}
+
+#[test]
+fn collectives_under_data_conditions_are_masked_or_refused() {
+    let test = "collectives_under_data_conditions_are_masked_or_refused";
+    common::in_child(test, || {
+        let q = common::queue();
+        let d = q.device().clone();
+        let p = Program::from_source(&q, SRC).unwrap_or_else(|e| panic!("{d}: {e}"));
+        let global = 264usize;
+        // Blocks of 24 work-items: all positive, all negative, then mixed signs.
+        let raw = common::values(global, 38);
+        let x: Vec<i32> = (0..global)
+            .map(|g| match (g / 24) % 3 {
+                0 => raw[g].rem_euclid(99) + 1,
+                1 => -raw[g].rem_euclid(99) - 1,
+                _ => raw[g] % 100,
+            })
+            .collect();
+        let xb = Buffer::from_slice(&q, &x).unwrap();
+        let mut checked = 0;
+        for kernel in [
+            "reduce",
+            "scans",
+            "extremes",
+            "votes",
+            "standard",
+            "broadcast",
+        ] {
+            let k = p
+                .kernel(kernel)
+                .unwrap_or_else(|e| panic!("{d}: {kernel}: {e}"));
+            for local in [8usize, 12, 24, 33, 88] {
+                let out = Buffer::from_slice(&q, &vec![-99i32; global]).unwrap();
+                let ids = Buffer::from_slice(&q, &vec![u32::MAX; 2 * global]).unwrap();
+                // SAFETY: work-item g reads x[g] and writes out[g], ids[2g] and ids[2g + 1].
+                unsafe {
+                    k.launch()
+                        .arg(&xb)
+                        .arg(&out)
+                        .arg(&ids)
+                        .nd_range(Range::d1(global), LocalSize::Exact(Range::d1(local)))
+                }
+                .and_then(|ev| ev.wait())
+                .unwrap_or_else(|e| panic!("{d}: {kernel}: {e}"));
+                let got = out.read(&q).unwrap();
+                for lanes in sub_groups(&ids.read(&q).unwrap(), local) {
+                    let xs: Vec<i32> = lanes.iter().map(|&g| x[g]).collect();
+                    let have: Vec<i32> = lanes.iter().map(|&g| got[g]).collect();
+                    let want = expected(kernel, &xs);
+                    assert_eq!(
+                        have, want,
+                        "{d}: {kernel} local {local}: {lanes:?} x {xs:?}"
+                    );
+                    checked += lanes.len();
+                }
+            }
+            println!("{d}: {kernel}: right");
+        }
+        assert_eq!(checked, 6 * 5 * global);
+        let backend = d.sub_groups().effective.shuffle_backend;
+        for (kernel, why) in [("loop", "in a loop"), ("barrier_under_data", "a barrier")] {
+            match p.kernel(kernel) {
+                // Where collectives are work-group barriers: refused before anything runs.
+                Err(e @ Error::Unsupported { .. }) if d.needs_group_uniform_collectives() => {
+                    let text = e.to_string();
+                    assert!(text.contains(why), "{d}: {kernel}: {text}");
+                    println!("{d} ({backend}): {kernel}: refused: {text}");
+                }
+                Ok(_) if !d.needs_group_uniform_collectives() => {
+                    println!("{d} ({backend}): {kernel}: left to the driver");
+                }
+                r => panic!("{d} ({backend}): {kernel}: {:?}", r.map(|_| ())),
+            }
+        }
+    });
+}
