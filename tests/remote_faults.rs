@@ -64,19 +64,29 @@ fn stopped(d: &Device, pid: u32) {
     let x = Buffer::from_slice(&q, &[3u32; 1024]).expect("a buffer");
     let mut big = Buffer::from_slice(&q, &vec![5u32; 1 << 20]).expect("a buffer");
     signal(pid, "-STOP");
-    let timed_out = |what: &str, r: Result<(), Error>| {
-        let start = Instant::now();
+    // Each a typed error: `Timeout`, or the connection declared lost by PoCL-R's client
+    // (`CL_DEVICE_NOT_AVAILABLE`, seen with a GPU behind the server once a first wait had
+    // timed out). After a lost connection nothing works again (no reconnect yet: docs/scaling.md).
+    let mut lost = false;
+    let mut failed = |what: &str, r: Result<(), Error>| {
         let e = r.expect_err(what);
         println!("{d}: stopped server, {what}: {e}");
-        assert!(matches!(e, Error::Timeout { .. }), "{d}: {what}: {e:?}");
-        start.elapsed()
+        lost |= matches!(e, Error::Cl { .. });
+        assert!(
+            matches!(e, Error::Timeout { .. } | Error::Cl { .. }),
+            "{d}: {what}: {e:?}"
+        );
     };
     let start = Instant::now();
-    timed_out("a small read", x.read(&q).map(drop));
-    timed_out("a 4 MiB read", big.read(&q).map(drop));
-    timed_out("a 4 MiB write", big.write(&q, &vec![6u32; 1 << 20]));
+    failed("a small read", x.read(&q).map(drop));
+    failed("a 4 MiB read", big.read(&q).map(drop));
+    failed("a 4 MiB write", big.write(&q, &vec![6u32; 1 << 20]));
     assert!(start.elapsed() < Duration::from_secs(3 * TIMEOUT_S + 5));
     signal(pid, "-CONT");
+    if lost {
+        println!("{d}: the connection was declared lost: not checked again once continued");
+        return;
+    }
     assert_eq!(x.read(&q).expect("a read once continued"), [3u32; 1024]);
     let got = big.read(&q).expect("a read once continued");
     assert!(
