@@ -196,9 +196,13 @@ fn a_buffer_moved_whole_reads_reduces_and_lends_the_same_bytes() {
     assert_eq!(x.read().unwrap(), twice);
     assert_eq!(x.whole_on(), Some(0));
     // A reduce runs where it is, which it stays; a scan moves it back to its parts first.
+    // Through PoCL-R a reduce moves it back to its parts first too (a typed view of the whole
+    // buffer crashes PoCL-R's client: scaling::algorithms::reduce).
+    let remote = root.queues()[0].device().identity().remote;
+    let whole_after_reduce = if remote { None } else { Some(0) };
     let sum = twice.iter().fold(0i32, |a, &b| a.wrapping_add(b));
     assert_eq!(scaling::reduce_sum(&root, &x).unwrap(), sum);
-    assert_eq!(x.whole_on(), Some(0));
+    assert_eq!(x.whole_on(), whole_after_reduce);
     let mut y = colored(&root, &init, 64);
     scaling::inclusive_scan_sum(&root, &x, &mut y).unwrap();
     assert_eq!(x.whole_on(), None);
@@ -215,7 +219,7 @@ fn a_buffer_moved_whole_reads_reduces_and_lends_the_same_bytes() {
     let x = colored(&root, &init, 64);
     let sum = init.iter().fold(0i32, |a, &b| a.wrapping_add(b));
     assert_eq!(scaling::reduce_sum(&root, &x).unwrap(), sum);
-    assert_eq!(x.whole_on(), Some(0));
+    assert_eq!(x.whole_on(), whole_after_reduce);
     assert_eq!(scaling::reduce_sum(&root, &x).unwrap(), sum);
     assert_eq!(x.read().unwrap(), init);
     // part(): every device's part holds its elements again.

@@ -115,6 +115,14 @@ pub fn exclusive_scan_sum<T: Element>(
 }
 
 fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp) -> Result<T> {
+    // PoCL-R's client (7.2-RC1) crashes enqueueing a kernel on a typed view (a sub-buffer) of a
+    // buffer held whole (SIGSEGV in `pocl_create_migration_commands`, tests/scaling_cost.rs over
+    // two servers): on remote devices a buffer held whole goes back to its parts first, and
+    // the parts are reduced where they are (the reduce is not priced).
+    if root.queues().iter().any(|q| q.device().identity().remote) {
+        input.settle()?;
+        return reduce_parts(root, input, op);
+    }
     // Held whole on one device and written there (a launch ran there alone): reduced there,
     // where it stays (its parts are stale).
     if let Some((d, true)) = input.holder() {
