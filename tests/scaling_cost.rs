@@ -18,7 +18,7 @@ mod common;
 use common::partitioned::{colored, heat_steps, host_blur};
 
 use clgroups::scaling::{
-    self, Choice, ColoredBuffer, MultiEvent, Placement, RootDevice, Spread, SpreadPolicy, Why,
+    self, Choice, ColoredBuffer, MultiEvent, Placement, RootDevice, Spread, SpreadPolicy, Time, Why,
 };
 use clgroups::Range;
 
@@ -96,17 +96,23 @@ fn heat_ping_pong_is_right_in_every_policy() {
             last = Some((ev.spread().clone(), ev.priced().cloned()));
         });
         if policy == SpreadPolicy::Model {
-            // 64 x 64: one device is faster than two (two launches, halos, cross-device
-            // waits); the model measured both and chose it.
+            // 64 x 64: the model measured both options and runs the cheaper one (usually one
+            // device: two launches, halos and cross-device waits; on an idle machine two PoCL
+            // devices were measured faster once, 38.8 against 42.5 us): what ran is what it
+            // chose, from measured figures, never timings asserted here.
             let (spread, priced) = last.expect("steps ran");
             let priced = priced.expect("the model priced the launch");
             eprintln!("heat {w} x {h}, step {steps}: {priced}");
-            assert!(
-                matches!(spread, Spread::Resident { moved: 0, .. }),
-                "{spread:?}"
-            );
             assert_eq!(priced.why, Why::Cheaper, "{priced}");
-            assert!(matches!(priced.choice, Choice::OneDevice(_)), "{priced}");
+            assert!(matches!(priced.split, Some(Time::Measured(_))), "{priced}");
+            assert!(matches!(priced.one, Some(Time::Measured(_))), "{priced}");
+            match priced.choice {
+                Choice::OneDevice(_) => assert!(
+                    matches!(spread, Spread::Resident { moved: 0, .. }),
+                    "{spread:?}"
+                ),
+                _ => assert!(!matches!(spread, Spread::Resident { .. }), "{spread:?}"),
+            }
         }
     }
 }
@@ -134,7 +140,7 @@ fn blur_is_right_in_every_policy() {
 }
 
 #[test]
-fn saxpy_is_right_in_every_policy_and_small_ones_run_on_one_device() {
+fn saxpy_is_right_in_every_policy_and_runs_as_priced() {
     let n = 4096usize;
     let xs: Vec<f32> = (0..n).map(|i| (i % 97) as f32).collect();
     for policy in POLICIES {
@@ -167,8 +173,10 @@ fn saxpy_is_right_in_every_policy_and_small_ones_run_on_one_device() {
                 let priced = last.priced().expect("priced");
                 eprintln!("saxpy {n}: {priced}");
                 assert_eq!(priced.why, Why::Cheaper, "{priced}");
-                let (split, one) = (priced.split.unwrap().secs(), priced.one.unwrap().secs());
-                assert_eq!(resident(&last).is_some(), one <= split, "{priced}");
+                // What ran is what it chose (a move of buffers shares in the price, so the
+                // choice is not always the least of the two launch times).
+                let one = matches!(priced.choice, Choice::OneDevice(_));
+                assert_eq!(resident(&last).is_some(), one, "{priced}");
             }
         }
     }
