@@ -60,9 +60,6 @@ pub struct RootKernel {
     pub(super) staged_reads: Arc<Mutex<HashMap<HaloRun, crate::event::Event>>>,
     /// Measured launches per shape, for the cost model.
     pub(super) figures: Arc<Mutex<Figures>>,
-    /// Sub-launches (device, kernel, offset, size) run and waited for once (devices that
-    /// compile alone compile a sub-launch at its first run).
-    pub(super) ran: Arc<Mutex<std::collections::HashSet<SubLaunch>>>,
 }
 
 /// The copies of [`RootKernel::fetched`], by (argument, device).
@@ -86,9 +83,6 @@ pub(super) struct Policy {
     /// The root device's link, measured once ([`crate::plan::cost::Link`]).
     pub(super) link: Arc<std::sync::OnceLock<crate::plan::cost::Link>>,
 }
-
-/// A sub-launch run: device, kernel (its address), offset and size.
-pub(super) type SubLaunch = (usize, usize, Range, Range);
 
 /// A kernel's measured launches per shape (global and local size): split as the analysis
 /// says, on one device, and how many launches of the shape were priced.

@@ -168,7 +168,6 @@ impl RootProgram {
                 fetched: Default::default(),
                 staged_reads: Default::default(),
                 figures: Default::default(),
-                ran: Default::default(),
             });
         };
         let kernels = self
@@ -217,7 +216,6 @@ impl RootProgram {
             fetched: Default::default(),
             staged_reads: Default::default(),
             figures: Default::default(),
-            ran: Default::default(),
         })
     }
 

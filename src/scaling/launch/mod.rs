@@ -365,9 +365,6 @@ impl<'a> RootLaunch<'a> {
         // device is enqueued.
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
-        // Per device, the sub-launches (device, kernel, offset, size) it runs for the first
-        // time: where devices compile alone, only those wait.
-        let mut firsts = Vec::with_capacity(kernels.len());
         let order = match ordered {
             true => self.order()?,
             false => order::Order::none(),
@@ -376,7 +373,6 @@ impl<'a> RootLaunch<'a> {
             let Some((off, size)) = *sub else {
                 per_device.push(Vec::new());
                 checks.push(None);
-                firsts.push(Vec::new());
                 continue;
             };
             let pieces: Vec<(&Kernel, Range, Range)> = match &self.kernel.guarded {
@@ -394,12 +390,6 @@ impl<'a> RootLaunch<'a> {
                 false => None,
             };
             let mut prepared = Vec::with_capacity(pieces.len());
-            let ran = self.kernel.ran.lock().unwrap_or_else(|p| p.into_inner());
-            let keys = pieces
-                .iter()
-                .map(|(k, off, size)| (d, *k as *const Kernel as usize, shift(*off, base), *size));
-            firsts.push(keys.filter(|key| !ran.contains(key)).collect::<Vec<_>>());
-            drop(ran);
             for (k, off, size) in pieces {
                 let waits = order.waits(&self.waits, d);
                 let launch = sub_launch(k, &args, &waits).offset(shift(off, base));
@@ -410,9 +400,9 @@ impl<'a> RootLaunch<'a> {
             checks.push(check);
         }
         // Devices that compile alone (PoCL before 4 on CPUs) run their parts one at a time: a
-        // part's first run compiles it, and two at once could crash PoCL's compiler. Only a
-        // device's first run of a sub-launch (kernel, offset, size) waits: later ones are
-        // compiled.
+        // part's first run compiles it, and two at once could crash PoCL's compiler. Every
+        // launch, not only a part's first: two parts of one kernel running at once on PoCL 3.1
+        // aborted it once in `pocl_release_dlhandle_cache` (`ref_count > 0`, CI, cold cache).
         let alone = kernels
             .iter()
             .any(|k| k.program().queue().device().compiles_alone());
@@ -420,7 +410,7 @@ impl<'a> RootLaunch<'a> {
             log::debug!("scaling: parts run one device at a time (the devices compile alone)");
         }
         let mut events = Vec::with_capacity(kernels.len());
-        for (prepared, first) in per_device.into_iter().zip(&firsts) {
+        for prepared in per_device {
             let mut event: Option<Event> = None;
             for (launch, p) in prepared {
                 // SAFETY: each sub-launch is a part of the launch the caller vouches for, with
@@ -428,10 +418,8 @@ impl<'a> RootLaunch<'a> {
                 let ev = unsafe { launch.execute(p)? };
                 Event::push(&mut event, ev);
             }
-            if let Some(ev) = event.as_ref().filter(|_| alone && !first.is_empty()) {
+            if let Some(ev) = event.as_ref().filter(|_| alone) {
                 ev.wait()?;
-                let mut ran = self.kernel.ran.lock().unwrap_or_else(|p| p.into_inner());
-                ran.extend(first.iter().copied());
             }
             events.push(event);
         }
