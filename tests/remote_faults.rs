@@ -154,6 +154,16 @@ fn a_server_killed_mid_command_gives_a_typed_error() {
         eprintln!("not run: no servers of scripts/pocl-remote run to kill");
         return;
     };
+    // Once in a few runs over PoCL 3.1's servers, PoCL-R's client retries the killed server's
+    // connection in a loop that leaks a socket per try (20,000 descriptors, 100 % CPU, for
+    // minutes: its `connection_connect`), which would stall CI: run where asked (the GPU kit's
+    // step 6, `scripts/gpu-remote`, sets it).
+    if std::env::var("CLGROUPS_REMOTE_FAULTS").as_deref() != Ok("1") {
+        eprintln!(
+            "not run: CLGROUPS_REMOTE_FAULTS=1 runs it (PoCL-R's client may spin leaking sockets)"
+        );
+        return;
+    }
     let pids: Vec<u32> = pids
         .split_whitespace()
         .map(|p| p.parse().expect("a pid"))
