@@ -28,10 +28,14 @@
 //!   2^26 elements) unless the build options say `-DCLG_LB_WAIT_NS=N`. Variants that still
 //!   scan are checked against the library's `enqueue_scan_sum`.
 //!
+//! `--stub-check` instead checks the look-back kernels' results with stub sub-groups on any
+//! OpenCL 2.0 device (PoCL: `stub_check.rs`).
+//!
 //! `cargo run --release --example scan_diag -- [--min-log2 K] [--max-log2 M] [--runs N]
-//!  [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH[:BUILD OPTIONS],...]`
+//!  [--stub-check] [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH[:BUILD OPTIONS],...]`
 
 mod patches;
+mod stub_check;
 #[path = "../common/timing.rs"]
 mod timing;
 
@@ -58,6 +62,10 @@ struct Args {
     /// Skip the copy kernels.
     #[arg(long)]
     no_copies: bool,
+    /// Only check the look-back kernels' logic with stub sub-groups (`stub_check.rs`: any
+    /// OpenCL 2.0 device, e.g. PoCL's CPU devices) and exit.
+    #[arg(long)]
+    stub_check: bool,
     /// Scan variants, `NAME:ROUNDS:LOCAL:PATCHES[:BUILD OPTIONS]` (patches joined by `+`),
     /// comma-separated; the default is the diagnostic set of the issue 25 report.
     #[arg(long, default_value = DEFAULT_VARIANTS)]
@@ -507,6 +515,14 @@ fn scans<T: Element>(
 fn main() -> AnyResult<()> {
     env_logger::init();
     let args = Args::parse();
+    if args.stub_check {
+        let wrong = stub_check::run()?;
+        println!("{wrong} wrong cases");
+        return match wrong {
+            0 => Ok(()),
+            _ => Err("wrong results".into()),
+        };
+    }
     let device = clgroups::default_device()?;
     let q = Queue::with_profiling(&device)?;
     println!("device: {device}");

@@ -3,11 +3,14 @@
  * work-group takes tiles until none is left (launch CLG_LB_PER_CU groups per compute unit or
  * fewer) and holds two tiles in registers: the next tile's ticket is taken and its loads issued
  * before the current tile is scanned, looks back and stores, so every compute unit keeps loads
- * in flight through each look-back. The loop is unrolled by two (tiles a and b in fixed
- * registers: no dynamically indexed private array). Progress: a work-group looks back only at
+ * in flight through each look-back (tiles a and b in fixed registers, b copied into a after
+ * each tile: no dynamically indexed private array). Progress: a work-group looks back only at
  * tickets below its own, each taken by a running work-group that processes its tickets in
  * order. Every group ends on one ticket >= tiles; the last of the tiles + groups tickets resets
- * the counter. -DLBP_NOLB leaves the look-back out (wrong, timing only). */
+ * the counter. -DLBP_NOLB leaves the look-back out (wrong, timing only). -DLBP_EARLY publishes
+ * each tile's own sum as soon as its loads land: the next tile's right before the current one
+ * looks back (a plain reduce of its raw values), so a tile waiting on a predecessor that is some
+ * group's next tile does not wait for that group's current tile to finish. */
 #if CLG_LOOKBACK
 
 static inline uint lbp_take(global uint *ticket, local uint *slot, uint tiles) {
@@ -40,10 +43,37 @@ static inline void lbp_load(global const T *restrict in, ulong n, uint tile, T4 
     }
 }
 
-/* clg_scan_lookback's scan, look-back and stores of one loaded tile. */
+#ifdef LBP_EARLY
+/* Publishes the own sum of tile `tile` (raw values in x; the inclusive sum for tile 0) and
+ * returns it (in sub-group 0). */
+static inline T lbp_publish(T4 *x, uint tile, volatile global ulong *state, uint epoch,
+                            local T *sums) {
+    uint lane = sg_get_local_id();
+    uint sg = sg_get_group_linear_id();
+    T own = 0;
+    for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+        own += (x[r].x + x[r].y) + (x[r].z + x[r].w);
+    own = sg_reduce_add(own);
+    if (lane == 0)
+        sums[sg] = own;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T aggregate = 0;
+    if (sg == 0) {
+        aggregate = sg_reduce_add(lane < LB_NSG ? sums[lane] : (T)0);
+        if (lane == 0)
+            state[tile] = lb_word(epoch, tile == 0 ? LB_INCLUSIVE : LB_AGGREGATE, aggregate);
+    }
+    return aggregate;
+}
+#endif
+
+/* clg_scan_lookback's scan, look-back and stores of one loaded tile. LBP_EARLY: its own sum
+ * is *agg (published), and the next tile's (nx, next) is published before the look-back and
+ * returned in *agg. */
 static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
                               volatile global ulong *state, uint epoch, int exclusive,
-                              uint wait_ns, local T *parts) {
+                              uint wait_ns, local T *parts, T4 *nx, uint next, uint tiles,
+                              local T *sums, T *agg) {
     uint lid = get_local_id(0);
     uint lane = sg_get_local_id();
     uint sg = sg_get_group_linear_id();
@@ -75,6 +105,11 @@ static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
             ex[r] = lane == 0 ? (T)0 : o[r];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+#ifdef LBP_EARLY
+    T published = *agg;
+    if (next < tiles)
+        *agg = lbp_publish(nx, next, state, epoch, sums);
+#endif
     if (sg == 0) {
         T mine[LB_PER];
         T own = 0;
@@ -83,14 +118,19 @@ static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
             own += mine[k];
         }
         T before = sg_exclusive_scan_add(own);
-        T aggregate = sg_broadcast(before + own, 31);
         T prefix = 0;
+#ifdef LBP_EARLY
+        T aggregate = published;
+        if (tile != 0) {
+#else
+        T aggregate = sg_broadcast(before + own, 31);
         if (tile == 0) {
             if (lane == 0)
                 state[0] = lb_word(epoch, LB_INCLUSIVE, aggregate);
         } else {
             if (lane == 0)
                 state[tile] = lb_word(epoch, LB_AGGREGATE, aggregate);
+#endif
 #if defined(CLG_PTX_SM) && CLG_PTX_SM >= 70
             if (wait_ns > 0u)
                 asm volatile("nanosleep.u32 %0;" ::"r"(wait_ns));
@@ -154,15 +194,22 @@ clg_scan_persist(global const T *restrict in, global T *restrict out, ulong n,
     volatile global ulong *state = state_;
     local uint slot[1];
     local T parts[LB_PARTS];
+    local T sums[LB_NSG];
     T4 a[CLG_LB_ROUNDS], b[CLG_LB_ROUNDS];
+    T agg = 0;
     uint cur = lbp_take(ticket, slot, tiles);
     if (cur < tiles)
         lbp_load(in, n, cur, a);
+#ifdef LBP_EARLY
+    if (cur < tiles)
+        agg = lbp_publish(a, cur, state, epoch, sums);
+#endif
     while (cur < tiles) {
         uint next = lbp_take(ticket, slot, tiles);
         if (next < tiles)
             lbp_load(in, n, next, b);
-        lbp_finish(a, cur, out, n, state, epoch, exclusive, wait_ns, parts);
+        lbp_finish(a, cur, out, n, state, epoch, exclusive, wait_ns, parts, b, next, tiles, sums,
+                   &agg);
         for (uint r = 0; r < CLG_LB_ROUNDS; r++)
             a[r] = b[r];
         cur = next;
