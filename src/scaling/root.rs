@@ -85,7 +85,8 @@ impl RootDevice {
         check_devices(&keys).map_err(|r| Error::input(format!("{r} ({})", names(devices))))?;
         let placement = Placement::choose(devices)?;
         let strict = crate::config::settings().strict()?;
-        let spread = crate::config::settings().spread()?.unwrap_or_default();
+        let spread = crate::config::typed(crate::config::SPREAD, SpreadPolicy::from_word)?;
+        let spread = spread.unwrap_or_default();
         let context = Context::new(devices)?;
         let queues = devices
             .iter()

@@ -4,7 +4,7 @@
 use super::super::contract::{self, Cover, LaunchFacts};
 use super::super::Placement;
 use super::chunks::{shift, Span};
-use super::merge::{Decision, Shape3};
+use super::terms::{Decision, Shape3};
 use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::plan::partition::{clipped, Partition};

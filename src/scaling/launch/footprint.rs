@@ -9,7 +9,7 @@ use super::super::kernel::HaloRun;
 use super::super::margins::{self, Keep};
 use super::super::{Access, MultiEvent, Placement, Spread};
 use super::fallback::part_mem;
-use super::merge::{copy, mem_key, Copies, Held, Shape3};
+use super::terms::{copy, mem_key, Copies, Fetch, Held, Run, Shape3};
 use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::event::Event;
@@ -19,21 +19,6 @@ use crate::plan::partition::{clipped, Partition};
 use crate::transform::footprint::{scalar_value, Dir, Part};
 use opencl3::types::cl_event;
 use std::sync::Arc;
-
-/// Elements `[lo, hi)` of an argument, or none.
-type Run = Option<(usize, usize)>;
-
-/// Per argument, per device: the elements `[lo, hi)` that device fetches into a copy of its
-/// own (`None`: its part serves it), and the elements it writes there, copied back to their
-/// owners after the launch.
-#[derive(Debug)]
-pub(super) struct Fetch {
-    pub(super) fetch: Vec<Vec<Run>>,
-    pub(super) back: Vec<Vec<Run>>,
-    /// Per argument, per device: where its part keeps its halos instead (nothing copied
-    /// within the device, nothing written back; only stale margin elements fetched).
-    pub(super) keep: Vec<Vec<Option<Keep>>>,
-}
 
 /// What [`RootLaunch::fetch`] enqueued: the copies, and the bytes copied from other devices
 /// and within each device.

@@ -15,8 +15,8 @@ use crate::range::Range;
 use crate::transform::{Violation, CHECK_WORDS};
 use chunks::shift;
 use fallback::{flush, Shape};
-use merge::{copy, Copies, Decision, Shape3};
 use std::marker::PhantomData;
+use terms::{copy, Copies, Decision, Shape3};
 
 mod chunks;
 mod decide;
@@ -25,6 +25,7 @@ mod footprint;
 mod merge;
 mod order;
 mod place;
+mod terms;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
