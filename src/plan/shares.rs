@@ -142,7 +142,7 @@ pub fn shares(len: usize, granule: usize, devices: Devices) -> Result<Vec<usize>
 /// ([`Error::InvalidInput`]) for no weights or a weight that is not positive and finite.
 ///
 /// ```
-/// use clgroups::plan::weighted::weighted_chunks;
+/// use clgroups::plan::shares::weighted_chunks;
 /// assert_eq!(weighted_chunks(10, &[1.0, 1.0, 1.0])?, vec![4, 3, 3]);
 /// assert_eq!(weighted_chunks(10, &[2.0, 1.0, 1.0, 1.0])?, vec![4, 2, 2, 2]);
 /// assert_eq!(weighted_chunks(1, &[1.0, 9.0])?, vec![0, 1]);

@@ -2,7 +2,7 @@
 //! different GPUs, a local and a remote device).
 //!
 //! [`weighted`] picks the dimension as [`partition`] does, then splits its work-groups in
-//! proportion to the weights by largest remainders ([`weighted_chunks`]) in the units of
+//! proportion to the weights by largest remainders ([`weighted_chunks`](super::shares::weighted_chunks)) in the units of
 //! [`crate::plan::shares`] (whole work-groups): the chunks cover the groups exactly, in device
 //! order, and each is within one unit of its exact share. Buffers are colored by the same rule
 //! ([`weighted_elements`]), so they follow the launch.
@@ -17,14 +17,12 @@
 
 use super::partition::{partition, Partition};
 use super::shares::{shares, Devices};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::range::Range;
 
-pub use super::shares::weighted_chunks;
-
 /// The [`partition`] of `global` in work-groups of `local` over `weights.len()` devices, with
-/// the chosen dimension's work-groups split by [`weighted_chunks`]. Errors as [`partition`]
-/// and [`weighted_chunks`] do.
+/// the chosen dimension's work-groups split by [`weighted_chunks`](super::shares::weighted_chunks). Errors as [`partition`]
+/// and [`weighted_chunks`](super::shares::weighted_chunks) do.
 ///
 /// ```
 /// use clgroups::{plan::weighted::weighted, Range};
@@ -47,7 +45,7 @@ pub fn weighted(global: Range, local: Range, weights: &[f64]) -> Result<Partitio
 /// `page` bytes (widened to whole elements, as [`crate::plan::coloring::color_elements`]
 /// does), split by [`shares`] as [`weighted`] splits work-groups: with a page of one
 /// work-group slab (or of one element, for 1-D launches in work-groups of a power of two),
-/// the chunks of [`weighted`]'s partition. Errors ([`Error::InvalidInput`]) for a zero `page`
+/// the chunks of [`weighted`]'s partition. Errors ([`crate::Error::InvalidInput`]) for a zero `page`
 /// or `elem`, or bad weights.
 ///
 /// ```
@@ -66,7 +64,7 @@ pub fn weighted_elements(
     weights: &[f64],
 ) -> Result<Vec<usize>> {
     if page == 0 || elem == 0 {
-        return Err(Error::input(
+        return Err(crate::Error::input(
             "a coloring needs a page and elements of at least one byte",
         ));
     }
@@ -80,6 +78,7 @@ pub fn weighted_elements(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::shares::weighted_chunks;
     use proptest::prelude::*;
 
     #[test]

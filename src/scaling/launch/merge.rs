@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launch::Arg;
 use crate::plan::partition::Partition;
+use crate::plan::Refusal;
 use crate::queue::Queue;
 use std::sync::Arc;
 
@@ -37,7 +38,7 @@ impl RootLaunch<'_> {
     /// # Safety
     ///
     /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
-    pub(super) unsafe fn one_device(&self, s: &Shape3, why: String) -> Result<MultiEvent> {
+    pub(super) unsafe fn one_device(&self, s: &Shape3, why: Refusal) -> Result<MultiEvent> {
         let n = self.kernel.kernels.len();
         let dim = s.global.rank() - 1;
         let mut chunks = vec![0; n];
@@ -60,7 +61,7 @@ impl RootLaunch<'_> {
             self.kernel.name()
         );
         // SAFETY: the caller's contract; one device sees every colored buffer whole.
-        let mut ev = unsafe { self.merged(s, plan, &feeds, "") }?;
+        let mut ev = unsafe { self.merged(s, plan, &feeds, None) }?;
         ev.spread = Spread::OneDevice(why);
         Ok(ev)
     }
@@ -78,7 +79,7 @@ impl RootLaunch<'_> {
         s: &Shape3,
         plan: Partition,
         feeds: &[Feed],
-        why: &str,
+        why: Option<&Refusal>,
     ) -> Result<MultiEvent> {
         let queues: Vec<&Queue> = self
             .kernel
@@ -140,11 +141,12 @@ impl RootLaunch<'_> {
             match merge_elements(pre, &after, self.elem_size_of(i)) {
                 Ok(m) => merged.push((i, m)),
                 Err(at) => {
-                    let again = format!(
-                        "{} devices changed element {at} of argument {i} differently (a race, \
-                         or updates the merge cannot combine); {why}",
-                        busy.len()
-                    );
+                    let again = Refusal::MergeRace {
+                        devices: busy.len(),
+                        element: at,
+                        arg: i,
+                        why: why.cloned().map(Box::new),
+                    };
                     // SAFETY: the caller's contract; the originals are untouched.
                     return unsafe { self.one_device(s, again) };
                 }
@@ -164,9 +166,10 @@ impl RootLaunch<'_> {
             let (replicated, merged) = (pick(Feed::Replicated), pick(Feed::Merged));
             log::info!(
                 "kernel `{}` over {} devices: merged (arguments {merged:?} copied whole and \
-                 merged, {replicated:?} replicated): {why}",
+                 merged, {replicated:?} replicated): {}",
                 self.kernel.name(),
-                busy.len()
+                busy.len(),
+                why.map(ToString::to_string).unwrap_or_default()
             );
             ev.spread = Spread::Merged { replicated, merged };
         }

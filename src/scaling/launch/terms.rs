@@ -6,6 +6,7 @@ use super::super::arg::Value;
 use super::super::margins::Keep;
 use crate::buffer::Buffer;
 use crate::launch::Arg;
+use crate::plan::Refusal;
 use crate::range::Range;
 use std::sync::Arc;
 
@@ -15,11 +16,11 @@ pub(super) enum Decision {
     Split,
     /// Split as the kernel's footprints prove: each device on its chunks and the ranges it
     /// fetches (and why the contract alone did not split it).
-    Fetch(Fetch, String),
+    Fetch(Fetch, Refusal),
     /// Whole copies of some arguments (how each is fed), and why the split cannot serve them.
-    Merge(Vec<Feed>, String),
+    Merge(Vec<Feed>, Refusal),
     /// The whole launch on device 0, and why.
-    OneDevice(String),
+    OneDevice(Refusal),
 }
 
 /// How the devices receive one argument of a merged launch.
