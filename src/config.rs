@@ -1,10 +1,11 @@
-//! The environment: every `CLGROUPS_*` variable clgroups reads, parsed here and nowhere else.
+//! The environment: every `CLGROUPS_*` variable clgroups reads, read here and nowhere else.
 //!
 //! [`VARIABLES`] lists them with the values each accepts (`docs/environment.md` is checked
 //! against it by a test). Each is parsed by one parser per kind of value (a switch, a number
-//! of seconds, a word from a list, set-or-unset; a value with a type of its own, such as the
-//! rounding parameters or the scan tile, by that type's parser) into a typed setting, once
-//! per process at its first use: set a variable before the first call that needs it. The
+//! of seconds, set-or-unset; a value with a type of its own, such as the placement, the
+//! rounding parameters or the scan tile, by that type's own parser, so this module imports no
+//! other) into a typed setting held here, once per process at its first use: set a variable
+//! before the first call that needs it. The
 //! device selectors are the exception: `CLGROUPS_DEVICE` and `CLGROUPS_DEVICES` are read at
 //! each call of [`default_device`](crate::default_device) and
 //! [`RootDevice::from_env`](crate::scaling::RootDevice::from_env), whose job is to read them.
