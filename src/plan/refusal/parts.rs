@@ -6,7 +6,7 @@ use crate::range::Range;
 use std::fmt;
 
 /// An id condition around sub-group collectives that differs between the work-items of a
-/// work-group ([`Refusal::SplitsGroup`]).
+/// work-group ([`Refusal::SplitsGroup`](super::Refusal::SplitsGroup)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupSplit {
     /// The condition, as written.
