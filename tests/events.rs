@@ -186,7 +186,7 @@ fn misuse_is_an_error_before_enqueue() {
     };
     match r {
         Err(Error::InvalidLaunch { reason, .. }) => {
-            assert!(reason.contains("another context"), "{reason}");
+            assert!(reason.to_string().contains("another context"), "{reason}");
             println!("{reason}");
         }
         other => panic!("expected an error, got {other:?}"),

@@ -220,7 +220,7 @@ fn invalid_launch(e: Error, global: &[usize], local: &[usize], why: &str) {
     assert_eq!(kernel, "fill", "{msg}");
     assert_eq!(g, global, "{msg}");
     assert_eq!(l, local, "{msg}");
-    assert!(reason.contains(why), "{msg}");
+    assert!(reason.to_string().contains(why), "{msg}");
     assert!(
         msg.contains("`fill`") && msg.contains(&format!("{global:?}")),
         "{msg}"

@@ -178,7 +178,10 @@ fn unknown_writes_are_not_split() {
         let want: Vec<i32> = (0..n as i32).rev().collect();
         match (root.is_strict(), launched) {
             (true, Err(Error::InvalidLaunch { reason, .. })) => {
-                assert!(reason.contains("writes to it are not proven"), "{reason}");
+                assert!(
+                    reason.to_string().contains("writes to it are not proven"),
+                    "{reason}"
+                );
                 assert_eq!(y.read().unwrap(), vec![-1; n], "refused, untouched");
             }
             (false, Ok(ev)) => {
