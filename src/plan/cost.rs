@@ -134,6 +134,7 @@ pub struct Sample {
 impl Sample {
     /// A sample of `count` launches whose two least times were both `secs` (for tests and
     /// replays).
+    #[cfg(test)]
     pub fn steady(count: u32, secs: f64) -> Sample {
         Sample {
             count,
