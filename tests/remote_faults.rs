@@ -241,15 +241,19 @@ fn fds_and_cpu() -> (usize, f64) {
     (fds, ticks / 100.0)
 }
 
-/// `d`'s server is gone and its port closed (a refused connection): new work fails typed at
-/// once, and over 2 s PoCL-R's client neither spins nor leaks a socket per attempt (before
-/// 0018: 100 % of a core, ~20,000 descriptors in 5 minutes).
+/// `d`'s server is gone and its port closed (a refused connection): new work fails at once
+/// with `CL_DEVICE_NOT_AVAILABLE` (from `clCreateContext`, since 0018), and over 2 s PoCL-R's
+/// client neither spins nor leaks a socket per attempt (before 0018: 100 % of a core, ~20,000
+/// descriptors in 5 minutes).
 fn refused(d: &Device) {
     let (fds, cpu) = fds_and_cpu();
     let start = Instant::now();
     let e = new_work(d).expect_err("new work on a refused server");
-    assert!(matches!(e, Error::Cl { .. }), "{d}: {e:?}");
-    println!("{d}: refused server, new work: {e} ({:?})", start.elapsed());
+    lost(
+        d,
+        &format!("refused server, new work ({:?})", start.elapsed()),
+        &e,
+    );
     assert!(start.elapsed() < Duration::from_secs(1), "{d}: {e}");
     std::thread::sleep(Duration::from_secs(2));
     let (fds_after, cpu_after) = fds_and_cpu();
