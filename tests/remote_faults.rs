@@ -66,6 +66,32 @@ fn signal(pid: u32, sig: &str) {
     assert!(ok, "kill {sig} {pid}");
 }
 
+/// Sends `SIGCONT` when dropped: a panic while the server is stopped must not leave it stopped,
+/// since releasing a buffer waits for its server (a hang instead of the panic's message).
+struct Continues(u32);
+
+impl Drop for Continues {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.0.to_string()])
+            .status();
+    }
+}
+
+/// A kernel adds 0 to `x` on its device, so that the server alone holds its latest content: a
+/// read of a buffer that only the host wrote may be served from PoCL's host copy, without the
+/// server (seen under load: a stopped server's small read returned `Ok`).
+fn on_the_server(q: &Queue, x: &Buffer<u32>) {
+    let add = Program::from_source(q, ADD)
+        .and_then(|p| p.kernel("add"))
+        .expect("the kernel");
+    let launch = add.launch().arg(x).arg(0u32);
+    // SAFETY: work-item i < x.len() updates o[i]; `x` holds x.len().
+    unsafe { launch.range(x.len()) }
+        .and_then(|e| e.wait())
+        .expect("a launch");
+}
+
 /// A server that stops answering (`SIGSTOP`): a small read, a 4 MiB read and a 4 MiB write each
 /// give `Error::Timeout` after `CLGROUPS_TIMEOUT` (the large ones through PoCL-R are bounded
 /// too: they went through blocking calls that waited forever), and the server works again once
@@ -74,7 +100,11 @@ fn stopped(d: &Device, pid: u32) {
     let q = Queue::new(d).expect("a queue");
     let x = Buffer::from_slice(&q, &[3u32; 1024]).expect("a buffer");
     let mut big = Buffer::from_slice(&q, &vec![5u32; 1 << 20]).expect("a buffer");
+    on_the_server(&q, &x);
+    on_the_server(&q, &big);
     signal(pid, "-STOP");
+    // Declared after the buffers, so dropped (continuing the server) before they are released.
+    let _continue = Continues(pid);
     // Each a typed error: `Timeout`, or the connection declared lost by PoCL-R's client
     // (`CL_DEVICE_NOT_AVAILABLE`, seen with a GPU behind the server once a first wait had
     // timed out).
