@@ -100,10 +100,8 @@ impl Launch<'_> {
         let k = self.kernel;
         let min = k.constraints().min_group;
         let no_single = min > 1;
-        let why = k
-            .rounding_support()
-            .err()
-            .unwrap_or("rounding did not help");
+        let why =
+            (k.rounding_support().err()).map_or("rounding did not help".into(), |o| o.to_string());
         let base = self.base(user);
         // Launch-time conditions are kept uniform by one launch with a local size of their own.
         if k.program().splittable() && k.id_conditions().is_empty() {
@@ -173,8 +171,8 @@ impl Launch<'_> {
                 // info runs the guard (issue 20, item 4).
                 let wrapped = (!can_round).then(|| k.wrapped());
                 if let Some(Err(wrap)) = wrapped {
-                    let round = k.rounding_support().err().unwrap_or("?");
-                    let why = match wrap == round {
+                    let round = (k.rounding_support().err()).map_or("?".into(), |o| o.to_string());
+                    let why = match k.rounding_support().err() == Some(&wrap) {
                         true => format!("it cannot be rounded nor wrapped ({round})"),
                         false => format!("it cannot be rounded ({round}) nor wrapped ({wrap})"),
                     };

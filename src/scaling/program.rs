@@ -87,7 +87,7 @@ impl RootProgram {
             built.collect::<Result<Vec<_>>>()
         };
         let (programs, obstacle) = match variants {
-            Err(why) => (build_all(&builder)?, Some(why)),
+            Err(why) => (build_all(&builder)?, Some(why.to_string())),
             Ok(text) => match build_all(&builder.clone().with_source(text)) {
                 Ok(programs) => (programs, None),
                 Err(e) => {
@@ -143,7 +143,7 @@ impl RootProgram {
         let decl = root_decl.map(|r| &r.decl);
         let obstacle = match (&self.obstacle, decl) {
             (Some(why), _) => Some(why.clone()),
-            (None, Some(d)) => d.rewrite_obstacle.clone(),
+            (None, Some(d)) => d.rewrite_obstacle.as_ref().map(ToString::to_string),
             (None, None) => Some(
                 "the scanner did not find its declaration (a name made by a macro?)".to_string(),
             ),
@@ -199,7 +199,7 @@ impl RootProgram {
                 }
             })
             .collect();
-        let whole_obstacle = facts.whole_obstacle.clone();
+        let whole_obstacle = facts.whole_obstacle.as_ref().map(ToString::to_string);
         log::debug!("root kernel `{name}`: {params:?}, whole-launch obstacle {whole_obstacle:?}");
         Ok(RootKernel {
             kernels,

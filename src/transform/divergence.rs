@@ -25,6 +25,7 @@
 //! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
 //! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.
 
+use super::obstacle::{NoRewrite, Obstacle};
 use super::source::{FunctionDef, Scanned};
 use crate::plan::uniform_branch::IdCondition;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -44,13 +45,17 @@ pub const ID_WORDS: &[&str] = &[
     "sg_get_group_linear_id",
 ];
 
+/// Why a collective under a region stays as written (the hoist's answer, `hoist::obstacle`):
+/// `(source, function, its regions, the call's token)`.
+pub(crate) type Unmoved = fn(&Scanned<'_>, &FunctionDef, &[Region], usize) -> Option<NoRewrite>;
+
 /// What [`divergent_users`] finds.
 #[derive(Debug, Default)]
 pub(crate) struct Divergence {
     /// Each function that reaches a collective under work-item-dependent control flow (directly,
     /// or by calling such a function), and why: `"sg_reduce_add at line 7 under a condition on
     /// get_local_id at line 6"`.
-    pub(crate) refused: BTreeMap<String, String>,
+    pub(crate) refused: BTreeMap<String, Obstacle>,
     /// Each kernel whose collectives sit only under conditions a launch decides
     /// ([`super::id_condition`]), and those conditions.
     pub(crate) at_launch: BTreeMap<String, Vec<IdCondition>>,
@@ -59,13 +64,17 @@ pub(crate) struct Divergence {
 /// The functions of `s` with collectives under work-item-dependent control flow: refused, or
 /// (kernels whose only such conditions are [`super::id_condition`]'s) decided at launch.
 /// `collective` tells the collectives (or the functions that use them).
-pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> Divergence {
+pub(crate) fn divergent_users(
+    s: &Scanned<'_>,
+    collective: fn(&str) -> bool,
+    unmoved: Unmoved,
+) -> Divergence {
     let users = super::layer::users(s, collective);
     let macros = super::layer::macro_users(s, collective);
     let uses = |w: &str| collective(w) || users.contains(w) || macros.contains(w);
     let mut out = Divergence::default();
     for f in &s.functions {
-        match divergent_call(s, f, &uses) {
+        match divergent_call(s, f, &uses, unmoved) {
             Err(why) => _ = out.refused.insert(f.name.clone(), why),
             Ok(conds) if !conds.is_empty() => _ = out.at_launch.insert(f.name.clone(), conds),
             Ok(_) => {}
@@ -99,11 +108,13 @@ pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> 
                 let line = s.line(s.tokens[i].span.start);
                 let name = s.text(i);
                 let why = match out.refused.get(name) {
-                    Some(why) => format!("`{name}` at line {line}, with {why}"),
-                    None => format!(
-                        "`{name}` at line {line}, with {}",
-                        out.at_launch[name][0].text
-                    ),
+                    Some(why) => why.clone(),
+                    None => Obstacle::Condition(out.at_launch[name][0].text.clone()),
+                };
+                let why = Obstacle::Calls {
+                    function: name.to_string(),
+                    line,
+                    why: Box::new(why),
                 };
                 out.at_launch.remove(&f.name);
                 out.refused.insert(f.name.clone(), why);
@@ -258,7 +269,8 @@ fn divergent_call(
     s: &Scanned<'_>,
     f: &FunctionDef,
     uses: &dyn Fn(&str) -> bool,
-) -> Result<Vec<IdCondition>, String> {
+    unmoved: Unmoved,
+) -> Result<Vec<IdCondition>, Obstacle> {
     let regions = regions(s, f);
     let mut conds: Vec<IdCondition> = Vec::new();
     for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
@@ -270,15 +282,13 @@ fn divergent_call(
         };
         if let Some(r) = under().find(|r| r.at_launch.is_none()) {
             let line = |t: usize| s.line(s.tokens[t].span.start);
-            let why = super::hoist::obstacle(s, f, &regions, i)
-                .map_or_else(String::new, |why| format!(" (not moved ahead: {why})"));
-            return Err(format!(
-                "{} at line {} under a condition on {} at line {}{why}",
-                s.text(i),
-                line(i),
-                s.text(r.id),
-                line(r.id)
-            ));
+            return Err(Obstacle::Divergent {
+                collective: s.text(i).to_string(),
+                line: line(i),
+                id: s.text(r.id).to_string(),
+                id_line: line(r.id),
+                unmoved: unmoved(s, f, &regions, i),
+            });
         }
         for c in under().filter_map(|r| r.at_launch.as_ref()) {
             if !conds.contains(c) {

@@ -28,66 +28,9 @@
 //! naming the reason ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
+use super::obstacle::NoRewrite;
 use super::sg_uniform::Uniformity;
 use super::source::{FunctionDef, Scanned};
-
-/// Why a collective under work-item-dependent control flow cannot be moved out of it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum NoRewrite {
-    /// It sits in a loop (or `switch`) that the condition controls.
-    Loop,
-    /// It is in a loop's own condition (or a `for`'s increment) that reads a work-item's value:
-    /// the sub-groups of a work-group may leave the loop at different iterations.
-    LoopCondition,
-    /// It follows a `return`, `break` or `continue` taken under the condition.
-    AfterExit,
-    /// Its operand is not safe to evaluate everywhere (a load, a store, a division, a call of
-    /// a function clgroups does not know, a macro): the token.
-    Unsafe(String),
-    /// Its operand reads a variable written or declared between the hoisting point and the call.
-    Written(String),
-    /// A barrier: not a value that can be computed ahead.
-    Barrier,
-    /// A `non_uniform` built-in where clgroups cannot tell which work-items reach it (under a
-    /// conditional expression or `&&` / `||`), or without an identity to mask it with (ballots,
-    /// broadcasts, shuffles, rotations): its result depends on which work-items reach it.
-    NonUniform,
-    /// The condition is not shown uniform in each sub-group (a work-item id reaches it other
-    /// than through a collective's shared result or the sub-group's id): the token.
-    NotUniform(String),
-    /// A conditional expression in a statement clgroups cannot delimit (after a label).
-    Statement,
-}
-
-impl std::fmt::Display for NoRewrite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NoRewrite::Loop => {
-                f.write_str("it runs in a loop or switch that the condition controls")
-            }
-            NoRewrite::LoopCondition => f.write_str(
-                "it decides whether its loop runs again, and the sub-groups of a work-group may \
-                 leave the loop at different iterations",
-            ),
-            NoRewrite::AfterExit => f.write_str("it follows an exit taken under the condition"),
-            NoRewrite::Unsafe(t) => {
-                write!(f, "its operand is not safe to evaluate everywhere ({t})")
-            }
-            NoRewrite::Written(v) => write!(f, "its operand reads `{v}`, written before the call"),
-            NoRewrite::Barrier => f.write_str("a barrier cannot be computed ahead"),
-            NoRewrite::NotUniform(t) => write!(
-                f,
-                "its condition is not shown uniform in each sub-group (`{t}` outside a collective)"
-            ),
-            NoRewrite::NonUniform => f.write_str(
-                "a non_uniform built-in's result depends on the work-items reaching it, which \
-                     clgroups tells only under `if`s, `&&`, `||` and `?:`, for reductions, scans \
-                     and votes",
-            ),
-            NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
-        }
-    }
-}
 
 /// Built-ins without side effects that an operand moved ahead may call, besides collectives and
 /// `get_*` queries.

@@ -43,6 +43,7 @@ mod layer;
 mod lex;
 mod macro_scratch;
 mod nu_mask;
+mod obstacle;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
 mod partitioned;
 mod pipeline;
@@ -58,6 +59,7 @@ pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
 pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;
+pub use obstacle::{ArgumentObstacle, NoRewrite, Obstacle, Use, UseKind, Via};
 pub(crate) use partitioned::is_root_variant;
 #[cfg(feature = "scaling")]
 pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle};
@@ -114,12 +116,12 @@ pub(crate) fn variant_name(kernel: &str, kind: VariantKind) -> String {
 /// [`KernelDecl::rewrite_obstacle`]), and, where the scanner cannot read the source as a whole,
 /// no kernels and the reason. Errors only for a malformed clgroups attribute.
 #[cfg(test)]
-pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
+pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<Obstacle>)> {
     match Scanned::new(src) {
         Ok(s) => Ok((scanned_kernels(&s)?, None)),
         Err(e) => {
             log::debug!("source not scanned ({e}): no generated variants");
-            Ok((Vec::new(), Some(e.to_string())))
+            Ok((Vec::new(), Some(Obstacle::Unscanned(Box::new(e)))))
         }
     }
 }
@@ -134,7 +136,7 @@ pub(crate) struct RootDecl {
     /// What each parameter's accesses reach, as formulas.
     pub(crate) footprint: footprint::Footprint,
     /// Why the kernel cannot be split over devices ([`whole_launch_obstacle`]).
-    pub(crate) whole_obstacle: Option<String>,
+    pub(crate) whole_obstacle: Option<Obstacle>,
 }
 
 /// [`scan`] for a root program: one scan gives each kernel's contract facts too, and the text
@@ -144,12 +146,12 @@ pub(crate) struct RootDecl {
 pub(crate) fn scan_root(
     src: &str,
     checked: bool,
-) -> Result<(Vec<RootDecl>, std::result::Result<String, String>)> {
+) -> Result<(Vec<RootDecl>, std::result::Result<String, Obstacle>)> {
     let s = match Scanned::new(src) {
         Ok(s) => s,
         Err(e) => {
             log::debug!("source not scanned ({e}): no generated variants");
-            return Ok((Vec::new(), Err(e.to_string())));
+            return Ok((Vec::new(), Err(Obstacle::Unscanned(Box::new(e)))));
         }
     };
     let kernels = scanned_kernels(&s)?;
@@ -167,7 +169,10 @@ pub(crate) fn scan_root(
             decl,
         })
         .collect();
-    Ok((decls, variants.map_err(|e| e.to_string())))
+    Ok((
+        decls,
+        variants.map_err(|e| Obstacle::Unscanned(Box::new(e))),
+    ))
 }
 
 /// The kernels of a scanned source. Kernels defined more than once (under `#if` branches) are
@@ -190,8 +195,7 @@ fn scanned_kernels(s: &Scanned<'_>) -> Result<Vec<KernelDecl>> {
         })
         .collect();
     for (k, (_, _, differ)) in kernels.iter_mut().filter(|k| seen[&k.name] > 1).zip(&twins) {
-        k.rewrite_obstacle
-            .get_or_insert_with(|| "it is defined more than once (under #if branches?)".into());
+        k.rewrite_obstacle.get_or_insert(Obstacle::DefinedTwice);
         if *differ {
             // Which definition the compiler keeps is the preprocessor's business: no size.
             let lines: Vec<usize> = twins
@@ -201,10 +205,7 @@ fn scanned_kernels(s: &Scanned<'_>) -> Result<Vec<KernelDecl>> {
                 .collect();
             k.own_sub_group_attr = true;
             k.sub_group_size = None;
-            k.unresolved_sub_group_attr = Some(format!(
-                "definitions at lines {lines:?} (under #if branches?) with different \
-                 intel_reqd_sub_group_size"
-            ));
+            k.unresolved_sub_group_attr = Some(Obstacle::DifferentDefinitions { lines });
         }
     }
     Ok(kernels)
@@ -263,30 +264,27 @@ pub(crate) fn resolve_conditional_sizes(
             }
         }
     }
-    let unknown = (!names.is_empty()).then(|| {
-        let list: Vec<String> = names.iter().map(|m| format!("`{m}`")).collect();
-        let verb = if list.len() == 1 { "is" } else { "are" };
-        (list.join(", "), verb)
-    });
     for k in kernels.iter_mut() {
         let (a, b) = (kept.get(&k.name), dropped.get(&k.name));
         let resolved = match (a, b) {
             (Some(a), Some(b)) if a == b => a.clone(),
             (None, None) => continue, // in no compiled branch: the driver has no such kernel
             _ => {
-                let m = unknown.clone().unwrap_or_default().0;
-                (
-                    (None, true),
-                    Some(format!("selected by #if branches that depend on {m}")),
-                )
+                let macros = names.clone();
+                ((None, true), Some(Obstacle::SelectedByIf { macros }))
             }
         };
         let ((size, own), why) = resolved;
-        let why = match (why, &unknown) {
-            (Some(w), Some((m, verb))) if !w.contains("#if branches") => {
-                Some(format!("{w}; {m} {verb} unknown"))
+        let why = match why {
+            // Reasons that name the `#if` branches already say what they depend on.
+            Some(Obstacle::SelectedByIf { .. } | Obstacle::DifferentDefinitions { .. }) | None => {
+                why
             }
-            (w, _) => w,
+            Some(w) if !names.is_empty() => Some(Obstacle::UnknownMacros {
+                why: Box::new(w),
+                macros: names.clone(),
+            }),
+            w => w,
         };
         log::debug!(
             "kernel `{}` at line {}: sub-group size attribute under the build's #if branches: \
@@ -405,14 +403,14 @@ mod tests {
         intel.define("cl_intel_required_subgroup_size", "1");
         let (size, why, v) = size_of(intel.clone());
         assert_eq!((size, why), (Some(SubGroupSizeAttr::Exact(32)), None));
-        assert!(v.unwrap().contains("`__VENDOR__` is unknown"));
+        assert!(v.unwrap().to_string().contains("`__VENDOR__` is unknown"));
         let (size, why, _) = size_of(pp_eval::PpState::default());
         assert_eq!((size, why), (None, None));
         intel.define("NO_SG", "1");
         assert_eq!(size_of(intel).0, None);
         let mut unknown = pp_eval::PpState::default();
         unknown.forget("cl_intel_required_subgroup_size");
-        let why = size_of(unknown).1.unwrap();
+        let why = size_of(unknown).1.unwrap().to_string();
         assert!(why.contains("`cl_intel_required_subgroup_size`"), "{why}");
     }
 

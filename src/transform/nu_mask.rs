@@ -31,7 +31,8 @@
 //! ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
-use super::hoist::{pure, tokens_text, unwritten, Edits, NoRewrite};
+use super::hoist::{pure, tokens_text, unwritten, Edits};
+use super::obstacle::NoRewrite;
 use super::source::{FunctionDef, Scanned};
 
 /// Whether `word` is a built-in defined over the active work-items: these are masked here (or
@@ -345,8 +346,13 @@ mod tests {
         let out = uniform_collectives(&src, is_sub_group_collective);
         assert_eq!(out.lines().count(), src.lines().count(), "{out}");
         let s = Scanned::new(&out).unwrap();
-        let refused = divergent_users(&s, is_sub_group_collective).refused;
-        (out, refused.into_values().collect())
+        let refused = divergent_users(
+            &s,
+            is_sub_group_collective,
+            crate::transform::hoist::obstacle,
+        )
+        .refused;
+        (out, refused.into_values().map(|o| o.to_string()).collect())
     }
 
     #[test]

@@ -38,6 +38,7 @@
 //! [`super::rounded`], so messages point to the original lines.
 
 use super::checked::{self, CHECK_HELPER};
+use super::obstacle::{Obstacle, UseKind};
 use super::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
 use super::source::{KernelDecl, Param, Scanned};
 use crate::error::Result;
@@ -116,9 +117,9 @@ const WHOLE_LAUNCH: [&str; 5] = [
 /// calls (directly, through other functions or through macros) asks for the global size or
 /// offset, the global linear id, the number of work-groups or a work-group id, which would
 /// describe one device's part of the launch there.
-pub(crate) fn whole_launch_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
-    fn forbidden(id: &str, in_function: bool) -> Option<String> {
-        (in_function && WHOLE_LAUNCH.contains(&id)).then(|| format!("uses `{id}`"))
+pub(crate) fn whole_launch_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obstacle> {
+    fn forbidden(id: &str, in_function: bool) -> Option<UseKind> {
+        (in_function && WHOLE_LAUNCH.contains(&id)).then_some(UseKind::WholeLaunch)
     }
     first_use(scanned, k, forbidden)
 }
@@ -291,10 +292,15 @@ mod tests {
         let k = scan_kernels(src).unwrap();
         let s = Scanned::new(src).unwrap();
         assert_eq!(whole_launch_obstacle(&s, &k[0]), None);
+        let why = whole_launch_obstacle(&s, &k[1]).unwrap();
         assert_eq!(
-            whole_launch_obstacle(&s, &k[1]).unwrap(),
+            why.to_string(),
             "kernel `b` calls `n`, which uses `get_global_size`"
         );
+        let used = super::super::Use::new("get_global_size", UseKind::WholeLaunch);
+        let via = vec![super::super::Via::Calls("n".into())];
+        let kernel = "b".to_string();
+        assert_eq!(why, Obstacle::Uses { kernel, via, used });
     }
     use crate::transform::source::scan_kernels;
 
