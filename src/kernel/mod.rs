@@ -20,7 +20,7 @@ use crate::plan::uniform_branch::IdCondition;
 use crate::plan::work_group::{choose, Constraints, LocalSize, MIN_POCL_COLLECTIVE_GROUP};
 use crate::program::{driver_alias, KernelParts, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
-use crate::transform::{variant_name, VariantKind};
+use crate::transform::VariantKind;
 pub use crate::transform::{ArgumentObstacle, NoRewrite, Obstacle, Use, UseKind, Via};
 use opencl3::error_codes::CL_INVALID_KERNEL_NAME;
 use opencl3::kernel::Kernel as ClKernel;
@@ -156,13 +156,13 @@ impl Kernel {
         };
         let rounded = rounded.and_then(|p| {
             Ok([
-                variant(&p, variant_name(name, VariantKind::Rounded))?,
-                variant(&p, variant_name(name, VariantKind::Sized))?,
+                variant(&p, VariantKind::Rounded.name(name))?,
+                variant(&p, VariantKind::Sized.name(name))?,
             ])
         });
         let checked = checked.and_then(|pointers| {
             Ok(Checked {
-                raw: variant(build, variant_name(name, VariantKind::Checked))?,
+                raw: variant(build, VariantKind::Checked.name(name))?,
                 pointers,
             })
         });

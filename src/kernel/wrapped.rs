@@ -3,7 +3,7 @@
 
 use super::Kernel;
 use crate::ffi::Owned;
-use crate::transform::{wrapped_name, wrapper_source, DriverArg, Obstacle, EXTRA_PARAM_COUNT};
+use crate::transform::{wrapper_source, DriverArg, Obstacle, VariantKind, EXTRA_PARAM_COUNT};
 use opencl3::kernel::Kernel as ClKernel;
 use std::sync::Mutex;
 
@@ -60,7 +60,7 @@ impl Kernel {
         };
         let text = wrapper_source(name, &args, required)?;
         let program = self.program().wrapper_program(name, &text)?;
-        let wrapped = wrapped_name(name);
+        let wrapped = VariantKind::Wrapped.name(name);
         let k = ClKernel::create(&program, &wrapped)
             .map(Owned::new)
             .map_err(|e| Obstacle::Driver {

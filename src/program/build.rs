@@ -10,7 +10,7 @@ use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::plan::uniform_branch::IdCondition;
 use crate::queue::Queue;
-use crate::transform::{self, KernelDecl, Obstacle, Rewrites, Source, SourceFacts};
+use crate::transform::{self, KernelDecl, Obstacle, Rewrites, Source, SourceFacts, VariantKind};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -104,7 +104,7 @@ impl KernelChoices {
         };
         let rounded = if let Some(why) = &k.rewrite_obstacle {
             Err(not_rewritten(why))
-        } else if transform::is_root_variant(&k.name) {
+        } else if VariantKind::parse(&k.name).is_some_and(|(_, v)| v.is_root()) {
             Err(Obstacle::RootVariant)
         } else if scratch {
             Err(Obstacle::TakesScratch)

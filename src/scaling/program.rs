@@ -6,9 +6,7 @@ use super::kernel::Policy;
 use super::{Placement, RootDevice, RootKernel};
 use crate::error::Result;
 use crate::program::{Program, ProgramBuilder};
-use crate::transform::{
-    self, is_const_pointee, is_global_pointer, variant_name, RootDecl, VariantKind,
-};
+use crate::transform::{self, is_const_pointee, is_global_pointer, RootDecl, VariantKind};
 use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
 use std::fmt;
 
@@ -173,12 +171,12 @@ impl RootProgram {
         let kernels = self
             .programs
             .iter()
-            .map(|p| p.kernel(&variant_name(name, VariantKind::Partitioned)))
+            .map(|p| p.kernel(&VariantKind::Partitioned.name(name)))
             .collect::<Result<Vec<_>>>()?;
         let guarded = self
             .programs
             .iter()
-            .map(|p| p.kernel(&variant_name(name, VariantKind::Guarded)).ok())
+            .map(|p| p.kernel(&VariantKind::Guarded.name(name)).ok())
             .collect::<Option<Vec<_>>>();
         let facts = root_decl.expect("a declaration");
         let params = decl

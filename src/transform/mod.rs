@@ -52,6 +52,7 @@ pub(crate) mod pp_eval;
 mod rounded;
 mod sg_uniform;
 mod source;
+mod variant;
 mod wrapper;
 
 #[cfg(feature = "scaling")]
@@ -60,7 +61,6 @@ pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
 pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;
 pub use obstacle::{ArgumentObstacle, NoRewrite, Obstacle, Use, UseKind, Via};
-pub(crate) use partitioned::is_root_variant;
 #[cfg(feature = "scaling")]
 pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle};
 pub(crate) use pipeline::{read as read_source, Source};
@@ -70,47 +70,11 @@ pub(crate) use polyfill::{
 pub(crate) use rounded::{rounding_obstacle, shape_dependence, EXTRA_PARAM_COUNT};
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};
-pub(crate) use wrapper::{unseen_code, wrapped_name, wrapper_source, DriverArg};
+pub(crate) use variant::{is_generated, VariantKind, GENERATED};
+pub(crate) use wrapper::{unseen_code, wrapper_source, DriverArg};
 
 use crate::error::Result;
 use std::collections::BTreeMap;
-
-/// A generated variant of a kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum VariantKind {
-    /// Rounded plain ranges: guarded against the user's range (`__clg_rounded`).
-    Rounded,
-    /// Exact pieces of a rounded plain range, reporting the user's range (`__clg_sized`).
-    Sized,
-    /// Checked mode's bounds-checked copy (`__clg_checked`).
-    Checked,
-    /// A root device's per-device part, seeing the whole launch (`__clg_part`).
-    #[cfg_attr(not(feature = "scaling"), allow(dead_code))]
-    Partitioned,
-    /// The guarded partitioned variant, for rounded ranges over a root device (`__clg_pguard`).
-    #[cfg_attr(not(feature = "scaling"), allow(dead_code))]
-    Guarded,
-}
-
-/// What every name clgroups generates contains (variants, hoisted temporaries), and no
-/// user's name may: the driver's kernel list and the wrappers leave such names out.
-pub(crate) const GENERATED: &str = "__clg_";
-
-/// Whether `name` is one clgroups generated ([`GENERATED`]).
-pub(crate) fn is_generated(name: &str) -> bool {
-    name.contains(GENERATED)
-}
-
-/// The name of `kernel`'s generated variant `kind` ([`is_generated`]).
-pub(crate) fn variant_name(kernel: &str, kind: VariantKind) -> String {
-    match kind {
-        VariantKind::Rounded => rounded::rounded_name(kernel),
-        VariantKind::Sized => rounded::sized_name(kernel),
-        VariantKind::Checked => checked::checked_name(kernel),
-        VariantKind::Partitioned => partitioned::partitioned_name(kernel),
-        VariantKind::Guarded => partitioned::guarded_name(kernel),
-    }
-}
 
 /// The kernels of `src` that generated variants may be written for (see
 /// [`KernelDecl::rewrite_obstacle`]), and, where the scanner cannot read the source as a whole,
@@ -348,16 +312,6 @@ fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
-
-    #[test]
-    fn every_variant_name_is_generated() {
-        use VariantKind::*;
-        for kind in [Rounded, Sized, Checked, Partitioned, Guarded] {
-            let name = variant_name("saxpy", kind);
-            assert!(name.starts_with("saxpy") && is_generated(&name), "{name}");
-        }
-        assert!(!is_generated("saxpy_clg"));
-    }
 
     fn layer_of(src: &str) -> BTreeSet<String> {
         layer::layer_users(&Scanned::new(src).unwrap())

@@ -41,32 +41,9 @@ use super::checked::{self, CHECK_HELPER};
 use super::obstacle::{Obstacle, UseKind};
 use super::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
 use super::source::{KernelDecl, Param, Scanned};
+use super::variant::VariantKind;
 use crate::error::Result;
 use std::fmt::Write as _;
-
-/// Suffix of a partitioned variant's name.
-pub const PARTITIONED_SUFFIX: &str = "__clg_part";
-
-/// Suffix of a guarded partitioned variant's name.
-pub const GUARDED_SUFFIX: &str = "__clg_pguard";
-
-/// The name of `kernel`'s guarded partitioned variant: the partitioned variant whose
-/// work-items outside the whole launch's `clg_whole_size` (the user's range of a rounded
-/// launch) exit at once. Written for kernels that may be rounded
-/// ([`rounding_obstacle`] is `None`).
-pub fn guarded_name(kernel: &str) -> String {
-    format!("{kernel}{GUARDED_SUFFIX}")
-}
-
-/// Whether `name` is a variant this module writes.
-pub(crate) fn is_root_variant(name: &str) -> bool {
-    name.ends_with(PARTITIONED_SUFFIX) || name.ends_with(GUARDED_SUFFIX)
-}
-
-/// The name of `kernel`'s partitioned variant.
-pub fn partitioned_name(kernel: &str) -> String {
-    format!("{kernel}{PARTITIONED_SUFFIX}")
-}
 
 /// `src` with the partitioned variant of each kernel of `kernels` after it (see the module
 /// docs), checked variants when `checked`. `kernels` must come from
@@ -228,8 +205,8 @@ fn write_variant(
         line(k.decl_start),
         &src[k.decl_start..k.name_span.start],
         match guard {
-            Some(_) => guarded_name(&k.name),
-            None => partitioned_name(&k.name),
+            Some(_) => VariantKind::Guarded.name(&k.name),
+            None => VariantKind::Partitioned.name(&k.name),
         },
         &src[k.name_span.end..k.params_span.start],
         parameters(k, checked.is_some()),
@@ -258,16 +235,6 @@ fn instrumented(scanned: &Scanned, k: &KernelDecl) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn example_guarded_name() {
-        assert_eq!(guarded_name("saxpy"), "saxpy__clg_pguard");
-    }
-
-    #[test]
-    fn example_partitioned_name() {
-        assert_eq!(partitioned_name("saxpy"), "saxpy__clg_part");
-    }
 
     #[test]
     fn example_with_partitioned_variants() {
@@ -393,8 +360,9 @@ mod tests {
         assert!(
             guard().starts_with("if (get_global_id(0) - clg_whole_offset0 >= clg_whole_size0 || ")
         );
-        assert!(is_root_variant("inc__clg_pguard") && is_root_variant("inc__clg_part"));
-        assert!(!is_root_variant("inc"));
+        let root = |n: &str| VariantKind::parse(n).is_some_and(|(_, v)| v.is_root());
+        assert!(root("inc__clg_pguard") && root("inc__clg_part"));
+        assert!(!root("inc"));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use super::facts::SourceFacts;
 use super::hoist;
 use super::source::{KernelDecl, Scanned};
+use super::variant::VariantKind;
 use super::{apply_edits, checked, rounded, scratch_param_edit, Rewrites};
 use crate::device::ShuffleBackend;
 use crate::error::{Error, Result};
@@ -99,7 +100,10 @@ impl Source<'_> {
         };
         // The pinned size, last, on the kernels (and their checked variants) that get it.
         let pinned = |name: &str| {
-            let base = name.strip_suffix(checked::CHECKED_SUFFIX).unwrap_or(name);
+            let base = match VariantKind::parse(name) {
+                Some((base, VariantKind::Checked)) => base,
+                _ => name,
+            };
             plan(base).pin
         };
         if !kernels.iter().any(|k| plan(&k.name).pin) {

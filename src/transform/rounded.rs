@@ -52,26 +52,10 @@
 
 use super::obstacle::{Obstacle, Use, UseKind, Via};
 use super::source::{FunctionDef, KernelDecl, Kind, Scanned};
+use super::variant::VariantKind;
 use crate::error::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-
-/// Suffix of a rounded variant's name.
-pub const ROUNDED_SUFFIX: &str = "__clg_rounded";
-
-/// The name of `kernel`'s rounded variant.
-pub fn rounded_name(kernel: &str) -> String {
-    format!("{kernel}{ROUNDED_SUFFIX}")
-}
-
-/// Suffix of the unguarded ("sized") variant's name.
-pub const SIZED_SUFFIX: &str = "__clg_sized";
-
-/// The name of `kernel`'s sized variant: the rounded variant without the guard, for the bulk
-/// of a rounded launch where every work-item is inside the user's range.
-pub fn sized_name(kernel: &str) -> String {
-    format!("{kernel}{SIZED_SUFFIX}")
-}
 
 /// The guard, the first statement of the rounded variant.
 pub(crate) const GUARD: &str = "if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
@@ -412,7 +396,10 @@ pub(crate) fn write_variants(out: &mut String, src: &str, k: &KernelDecl, body: 
     } else {
         (open, format!(", {extra}"))
     };
-    for (name, guard) in [(rounded_name(&k.name), GUARD), (sized_name(&k.name), "")] {
+    for (name, guard) in [
+        (VariantKind::Rounded.name(&k.name), GUARD),
+        (VariantKind::Sized.name(&k.name), ""),
+    ] {
         let _ = write!(
             out,
             "\n#line {}\n{}{name}{}{params_text}{}\n{guard}\n{DEFINES}\n#line {}\n{body}\n{UNDEFS}\n}}\n#line {}\n",
@@ -433,16 +420,6 @@ mod tests;
 #[cfg(test)]
 mod examples {
     use super::*;
-
-    #[test]
-    fn example_rounded_name() {
-        assert_eq!(rounded_name("saxpy"), "saxpy__clg_rounded");
-    }
-
-    #[test]
-    fn example_sized_name() {
-        assert_eq!(sized_name("saxpy"), "saxpy__clg_sized");
-    }
 
     #[test]
     fn example_rounding_obstacle() {

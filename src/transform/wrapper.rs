@@ -26,6 +26,7 @@
 use super::obstacle::{ArgumentObstacle, Obstacle, Use, UseKind};
 use super::rounded::{self, first_use, EXTRA_PARAMS, GUARD};
 use super::source::{KernelDecl, Scanned};
+use super::variant::VariantKind;
 use opencl3::kernel::{
     CL_KERNEL_ARG_ACCESS_NONE, CL_KERNEL_ARG_ACCESS_READ_ONLY, CL_KERNEL_ARG_ACCESS_READ_WRITE,
     CL_KERNEL_ARG_ACCESS_WRITE_ONLY, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
@@ -33,14 +34,6 @@ use opencl3::kernel::{
     CL_KERNEL_ARG_TYPE_PIPE, CL_KERNEL_ARG_TYPE_RESTRICT, CL_KERNEL_ARG_TYPE_VOLATILE,
 };
 use std::fmt::Write as _;
-
-/// Suffix of a wrapper kernel's name.
-pub(crate) const WRAPPED_SUFFIX: &str = "__clg_wrapped";
-
-/// The name of `kernel`'s wrapper.
-pub(crate) fn wrapped_name(kernel: &str) -> String {
-    format!("{kernel}{WRAPPED_SUFFIX}")
-}
 
 /// What the driver reports for one kernel argument (`clGetKernelArgInfo`; `None` where it
 /// answers nothing).
@@ -127,7 +120,7 @@ pub(crate) fn wrapper_source(
         out,
         "\n#line 1 \"clgroups-wrapper\"\n__kernel __attribute__((reqd_work_group_size({x}, {y}, {z}))) \
          void {}({}{EXTRA_PARAMS}) {{\n    {GUARD}\n    {kernel}({});\n}}\n",
-        wrapped_name(kernel),
+        VariantKind::Wrapped.name(kernel),
         params.iter().map(|p| format!("{p}, ")).collect::<String>(),
         (0..args.len())
             .map(|i| format!("clg_arg{i}"))
