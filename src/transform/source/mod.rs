@@ -566,9 +566,7 @@ impl<'a> Scanned<'a> {
     }
 }
 
-#[path = "sub_group_attr.rs"]
 mod sub_group_attr;
 
 #[cfg(test)]
-#[path = "source_tests.rs"]
 mod tests;

@@ -333,9 +333,7 @@ pub(crate) fn blank(text: &str, lines: &[LineState], keep_unknown: bool) -> Stri
         .join("\n")
 }
 
-#[path = "pp_expr.rs"]
 mod expr;
 
 #[cfg(test)]
-#[path = "pp_eval_tests.rs"]
 mod tests;
