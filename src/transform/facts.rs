@@ -89,7 +89,7 @@ impl SourceFacts {
         let layer_users = layer::layer_users_on(scanned, backend);
         let threading = match backend {
             ShuffleBackend::Emulated => layer::scratch_threading(scanned, &layer_users),
-            _ => layer::Threading::default(),
+            _ => super::edit::Threading::default(),
         };
         if let Some(why) = &threading.unthreadable {
             log::debug!("emulated scratch: {why}; no stand-in for what the edits cannot reach");

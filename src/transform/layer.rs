@@ -21,7 +21,7 @@
 //! reported ([`Threading`]): the build then declares a stand-in so that the program builds, and
 //! the kernels without the parameter are refused.
 
-use super::obstacle::Obstacle;
+use super::edit::Threading;
 use super::source::Scanned;
 use crate::device::ShuffleBackend;
 use std::collections::{BTreeSet, HashMap};
@@ -165,19 +165,6 @@ fn reach<'a>(start: Vec<&'a str>, by: &HashMap<&'a str, Vec<&'a str>>) -> BTreeS
         }
     }
     users
-}
-
-/// How the emulated scratch is threaded through a source ([`scratch_threading`]).
-#[derive(Debug, Default)]
-pub(crate) struct Threading {
-    /// The edits `(start, end, text)`; kernels the scanner read get their parameter elsewhere.
-    pub(crate) edits: Vec<(usize, usize, String)>,
-    /// Where the edits cannot reach a kernel's parameters (a kernel keyword in a macro whose
-    /// parameter list the macro does not write), described; `None` when they reach every one.
-    pub(crate) unreached: Option<Obstacle>,
-    /// A function made by a macro (not a kernel) that uses the layer: its name, and so its
-    /// calls, cannot be told, so nothing may stand in for its scratch.
-    pub(crate) unthreadable: Option<Obstacle>,
 }
 
 /// The edits that thread `clg_sg_scratch` through the helper functions in `users` (see the

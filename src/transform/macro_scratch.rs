@@ -12,7 +12,7 @@
 //! unreached, and a function other than a kernel that a macro writes while using the layer
 //! (its name, and so its calls, cannot be told) as unthreadable.
 
-use super::layer::Threading;
+use super::edit::Threading;
 use super::lex::{Kind, Token};
 use super::obstacle::Obstacle;
 use super::source::Scanned;

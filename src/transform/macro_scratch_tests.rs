@@ -1,5 +1,6 @@
-use super::super::apply_edits;
-use super::super::layer::{self, Threading};
+use super::super::edit::apply_edits;
+use super::super::edit::Threading;
+use super::super::layer;
 use super::super::source::Scanned;
 use crate::device::ShuffleBackend;
 

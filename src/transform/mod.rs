@@ -31,6 +31,7 @@ mod access;
 pub mod build_log;
 mod checked;
 mod divergence;
+mod edit;
 mod facts;
 #[cfg(feature = "scaling")]
 pub(crate) mod footprint;
@@ -52,6 +53,7 @@ pub(crate) mod pp_eval;
 mod rounded;
 mod sg_uniform;
 mod source;
+mod statement;
 mod variant;
 mod wrapper;
 
@@ -70,10 +72,11 @@ pub(crate) use polyfill::{
 pub(crate) use rounded::{rounding_obstacle, shape_dependence, EXTRA_PARAM_COUNT};
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};
-pub(crate) use variant::{is_generated, VariantKind, GENERATED};
+pub(crate) use variant::{is_generated, VariantKind};
 pub(crate) use wrapper::{unseen_code, wrapper_source, DriverArg};
 
 use crate::error::Result;
+use edit::apply_edits;
 use std::collections::BTreeMap;
 
 /// The kernels of `src` that generated variants may be written for (see
@@ -275,25 +278,6 @@ pub(crate) struct Rewrites {
     pub(crate) check: bool,
     /// `intel_reqd_sub_group_size` of the build's size.
     pub(crate) pin: bool,
-}
-
-/// `text` with the replacements `(start, end, new text)` (disjoint; of several at one offset,
-/// the last given comes first), in one pass (replacing in place, edit by edit, took time
-/// quadratic in the number of edits).
-fn apply_edits(text: &str, mut edits: Vec<(usize, usize, String)>) -> String {
-    let mut order: Vec<usize> = (0..edits.len()).collect();
-    order.sort_by_key(|&i| (edits[i].0, std::cmp::Reverse(i)));
-    let mut out =
-        String::with_capacity(text.len() + edits.iter().map(|e| e.2.len()).sum::<usize>());
-    let mut at = 0;
-    for i in order {
-        let (start, end, new) = std::mem::take(&mut edits[i]);
-        out.push_str(&text[at.min(start)..start]);
-        out.push_str(&new);
-        at = at.max(end);
-    }
-    out.push_str(&text[at..]);
-    out
 }
 
 /// The edit appending `__local ulong *clg_sg_scratch` to a kernel's parameters.

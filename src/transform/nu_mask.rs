@@ -31,9 +31,10 @@
 //! ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
-use super::hoist::{pure, tokens_text, unwritten, Edits};
+use super::edit::Edits;
 use super::obstacle::NoRewrite;
 use super::source::{FunctionDef, Scanned};
+use super::statement::{pure, tokens_text, unwritten};
 
 /// Whether `word` is a built-in defined over the active work-items: these are masked here (or
 /// refused, naming why), never moved as they are.
@@ -220,7 +221,7 @@ pub(super) fn masked(
         None => {
             let keys = regions.iter().filter(|r| r.span.0 <= i && i < r.span.1);
             let first = keys.map(|r| r.key).min().ok_or(NoRewrite::NonUniform)?;
-            super::hoist::statement_start(s, f, first)?
+            super::statement::statement_start(s, f, first)?
         }
     };
     // The conditional expressions and `&&` / `||` around the call after that point: their
@@ -234,7 +235,7 @@ pub(super) fn masked(
         // `&&` and `||` by precedence (`a && b || c`: `c` runs where `a && b` is false).
         let (cond, side) = match s.text(k) {
             "?" => (cond, side),
-            _ => super::hoist::and_or_operands(s, f, k).ok_or(NoRewrite::Statement)?,
+            _ => super::statement::and_or_operands(s, f, k).ok_or(NoRewrite::Statement)?,
         };
         if !(side.0 <= i && i < side.1) {
             continue;
@@ -264,7 +265,7 @@ pub(super) fn masked(
         match pure(s, cond, collective) {
             Ok(()) => read.push(cond),
             Err(NoRewrite::Unsafe(_)) if nth == 0 => {
-                captured = Some((cond, super::hoist::temporary(s, 'c', n)));
+                captured = Some((cond, super::statement::temporary(s, 'c', n)));
             }
             Err(e) => return Err(e),
         }
@@ -323,7 +324,7 @@ pub(super) fn masked(
         ),
         None => String::new(),
     };
-    let mut edits = super::hoist::place(s, f, start, (i, close), (&typed, &value, &before), n);
+    let mut edits = super::statement::place(s, f, start, (i, close), (&typed, &value, &before), n);
     if let Some((c, temp)) = captured {
         edits.push((s.tokens[c.0].span.start, s.tokens[c.1 - 1].span.end, temp));
     }

@@ -166,7 +166,7 @@ impl<'a> Scanned<'a> {
     /// Lexes `src`, matches its brackets and finds its function definitions.
     pub(crate) fn new(src: &'a str) -> Result<Self> {
         #[cfg(test)]
-        super::pipeline::scans::count(src);
+        scans::count(src);
         let lines = LineIndex::new(src);
         let mut lexer = Lexer::new(src, &lines);
         lexer.run(true)?;
@@ -566,6 +566,8 @@ impl<'a> Scanned<'a> {
     }
 }
 
+#[cfg(test)]
+pub(crate) mod scans;
 mod sub_group_attr;
 
 #[cfg(test)]
