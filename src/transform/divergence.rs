@@ -8,7 +8,7 @@
 //! early `return` on `get_global_id(0) % 64 >= 5` segfaults; the same shapes on a value loaded from
 //! memory return wrong values). So, on that backend only, a kernel is refused when the scanner sees
 //! a collective — or a call of a function or macro that uses one — inside an `if`/`for`/`while`/`do`/
-//! `switch` whose condition mentions a work-item id ([`ID_WORDS`], or a variable assigned from
+//! `switch` whose condition mentions a work-item id ([the built-ins flagged [`Flags::ID`]], or a variable assigned from
 //! one), or after a `return`/`break`/`continue` under such a condition. Conditions on kernel
 //! arguments, loop counters over uniform bounds and values loaded from memory are not refused.
 //! An `if` of a kernel whose condition is exactly `get_global_id(D) OP n` (or through a variable
@@ -27,23 +27,9 @@
 
 use super::obstacle::{NoRewrite, Obstacle};
 use super::source::{FunctionDef, Scanned};
+use crate::builtins::{self, Flags};
 use crate::plan::uniform_branch::IdCondition;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-/// Functions whose value differs between the work-items of a work-group (a sub-group's id
-/// too: the rule is per work-group).
-pub const ID_WORDS: &[&str] = &[
-    "get_local_id",
-    "get_global_id",
-    "get_local_linear_id",
-    "get_global_linear_id",
-    "get_sub_group_local_id",
-    "get_sub_group_id",
-    "sg_get_local_id",
-    "sg_get_local_linear_id",
-    "sg_get_group_id",
-    "sg_get_group_linear_id",
-];
 
 /// Why a collective under a region stays as written (the hoist's answer, `hoist::obstacle`):
 /// `(source, function, its regions, the call's token)`.
@@ -320,11 +306,11 @@ fn any_word(s: &Scanned<'_>, range: (usize, usize), words: &BTreeSet<&str>) -> O
     (range.0..range.1).find(|&t| words.contains(s.text(t)))
 }
 
-/// `ID_WORDS` and the variables of `body` assigned from expressions that mention one anywhere,
+/// the built-ins flagged [`Flags::ID`] and the variables of `body` assigned from expressions that mention one anywhere,
 /// a subscript included (`v = x[get_global_id(0)]`), transitively: what may differ between
 /// work-items, memory read at their own index included.
 fn deep_tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
-    let mut tainted: BTreeSet<&str> = ID_WORDS.iter().copied().collect();
+    let mut tainted: BTreeSet<&str> = builtins::named(Flags::ID).collect();
     let assigned = assignments(s, body);
     loop {
         let before = tainted.len();
@@ -359,10 +345,10 @@ fn loop_header(s: &Scanned<'_>, k: usize, end: usize) -> Option<(usize, usize)> 
     }
 }
 
-/// `ID_WORDS` and the variables of `body` assigned from expressions that mention one,
+/// the built-ins flagged [`Flags::ID`] and the variables of `body` assigned from expressions that mention one,
 /// transitively (stores to memory, `a[i] = ..`, are not followed).
 pub(crate) fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
-    let mut tainted: BTreeSet<&str> = ID_WORDS.iter().copied().collect();
+    let mut tainted: BTreeSet<&str> = builtins::named(Flags::ID).collect();
     let assigned = assignments(s, body);
     loop {
         let before = tainted.len();

@@ -35,6 +35,7 @@ use super::source::{FunctionDef, Scanned};
 use super::statement::{
     and_or_operands, assigns, increments, place, pure, statement_start, tokens_text, unwritten,
 };
+use crate::builtins::{self, Flags};
 
 /// `src` with the collectives that [`super::divergence`] would refuse moved where the whole
 /// work-group reaches them, wherever that keeps the meaning ([`uniform_collectives`]'s rules
@@ -149,13 +150,7 @@ fn fix(
 /// reach: a reduction, scan, broadcast or vote (not the `non_uniform` or clustered ones, not
 /// a barrier).
 fn must_be_reached(word: &str) -> bool {
-    ["sub_group_reduce_", "sub_group_scan_"]
-        .iter()
-        .any(|p| word.starts_with(p))
-        || matches!(
-            word,
-            "sub_group_broadcast" | "sub_group_any" | "sub_group_all"
-        )
+    builtins::flags(word).has(Flags::MUST_REACH)
 }
 
 /// `L && R` (or `||`) at token `k` rewritten as `(((L) != 0) & ((R) != 0))` when `R` holds
@@ -189,7 +184,7 @@ fn hoist(
     n: usize,
 ) -> Result<Edits, NoRewrite> {
     let name = s.text(i);
-    if name.contains("barrier") {
+    if builtins::flags(name).has(Flags::BARRIER) {
         return Err(NoRewrite::Barrier);
     }
     let close = s.partner(i + 1);

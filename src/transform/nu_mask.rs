@@ -35,13 +35,12 @@ use super::edit::Edits;
 use super::obstacle::NoRewrite;
 use super::source::{FunctionDef, Scanned};
 use super::statement::{pure, tokens_text, unwritten};
+use crate::builtins::{self, Flags};
 
 /// Whether `word` is a built-in defined over the active work-items: these are masked here (or
 /// refused, naming why), never moved as they are.
 pub(super) fn is_non_uniform(word: &str) -> bool {
-    word.starts_with("sub_group_non_uniform_")
-        || word.starts_with("sub_group_clustered_")
-        || word == "sub_group_elect"
+    builtins::flags(word).has(Flags::NON_UNIFORM)
 }
 
 /// The operation's identity for values like `v` (its text), where it has one.

@@ -42,6 +42,7 @@ use super::obstacle::{Obstacle, UseKind};
 use super::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
 use super::source::{KernelDecl, Param, Scanned};
 use super::variant::VariantKind;
+use crate::builtins::{self, Flags};
 use crate::error::Result;
 use std::fmt::Write as _;
 
@@ -81,22 +82,14 @@ pub(crate) fn with_partitioned_variants_on(
     })
 }
 
-/// The built-ins that describe the whole launch in a variant (and only in its own body).
-const WHOLE_LAUNCH: [&str; 5] = [
-    "get_global_size",
-    "get_global_offset",
-    "get_global_linear_id",
-    "get_num_groups",
-    "get_group_id",
-];
-
 /// Why kernel `k` of `src` cannot run split over several devices, or `None`: a function it
 /// calls (directly, through other functions or through macros) asks for the global size or
 /// offset, the global linear id, the number of work-groups or a work-group id, which would
 /// describe one device's part of the launch there.
 pub(crate) fn whole_launch_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obstacle> {
     fn forbidden(id: &str, in_function: bool) -> Option<UseKind> {
-        (in_function && WHOLE_LAUNCH.contains(&id)).then_some(UseKind::WholeLaunch)
+        let whole = builtins::flags(id).has(Flags::WHOLE_LAUNCH);
+        (in_function && whole).then_some(UseKind::WholeLaunch)
     }
     first_use(scanned, k, forbidden)
 }
@@ -304,7 +297,7 @@ mod tests {
         ));
         assert!(d.contains("#define get_group_id(clg_d) ((get_global_id(clg_d) - get_global_offset(clg_d)) / get_local_size(clg_d))"));
         assert!(!d.contains("clg_user_"));
-        for q in WHOLE_LAUNCH {
+        for q in builtins::named(Flags::WHOLE_LAUNCH) {
             assert!(d.contains(&format!("#define {q}(")), "{q}");
             assert!(
                 format!("{UNDEFS}\n{WHOLE_UNDEFS}").contains(&format!("#undef {q}")),

@@ -53,6 +53,7 @@
 use super::obstacle::{Obstacle, Use, UseKind, Via};
 use super::source::{FunctionDef, KernelDecl, Kind, Scanned};
 use super::variant::VariantKind;
+use crate::builtins::{self, Flags};
 use crate::error::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -237,53 +238,34 @@ impl<'a> Walk<'_, 'a> {
     }
 }
 
-/// Why identifier `id` forbids rounding, if it does.
-/// Built-ins whose answers describe the work-group shape: a kernel that asks for one may
-/// compute indices from it (clpeak's `get_group_id(0) * get_local_size(0) * N + get_local_id(0)`),
-/// which a rounded launch would change.
-const WORK_GROUP_SHAPE: [&str; 6] = [
-    "get_group_id",
-    "get_num_groups",
-    "get_local_size",
-    "get_enqueued_local_size",
-    "get_local_id",
-    "get_local_linear_id",
-];
-
 /// Why kernel `k`'s result may depend on its work-group shape (it asks for it, in its body,
 /// functions it calls or macros it uses), or `None`. Rounding a plain range changes the shape
 /// unless the kernel requires one (`reqd_work_group_size`).
 pub(crate) fn shape_dependence(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obstacle> {
+    // A kernel that asks for the shape may compute indices from it (clpeak's
+    // `get_group_id(0) * get_local_size(0) * N + get_local_id(0)`).
     fn shape(id: &str, _: bool) -> Option<UseKind> {
-        WORK_GROUP_SHAPE
-            .contains(&id)
+        builtins::flags(id)
+            .has(Flags::SHAPE)
             .then_some(UseKind::ShapeQuery)
     }
     first_use(scanned, k, shape)
 }
 
+/// Why identifier `id` forbids rounding, if it does.
 pub(super) fn forbidden(id: &str, in_function: bool) -> Option<UseKind> {
-    let collective = id == "barrier"
-        || id.ends_with("_barrier")
-        || id.starts_with("work_group_")
-        || id.starts_with("async_work_group")
-        || id == "wait_group_events";
-    if collective {
+    let flags = builtins::flags(id);
+    if flags.has(Flags::WORK_GROUP) {
         return Some(UseKind::WorkGroupCollective);
     }
-    if id.contains("sub_group") || id.contains("subgroup") || id.starts_with("sg_") {
+    if flags.has(Flags::SUB_GROUP) {
         return Some(UseKind::SubGroup);
     }
     if id == "local" || id == "__local" {
         return Some(UseKind::LocalMemory);
     }
 
-    if in_function
-        && (matches!(
-            id,
-            "get_global_size" | "get_global_offset" | "get_global_linear_id"
-        ))
-    {
+    if in_function && flags.has(Flags::GLOBAL_RANGE) {
         return Some(UseKind::SeesRoundedRange);
     }
     None

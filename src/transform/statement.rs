@@ -7,27 +7,7 @@ use super::lex::Kind;
 use super::obstacle::NoRewrite;
 use super::source::{FunctionDef, Scanned};
 use super::variant::GENERATED;
-
-/// Built-ins without side effects that an operand moved ahead may call, besides collectives and
-/// `get_*` queries.
-const PURE: &[&str] = &[
-    "min",
-    "max",
-    "abs",
-    "fabs",
-    "fmin",
-    "fmax",
-    "clamp",
-    "select",
-    "mad",
-    "mul24",
-    "mad24",
-    "convert_int",
-    "convert_uint",
-    "convert_float",
-    "convert_long",
-    "convert_ulong",
-];
+use crate::builtins::{self, Flags};
 
 pub(crate) fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
     a + 1 < s.tokens.len() && s.tokens[a].span.end == s.tokens[a + 1].span.start
@@ -98,13 +78,12 @@ pub(crate) fn pure(
             "*" if prev_op => return unsafe_("*"),
             _ if assigns(s, t) || increments(s, t) => return unsafe_(w),
             _ if s.is_call(t) => {
-                if w.contains("non_uniform") {
+                let flags = builtins::flags(w);
+                if flags.has(Flags::NAMES_NON_UNIFORM) {
                     return Err(NoRewrite::NonUniform);
                 }
-                let known = (collective(w) && !w.contains("barrier"))
-                    || w.starts_with("get_")
-                    || w.starts_with("sg_get_")
-                    || PURE.contains(&w);
+                let known = (collective(w) && !flags.has(Flags::BARRIER))
+                    || flags.has(Flags::QUERY | Flags::PURE);
                 if !known {
                     return unsafe_(w);
                 }

@@ -27,6 +27,7 @@ use super::obstacle::{ArgumentObstacle, Obstacle, Use, UseKind};
 use super::rounded::{self, first_use, EXTRA_PARAMS, GUARD};
 use super::source::{KernelDecl, Scanned};
 use super::variant::VariantKind;
+use crate::builtins::{self, Flags};
 use opencl3::kernel::{
     CL_KERNEL_ARG_ACCESS_NONE, CL_KERNEL_ARG_ACCESS_READ_ONLY, CL_KERNEL_ARG_ACCESS_READ_WRITE,
     CL_KERNEL_ARG_ACCESS_WRITE_ONLY, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
@@ -91,12 +92,11 @@ pub(crate) fn unseen_code(src: &str, options: &str) -> Option<Obstacle> {
 }
 
 fn launch_query(id: &str, _: bool) -> Option<UseKind> {
-    match id {
-        "get_global_size" | "get_global_linear_id" | "get_num_groups" => {
-            Some(UseKind::ReportsRoundedRange)
-        }
-        "get_group_id" => Some(UseKind::PartialGroup),
-        _ => None,
+    let flags = builtins::flags(id);
+    if flags.has(Flags::ROUNDED_UP) {
+        Some(UseKind::ReportsRoundedRange)
+    } else {
+        flags.has(Flags::GROUP_ID).then_some(UseKind::PartialGroup)
     }
 }
 
