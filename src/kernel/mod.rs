@@ -21,7 +21,7 @@ use crate::plan::work_group::{choose, Constraints, LocalSize, MIN_POCL_COLLECTIV
 use crate::program::{driver_alias, KernelParts, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use crate::transform::VariantKind;
-pub use crate::transform::{ArgumentObstacle, NoRewrite, Obstacle, Use, UseKind, Via};
+pub use crate::transform::{ArgumentObstacle, NoRewrite, Obstacle, Undecided, Use, UseKind, Via};
 use opencl3::error_codes::CL_INVALID_KERNEL_NAME;
 use opencl3::kernel::Kernel as ClKernel;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};

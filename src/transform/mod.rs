@@ -62,7 +62,7 @@ pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
 pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;
-pub use obstacle::{ArgumentObstacle, NoRewrite, Obstacle, Use, UseKind, Via};
+pub use obstacle::{ArgumentObstacle, NoRewrite, Obstacle, Undecided, Use, UseKind, Via};
 #[cfg(feature = "scaling")]
 pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle};
 pub(crate) use pipeline::{read as read_source, Source};
@@ -223,7 +223,7 @@ pub(crate) fn resolve_conditional_sizes(
         return;
     };
     // What the unknown lines depend on, each once, in order.
-    let mut names: Vec<String> = Vec::new();
+    let mut names: Vec<Undecided> = Vec::new();
     for l in &lines {
         if let pp_eval::LineState::Unknown(m) = l {
             if !names.contains(m) {

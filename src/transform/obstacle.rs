@@ -96,15 +96,15 @@ pub enum Obstacle {
     },
     /// The kernel's size attribute is selected by `#if` branches on macros clgroups cannot tell.
     SelectedByIf {
-        /// The macros.
-        macros: Vec<String>,
+        /// What the branches depend on.
+        macros: Vec<Undecided>,
     },
     /// `why`, and the build's `#if` branches depend on macros clgroups cannot tell.
     UnknownMacros {
         /// Why.
         why: Box<Obstacle>,
-        /// The macros.
-        macros: Vec<String>,
+        /// What the branches depend on.
+        macros: Vec<Undecided>,
     },
     /// A build option names what `0` says.
     BuildOption(Use),
@@ -219,6 +219,37 @@ pub enum Obstacle {
     },
     /// The wrapper program did not build.
     WrapperBuild(Box<Error>),
+}
+
+/// What an `#if` the build's macros cannot decide depends on ([`Obstacle::SelectedByIf`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Undecided {
+    /// A macro clgroups cannot tell.
+    Macro(String),
+    /// A call of a function-like macro.
+    FunctionLike(String),
+    /// A malformed condition.
+    Malformed,
+    /// A division by zero.
+    DivisionByZero,
+    /// A shift out of range.
+    ShiftOutOfRange,
+    /// A condition too large to expand.
+    TooLarge,
+}
+
+impl fmt::Display for Undecided {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Undecided::Macro(m) => f.write_str(m),
+            Undecided::FunctionLike(m) => write!(f, "{m} (a function-like macro)"),
+            Undecided::Malformed => f.write_str("a malformed #if condition"),
+            Undecided::DivisionByZero => f.write_str("a division by zero in an #if condition"),
+            Undecided::ShiftOutOfRange => f.write_str("a shift out of range in an #if"),
+            Undecided::TooLarge => f.write_str("an #if condition too large to expand"),
+        }
+    }
 }
 
 /// A step from a kernel's body towards a use ([`Obstacle::Uses`]).
@@ -464,7 +495,7 @@ impl fmt::Display for Obstacle {
 }
 
 /// `names` quoted and joined (`` `A`, `B` ``).
-fn quoted(names: &[String]) -> String {
+fn quoted(names: &[Undecided]) -> String {
     let list: Vec<String> = names.iter().map(|m| format!("`{m}`")).collect();
     list.join(", ")
 }
