@@ -43,13 +43,12 @@ use crate::builtins::{self, Flags};
 /// A build runs these steps through [`super::pipeline::read`], which scans each text once.
 #[cfg(test)]
 pub(crate) fn uniform_collectives(src: &str, collective: fn(&str) -> bool) -> String {
-    let mut text = src.to_string();
-    for n in 0..MAX_FIXES {
-        let Ok(s) = Scanned::new(&text) else { break };
-        let Some(next) = next_text(&s, collective, n) else {
+    let (mut text, mut n) = (src.to_string(), 0);
+    while let Ok(s) = Scanned::new(&text) {
+        let Some((next, moved)) = next_text(&s, collective, n) else {
             break;
         };
-        text = next;
+        (text, n) = (next, n + moved);
     }
     text
 }
@@ -57,12 +56,32 @@ pub(crate) fn uniform_collectives(src: &str, collective: fn(&str) -> bool) -> St
 /// How many collectives [`uniform_collectives`] moves at most.
 pub(crate) const MAX_FIXES: usize = 256;
 
-/// One step of [`uniform_collectives`]: the scanned text with its first collective under a
-/// divergent condition that can be moved (the `n`th step's) moved, or `None` where none can.
-pub(crate) fn next_text(s: &Scanned<'_>, collective: fn(&str) -> bool, n: usize) -> Option<String> {
-    let edits = (s.functions.iter()).find_map(|f| first_fix(s, f, collective, n))?;
-    log::debug!("collective under a divergent condition rewritten: {edits:?}");
-    Some(super::edit::apply_edits(s.src, edits))
+/// One round of [`uniform_collectives`] over one scan: the scanned text with, in every
+/// function, its first collective under a divergent condition that can be moved moved (each
+/// function's moves are its own: one function's edits change nothing another's analysis reads),
+/// numbered from `n` (moves so far, at most [`MAX_FIXES`] in all), and how many moved; `None`
+/// where none can. A round per move a function needs, not per move in the source.
+pub(crate) fn next_text(
+    s: &Scanned<'_>,
+    collective: fn(&str) -> bool,
+    n: usize,
+) -> Option<(String, usize)> {
+    let mut edits = Edits::new();
+    let (mut moved, mut done_to) = (0, 0);
+    for f in &s.functions {
+        let span = s.tokens[f.body.0].span.start..s.tokens[f.body.1].span.end;
+        if n + moved >= MAX_FIXES || span.start < done_to {
+            continue;
+        }
+        if let Some(fix) = first_fix(s, f, collective, n + moved) {
+            log::debug!("collective under a divergent condition rewritten: {fix:?}");
+            if fix.iter().all(|e| span.start <= e.0 && e.1 <= span.end) {
+                (moved, done_to) = (moved + 1, span.end);
+                edits.extend(fix);
+            }
+        }
+    }
+    (moved > 0).then(|| (super::edit::apply_edits(s.src, edits), moved))
 }
 
 /// The edits of the first collective of `f` under a divergent region that can be rewritten.

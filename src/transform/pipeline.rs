@@ -37,7 +37,8 @@ struct Memo {
 
 /// Reads `src` for a build on a device of `backend` whose collectives are work-group barriers
 /// where `collective` (which tells them) is given: there the collectives under conditions shown
-/// uniform are moved first ([`hoist::next_text`], step by step, each step's text scanned once), then
+/// uniform are moved first ([`hoist::next_text`], a round of moves per scan, each round's text
+/// scanned once), then
 /// the facts are read from the last text's scan; `then` gets the result.
 pub(crate) fn read<R>(
     src: &str,
@@ -50,13 +51,12 @@ pub(crate) fn read<R>(
     let scanned = loop {
         let s = Scanned::new(&text);
         let next = match (&s, collective) {
-            (Ok(s), Some(c)) if n < hoist::MAX_FIXES => hoist::next_text(s, c, n),
+            (Ok(s), Some(c)) => hoist::next_text(s, c, n),
             _ => None,
         };
-        let Some(next) = next else { break s };
+        let Some((next, moved)) = next else { break s };
         drop(s);
-        text = next;
-        n += 1;
+        (text, n) = (next, n + moved);
     };
     let facts = SourceFacts::of_scan(&text, scanned.as_ref(), backend, collective)?;
     then(Source {
