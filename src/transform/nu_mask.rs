@@ -107,7 +107,7 @@ fn masked_call(name: &str, args: &[String], mask: &str) -> Option<String> {
     ]
     .iter()
     .find_map(|p| name.strip_prefix(p))?;
-    let clustered = name.starts_with("sub_group_clustered_");
+    let clustered = builtins::flags(name).has(Flags::CLUSTERED);
     if args.len() != 1 + usize::from(clustered) {
         return None;
     }
@@ -308,7 +308,7 @@ pub(super) fn masked(
     }
     let value = match is_non_uniform(name) {
         true => masked_call(name, &args, &mask).ok_or(NoRewrite::NonUniform)?,
-        false if name.contains("barrier") => return Err(NoRewrite::Barrier),
+        false if builtins::flags(name).has(Flags::BARRIER) => return Err(NoRewrite::Barrier),
         // A broadcast or shuffle: the original's value wherever the original is defined.
         false => masked_uniform_call(name, &args, &mask).unwrap_or_else(|| typed.clone()),
     };
