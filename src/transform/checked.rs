@@ -337,7 +337,7 @@ pub(crate) fn write_checked_rounded(out: &mut String, scanned: &Scanned, k: &Ker
 
 /// `src` with checked variants after the kernels of `kernels` (from `scan_kernels(src)`): for
 /// those in `round`, checked rounded and sized variants (see [`super::rounded`]);
-/// for every one, the checked variant [`checked_name`]. The helper comes first (unless `src`
+/// for every one, the checked variant ([`VariantKind::Checked`]). The helper comes first (unless `src`
 /// has it).
 #[cfg(test)]
 pub fn with_checked_variants(

@@ -6,7 +6,7 @@
 //! can be read (the `__clg_part` names appear in compiler logs and profilers) and tested
 //! without a device.
 //!
-//! The variant [`partitioned_name`]`("k")` = `k__clg_part` of kernel `k` is `k` with:
+//! The variant [`VariantKind::Partitioned`]`.name("k")` = `k__clg_part` of kernel `k` is `k` with:
 //!
 //! * every `global`/`__global` pointer parameter `p` renamed `clg_part_p`;
 //! * one trailing `const ulong clg_origin_p` per such pointer, in parameter order: the byte

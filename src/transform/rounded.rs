@@ -12,8 +12,8 @@
 //!
 //! # The variants of kernel `k`
 //!
-//! * Two are written: the *rounded* variant [`rounded_name`]`("k")` = `k__clg_rounded`, whose
-//!   first statement is the guard, and the *sized* variant [`sized_name`]`("k")` =
+//! * Two are written: the *rounded* variant [`VariantKind::Rounded`]`.name("k")` = `k__clg_rounded`, whose
+//!   first statement is the guard, and the *sized* variant [`VariantKind::Sized`]`.name("k")` =
 //!   `k__clg_sized`, identical but without the guard. A rounded launch runs the sized variant
 //!   over the part of the range where every work-item is inside the user's range (no branch,
 //!   so CPU drivers keep vectorising) and the rounded variant over the last row of
