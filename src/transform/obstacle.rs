@@ -10,10 +10,16 @@ use std::fmt;
 ///
 /// ```
 /// # use clgroups::prelude::*;
+/// use clgroups::kernel::{Obstacle, UseKind};
 /// # let queue = Queue::new(&default_device()?)?;
 /// let src = "kernel void k(global int *x) { barrier(CLK_LOCAL_MEM_FENCE); x[0] = 1; }";
-/// let p = Program::from_source(&queue, src)?;
-/// let why = p.kernel("k")?.rounding_support().unwrap_err();
+/// let k = Program::from_source(&queue, src)?.kernel("k")?;
+/// let why = k.rounding_support().unwrap_err();
+/// let collective = |o: &Obstacle| match o {
+///     Obstacle::Uses { used, .. } => used.kind == UseKind::WorkGroupCollective,
+///     _ => false,
+/// };
+/// assert!(collective(why));
 /// assert_eq!(why.to_string(), "kernel `k` uses `barrier` (a work-group collective)");
 /// # Ok::<(), clgroups::Error>(())
 /// ```
