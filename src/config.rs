@@ -1,10 +1,11 @@
-//! The environment: every `CLGROUPS_*` variable clgroups reads, parsed here and nowhere else.
+//! The environment: every `CLGROUPS_*` variable clgroups reads, read here and nowhere else.
 //!
 //! [`VARIABLES`] lists them with the values each accepts (`docs/environment.md` is checked
 //! against it by a test). Each is parsed by one parser per kind of value (a switch, a number
-//! of seconds, a word from a list, set-or-unset; a value with a type of its own, such as the
-//! rounding parameters or the scan tile, by that type's parser) into a typed setting, once
-//! per process at its first use: set a variable before the first call that needs it. The
+//! of seconds, set-or-unset; a value with a type of its own, such as the placement, the
+//! rounding parameters or the scan tile, by that type's own parser, so this module imports no
+//! other) into a typed setting held here, once per process at its first use: set a variable
+//! before the first call that needs it. The
 //! device selectors are the exception: `CLGROUPS_DEVICE` and `CLGROUPS_DEVICES` are read at
 //! each call of [`default_device`](crate::default_device) and
 //! [`RootDevice::from_env`](crate::scaling::RootDevice::from_env), whose job is to read them.
@@ -25,12 +26,10 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
-use crate::device::ShuffleBackend;
 use crate::error::{Error, Result};
-use crate::plan::rounding::{RoundingConfig, RoundingMode};
-#[cfg(feature = "scaling")]
-use crate::scaling::Placement;
-use std::sync::OnceLock;
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 /// One environment variable clgroups reads.
@@ -62,20 +61,20 @@ const fn var(
 
 const DEVICE: &str = "CLGROUPS_DEVICE";
 const DEVICES: &str = "CLGROUPS_DEVICES";
-const SHUFFLE_BACKEND: &str = "CLGROUPS_SHUFFLE_BACKEND";
+pub(crate) const SHUFFLE_BACKEND: &str = "CLGROUPS_SHUFFLE_BACKEND";
 const CHECKED: &str = "CLGROUPS_CHECKED";
 const TIMEOUT: &str = "CLGROUPS_TIMEOUT";
-const PLACEMENT: &str = "CLGROUPS_PLACEMENT";
+pub(crate) const PLACEMENT: &str = "CLGROUPS_PLACEMENT";
 const STRICT: &str = "CLGROUPS_STRICT";
-const SPREAD: &str = "CLGROUPS_SPREAD";
+pub(crate) const SPREAD: &str = "CLGROUPS_SPREAD";
 const POST: &str = "CLGROUPS_POST";
-const SCAN_TILE: &str = "CLGROUPS_SCAN_TILE";
+pub(crate) const SCAN_TILE: &str = "CLGROUPS_SCAN_TILE";
 const SCAN_WAIT_NS: &str = "CLGROUPS_SCAN_WAIT_NS";
-const ROUNDING: &str = "CLGROUPS_RANGE_ROUNDING";
-const ROUNDING_PARAMS: &str = "CLGROUPS_RANGE_ROUNDING_PARAMS";
-const ROUNDING_DISABLE: &str = "CLGROUPS_DISABLE_RANGE_ROUNDING";
-const ROUNDING_EXP: &str = "CLGROUPS_EXP_RANGE_ROUNDING";
-const ROUNDING_TRACE: &str = "CLGROUPS_RANGE_ROUNDING_TRACE";
+pub(crate) const ROUNDING: &str = "CLGROUPS_RANGE_ROUNDING";
+pub(crate) const ROUNDING_PARAMS: &str = "CLGROUPS_RANGE_ROUNDING_PARAMS";
+pub(crate) const ROUNDING_DISABLE: &str = "CLGROUPS_DISABLE_RANGE_ROUNDING";
+pub(crate) const ROUNDING_EXP: &str = "CLGROUPS_EXP_RANGE_ROUNDING";
+pub(crate) const ROUNDING_TRACE: &str = "CLGROUPS_RANGE_ROUNDING_TRACE";
 
 /// The accepted spellings of a switch.
 const SWITCH: &str = "1, true, yes or on; 0, false, no or off";
@@ -135,25 +134,19 @@ pub fn timeout() -> Result<Duration> {
     settings().timeout()
 }
 
-/// The process's settings, each parsed at its first use (`None`: unset or blank).
+/// The process's settings of plain kinds (a switch, seconds, a number), each parsed at its
+/// first use (`None`: unset or blank). A value of a type of its own is parsed by that type
+/// ([`typed`], [`typed_tuning`], [`held`]).
 #[derive(Default)]
 pub(crate) struct Settings {
-    shuffle_backend: OnceLock<Result<Option<ShuffleBackend>>>,
     checked: OnceLock<Result<Option<bool>>>,
     timeout: OnceLock<Result<Option<Duration>>>,
     #[cfg(feature = "scaling")]
-    placement: OnceLock<Result<Option<Placement>>>,
-    #[cfg(feature = "scaling")]
     strict: OnceLock<Result<Option<bool>>>,
-    #[cfg(feature = "scaling")]
-    spread: OnceLock<Result<Option<crate::plan::cost::SpreadPolicy>>>,
     #[cfg(feature = "algorithms")]
     post: OnceLock<Result<Option<bool>>>,
     #[cfg(feature = "algorithms")]
-    scan_tile: OnceLock<Option<crate::algorithms::plan::Tile>>,
-    #[cfg(feature = "algorithms")]
     scan_wait_ns: OnceLock<Option<u32>>,
-    rounding: OnceLock<RoundingConfig>,
 }
 
 /// The settings of this process.
@@ -163,20 +156,6 @@ pub(crate) fn settings() -> &'static Settings {
 }
 
 impl Settings {
-    /// [`SHUFFLE_BACKEND`]: the backend every device must use, if set.
-    pub(crate) fn shuffle_backend(&self) -> Result<Option<ShuffleBackend>> {
-        let words = [
-            ("khr", ShuffleBackend::Khr),
-            ("intel", ShuffleBackend::Intel),
-            ("nvidia-ptx", ShuffleBackend::NvidiaPtx),
-            ("ptx", ShuffleBackend::NvidiaPtx),
-            ("emulated", ShuffleBackend::Emulated),
-        ];
-        once(&self.shuffle_backend, SHUFFLE_BACKEND, |v| {
-            choice(v, &words)
-        })
-    }
-
     /// [`CHECKED`], if set.
     pub(crate) fn checked(&self) -> Result<Option<bool>> {
         once(&self.checked, CHECKED, switch)
@@ -188,47 +167,16 @@ impl Settings {
         Ok(set.unwrap_or(Duration::from_secs(600)))
     }
 
-    /// [`PLACEMENT`], if set.
-    #[cfg(feature = "scaling")]
-    pub(crate) fn placement(&self) -> Result<Option<Placement>> {
-        let words = [
-            ("shared", Placement::Shared),
-            ("partitioned", Placement::Partitioned),
-        ];
-        once(&self.placement, PLACEMENT, |v| choice(v, &words))
-    }
-
     /// [`STRICT`], off where unset.
     #[cfg(feature = "scaling")]
     pub(crate) fn strict(&self) -> Result<bool> {
         Ok(once(&self.strict, STRICT, switch)?.unwrap_or(false))
     }
 
-    /// [`SPREAD`], if set.
-    #[cfg(feature = "scaling")]
-    pub(crate) fn spread(&self) -> Result<Option<crate::plan::cost::SpreadPolicy>> {
-        use crate::plan::cost::SpreadPolicy;
-        let words = [
-            ("model", SpreadPolicy::Model),
-            ("split", SpreadPolicy::Split),
-            ("one", SpreadPolicy::OneDevice),
-        ];
-        once(&self.spread, SPREAD, |v| choice(v, &words))
-    }
-
     /// [`POST`], on where unset.
     #[cfg(feature = "algorithms")]
     pub(crate) fn post(&self) -> Result<bool> {
         Ok(once(&self.post, POST, switch)?.unwrap_or(true))
-    }
-
-    /// [`SCAN_TILE`], if set to a valid tile (a bad value warns: `None`).
-    #[cfg(feature = "algorithms")]
-    pub(crate) fn scan_tile(&self) -> Option<crate::algorithms::plan::Tile> {
-        let tile = |v: &str| crate::algorithms::plan::Tile::parse(v);
-        *self
-            .scan_tile
-            .get_or_init(|| tuning(SCAN_TILE, read(SCAN_TILE), tile))
     }
 
     /// [`SCAN_WAIT_NS`]: every look-back tile's wait in ns, if forced (a bad value warns).
@@ -238,15 +186,42 @@ impl Settings {
             .scan_wait_ns
             .get_or_init(|| tuning(SCAN_WAIT_NS, read(SCAN_WAIT_NS), |v| v.trim().parse().ok()))
     }
+}
 
-    /// The range-rounding variables (bad values warn and keep the default).
-    pub(crate) fn rounding(&self) -> RoundingConfig {
-        *self.rounding.get_or_init(|| {
-            let cfg = rounding_from(read);
-            log::debug!("range rounding configuration: {cfg:?}");
-            cfg
-        })
+/// Variable `name` parsed by its type's own parser `kind`, once per process (`None`: unset or
+/// blank; a value `kind` refuses is an [`Error::InvalidEnvironment`]).
+pub(crate) fn typed<T: Clone + Send + Sync + 'static>(
+    name: &'static str,
+    kind: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>> {
+    held(name, || parse(name, read(name), kind))
+}
+
+/// A tuning knob of a type of its own: [`typed`], where a bad value warns and is `None`.
+#[cfg(feature = "algorithms")]
+pub(crate) fn typed_tuning<T: Clone + Send + Sync + 'static>(
+    name: &'static str,
+    kind: impl Fn(&str) -> Option<T>,
+) -> Option<T> {
+    held(name, || tuning(name, read(name), kind))
+}
+
+/// The value `init` makes on the first call for `key`, held for the process (every key is
+/// used with one type).
+pub(crate) fn held<T: Clone + Send + Sync + 'static>(
+    key: &'static str,
+    init: impl FnOnce() -> T,
+) -> T {
+    type Held = HashMap<&'static str, Box<dyn Any + Send + Sync>>;
+    static HELD: OnceLock<Mutex<Held>> = OnceLock::new();
+    let cell = HELD.get_or_init(Mutex::default);
+    let mut values = cell.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(v) = values.get(key).and_then(|v| v.downcast_ref::<T>()) {
+        return v.clone();
     }
+    let v = init();
+    values.insert(key, Box::new(v.clone()));
+    v
 }
 
 /// The variables clgroups does not own that decide which drivers and devices exist, as
@@ -277,31 +252,9 @@ pub(crate) fn device_selectors() -> Option<Vec<String>> {
     Some(list.split(',').map(|s| s.trim().to_string()).collect())
 }
 
-/// The range-rounding configuration from a variable lookup (`None` = unset): the disabling,
-/// experimental and trace variables count when set to anything, even empty or `0`, as in
-/// DPC++; a bad mode or parameters warn and keep the default.
-pub(crate) fn rounding_from(get: impl Fn(&str) -> Option<String>) -> RoundingConfig {
-    let params = tuning(ROUNDING_PARAMS, get(ROUNDING_PARAMS), |v| v.parse().ok());
-    let modes = [
-        ("on", RoundingMode::On),
-        ("force", RoundingMode::Force),
-        ("disable", RoundingMode::Disable),
-    ];
-    let mode = match get(ROUNDING_DISABLE) {
-        Some(_) => RoundingMode::Disable,
-        None => tuning(ROUNDING, get(ROUNDING), |v| choice(v, &modes)).unwrap_or_default(),
-    };
-    RoundingConfig {
-        mode,
-        params,
-        experimental: get(ROUNDING_EXP).is_some(),
-        trace: get(ROUNDING_TRACE).is_some(),
-    }
-}
-
 /// The one place the process environment is read (lossily: a value that is not UTF-8 is
 /// parsed with its bad bytes replaced).
-fn read(name: &str) -> Option<String> {
+pub(crate) fn read(name: &str) -> Option<String> {
     std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
 }
 
@@ -339,7 +292,11 @@ fn parse<T>(
 }
 
 /// A tuning knob: [`parse`], where a bad value is a warning and `None` (the default).
-fn tuning<T>(name: &str, value: Option<String>, kind: impl Fn(&str) -> Option<T>) -> Option<T> {
+pub(crate) fn tuning<T>(
+    name: &str,
+    value: Option<String>,
+    kind: impl Fn(&str) -> Option<T>,
+) -> Option<T> {
     parse(name, value, kind).unwrap_or_else(|e| {
         log::warn!("{e}; using the default");
         eprintln!("clgroups: warning: {e}; using the default");
@@ -360,12 +317,6 @@ fn switch(text: &str) -> Option<bool> {
 fn seconds(text: &str) -> Option<Duration> {
     let s: f64 = text.parse().ok()?;
     (s > 0.0 && s.is_finite()).then(|| Duration::from_secs_f64(s))
-}
-
-/// One of `words` (ASCII case ignored).
-fn choice<T: Copy>(text: &str, words: &[(&str, T)]) -> Option<T> {
-    let text = text.to_ascii_lowercase();
-    words.iter().find(|(w, _)| *w == text).map(|&(_, v)| v)
 }
 
 #[cfg(test)]

@@ -110,7 +110,7 @@ pub enum Error {
         /// Local range, OpenCL order (empty for an automatic one).
         local: Vec<usize>,
         /// What is wrong.
-        reason: String,
+        reason: Box<crate::plan::Refusal>,
     },
     /// A kernel argument does not match the kernel's signature.
     #[error("kernel `{kernel}` argument {index}: {reason}")]

@@ -138,18 +138,17 @@ impl Event {
 
 /// Why a launch on a queue of context `context` (its key) cannot wait for `events`: an event
 /// of another context (OpenCL refuses it at enqueue), or one whose context cannot be queried.
-pub(crate) fn foreign_wait(events: &[&Event], context: usize) -> Option<String> {
+pub(crate) fn foreign_wait(events: &[&Event], context: usize) -> Option<crate::plan::Refusal> {
     events.iter().find_map(|e| {
         e.raw.iter().find_map(|r| match r.context() {
             Ok(c) if c as usize == context => None,
-            Ok(_) => Some(format!(
-                "it waits for an event of another context (a command on {})",
-                e.context()
-            )),
-            Err(err) => Some(format!(
-                "the context of an event to wait for is unknown ({err}, a command on {})",
-                e.context()
-            )),
+            Ok(_) => Some(crate::plan::Refusal::ForeignEvent {
+                command: e.context(),
+            }),
+            Err(err) => Some(crate::plan::Refusal::EventContextUnknown {
+                error: err.to_string(),
+                command: e.context(),
+            }),
         })
     })
 }

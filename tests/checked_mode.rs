@@ -8,10 +8,7 @@ mod common;
 use clgroups::launch::{Local, LocalSize};
 use clgroups::{Buffer, Error, Program, Range};
 
-const SRC: &str = r#"
-kernel void fill(global int *o, int v) { o[get_global_id(0)] = v; }
-kernel void mixed(global float *f, global int *i, uint n, float a) { if (get_global_id(0) < n) f[get_global_id(0)] = a + i[get_global_id(0)]; }
-"#;
+const SRC: &str = include_str!("cl/fill.cl");
 
 /// Checked mode reports a write past the end of a buffer as an error naming the kernel,
 /// the argument and the element, and the buffer stays usable.

@@ -6,12 +6,13 @@
 //! reach it (`A || B`: where `A` is false). Both were refused before ("its condition is not
 //! shown uniform in each sub-group", "a non_uniform built-in's result depends on the work-items
 //! reaching it"). Checked against the host over the sub-groups each kernel reports, in
-//! work-groups that are and are not multiples of the sub-group size; each case in a child
-//! process, so a barrier that hangs or crashes PoCL fails the test.
+//! work-groups that are and are not multiples of the sub-group size (`tests/common/recorded.rs`).
 
 mod common;
 
-use clgroups::{Buffer, LocalSize, Program, Range};
+use common::recorded::{self, GLOBAL, LOCALS};
+
+use clgroups::Buffer;
 
 const SRC: &str = r#"
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
@@ -64,48 +65,16 @@ fn expected(v: &[i32], t: i32) -> Vec<[i32; 4]> {
 #[test]
 fn collectives_in_divergent_chains_match_the_host() {
     let test = "collectives_in_divergent_chains_match_the_host";
-    common::in_child(test, || {
-        let q = common::queue();
-        let d = q.device().clone();
-        let p = Program::from_source(&q, SRC).unwrap_or_else(|e| panic!("{d}: {e}"));
+    recorded::in_child(test, SRC, |q, p| {
+        let d = q.device();
         let k = p.kernel("chains").unwrap_or_else(|e| panic!("{d}: {e}"));
-        let global = 264usize;
-        let x: Vec<i32> = common::values(global, 5).iter().map(|v| v % 50).collect();
-        let xb = Buffer::from_slice(&q, &x).unwrap();
+        let x: Vec<i32> = common::values(GLOBAL, 5).iter().map(|v| v % 50).collect();
+        let xb = Buffer::from_slice(q, &x).unwrap();
         let mut checked = 0;
-        for (local, t) in [(8usize, 0i32), (12, 20), (24, -30), (33, 5), (88, 40)] {
-            let out = Buffer::from_slice(&q, &vec![-99i32; 4 * global]).unwrap();
-            let ids = Buffer::from_slice(&q, &vec![u32::MAX; 2 * global]).unwrap();
+        for (local, t) in LOCALS.into_iter().zip([0i32, 20, -30, 5, 40]) {
             // SAFETY: work-item g reads x[g] and writes out[4g..4g + 4], ids[2g], ids[2g + 1].
-            unsafe {
-                k.launch()
-                    .arg(&xb)
-                    .arg(&out)
-                    .arg(&ids)
-                    .arg(t)
-                    .nd_range(Range::d1(global), LocalSize::Exact(Range::d1(local)))
-            }
-            .and_then(|ev| ev.wait())
-            .unwrap_or_else(|e| panic!("{d}: local {local}: {e}"));
-            let got = out.read(&q).unwrap();
-            let ids = ids.read(&q).unwrap();
-            // The sub-groups: (work-group, sub-group id) -> global ids in lane order.
-            let mut groups: std::collections::BTreeMap<(usize, u32), Vec<(u32, usize)>> =
-                Default::default();
-            for g in 0..global {
-                let key = (g / local, ids[2 * g]);
-                groups.entry(key).or_default().push((ids[2 * g + 1], g));
-            }
-            for (key, mut lanes) in groups {
-                lanes.sort_unstable();
-                let gs: Vec<usize> = lanes.iter().map(|&(_, g)| g).collect();
-                assert!(
-                    lanes
-                        .iter()
-                        .enumerate()
-                        .all(|(l, &(lane, _))| lane as usize == l),
-                    "{d}: local {local}: sub-group {key:?}: lanes {lanes:?}"
-                );
+            let (got, sub_groups) = unsafe { recorded::launch(q, &k, &xb, (4, local), &[t]) };
+            for gs in sub_groups {
                 let xs: Vec<i32> = gs.iter().map(|&g| x[g]).collect();
                 let have: Vec<[i32; 4]> = (gs.iter())
                     .map(|&g| [0, 1, 2, 3].map(|f| got[4 * g + f]))
@@ -115,7 +84,7 @@ fn collectives_in_divergent_chains_match_the_host() {
                 checked += gs.len();
             }
         }
-        assert_eq!(checked, 5 * global);
+        assert_eq!(checked, 5 * GLOBAL);
         println!("{d}: chains: right, {checked} work-items");
     });
 }

@@ -8,12 +8,13 @@
 //! and shuffles ahead as they are, and refuses what it cannot rewrite (a loop whose trip count
 //! a loaded value decides, a barrier) before anything is enqueued, naming why. Values drawn so
 //! that some sub-groups take the branch whole, some in part and some not at all; work-groups
-//! that are and are not multiples of the sub-group size. Each case runs in a child process, so
-//! a barrier that hangs or crashes PoCL fails the test.
+//! that are and are not multiples of the sub-group size (`tests/common/recorded.rs`).
 
 mod common;
 
-use clgroups::{Buffer, Error, LocalSize, Program, Range};
+use common::recorded::{self, GLOBAL, LOCALS};
+
+use clgroups::{Buffer, Error};
 
 const SRC: &str = r#"
 #include <clgroups/subgroup.h>
@@ -127,49 +128,21 @@ fn expected(kernel: &str, v: &[i32]) -> Vec<i32> {
         .collect()
 }
 
-/// The sub-groups of the launch, from the (sub-group id, lane) each work-item recorded: the
-/// global ids of each, in lane order.
-fn sub_groups(ids: &[u32], local: usize) -> Vec<Vec<usize>> {
-    let mut out = Vec::new();
-    for (w, rec) in ids.chunks(2 * local).enumerate() {
-        let count = rec.iter().step_by(2).max().map_or(0, |&m| m as usize + 1);
-        for s in 0..count as u32 {
-            let mut lanes: Vec<(u32, usize)> = (0..rec.len() / 2)
-                .filter(|&i| rec[2 * i] == s)
-                .map(|i| (rec[2 * i + 1], w * local + i))
-                .collect();
-            lanes.sort_unstable();
-            assert!(
-                lanes
-                    .iter()
-                    .enumerate()
-                    .all(|(l, &(lane, _))| lane as usize == l),
-                "sub-group {s} of work-group {w}: lanes {lanes:?}"
-            );
-            out.push(lanes.into_iter().map(|(_, g)| g).collect());
-        }
-    }
-    out
-}
-
 #[test]
 fn collectives_under_data_conditions_are_masked_or_refused() {
     let test = "collectives_under_data_conditions_are_masked_or_refused";
-    common::in_child(test, || {
-        let q = common::queue();
-        let d = q.device().clone();
-        let p = Program::from_source(&q, SRC).unwrap_or_else(|e| panic!("{d}: {e}"));
-        let global = 264usize;
+    recorded::in_child(test, SRC, |q, p| {
+        let d = q.device();
         // Blocks of 24 work-items: all positive, all negative, then mixed signs.
-        let raw = common::values(global, 38);
-        let x: Vec<i32> = (0..global)
+        let raw = common::values(GLOBAL, 38);
+        let x: Vec<i32> = (0..GLOBAL)
             .map(|g| match (g / 24) % 3 {
                 0 => raw[g].rem_euclid(99) + 1,
                 1 => -raw[g].rem_euclid(99) - 1,
                 _ => raw[g] % 100,
             })
             .collect();
-        let xb = Buffer::from_slice(&q, &x).unwrap();
+        let xb = Buffer::from_slice(q, &x).unwrap();
         // Where collectives are not work-group barriers (NVIDIA's warps), nothing is rewritten:
         // a sub-group that the condition splits reaches the collective in part, which is
         // undefined there as in SYCL and CUDA; only sub-groups that take the branch whole or
@@ -187,21 +160,10 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
             let k = p
                 .kernel(kernel)
                 .unwrap_or_else(|e| panic!("{d}: {kernel}: {e}"));
-            for local in [8usize, 12, 24, 33, 88] {
-                let out = Buffer::from_slice(&q, &vec![-99i32; global]).unwrap();
-                let ids = Buffer::from_slice(&q, &vec![u32::MAX; 2 * global]).unwrap();
+            for local in LOCALS {
                 // SAFETY: work-item g reads x[g] and writes out[g], ids[2g] and ids[2g + 1].
-                unsafe {
-                    k.launch()
-                        .arg(&xb)
-                        .arg(&out)
-                        .arg(&ids)
-                        .nd_range(Range::d1(global), LocalSize::Exact(Range::d1(local)))
-                }
-                .and_then(|ev| ev.wait())
-                .unwrap_or_else(|e| panic!("{d}: {kernel}: {e}"));
-                let got = out.read(&q).unwrap();
-                for lanes in sub_groups(&ids.read(&q).unwrap(), local) {
+                let (got, sub_groups) = unsafe { recorded::launch(q, &k, &xb, (1, local), &[]) };
+                for lanes in sub_groups {
                     let xs: Vec<i32> = lanes.iter().map(|&g| x[g]).collect();
                     let taken = xs.iter().filter(|&&v| v > 0).count();
                     if !masked && taken != 0 && taken != xs.len() {
@@ -219,7 +181,8 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
             }
             println!("{d}: {kernel}: right");
         }
-        assert_eq!(checked + undefined, 6 * 5 * global);
+        assert_eq!(checked + undefined, 6 * 5 * GLOBAL);
+        println!("{d}: {checked} work-items checked");
         if undefined > 0 {
             println!(
                 "{d}: {undefined} work-items of split sub-groups not checked (undefined here)"

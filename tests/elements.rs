@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::Poison;
+
 use bytemuck::{Pod, Zeroable};
 use clgroups::launch::Launch;
 use clgroups::prelude::*;
@@ -44,8 +46,6 @@ kernel void axpy_h(global half *y, global const half2 *x, half a) {
     y[i] = a * x[i].x + x[i].y + y[i];
 }
 "#;
-
-const POISON: f32 = -12345.0;
 
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 #[repr(C)]
@@ -142,7 +142,7 @@ fn half_storage_on_every_device() {
         .map(|i| f16::from_f32(i as f32 * 0.5 - 64.0))
         .collect();
     let xs = Buffer::from_slice(&queue, &x).unwrap();
-    let y = Buffer::from_slice(&queue, &vec![POISON; n]).unwrap();
+    let y = Buffer::from_slice(&queue, &vec![f32::POISON; n]).unwrap();
     let z = Buffer::from_slice(&queue, &vec![f16::NAN; n]).unwrap();
     let k = p.kernel("widen").unwrap();
     // SAFETY: work-item i < n touches x[i], y[i], z[i]; each buffer has n elements.
@@ -223,7 +223,7 @@ fn wrong_element_types_are_errors_before_enqueue() {
     let queue = common::queue();
     let p = program(&queue);
     let n = 64;
-    let poisoned = |len| Buffer::from_slice(&queue, &vec![[POISON; 4]; len]).unwrap();
+    let poisoned = |len| Buffer::from_slice(&queue, &vec![[f32::POISON; 4]; len]).unwrap();
     let k = p.kernel("scale4").unwrap();
     let v = poisoned(n);
     let launch = |s: &dyn Fn(Launch<'_>) -> Launch<'_>| {
@@ -258,7 +258,7 @@ fn wrong_element_types_are_errors_before_enqueue() {
     );
 
     // float3 takes 16 bytes: a buffer of [f32; 3] (12) would be overrun.
-    let packed = Buffer::from_slice(&queue, &vec![[POISON; 3]; n]).unwrap();
+    let packed = Buffer::from_slice(&queue, &vec![[f32::POISON; 3]; n]).unwrap();
     let k3 = p.kernel("take3").unwrap();
     // SAFETY: refused before enqueue (12-byte elements for a 16-byte pointee).
     let r = unsafe { k3.launch().arg(&packed).nd_range(n, LocalSize::Auto) };
@@ -272,10 +272,14 @@ fn wrong_element_types_are_errors_before_enqueue() {
         other => panic!("expected an argument error, got {other:?}"),
     }
     queue.finish().unwrap();
-    assert_eq!(v.read(&queue).unwrap(), vec![[POISON; 4]; n], "nothing ran");
+    assert_eq!(
+        v.read(&queue).unwrap(),
+        vec![[f32::POISON; 4]; n],
+        "nothing ran"
+    );
     assert_eq!(
         packed.read(&queue).unwrap(),
-        vec![[POISON; 3]; n],
+        vec![[f32::POISON; 3]; n],
         "nothing ran"
     );
 }

@@ -15,6 +15,8 @@
 
 mod common;
 
+use common::Poison;
+
 use clgroups::device::ShuffleBackend;
 use clgroups::{Buffer, Error, LocalSize, Program, Queue, Range};
 
@@ -37,9 +39,6 @@ kernel void ternary(global const int *x, global int *y, uint n) {
 "#;
 
 const KERNELS: [&str; 3] = ["if_bound", "early_return", "ternary"];
-
-/// Marks elements no work-item may write.
-const POISON: i32 = -0x5a5a5a5;
 
 /// The global size of every launch (a multiple of 8, 24, 32 and 64).
 const G: usize = 192;
@@ -80,7 +79,7 @@ fn launch(
     shape: Shape,
 ) -> clgroups::Result<Vec<i32>> {
     let q = p.queue();
-    let y = Buffer::from_slice(q, &[POISON; G]).unwrap();
+    let y = Buffer::from_slice(q, &[i32::POISON; G]).unwrap();
     let k = p.kernel(kernel)?;
     let l = k.launch().arg(ones).arg(&y).arg(n);
     // SAFETY: work-items 0..G read ones[i] and write y[i] only, inside both (G elements).
@@ -95,7 +94,10 @@ fn launch(
         Ok(()) => Ok(y.read(q).unwrap()),
         Err(e) => {
             let got = y.read(q).unwrap();
-            assert!(got.iter().all(|&v| v == POISON), "refused but ran: {e}");
+            assert!(
+                got.iter().all(|&v| v == i32::POISON),
+                "refused but ran: {e}"
+            );
             Err(e)
         }
     }
@@ -107,7 +109,7 @@ fn launch(
 /// equal values that tile `0..n`.
 fn check(got: &[i32], n: usize, groups: Option<(usize, usize)>, what: &str) {
     for (i, &v) in got.iter().enumerate().skip(n) {
-        assert_eq!(v, POISON, "{what}: work-item {i} >= n = {n} wrote {v}");
+        assert_eq!(v, i32::POISON, "{what}: work-item {i} >= n = {n} wrote {v}");
     }
     match groups {
         Some((local, sg)) => {

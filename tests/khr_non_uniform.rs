@@ -11,15 +11,15 @@
 mod common;
 
 use common::shape::{hash, Shape};
+use common::suite::Suite;
 /// The checks of calls under divergent branches.
 #[path = "khr_non_uniform/divergent.rs"]
 mod divergent;
 
 use clgroups::buffer::Scalar;
 use clgroups::device::ShuffleBackend;
-use clgroups::launch::LocalSize;
 use clgroups::program::SubGroupSize;
-use clgroups::{Buffer, Device, Program, Queue, Range};
+use clgroups::{Device, Queue};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
@@ -126,45 +126,7 @@ fn groups(shape: &Shape, ids: &[(u32, u32)]) -> Option<Groups> {
         .collect()
 }
 
-struct Suite<'a> {
-    queue: &'a Queue,
-    program: Program,
-    label: String,
-    checks: usize,
-    failed: usize,
-    /// The first 1000 failures.
-    fails: Vec<String>,
-}
-
 impl Suite<'_> {
-    fn buf<T: Scalar>(&self, v: &[T]) -> Buffer<T> {
-        Buffer::from_slice(self.queue, v).expect("buffer")
-    }
-
-    fn launch(&self, l: clgroups::launch::Launch<'_>, shape: &Shape) -> clgroups::Result<()> {
-        // SAFETY: every kernel of khr_non_uniform.cl writes only its work-item's slots (its
-        // linear global id times the slot count), which the buffers are sized for.
-        unsafe {
-            l.nd_range(
-                Range::new(&shape.global).unwrap(),
-                LocalSize::Exact(Range::new(&shape.local).unwrap()),
-            )
-        }
-        .and_then(|e| e.wait())
-    }
-
-    fn check<T: Debug + PartialEq>(&mut self, what: impl FnOnce() -> String, got: T, want: T) {
-        self.checks += 1;
-        self.failed += usize::from(got != want);
-        if got != want && self.fails.len() < 1000 {
-            self.fails.push(format!(
-                "{} {}: got {got:?} want {want:?}",
-                self.label,
-                what()
-            ));
-        }
-    }
-
     fn groups(&mut self, shape: &Shape, ids: &[(u32, u32)]) -> Option<Groups> {
         let g = groups(shape, ids);
         if g.is_none() {
@@ -184,8 +146,8 @@ impl Suite<'_> {
         let (xb, yb) = (self.buf(&x), self.buf(&y));
         let l = k.launch().arg(&xb).arg(&yb).arg(c as u32);
         let l = l.arg(d).arg(&out).arg(&info);
-        self.launch(l, shape)
-            .unwrap_or_else(|e| panic!("{}: {:?}: {e}", self.label, shape.local));
+        // SAFETY: work-item g writes out[30g..30g + 30] and info[5g..5g + 5].
+        unsafe { self.launch(l, &shape.global, &shape.local) };
         let (v, info) = (
             out.read(self.queue).unwrap(),
             info.read(self.queue).unwrap(),
@@ -268,8 +230,8 @@ impl Suite<'_> {
         let k = self.program.kernel("nu_vote").unwrap();
         let pb = self.buf(&p);
         let l = k.launch().arg(&pb).arg(c as u32).arg(&out);
-        self.launch(l, shape)
-            .unwrap_or_else(|e| panic!("{}: {:?}: {e}", self.label, shape.local));
+        // SAFETY: work-item g writes out[20g..20g + 20].
+        unsafe { self.launch(l, &shape.global, &shape.local) };
         let v = out.read(self.queue).unwrap();
         let ids: Vec<(u32, u32)> = (0..n)
             .map(|g| (v[20 * g + 16] as u32, v[20 * g + 17] as u32))
@@ -364,25 +326,7 @@ fn shapes(backend: ShuffleBackend) -> Vec<Shape> {
 fn check_device(device: &Device, size: SubGroupSize) {
     let queue = Queue::new(device).expect("queue");
     let backend = device.sub_groups().effective.shuffle_backend;
-    let provided: Vec<String> = clgroups::program::polyfill::extensions(&queue)
-        .into_iter()
-        .map(|(e, p)| format!("{e}={}", p.name()))
-        .collect();
-    let start = std::time::Instant::now();
-    let program = Program::builder(SRC)
-        .file_name("khr_non_uniform.cl")
-        .default_sub_group_size(size)
-        .build(&queue)
-        .unwrap_or_else(|e| panic!("{backend}: the test kernels build: {e}"));
-    eprintln!("{backend}: built in {:?}", start.elapsed());
-    let mut suite = Suite {
-        queue: &queue,
-        program,
-        label: format!("{backend} {size:?}"),
-        checks: 0,
-        failed: 0,
-        fails: Vec::new(),
-    };
+    let mut suite = Suite::build(&queue, SRC, "khr_non_uniform.cl", size);
     let fp64 = device.limits().fp64;
     for shape in common::sampled("khr_non_uniform shapes", device, shapes(backend)) {
         let t = std::time::Instant::now();
@@ -394,12 +338,7 @@ fn check_device(device: &Device, size: SubGroupSize) {
         eprintln!("  {:?}: {:?}", shape.local, t.elapsed());
     }
     refusals(&mut suite, backend);
-    common::shape::report(
-        &format!("{} on {device}", suite.label),
-        (suite.checks, suite.failed, &suite.fails),
-        start.elapsed(),
-        &provided,
-    );
+    suite.report();
 }
 
 /// Where collectives are work-group barriers (`emulated`, PoCL's native CPU devices), a
@@ -422,7 +361,8 @@ fn refusals(suite: &mut Suite<'_>, backend: ShuffleBackend) {
         let xb = suite.buf(&x);
         let l = k.launch().arg(&xb).arg(n).arg(&out);
         let shape = Shape::new(&[512], &[local]);
-        let r = suite.launch(l, &shape);
+        // SAFETY: work-item g writes out[g], g < 512.
+        let r = unsafe { suite.try_launch(l, &shape.global, &shape.local) };
         let what = || format!("nu_bounded n = {n}: {r:?}");
         suite.check(what, r.is_ok(), ok);
         let got = out.read(suite.queue).unwrap();
@@ -455,7 +395,8 @@ impl Suite<'_> {
         let out = self.buf(&vec![-1i32; 20 * n]);
         let ones = self.buf(&vec![1i32; n]);
         let l = k.launch().arg(&ones).arg(1u32).arg(&out);
-        self.launch(l, shape).unwrap();
+        // SAFETY: work-item g writes out[20g..20g + 20].
+        unsafe { self.launch(l, &shape.global, &shape.local) };
         let v = out.read(self.queue).unwrap();
         1 + (0..n).map(|g| v[20 * g + 17] as usize).max().unwrap_or(0)
     }

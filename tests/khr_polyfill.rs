@@ -8,17 +8,17 @@
 mod common;
 
 use common::shape::{hash, Shape};
+use common::suite::Suite;
+use common::Poison;
 
 use clgroups::buffer::Scalar;
 use clgroups::device::ShuffleBackend;
-use clgroups::launch::{Local, LocalSize};
+use clgroups::launch::Local;
 use clgroups::program::SubGroupSize;
-use clgroups::{Buffer, Device, Program, Queue, Range};
+use clgroups::{Device, Queue};
 use std::collections::BTreeMap;
-use std::fmt::Debug;
 
 const SRC: &str = include_str!("cl/khr_builtins.cl");
-const POISON: u32 = 0xa5a5_a5a5;
 
 /// Element types with their host reference operations.
 trait Elem: Scalar + PartialEq {
@@ -136,58 +136,14 @@ impl Groups {
     }
 }
 
-struct Suite<'a> {
-    queue: &'a Queue,
-    program: Program,
-    label: String,
-    /// The size the program pins (`SubGroupSize::Exact`), if it does.
-    pinned: Option<usize>,
-    checks: usize,
-    failed: usize,
-    /// The first 1000 failures.
-    fails: Vec<String>,
-}
-
 impl Suite<'_> {
-    fn buf<T: Scalar>(&self, v: &[T]) -> Buffer<T> {
-        Buffer::from_slice(self.queue, v).expect("buffer")
-    }
-
-    fn launch(&self, l: clgroups::launch::Launch<'_>, shape: &Shape) {
-        // SAFETY: each checking kernel writes its outputs at the work-item's linear global id (or block offsets within the buffers), which the buffers are sized for.
-        unsafe {
-            l.nd_range(
-                Range::new(&shape.global).unwrap(),
-                LocalSize::Exact(Range::new(&shape.local).unwrap()),
-            )
-        }
-        .and_then(|e| e.wait())
-        .unwrap_or_else(|e| panic!("{}: {:?}: {e}", self.label, shape.local));
-    }
-
-    fn check<T: Debug + PartialEq>(&mut self, what: impl FnOnce() -> String, got: T, want: T) {
-        if got != want {
-            self.fail(format!("{}: got {got:?} want {want:?}", what()));
-        } else {
-            self.checks += 1;
-        }
-    }
-
-    /// Records a failed check (the first 1000 with their message).
-    fn fail(&mut self, msg: String) {
-        self.checks += 1;
-        self.failed += 1;
-        if self.fails.len() < 1000 {
-            self.fails.push(format!("{} {msg}", self.label));
-        }
-    }
-
     /// Work-item functions (test_workitem); returns the maximum sub-group size.
     fn ids(&mut self, shape: &Shape) -> usize {
         let n = shape.n();
-        let out = self.buf(&vec![POISON; 6 * n]);
+        let out = self.buf(&vec![u32::POISON; 6 * n]);
         let k = self.program.kernel("khr_ids").unwrap();
-        self.launch(k.launch().arg(&out), shape);
+        // SAFETY: work-item g writes out[6g..6g + 6].
+        unsafe { self.launch(k.launch().arg(&out), &shape.global, &shape.local) };
         let v = out.read(self.queue).unwrap();
         let ids: Vec<(u32, u32)> = (0..n).map(|g| (v[6 * g + 4], v[6 * g + 5])).collect();
         let mut fails = Vec::new();
@@ -244,12 +200,11 @@ impl Suite<'_> {
         let poison = T::val(n + 7, 3);
         let (xb, yb, ab) = (self.buf(&x), self.buf(&y), self.buf(&a));
         let out = self.buf(&vec![poison; 20 * n]);
-        let info = self.buf(&vec![POISON; 2 * n]);
+        let info = self.buf(&vec![u32::POISON; 2 * n]);
         let k = self.program.kernel(&format!("khr_{}", T::CL_NAME)).unwrap();
-        self.launch(
-            k.launch().arg(&xb).arg(&yb).arg(&ab).arg(&out).arg(&info),
-            shape,
-        );
+        let l = k.launch().arg(&xb).arg(&yb).arg(&ab).arg(&out).arg(&info);
+        // SAFETY: work-item g writes out[20g..20g + 20] and info[2g..2g + 2].
+        unsafe { self.launch(l, &shape.global, &shape.local) };
         let (v, info) = (
             out.read(self.queue).unwrap(),
             info.read(self.queue).unwrap(),
@@ -354,15 +309,17 @@ impl Suite<'_> {
         // Every 3rd item, and no item of work-group 1's sub-group 1.
         let pred: Vec<i32> = (0..n).map(|g| i32::from(hash(g, 5) % 3 == 0) * 7).collect();
         let a = Self::args(n, 64);
-        let out = self.buf(&vec![POISON; 33 * n]);
+        let out = self.buf(&vec![u32::POISON; 33 * n]);
         let k = self.program.kernel("khr_ballot").unwrap();
-        self.launch(
-            k.launch()
-                .arg(&self.buf(&pred))
-                .arg(&self.buf(&a))
-                .arg(&out),
-            shape,
-        );
+        let (pb, ab) = (self.buf(&pred), self.buf(&a));
+        // SAFETY: work-item g writes out[33g..33g + 33].
+        unsafe {
+            self.launch(
+                k.launch().arg(&pb).arg(&ab).arg(&out),
+                &shape.global,
+                &shape.local,
+            )
+        };
         let v = out.read(self.queue).unwrap();
         let ids: Vec<(u32, u32)> = (0..n).map(|g| (v[33 * g + 31], v[33 * g + 32])).collect();
         let mut fails = Vec::new();
@@ -431,13 +388,16 @@ impl Suite<'_> {
             .collect();
         let out = self.buf(&vec![7i32; 6 * n]);
         let k = self.program.kernel("khr_votes").unwrap();
-        self.launch(
-            k.launch()
-                .arg(&self.buf(&input))
-                .arg(&out)
-                .arg(Local::<i32>::new(shape.wg())),
-            shape,
-        );
+        let inb = self.buf(&input);
+        let l = k.launch().arg(&inb).arg(&out);
+        // SAFETY: work-item g writes out[6g..6g + 6] and its work-group's local slots.
+        unsafe {
+            self.launch(
+                l.arg(Local::<i32>::new(shape.wg())),
+                &shape.global,
+                &shape.local,
+            )
+        };
         let v = out.read(self.queue).unwrap();
         let ids: Vec<(u32, u32)> = (0..n)
             .map(|g| (v[6 * g + 4] as u32, v[6 * g + 5] as u32))
@@ -471,9 +431,11 @@ impl Suite<'_> {
         let per_wg = shape.wg().div_ceil(s);
         let len = 15 * s * per_wg * wgs;
         let input: Vec<u32> = (0..len).map(|i| hash(i, 11) as u32).collect();
-        let out = self.buf(&vec![POISON; len]);
+        let out = self.buf(&vec![u32::POISON; len]);
         let k = self.program.kernel("khr_block").unwrap();
-        self.launch(k.launch().arg(&self.buf(&input)).arg(&out), shape);
+        let inb = self.buf(&input);
+        // SAFETY: each sub-group writes its 15 blocks of `s` elements, below len.
+        unsafe { self.launch(k.launch().arg(&inb).arg(&out), &shape.global, &shape.local) };
         let v = out.read(self.queue).unwrap();
         let local = shape.local.clone();
         for w in 0..wgs {
@@ -483,7 +445,7 @@ impl Suite<'_> {
                 for c in 0..15 {
                     for lane in 0..s {
                         let at = base + c * s + lane;
-                        let want = if lane < lanes { input[at] } else { POISON };
+                        let want = if lane < lanes { input[at] } else { u32::POISON };
                         self.check(
                             || format!("{local:?} block wg={w} sg={j} chunk={c} lane={lane}"),
                             v[at],
@@ -497,7 +459,7 @@ impl Suite<'_> {
 
     fn shape(&mut self, shape: &Shape) {
         let s = self.ids(shape);
-        if let Some(p) = self.pinned {
+        if let Some(p) = self.pinned() {
             let want = p.min(shape.local.iter().product());
             self.check(
                 || format!("{:?} max size of pinned {p}", shape.local),
@@ -539,39 +501,13 @@ fn shapes(_backend: ShuffleBackend) -> Vec<Shape> {
 fn check_device(device: &Device, size: SubGroupSize) {
     let queue = Queue::new(device).expect("queue");
     let backend = device.sub_groups().effective.shuffle_backend;
-    let provided: Vec<String> = clgroups::program::polyfill::extensions(&queue)
-        .into_iter()
-        .map(|(e, p)| format!("{e}={}", p.name()))
-        .collect();
-    let start = std::time::Instant::now();
-    let program = Program::builder(SRC)
-        .file_name("khr_builtins.cl")
-        .default_sub_group_size(size)
-        .build(&queue)
-        .unwrap_or_else(|e| panic!("{backend}: the test kernels build: {e}"));
-    let mut suite = Suite {
-        queue: &queue,
-        program,
-        label: format!("{backend} {size:?}"),
-        pinned: match size {
-            SubGroupSize::Exact(s) => Some(s),
-            _ => None,
-        },
-        checks: 0,
-        failed: 0,
-        fails: Vec::new(),
-    };
+    let mut suite = Suite::build(&queue, SRC, "khr_builtins.cl", size);
     for shape in common::sampled("khr_polyfill shapes", device, shapes(backend)) {
         let t = std::time::Instant::now();
         suite.shape(&shape);
         eprintln!("  {:?}: {:?}", shape.local, t.elapsed());
     }
-    common::shape::report(
-        &format!("{} on {device}", suite.label),
-        (suite.checks, suite.failed, &suite.fails),
-        start.elapsed(),
-        &provided,
-    );
+    suite.report();
 }
 
 #[test]

@@ -5,12 +5,11 @@
 
 mod common;
 
+use common::Poison;
+
 use clgroups::plan::rounding::{self, RoundingConfig, RoundingMode, RoundingParams};
 use clgroups::{Buffer, Kernel, Program, Queue, Range};
 use std::process::Command;
-
-/// Marks elements no kernel should write.
-const POISON: i32 = -0x5a5a5a5;
 
 /// Every output indexes with `get_global_size`: `out` forwards, `rev` backwards, `lin` through
 /// `get_global_linear_id()`. Written for 3 dimensions; lower ranks see sizes of 1. Writes stay
@@ -59,10 +58,10 @@ fn program(q: &Queue, cfg: RoundingConfig) -> Program {
         .expect("the test program builds")
 }
 
-/// A buffer of `len` elements, every one [`POISON`].
+/// A buffer of `len` elements, every one [`Poison`](common::Poison).
 fn poisoned(q: &Queue, len: usize) -> Buffer<i32> {
     let mut b = Buffer::new(q.context(), len).expect("buffer");
-    b.fill(q, POISON).expect("fill");
+    b.fill(q, i32::POISON).expect("fill");
     b
 }
 
@@ -126,7 +125,7 @@ fn check_rounded(cfg: RoundingConfig, user: Range, rounded_dims: &[usize]) {
     let want = expected(user, &input, 3);
     for (o, name) in ["out", "rev", "lin"].iter().enumerate() {
         for i in 0..cap {
-            let host = if i < n { want[o][i] } else { POISON };
+            let host = if i < n { want[o][i] } else { i32::POISON };
             assert_eq!(plain[o][i], host, "{name}[{i}] unrounded, {user:?}");
             assert_eq!(
                 rounded[o][i], host,
@@ -197,7 +196,7 @@ fn which_variant(cfg: RoundingConfig, n: usize) -> Vec<i32> {
 }
 
 fn variant_of(out: &[i32], n: usize) -> i32 {
-    assert!(out[n..].iter().all(|&v| v == POISON), "tail written");
+    assert!(out[n..].iter().all(|&v| v == i32::POISON), "tail written");
     assert!(out[..n].iter().all(|&v| v == out[0]), "mixed variants");
     out[0]
 }
@@ -260,7 +259,7 @@ fn global_offset_is_honoured() {
         let want = if (offset..offset + n).contains(&i) {
             i as i32 * 5 + 11 + n as i32
         } else {
-            POISON
+            i32::POISON
         };
         assert_eq!(plain[i], want, "unrounded [{i}]");
         assert_eq!(rounded[i], want, "rounded [{i}]");

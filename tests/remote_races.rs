@@ -25,21 +25,20 @@
 
 mod common;
 
+use common::Poison;
+
 use clgroups::algorithms::{self, ScanKind};
 use clgroups::launch::LocalSize;
 use clgroups::{Buffer, Device, Program, Queue};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Never a prefix sum of `input` (its elements are 1..=3): marks an element no command wrote.
-const POISON: u32 = u32::MAX;
-
 fn secs() -> Duration {
     let s = std::env::var("CLGROUPS_RACES_SECS").ok();
     Duration::from_secs_f64(s.map_or(8.0, |v| v.parse().expect("CLGROUPS_RACES_SECS: seconds")))
 }
 
-/// 1, 2 or 3 by a hash of the index: prefix sums are never 0 nor `POISON`.
+/// 1, 2 or 3 by a hash of the index: prefix sums are never 0 nor `u32::POISON`.
 fn input(n: usize) -> Vec<u32> {
     (0..n as u32)
         .map(|i| 1 + (i.wrapping_mul(2_654_435_761) >> 30) % 3)
@@ -82,7 +81,7 @@ fn scans(d: &Device, until: Instant, checked: &AtomicUsize) {
         let x = Buffer::from_slice(&q, &data).expect("input");
         let mut y = Buffer::<u32>::new(&q, n).expect("output");
         for call in 0..3 {
-            y.fill(&q, POISON).expect("fill");
+            y.fill(&q, u32::POISON).expect("fill");
             let ev = algorithms::enqueue_scan_sum(&timed, &x, &mut y, ScanKind::Inclusive)
                 .expect("scan");
             ev.duration().expect("the scan's device time");

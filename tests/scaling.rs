@@ -48,10 +48,10 @@ fn input(n: usize) -> Vec<f32> {
         .collect()
 }
 
-/// A colored buffer of `len` elements: in partitioned placement in pages of `slab` elements
+/// A colored buffer of `len` elements, unwritten: in partitioned placement in pages of `slab` elements
 /// and declared [`Access::Partitioned`] (the kernels index it by `m * id + j`), else with the
 /// default page.
-fn colored<T: Scalar>(root: &RootDevice, len: usize, slab: usize) -> ColoredBuffer<T> {
+fn unwritten<T: Scalar>(root: &RootDevice, len: usize, slab: usize) -> ColoredBuffer<T> {
     match root.placement() {
         Placement::Partitioned => {
             ColoredBuffer::with_layout(root, len, slab * size_of::<T>(), Access::Partitioned)
@@ -166,7 +166,7 @@ fn size_queries_report_the_whole_launch() {
     };
     let (global, local) = (Range::d1(19 * 16), Range::d1(16));
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
-    let out = colored::<u32>(&root, 3 * global.len(), 3 * 16);
+    let out = unwritten::<u32>(&root, 3 * global.len(), 3 * 16);
     // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
     let ev = unsafe { k.launch().arg(&out).arg(0u32).nd_range(global, local) }.unwrap();
     ev.wait().unwrap();
@@ -213,7 +213,7 @@ fn every_device_gets_its_chunk_with_an_offset() {
     };
     let n = root.len();
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
-    let mut out = colored::<u32>(&root, 3 * 64 * (4 * n + 1), 3 * 64);
+    let mut out = unwritten::<u32>(&root, 3 * 64 * (4 * n + 1), 3 * 64);
     out.fill(7).unwrap();
     // SAFETY: the kernels touch their buffers only at indices derived from global ids of the launched range, which the buffers hold.
     let ev = unsafe {
@@ -244,7 +244,7 @@ fn invalid_launches_fail_before_enqueueing() {
         return;
     };
     let k = root.program(SOURCE).unwrap().kernel("sizes").unwrap();
-    let mut out = colored::<u32>(&root, 3 * 1024, 3 * 64);
+    let mut out = unwritten::<u32>(&root, 3 * 1024, 3 * 64);
     out.fill(9).unwrap();
     let bad = [
         (Range::d1(1000), Range::d1(64), "does not divide"),

@@ -15,26 +15,18 @@
 
 mod common;
 
-use common::partitioned::{colored, heat_steps, host_blur};
+use common::colored;
+use common::partitioned::{heat_steps, host_blur};
 
 use clgroups::scaling::{
     self, Choice, ColoredBuffer, MultiEvent, Placement, RootDevice, Spread, SpreadPolicy, Time, Why,
 };
 use clgroups::Range;
 
-const SOURCE: &str = r#"
-kernel void heat(global const int *t, global int *u, int w, int h) {
-    int x = get_global_id(0), y = get_global_id(1);
-    if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { u[y * w + x] = t[y * w + x]; return; }
-    u[y * w + x] = (t[y * w + x - 1] + t[y * w + x + 1] + t[(y - 1) * w + x] + t[(y + 1) * w + x]) / 4;
-}
-
-kernel void blur(global const int *x, global int *y, uint n) {
-    size_t i = get_global_id(0);
-    if (i > 0 && i + 1 < n) y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3;
-    else y[i] = x[i];
-}
-
+/// The stencils (`tests/cl/stencils.cl`) and this test's own kernels.
+const SOURCE: &str = concat!(
+    include_str!("cl/stencils.cl"),
+    r#"
 kernel void saxpy(global float *y, global const float *x, float a) {
     size_t i = get_global_id(0);
     y[i] = a * x[i] + y[i];
@@ -44,7 +36,8 @@ kernel void twice(global int *x) {
     size_t i = get_global_id(0);
     x[i] = 2 * x[i] + 1;
 }
-"#;
+"#
+);
 
 const POLICIES: [SpreadPolicy; 3] = [
     SpreadPolicy::Split,

@@ -13,7 +13,10 @@ use clgroups::launch::{Launch, Local, LocalSize};
 use clgroups::scaling::{ColoredBuffer, Placement, RootDevice, RootLaunch, Spread};
 use clgroups::{Buffer, Program, Queue, Range};
 
-const SOURCE: &str = include_str!("cl/implicit_scaling.cl");
+const SOURCE: &str = concat!(
+    include_str!("cl/implicit_scaling.cl"),
+    include_str!("cl/scaling_reach.cl")
+);
 
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
@@ -82,7 +85,7 @@ held!(u32, U);
 held!(f32, F);
 held!(Particle, P);
 
-fn plain(q: &Queue, d: &Data) -> Box<dyn Held> {
+fn plain_held(q: &Queue, d: &Data) -> Box<dyn Held> {
     match d {
         Data::I(v) => Box::new(Buffer::from_slice(q, v).unwrap()),
         Data::U(v) => Box::new(Buffer::from_slice(q, v).unwrap()),
@@ -91,7 +94,7 @@ fn plain(q: &Queue, d: &Data) -> Box<dyn Held> {
     }
 }
 
-fn colored(root: &RootDevice, d: &Data) -> Box<dyn Held> {
+fn colored_held(root: &RootDevice, d: &Data) -> Box<dyn Held> {
     match d {
         Data::I(v) => Box::new(ColoredBuffer::from_slice(root, v).unwrap()),
         Data::U(v) => Box::new(ColoredBuffer::from_slice(root, v).unwrap()),
@@ -133,7 +136,7 @@ fn on_one_device(q: &Queue, c: &Case) -> Vec<Data> {
     let k = p.kernel(c.kernel).unwrap();
     let bufs: Vec<Option<Box<dyn Held>>> = (c.args.iter())
         .map(|a| match a {
-            A::Buf(d) | A::Plain(d) => Some(plain(q, d)),
+            A::Buf(d) | A::Plain(d) => Some(plain_held(q, d)),
             _ => None,
         })
         .collect();
@@ -172,8 +175,8 @@ fn try_on_root(root: &RootDevice, c: &Case) -> clgroups::Result<(Vec<Data>, Spre
     let q0 = &root.queues()[0];
     let bufs: Vec<Option<Box<dyn Held>>> = (c.args.iter())
         .map(|a| match a {
-            A::Buf(d) => Some(colored(root, d)),
-            A::Plain(d) => Some(plain(q0, d)),
+            A::Buf(d) => Some(colored_held(root, d)),
+            A::Plain(d) => Some(plain_held(q0, d)),
             _ => None,
         })
         .collect();

@@ -11,31 +11,24 @@
 
 mod common;
 
-use common::partitioned::{colored, heat_steps, host_blur, roots};
+use common::colored;
+use common::partitioned::{heat_steps, host_blur, roots};
 
 use clgroups::scaling::{ColoredBuffer, MultiEvent, Spread};
 use clgroups::Range;
 
-const SOURCE: &str = r#"
+/// The stencils (`tests/cl/stencils.cl`) and this test's own kernels.
+const SOURCE: &str = concat!(
+    include_str!("cl/stencils.cl"),
+    r#"
 #define SCALE 2
-
-kernel void heat(global const int *t, global int *u, int w, int h) {
-    int x = get_global_id(0), y = get_global_id(1);
-    if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { u[y * w + x] = t[y * w + x]; return; }
-    u[y * w + x] = (t[y * w + x - 1] + t[y * w + x + 1] + t[(y - 1) * w + x] + t[(y + 1) * w + x]) / 4;
-}
-
-kernel void blur(global const int *x, global int *y, uint n) {
-    size_t i = get_global_id(0);
-    if (i > 0 && i + 1 < n) y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3;
-    else y[i] = x[i];
-}
 
 kernel void twice(global int *x) {
     size_t i = get_global_id(0);
     x[i] = SCALE * x[i] + 1;
 }
-"#;
+"#
+);
 
 /// Bytes between and within devices of a launch split by footprints.
 fn bytes(ev: &MultiEvent, what: &str) -> (u64, u64) {

@@ -12,66 +12,12 @@
 
 mod common;
 
+use common::{colored_as, Poison};
+
 use clgroups::scaling::{checked_mode, Access, ColoredBuffer, MultiEvent, Placement, RootDevice};
 use clgroups::{Buffer, Error, Range};
 
-const SOURCE: &str = r#"
-kernel void stencil(global int *y, global const int *x, uint n) {
-    size_t i = get_global_id(0);
-    int s = x[i];
-    if (i > 0) s += x[i - 1];
-    if (i + 1 < n) s += x[i + 1];
-    y[i] = s;
-}
-
-kernel void stencil2d(global int *y, global const int *x, uint w, uint h) {
-    size_t c = get_global_id(0), r = get_global_id(1);
-    int s = 4 * x[r * w + c];
-    if (r > 0) s -= x[(r - 1) * w + c];
-    if (r + 1 < h) s -= x[(r + 1) * w + c];
-    if (c > 0) s -= x[r * w + c - 1];
-    if (c + 1 < w) s -= x[r * w + c + 1];
-    y[r * w + c] = s;
-}
-
-kernel void gather(global int *y, global const int *x, global const uint *idx) {
-    size_t i = get_global_id(0);
-    y[i] = x[idx[i]];
-}
-
-kernel void scatter(global int *y, global const int *x, global const uint *idx) {
-    size_t i = get_global_id(0);
-    y[idx[i]] = x[i];
-}
-
-kernel void atomic_sum(global int *sum, global const int *x) {
-    atomic_add(&sum[0], x[get_global_id(0)]);
-}
-
-kernel void prefix(global int *y, global const int *x) {
-    size_t i = get_global_id(0);
-    int s = 0;
-    for (size_t j = 0; j <= i; ++j) s += x[j];
-    y[i] = s;
-}
-
-kernel void row_sums(global int *out, global const int *x, uint w) {
-    size_t r = get_global_id(1);
-    int s = 0;
-    for (uint c = 0; c < w; ++c) s += x[r * w + c];
-    out[r] = s;
-}
-
-kernel void grid_stride(global int *y, global const int *x, int a, uint n) {
-    for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) y[i] += a * x[i];
-}
-
-size_t total(void) { return get_global_size(0); }
-
-kernel void via_helper(global int *y) {
-    y[get_global_id(0)] = (int)total();
-}
-"#;
+const SOURCE: &str = include_str!("cl/scaling_reach.cl");
 
 /// The roots of `common::roots` in strict mode: what the contract cannot split is refused
 /// (tests/scaling_implicit.rs runs the same kernels without it).
@@ -86,7 +32,6 @@ fn strict_roots(test: &str) -> Vec<RootDevice> {
 const LOCAL: usize = 64;
 /// 61 work-groups: an uneven split (31 + 30 on two devices).
 const N: usize = LOCAL * 61;
-const POISON: i32 = -777_777;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Want {
@@ -96,18 +41,6 @@ enum Want {
     Refused,
     /// In checked mode, `Error::OutOfChunk` after the launch.
     Caught,
-}
-
-/// A colored buffer holding `data`, in pages of `page` elements in partitioned placement
-/// (so that chunks follow the work-groups), with the default page in shared placement.
-fn colored(root: &RootDevice, data: &[i32], page: usize, access: Access) -> ColoredBuffer<i32> {
-    let mut b = match root.placement() {
-        Placement::Partitioned => ColoredBuffer::with_layout(root, data.len(), page * 4, access),
-        Placement::Shared => ColoredBuffer::with_access(root, data.len(), access),
-    }
-    .unwrap();
-    b.write(data).unwrap();
-    b
 }
 
 fn data(n: usize, seed: u64) -> Vec<i32> {
@@ -178,8 +111,8 @@ fn stencil_1d() {
             ),
         ];
         for (access, want) in cases {
-            let x = colored(&root, &xs, LOCAL, access);
-            let y = colored(&root, &vec![POISON; N], LOCAL, Access::Auto);
+            let x = colored_as(&root, &xs, LOCAL, access);
+            let y = colored_as(&root, &vec![i32::POISON; N], LOCAL, Access::Auto);
             let before = y.read().unwrap();
             // SAFETY: each kernel stays inside its buffers over the whole launch (correct on one device); what a device's chunk cannot serve is refused before enqueue or redirected in checked mode.
             let launched = unsafe {
@@ -237,8 +170,8 @@ fn stencil_2d_split_by_rows() {
         ];
         for (y_access, x_access, want) in cases {
             let want = if partitioned { want } else { Want::Correct };
-            let x = colored(&root, &xs, w, x_access);
-            let y = colored(&root, &vec![POISON; w * h], w, y_access);
+            let x = colored_as(&root, &xs, w, x_access);
+            let y = colored_as(&root, &vec![i32::POISON; w * h], w, y_access);
             let before = y.read().unwrap();
             // SAFETY: each kernel stays inside its buffers over the whole launch (correct on one device); what a device's chunk cannot serve is refused before enqueue or redirected in checked mode.
             let launched = unsafe {
@@ -308,8 +241,8 @@ fn gather_and_scatter() {
                 "gather" => (access, Access::Auto),
                 _ => (Access::Auto, access),
             };
-            let x = colored(&root, &xs, LOCAL, x_access);
-            let y = colored(&root, &vec![POISON; N], LOCAL, y_access);
+            let x = colored_as(&root, &xs, LOCAL, x_access);
+            let y = colored_as(&root, &vec![i32::POISON; N], LOCAL, y_access);
             let before = y.read().unwrap();
             // SAFETY: each kernel stays inside its buffers over the whole launch (correct on one device); what a device's chunk cannot serve is refused before enqueue or redirected in checked mode.
             let launched = unsafe {
@@ -345,9 +278,9 @@ fn atomic_reduction() {
         } else {
             Want::Correct
         };
-        let x = colored(&root, &xs, LOCAL, Access::Auto);
+        let x = colored_as(&root, &xs, LOCAL, Access::Auto);
         // Into a one-element colored buffer.
-        let sum = colored(&root, &[0], 1, Access::Auto);
+        let sum = colored_as(&root, &[0], 1, Access::Auto);
         // SAFETY: each kernel stays inside its buffers over the whole launch (correct on one device); what a device's chunk cannot serve is refused before enqueue or redirected in checked mode.
         let launched = unsafe {
             k.launch()
@@ -407,8 +340,8 @@ fn prefix_sum() {
             (Access::Replicated, Want::Correct),
         ] {
             let want = if partitioned { want } else { Want::Correct };
-            let x = colored(&root, &xs, LOCAL, access);
-            let y = colored(&root, &vec![POISON; N], LOCAL, Access::Auto);
+            let x = colored_as(&root, &xs, LOCAL, access);
+            let y = colored_as(&root, &vec![i32::POISON; N], LOCAL, Access::Auto);
             let before = y.read().unwrap();
             // SAFETY: each kernel stays inside its buffers over the whole launch (correct on one device); what a device's chunk cannot serve is refused before enqueue or redirected in checked mode.
             let launched = unsafe {
@@ -445,8 +378,8 @@ fn rows_indexed_by_global_id_1() {
             (Access::Partitioned, Want::Correct),
         ] {
             let want = if partitioned { want } else { Want::Correct };
-            let x = colored(&root, &xs, local * w, access);
-            let out = colored(&root, &vec![POISON; rows], local, access);
+            let x = colored_as(&root, &xs, local * w, access);
+            let out = colored_as(&root, &vec![i32::POISON; rows], local, access);
             let before = out.read().unwrap();
             // SAFETY: each kernel stays inside its buffers over the whole launch (correct on one device); what a device's chunk cannot serve is refused before enqueue or redirected in checked mode.
             let launched = unsafe {
@@ -491,8 +424,8 @@ fn grid_stride_loop_adds_once() {
             (Access::Partitioned, Want::Refused),
         ] {
             let want = if partitioned { want } else { Want::Correct };
-            let x = colored(&root, &xs, LOCAL, Access::Replicated);
-            let y = colored(&root, &ys, LOCAL, access);
+            let x = colored_as(&root, &xs, LOCAL, Access::Replicated);
+            let y = colored_as(&root, &ys, LOCAL, access);
             let before = y.read().unwrap();
             // SAFETY: each kernel stays inside its buffers over the whole launch (correct on one device); what a device's chunk cannot serve is refused before enqueue or redirected in checked mode.
             let launched = unsafe {
@@ -525,7 +458,7 @@ fn grid_stride_loop_adds_once() {
 fn helpers_asking_for_the_global_size_are_refused() {
     for root in strict_roots("helpers_asking_for_the_global_size_are_refused") {
         let k = root.program(SOURCE).unwrap().kernel("via_helper").unwrap();
-        let y = colored(&root, &vec![POISON; N], LOCAL, Access::Partitioned);
+        let y = colored_as(&root, &vec![i32::POISON; N], LOCAL, Access::Partitioned);
         let before = y.read().unwrap();
         // SAFETY: each kernel stays inside its buffers over the whole launch (correct on one device); what a device's chunk cannot serve is refused before enqueue or redirected in checked mode.
         let launched = unsafe { k.launch().arg(&y).nd_range(Range::d1(N), Range::d1(LOCAL)) };
@@ -539,7 +472,7 @@ fn helpers_asking_for_the_global_size_are_refused() {
         let out = y.read().unwrap();
         expect("helper", &root, Want::Refused, launched, out, &before, &[]);
         // One work-group runs on one device, which sees the whole launch: allowed.
-        let y = colored(&root, &[POISON; LOCAL], LOCAL, Access::Auto);
+        let y = colored_as(&root, &[i32::POISON; LOCAL], LOCAL, Access::Auto);
         // SAFETY: each kernel stays inside its buffers over the whole launch (correct on one device); what a device's chunk cannot serve is refused before enqueue or redirected in checked mode.
         let one = unsafe {
             k.launch()

@@ -6,14 +6,18 @@
 
 mod common;
 
+use common::Poison;
+
 use clgroups::algorithms::{ReduceOp, Reduction};
 use clgroups::launch::{Local, LocalSize};
 use clgroups::queue::Context;
 use clgroups::scaling::{ColoredBuffer, Placement, RootDevice};
 use clgroups::{Buffer, Error, Program, Queue, Range};
 
-const SRC: &str = r#"
-kernel void fill(global int *o, int v) { o[get_global_id(0)] = v; }
+/// `tests/cl/fill.cl` and kernels of this test's own.
+const SRC: &str = concat!(
+    include_str!("cl/fill.cl"),
+    r#"
 kernel void fill3(global int *o, int v) {
     o[get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2))] = v;
 }
@@ -22,8 +26,8 @@ kernel void scratch(global int *o, local int *tmp) {
     barrier(CLK_LOCAL_MEM_FENCE);
     o[get_global_id(0)] = tmp[0];
 }
-kernel void mixed(global float *f, global int *i, uint n, float a) { if (get_global_id(0) < n) f[get_global_id(0)] = a + i[get_global_id(0)]; }
-"#;
+"#
+);
 
 fn expect_launch_error(what: &str, r: clgroups::Result<clgroups::launch::Event>, want: &str) {
     match r {
@@ -177,10 +181,7 @@ fn abusive_rounding_parameters_fall_back() {
                 let v = out.read(&q).unwrap();
                 let n = user.len();
                 assert!(v[..n].iter().all(|&x| x == 3), "{user:?}: {v:?}");
-                assert!(
-                    v[n..].iter().all(|&x| x == common::POISON),
-                    "{user:?}: {v:?}"
-                );
+                assert!(v[n..].iter().all(|&x| x == i32::POISON), "{user:?}: {v:?}");
             }
         });
         assert!(
@@ -334,7 +335,7 @@ fn root_launches_refuse_overflows_in_both_placements() {
                     .with_placement(placement);
                 let k = root.program(SRC).unwrap().kernel("fill").unwrap();
                 let mut out = ColoredBuffer::<i32>::new(&root, 7727).unwrap();
-                out.fill(common::POISON).unwrap();
+                out.fill(i32::POISON).unwrap();
                 let far = Range::d1(usize::MAX - 64);
                 for (global, local) in [
                     (Range::d1(7680), Range::d1(64)),
@@ -369,7 +370,7 @@ fn root_launches_refuse_overflows_in_both_placements() {
                 }
                 root.finish().unwrap();
                 assert!(
-                    out.read().unwrap().iter().all(|&v| v == common::POISON),
+                    out.read().unwrap().iter().all(|&v| v == i32::POISON),
                     "{placement}: ran"
                 );
             }

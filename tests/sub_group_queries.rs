@@ -20,6 +20,8 @@
 
 mod common;
 
+use common::Poison;
+
 use clgroups::device::ShuffleBackend;
 use clgroups::plan::work_group::MIN_POCL_COLLECTIVE_GROUP;
 use clgroups::{Buffer, Device, Error, Kernel, LocalSize, Program, Queue, Range};
@@ -27,8 +29,6 @@ use std::process::Command;
 
 /// Values per work-item: size, largest size, count, id, local id, reduction of 1, scan of 1.
 const FIELDS: usize = 7;
-/// Marks what no work-item wrote.
-const POISON: u32 = 0xa5a5_a5a5;
 /// The largest 1-D work-group of the table (capped by the kernel's limit).
 const LARGEST: usize = 1024;
 /// Required sizes tried (each where the device offers it; refused where it does not).
@@ -150,7 +150,7 @@ fn cases(queue: &Queue, required: &[usize]) -> Vec<Case> {
                 });
                 continue;
             }
-            let o = Buffer::from_slice(queue, &[POISON; 64]).unwrap();
+            let o = Buffer::from_slice(queue, &[u32::POISON; 64]).unwrap();
             // SAFETY: 8 work-items would write FIELDS values at FIELDS * their linear id (< 8):
             // at most index 55 of 64. The launch must be refused; `o` is checked untouched.
             let r = unsafe {
@@ -163,7 +163,7 @@ fn cases(queue: &Queue, required: &[usize]) -> Vec<Case> {
                 "{name} on {d}: size {s} is not offered, but {:?}",
                 r.map(|_| ())
             );
-            assert_eq!(o.read(queue).unwrap(), vec![POISON; 64]);
+            assert_eq!(o.read(queue).unwrap(), vec![u32::POISON; 64]);
         }
     }
     v
@@ -216,7 +216,7 @@ fn check_kernel_side(
     let q = k.program().queue();
     let d = q.device();
     let w = local.len();
-    out.fill(q, POISON).unwrap();
+    out.fill(q, u32::POISON).unwrap();
     // SAFETY: one work-group of w work-items, each writes FIELDS values at FIELDS * its linear
     // id (< w); `out` holds FIELDS * LARGEST >= FIELDS * w.
     let launched = unsafe {
@@ -231,9 +231,10 @@ fn check_kernel_side(
         Ok(ev) => ev.wait().unwrap(),
         Err(Error::InvalidLaunch { .. }) if native_pocl && w < MIN_POCL_COLLECTIVE_GROUP => {
             // PoCL aborts the process there; refused before anything is enqueued.
-            t.check(out.read(q).unwrap().iter().all(|&v| v == POISON), || {
-                format!("{name} {local:?}: refused, but output written")
-            });
+            t.check(
+                out.read(q).unwrap().iter().all(|&v| v == u32::POISON),
+                || format!("{name} {local:?}: refused, but output written"),
+            );
             return None;
         }
         Err(e) => {
@@ -494,7 +495,7 @@ fn macro_made_kernels_run_at_the_size_they_ask_for() {
                 let k = p
                     .kernel(name)
                     .unwrap_or_else(|e| panic!("{d} ({backend}): {name}: {e}"));
-                out.fill(&q, POISON).unwrap();
+                out.fill(&q, u32::POISON).unwrap();
                 // SAFETY: 8 work-items would write FIELDS values each, inside `out`.
                 let r = unsafe {
                     k.launch()
@@ -506,7 +507,7 @@ fn macro_made_kernels_run_at_the_size_they_ask_for() {
                     "{d} ({backend}): {name}: size {s} is not offered, but {:?}",
                     r.map(|_| ())
                 );
-                assert!(out.read(&q).unwrap().iter().all(|&v| v == POISON));
+                assert!(out.read(&q).unwrap().iter().all(|&v| v == u32::POISON));
                 continue;
             }
             let kernel = p

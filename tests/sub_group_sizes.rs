@@ -4,13 +4,12 @@
 
 mod common;
 
+use common::Poison;
+
 use clgroups::device::ShuffleBackend;
 use clgroups::launch::LocalSize;
 use clgroups::program::SubGroupSize;
 use clgroups::{Buffer, Error, Program, Range};
-
-/// Marks elements no kernel should write.
-const POISON: u32 = 0xa5a5_a5a5;
 
 /// Kernels asking for sub-group sizes; each writes `sg_get_max_local_range()`.
 const SIZES: &str = r#"
@@ -27,7 +26,7 @@ kernel void plain(global uint *o) { o[get_global_id(0)] = sg_get_max_local_range
 /// with the (then checked untouched) poisoned output.
 fn observe(p: &Program, name: &str, local: Range) -> Result<Vec<u32>, Error> {
     let q = p.queue();
-    let out = Buffer::from_slice(q, &[POISON; 64]).expect("buffer");
+    let out = Buffer::from_slice(q, &[u32::POISON; 64]).expect("buffer");
     let k = p.kernel(name).expect(name);
     // SAFETY: every kernel observed (SIZES', `part`) writes o[get_global_id(0)] for 64 ids;
     // `out` has 64.
@@ -41,7 +40,11 @@ fn observe(p: &Program, name: &str, local: Range) -> Result<Vec<u32>, Error> {
     match launched {
         Ok(()) => Ok(v),
         Err(e) => {
-            assert_eq!(v, vec![POISON; 64], "{name}: output written despite {e}");
+            assert_eq!(
+                v,
+                vec![u32::POISON; 64],
+                "{name}: output written despite {e}"
+            );
             Err(e)
         }
     }
@@ -145,7 +148,7 @@ fn every_provided_size_runs_as_asked() {
             .expect("build");
         let k = p.kernel("geometry").expect("geometry");
         for local in [64usize, 40, 24, 5] {
-            let out = Buffer::from_slice(&q, &vec![POISON; 3 * local]).expect("buffer");
+            let out = Buffer::from_slice(&q, &vec![u32::POISON; 3 * local]).expect("buffer");
             // SAFETY: `geometry` writes o[get_global_id(0)] for 3 * local ids; `out` has as many.
             unsafe {
                 k.launch()

@@ -10,17 +10,15 @@
 
 mod common;
 
+use common::suite::Suite;
+use common::Poison;
+
 use clgroups::buffer::Scalar;
 use clgroups::device::ShuffleBackend;
-use clgroups::launch::LocalSize;
 use clgroups::program::{ResolvedSize, SubGroupSize};
-use clgroups::{Buffer, Device, Kernel, Program, Queue, Range};
-use std::fmt::Debug;
+use clgroups::{Device, Queue, Range};
 
 const SRC: &str = include_str!("cl/subgroup_layer.cl");
-
-/// Marks elements no kernel should write.
-const POISON: u32 = 0xa5a5_a5a5;
 
 /// Element types of the shuffle and algorithm kernels, with lane-revealing values.
 trait Elem: Scalar + PartialEq {
@@ -163,55 +161,7 @@ impl Geo {
     }
 }
 
-/// Runs the checks of one program on one queue, collecting failures.
-struct Suite<'a> {
-    queue: &'a Queue,
-    program: Program,
-    label: String,
-    fails: Vec<String>,
-    checks: usize,
-}
-
 impl Suite<'_> {
-    fn kernel(&self, name: &str) -> Kernel {
-        self.program.kernel(name).expect(name)
-    }
-
-    fn upload<T: Scalar>(&self, data: &[T]) -> Buffer<T> {
-        Buffer::from_slice(self.queue, data).expect("buffer")
-    }
-
-    fn read<T: Scalar>(&self, b: &Buffer<T>) -> Vec<T> {
-        b.read(self.queue).expect("read")
-    }
-
-    /// Launches over `geo` and waits.
-    ///
-    /// # Safety
-    ///
-    /// The buffers of `launch` have the sizes the kernel's entry in the header of
-    /// `tests/cl/subgroup_layer.cl` gives for `G = geo.n()` work-items.
-    unsafe fn run(&self, launch: clgroups::launch::Launch<'_>, geo: &Geo) {
-        let global = Range::new(&geo.global).expect("global");
-        let local = Range::new(&geo.local).expect("local");
-        // SAFETY: the kernels index their buffers as their header entry says, and the caller
-        // sized them for this launch's `G` work-items.
-        unsafe { launch.nd_range(global, LocalSize::Exact(local)) }
-            .and_then(|e| e.wait())
-            .unwrap_or_else(|e| panic!("{}: launch over {:?}: {e}", self.label, geo.local));
-    }
-
-    fn check<T: Debug + PartialEq>(&mut self, what: impl FnOnce() -> String, got: T, want: T) {
-        self.checks += 1;
-        if got != want {
-            self.fails.push(format!(
-                "{} {}: got {got:?} want {want:?}",
-                self.label,
-                what()
-            ));
-        }
-    }
-
     /// The sub-group size of a launch over `local`: the kernel's fixed size, or the driver's.
     fn size_for(&self, local: &[usize]) -> usize {
         let k = self.kernel("clg_test_ids");
@@ -226,9 +176,15 @@ impl Suite<'_> {
     }
 
     fn ids(&mut self, geo: &Geo) {
-        let out = self.upload(&vec![POISON; 10 * geo.n()]);
+        let out = self.buf(&vec![u32::POISON; 10 * geo.n()]);
         // SAFETY: sized per the kernel's header entry (`G` = n work-items).
-        unsafe { self.run(self.kernel("clg_test_ids").launch().arg(&out), geo) };
+        unsafe {
+            self.launch(
+                self.kernel("clg_test_ids").launch().arg(&out),
+                &geo.global,
+                &geo.local,
+            )
+        };
         let v = self.read(&out);
         let groups = geo.wg().div_ceil(geo.s);
         for g in 0..geo.n() {
@@ -247,11 +203,17 @@ impl Suite<'_> {
     fn shuffles<T: Elem>(&mut self, geo: &Geo) {
         let (n, nargs) = (geo.n(), 2 * geo.s + 1);
         let input: Vec<T> = (0..n).map(T::shuf).collect();
-        let inb = self.upload(&input);
-        let out = self.upload(&vec![T::shuf(n + 1); 6 * nargs * n]);
+        let inb = self.buf(&input);
+        let out = self.buf(&vec![T::shuf(n + 1); 6 * nargs * n]);
         let k = self.kernel(&format!("clg_test_shuffles_{}", T::CL_NAME));
         // SAFETY: sized per the kernel's header entry (`G` = n work-items).
-        unsafe { self.run(k.launch().arg(&inb).arg(&out).arg(nargs as u32), geo) };
+        unsafe {
+            self.launch(
+                k.launch().arg(&inb).arg(&out).arg(nargs as u32),
+                &geo.global,
+                &geo.local,
+            )
+        };
         let v = self.read(&out);
         let t = geo.table();
         for g in 0..n {
@@ -286,11 +248,11 @@ impl Suite<'_> {
     fn algorithms<T: Elem>(&mut self, geo: &Geo) {
         let n = geo.n();
         let input: Vec<T> = (0..n).map(T::alg).collect();
-        let inb = self.upload(&input);
-        let out = self.upload(&vec![T::shuf(n + 1); 5 * n]);
+        let inb = self.buf(&input);
+        let out = self.buf(&vec![T::shuf(n + 1); 5 * n]);
         let k = self.kernel(&format!("clg_test_algorithms_{}", T::CL_NAME));
         // SAFETY: sized per the kernel's header entry (`G` = n work-items).
-        unsafe { self.run(k.launch().arg(&inb).arg(&out), geo) };
+        unsafe { self.launch(k.launch().arg(&inb).arg(&out), &geo.global, &geo.local) };
         let v = self.read(&out);
         let t = geo.table();
         let fold = |f: fn(T, T) -> T, vs: &[T]| vs[1..].iter().fold(vs[0], |a, b| f(a, *b));
@@ -332,11 +294,11 @@ impl Suite<'_> {
                 }
             })
             .collect();
-        let inb = self.upload(&input);
-        let out = self.upload(&vec![7i32; 10 * n]);
+        let inb = self.buf(&input);
+        let out = self.buf(&vec![7i32; 10 * n]);
         let k = self.kernel("clg_test_votes");
         // SAFETY: sized per the kernel's header entry (`G` = n work-items).
-        unsafe { self.run(k.launch().arg(&inb).arg(&out), geo) };
+        unsafe { self.launch(k.launch().arg(&inb).arg(&out), &geo.global, &geo.local) };
         let v = self.read(&out);
         let t = geo.table();
         let any = |p: &[bool]| p.iter().any(|&b| b) as i32;
@@ -371,14 +333,14 @@ impl Suite<'_> {
     fn barrier_and_helpers(&mut self, geo: &Geo) {
         let n = geo.n();
         let input: Vec<i32> = (0..n).map(i32::shuf).collect();
-        let inb = self.upload(&input);
+        let inb = self.buf(&input);
         let t = geo.table();
         if geo.wg() <= 256 {
-            let out = self.upload(&vec![POISON as i32; n]);
+            let out = self.buf(&vec![i32::POISON; n]);
             let k = self.kernel("clg_test_barrier");
             // SAFETY: sized per the kernel's header entry; its 256-slot local array holds the
             // work-group (checked above).
-            unsafe { self.run(k.launch().arg(&inb).arg(&out), geo) };
+            unsafe { self.launch(k.launch().arg(&inb).arg(&out), &geo.global, &geo.local) };
             let v = self.read(&out);
             for (g, got) in v.into_iter().enumerate() {
                 let members = geo.members(&t, g);
@@ -388,10 +350,10 @@ impl Suite<'_> {
                 self.check(|| format!("{local:?} barrier g={g}"), got, want);
             }
         }
-        let out = self.upload(&vec![POISON as i32; 2 * n]);
+        let out = self.buf(&vec![i32::POISON; 2 * n]);
         let k = self.kernel("clg_test_helpers");
         // SAFETY: sized per the kernel's header entry (`G` = n work-items).
-        unsafe { self.run(k.launch().arg(&inb).arg(&out), geo) };
+        unsafe { self.launch(k.launch().arg(&inb).arg(&out), &geo.global, &geo.local) };
         let v = self.read(&out);
         for g in 0..n {
             let members = geo.members(&t, g);
@@ -441,36 +403,11 @@ fn shapes(_backend: ShuffleBackend) -> Vec<Vec<usize>> {
 fn check_layer(device: &Device, size: SubGroupSize) {
     let queue = Queue::new(device).expect("queue");
     let backend = device.sub_groups().effective.shuffle_backend;
-    let start = std::time::Instant::now();
-    let program = Program::builder(SRC)
-        .file_name("subgroup_layer.cl")
-        .default_sub_group_size(size)
-        .build(&queue)
-        .expect("the test kernels build");
-    let mut suite = Suite {
-        queue: &queue,
-        program,
-        label: format!("{backend} {size:?}"),
-        fails: Vec::new(),
-        checks: 0,
-    };
+    let mut suite = Suite::build(&queue, SRC, "subgroup_layer.cl", size);
     for local in common::sampled("subgroup_layer shapes", device, shapes(backend)) {
         suite.shape(&local);
     }
-    eprintln!(
-        "{}: {} checks, {} failures, {:?}",
-        suite.label,
-        suite.checks,
-        suite.fails.len(),
-        start.elapsed()
-    );
-    assert!(
-        suite.fails.is_empty(),
-        "{} of {} checks failed on {device}:\n{}",
-        suite.fails.len(),
-        suite.checks,
-        suite.fails[..suite.fails.len().min(30)].join("\n")
-    );
+    suite.report();
 }
 
 #[test]

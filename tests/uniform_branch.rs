@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::Poison;
+
 use clgroups::{Buffer, Error, LocalSize, Program, Queue, Range};
 
 const SRC: &str = r#"
@@ -31,9 +33,6 @@ kernel void local_bound(global const int *x, global int *out, uint n) {
 }
 "#;
 
-/// Marks elements no kernel should write.
-const POISON: i32 = -0x5a5a5a5;
-
 /// Whether the device's collectives are work-group barriers (emulated, PoCL's CPU devices).
 fn barriers(q: &Queue) -> bool {
     q.device().needs_group_uniform_collectives()
@@ -41,7 +40,7 @@ fn barriers(q: &Queue) -> bool {
 
 fn poisoned(q: &Queue, len: usize) -> Buffer<i32> {
     let mut b = Buffer::new(q.context(), len).unwrap();
-    b.fill(q, POISON).unwrap();
+    b.fill(q, i32::POISON).unwrap();
     b
 }
 
@@ -66,7 +65,10 @@ fn run<N: clgroups::launch::KernelArg>(
         .and_then(|ev| ev.wait())
         .map_err(|e| {
             // A refused launch left `out` as it was.
-            assert!(out.read(q).unwrap().iter().all(|&v| v == POISON), "{e}");
+            assert!(
+                out.read(q).unwrap().iter().all(|&v| v == i32::POISON),
+                "{e}"
+            );
             e
         })?;
     Ok(out.read(q).unwrap())
@@ -75,7 +77,7 @@ fn run<N: clgroups::launch::KernelArg>(
 /// The first `n` elements of `want`, then poison up to `len`.
 fn prefix(want: &[i32], n: usize) -> Vec<i32> {
     (0..want.len())
-        .map(|i| if i < n { want[i] } else { POISON })
+        .map(|i| if i < n { want[i] } else { i32::POISON })
         .collect()
 }
 
@@ -110,7 +112,7 @@ fn bounds_on_group_boundaries_run_and_give_the_straight_results() {
                 if (64..192).contains(&i) {
                     straight[i]
                 } else {
-                    POISON
+                    i32::POISON
                 }
             })
             .collect();
@@ -133,7 +135,10 @@ fn assert_tiled_counts(got: &[i32], n: usize, what: &str) {
         );
         i += v as usize;
     }
-    assert!(got[n..].iter().all(|&v| v == POISON), "{what}: {got:?}");
+    assert!(
+        got[n..].iter().all(|&v| v == i32::POISON),
+        "{what}: {got:?}"
+    );
 }
 
 #[test]
@@ -228,7 +233,7 @@ fn root_device_launches_check_every_device_before_enqueueing() {
         let k = root.program(SRC).unwrap().kernel("via_var").unwrap();
         let ones = common::colored(&root, &[1; 256], 64);
         let launch = |n: u32| {
-            let out = common::colored(&root, &[POISON; 256], 64);
+            let out = common::colored(&root, &[i32::POISON; 256], 64);
             // SAFETY: work-items 0..256 touch ones[i] and out[i], inside both (256 elements).
             let ev = unsafe {
                 k.launch()
@@ -249,7 +254,7 @@ fn root_device_launches_check_every_device_before_enqueueing() {
                 let (r, got) = launch(n);
                 assert!(matches!(r, Err(Error::InvalidLaunch { .. })), "{r:?}");
                 assert!(
-                    got.iter().all(|&v| v == POISON),
+                    got.iter().all(|&v| v == i32::POISON),
                     "n = {n}: a refused launch ran"
                 );
                 println!("root device: n = {n} refused: {}", r.unwrap_err());

@@ -7,12 +7,12 @@
 
 mod common;
 
+use common::Poison;
+
 use clgroups::kernel::Obstacle;
 use clgroups::{Buffer, Error, Program, Queue, Range};
 
 const SRC: &str = include_str!("real_kernels/clblast_xaxpy.cl");
-/// What every element the kernel must not write holds, before and after.
-const POISON: f32 = -7777.0;
 const ALPHA: f32 = 2.5;
 /// Sizes 64-thread work-groups do not divide (and one they do).
 const SIZES: [usize; 7] = [4099, 1, 63, 65, 1000, 65537, 4096];
@@ -35,11 +35,11 @@ fn y_at(i: usize) -> f32 {
     (i % 13) as f32 - 6.0
 }
 
-/// A strided vector of `n` elements at `offset`, every other element POISON, with `pad` more
-/// POISON after the last one.
+/// A strided vector of `n` elements at `offset`, every other element `f32::POISON`, with `pad`
+/// more after the last one.
 fn strided(n: usize, offset: usize, inc: usize, pad: usize, value: fn(usize) -> f32) -> Vec<f32> {
     let len = offset + n.saturating_sub(1) * inc + 1 + pad;
-    let mut v = vec![POISON; len];
+    let mut v = vec![f32::POISON; len];
     for i in 0..n {
         v[offset + i * inc] = value(i);
     }
@@ -50,7 +50,7 @@ fn strided(n: usize, offset: usize, inc: usize, pad: usize, value: fn(usize) -> 
 fn check(what: &str, got: &[f32], n: usize, offset: usize, inc: usize) {
     let want = strided(n, offset, inc, 0, |i| y_at(i) + ALPHA * x_at(i));
     for (j, &g) in got.iter().enumerate() {
-        let w = want.get(j).copied().unwrap_or(POISON);
+        let w = want.get(j).copied().unwrap_or(f32::POISON);
         assert_eq!(
             g, w,
             "{what}: element {j} (n {n}, offset {offset}, inc {inc})"
@@ -148,7 +148,7 @@ fn upstream_xaxpy_faster_runs_awkward_ranges_and_offsets() {
         let want = |j: usize| match j {
             j if j < offset => y_at(j),
             j if j < n => y_at(j) + ALPHA * x_at(j),
-            _ => POISON,
+            _ => f32::POISON,
         };
         for (j, &g) in got.iter().enumerate() {
             assert_eq!(
@@ -191,7 +191,7 @@ fn kernels_that_see_the_launch_shape_are_refused_naming_why() {
 
     let n = 4099;
     let x = Buffer::from_slice(&q, &vec![1.0f32; n]).unwrap();
-    let out = Buffer::from_slice(&q, &[POISON; 128]).unwrap();
+    let out = Buffer::from_slice(&q, &[f32::POISON; 128]).unwrap();
     let k = p.kernel("Xdot").unwrap();
     let launch = k.launch().arg(n as i32).arg(&x).arg(0i32).arg(1i32);
     let launch = launch.arg(&x).arg(0i32).arg(1i32).arg(&out).arg(0i32);
@@ -200,7 +200,7 @@ fn kernels_that_see_the_launch_shape_are_refused_naming_why() {
     for cause in ["reqd_work_group_size", "`__local`"] {
         assert!(e.contains(cause), "{cause}: {e}");
     }
-    assert_eq!(out.read(&q).unwrap(), [POISON; 128]);
+    assert_eq!(out.read(&q).unwrap(), [f32::POISON; 128]);
 }
 
 /// A wrapper that does not build (here: a macro of the user's named like its parameters) leaves
@@ -212,7 +212,7 @@ fn a_wrapper_that_does_not_build_is_a_refusal() {
     let p = Program::builder(src).build(&q).unwrap();
     let k = p.kernel("XaxpyFaster").unwrap();
     let (n, x) = (4099, Buffer::from_slice(&q, &vec![1.0f32; 4160]).unwrap());
-    let y = Buffer::from_slice(&q, &[POISON; 4160]).unwrap();
+    let y = Buffer::from_slice(&q, &[f32::POISON; 4160]).unwrap();
     for _ in 0..2 {
         let launch = k.launch().arg(n as i32).arg(ALPHA).arg(&x).arg(&y);
         // SAFETY: (refused) work-item id < n would update y[id] from x[id], both of 4160.
@@ -221,11 +221,11 @@ fn a_wrapper_that_does_not_build_is_a_refusal() {
         assert!(matches!(e, Error::InvalidLaunch { .. }), "{text}");
         assert!(text.contains("the wrapper did not build"), "{text}");
     }
-    assert_eq!(y.read(&q).unwrap(), [POISON; 4160]);
+    assert_eq!(y.read(&q).unwrap(), [f32::POISON; 4160]);
     let launch = k.launch().arg(64i32).arg(ALPHA).arg(&x).arg(&y);
     // SAFETY: work-item id < 64 updates y[id] from x[id].
     unsafe { launch.range(64) }.unwrap().wait().unwrap();
-    assert_eq!(y.read(&q).unwrap()[63], POISON + ALPHA);
+    assert_eq!(y.read(&q).unwrap()[63], f32::POISON + ALPHA);
 }
 
 /// Two dimensions in 8x8 work-groups: a 37x29 range of a 48x40 matrix writes exactly its own
@@ -239,7 +239,7 @@ fn two_dimensional_ranges_are_guarded_in_both_dimensions() {
     let x = Buffer::from_slice(&q, &src).unwrap();
     for (cols, used) in [(37, 29), (8, 8), (1, 40), (48, 33)] {
         for kernel in ["CopyMatrixGlobal", "CopyMatrixFast"] {
-            let y = Buffer::from_slice(&q, &vec![POISON; ld * rows]).unwrap();
+            let y = Buffer::from_slice(&q, &vec![f32::POISON; ld * rows]).unwrap();
             let k = p.kernel(kernel).unwrap();
             assert_eq!(k.required_work_group_size(), Some(Range::d2(8, 8)));
             let launch = k.launch().arg(ld as i32).arg(&x).arg(&y).arg(ALPHA);
@@ -250,13 +250,13 @@ fn two_dimensional_ranges_are_guarded_in_both_dimensions() {
             if kernel == "CopyMatrixFast" && !whole {
                 let e = run.unwrap_err().to_string();
                 assert!(e.contains("get_group_id"), "{e}");
-                assert_eq!(y.read(&q).unwrap(), vec![POISON; ld * rows]);
+                assert_eq!(y.read(&q).unwrap(), vec![f32::POISON; ld * rows]);
                 continue;
             }
             run.unwrap().wait().unwrap();
             for (j, &g) in y.read(&q).unwrap().iter().enumerate() {
                 let inside = j % ld < cols && j / ld < used;
-                let want = if inside { ALPHA * src[j] } else { POISON };
+                let want = if inside { ALPHA * src[j] } else { f32::POISON };
                 assert_eq!(g, want, "{kernel} {cols}x{used}: element {j}");
             }
         }

@@ -20,16 +20,23 @@
 //!   the L2 256-byte prefetch hint, `cs` stores with `st.global.cs`, `sleep` pauses
 //!   `CLG_LB_DELAY` ns (PTX `nanosleep`) before every poll of the predecessors' states after
 //!   the first (as CUB's delay constructors do), `tsleep` the same on `%globaltimer` (PTX
-//!   patches: NVIDIA only). The
+//!   patches: NVIDIA only), `persist` runs `examples/scan_diag/persist.cl` instead (persistent
+//!   work-groups, `-DCLG_LB_PER_CU=N` per compute unit, each loading its next tile while the
+//!   current one looks back; `-DLBP_NOLB` without the look-back, wrong, timing only: name the
+//!   variant's patches `nolb+persist`; `-DLBP_EARLY` publishes each tile's sum once loaded). The
 //!   first wait of a tile (the kernel's `wait_ns` argument) is the one the library measured on
 //!   the device (`algorithms::look_back_wait_ns`, after its scan; 0 before one of at least
 //!   2^26 elements) unless the build options say `-DCLG_LB_WAIT_NS=N`. Variants that still
 //!   scan are checked against the library's `enqueue_scan_sum`.
 //!
+//! `--stub-check` instead checks the look-back kernels' results with stub sub-groups on any
+//! OpenCL 2.0 device (PoCL: `stub_check.rs`).
+//!
 //! `cargo run --release --example scan_diag -- [--min-log2 K] [--max-log2 M] [--runs N]
-//!  [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH[:BUILD OPTIONS],...]`
+//!  [--stub-check] [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH[:BUILD OPTIONS],...]`
 
 mod patches;
+mod stub_check;
 #[path = "../common/timing.rs"]
 mod timing;
 
@@ -56,6 +63,10 @@ struct Args {
     /// Skip the copy kernels.
     #[arg(long)]
     no_copies: bool,
+    /// Only check the look-back kernels' logic with stub sub-groups (`stub_check.rs`: any
+    /// OpenCL 2.0 device, e.g. PoCL's CPU devices) and exit.
+    #[arg(long)]
+    stub_check: bool,
     /// Scan variants, `NAME:ROUNDS:LOCAL:PATCHES[:BUILD OPTIONS]` (patches joined by `+`),
     /// comma-separated; the default is the diagnostic set of the issue 25 report.
     #[arg(long, default_value = DEFAULT_VARIANTS)]
@@ -346,6 +357,9 @@ struct Variant {
     patches: Vec<String>,
     /// `-DCLG_LB_WAIT_NS=N` of its options: its tiles' first wait, else the library's.
     wait: Option<u32>,
+    /// The `persist` kernel's work-groups per compute unit (`-DCLG_LB_PER_CU=N`, else 1);
+    /// `None` for `clg_scan_lookback` (one work-group per tile).
+    per_cu: Option<usize>,
     kernel: Result<Kernel, String>,
 }
 
@@ -367,6 +381,17 @@ fn variants<T: Element>(q: &Queue, list: &str) -> AnyResult<Vec<Variant>> {
             .find_map(|o| o.strip_prefix("-DCLG_LB_WAIT_NS="))
             .map(str::parse)
             .transpose()?;
+        let persist = patches.iter().any(|p| p == "persist");
+        let per_cu = extra
+            .split_whitespace()
+            .find_map(|o| o.strip_prefix("-DCLG_LB_PER_CU="))
+            .map(str::parse)
+            .transpose()?
+            .or(persist.then_some(1));
+        let name = match persist {
+            true => "clg_scan_persist",
+            false => "clg_scan_lookback",
+        };
         let options = format!(
             "-DCLG_T={} -DCLG_OP=0 -DCLG_ID=0 -DCLG_LOOKBACK=1 -DCLG_LB_LOCAL={local} \
              -DCLG_LB_ROUNDS={rounds} {extra}",
@@ -379,7 +404,7 @@ fn variants<T: Element>(q: &Queue, list: &str) -> AnyResult<Vec<Variant>> {
                     .file_name("clgroups/algorithms/reduce.cl")
                     .options(&options)
                     .build(q)?
-                    .kernel("clg_scan_lookback")?)
+                    .kernel(name)?)
             })
             .map_err(|e| one_line(&e.to_string()));
         out.push(Variant {
@@ -388,6 +413,7 @@ fn variants<T: Element>(q: &Queue, list: &str) -> AnyResult<Vec<Variant>> {
             local,
             patches,
             wait,
+            per_cu,
             kernel,
         });
     }
@@ -403,6 +429,7 @@ fn scans<T: Element>(
     poison: T,
 ) -> AnyResult<()> {
     let mut tools = Tools::<T>::new(q)?;
+    let cus = opencl3::device::Device::new(q.device().id()).max_compute_units()? as usize;
     let x = Buffer::<T>::new(q, n)?;
     let mut y = Buffer::<T>::new(q, n)?;
     let mut want = Buffer::<T>::new(q, n)?;
@@ -440,29 +467,33 @@ fn scans<T: Element>(
             .unwrap_or(0);
         let tile = 4 * rounds * local;
         let tiles = n.div_ceil(tile);
+        let groups = v.per_cu.map_or(tiles, |k| tiles.min(k * cus));
         states.fill(q, 0)?;
         ticket.fill(q, 0)?;
         let mut epoch = 0u32;
-        let t =
-            time(q, runs, &mut y, poison, |y| {
-                epoch += 1;
-                let l = k
-                    .launch()
-                    .arg(&x)
-                    .arg(&*y)
-                    .arg(n as u64)
-                    .arg(&states)
-                    .arg(&ticket)
-                    .arg(tiles as u32)
-                    .arg(epoch)
-                    .arg(0i32)
-                    .arg(wait);
-                // SAFETY: `clg_scan_lookback` reads x and writes y below n (their length),
-                // state[tile] for tile < tiles <= states.len(), and ticket[0].
-                Ok(unsafe {
-                    l.nd_range(Range::d1(tiles * local), LocalSize::Exact(Range::d1(local)))
-                }?)
-            });
+        let t = time(q, runs, &mut y, poison, |y| {
+            epoch += 1;
+            let l = k
+                .launch()
+                .arg(&x)
+                .arg(&*y)
+                .arg(n as u64)
+                .arg(&states)
+                .arg(&ticket)
+                .arg(tiles as u32)
+                .arg(epoch)
+                .arg(0i32)
+                .arg(wait);
+            // SAFETY: `clg_scan_lookback` and `clg_scan_persist` read x and write y below
+            // n (their length), state[tile] for tile < tiles <= states.len(), and
+            // ticket[0].
+            Ok(unsafe {
+                l.nd_range(
+                    Range::d1(groups * local),
+                    LocalSize::Exact(Range::d1(local)),
+                )
+            }?)
+        });
         let t = match t {
             Ok(t) => t,
             Err(e) => {
@@ -485,6 +516,14 @@ fn scans<T: Element>(
 fn main() -> AnyResult<()> {
     env_logger::init();
     let args = Args::parse();
+    if args.stub_check {
+        let wrong = stub_check::run()?;
+        println!("{wrong} wrong cases");
+        return match wrong {
+            0 => Ok(()),
+            _ => Err("wrong results".into()),
+        };
+    }
     let device = clgroups::default_device()?;
     let q = Queue::with_profiling(&device)?;
     println!("device: {device}");

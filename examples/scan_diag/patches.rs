@@ -120,6 +120,7 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
                 "                } while (gap < stop);",
                 "                } while (0);",
             )?,
+            "persist" => s.push_str(include_str!("persist.cl")),
             "" => {}
             other => return Err(format!("unknown patch {other:?}").into()),
         }

@@ -217,7 +217,7 @@ impl<T: Element> State<T> {
         }
         let nvidia = device.sub_groups().effective.shuffle_backend == ShuffleBackend::NvidiaPtx;
         let lookback = nvidia && size_of::<T>() == 4;
-        let forced = crate::config::settings().scan_tile();
+        let forced = crate::config::typed_tuning(crate::config::SCAN_TILE, plan::Tile::parse);
         let tile = forced.unwrap_or(plan::Tile::DEFAULT);
         // Every tile's look-back wait, for tuning (else none for the default tiles, and for the
         // large ones what the device's first large scan measures: `wait`).

@@ -16,9 +16,6 @@ fn one_parser_per_kind() {
     for bad in ["0", "-1", "soon", "inf", "NaN"] {
         assert_eq!(seconds(bad), None, "{bad}");
     }
-    let words = [("shared", 1), ("partitioned", 2)];
-    assert_eq!(choice("Partitioned", &words), Some(2));
-    assert_eq!(choice("split", &words), None);
 }
 
 #[test]
@@ -38,34 +35,17 @@ fn unset_or_blank_is_none_and_a_bad_value_names_the_variable_and_its_values() {
             expected: SWITCH.into(),
         }
     );
-    let words = [("shared", 1), ("partitioned", 2)];
-    let e = parse(PLACEMENT, Some("split".into()), |v| choice(v, &words)).unwrap_err();
+    let word = |v: &str| {
+        ["shared", "partitioned"]
+            .iter()
+            .position(|w| w.eq_ignore_ascii_case(v))
+    };
+    let e = parse(PLACEMENT, Some("split".into()), word).unwrap_err();
     let text = e.to_string();
     assert!(
         text.starts_with("CLGROUPS_PLACEMENT=\"split\": expected `shared` or `partitioned`"),
         "{text}"
     );
-}
-
-#[test]
-fn tuning_knobs_warn_and_keep_the_default() {
-    let get = |pairs: &'static [(&'static str, &'static str)]| {
-        rounding_from(move |k| {
-            pairs
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.to_string())
-        })
-    };
-    assert_eq!(get(&[]), RoundingConfig::default());
-    let cfg = get(&[(ROUNDING_PARAMS, "16:0:1024"), (ROUNDING, "sometimes")]);
-    assert_eq!(cfg, RoundingConfig::default());
-    let cfg = get(&[
-        (ROUNDING_DISABLE, ""),
-        (ROUNDING, "force"),
-        (ROUNDING_TRACE, "0"),
-    ]);
-    assert_eq!((cfg.mode, cfg.trace), (RoundingMode::Disable, true));
 }
 
 /// The names in `docs/environment.md`'s table of variables clgroups reads.

@@ -398,7 +398,8 @@ fn build(
 /// run it), else [`choose_backend`].
 fn backend_from_env(driver: &DriverSubGroups, nvidia: bool, ctx: &str) -> Result<ShuffleBackend> {
     let auto = choose_backend(driver, nvidia);
-    let Some(forced) = crate::config::settings().shuffle_backend()? else {
+    let Some(forced) = crate::config::typed(crate::config::SHUFFLE_BACKEND, |v| v.parse().ok())?
+    else {
         return Ok(auto);
     };
     if backend_available(forced, driver, nvidia) {

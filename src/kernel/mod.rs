@@ -445,7 +445,7 @@ impl Kernel {
         &self,
         global: Range,
         asked: LocalSize,
-    ) -> std::result::Result<Option<Range>, String> {
+    ) -> std::result::Result<Option<Range>, crate::plan::Refusal> {
         let mut last = self
             .inner
             .last_choice

@@ -266,7 +266,37 @@ pub fn check(kernel: &str, sig: &[ArgInfo], args: &[Arg]) -> Result<()> {
     Ok(())
 }
 
-fn mismatch(info: &ArgInfo, arg: &Arg) -> Option<String> {
+/// What a parameter is that an argument does not fit.
+#[derive(Debug, PartialEq, Eq)]
+enum Mismatch<'a> {
+    /// A pointer to another built-in type (with the pointee's bytes where the buffer's element
+    /// has no OpenCL name).
+    Pointer(&'a str, Option<usize>),
+    /// A global pointer, given something else.
+    Global(&'a str),
+    /// A local pointer, given something else.
+    Local,
+    /// A value of another built-in type (with its bytes where the given one has no name).
+    Value(&'a str, Option<usize>),
+    /// A value, given something else.
+    Private(&'a str),
+}
+
+impl std::fmt::Display for Mismatch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mismatch::Pointer(ty, None) => write!(f, "is a {ty} pointer"),
+            Mismatch::Pointer(ty, Some(b)) => write!(f, "is a {ty} pointer ({b}-byte elements)"),
+            Mismatch::Global(ty) => write!(f, "is a global {ty} pointer"),
+            Mismatch::Local => f.write_str("is a local pointer (pass launch::Local)"),
+            Mismatch::Value(ty, None) => write!(f, "is a {ty}"),
+            Mismatch::Value(ty, Some(b)) => write!(f, "is a {ty} ({b} bytes)"),
+            Mismatch::Private(ty) => write!(f, "is a {ty} value"),
+        }
+    }
+}
+
+fn mismatch<'a>(info: &'a ArgInfo, arg: &Arg) -> Option<Mismatch<'a>> {
     let ty = info.type_name.as_deref();
     match (info.space?, arg) {
         (ArgSpace::Global, Arg::Buffer { elem, .. }) => {
@@ -274,23 +304,23 @@ fn mismatch(info: &ArgInfo, arg: &Arg) -> Option<String> {
             let ty = ty.unwrap_or("?");
             match elem.cl_name.and_then(builtin) {
                 _ if matches!(scalar, "char" | "uchar") => None,
-                Some((given, _)) => (given != scalar).then(|| format!("is a {ty} pointer")),
+                Some((given, _)) => (given != scalar).then_some(Mismatch::Pointer(ty, None)),
                 None => (elem.size % bytes != 0 && bytes % elem.size != 0)
-                    .then(|| format!("is a {ty} pointer ({bytes}-byte elements)")),
+                    .then_some(Mismatch::Pointer(ty, Some(bytes))),
             }
         }
-        (ArgSpace::Global, _) => Some(format!("is a global {} pointer", ty.unwrap_or("?"))),
+        (ArgSpace::Global, _) => Some(Mismatch::Global(ty.unwrap_or("?"))),
         (ArgSpace::Local, Arg::Local(_)) => None,
-        (ArgSpace::Local, _) => Some("is a local pointer (pass launch::Local)".into()),
+        (ArgSpace::Local, _) => Some(Mismatch::Local),
         (ArgSpace::Private, Arg::Scalar { ty: given, .. }) => {
             let want = ty?;
             let (_, bytes) = builtin(want)?;
             match given.cl_name {
-                Some(name) => (name != want).then(|| format!("is a {want}")),
-                None => (given.size != bytes).then(|| format!("is a {want} ({bytes} bytes)")),
+                Some(name) => (name != want).then_some(Mismatch::Value(want, None)),
+                None => (given.size != bytes).then_some(Mismatch::Value(want, Some(bytes))),
             }
         }
-        (ArgSpace::Private, _) => Some(format!("is a {} value", ty.unwrap_or("?"))),
+        (ArgSpace::Private, _) => Some(Mismatch::Private(ty.unwrap_or("?"))),
     }
 }
 

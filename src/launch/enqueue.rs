@@ -4,6 +4,7 @@
 use super::{Arg, Event, Launch, Prepared};
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::plan::Refusal;
 use crate::range::Range;
 
 impl Launch<'_> {
@@ -36,14 +37,15 @@ impl Launch<'_> {
     /// As [`Launch::execute`].
     unsafe fn enqueue_piece(
         &self,
-        piece: &super::prepare::Piece,
+        piece: &crate::plan::launch::Piece,
         extra: &[Arg],
     ) -> Result<Option<ffi::Owned<opencl3::event::Event>>> {
         let (name, dev) = (self.kernel.name(), self.queue.device());
         let (global, local, offset) = (piece.global, piece.local, piece.offset);
-        let guard = self.kernel.raw_variant(piece.variant).ok_or_else(|| {
-            self.invalid(global, local, format!("no {:?} variant", piece.variant))
-        })?;
+        let guard = self
+            .kernel
+            .raw_variant(piece.variant)
+            .ok_or_else(|| self.invalid(global, local, Refusal::NoVariant(piece.variant)))?;
         let args = self.args.iter().chain(extra);
         for (i, a) in args.enumerate() {
             ffi::set_arg(&guard, i as u32, &a.raw()).map_err(|e| {

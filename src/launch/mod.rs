@@ -57,9 +57,9 @@
 mod args;
 #[cfg(feature = "unstable-internals")]
 #[doc(hidden)]
-pub mod bounds;
+pub use crate::plan::bounds;
 #[cfg(not(feature = "unstable-internals"))]
-pub(crate) mod bounds;
+pub(crate) use crate::plan::bounds;
 pub mod checked;
 mod enqueue;
 mod plain;
@@ -69,6 +69,7 @@ pub(crate) mod uniform;
 pub use crate::event::Event;
 pub use crate::plan::rounding::ROUNDING_SLACK;
 pub use crate::plan::work_group::LocalSize;
+pub use crate::plan::{Breach, GroupSplit, Refusal, SourceObstacle, Unsplit};
 pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
 pub(crate) use prepare::Prepared;
 

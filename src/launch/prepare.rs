@@ -1,5 +1,5 @@
-//! Preparing a launch: every check, the local size from [`crate::plan::work_group::choose`],
-//! the pieces to enqueue and their arguments, into a [`Prepared`] that
+//! Preparing a launch: the plan of [`crate::plan::launch::plan`] (every decision: local size,
+//! rounding, pieces), then the checks of the arguments, into a [`Prepared`] that
 //! [`Launch::execute`](super::Launch::execute) only carries out. Nothing here enqueues a
 //! kernel, so an error leaves the queue untouched; a multi-device launch prepares every
 //! device's part before it enqueues the first.
@@ -7,19 +7,9 @@
 use super::{bounds, uniform, Arg, Launch, LocalSize};
 use crate::error::{Error, Result};
 use crate::event;
-use crate::plan::rounding::Variant;
+use crate::plan::launch::{plan, DeviceFacts, KernelFacts, Piece, Plan, Request, Shape};
+use crate::plan::Refusal;
 use crate::range::Range;
-
-/// One enqueue of a prepared launch.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Piece {
-    pub(crate) variant: Variant,
-    pub(crate) global: Range,
-    /// `None`: the driver chooses (NULL).
-    pub(crate) local: Option<Range>,
-    /// The absolute global offset.
-    pub(crate) offset: Range,
-}
 
 /// A launch with every check done: the pieces enqueued in order, each with the launch's own
 /// arguments followed by `extra`.
@@ -35,37 +25,38 @@ pub(crate) struct Prepared {
 impl Launch<'_> {
     /// Prepares an ND-range launch of `global` in work-groups of `asked`.
     pub(crate) fn prepare_nd(&self, global: Range, asked: LocalSize) -> Result<Prepared> {
-        self.check_common(global)?;
-        let shown = match asked {
-            LocalSize::Exact(l) => Some(l),
-            _ => None,
-        };
-        let c = self.kernel.constraints();
-        // Launch-time id conditions on PoCL's native collectives: `check_uniform` picks a size
-        // that keeps them uniform (and is not too small) where the driver would choose.
-        let uniform_picks = asked == LocalSize::Auto
-            && !self.kernel.id_conditions().is_empty()
-            && c.min_group > 1
-            && c.required.is_none();
-        let local = match uniform_picks {
-            true => None,
-            false => (self.kernel.local_size(global, asked))
-                .map_err(|r| self.invalid(global, shown, r))?,
-        };
-        let offset = self.base(global);
-        let local = self.checked_piece(global, local, offset)?;
-        let piece = Piece {
-            variant: Variant::Original,
-            global,
-            local,
-            offset,
-        };
-        self.prepared(vec![piece], Vec::new(), global)
+        let plan = self.plan(global, Shape::NdRange(asked))?;
+        self.prepared(plan.pieces, Vec::new(), global)
     }
 
-    /// The launch's offset, or zeros at `global`'s rank.
-    pub(super) fn base(&self, global: Range) -> Range {
-        self.offset.unwrap_or(global.zeros_like())
+    /// The plan of this launch of `global` ([`crate::plan::launch::plan`] with the kernel's
+    /// facts on the queue's device), or the refusal as an error.
+    pub(super) fn plan(&self, global: Range, shape: Shape) -> Result<Plan> {
+        let k = self.kernel;
+        k.check_sub_group_size()?;
+        let wrap = || k.wrapped().map_err(|o| o.to_string());
+        let choose = |g, asked| k.local_size(g, asked);
+        let facts = KernelFacts {
+            name: k.name(),
+            constraints: k.constraints().clone(),
+            rounding: *k.program().rounding(),
+            round: k.rounding_support().map_err(ToString::to_string),
+            shape: k.shape_dependence().map(ToString::to_string),
+            wrap: &wrap,
+            splittable: k.program().splittable(),
+            conditions: uniform::values(k, &self.args),
+            choose: Some(&choose),
+        };
+        let device = DeviceFacts {
+            limits: k.limits().clone(),
+            address_bits: self.queue.device().limits().address_bits,
+            uniform_reason: uniform::reason(k),
+        };
+        let request = Request {
+            offset: self.offset,
+            ..Request::new(&facts, std::slice::from_ref(&device), global, shape)
+        };
+        plan(&request).map_err(|r| self.invalid(r.global, r.local, r.reason))
     }
 
     /// Finishes a preparation: the arguments against the kernel's signature and the device
@@ -92,46 +83,6 @@ impl Launch<'_> {
             Err(_) => {}
         }
         Ok(Prepared { pieces, extra })
-    }
-
-    /// A piece's local size (the uniform one for launch-time id conditions where the driver
-    /// would choose), checked against group counts and those conditions.
-    pub(super) fn checked_piece(
-        &self,
-        global: Range,
-        local: Option<Range>,
-        offset: Range,
-    ) -> Result<Option<Range>> {
-        self.piece_local(global, local, offset)
-            .map_err(|r| self.invalid(global, local, r))
-    }
-
-    /// [`Launch::checked_piece`], or why not as text (for callers that try another plan).
-    pub(super) fn piece_local(
-        &self,
-        global: Range,
-        local: Option<Range>,
-        offset: Range,
-    ) -> std::result::Result<Option<Range>, String> {
-        bounds::check_groups(global, local)?;
-        uniform::check_uniform(self.kernel, &self.args, global, local, offset)
-    }
-
-    /// What every launch of the kernel needs: a supported sub-group size, a non-empty range,
-    /// an offset of its rank, and ids within the device's `size_t`.
-    pub(super) fn check_common(&self, global: Range) -> Result<()> {
-        self.kernel.check_sub_group_size()?;
-        if global.is_empty() {
-            return Err(self.invalid(global, None, "a global range has no zero sizes".into()));
-        }
-        if let Some(o) = self.offset {
-            if o.rank() != global.rank() {
-                return Err(self.invalid(global, None, format!("offset {o:?} has another rank")));
-            }
-        }
-        let bits = self.queue.device().limits().address_bits;
-        bounds::check_global(global, self.base(global), bits)
-            .map_err(|r| self.invalid(global, None, r))
     }
 
     /// The user's arguments against the signature (once per kinds and types of arguments:
@@ -194,13 +145,13 @@ impl Launch<'_> {
         items.saturating_mul(std::mem::size_of::<u64>())
     }
 
-    pub(super) fn invalid(&self, global: Range, local: Option<Range>, reason: String) -> Error {
+    pub(super) fn invalid(&self, global: Range, local: Option<Range>, reason: Refusal) -> Error {
         Error::InvalidLaunch {
             kernel: self.kernel.name().to_string(),
             device: self.queue.device().to_string(),
             global: global.as_slice().to_vec(),
             local: local.map(|l| l.as_slice().to_vec()).unwrap_or_default(),
-            reason,
+            reason: Box::new(reason),
         }
     }
 }

@@ -1,74 +1,24 @@
 //! Launches of kernels whose sub-group collectives sit under `get_global_id(d) OP n` where
 //! collectives are work-group barriers (the emulated backend, PoCL's CPU devices:
-//! [`crate::Device::needs_group_uniform_collectives`]): each enqueue is decided with the argument's value, the local size and the
-//! offset, before anything is enqueued ([`crate::plan::uniform_branch`]).
+//! [`crate::Device::needs_group_uniform_collectives`]): the conditions' argument values, which
+//! the planner ([`crate::plan::launch`]) decides each enqueue with, before anything is
+//! enqueued ([`crate::plan::uniform_branch`]).
 
 use super::Arg;
 use crate::kernel::Kernel;
-use crate::plan::uniform_branch::{uniform_branch, uniform_local, IdCondition};
-use crate::range::Range;
-#[cfg(doc)]
-use crate::Error;
+use crate::plan::uniform_branch::IdCondition;
+use crate::plan::Refusal;
 
-/// The local size to enqueue `global` at `offset` of `k` with `args`: `local`, or, where the
-/// driver would pick one (`None`) for a kernel with such conditions, one that keeps them uniform
-/// ([`uniform_local`]); or why a condition would split a work-group.
-pub(crate) fn check_uniform(
-    k: &Kernel,
-    args: &[Arg],
-    global: Range,
-    local: Option<Range>,
-    offset: Range,
-) -> Result<Option<Range>, String> {
-    let conds = k.id_conditions();
-    if conds.is_empty() {
-        return Ok(local);
-    }
-    let values = conds
-        .iter()
-        .map(|c| Ok((c, value(args, c)?)))
-        .collect::<Result<Vec<_>, String>>()?;
-    let picked = local.is_none();
-    let local = local.unwrap_or_else(|| uniform_local(&values, global, offset, k.limits()));
-    let min = k.constraints().min_group;
-    if picked && local.len() < min {
-        return Err(format!(
-            "the only work-groups that keep {} uniform have {} work-item(s), and sub-group \
-             collectives in work-groups of fewer than {min} work-items abort PoCL's process \
-             (undefined symbol __pocl_work_group_alloca); choose a bound that shares a larger \
-             factor with the range",
-            values[0].0.text,
-            local.len()
-        ));
-    }
-    for &(c, n) in &values {
-        let uniform = uniform_branch(c, n, global, local, offset);
-        log::debug!(
-            "kernel `{}`: {} with argument {} = {n}, global {global:?}, local {local:?}, \
-             offset {offset:?}: uniform over every work-group: {uniform}",
-            k.name(),
-            c.text,
-            c.param
-        );
-        if !uniform {
-            return Err(format!(
-                "its sub-group collectives sit under {} (argument {} = {n}), which differs \
-                 between the work-items of a work-group of {:?} at offset {:?}; {}: make \
-                 the bound a multiple of the local size (or beyond the range), or compute the \
-                 collective unconditionally (`sg_reduce_add(i < n ? x[i] : 0)`)",
-                c.text,
-                c.param,
-                local.as_slice(),
-                offset.as_slice(),
-                reason(k)
-            ));
-        }
-    }
-    Ok(Some(local))
+/// `k`'s launch-time id conditions, each with the value of the argument of `args` it
+/// compares with.
+pub(crate) fn values(k: &Kernel, args: &[Arg]) -> Result<Vec<(IdCondition, i128)>, Refusal> {
+    (k.id_conditions().iter())
+        .map(|c| Ok((c.clone(), value(args, c)?)))
+        .collect()
 }
 
 /// Why `k`'s device needs uniform branches around collectives, for messages.
-fn reason(k: &Kernel) -> &'static str {
+pub(crate) fn reason(k: &Kernel) -> &'static str {
     k.program()
         .device()
         .group_uniform_reason()
@@ -76,23 +26,20 @@ fn reason(k: &Kernel) -> &'static str {
 }
 
 /// The value of the scalar argument a condition compares with.
-fn value(args: &[Arg], c: &IdCondition) -> Result<i128, String> {
+fn value(args: &[Arg], c: &IdCondition) -> Result<i128, Refusal> {
     let bytes = match args.get(c.param) {
         Some(Arg::Scalar { bytes, .. }) => bytes,
         _ => {
-            return Err(format!(
-                "argument {} of {} is not a scalar",
-                c.param, c.text
-            ))
+            return Err(Refusal::NotScalar {
+                param: c.param,
+                condition: c.text.clone(),
+            })
         }
     };
-    decode(bytes, c.signed).ok_or_else(|| {
-        format!(
-            "argument {} of {} has {} bytes, not an integer's",
-            c.param,
-            c.text,
-            bytes.len()
-        )
+    decode(bytes, c.signed).ok_or_else(|| Refusal::NotInteger {
+        param: c.param,
+        condition: c.text.clone(),
+        bytes: bytes.len(),
     })
 }
 

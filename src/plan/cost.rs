@@ -56,6 +56,16 @@ pub enum SpreadPolicy {
     OneDevice,
 }
 
+impl SpreadPolicy {
+    /// The policy a word names (`model`, `split` or `one`, as [`Display`](fmt::Display) writes
+    /// them; ASCII case ignored).
+    pub(crate) fn from_word(text: &str) -> Option<Self> {
+        let all = [Self::Model, Self::Split, Self::OneDevice];
+        all.into_iter()
+            .find(|p| p.to_string().eq_ignore_ascii_case(text))
+    }
+}
+
 impl fmt::Display for SpreadPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

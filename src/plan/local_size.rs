@@ -3,6 +3,7 @@
 //!
 //! Everything here is pure: the caller gathers the device and kernel queries into [`Limits`].
 
+use super::Refusal;
 use crate::range::Range;
 use std::collections::BTreeMap;
 
@@ -225,48 +226,39 @@ fn prime_factors_up_to(n: usize, cap: usize) -> Vec<(usize, u32)> {
 ///     max_work_item_sizes: [4096; 3], preferred_multiple: 8, non_uniform: false };
 /// assert!(validate(Range::d1(1024), Range::d1(256), &lim).is_ok());
 /// let err = validate(Range::d1(1000), Range::d1(256), &lim).unwrap_err();
+/// let err = err.to_string();
 /// assert!(err.contains("1000") && err.contains("256"), "{err}");
 /// ```
-pub fn validate(global: Range, local: Range, lim: &Limits) -> Result<(), String> {
+pub fn validate(global: Range, local: Range, lim: &Limits) -> Result<(), Refusal> {
     if global.rank() != local.rank() {
-        return Err(format!(
-            "global range {global:?} has {} dimensions but local range {local:?} has {}",
-            global.rank(),
-            local.rank()
-        ));
+        return Err(Refusal::RankMismatch { global, local });
     }
     for d in 0..global.rank() {
         check_dim(d, global.get(d), local.get(d), lim)?;
     }
     if local.len() > lim.max_work_group_size {
-        return Err(format!(
-            "work-group of {} work-items ({local:?}) exceeds the maximum work-group size {}",
-            local.len(),
-            lim.max_work_group_size
-        ));
+        return Err(Refusal::GroupTooLarge {
+            local,
+            max: lim.max_work_group_size,
+        });
     }
     Ok(())
 }
 
 /// The per-dimension checks of [`validate`].
-fn check_dim(d: usize, g: usize, l: usize, lim: &Limits) -> Result<(), String> {
-    if g == 0 {
-        return Err(format!("global size of dimension {d} is 0"));
+fn check_dim(dim: usize, global: usize, local: usize, lim: &Limits) -> Result<(), Refusal> {
+    if global == 0 {
+        return Err(Refusal::ZeroGlobal { dim });
     }
-    if l == 0 {
-        return Err(format!("local size of dimension {d} is 0"));
+    if local == 0 {
+        return Err(Refusal::ZeroLocal { dim });
     }
-    let max = lim.max_work_item_sizes[d];
-    if l > max {
-        return Err(format!(
-            "local size {l} in dimension {d} exceeds the maximum work-item size {max}"
-        ));
+    let max = lim.max_work_item_sizes[dim];
+    if local > max {
+        return Err(Refusal::BeyondItemSize { dim, local, max });
     }
-    if !lim.non_uniform && g % l != 0 {
-        return Err(format!(
-            "local size {l} does not divide global size {g} in dimension {d}, \
-             and non-uniform work-groups are not available"
-        ));
+    if !lim.non_uniform && global % local != 0 {
+        return Err(Refusal::NotDividing { dim, local, global });
     }
     Ok(())
 }
@@ -428,7 +420,7 @@ mod tests {
             ),
         ];
         for (g, l, want) in cases {
-            let err = validate(g, l, &lim).unwrap_err();
+            let err = validate(g, l, &lim).unwrap_err().to_string();
             assert!(err.contains(want), "{g:?} {l:?}: {err}");
         }
         let mut nu = lim;

@@ -10,13 +10,16 @@
 
 // The decisions of launches over several devices exist with `scaling` (and with the internals,
 // for their tests).
+pub mod bounds;
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod coloring;
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod cost;
+pub mod launch;
 pub mod local_size;
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod partition;
+mod refusal;
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod root_fallback;
 pub mod rounding;
@@ -27,6 +30,8 @@ pub mod uniform_branch;
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
 pub mod weighted;
 pub mod work_group;
+
+pub use refusal::{Breach, GroupSplit, Refusal, SourceObstacle, Unsplit};
 
 /// The greatest common divisor (`gcd(a, 0) = a`).
 pub(crate) fn gcd(a: usize, b: usize) -> usize {

@@ -120,7 +120,7 @@ pub fn shares(len: usize, granule: usize, devices: Devices) -> Result<Vec<usize>
     let units = len.div_ceil(unit);
     let per_device = match devices {
         Devices::Even(n) => even(units, n),
-        Devices::Weighted(w) => super::weighted::weighted_chunks(units, w)?,
+        Devices::Weighted(w) => weighted_chunks(units, w)?,
     };
     let mut at = 0;
     let shares = (per_device.iter())
@@ -134,6 +134,51 @@ pub fn shares(len: usize, granule: usize, devices: Devices) -> Result<Vec<usize>
         "shares: {len} in granules of {granule}, units of {unit} ({units}) over {devices:?} -> {shares:?}"
     );
     Ok(shares)
+}
+
+/// `groups` work-groups split over devices in proportion to `weights` (positive, finite):
+/// each device gets the floor of its exact share `groups * w / sum`, and the groups left over
+/// go one each to the largest remainders (ties: the first device). Errors
+/// ([`Error::InvalidInput`]) for no weights or a weight that is not positive and finite.
+///
+/// ```
+/// use clgroups::plan::shares::weighted_chunks;
+/// assert_eq!(weighted_chunks(10, &[1.0, 1.0, 1.0])?, vec![4, 3, 3]);
+/// assert_eq!(weighted_chunks(10, &[2.0, 1.0, 1.0, 1.0])?, vec![4, 2, 2, 2]);
+/// assert_eq!(weighted_chunks(1, &[1.0, 9.0])?, vec![0, 1]);
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+pub fn weighted_chunks(groups: usize, weights: &[f64]) -> Result<Vec<usize>> {
+    if weights.is_empty() {
+        return Err(Error::input("cannot split work over 0 devices"));
+    }
+    if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+        return Err(Error::input(format!(
+            "weight {w} is not a positive finite number"
+        )));
+    }
+    let sum: f64 = weights.iter().sum();
+    let exact: Vec<f64> = weights.iter().map(|w| groups as f64 * w / sum).collect();
+    let mut chunks: Vec<usize> = exact
+        .iter()
+        .map(|e| (e.floor() as usize).min(groups))
+        .collect();
+    let given: usize = chunks.iter().sum();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    // Largest remainder first; a stable sort keeps ties in device order.
+    order.sort_by(|&a, &b| {
+        let (ra, rb) = (exact[a] - chunks[a] as f64, exact[b] - chunks[b] as f64);
+        rb.total_cmp(&ra)
+    });
+    let mut left = groups.saturating_sub(given);
+    for &d in order.iter().cycle() {
+        if left == 0 {
+            break;
+        }
+        chunks[d] += 1;
+        left -= 1;
+    }
+    Ok(chunks)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! different GPUs, a local and a remote device).
 //!
 //! [`weighted`] picks the dimension as [`partition`] does, then splits its work-groups in
-//! proportion to the weights by largest remainders ([`weighted_chunks`]) in the units of
+//! proportion to the weights by largest remainders ([`weighted_chunks`](super::shares::weighted_chunks)) in the units of
 //! [`crate::plan::shares`] (whole work-groups): the chunks cover the groups exactly, in device
 //! order, and each is within one unit of its exact share. Buffers are colored by the same rule
 //! ([`weighted_elements`]), so they follow the launch.
@@ -17,57 +17,12 @@
 
 use super::partition::{partition, Partition};
 use super::shares::{shares, Devices};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::range::Range;
 
-/// `groups` work-groups split over devices in proportion to `weights` (positive, finite):
-/// each device gets the floor of its exact share `groups * w / sum`, and the groups left over
-/// go one each to the largest remainders (ties: the first device). Errors
-/// ([`Error::InvalidInput`]) for no weights or a weight that is not positive and finite.
-///
-/// ```
-/// use clgroups::plan::weighted::weighted_chunks;
-/// assert_eq!(weighted_chunks(10, &[1.0, 1.0, 1.0])?, vec![4, 3, 3]);
-/// assert_eq!(weighted_chunks(10, &[2.0, 1.0, 1.0, 1.0])?, vec![4, 2, 2, 2]);
-/// assert_eq!(weighted_chunks(1, &[1.0, 9.0])?, vec![0, 1]);
-/// # Ok::<(), clgroups::Error>(())
-/// ```
-pub fn weighted_chunks(groups: usize, weights: &[f64]) -> Result<Vec<usize>> {
-    if weights.is_empty() {
-        return Err(Error::input("cannot split work over 0 devices"));
-    }
-    if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
-        return Err(Error::input(format!(
-            "weight {w} is not a positive finite number"
-        )));
-    }
-    let sum: f64 = weights.iter().sum();
-    let exact: Vec<f64> = weights.iter().map(|w| groups as f64 * w / sum).collect();
-    let mut chunks: Vec<usize> = exact
-        .iter()
-        .map(|e| (e.floor() as usize).min(groups))
-        .collect();
-    let given: usize = chunks.iter().sum();
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    // Largest remainder first; a stable sort keeps ties in device order.
-    order.sort_by(|&a, &b| {
-        let (ra, rb) = (exact[a] - chunks[a] as f64, exact[b] - chunks[b] as f64);
-        rb.total_cmp(&ra)
-    });
-    let mut left = groups.saturating_sub(given);
-    for &d in order.iter().cycle() {
-        if left == 0 {
-            break;
-        }
-        chunks[d] += 1;
-        left -= 1;
-    }
-    Ok(chunks)
-}
-
 /// The [`partition`] of `global` in work-groups of `local` over `weights.len()` devices, with
-/// the chosen dimension's work-groups split by [`weighted_chunks`]. Errors as [`partition`]
-/// and [`weighted_chunks`] do.
+/// the chosen dimension's work-groups split by [`weighted_chunks`](super::shares::weighted_chunks). Errors as [`partition`]
+/// and [`weighted_chunks`](super::shares::weighted_chunks) do.
 ///
 /// ```
 /// use clgroups::{plan::weighted::weighted, Range};
@@ -90,7 +45,7 @@ pub fn weighted(global: Range, local: Range, weights: &[f64]) -> Result<Partitio
 /// `page` bytes (widened to whole elements, as [`crate::plan::coloring::color_elements`]
 /// does), split by [`shares`] as [`weighted`] splits work-groups: with a page of one
 /// work-group slab (or of one element, for 1-D launches in work-groups of a power of two),
-/// the chunks of [`weighted`]'s partition. Errors ([`Error::InvalidInput`]) for a zero `page`
+/// the chunks of [`weighted`]'s partition. Errors ([`crate::Error::InvalidInput`]) for a zero `page`
 /// or `elem`, or bad weights.
 ///
 /// ```
@@ -109,7 +64,7 @@ pub fn weighted_elements(
     weights: &[f64],
 ) -> Result<Vec<usize>> {
     if page == 0 || elem == 0 {
-        return Err(Error::input(
+        return Err(crate::Error::input(
             "a coloring needs a page and elements of at least one byte",
         ));
     }
@@ -123,6 +78,7 @@ pub fn weighted_elements(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::shares::weighted_chunks;
     use proptest::prelude::*;
 
     #[test]

@@ -15,11 +15,12 @@
 //! // A kernel with reqd_work_group_size(64, 1, 1) gets exactly that, or an error naming it.
 //! let required = Constraints { required: Some(Range::d1(64)), ..kernel.clone() };
 //! assert_eq!(choose(Range::d1(4096), LocalSize::Auto, &required), Ok(Some(Range::d1(64))));
-//! assert!(choose(Range::d1(4000), LocalSize::Auto, &required).unwrap_err().contains("reqd_work_group_size"));
+//! assert!(choose(Range::d1(4000), LocalSize::Auto, &required).unwrap_err().to_string().contains("reqd_work_group_size"));
 //! ```
 
 use super::local_size::{self, Limits};
 use super::split;
+use super::Refusal;
 use crate::range::Range;
 
 /// The local size of an ND-range launch.
@@ -101,24 +102,18 @@ impl Constraints {
 
     /// The required size at `rank` dimensions, or why it cannot be used for `global` with
     /// `exact` asked for.
-    fn required_at(&self, global: Range, exact: Option<Range>) -> Result<Option<Range>, String> {
-        let Some(req) = self.required else {
+    fn required_at(&self, global: Range, exact: Option<Range>) -> Result<Option<Range>, Refusal> {
+        let Some(required) = self.required else {
             return Ok(None);
         };
-        let refuse = |what: &str| {
-            Err(format!(
-                "the kernel requires work-groups of {:?} (reqd_work_group_size): {what}",
-                req.as_slice()
-            ))
+        let Some(at_rank) = split::at_rank(required, global.rank()) else {
+            return Err(Refusal::RequiredRank { required });
         };
-        let Some(at_rank) = split::at_rank(req, global.rank()) else {
-            return refuse("more dimensions than the range");
-        };
-        if exact.is_some_and(|l| l.padded() != req.padded()) {
-            return refuse("the local size must be that");
+        if exact.is_some_and(|l| l.padded() != required.padded()) {
+            return Err(Refusal::RequiredExact { required });
         }
-        if !split::fits_required(global, req) {
-            return refuse("they do not divide the global range");
+        if !split::fits_required(global, required) {
+            return Err(Refusal::RequiredNotDividing { required });
         }
         Ok(Some(at_rank))
     }
@@ -130,7 +125,7 @@ pub fn choose(
     global: Range,
     asked: LocalSize,
     kernel: &Constraints,
-) -> Result<Option<Range>, String> {
+) -> Result<Option<Range>, Refusal> {
     let exact = match asked {
         LocalSize::Exact(l) => Some(l),
         _ => None,
@@ -155,7 +150,11 @@ pub fn choose(
     };
     match chosen {
         Some(l) => check(global, l, kernel)?,
-        None if global.len() < kernel.min_group => return Err(too_small(kernel.min_group)),
+        None if global.len() < kernel.min_group => {
+            return Err(Refusal::GroupTooSmall {
+                min: kernel.min_group,
+            })
+        }
         None => {}
     }
     log::debug!("{asked:?} over {global:?} -> {chosen:?}");
@@ -163,20 +162,14 @@ pub fn choose(
 }
 
 /// `local` against the limits and the smallest work-group.
-fn check(global: Range, local: Range, kernel: &Constraints) -> Result<(), String> {
+fn check(global: Range, local: Range, kernel: &Constraints) -> Result<(), Refusal> {
     local_size::validate(global, local, &kernel.limits)?;
     match local.len() < kernel.min_group {
-        true => Err(too_small(kernel.min_group)),
+        true => Err(Refusal::GroupTooSmall {
+            min: kernel.min_group,
+        }),
         false => Ok(()),
     }
-}
-
-fn too_small(min: usize) -> String {
-    format!(
-        "a kernel with sub-group collectives in work-groups of fewer than {min} work-items aborts \
-         PoCL's process (undefined symbol __pocl_work_group_alloca); use a larger work-group or \
-         a plain range"
-    )
 }
 
 /// The kernel's `work_group_size_hint` when it divides `global` and fits the kernel.
@@ -214,7 +207,7 @@ mod tests {
             assert_eq!(choose(Range::d1(256), asked, &k), Ok(Some(Range::d1(64))));
         }
         let other = choose(Range::d1(256), LocalSize::Exact(Range::d1(32)), &k);
-        assert!(other.unwrap_err().contains("must be that"));
+        assert!(other.unwrap_err().to_string().contains("must be that"));
         assert!(choose(Range::d1(100), LocalSize::Auto, &k).is_err());
         let k3 = Constraints {
             required: Some(Range::d2(8, 8)),
@@ -222,6 +215,7 @@ mod tests {
         };
         assert!(choose(Range::d1(64), LocalSize::Auto, &k3)
             .unwrap_err()
+            .to_string()
             .contains("more dimensions"));
     }
 

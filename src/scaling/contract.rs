@@ -7,6 +7,7 @@ use super::Access;
 use super::Placement;
 use crate::kernel::ArgSpace;
 use crate::launch::Arg;
+use crate::plan::Breach;
 use crate::transform::IdIndex;
 
 /// The facts of one launch the contract depends on.
@@ -41,31 +42,30 @@ pub(super) fn check(
     p: Option<&ParamFacts>,
     value: &Value,
     f: &LaunchFacts,
-) -> std::result::Result<Cover, String> {
+) -> std::result::Result<Cover, Breach> {
+    let name = |p: Option<&ParamFacts>| p.map_or("?", |p| p.name.as_str()).to_string();
     if f.placement == Placement::Shared {
         let written = p.is_some_and(|p| p.global && !p.read_only);
         let buffer = matches!(value, Value::Colored(_) | Value::Plain(Arg::Buffer { .. }));
         if written && buffer && f.busy > 1 && !f.unified {
-            return Err(format!(
-                "argument {i} (`{}`) is written by the kernel on {} devices that do not share \
-                 the host's memory, where one buffer written by several devices loses writes \
-                 (measured on two NVIDIA GPUs): use partitioned placement \
-                 (CLGROUPS_PLACEMENT=partitioned, the default on such devices)",
-                p.map_or("?", |p| p.name.as_str()),
-                f.busy
-            ));
+            return Err(Breach::SharedWrite {
+                arg: i,
+                name: name(p),
+                busy: f.busy,
+            });
         }
         return Ok(Cover::Anything);
     }
+    let kind = |c: &ColoredArg| format!("a ColoredBuffer<{}> with {:?}", c.elem, c.access);
     if f.gathered {
         // The kernel sees whole arrays; only the declared read-only kinds bind it.
         return match (value, p) {
             (Value::Colored(c), Some(p)) if !p.read_only => match c.access {
-                Access::Replicated | Access::Halo(_) => Err(format!(
-                    "argument {i} (`{}`, a ColoredBuffer<{}> with {:?}) is written by the \
-                     kernel, but it is declared read-only",
-                    p.name, c.elem, c.access
-                )),
+                Access::Replicated | Access::Halo(_) => Err(Breach::DeclaredReadOnly {
+                    arg: i,
+                    name: p.name.clone(),
+                    kind: kind(c),
+                }),
                 _ => Ok(Cover::Anything),
             },
             _ => Ok(Cover::Anything),
@@ -74,56 +74,41 @@ pub(super) fn check(
     let Some(p) = p.filter(|p| p.global) else {
         return match (value, p) {
             // Only `global` pointers are rebased to the device's chunk.
-            (Value::Colored(c), Some(p)) => Err(format!(
-                "argument {i} (`{}`, a ColoredBuffer<{}>) is not a `global` pointer \
-                 parameter, and only those reach a device's chunk: pass a plain Buffer (e.g. \
-                 to a `constant` parameter), or use shared placement",
-                p.name, c.elem
-            )),
+            (Value::Colored(c), Some(p)) => Err(Breach::NotGlobal {
+                arg: i,
+                name: p.name.clone(),
+                elem: c.elem.to_string(),
+            }),
             _ => Ok(Cover::Anything),
         };
     };
-    let what = |kind: &str| format!("argument {i} (`{}`, {kind})", p.name);
     let c: &ColoredArg = match value {
         Value::Colored(c) => c,
         Value::Plain(Arg::Buffer { elem, .. }) if !p.read_only && f.busy > 1 => {
-            return Err(format!(
-                "{} is written by the kernel, and in partitioned placement each of the {} \
-                 devices would write its own copy of it, losing the others' writes. Pass a \
-                 ColoredBuffer instead (declared Access::Partitioned if the kernel writes it \
-                 only at the global linear id), or use shared placement \
-                 (CLGROUPS_PLACEMENT=shared) on devices that share memory; if the kernel never \
-                 writes it, declare the parameter `const`",
-                what(&format!("a Buffer<{elem}>")),
-                f.busy
-            ))
+            return Err(Breach::PlainWritten {
+                arg: i,
+                name: p.name.clone(),
+                elem: elem.to_string(),
+                busy: f.busy,
+            })
         }
         Value::Plain(_) => return Ok(Cover::Anything),
     };
-    let kind = format!("a ColoredBuffer<{}> with {:?}", c.elem, c.access);
     match c.access {
-        Access::Replicated | Access::Halo(_) if !p.read_only => Err(format!(
-            "{} is written by the kernel, but each device holds its own copy of the elements \
-             it reads there: declare it Access::Partitioned if the kernel writes it only at \
-             the global linear id, or use shared placement (CLGROUPS_PLACEMENT=shared); if \
-             the kernel never writes it, declare the parameter `const`",
-            what(&kind)
-        )),
+        Access::Replicated | Access::Halo(_) if !p.read_only => Err(Breach::CopiesWritten {
+            arg: i,
+            name: p.name.clone(),
+            kind: kind(c),
+        }),
         Access::Replicated => Ok(Cover::Anything),
         Access::Halo(_) | Access::Stencil(_) | Access::Partitioned => Ok(Cover::Multiple),
         Access::Auto => match p.own_id {
             Some(ix) if ix.matches(f.rank, f.offset_is_zero) => Ok(Cover::OwnId),
-            _ => Err(format!(
-                "{} cannot be proven to be indexed only at each work-item's own global id, \
-                 and in partitioned placement each device holds only its chunk. Declare how \
-                 the kernel reaches it with ColoredBuffer::with_access: Access::Replicated \
-                 (read-only, any index), Access::Halo(n) (read-only, up to n elements from \
-                 the work-item's own), Access::Stencil(n) (read up to n elements from the \
-                 own, written at the own id: halos exchanged after each launch), or Access::Partitioned (every access at the global \
-                 linear id; checked in debug builds); or use shared placement \
-                 (CLGROUPS_PLACEMENT=shared) on devices that share memory",
-                what(&kind)
-            )),
+            _ => Err(Breach::NotOwnId {
+                arg: i,
+                name: p.name.clone(),
+                kind: kind(c),
+            }),
         },
     }
 }
@@ -263,7 +248,9 @@ mod tests {
             ..facts(Placement::Shared, 2)
         };
         let v = colored(Access::Auto);
-        let e = check(0, Some(&param(false, true)), &v, &f).unwrap_err();
+        let e = check(0, Some(&param(false, true)), &v, &f)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("do not share the host's memory"), "{e}");
         assert!(check(0, Some(&param(true, true)), &v, &f).is_ok());
         let one = LaunchFacts { busy: 1, ..f };
@@ -275,7 +262,9 @@ mod tests {
         let f = facts(Placement::Partitioned, 2);
         let v = colored(Access::Auto);
         assert_eq!(check(0, Some(&param(true, true)), &v, &f), Ok(Cover::OwnId));
-        let e = check(1, Some(&param(true, false)), &v, &f).unwrap_err();
+        let e = check(1, Some(&param(true, false)), &v, &f)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("argument 1 (`x`, a ColoredBuffer<float> with Auto)"),
             "{e}"
@@ -289,7 +278,9 @@ mod tests {
     fn read_only_kinds_refuse_writes() {
         let f = facts(Placement::Partitioned, 2);
         for access in [Access::Replicated, Access::Halo(1)] {
-            let e = check(0, Some(&param(false, false)), &colored(access), &f).unwrap_err();
+            let e = check(0, Some(&param(false, false)), &colored(access), &f)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("is written by the kernel"), "{e}");
             assert!(check(0, Some(&param(true, false)), &colored(access), &f).is_ok());
         }
@@ -309,7 +300,9 @@ mod tests {
             global: false,
             ..param(true, false)
         };
-        let e = check(3, Some(&constant), &colored(Access::Replicated), &f).unwrap_err();
+        let e = check(3, Some(&constant), &colored(Access::Replicated), &f)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a `global` pointer"), "{e}");
         let shared = facts(Placement::Shared, 2);
         assert!(check(3, Some(&constant), &colored(Access::Auto), &shared).is_ok());
@@ -329,7 +322,9 @@ mod tests {
             );
         }
         for access in [Access::Replicated, Access::Halo(2)] {
-            let e = check(0, Some(&written), &colored(access), &f).unwrap_err();
+            let e = check(0, Some(&written), &colored(access), &f)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("declared read-only"), "{e}");
             let read = param(true, false);
             assert_eq!(
@@ -346,7 +341,9 @@ mod tests {
             elem: crate::buffer::ElemType::of::<i32>(),
         });
         let w = param(false, false);
-        let e = check(2, Some(&w), &buf, &facts(Placement::Partitioned, 2)).unwrap_err();
+        let e = check(2, Some(&w), &buf, &facts(Placement::Partitioned, 2))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("argument 2 (`x`, a Buffer<int>) is written"),
             "{e}"

@@ -49,8 +49,8 @@ pub enum Spread {
         /// Written arguments copied whole to every device and merged after.
         merged: Vec<usize>,
     },
-    /// The whole launch ran on device 0, for this reason.
-    OneDevice(String),
+    /// The whole launch ran on device 0, for this reason (its `Display` words it).
+    OneDevice(crate::plan::Refusal),
     /// The whole launch ran on `device` alone, where its colored buffers are held whole: the
     /// cost model found it faster than the split (or the policy forces it, see
     /// [`RootDevice::with_spread`](super::RootDevice::with_spread)). The buffers moved there

@@ -6,10 +6,10 @@ use super::Placement;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::launch::LocalSize;
+use crate::plan::launch::{plan, DeviceFacts, KernelFacts, Plan, Request, Shape};
 use crate::plan::local_size::Limits;
-use crate::plan::work_group::{choose, Constraints};
-use crate::plan::{rounding, split};
+use crate::plan::work_group::Constraints;
+use crate::plan::{Refusal, SourceObstacle};
 use crate::queue::names;
 use crate::range::Range;
 use crate::transform::footprint::Footprint;
@@ -39,9 +39,9 @@ pub struct RootKernel {
     pub(super) name: String,
     pub(super) params: Vec<ParamFacts>,
     /// Why the kernel cannot see whole-launch values (a called function asks for them).
-    pub(super) whole_obstacle: Option<String>,
+    pub(super) whole_obstacle: Option<SourceObstacle>,
     /// Why the kernel has no partitioned variant (`kernels` are then the kernels as written).
-    pub(super) rewrite_obstacle: Option<String>,
+    pub(super) rewrite_obstacle: Option<SourceObstacle>,
     /// Built as checked variants.
     pub(super) checked: bool,
     pub(super) placement: Placement,
@@ -143,16 +143,42 @@ impl RootKernel {
         }
     }
 
-    /// The local size of an ND-range over the devices, from the one chooser: the split needs
-    /// whole work-groups, so [`LocalSize::Auto`] is [`LocalSize::Tuned`].
-    pub(super) fn nd_local(&self, global: Range, asked: LocalSize) -> Result<Range> {
-        let asked = match asked {
-            LocalSize::Auto => LocalSize::Tuned,
-            other => other,
+    /// The plan of a launch of `global` over the devices ([`crate::plan::launch::plan`],
+    /// sized for the most limited device, partitioned by the root device's weights), or the
+    /// refusal as an error.
+    pub(super) fn plan(&self, global: Range, shape: Shape, offset: Option<Range>) -> Result<Plan> {
+        let first = &self.kernels[0];
+        let round = match (&self.guarded, first.rounding_support()) {
+            (Some(_), _) => Ok(()),
+            (None, Err(why)) => Err(why.to_string()),
+            (None, Ok(())) => Err(Refusal::NoGuardedVariant.to_string()),
         };
-        choose(global, asked, &self.constraints())
-            .map_err(|r| self.refused(global, &r))?
-            .ok_or_else(|| self.refused(global, "no local size"))
+        let no_wrapper = || Err(Refusal::NoGuardedVariant.to_string());
+        let facts = KernelFacts {
+            name: &self.name,
+            constraints: self.constraints(),
+            rounding: *first.program().rounding(),
+            round,
+            shape: first.shape_dependence().map(ToString::to_string),
+            wrap: &no_wrapper,
+            splittable: false,
+            conditions: Ok(Vec::new()),
+            choose: None,
+        };
+        let devices: Vec<DeviceFacts> = (self.kernels.iter())
+            .map(|k| DeviceFacts {
+                limits: k.limits().clone(),
+                address_bits: k.program().device().limits().address_bits,
+                uniform_reason: "",
+            })
+            .collect();
+        let request = Request {
+            offset,
+            weights: self.policy.weights.as_deref(),
+            root: true,
+            ..Request::new(&facts, &devices, global, shape)
+        };
+        plan(&request).map_err(|r| self.refused(r.global, r.local, r.reason))
     }
 
     /// The global and local ranges a [`RootLaunch::range`](super::RootLaunch::range) of `global` enqueues: `global`
@@ -177,41 +203,18 @@ impl RootKernel {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn range_plan(&self, global: Range) -> Result<(Range, Range)> {
-        let c = self.constraints();
-        // Rounding keeps a required work-group shape; others it would change.
-        let shape = self.kernels[0].shape_dependence();
-        let guarded = self.guarded.is_some() && (c.required.is_some() || shape.is_none());
-        if let Some(req) = c.required {
-            let launch = match (split::at_rank(req, global.rank()), guarded) {
-                (Some(req), true) => split::round_to_required(global, req),
-                _ => global,
-            };
-            return Ok((launch, self.nd_local(launch, LocalSize::Auto)?));
-        }
-        let cfg = self.kernels[0].program().rounding();
-        let mut plan = rounding::plan(global, cfg, &c.limits, guarded);
-        if let Err(why) = rounding::within_slack(&plan) {
-            log::debug!("kernel `{}`: not rounded: {why}", self.name);
-            plan = rounding::plan(global, cfg, &c.limits, false);
-        }
-        let asked = plan.local.map_or(LocalSize::Tuned, LocalSize::Exact);
-        let local = self.nd_local(plan.launch, asked)?;
-        log::debug!(
-            "kernel `{}` over {} devices: range {global:?} -> launch {:?}, local {local:?}",
-            self.name,
-            self.kernels.len(),
-            plan.launch
-        );
+        let plan = self.plan(global, Shape::Plain, None)?;
+        let local = plan.local.unwrap_or(plan.launch);
         Ok((plan.launch, local))
     }
 
-    pub(super) fn refused(&self, global: Range, reason: &str) -> Error {
+    pub(super) fn refused(&self, global: Range, local: Option<Range>, reason: Refusal) -> Error {
         Error::InvalidLaunch {
             kernel: self.name.clone(),
             device: format!("root device [{}]", names(&self.devices())),
             global: global.as_slice().to_vec(),
-            local: Vec::new(),
-            reason: reason.into(),
+            local: local.map(|l| l.as_slice().to_vec()).unwrap_or_default(),
+            reason: Box::new(reason),
         }
     }
 

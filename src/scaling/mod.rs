@@ -246,7 +246,7 @@ impl Placement {
     /// ```
     pub fn choose(devices: &[Device]) -> Result<Self> {
         let unified = devices.iter().all(|d| d.limits().host_unified_memory);
-        let set = crate::config::settings().placement()?;
+        let set = crate::config::typed(crate::config::PLACEMENT, Placement::from_word)?;
         let chosen = Placement::pick(set, unified);
         log::debug!(
             "placement {chosen} (CLGROUPS_PLACEMENT {set:?}, host-unified memory {unified})"
@@ -262,6 +262,16 @@ impl Placement {
             None if unified => Placement::Shared,
             None => Placement::Partitioned,
         }
+    }
+}
+
+impl Placement {
+    /// The placement a word names (`shared` or `partitioned`, as
+    /// [`Display`](fmt::Display) writes them; ASCII case ignored).
+    pub(crate) fn from_word(text: &str) -> Option<Self> {
+        let all = [Placement::Shared, Placement::Partitioned];
+        all.into_iter()
+            .find(|p| p.to_string().eq_ignore_ascii_case(text))
     }
 }
 
@@ -288,5 +298,11 @@ mod tests {
             Placement::pick(Some(Placement::Shared), false),
             Placement::Shared
         );
+        // Each type parses its own words (ASCII case ignored).
+        assert_eq!(
+            Placement::from_word("Partitioned"),
+            Some(Placement::Partitioned)
+        );
+        assert_eq!(Placement::from_word("split"), None);
     }
 }

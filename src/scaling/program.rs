@@ -30,7 +30,7 @@ pub struct RootProgram {
     /// Per declaration of `decls`: its parameters or body name an atomic (`uses_atomics`).
     atomic_bodies: Vec<bool>,
     /// Why no kernel has a partitioned variant (the source as written was built).
-    obstacle: Option<String>,
+    obstacle: Option<crate::plan::SourceObstacle>,
     checked: bool,
 }
 

@@ -82,10 +82,11 @@ impl RootDevice {
             .iter()
             .map(|d| (d.platform_index(), d.id() as usize))
             .collect();
-        check_devices(&keys).map_err(|r| Error::input(format!("{r} ({})", names(devices))))?;
+        check_devices(&keys, &names(devices))?;
         let placement = Placement::choose(devices)?;
         let strict = crate::config::settings().strict()?;
-        let spread = crate::config::settings().spread()?.unwrap_or_default();
+        let spread = crate::config::typed(crate::config::SPREAD, SpreadPolicy::from_word)?;
+        let spread = spread.unwrap_or_default();
         let context = Context::new(devices)?;
         let queues = devices
             .iter()
@@ -485,13 +486,15 @@ pub(super) type ReduceKey = (usize, usize, u8);
 /// Measured launches of one shape: split, on one device, and how many were priced.
 pub(super) type Measured = (Sample, Sample, u32);
 
-/// Checks `(platform index, device id)` pairs: at least one, one platform, no repeats.
-fn check_devices(keys: &[(usize, usize)]) -> std::result::Result<(), String> {
+/// Checks `(platform index, device id)` pairs: at least one, one platform, no repeats (an
+/// error naming the devices, `names`).
+fn check_devices(keys: &[(usize, usize)], names: &str) -> Result<()> {
+    let refuse = |why: String| Err(Error::input(format!("{why} ({names})")));
     let Some(&(platform, _)) = keys.first() else {
-        return Err("a root device needs at least one device".into());
+        return refuse("a root device needs at least one device".into());
     };
     if let Some(i) = keys.iter().position(|&(p, _)| p != platform) {
-        return Err(format!(
+        return refuse(format!(
             "devices of a root device must share a platform: device {i} is on platform {}, \
              device 0 on {platform}",
             keys[i].0
@@ -499,7 +502,7 @@ fn check_devices(keys: &[(usize, usize)]) -> std::result::Result<(), String> {
     }
     for (i, key) in keys.iter().enumerate() {
         if let Some(j) = keys[..i].iter().position(|k| k == key) {
-            return Err(format!("device {i} repeats device {j}"));
+            return refuse(format!("device {i} repeats device {j}"));
         }
     }
     Ok(())
@@ -511,13 +514,17 @@ mod tests {
 
     #[test]
     fn device_sets_are_checked() {
-        assert!(check_devices(&[(0, 10), (0, 11)]).is_ok());
-        assert!(check_devices(&[(1, 10)]).is_ok());
-        let e = check_devices(&[]).unwrap_err();
+        assert!(check_devices(&[(0, 10), (0, 11)], "a, b").is_ok());
+        assert!(check_devices(&[(1, 10)], "a").is_ok());
+        let e = check_devices(&[], "").unwrap_err().to_string();
         assert!(e.contains("at least one"), "{e}");
-        let e = check_devices(&[(0, 10), (1, 20)]).unwrap_err();
+        let e = check_devices(&[(0, 10), (1, 20)], "a, b")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("device 1 is on platform 1"), "{e}");
-        let e = check_devices(&[(0, 10), (0, 11), (0, 10)]).unwrap_err();
+        let e = check_devices(&[(0, 10), (0, 11), (0, 10)], "a")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("device 2 repeats device 0"), "{e}");
         assert_eq!(gcd(128, 48), 16);
     }

@@ -1,9 +1,12 @@
 //! Shared fixtures for the integration tests: the device under test and the rules for what a
-//! test may skip.
+//! test may skip, the poison value, colored buffers, the harness of the CTS-style sub-group
+//! tables ([`suite`]) and of the kernels that record their sub-groups ([`recorded`]).
 #![allow(dead_code)]
 
 pub mod partitioned;
+pub mod recorded;
 pub mod shape;
+pub mod suite;
 
 use clgroups::{Buffer, Device, Queue};
 
@@ -167,16 +170,32 @@ pub fn roots(test: &str) -> Vec<clgroups::scaling::RootDevice> {
 }
 
 #[cfg(feature = "scaling")]
-/// `data` in a colored buffer whose pages are work-group slabs of `local` elements.
-pub fn colored(
+/// [`colored_as`] with the access the analysis finds (`Access::Auto`).
+pub fn colored<T: clgroups::buffer::Scalar>(
     root: &clgroups::scaling::RootDevice,
-    data: &[i32],
-    local: usize,
-) -> clgroups::scaling::ColoredBuffer<i32> {
+    data: &[T],
+    page: usize,
+) -> clgroups::scaling::ColoredBuffer<T> {
+    colored_as(root, data, page, clgroups::scaling::Access::Auto)
+}
+
+#[cfg(feature = "scaling")]
+/// `data` in a colored buffer declared `access`: in partitioned placement in pages of `page`
+/// elements (so that chunks follow work-groups of `page` work-items), with the default page
+/// in shared placement.
+pub fn colored_as<T: clgroups::buffer::Scalar>(
+    root: &clgroups::scaling::RootDevice,
+    data: &[T],
+    page: usize,
+    access: clgroups::scaling::Access,
+) -> clgroups::scaling::ColoredBuffer<T> {
     use clgroups::scaling::{ColoredBuffer, Placement};
+    let len = data.len();
     let mut b = match root.placement() {
-        Placement::Partitioned => ColoredBuffer::with_page(root, data.len(), local * 4),
-        Placement::Shared => ColoredBuffer::new(root, data.len()),
+        Placement::Partitioned => {
+            ColoredBuffer::with_layout(root, len, page * size_of::<T>(), access)
+        }
+        Placement::Shared => ColoredBuffer::with_access(root, len, access),
     }
     .unwrap();
     b.write(data).unwrap();
@@ -217,20 +236,35 @@ pub fn in_child(test: &str, body: impl FnOnce()) {
     in_child_with(test, &[], body);
 }
 
-/// Marks elements no kernel should write.
-pub const POISON: i32 = -0x5a5a5a5;
+/// Marks elements no kernel should write: `i32::POISON`, `u32::POISON`, `f32::POISON`.
+pub trait Poison: Copy {
+    const POISON: Self;
+}
+
+impl Poison for i32 {
+    const POISON: i32 = -0x5a5a5a5;
+}
+
+impl Poison for u32 {
+    const POISON: u32 = 0xa5a5_a5a5;
+}
+
+impl Poison for f32 {
+    const POISON: f32 = -7777.0;
+}
 
 /// A poisoned output of `len` elements.
 pub fn poisoned(q: &Queue, len: usize) -> Buffer<i32> {
     let mut b = Buffer::new(q.context(), len).unwrap();
-    b.fill(q, POISON).unwrap();
+    b.fill(q, i32::POISON).unwrap();
     b
 }
 
+/// Asserts that nothing wrote the [`poisoned`] `b`.
 pub fn untouched(q: &Queue, b: &Buffer<i32>) {
     q.finish().unwrap();
     assert!(
-        b.read(q).unwrap().iter().all(|&v| v == POISON),
+        b.read(q).unwrap().iter().all(|&v| v == i32::POISON),
         "a refused launch ran"
     );
 }

@@ -1,7 +1,8 @@
-//! Root devices in partitioned placement, their buffers and the host's stencils, shared by the
-//! footprint and margin tests.
+//! Root devices in partitioned placement and the stencils of `tests/cl/stencils.cl` with their
+//! host references, shared by the cost, footprint and margin tests.
 
-use clgroups::scaling::{Access, ColoredBuffer, MultiEvent, Placement, RootDevice, RootKernel};
+use super::colored;
+use clgroups::scaling::{MultiEvent, Placement, RootDevice, RootKernel};
 use clgroups::Range;
 
 /// The root devices under test in partitioned placement, strict and not (none, with a reason,
@@ -12,13 +13,6 @@ pub fn roots(test: &str) -> Vec<RootDevice> {
     };
     let root = root.with_placement(Placement::Partitioned);
     vec![root.clone(), root.strict()]
-}
-
-/// A buffer of `data` in pages of `page` elements.
-pub fn colored(root: &RootDevice, data: &[i32], page: usize) -> ColoredBuffer<i32> {
-    let mut b = ColoredBuffer::with_layout(root, data.len(), page * 4, Access::Auto).unwrap();
-    b.write(data).unwrap();
-    b
 }
 
 /// One step of the 2-D heat stencil over `t` (`w` by `h`, borders kept), in integers.

@@ -49,22 +49,3 @@ impl Shape {
         self.split(g).0
     }
 }
-
-/// Prints a check suite's count (`what`: the backend and device) and fails listing the first
-/// 30 failures, if any.
-pub fn report(
-    what: &str,
-    (checks, failed, fails): (usize, usize, &[String]),
-    elapsed: std::time::Duration,
-    provided: &[String],
-) {
-    eprintln!(
-        "{what}: {checks} checks, {failed} failures, {elapsed:?} [{}]",
-        provided.join(" ")
-    );
-    assert!(
-        failed == 0,
-        "{failed} of {checks} checks failed:\n{}",
-        fails[..fails.len().min(30)].join("\n")
-    );
-}

@@ -20,7 +20,9 @@ impl Suite<'_> {
             );
             let (xb, fb) = (self.buf(&x), self.buf(&f));
             let l = k.launch().arg(&xb).arg(&fb).arg(mode);
-            self.launch(l.arg(&o).arg(&of).arg(&ol), shape).unwrap();
+            let l = l.arg(&o).arg(&of).arg(&ol);
+            // SAFETY: work-item g writes o[12g..12g + 12], of[4g..4g + 4] and ol[2g..2g + 2].
+            unsafe { self.launch(l, &shape.global, &shape.local) };
             let (o, of, ol) = (
                 o.read(self.queue).unwrap(),
                 of.read(self.queue).unwrap(),

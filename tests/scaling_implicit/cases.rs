@@ -2,6 +2,7 @@
 //! declarations, ~20 written the way real code is, and one test per fallback reason.
 
 use super::*;
+use clgroups::plan::Refusal;
 use clgroups::scaling::Access;
 
 /// 61 work-groups of 64: an uneven split over two devices.
@@ -370,7 +371,7 @@ fn kernels_are_right_without_declarations() {
     for c in everyday_and_real() {
         match check(&root, &c) {
             // A plain range the planner makes one work-group has nothing to split.
-            Spread::OneDevice(why) if why.starts_with("one work-group") => {}
+            Spread::OneDevice(Refusal::OneGroup { .. }) => {}
             Spread::OneDevice(why) => panic!("{}: sent to one device: {why}", c.kernel),
             Spread::Merged { .. } => merged += 1,
             Spread::Fetched { .. } => fetched += 1,
@@ -387,7 +388,7 @@ fn kernels_are_right_without_declarations() {
 
 fn one_device_reason(root: &RootDevice, c: &Case) -> String {
     match check(root, c) {
-        Spread::OneDevice(why) => why,
+        Spread::OneDevice(why) => why.to_string(),
         other => panic!("{}: want one device, got {other:?}", c.kernel),
     }
 }
@@ -429,7 +430,19 @@ fn each_fallback_reason() {
         panic!("last_writer: {spread:?}")
     };
     assert!(
-        why.contains("changed element 0 of argument 0 differently"),
+        matches!(
+            why,
+            Refusal::MergeRace {
+                element: 0,
+                arg: 0,
+                ..
+            }
+        ),
+        "{why}"
+    );
+    assert!(
+        why.to_string()
+            .contains("changed element 0 of argument 0 differently"),
         "{why}"
     );
     let Data::I(y) = &got[0] else { unreachable!() };
@@ -445,7 +458,14 @@ fn each_fallback_reason() {
     let x = ColoredBuffer::from_slice(&root, &vec![1i32; N]).unwrap();
     // SAFETY: work-item i touches x[i], i < N = x.len().
     let ev = unsafe { inc.launch().arg(&x).range(N).unwrap() };
-    assert!(matches!(ev.spread(), Spread::OneDevice(w) if w.contains("no partitioned variant")));
+    assert!(matches!(
+        ev.spread(),
+        Spread::OneDevice(Refusal::NoPartitionedVariant(_))
+    ));
+    let Spread::OneDevice(w) = ev.spread() else {
+        unreachable!()
+    };
+    assert!(w.to_string().contains("no partitioned variant"), "{w}");
     assert_eq!(x.read().unwrap(), vec![2; N]);
 }
 

@@ -1,6 +1,7 @@
 //! Range-rounding settings: DPC++'s parameters and modes, from the environment (see
 //! [the module docs](super)).
 
+use crate::config;
 use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
@@ -155,6 +156,28 @@ impl RoundingConfig {
     /// }
     /// ```
     pub fn from_env() -> Self {
-        crate::config::settings().rounding()
+        crate::config::held(config::ROUNDING, || {
+            let cfg = Self::from_lookup(config::read);
+            log::debug!("range rounding configuration: {cfg:?}");
+            cfg
+        })
+    }
+
+    /// The configuration from a variable lookup (`None` = unset): the disabling, experimental
+    /// and trace variables count when set to anything, even empty or `0`, as in DPC++; a bad
+    /// mode or parameters warn and keep the default.
+    pub(crate) fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        use config::{tuning, ROUNDING, ROUNDING_DISABLE, ROUNDING_EXP, ROUNDING_PARAMS};
+        let params = tuning(ROUNDING_PARAMS, get(ROUNDING_PARAMS), |v| v.parse().ok());
+        let mode = match get(ROUNDING_DISABLE) {
+            Some(_) => RoundingMode::Disable,
+            None => tuning(ROUNDING, get(ROUNDING), |v| v.parse().ok()).unwrap_or_default(),
+        };
+        RoundingConfig {
+            mode,
+            params,
+            experimental: get(ROUNDING_EXP).is_some(),
+            trace: get(config::ROUNDING_TRACE).is_some(),
+        }
     }
 }

@@ -24,6 +24,7 @@ mod config;
 pub use config::{RoundingConfig, RoundingMode, RoundingParams};
 
 use crate::plan::local_size::{group_score, rounding_group_size, tuned, Limits};
+use crate::plan::Refusal;
 use crate::range::Range;
 
 /// One dimension a plan changed, OpenCL numbering.
@@ -359,17 +360,16 @@ pub const ROUNDING_SLACK: usize = 1 << 20;
 /// let p = plan(Range::d1(1_000_003), &RoundingConfig::default(), &gpu, true);
 /// assert!(within_slack(&p).is_ok()); // 1_000_192 work-items for 1_000_003
 /// ```
-pub fn within_slack(plan: &RoundingPlan) -> Result<(), String> {
+pub fn within_slack(plan: &RoundingPlan) -> Result<(), Refusal> {
     let (items, asked) = (plan.launch.len(), plan.user.len());
     let cap = asked
         .saturating_mul(2)
         .max(asked.saturating_add(ROUNDING_SLACK));
     match plan.rounded_variant && items > cap {
-        true => Err(format!(
-            "the rounded range {:?} has {items} work-items, far more than the {asked} asked for \
-             (check CLGROUPS_RANGE_ROUNDING_PARAMS)",
-            plan.launch
-        )),
+        true => Err(Refusal::Slack {
+            launch: plan.launch,
+            asked,
+        }),
         false => Ok(()),
     }
 }

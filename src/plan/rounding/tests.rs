@@ -20,7 +20,7 @@ fn vars(pairs: &[(&str, &str)]) -> RoundingConfig {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    crate::config::rounding_from(|k| map.get(k).cloned())
+    RoundingConfig::from_lookup(|k| map.get(k).cloned())
 }
 
 #[test]
@@ -436,4 +436,28 @@ fn rounded_plans_far_beyond_the_range_are_outside_the_slack() {
     assert!(within_slack(&plan(8)).is_ok());
     assert!(within_slack(&plan(7 + ROUNDING_SLACK)).is_ok());
     assert!(within_slack(&plan(8 + ROUNDING_SLACK)).is_err());
+}
+
+#[test]
+fn tuning_knobs_warn_and_keep_the_default() {
+    let get = |pairs: &'static [(&'static str, &'static str)]| {
+        RoundingConfig::from_lookup(move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        })
+    };
+    assert_eq!(get(&[]), RoundingConfig::default());
+    let cfg = get(&[
+        (crate::config::ROUNDING_PARAMS, "16:0:1024"),
+        (crate::config::ROUNDING, "sometimes"),
+    ]);
+    assert_eq!(cfg, RoundingConfig::default());
+    let cfg = get(&[
+        (crate::config::ROUNDING_DISABLE, ""),
+        (crate::config::ROUNDING, "force"),
+        (crate::config::ROUNDING_TRACE, "0"),
+    ]);
+    assert_eq!((cfg.mode, cfg.trace), (RoundingMode::Disable, true));
 }

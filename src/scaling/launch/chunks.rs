@@ -6,6 +6,7 @@ use super::super::contract::Cover;
 use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::plan::partition::Partition;
+use crate::plan::Refusal;
 use crate::range::Range;
 
 impl RootLaunch<'_> {
@@ -31,15 +32,13 @@ impl RootLaunch<'_> {
             if same {
                 return Ok(());
             }
-            return Err(self.invalid(
-                launched,
-                local,
-                format!(
-                    "argument {i} (ColoredBuffer<{}>) is colored for an ND-range of {:?} in \
-                     work-groups of {:?} without offset, not for this launch",
-                    c.elem, t.global, t.local
-                ),
-            ));
+            let why = Refusal::ColoredFor {
+                arg: i,
+                elem: c.elem.to_string(),
+                global: t.global,
+                local: t.local,
+            };
+            return Err(self.kernel.refused(launched, Some(local), why));
         }
         let m = match cover {
             Cover::Anything => return Ok(()),
@@ -58,19 +57,16 @@ impl RootLaunch<'_> {
             device: self.kernel.kernels[d].program().device().to_string(),
             global: span.global.as_slice().to_vec(),
             local: local.as_slice().to_vec(),
-            reason: format!(
-                "partitioned placement: device {d} works on elements [{lo}, {hi}) of \
-                 argument {i} (ColoredBuffer<{}> of {} elements), but holds only \
-                 [{start}, {end}). Colored buffers must be indexed by the global linear \
-                 id (see clgroups::scaling) and colored like the launch's partition \
-                 (dimension {}): e.g. ColoredBuffer::with_page(&root, {}, {}) (one \
-                 work-group slab per page), or use CLGROUPS_PLACEMENT=shared",
-                c.elem,
-                c.len,
-                plan.dim,
-                c.len,
-                slab * c.elem_size
-            ),
+            reason: Box::new(Refusal::NotHeld {
+                device: d,
+                arg: i,
+                elem: c.elem.to_string(),
+                len: c.len,
+                works: (lo, hi),
+                holds: (start, end),
+                dim: plan.dim,
+                page: slab * c.elem_size,
+            }),
         })
     }
 }

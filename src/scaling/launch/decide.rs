@@ -4,10 +4,11 @@
 use super::super::contract::{self, Cover, LaunchFacts};
 use super::super::Placement;
 use super::chunks::{shift, Span};
-use super::merge::{Decision, Shape3};
+use super::terms::{Decision, Shape3};
 use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::plan::partition::{clipped, Partition};
+use crate::plan::{Breach, Refusal};
 
 impl RootLaunch<'_> {
     /// Whether the launch splits as the contract says, is merged, or runs on one device;
@@ -27,27 +28,28 @@ impl RootLaunch<'_> {
             gathered: false,
         };
         let strict = self.kernel.policy.strict;
+        let refused = |why| self.kernel.refused(global, Some(local), why);
         if let (Some(why), true) = (&self.kernel.whole_obstacle, facts.busy > 1) {
-            let reason = format!(
-                "{why}, which would describe one device's part of the launch there; pass the \
-                 value as a kernel argument or ask for it in the kernel itself"
-            );
+            let reason = Refusal::WholeValues(why.clone());
             return match strict {
-                true => Err(self.invalid(global, local, reason)),
+                true => Err(refused(reason)),
                 false => Ok(Decision::OneDevice(reason)),
             };
         }
-        let covers: Vec<std::result::Result<Cover, String>> = (self.args.iter().enumerate())
+        let covers: Vec<std::result::Result<Cover, Breach>> = (self.args.iter().enumerate())
             .map(|(i, v)| contract::check(i, self.kernel.params.get(i), v, &facts))
             .collect();
         // The arguments each device's chunks cannot serve, and the first reason.
         let mut unserved = vec![false; self.args.len()];
         let mut first: Option<Error> = None;
         for (i, c) in covers.iter().enumerate() {
-            if let Err(reason) = c {
+            if let Err(breach) = c {
                 unserved[i] = true;
-                let why = format!("{} placement: {reason}", facts.placement);
-                first.get_or_insert_with(|| self.invalid(global, local, why));
+                let why = Refusal::Contract {
+                    partitioned: facts.placement == Placement::Partitioned,
+                    breach: breach.clone(),
+                };
+                first.get_or_insert_with(|| refused(why));
             }
         }
         for (d, sub) in subs.iter().enumerate() {
@@ -75,8 +77,8 @@ impl RootLaunch<'_> {
             return Ok(Decision::Split);
         };
         let why = match &refusal {
-            Error::InvalidLaunch { reason, .. } => reason.clone(),
-            other => other.to_string(),
+            Error::InvalidLaunch { reason, .. } => (**reason).clone(),
+            _ => return Err(refusal),
         };
         // What the own-id proof does not reach, the footprints may (atomics aside: updates
         // of program-scope variables cannot be split).
@@ -86,7 +88,10 @@ impl RootLaunch<'_> {
         };
         let why = match footprints {
             Some(Ok(fetch)) => return Ok(Decision::Fetch(fetch, why)),
-            Some(Err(not)) => format!("{why}; and its footprint does not split it: {not}"),
+            Some(Err(not)) => Refusal::NoFootprintSplit {
+                why: why.into(),
+                not: Refusal::Footprint(not).into(),
+            },
             None => why,
         };
         if strict {
@@ -102,24 +107,22 @@ impl RootLaunch<'_> {
                     device,
                     global,
                     local,
-                    reason: why,
+                    reason: Box::new(why),
                 },
                 other => other,
             });
         }
         if facts.busy < 2 {
-            return Ok(Decision::OneDevice(format!(
-                "one work-group in {global:?}; {why}"
-            )));
+            return Ok(Decision::OneDevice(Refusal::OneGroup {
+                global,
+                why: why.into(),
+            }));
         }
         if facts.placement == Placement::Shared {
             return Ok(Decision::OneDevice(why));
         }
         if self.kernel.policy.atomics {
-            return Ok(Decision::OneDevice(format!(
-                "the source uses atomics, whose updates from several devices cannot be merged \
-                 element by element; and {why}"
-            )));
+            return Ok(Decision::OneDevice(Refusal::Atomics(why.into())));
         }
         Ok(Decision::Merge(self.feeds(&unserved), why))
     }

@@ -9,9 +9,11 @@ use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launch::{Arg, Event, LocalSize};
+use crate::plan::launch::Shape as PlanShape;
 use crate::plan::partition::{partition, Partition};
 use crate::plan::root_fallback::{per_device_parts, root_fallback, RootFallback};
 use crate::plan::split;
+use crate::plan::Refusal;
 use crate::queue::Queue;
 use crate::range::Range;
 
@@ -32,7 +34,7 @@ impl RootLaunch<'_> {
     pub(super) unsafe fn fallback(self, global: Range, shape: Shape) -> Result<MultiEvent> {
         let k = self.kernel;
         if let Some(o) = self.offset.filter(|o| o.rank() != global.rank()) {
-            return Err(k.refused(global, &format!("offset {o:?} has another rank")));
+            return Err(k.refused(global, None, Refusal::OffsetRank { offset: o }));
         }
         let kernels = &k.kernels;
         let shared = k.placement == Placement::Shared;
@@ -68,8 +70,10 @@ impl RootLaunch<'_> {
         unsafe {
             match (how, shape) {
                 (RootFallback::PerDevice, Shape::NdRange(local)) => {
-                    let local = self.kernel.nd_local(global, local)?;
-                    self.run(global, global, local)
+                    let plan = self
+                        .kernel
+                        .plan(global, PlanShape::NdRange(local), self.offset)?;
+                    self.run(plan)
                 }
                 (RootFallback::PerDevice, Shape::Plain) => self.per_device_range(global),
                 (RootFallback::OneDevice { gather }, shape) => {
@@ -162,8 +166,16 @@ impl RootLaunch<'_> {
             .collect();
         // Outside strict mode, a declaration the kernel breaks here only costs the copy back.
         for (i, v) in self.args.iter().enumerate().filter(|_| k.policy.strict) {
-            contract::check(i, declared.get(i), v, &facts).map_err(|reason| {
-                k.refused(global, &format!("{} placement: {reason}", k.placement))
+            contract::check(i, declared.get(i), v, &facts).map_err(|breach| {
+                let partitioned = k.placement == Placement::Partitioned;
+                k.refused(
+                    global,
+                    None,
+                    Refusal::Contract {
+                        partitioned,
+                        breach,
+                    },
+                )
             })?;
         }
         let queues: Vec<&Queue> = k.kernels.iter().map(|k| k.program().queue()).collect();
@@ -205,9 +217,8 @@ impl RootLaunch<'_> {
         Ok(MultiEvent {
             partition: Partition { dim: 0, chunks },
             events,
-            spread: Spread::OneDevice(format!(
-                "no partitioned variant ({})",
-                k.rewrite_obstacle().unwrap_or_default()
+            spread: Spread::OneDevice(Refusal::NoPartitionedVariant(
+                k.rewrite_obstacle().unwrap_or_default().to_string(),
             )),
             priced: None,
         })

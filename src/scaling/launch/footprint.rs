@@ -9,31 +9,17 @@ use super::super::kernel::HaloRun;
 use super::super::margins::{self, Keep};
 use super::super::{Access, MultiEvent, Placement, Spread};
 use super::fallback::part_mem;
-use super::merge::{copy, mem_key, Copies, Held, Shape3};
+use super::terms::{copy, mem_key, Copies, Fetch, Held, Run, Shape3};
 use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::launch::Arg;
 use crate::plan::partition::{clipped, Partition};
+use crate::plan::{Refusal, Unsplit};
 use crate::transform::footprint::{scalar_value, Dir, Part};
 use opencl3::types::cl_event;
 use std::sync::Arc;
-
-/// Elements `[lo, hi)` of an argument, or none.
-type Run = Option<(usize, usize)>;
-
-/// Per argument, per device: the elements `[lo, hi)` that device fetches into a copy of its
-/// own (`None`: its part serves it), and the elements it writes there, copied back to their
-/// owners after the launch.
-#[derive(Debug)]
-pub(super) struct Fetch {
-    pub(super) fetch: Vec<Vec<Run>>,
-    pub(super) back: Vec<Vec<Run>>,
-    /// Per argument, per device: where its part keeps its halos instead (nothing copied
-    /// within the device, nothing written back; only stale margin elements fetched).
-    pub(super) keep: Vec<Vec<Option<Keep>>>,
-}
 
 /// What [`RootLaunch::fetch`] enqueued: the copies, and the bytes copied from other devices
 /// and within each device.
@@ -73,10 +59,10 @@ impl RootLaunch<'_> {
         s: &Shape3,
         plan: &Partition,
         unserved: &[bool],
-    ) -> std::result::Result<Fetch, String> {
-        let fp = (self.kernel.footprint.as_ref()).ok_or("the kernel has no footprint")?;
+    ) -> std::result::Result<Fetch, Unsplit> {
+        let fp = (self.kernel.footprint.as_ref()).ok_or(Unsplit::NoFootprint)?;
         if self.kernel.placement != Placement::Partitioned {
-            return Err("footprints split only in partitioned placement".into());
+            return Err(Unsplit::Shared);
         }
         let scalars: Vec<Option<i128>> = (self.args.iter().enumerate())
             .map(|(i, v)| match (v, fp.scalars.get(i).copied().flatten()) {
@@ -104,7 +90,7 @@ impl RootLaunch<'_> {
                 {
                     c
                 }
-                _ => return Err(format!("argument {i} is not an undeclared colored buffer")),
+                _ => return Err(Unsplit::Declared(i)),
             };
             // Footprints count the parameter's pointees: only a pointee the driver names as a
             // built-in type of the buffer's element size is known to index the buffer's
@@ -113,9 +99,7 @@ impl RootLaunch<'_> {
                 .and_then(|k| k.args().get(i)?.type_name.clone())
                 .and_then(|t| Some(crate::buffer::builtin(t.strip_suffix('*')?.trim())?.1));
             if pointee != Some(c.elem_size) {
-                return Err(format!(
-                    "argument {i}: its pointee's size is not known to be the buffer's element size"
-                ));
+                return Err(Unsplit::Pointee(i));
             }
             let written = param.is_none_or(|p| !p.read_only);
             let len = c.len as i128;
@@ -130,20 +114,12 @@ impl RootLaunch<'_> {
                 let stored = c.stored[d];
                 let w = match fp.reach(i, Dir::Write, part, &scalars) {
                     Some(w) => w.and_then(clamp),
-                    None if written => {
-                        return Err(format!(
-                            "argument {i}: the kernel's writes to it are not proven"
-                        ))
-                    }
+                    None if written => return Err(Unsplit::Writes(i)),
                     None => None,
                 };
                 let r = match fp.reach(i, Dir::Read, part, &scalars) {
                     Some(r) => r.and_then(clamp),
-                    None if written => {
-                        return Err(format!(
-                            "argument {i}: written, and read at indices not proven"
-                        ))
-                    }
+                    None if written => return Err(Unsplit::Reads(i)),
                     None => Some((0, c.len)),
                 };
                 reach[d] = [r, w];
@@ -173,10 +149,10 @@ impl RootLaunch<'_> {
             for d in 0..reach.len() {
                 for e in (0..reach.len()).filter(|&e| e != d) {
                     if meet(reach[d][1], reach[e][1]) || meet(reach[d][0], reach[e][1]) {
-                        return Err(format!(
-                            "argument {i}: devices {d} and {e} may reach the same elements, \
-                             one of them writing"
-                        ));
+                        return Err(Unsplit::Meet {
+                            arg: i,
+                            devices: (d, e),
+                        });
                     }
                 }
             }
@@ -191,9 +167,7 @@ impl RootLaunch<'_> {
             }
             let clash = |j: usize| j != i && key[j] == key[i] && (writes(i) || writes(j));
             if let Some(j) = (0..self.args.len()).find(|&j| clash(j)) {
-                return Err(format!(
-                    "arguments {i} and {j} are one buffer, which the launch writes"
-                ));
+                return Err(Unsplit::SameBuffer(i, j));
             }
         }
         Ok(plan)
@@ -211,7 +185,7 @@ impl RootLaunch<'_> {
         s: &Shape3,
         plan: Partition,
         fetch: &Fetch,
-        why: &str,
+        why: &Refusal,
     ) -> Result<MultiEvent> {
         let mut fetched = self.fetch(&fetch.fetch)?;
         self.keep_margins(&fetch.keep, &mut fetched)?;

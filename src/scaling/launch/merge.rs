@@ -4,77 +4,16 @@
 
 use super::super::arg::Value;
 use super::super::{MultiEvent, Placement, Spread};
+use super::terms::{copy, mem_key, Copies, Feed, Held, Shape3};
 use super::RootLaunch;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launch::Arg;
 use crate::plan::partition::Partition;
+use crate::plan::Refusal;
 use crate::queue::Queue;
-use crate::range::Range;
 use std::sync::Arc;
-
-/// What a launch does (see [`RootLaunch::decide`]).
-pub(super) enum Decision {
-    /// As the contract says: each device on its chunks.
-    Split,
-    /// Split as the kernel's footprints prove: each device on its chunks and the ranges it
-    /// fetches (and why the contract alone did not split it).
-    Fetch(super::footprint::Fetch, String),
-    /// Whole copies of some arguments (how each is fed), and why the split cannot serve them.
-    Merge(Vec<Feed>, String),
-    /// The whole launch on device 0, and why.
-    OneDevice(String),
-}
-
-/// How the devices receive one argument of a merged launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Feed {
-    /// As the split passes it (its chunk, a scalar, a plain read-only buffer).
-    Direct,
-    /// A whole copy on every busy device, only read.
-    Replicated,
-    /// A whole copy on every busy device, merged after.
-    Merged,
-}
-
-/// A launch's ranges: the user's range, the launched (possibly rounded) one, its
-/// work-groups, and its global offset (padded).
-pub(super) struct Shape3 {
-    pub(super) user: Range,
-    pub(super) global: Range,
-    pub(super) local: Range,
-    pub(super) base: [usize; 3],
-}
-
-/// Per argument, per device, the copy that device receives instead of its part (empty:
-/// none); arguments that are one buffer share one copy.
-pub(super) type Copies = Vec<Vec<Option<Held>>>;
-
-/// A copy of elements `lo..` of an argument on one device (a whole copy: `lo` = 0).
-#[derive(Clone)]
-pub(super) struct Held {
-    pub(super) buf: Arc<Buffer<u8>>,
-    pub(super) lo: usize,
-}
-
-/// The copy of argument `i` for device `d`, if any.
-pub(super) fn copy(copies: &Copies, i: usize, d: usize) -> Option<&Held> {
-    copies.get(i)?.get(d)?.as_ref()
-}
-
-/// The memory object behind a buffer argument (a colored buffer's first part), to find
-/// arguments that are one buffer.
-pub(super) fn mem_key(v: &Value) -> Option<usize> {
-    let mem = match v {
-        Value::Colored(c) => c.whole.iter().chain(c.parts.iter().flatten()).next()?,
-        Value::Plain(a) => a,
-    };
-    match mem {
-        Arg::Buffer { mem, .. } => Some(mem.raw() as usize),
-        _ => None,
-    }
-}
 
 impl RootLaunch<'_> {
     /// How a merged launch feeds each argument: written buffers (colored, or plain global
@@ -99,7 +38,7 @@ impl RootLaunch<'_> {
     /// # Safety
     ///
     /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
-    pub(super) unsafe fn one_device(&self, s: &Shape3, why: String) -> Result<MultiEvent> {
+    pub(super) unsafe fn one_device(&self, s: &Shape3, why: Refusal) -> Result<MultiEvent> {
         let n = self.kernel.kernels.len();
         let dim = s.global.rank() - 1;
         let mut chunks = vec![0; n];
@@ -122,7 +61,7 @@ impl RootLaunch<'_> {
             self.kernel.name()
         );
         // SAFETY: the caller's contract; one device sees every colored buffer whole.
-        let mut ev = unsafe { self.merged(s, plan, &feeds, "") }?;
+        let mut ev = unsafe { self.merged(s, plan, &feeds, None) }?;
         ev.spread = Spread::OneDevice(why);
         Ok(ev)
     }
@@ -140,7 +79,7 @@ impl RootLaunch<'_> {
         s: &Shape3,
         plan: Partition,
         feeds: &[Feed],
-        why: &str,
+        why: Option<&Refusal>,
     ) -> Result<MultiEvent> {
         let queues: Vec<&Queue> = self
             .kernel
@@ -202,11 +141,12 @@ impl RootLaunch<'_> {
             match merge_elements(pre, &after, self.elem_size_of(i)) {
                 Ok(m) => merged.push((i, m)),
                 Err(at) => {
-                    let again = format!(
-                        "{} devices changed element {at} of argument {i} differently (a race, \
-                         or updates the merge cannot combine); {why}",
-                        busy.len()
-                    );
+                    let again = Refusal::MergeRace {
+                        devices: busy.len(),
+                        element: at,
+                        arg: i,
+                        why: why.cloned().map(Box::new),
+                    };
                     // SAFETY: the caller's contract; the originals are untouched.
                     return unsafe { self.one_device(s, again) };
                 }
@@ -226,9 +166,10 @@ impl RootLaunch<'_> {
             let (replicated, merged) = (pick(Feed::Replicated), pick(Feed::Merged));
             log::info!(
                 "kernel `{}` over {} devices: merged (arguments {merged:?} copied whole and \
-                 merged, {replicated:?} replicated): {why}",
+                 merged, {replicated:?} replicated): {}",
                 self.kernel.name(),
-                busy.len()
+                busy.len(),
+                why.map(ToString::to_string).unwrap_or_default()
             );
             ev.spread = Spread::Merged { replicated, merged };
         }

@@ -3,20 +3,19 @@
 use super::arg::{ColoredArg, Value};
 use super::{MultiEvent, Placement, RootArg, RootKernel, Spread};
 use crate::buffer::Buffer;
-use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::launch::bounds::check_global;
 use crate::launch::{Arg, Event, KernelArg, Launch, LocalSize};
-use crate::plan::partition::{guarded_pieces, inside, partition, Partition};
-use crate::plan::weighted::weighted;
-use crate::queue::names;
+use crate::plan::launch::{split_pieces, Piece, Plan, Shape as PlanShape};
+use crate::plan::partition::Partition;
+use crate::plan::rounding::Variant;
+use crate::plan::Refusal;
 use crate::range::Range;
 use crate::transform::{Violation, CHECK_WORDS};
 use chunks::shift;
 use fallback::{flush, Shape};
-use merge::{copy, Copies, Decision, Shape3};
 use std::marker::PhantomData;
+use terms::{copy, Copies, Decision, Shape3};
 
 mod chunks;
 mod decide;
@@ -25,6 +24,7 @@ mod footprint;
 mod merge;
 mod order;
 mod place;
+mod terms;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -201,9 +201,11 @@ impl<'a> RootLaunch<'a> {
             // SAFETY: the caller's contract, for the same range.
             return unsafe { self.fallback(global, Shape::NdRange(local)) };
         }
-        let local = self.kernel.nd_local(global, local)?;
+        let plan = self
+            .kernel
+            .plan(global, PlanShape::NdRange(local), self.offset)?;
         // SAFETY: the caller's contract, for the same range.
-        unsafe { self.run(global, global, local) }
+        unsafe { self.run(plan) }
     }
 
     /// Enqueues over a plain range, like [`crate::launch::Launch::range`]: the range is
@@ -235,42 +237,27 @@ impl<'a> RootLaunch<'a> {
             // SAFETY: the caller's contract, for the same range.
             return unsafe { self.fallback(user, Shape::Plain) };
         }
-        let (launch, local) = self.kernel.range_plan(user)?;
+        let plan = self.kernel.plan(user, PlanShape::Plain, self.offset)?;
         // SAFETY: the caller's contract for `user`; the rounded work-items are guarded.
-        unsafe { self.run(user, launch, local) }
+        unsafe { self.run(plan) }
     }
 
-    /// Launches `global` (the `user` range, or a rounded range containing it) in work-groups of
-    /// `local`; the kernel sees `user`.
+    /// Launches `plan` (the `user` range, or a rounded range containing it, in work-groups
+    /// split over the devices); the kernel sees `user`.
     ///
     /// # Safety
     ///
-    /// The contract of [`RootLaunch::nd_range`] for the work-items of `user`.
-    unsafe fn run(self, user: Range, global: Range, local: Range) -> Result<MultiEvent> {
-        let kernels = &self.kernel.kernels;
-        let plan = match &self.kernel.policy.weights {
-            Some(w) => weighted(global, local, w),
-            None => partition(global, local, kernels.len()),
-        }
-        .map_err(|e| match e {
-            Error::InvalidInput { reason } => self.invalid(global, local, reason),
-            other => other,
-        })?;
+    /// The contract of [`RootLaunch::nd_range`] for the work-items of `plan.user`.
+    unsafe fn run(self, plan: Plan) -> Result<MultiEvent> {
+        let (user, global) = (plan.user, plan.launch);
+        let (Some(local), Some(plan)) = (plan.local, plan.partition) else {
+            return Err(self.kernel.refused(global, None, Refusal::NoPartition));
+        };
         let rank = global.rank();
         let base = match self.offset {
-            Some(o) if o.rank() != rank => {
-                return Err(self.invalid(global, local, format!("offset {o:?} has another rank")))
-            }
             Some(o) => [0, 1, 2].map(|d| if d < rank { o.get(d) } else { 0 }),
             None => [0; 3],
         };
-        let bits = kernels
-            .iter()
-            .map(|k| k.program().device().limits().address_bits)
-            .min()
-            .unwrap_or(32);
-        check_global(global, Range::new(&base[..rank])?, bits)
-            .map_err(|r| self.invalid(global, local, r))?;
         let shape = Shape3 {
             user,
             global,
@@ -313,7 +300,7 @@ impl<'a> RootLaunch<'a> {
                     Ok(ev)
                 }),
                 Decision::Fetch(fetch, why) => self.fetch_and_split(s, plan, &fetch, &why),
-                Decision::Merge(feeds, why) => self.merged(s, plan, &feeds, &why),
+                Decision::Merge(feeds, why) => self.merged(s, plan, &feeds, Some(&why)),
                 Decision::OneDevice(why) => self.one_device(s, why),
             }
         }
@@ -351,7 +338,16 @@ impl<'a> RootLaunch<'a> {
         // The partitioned variant (else the kernel as written, in shared placement: no extra
         // arguments).
         let variant = self.kernel.rewrite_obstacle.is_none();
-        let subs = plan.sub_ranges(global, local);
+        let guarded = self.kernel.guarded.as_ref();
+        let pieces = split_pieces(
+            user,
+            global,
+            local,
+            shift(global.zeros_like(), base),
+            &plan,
+            guarded.is_some(),
+        )
+        .map_err(|why| self.kernel.refused(global, Some(local), why))?;
         let whole: Vec<Arg> = match variant {
             true => user
                 .padded()
@@ -369,31 +365,28 @@ impl<'a> RootLaunch<'a> {
             true => self.order()?,
             false => order::Order::none(),
         };
-        for (d, sub) in subs.iter().enumerate() {
-            let Some((off, size)) = *sub else {
+        for d in 0..kernels.len() {
+            let mine: Vec<&Piece> = pieces.iter().filter(|p| p.device == d).collect();
+            if mine.is_empty() {
                 per_device.push(Vec::new());
                 checks.push(None);
                 continue;
-            };
-            let pieces: Vec<(&Kernel, Range, Range)> = match &self.kernel.guarded {
-                _ if inside(off, size, user) => vec![(&kernels[d], off, size)],
-                Some(g) => guarded_pieces(off, size, user, local)
-                    .into_iter()
-                    .map(|(guard, o, s)| (if guard { &g[d] } else { &kernels[d] }, o, s))
-                    .collect(),
-                None => return Err(self.invalid(global, local, "no guarded variant".into())),
-            };
+            }
             let mut args = self.device_args(d, variant, copies)?;
             args.extend(whole.iter().cloned());
             let check = match self.kernel.checked && variant {
                 true => Some(self.push_check_args(d, &mut args, copies)?),
                 false => None,
             };
-            let mut prepared = Vec::with_capacity(pieces.len());
-            for (k, off, size) in pieces {
+            let mut prepared = Vec::with_capacity(mine.len());
+            for piece in mine {
+                let k = match (piece.variant, guarded) {
+                    (Variant::Rounded, Some(g)) => &g[d],
+                    _ => &kernels[d],
+                };
                 let waits = order.waits(&self.waits, d);
-                let launch = sub_launch(k, &args, &waits).offset(shift(off, base));
-                let p = launch.prepare_nd(size, LocalSize::Exact(local))?;
+                let launch = sub_launch(k, &args, &waits).offset(piece.offset);
+                let p = launch.prepare_nd(piece.global, LocalSize::Exact(local))?;
                 prepared.push((launch, p));
             }
             per_device.push(prepared);
@@ -557,22 +550,6 @@ impl<'a> RootLaunch<'a> {
                 c.elem,
             ))
         })
-    }
-
-    fn invalid(&self, global: Range, local: Range, reason: String) -> Error {
-        let devices: Vec<Device> = self
-            .kernel
-            .kernels
-            .iter()
-            .map(|k| k.program().device().clone())
-            .collect();
-        Error::InvalidLaunch {
-            kernel: self.kernel.name().to_string(),
-            device: format!("root device [{}]", names(&devices)),
-            global: global.as_slice().to_vec(),
-            local: local.as_slice().to_vec(),
-            reason,
-        }
     }
 }
 

@@ -7,7 +7,7 @@
 use super::super::arg::Value;
 use super::super::resident;
 use super::super::{MultiEvent, Placement, Spread};
-use super::merge::{mem_key, Copies, Decision, Feed, Held, Shape3};
+use super::terms::{mem_key, Copies, Decision, Feed, Held, Shape3};
 use super::RootLaunch;
 use crate::error::Result;
 use crate::plan::cost::{price, Choice, Inputs, Link, Priced, Right, Sample, SpreadPolicy};

@@ -1,8 +1,9 @@
 //! Device bounds every enqueue must respect, checked before anything is enqueued: sizes and
 //! offsets within the device's `size_t`, a work-group count drivers can index, and local
-//! memory within `CL_DEVICE_LOCAL_MEM_SIZE`. Pure functions; the reasons become
-//! [`Error::InvalidLaunch`](crate::Error::InvalidLaunch) messages.
+//! memory within `CL_DEVICE_LOCAL_MEM_SIZE`. Pure functions; their [`Refusal`]s become
+//! [`Error::InvalidLaunch`](crate::Error::InvalidLaunch) reasons.
 
+use super::Refusal;
 use crate::range::Range;
 
 /// The most work-groups one enqueue may have. OpenCL allows any count whose sizes fit in
@@ -36,29 +37,32 @@ pub fn max_size_t(address_bits: u32) -> usize {
 /// use clgroups::Range;
 /// assert!(check_global(Range::d1(1 << 20), Range::d1(0), 64).is_ok());
 /// let big = Range::d3(1 << 22, 1 << 22, 1 << 22); // 2^66 work-items
-/// assert!(check_global(big, Range::d3(0, 0, 0), 64).unwrap_err().contains("spans"));
+/// assert!(check_global(big, Range::d3(0, 0, 0), 64).unwrap_err().to_string().contains("spans"));
 /// assert!(check_global(Range::d1(8), Range::d1(usize::MAX - 4), 64).is_err());
 /// assert!(check_global(Range::d1(1 << 32), Range::d1(0), 32).is_err());
 /// ```
-pub fn check_global(global: Range, offset: Range, address_bits: u32) -> Result<(), String> {
+pub fn check_global(global: Range, offset: Range, address_bits: u32) -> Result<(), Refusal> {
     let max = max_size_t(address_bits);
     for d in 0..global.rank() {
         let (g, o) = (global.get(d), offset.get(d));
         if o.checked_add(g).is_none_or(|end| end > max) {
-            return Err(format!(
-                "global size {g} plus offset {o} in dimension {d} exceeds the device's \
-                 {address_bits}-bit size_t"
-            ));
+            return Err(Refusal::BeyondSizeT {
+                dim: d,
+                global: g,
+                offset: o,
+                bits: address_bits,
+            });
         }
     }
     let extent =
         (0..global.rank()).try_fold(1usize, |a, d| a.checked_mul(global.get(d) + offset.get(d)));
     match extent {
         Some(n) if n <= max => Ok(()),
-        _ => Err(format!(
-            "{global:?} at offset {offset:?} spans more work-items than the device's \
-             {address_bits}-bit size_t counts"
-        )),
+        _ => Err(Refusal::SpanBeyondSizeT {
+            global,
+            offset,
+            bits: address_bits,
+        }),
     }
 }
 
@@ -71,9 +75,9 @@ pub fn check_global(global: Range, offset: Range, address_bits: u32) -> Result<(
 /// use clgroups::Range;
 /// assert!(check_groups(Range::d1(1 << 40), Some(Range::d1(1 << 10))).is_ok());
 /// assert!(check_groups(Range::d1(1 << 40), Some(Range::d1(64))).is_err());
-/// assert!(check_groups(Range::d1(1 << 40), None).unwrap_err().contains("LocalSize::Tuned"));
+/// assert!(check_groups(Range::d1(1 << 40), None).unwrap_err().to_string().contains("LocalSize::Tuned"));
 /// ```
-pub fn check_groups(global: Range, local: Option<Range>) -> Result<(), String> {
+pub fn check_groups(global: Range, local: Option<Range>) -> Result<(), Refusal> {
     let groups = match local {
         Some(l) => (0..global.rank()).try_fold(1usize, |acc, d| {
             acc.checked_mul(global.get(d).div_ceil(l.get(d).max(1)))
@@ -82,14 +86,8 @@ pub fn check_groups(global: Range, local: Option<Range>) -> Result<(), String> {
     };
     match (groups, local) {
         (Some(g), _) if g <= MAX_WORK_GROUPS => Ok(()),
-        (_, Some(l)) => Err(format!(
-            "{global:?} in work-groups of {l:?} is more than {MAX_WORK_GROUPS} work-groups"
-        )),
-        (_, None) => Err(format!(
-            "more than {MAX_WORK_GROUPS} work-items with the local size left to the driver, \
-             which may pick one work-item per group (more work-groups than drivers index); \
-             give a local size (LocalSize::Tuned or Exact)"
-        )),
+        (_, Some(local)) => Err(Refusal::TooManyGroups { global, local }),
+        (_, None) => Err(Refusal::TooManyItems),
     }
 }
 
@@ -100,19 +98,16 @@ pub fn check_groups(global: Range, local: Option<Range>) -> Result<(), String> {
 /// use clgroups::launch::bounds::check_local_mem;
 /// assert!(check_local_mem(&[1024, 4096], 65536).is_ok());
 /// assert!(check_local_mem(&[usize::MAX, 1], 65536).is_err());
-/// assert!(check_local_mem(&[65536, 1], 65536).unwrap_err().contains("65537"));
+/// assert!(check_local_mem(&[65536, 1], 65536).unwrap_err().to_string().contains("65537"));
 /// ```
-pub fn check_local_mem(bytes: &[usize], device_local_mem: u64) -> Result<(), String> {
+pub fn check_local_mem(bytes: &[usize], device_local_mem: u64) -> Result<(), Refusal> {
     let total = bytes.iter().try_fold(0usize, |a, &b| a.checked_add(b));
     match total {
         Some(t) if (t as u64) <= device_local_mem => Ok(()),
-        Some(t) => Err(format!(
-            "{t} bytes of local memory arguments exceed the device's {device_local_mem} \
-             (CL_DEVICE_LOCAL_MEM_SIZE)"
-        )),
-        None => Err(format!(
-            "the local memory arguments ({bytes:?} bytes) overflow; the device has \
-             {device_local_mem} (CL_DEVICE_LOCAL_MEM_SIZE)"
-        )),
+        _ => Err(Refusal::LocalMemory {
+            total,
+            bytes: bytes.to_vec(),
+            device: device_local_mem,
+        }),
     }
 }

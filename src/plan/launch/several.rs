@@ -1,0 +1,158 @@
+//! The several-device case of [`plan`](super::plan): the launch rounded (a plain range, per
+//! `plan::rounding`) and its local size chosen for the most limited device, split over the
+//! devices in whole work-groups (`plan::partition`, or `plan::weighted`), each device's part
+//! running the guarded variant where it leaves the user's range.
+
+use super::{Piece, Plan, Refused, Request, Shape};
+use crate::plan::bounds::check_global;
+use crate::plan::partition::{guarded_pieces, inside, partition, Partition};
+use crate::plan::refusal::Refusal;
+use crate::plan::rounding::{self, Variant};
+use crate::plan::split;
+use crate::plan::weighted::weighted;
+use crate::plan::work_group::LocalSize;
+use crate::range::Range;
+
+/// The plan of `r` over its devices.
+pub(super) fn plan(r: &Request) -> Result<Plan, Box<Refused>> {
+    let user = r.global;
+    let (launch, local) = match r.shape {
+        Shape::NdRange(asked) => (user, nd_local(r, user, asked)?),
+        Shape::Plain => range_plan(r)?,
+    };
+    let refuse = |why| Refused::new(launch, Some(local), why);
+    if let Some(d) = (0..launch.rank()).find(|&d| launch.get(d) % local.get(d) != 0) {
+        let (local, global) = (local.get(d), launch.get(d));
+        return Err(refuse(Refusal::NotDividing {
+            dim: d,
+            local,
+            global,
+        }));
+    }
+    let split = match r.weights {
+        Some(w) => weighted(launch, local, w),
+        None => partition(launch, local, r.devices.len()),
+    };
+    let split = split.map_err(|e| {
+        log::debug!("kernel `{}`: no partition: {e}", r.kernel.name);
+        refuse(Refusal::NoPartition)
+    })?;
+    if let Some(offset) = r.offset.filter(|o| o.rank() != launch.rank()) {
+        return Err(refuse(Refusal::OffsetRank { offset }));
+    }
+    let bits = r.devices.iter().map(|d| d.address_bits).min().unwrap_or(32);
+    check_global(launch, r.base(), bits).map_err(refuse)?;
+    let guarded = r.kernel.round.is_ok();
+    let pieces = split_pieces(user, launch, local, r.base(), &split, guarded).map_err(refuse)?;
+    Ok(Plan {
+        user,
+        launch,
+        local: Some(local),
+        pieces,
+        user_args: launch != user,
+        rounding: None,
+        partition: Some(split),
+    })
+}
+
+/// The local size of an ND-range over the devices: the split needs whole work-groups, so
+/// [`LocalSize::Auto`] is [`LocalSize::Tuned`].
+fn nd_local(r: &Request, global: Range, asked: LocalSize) -> Result<Range, Box<Refused>> {
+    let asked = match asked {
+        LocalSize::Auto => LocalSize::Tuned,
+        other => other,
+    };
+    let refuse = |why| Refused::new(global, None, why);
+    r.kernel
+        .local_size(global, asked)
+        .map_err(refuse)?
+        .ok_or_else(|| refuse(Refusal::NoLocalSize))
+}
+
+/// The launched range and local size of a plain range: rounded up per `plan::rounding`
+/// (when the kernel may be rounded) for the most limited device; a kernel with
+/// `reqd_work_group_size` gets that local size, the range rounded up to a multiple of it
+/// where the kernel may be rounded (else it must divide the range).
+fn range_plan(r: &Request) -> Result<(Range, Range), Box<Refused>> {
+    let (k, global) = (r.kernel, r.global);
+    let c = &k.constraints;
+    // Rounding keeps a required work-group shape; others it would change.
+    let guarded = k.round.is_ok() && (c.required.is_some() || k.shape.is_none());
+    if let Some(req) = c.required {
+        let launch = match (split::at_rank(req, global.rank()), guarded) {
+            (Some(req), true) => split::round_to_required(global, req),
+            _ => global,
+        };
+        return Ok((launch, nd_local(r, launch, LocalSize::Auto)?));
+    }
+    let mut planned = rounding::plan(global, &k.rounding, &c.limits, guarded);
+    if let Err(why) = rounding::within_slack(&planned) {
+        log::debug!("kernel `{}`: not rounded: {why}", k.name);
+        planned = rounding::plan(global, &k.rounding, &c.limits, false);
+    }
+    let asked = planned.local.map_or(LocalSize::Tuned, LocalSize::Exact);
+    let local = nd_local(r, planned.launch, asked)?;
+    log::debug!(
+        "kernel `{}` over {} devices: range {global:?} -> launch {:?}, local {local:?}",
+        k.name,
+        r.devices.len(),
+        planned.launch
+    );
+    Ok((planned.launch, local))
+}
+
+/// Each device's pieces of the launch `launch` (work-groups of `local`, at offset `base`)
+/// split by `split`, for the user's range `user`: a part inside `user` runs as it is, one
+/// leaving it runs its whole work-groups inside `user` unguarded and the rest in the guarded
+/// variant (`guarded`: the kernel has one).
+///
+/// ```
+/// use clgroups::plan::launch::split_pieces;
+/// use clgroups::plan::partition::partition;
+/// use clgroups::plan::rounding::Variant;
+/// use clgroups::Range;
+/// let (user, launch, local) = (Range::d1(1000), Range::d1(1024), Range::d1(64));
+/// let split = partition(launch, local, 2)?;
+/// let pieces = split_pieces(user, launch, local, Range::d1(0), &split, true)?;
+/// assert_eq!(pieces.len(), 3); // device 0 inside; device 1: 448 unguarded + 64 guarded
+/// assert_eq!(pieces[2].variant, Variant::Rounded);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn split_pieces(
+    user: Range,
+    launch: Range,
+    local: Range,
+    base: Range,
+    split: &Partition,
+    guarded: bool,
+) -> Result<Vec<Piece>, Refusal> {
+    let mut pieces = Vec::new();
+    for (device, sub) in split.sub_ranges(launch, local).into_iter().enumerate() {
+        let Some((off, size)) = sub else { continue };
+        let parts = match guarded {
+            _ if inside(off, size, user) => vec![(false, off, size)],
+            true => guarded_pieces(off, size, user, local),
+            false => return Err(Refusal::NoGuardedVariant),
+        };
+        for (guard, off, size) in parts {
+            let mut offset = off;
+            for d in 0..off.rank() {
+                let at = (off.get(d).checked_add(base.get(d)))
+                    .ok_or(Refusal::OffsetOverflow { base, delta: off })?;
+                offset = offset.with(d, at);
+            }
+            pieces.push(Piece {
+                device,
+                variant: if guard {
+                    Variant::Rounded
+                } else {
+                    Variant::Original
+                },
+                global: size,
+                local: Some(local),
+                offset,
+            });
+        }
+    }
+    Ok(pieces)
+}

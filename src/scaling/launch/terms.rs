@@ -1,0 +1,88 @@
+//! The vocabulary every strategy of a launch over several devices shares: its shape, what
+//! the analysis decided ([`Decision`]), and the whole copies devices receive instead of their
+//! parts.
+
+use super::super::arg::Value;
+use super::super::margins::Keep;
+use crate::buffer::Buffer;
+use crate::launch::Arg;
+use crate::plan::Refusal;
+use crate::range::Range;
+use std::sync::Arc;
+
+/// What a launch does (see `RootLaunch::decide`).
+pub(super) enum Decision {
+    /// As the contract says: each device on its chunks.
+    Split,
+    /// Split as the kernel's footprints prove: each device on its chunks and the ranges it
+    /// fetches (and why the contract alone did not split it).
+    Fetch(Fetch, Refusal),
+    /// Whole copies of some arguments (how each is fed), and why the split cannot serve them.
+    Merge(Vec<Feed>, Refusal),
+    /// The whole launch on device 0, and why.
+    OneDevice(Refusal),
+}
+
+/// How the devices receive one argument of a merged launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Feed {
+    /// As the split passes it (its chunk, a scalar, a plain read-only buffer).
+    Direct,
+    /// A whole copy on every busy device, only read.
+    Replicated,
+    /// A whole copy on every busy device, merged after.
+    Merged,
+}
+
+/// A launch's ranges: the user's range, the launched (possibly rounded) one, its
+/// work-groups, and its global offset (padded).
+pub(super) struct Shape3 {
+    pub(super) user: Range,
+    pub(super) global: Range,
+    pub(super) local: Range,
+    pub(super) base: [usize; 3],
+}
+
+/// Per argument, per device, the copy that device receives instead of its part (empty:
+/// none); arguments that are one buffer share one copy.
+pub(super) type Copies = Vec<Vec<Option<Held>>>;
+
+/// A copy of elements `lo..` of an argument on one device (a whole copy: `lo` = 0).
+#[derive(Clone)]
+pub(super) struct Held {
+    pub(super) buf: Arc<Buffer<u8>>,
+    pub(super) lo: usize,
+}
+
+/// The copy of argument `i` for device `d`, if any.
+pub(super) fn copy(copies: &Copies, i: usize, d: usize) -> Option<&Held> {
+    copies.get(i)?.get(d)?.as_ref()
+}
+
+/// The memory object behind a buffer argument (a colored buffer's first part), to find
+/// arguments that are one buffer.
+pub(super) fn mem_key(v: &Value) -> Option<usize> {
+    let mem = match v {
+        Value::Colored(c) => c.whole.iter().chain(c.parts.iter().flatten()).next()?,
+        Value::Plain(a) => a,
+    };
+    match mem {
+        Arg::Buffer { mem, .. } => Some(mem.raw() as usize),
+        _ => None,
+    }
+}
+
+/// Elements `[lo, hi)` of an argument, or none.
+pub(super) type Run = Option<(usize, usize)>;
+
+/// Per argument, per device: the elements `[lo, hi)` that device fetches into a copy of its
+/// own (`None`: its part serves it), and the elements it writes there, copied back to their
+/// owners after the launch.
+#[derive(Debug)]
+pub(super) struct Fetch {
+    pub(super) fetch: Vec<Vec<Run>>,
+    pub(super) back: Vec<Vec<Run>>,
+    /// Per argument, per device: where its part keeps its halos instead (nothing copied
+    /// within the device, nothing written back; only stale margin elements fetched).
+    pub(super) keep: Vec<Vec<Option<Keep>>>,
+}
