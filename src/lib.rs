@@ -141,6 +141,7 @@
 #[cfg(feature = "algorithms")]
 pub mod algorithms;
 pub mod buffer;
+mod builtins;
 mod checked;
 pub mod config;
 pub mod device;

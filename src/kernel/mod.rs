@@ -20,7 +20,8 @@ use crate::plan::uniform_branch::IdCondition;
 use crate::plan::work_group::{choose, Constraints, LocalSize, MIN_POCL_COLLECTIVE_GROUP};
 use crate::program::{driver_alias, KernelParts, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
-use crate::transform::{variant_name, VariantKind};
+use crate::transform::VariantKind;
+pub use crate::transform::{ArgumentObstacle, NoRewrite, Obstacle, Undecided, Use, UseKind, Via};
 use opencl3::error_codes::CL_INVALID_KERNEL_NAME;
 use opencl3::kernel::Kernel as ClKernel;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -60,12 +61,12 @@ struct KernelInner {
     program: Program,
     raw: Mutex<Owned<ClKernel>>,
     /// The rounded and sized variants, or why the kernel is not rounded.
-    rounded: std::result::Result<[Mutex<Owned<ClKernel>>; 2], String>,
+    rounded: std::result::Result<[Mutex<Owned<ClKernel>>; 2], Obstacle>,
     /// The wrapper that runs rounded pieces where there is no rounded variant (made on the
     /// first launch that needs it, see [`Kernel::wrapped`]), or why none.
-    wrapped: OnceLock<std::result::Result<Mutex<Owned<ClKernel>>, String>>,
+    wrapped: OnceLock<std::result::Result<Mutex<Owned<ClKernel>>, Obstacle>>,
     /// The checked variant (whose rounded and sized variants are checked too), or why none.
-    checked: std::result::Result<Checked, String>,
+    checked: std::result::Result<Checked, Obstacle>,
     size: ResolvedSize,
     requested: SubGroupSize,
     args: Vec<ArgInfo>,
@@ -83,7 +84,7 @@ struct KernelInner {
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
     /// Why its result may depend on its work-group shape, or `None`.
-    shape: Option<String>,
+    shape: Option<Obstacle>,
     /// Conditions its collectives sit under, decided per launch (emulated backend).
     id_conditions: Vec<IdCondition>,
 }
@@ -148,17 +149,20 @@ impl Kernel {
         let variant = |p: &ClProgram, n: String| {
             ClKernel::create(p, &n)
                 .map(|k| Mutex::new(Owned::new(k)))
-                .map_err(|e| format!("no variant `{n}` ({e})"))
+                .map_err(|e| Obstacle::Driver {
+                    what: format!("no variant `{n}`"),
+                    error: e.to_string(),
+                })
         };
         let rounded = rounded.and_then(|p| {
             Ok([
-                variant(&p, variant_name(name, VariantKind::Rounded))?,
-                variant(&p, variant_name(name, VariantKind::Sized))?,
+                variant(&p, VariantKind::Rounded.name(name))?,
+                variant(&p, VariantKind::Sized.name(name))?,
             ])
         });
         let checked = checked.and_then(|pointers| {
             Ok(Checked {
-                raw: variant(build, variant_name(name, VariantKind::Checked))?,
+                raw: variant(build, VariantKind::Checked.name(name))?,
                 pointers,
             })
         });
@@ -385,12 +389,8 @@ impl Kernel {
     /// }
     /// # Ok::<(), clgroups::Error>(())
     /// ```
-    pub fn rounding_support(&self) -> std::result::Result<(), &str> {
-        self.inner
-            .rounded
-            .as_ref()
-            .map(|_| ())
-            .map_err(String::as_str)
+    pub fn rounding_support(&self) -> std::result::Result<(), &Obstacle> {
+        self.inner.rounded.as_ref().map(|_| ())
     }
 
     pub(crate) fn raw(&self) -> MutexGuard<'_, Owned<ClKernel>> {
@@ -400,7 +400,7 @@ impl Kernel {
     /// The pointer parameters (index, name) that the kernel's variants check, or why they
     /// check none (see [`crate::launch::checked`]): when there are some, every variant
     /// [`raw_variant`](Kernel::raw_variant) gives is checked.
-    pub(crate) fn checked_pointers(&self) -> std::result::Result<&[(usize, String)], &str> {
+    pub(crate) fn checked_pointers(&self) -> std::result::Result<&[(usize, String)], &Obstacle> {
         match &self.inner.checked {
             Ok(c) => Ok(&c.pointers),
             Err(why) => Err(why),
@@ -435,8 +435,8 @@ impl Kernel {
     /// Why the kernel's result may depend on its work-group shape (it asks for group ids,
     /// local sizes or local ids), or `None`: plain ranges of such kernels are rounded only
     /// where a required work-group size keeps the shape.
-    pub(crate) fn shape_dependence(&self) -> Option<&str> {
-        self.inner.shape.as_deref()
+    pub(crate) fn shape_dependence(&self) -> Option<&Obstacle> {
+        self.inner.shape.as_ref()
     }
 
     /// The local size a launch of `global` enqueues for `asked` ([`choose`] with the kernel's

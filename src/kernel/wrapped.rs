@@ -3,7 +3,7 @@
 
 use super::Kernel;
 use crate::ffi::Owned;
-use crate::transform::{wrapped_name, wrapper_source, DriverArg, EXTRA_PARAM_COUNT};
+use crate::transform::{wrapper_source, DriverArg, Obstacle, VariantKind, EXTRA_PARAM_COUNT};
 use opencl3::kernel::Kernel as ClKernel;
 use std::sync::Mutex;
 
@@ -11,7 +11,7 @@ impl Kernel {
     /// Makes (once) the kernel's wrapper, which [`Kernel::raw_variant`] then gives for
     /// [`Variant::Rounded`](crate::plan::rounding::Variant::Rounded) pieces; or why there is
     /// none.
-    pub(crate) fn wrapped(&self) -> std::result::Result<(), String> {
+    pub(crate) fn wrapped(&self) -> std::result::Result<(), Obstacle> {
         self.inner
             .wrapped
             .get_or_init(|| {
@@ -32,16 +32,16 @@ impl Kernel {
         self.inner.wrapped.get()?.as_ref().ok()
     }
 
-    fn make_wrapped(&self) -> std::result::Result<Mutex<Owned<ClKernel>>, String> {
+    fn make_wrapped(&self) -> std::result::Result<Mutex<Owned<ClKernel>>, Obstacle> {
         let name = self.name();
         self.program().wrap_support(name)?;
         if self.checked_pointers().is_ok() {
-            return Err("checked mode instruments the kernel: its checked variant runs".into());
+            return Err(Obstacle::CheckedRuns);
         }
         let required = self
             .constraints()
             .required
-            .ok_or("the kernel requires no work-group size")?
+            .ok_or(Obstacle::NoRequiredSize)?
             .padded();
         let (args, n) = {
             let raw = self.raw();
@@ -49,27 +49,31 @@ impl Kernel {
             // name would reach the built-in.
             let function = raw.function_name().unwrap_or_default();
             if function.trim_end_matches('\0') != name {
-                return Err(format!("the driver calls the kernel `{function}`"));
+                return Err(Obstacle::DriverRenamed(function));
             }
-            let n = raw
-                .num_args()
-                .map_err(|e| format!("CL_KERNEL_NUM_ARGS: {e}"))?;
+            let n = raw.num_args().map_err(|e| Obstacle::Driver {
+                what: "CL_KERNEL_NUM_ARGS".into(),
+                error: e.to_string(),
+            })?;
             let args: Vec<DriverArg> = (0..n).map(|i| driver_arg(&raw, i)).collect();
             (args, n as usize)
         };
         let text = wrapper_source(name, &args, required)?;
         let program = self.program().wrapper_program(name, &text)?;
-        let wrapped = wrapped_name(name);
+        let wrapped = VariantKind::Wrapped.name(name);
         let k = ClKernel::create(&program, &wrapped)
             .map(Owned::new)
-            .map_err(|e| format!("no kernel `{wrapped}` ({e})"))?;
+            .map_err(|e| Obstacle::Driver {
+                what: format!("no kernel `{wrapped}`"),
+                error: e.to_string(),
+            })?;
         match k.num_args() {
             Ok(m) if m as usize == n + EXTRA_PARAM_COUNT => {}
             got => {
-                return Err(format!(
-                    "`{wrapped}` has {got:?} parameters, not {}",
-                    n + EXTRA_PARAM_COUNT
-                ))
+                return Err(Obstacle::Driver {
+                    what: format!("`{wrapped}` has {got:?} parameters"),
+                    error: format!("not {}", n + EXTRA_PARAM_COUNT),
+                })
             }
         }
         // The same types where the arguments are set (a macro defined after the kernel could
@@ -77,9 +81,12 @@ impl Kernel {
         for (i, a) in args.iter().enumerate() {
             let w = driver_arg(&k, i as u32);
             if (&w.type_name, w.address) != (&a.type_name, a.address) {
-                return Err(format!(
-                    "argument {i} of `{wrapped}` is {w:?}, the kernel's is {a:?}"
-                ));
+                return Err(Obstacle::WrapperArgument {
+                    index: i,
+                    wrapper: wrapped,
+                    got: format!("{w:?}"),
+                    want: format!("{a:?}"),
+                });
             }
         }
         Ok(Mutex::new(k))

@@ -3,7 +3,7 @@
 //!
 //! Such a kernel runs as written, so it sees each sub-launch as a launch of its own: global
 //! ids stay right (sub-launches run at their global offset), but the words of
-//! [`SPLIT_SENSITIVE`](super::split::SPLIT_SENSITIVE) (global size and offset, linear ids,
+//! [`splittable`](super::split::splittable) (global size and offset, linear ids,
 //! group ids and counts) would describe one device's part. And in partitioned placement each
 //! device holds only its chunk of a colored buffer, which the kernel as written would index as
 //! the whole array. So:
@@ -71,11 +71,7 @@ pub fn root_fallback(
             "partitioned placement: each device holds only its chunks, which the kernel as \
              written would index as whole arrays; colored buffers are gathered on device 0",
         ),
-        (true, false, _) => (
-            RootFallback::OneDevice { gather: false },
-            "the source asks for get_global_size, get_global_offset, get_global_linear_id, \
-             get_group_id, get_num_groups or get_work_dim, which would describe one device's part",
-        ),
+        (true, false, _) => (RootFallback::OneDevice { gather: false }, split_sensitive()),
         (true, true, true) => (
             RootFallback::OneDevice { gather: false },
             "a buffer would be written by several devices that do not share the host's memory",
@@ -111,6 +107,16 @@ pub fn per_device_parts(
     let parts = plan.sub_ranges(user, unit);
     let small = parts.iter().flatten().any(|(_, size)| size.len() < 2);
     (!small).then_some(parts)
+}
+
+/// Why a source that asks for split-sensitive built-ins runs on one device (the built-in
+/// table's list, written once).
+fn split_sensitive() -> &'static str {
+    static WHY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    WHY.get_or_init(|| {
+        let words = crate::builtins::listed(crate::builtins::Flags::SPLIT);
+        format!("the source asks for {words}, which would describe one device's part")
+    })
 }
 
 #[cfg(test)]

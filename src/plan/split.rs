@@ -7,23 +7,14 @@
 //! launch over the rest, at a global offset, in one work-group row of its own. Every work-item
 //! keeps its `get_global_id`; what changes is what the kernel would see of the launch as a
 //! whole, so the split is only used when the kernel's source never asks for it
-//! ([`SPLIT_SENSITIVE`]; a whole-source, whole-word check, comments included: conservative).
+//! (the split-sensitive built-ins; a whole-source, whole-word check, comments included: conservative).
 
 use crate::plan::local_size::{group_score, rounding_group_size, tuned, Limits};
 use crate::range::Range;
 
-/// Built-ins whose answer differs between one launch and a bulk + tail split.
-pub const SPLIT_SENSITIVE: &[&str] = &[
-    "get_global_size",
-    "get_global_offset",
-    "get_global_linear_id",
-    "get_group_id",
-    "get_num_groups",
-    "get_work_dim",
-];
-
-/// Whether a source none of whose identifiers is in [`SPLIT_SENSITIVE`] (`uses(word)`: the
-/// source uses `word`) may run as bulk + tail launches.
+/// Whether a source that uses none of the built-ins whose answer differs between one launch and
+/// a bulk + tail split (the built-in table's `SPLIT`; `uses(word)`: the source uses `word`) may
+/// run as bulk + tail launches.
 ///
 /// ```
 /// use clgroups::plan::split::splittable;
@@ -32,7 +23,7 @@ pub const SPLIT_SENSITIVE: &[&str] = &[
 /// assert!(!splittable(words("x[0] = get_global_size(0);")));
 /// ```
 pub fn splittable(uses: impl Fn(&str) -> bool) -> bool {
-    !SPLIT_SENSITIVE.iter().any(|w| uses(w))
+    !crate::builtins::named(crate::builtins::Flags::SPLIT).any(uses)
 }
 
 /// One enqueue of a split launch.

@@ -10,7 +10,7 @@ use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::plan::uniform_branch::IdCondition;
 use crate::queue::Queue;
-use crate::transform::{self, KernelDecl, Rewrites, Source, SourceFacts};
+use crate::transform::{self, KernelDecl, Obstacle, Rewrites, Source, SourceFacts, VariantKind};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -42,15 +42,15 @@ pub(crate) struct KernelChoices {
     /// Why the kernel is refused unless the driver lists the emulated scratch as its last
     /// parameter: its build declares the stand-in scratch ([`STAND_IN`]), which a kernel
     /// without the parameter may be using.
-    pub(crate) scratch_required: Option<String>,
+    pub(crate) scratch_required: Option<Obstacle>,
     /// Rounded variants exist in the build, or why not.
-    pub(crate) rounded: std::result::Result<(), String>,
+    pub(crate) rounded: std::result::Result<(), Obstacle>,
     /// Why the kernel's result may depend on its work-group shape (plain ranges then keep the
     /// driver's shape unless the kernel requires one), or `None`.
-    pub(crate) shape: Option<String>,
+    pub(crate) shape: Option<Obstacle>,
     /// Checked variants exist in the build (see [`crate::launch::checked`]; its rounded variants are then
     /// checked too), or why not.
-    pub(crate) checked: std::result::Result<(), String>,
+    pub(crate) checked: std::result::Result<(), Obstacle>,
 }
 
 impl KernelChoices {
@@ -98,14 +98,18 @@ impl KernelChoices {
             && k.own_sub_group_attr
             && matches!(size, ResolvedSize::Size(n) if fixed_builtins(device, n));
         let scratch = uses_layer && backend == ShuffleBackend::Emulated;
+        let not_rewritten = |why: &Obstacle| Obstacle::NotRewritten {
+            kernel: k.name.clone(),
+            why: Box::new(why.clone()),
+        };
         let rounded = if let Some(why) = &k.rewrite_obstacle {
-            Err(format!("kernel `{}` is not rewritten: {why}", k.name))
-        } else if transform::is_root_variant(&k.name) {
-            Err("root-launch variants are launched over exact ND-ranges".to_string())
+            Err(not_rewritten(why))
+        } else if VariantKind::parse(&k.name).is_some_and(|(_, v)| v.is_root()) {
+            Err(Obstacle::RootVariant)
         } else if scratch {
-            Err("it takes the emulated sub-group scratch".to_string())
+            Err(Obstacle::TakesScratch)
         } else if rounding.mode == RoundingMode::Disable {
-            Err("range rounding is disabled".to_string())
+            Err(Obstacle::RoundingDisabled)
         } else {
             match facts.rounding_obstacles.get(&k.name).cloned().flatten() {
                 Some(why) => Err(why),
@@ -113,11 +117,11 @@ impl KernelChoices {
             }
         };
         let checked = if !crate::checked::enabled() {
-            Err("checked mode is off".to_string())
+            Err(Obstacle::CheckedOff)
         } else if let Some(why) = &k.rewrite_obstacle {
-            Err(format!("kernel `{}` is not rewritten: {why}", k.name))
+            Err(not_rewritten(why))
         } else if transform::is_generated(&k.name) {
-            Err("generated variants check their own accesses".to_string())
+            Err(Obstacle::GeneratedChecked)
         } else {
             Ok(())
         };
@@ -190,7 +194,7 @@ impl KernelChoices {
         device: &Device,
         source_sub_groups: bool,
         (hidden_size, told): (bool, std::result::Result<Told, Untold>),
-        stand_in: impl Fn(usize) -> Option<&'a str>,
+        stand_in: impl Fn(usize) -> Option<&'a Obstacle>,
     ) -> KernelChoices {
         let backend = device.sub_groups().effective.shuffle_backend;
         let provided = matches!(
@@ -235,16 +239,10 @@ impl KernelChoices {
                 ResolvedSize::Size(n) if own_size_build => n,
                 _ => automatic.size_or(0),
             })
-            .map(|why| {
-                format!(
-                    "the scanner did not find the kernel and the emulated sub-group scratch \
-                     could not be given to it ({why}); the program builds with a stand-in \
-                     that this kernel may be using"
-                )
-            }),
-            rounded: Err("the scanner did not find the kernel (made by a macro?)".into()),
-            shape: Some("the scanner did not find the kernel (made by a macro?)".into()),
-            checked: Err("the scanner did not find the kernel (made by a macro?)".into()),
+            .map(|why| Obstacle::StandIn(Box::new(why.clone()))),
+            rounded: Err(Obstacle::NotFound),
+            shape: Some(Obstacle::NotFound),
+            checked: Err(Obstacle::NotFound),
         }
     }
 }
@@ -283,7 +281,7 @@ pub(crate) fn names_required_size(source: &str) -> bool {
 
 /// The error for kernel `name`, refused for a collective under work-item-dependent control
 /// flow (`why`) on a device whose collectives are work-group barriers.
-pub(super) fn divergent_error(device: &Device, name: &str, why: &str) -> Error {
+pub(super) fn divergent_error(device: &Device, name: &str, why: &Obstacle) -> Error {
     Error::Unsupported {
         device: device.to_string(),
         what: format!("kernel `{name}` ({why})"),
@@ -372,7 +370,10 @@ pub(super) fn build_with_fallbacks(
     }
     if let (Err(e), true) = (&needed, plans.values().any(|p| p.checked.is_ok())) {
         log::debug!("build with checked variants failed ({e}); building without them");
-        let why = format!("its checked variants did not build: {e}");
+        let why = Obstacle::VariantsFailed {
+            checked: true,
+            error: Box::new(e.clone()),
+        };
         for p in plans.values_mut().filter(|p| p.checked.is_ok()) {
             p.checked = Err(why.clone());
         }
@@ -381,7 +382,10 @@ pub(super) fn build_with_fallbacks(
     if let Err(e) = &needed {
         if plans.values().any(|p| p.rounded.is_ok()) {
             log::debug!("build with generated variants failed ({e}); building without them");
-            let why = format!("its generated variants did not build: {e}");
+            let why = Obstacle::VariantsFailed {
+                checked: false,
+                error: Box::new(e.clone()),
+            };
             for p in plans.values_mut().filter(|p| p.rounded.is_ok()) {
                 p.rounded = Err(why.clone());
             }
@@ -400,8 +404,8 @@ pub(super) fn build_with_fallbacks(
         for p in plans.values_mut() {
             p.pinned = false;
             p.scratch = false;
-            p.rounded = Err("the program builds only without clgroups' rewrites".into());
-            p.checked = Err("the program builds only without clgroups' rewrites".into());
+            p.rounded = Err(Obstacle::OnlyWithoutRewrites);
+            p.checked = Err(Obstacle::OnlyWithoutRewrites);
         }
     }
     bare.map(|p| (p, false)).map_err(|_| e)

@@ -58,7 +58,7 @@ use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use crate::ffi::ClProgram;
 use crate::queue::Queue;
-use crate::transform::{self, KernelDecl, Source, SourceFacts};
+use crate::transform::{self, KernelDecl, Obstacle, Source, SourceFacts};
 use build::{build_with_fallbacks, driver_kernel_names};
 pub(crate) use build::{derived_geometry, KernelChoices};
 use std::collections::BTreeMap;
@@ -129,7 +129,7 @@ struct ProgramInner {
     /// The user's build options (wrapper programs are built with them).
     options: String,
     /// Wrapper programs built so far, or why one could not be, by kernel name.
-    wrappers: std::sync::Mutex<BTreeMap<String, std::result::Result<Arc<ClProgram>, String>>>,
+    wrappers: std::sync::Mutex<BTreeMap<String, std::result::Result<Arc<ClProgram>, Obstacle>>>,
     /// What the one scan of the source found: its kernels' declarations (possibly fewer than
     /// the driver's kernels), layer users, kernels refused on the emulated backend, words.
     facts: SourceFacts,
@@ -323,7 +323,7 @@ impl Program {
                     probe::told(&self.inner.driver_sizes, name),
                 ),
                 |size| {
-                    (self.inner.facts.scratch_stand_in.as_deref())
+                    (self.inner.facts.scratch_stand_in.as_ref())
                         .filter(|_| self.inner.stand_ins.contains(&size))
                 },
             ),
@@ -338,7 +338,7 @@ impl Program {
         };
         let checked = match (&plan.checked, self.decl(name)) {
             (Ok(()), Some(decl)) => Ok(transform::checked_pointers(decl)),
-            (Ok(()), None) => Err("the kernel is declared more than once".to_string()),
+            (Ok(()), None) => Err(Obstacle::DeclaredTwice),
             (Err(why), _) => Err(why.clone()),
         };
         Ok(KernelParts {
@@ -504,9 +504,9 @@ pub(crate) struct KernelParts<'a> {
     pub(crate) build: &'a ClProgram,
     pub(crate) plan: KernelChoices,
     /// The build holding its rounded and sized variants, or why there are none.
-    pub(crate) rounded: std::result::Result<Arc<ClProgram>, String>,
+    pub(crate) rounded: std::result::Result<Arc<ClProgram>, Obstacle>,
     /// Its checked pointer parameters (index, name), or why it has no checked variant.
-    pub(crate) checked: std::result::Result<Vec<(usize, String)>, String>,
+    pub(crate) checked: std::result::Result<Vec<(usize, String)>, Obstacle>,
 }
 
 /// The name PoCL 3.x gives a kernel named like an OpenCL built-in function (`step`, `clamp`,

@@ -28,7 +28,7 @@ use super::{ProgramBuilder, ResolvedSize, SubGroupSize};
 use crate::device::ShuffleBackend;
 use crate::ffi::ClProgram;
 use crate::queue::Queue;
-use crate::transform::{self, Source};
+use crate::transform::{self, Obstacle, Source};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -114,7 +114,7 @@ impl std::fmt::Display for Untold {
 pub(crate) enum SizeRefusal {
     /// The kernel's own attribute, which the scanner cannot read (`attribute`: what and where).
     Unread {
-        attribute: String,
+        attribute: Obstacle,
         backend: ShuffleBackend,
         driver: Untold,
     },

@@ -6,7 +6,7 @@ use super::compile::build_cached;
 use super::Program;
 use crate::ffi::ClProgram;
 use crate::plan::rounding::RoundingMode;
-use crate::transform;
+use crate::transform::{self, Obstacle};
 use std::sync::Arc;
 
 impl Program {
@@ -15,22 +15,22 @@ impl Program {
     /// emulated scratch, whose every definition is blind to a rounded-up range, in a source
     /// whose code the scanner reads whole (no other headers, no macros in the options that
     /// name what it refuses).
-    pub(crate) fn wrap_support(&self, name: &str) -> Result<(), String> {
+    pub(crate) fn wrap_support(&self, name: &str) -> Result<(), Obstacle> {
         let inner = &self.inner;
         if inner.rounding.mode == RoundingMode::Disable {
-            return Err("range rounding is disabled".into());
+            return Err(Obstacle::RoundingDisabled);
         }
         if transform::is_generated(name) {
-            return Err("generated variants are not wrapped".into());
+            return Err(Obstacle::GeneratedWrapped);
         }
         if inner.plans.get(name).is_some_and(|p| p.scratch) {
-            return Err("it takes the emulated sub-group scratch".into());
+            return Err(Obstacle::TakesScratch);
         }
         if let Some(why) = crate::transform::unseen_code(&inner.source, &inner.options) {
             return Err(why);
         }
         match inner.facts.wrap_obstacles.get(name) {
-            None => Err("the scanner did not find the kernel (made by a macro?)".into()),
+            None => Err(Obstacle::NotFound),
             Some(Some(why)) => Err(why.clone()),
             Some(None) => Ok(()),
         }
@@ -43,7 +43,7 @@ impl Program {
         &self,
         name: &str,
         wrapper: &str,
-    ) -> Result<Arc<ClProgram>, String> {
+    ) -> Result<Arc<ClProgram>, Obstacle> {
         let mut cache = self
             .inner
             .wrappers
@@ -61,20 +61,26 @@ impl Program {
         built
     }
 
-    fn build_wrapper(&self, name: &str, wrapper: &str) -> Result<Arc<ClProgram>, String> {
-        let parts = self.kernel_parts(name).map_err(|e| e.to_string())?;
-        let source = parts.build.get_source().map_err(|e| {
-            format!("the driver reports no program source (CL_PROGRAM_SOURCE: {e})")
+    fn build_wrapper(&self, name: &str, wrapper: &str) -> Result<Arc<ClProgram>, Obstacle> {
+        let parts = self
+            .kernel_parts(name)
+            .map_err(|e| Obstacle::WrapperBuild(Box::new(e)))?;
+        let source = parts.build.get_source().map_err(|e| Obstacle::Driver {
+            what: "the driver reports no program source".into(),
+            error: format!("CL_PROGRAM_SOURCE: {e}"),
         })?;
         let source = source.trim_end_matches('\0');
         if source.trim().is_empty() {
-            return Err("the driver reports an empty program source".into());
+            return Err(Obstacle::Driver {
+                what: "the driver reports an empty program source".into(),
+                error: String::new(),
+            });
         }
         build_cached(
             self.queue(),
             &format!("{source}\n{wrapper}"),
             &self.inner.options,
         )
-        .map_err(|e| format!("the wrapper did not build: {e}"))
+        .map_err(|e| Obstacle::WrapperBuild(Box::new(e)))
     }
 }

@@ -159,7 +159,7 @@ impl RootKernel {
             constraints: self.constraints(),
             rounding: *first.program().rounding(),
             round,
-            shape: first.shape_dependence().map(str::to_string),
+            shape: first.shape_dependence().map(ToString::to_string),
             wrap: &no_wrapper,
             splittable: false,
             conditions: Ok(Vec::new()),

@@ -6,9 +6,7 @@ use super::kernel::Policy;
 use super::{Placement, RootDevice, RootKernel};
 use crate::error::Result;
 use crate::program::{Program, ProgramBuilder};
-use crate::transform::{
-    self, is_const_pointee, is_global_pointer, variant_name, RootDecl, VariantKind,
-};
+use crate::transform::{self, is_const_pointee, is_global_pointer, RootDecl, VariantKind};
 use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
 use std::fmt;
 
@@ -87,7 +85,7 @@ impl RootProgram {
             built.collect::<Result<Vec<_>>>()
         };
         let (programs, obstacle) = match variants {
-            Err(why) => (build_all(&builder)?, Some(why)),
+            Err(why) => (build_all(&builder)?, Some(why.to_string())),
             Ok(text) => match build_all(&builder.clone().with_source(text)) {
                 Ok(programs) => (programs, None),
                 Err(e) => {
@@ -143,7 +141,7 @@ impl RootProgram {
         let decl = root_decl.map(|r| &r.decl);
         let obstacle = match (&self.obstacle, decl) {
             (Some(why), _) => Some(why.clone()),
-            (None, Some(d)) => d.rewrite_obstacle.clone(),
+            (None, Some(d)) => d.rewrite_obstacle.as_ref().map(ToString::to_string),
             (None, None) => Some(
                 "the scanner did not find its declaration (a name made by a macro?)".to_string(),
             ),
@@ -173,12 +171,12 @@ impl RootProgram {
         let kernels = self
             .programs
             .iter()
-            .map(|p| p.kernel(&variant_name(name, VariantKind::Partitioned)))
+            .map(|p| p.kernel(&VariantKind::Partitioned.name(name)))
             .collect::<Result<Vec<_>>>()?;
         let guarded = self
             .programs
             .iter()
-            .map(|p| p.kernel(&variant_name(name, VariantKind::Guarded)).ok())
+            .map(|p| p.kernel(&VariantKind::Guarded.name(name)).ok())
             .collect::<Option<Vec<_>>>();
         let facts = root_decl.expect("a declaration");
         let params = decl
@@ -199,7 +197,7 @@ impl RootProgram {
                 }
             })
             .collect();
-        let whole_obstacle = facts.whole_obstacle.clone();
+        let whole_obstacle = facts.whole_obstacle.as_ref().map(ToString::to_string);
         log::debug!("root kernel `{name}`: {params:?}, whole-launch obstacle {whole_obstacle:?}");
         Ok(RootKernel {
             kernels,

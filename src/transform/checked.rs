@@ -27,16 +27,9 @@
 
 use super::rounded::{self, line_of};
 use super::source::{KernelDecl, Kind, Param, Scanned};
+use super::variant::VariantKind;
 use crate::error::Result;
 use std::fmt::Write as _;
-
-/// Suffix of a single-device checked variant's name.
-pub const CHECKED_SUFFIX: &str = "__clg_checked";
-
-/// The name of `kernel`'s single-device checked variant.
-pub fn checked_name(kernel: &str) -> String {
-    format!("{kernel}{CHECKED_SUFFIX}")
-}
 
 /// The index checks, written once before the source: `clg_checked_index` for an element,
 /// `clg_checked_vindex` for the `n` elements `off * n ..` of `vloadn(off, p)` / `vstoren(v, off, p)`
@@ -326,7 +319,7 @@ pub(crate) fn write_checked(out: &mut String, scanned: &Scanned, k: &KernelDecl)
         "\n#line {}\n{}{}{}{}{}\n#line {}\n{body}}}\n#line {}\n",
         line_of(src, k.decl_start),
         &src[k.decl_start..k.name_span.start],
-        checked_name(&k.name),
+        VariantKind::Checked.name(&k.name),
         &src[k.name_span.end..k.params_span.start],
         with_params(src, k, &check_params(k)),
         &src[k.params_span.end..=k.body.start],
@@ -344,7 +337,7 @@ pub(crate) fn write_checked_rounded(out: &mut String, scanned: &Scanned, k: &Ker
 
 /// `src` with checked variants after the kernels of `kernels` (from `scan_kernels(src)`): for
 /// those in `round`, checked rounded and sized variants (see [`super::rounded`]);
-/// for every one, the checked variant [`checked_name`]. The helper comes first (unless `src`
+/// for every one, the checked variant ([`VariantKind::Checked`]). The helper comes first (unless `src`
 /// has it).
 #[cfg(test)]
 pub fn with_checked_variants(
@@ -382,11 +375,6 @@ pub(crate) fn with_checked_variants_on(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn example_checked_name() {
-        assert_eq!(checked_name("saxpy"), "saxpy__clg_checked");
-    }
 
     #[test]
     fn example_with_checked_variants() {

@@ -8,7 +8,7 @@
 //! early `return` on `get_global_id(0) % 64 >= 5` segfaults; the same shapes on a value loaded from
 //! memory return wrong values). So, on that backend only, a kernel is refused when the scanner sees
 //! a collective — or a call of a function or macro that uses one — inside an `if`/`for`/`while`/`do`/
-//! `switch` whose condition mentions a work-item id ([`ID_WORDS`], or a variable assigned from
+//! `switch` whose condition mentions a work-item id ([the built-ins flagged [`Flags::ID`]], or a variable assigned from
 //! one), or after a `return`/`break`/`continue` under such a condition. Conditions on kernel
 //! arguments, loop counters over uniform bounds and values loaded from memory are not refused.
 //! An `if` of a kernel whose condition is exactly `get_global_id(D) OP n` (or through a variable
@@ -25,24 +25,15 @@
 //! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
 //! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.
 
+use super::obstacle::{NoRewrite, Obstacle};
 use super::source::{FunctionDef, Scanned};
+use crate::builtins::{self, Flags};
 use crate::plan::uniform_branch::IdCondition;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// Functions whose value differs between the work-items of a work-group (a sub-group's id
-/// too: the rule is per work-group).
-pub const ID_WORDS: &[&str] = &[
-    "get_local_id",
-    "get_global_id",
-    "get_local_linear_id",
-    "get_global_linear_id",
-    "get_sub_group_local_id",
-    "get_sub_group_id",
-    "sg_get_local_id",
-    "sg_get_local_linear_id",
-    "sg_get_group_id",
-    "sg_get_group_linear_id",
-];
+/// Why a collective under a region stays as written (the hoist's answer, `hoist::obstacle`):
+/// `(source, function, its regions, the call's token)`.
+pub(crate) type Unmoved = fn(&Scanned<'_>, &FunctionDef, &[Region], usize) -> Option<NoRewrite>;
 
 /// What [`divergent_users`] finds.
 #[derive(Debug, Default)]
@@ -50,7 +41,7 @@ pub(crate) struct Divergence {
     /// Each function that reaches a collective under work-item-dependent control flow (directly,
     /// or by calling such a function), and why: `"sg_reduce_add at line 7 under a condition on
     /// get_local_id at line 6"`.
-    pub(crate) refused: BTreeMap<String, String>,
+    pub(crate) refused: BTreeMap<String, Obstacle>,
     /// Each kernel whose collectives sit only under conditions a launch decides
     /// ([`super::id_condition`]), and those conditions.
     pub(crate) at_launch: BTreeMap<String, Vec<IdCondition>>,
@@ -59,13 +50,17 @@ pub(crate) struct Divergence {
 /// The functions of `s` with collectives under work-item-dependent control flow: refused, or
 /// (kernels whose only such conditions are [`super::id_condition`]'s) decided at launch.
 /// `collective` tells the collectives (or the functions that use them).
-pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> Divergence {
+pub(crate) fn divergent_users(
+    s: &Scanned<'_>,
+    collective: fn(&str) -> bool,
+    unmoved: Unmoved,
+) -> Divergence {
     let users = super::layer::users(s, collective);
     let macros = super::layer::macro_users(s, collective);
     let uses = |w: &str| collective(w) || users.contains(w) || macros.contains(w);
     let mut out = Divergence::default();
     for f in &s.functions {
-        match divergent_call(s, f, &uses) {
+        match divergent_call(s, f, &uses, unmoved) {
             Err(why) => _ = out.refused.insert(f.name.clone(), why),
             Ok(conds) if !conds.is_empty() => _ = out.at_launch.insert(f.name.clone(), conds),
             Ok(_) => {}
@@ -99,11 +94,13 @@ pub(crate) fn divergent_users(s: &Scanned<'_>, collective: fn(&str) -> bool) -> 
                 let line = s.line(s.tokens[i].span.start);
                 let name = s.text(i);
                 let why = match out.refused.get(name) {
-                    Some(why) => format!("`{name}` at line {line}, with {why}"),
-                    None => format!(
-                        "`{name}` at line {line}, with {}",
-                        out.at_launch[name][0].text
-                    ),
+                    Some(why) => why.clone(),
+                    None => Obstacle::Condition(out.at_launch[name][0].text.clone()),
+                };
+                let why = Obstacle::Calls {
+                    function: name.to_string(),
+                    line,
+                    why: Box::new(why),
                 };
                 out.at_launch.remove(&f.name);
                 out.refused.insert(f.name.clone(), why);
@@ -258,7 +255,8 @@ fn divergent_call(
     s: &Scanned<'_>,
     f: &FunctionDef,
     uses: &dyn Fn(&str) -> bool,
-) -> Result<Vec<IdCondition>, String> {
+    unmoved: Unmoved,
+) -> Result<Vec<IdCondition>, Obstacle> {
     let regions = regions(s, f);
     let mut conds: Vec<IdCondition> = Vec::new();
     for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
@@ -270,15 +268,13 @@ fn divergent_call(
         };
         if let Some(r) = under().find(|r| r.at_launch.is_none()) {
             let line = |t: usize| s.line(s.tokens[t].span.start);
-            let why = super::hoist::obstacle(s, f, &regions, i)
-                .map_or_else(String::new, |why| format!(" (not moved ahead: {why})"));
-            return Err(format!(
-                "{} at line {} under a condition on {} at line {}{why}",
-                s.text(i),
-                line(i),
-                s.text(r.id),
-                line(r.id)
-            ));
+            return Err(Obstacle::Divergent {
+                collective: s.text(i).to_string(),
+                line: line(i),
+                id: s.text(r.id).to_string(),
+                id_line: line(r.id),
+                unmoved: unmoved(s, f, &regions, i),
+            });
         }
         for c in under().filter_map(|r| r.at_launch.as_ref()) {
             if !conds.contains(c) {
@@ -310,11 +306,11 @@ fn any_word(s: &Scanned<'_>, range: (usize, usize), words: &BTreeSet<&str>) -> O
     (range.0..range.1).find(|&t| words.contains(s.text(t)))
 }
 
-/// `ID_WORDS` and the variables of `body` assigned from expressions that mention one anywhere,
+/// the built-ins flagged [`Flags::ID`] and the variables of `body` assigned from expressions that mention one anywhere,
 /// a subscript included (`v = x[get_global_id(0)]`), transitively: what may differ between
 /// work-items, memory read at their own index included.
 fn deep_tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
-    let mut tainted: BTreeSet<&str> = ID_WORDS.iter().copied().collect();
+    let mut tainted: BTreeSet<&str> = builtins::named(Flags::ID).collect();
     let assigned = assignments(s, body);
     loop {
         let before = tainted.len();
@@ -349,10 +345,10 @@ fn loop_header(s: &Scanned<'_>, k: usize, end: usize) -> Option<(usize, usize)> 
     }
 }
 
-/// `ID_WORDS` and the variables of `body` assigned from expressions that mention one,
+/// the built-ins flagged [`Flags::ID`] and the variables of `body` assigned from expressions that mention one,
 /// transitively (stores to memory, `a[i] = ..`, are not followed).
 pub(crate) fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
-    let mut tainted: BTreeSet<&str> = ID_WORDS.iter().copied().collect();
+    let mut tainted: BTreeSet<&str> = builtins::named(Flags::ID).collect();
     let assigned = assignments(s, body);
     loop {
         let before = tainted.len();

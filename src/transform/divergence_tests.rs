@@ -2,7 +2,11 @@ use super::*;
 
 fn flagged(src: &str) -> Vec<String> {
     let s = Scanned::new(src).unwrap();
-    let found = divergent_users(&s, crate::transform::layer::is_emulated_collective);
+    let found = divergent_users(
+        &s,
+        crate::transform::layer::is_emulated_collective,
+        crate::transform::hoist::obstacle,
+    );
     found
         .refused
         .into_iter()
@@ -81,10 +85,14 @@ while (sub_group_all(s < n)) s += 4;
 for (int j = sub_group_reduce_add(x[get_global_id(0)]); j < n; ++j) o[j] = 1; }
 ";
     let s = Scanned::new(src).unwrap();
-    let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+    let found = divergent_users(
+        &s,
+        crate::transform::layer::is_sub_group_collective,
+        crate::transform::hoist::obstacle,
+    );
     let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
     assert_eq!(refused, ["a", "b"], "{:#?}", found.refused);
-    let why = &found.refused["a"];
+    let why = found.refused["a"].to_string();
     assert!(
         why.starts_with(
             "sub_group_any at line 3 under a condition on v at line 3 (not moved \
@@ -92,7 +100,9 @@ for (int j = sub_group_reduce_add(x[get_global_id(0)]); j < n; ++j) o[j] = 1; }
         ),
         "{why}"
     );
-    assert!(found.refused["b"].contains("sub_group_all at line 5 under a condition on i"));
+    assert!(found.refused["b"]
+        .to_string()
+        .contains("sub_group_all at line 5 under a condition on i"));
 }
 
 #[test]
@@ -109,10 +119,14 @@ kernel void f(global int *o, uint n) { size_t i = get_global_id(0); o[0] = i >= 
 kernel void g(global int *o, int n) { o[0] = (n > 2 && o[1] & 1) || sub_group_all(1); }
 ";
     let s = Scanned::new(src).unwrap();
-    let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+    let found = divergent_users(
+        &s,
+        crate::transform::layer::is_sub_group_collective,
+        crate::transform::hoist::obstacle,
+    );
     let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
     assert_eq!(refused, ["b", "e"], "{:#?}", found.refused);
-    let why = &found.refused["e"];
+    let why = found.refused["e"].to_string();
     assert!(
         why.contains("sub_group_any at line 8 under a condition on get_local_id"),
         "{why}"
@@ -123,6 +137,7 @@ kernel void g(global int *o, int n) { o[0] = (n > 2 && o[1] & 1) || sub_group_al
         .collect();
     assert_eq!(conds, ["`i >= n` at line 9"]);
     assert!(found.refused["b"]
+        .to_string()
         .contains("sub_group_reduce_add at line 4 under a condition on get_local_id"));
     let conds: Vec<&str> = found.at_launch["a"]
         .iter()
@@ -146,7 +161,11 @@ if (i < n) { if (i < n + 1) o[i] = sg_reduce_add(1); } }
 kernel void e(global int *o, uint n) { a(o, n); }
 ";
     let s = Scanned::new(src).unwrap();
-    let found = divergent_users(&s, crate::transform::layer::is_emulated_collective);
+    let found = divergent_users(
+        &s,
+        crate::transform::layer::is_emulated_collective,
+        crate::transform::hoist::obstacle,
+    );
     let at_launch: Vec<(&str, Vec<&str>)> = found
         .at_launch
         .iter()
@@ -165,9 +184,15 @@ kernel void e(global int *o, uint n) { a(o, n); }
     assert_eq!(at_launch, want);
     let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
     assert_eq!(refused, ["c", "d", "e"], "{:#?}", found.refused);
-    assert!(found.refused["c"].contains("sg_barrier at line 7"));
-    assert!(found.refused["d"].contains("condition on i at line 9"));
-    assert!(found.refused["e"].contains("`a` at line 10, with `i < n` at line 3"));
+    assert!(found.refused["c"]
+        .to_string()
+        .contains("sg_barrier at line 7"));
+    assert!(found.refused["d"]
+        .to_string()
+        .contains("condition on i at line 9"));
+    assert!(found.refused["e"]
+        .to_string()
+        .contains("`a` at line 10, with `i < n` at line 3"));
 }
 
 #[test]
@@ -178,8 +203,12 @@ kernel void a(global const int *x, global int *o) { int v = x[get_global_id(0)],
     if (v > 50) o[1] = sub_group_reduce_max(v); o[0] = r; }
 ";
     let s = Scanned::new(src).unwrap();
-    let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
-    let why = &found.refused["a"];
+    let found = divergent_users(
+        &s,
+        crate::transform::layer::is_sub_group_collective,
+        crate::transform::hoist::obstacle,
+    );
+    let why = found.refused["a"].to_string();
     assert!(
         why.starts_with("sub_group_reduce_add at line 3 under a condition on v at line 3"),
         "{why}"
@@ -191,6 +220,10 @@ kernel void a(global const int *x, global int *o) { int v = x[get_global_id(0)],
     );
     assert!(out.contains("__clg_u0 = sub_group_reduce_add(v); if (sub_group_any(v > 50))"));
     let s = Scanned::new(&out).unwrap();
-    let found = divergent_users(&s, crate::transform::layer::is_sub_group_collective);
+    let found = divergent_users(
+        &s,
+        crate::transform::layer::is_sub_group_collective,
+        crate::transform::hoist::obstacle,
+    );
     assert!(found.refused.is_empty(), "{:#?}\n{out}", found.refused);
 }

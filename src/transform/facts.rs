@@ -6,7 +6,7 @@ use super::divergence::{self, Divergence};
 use super::layer;
 use super::lex::Kind;
 use super::source::Scanned;
-use super::KernelDecl;
+use super::{KernelDecl, Obstacle};
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -17,7 +17,7 @@ pub(crate) struct SourceFacts {
     /// The kernel definitions variants may be written for ([`super::scan`]'s rules).
     pub(crate) kernels: Vec<KernelDecl>,
     /// Why the scanner could not read the source as a whole (then no kernels).
-    pub(crate) unscanned: Option<String>,
+    pub(crate) unscanned: Option<Obstacle>,
     /// Functions that use the sub-group layer on the device, transitively.
     pub(crate) layer_users: BTreeSet<String>,
     /// Functions that use sub-group collectives (the layer's or the standard built-ins).
@@ -26,12 +26,12 @@ pub(crate) struct SourceFacts {
     /// barriers ([`Device::needs_group_uniform_collectives`]).
     pub(crate) divergence: Divergence,
     /// Why each kernel must not be rounded (`None`: it may be), by name.
-    pub(crate) rounding_obstacles: BTreeMap<String, Option<String>>,
+    pub(crate) rounding_obstacles: BTreeMap<String, Option<Obstacle>>,
     /// Why each kernel must not be launched through a wrapper (`None`: it may be), by name;
     /// a kernel defined more than once gets the first obstacle of any definition.
-    pub(crate) wrap_obstacles: BTreeMap<String, Option<String>>,
+    pub(crate) wrap_obstacles: BTreeMap<String, Option<Obstacle>>,
     /// Why each kernel's result may depend on its work-group shape (`None`: it cannot), by name.
-    pub(crate) shape_dependence: BTreeMap<String, Option<String>>,
+    pub(crate) shape_dependence: BTreeMap<String, Option<Obstacle>>,
     /// The edits threading the emulated scratch through the layer's helper functions and the
     /// kernels and calls macros write.
     pub(crate) scratch_edits: Vec<(usize, usize, String)>,
@@ -39,7 +39,7 @@ pub(crate) struct SourceFacts {
     /// does not write the parameter list), when nothing else is out of their reach: a build
     /// that fails without it may declare a stand-in `clg_sg_scratch` (only kernels without the
     /// parameter can see it, and those are then refused).
-    pub(crate) scratch_stand_in: Option<String>,
+    pub(crate) scratch_stand_in: Option<Obstacle>,
     /// Whether `intel_reqd_sub_group_size` stands outside the headers of the kernels the
     /// scanner read (in a macro's replacement list, or around a kernel it did not find): a
     /// kernel the scanner did not find may then require a size nobody tells clgroups.
@@ -78,7 +78,7 @@ impl SourceFacts {
                 );
                 let words = text_words(src);
                 return Ok(SourceFacts {
-                    unscanned: Some(e.to_string()),
+                    unscanned: Some(Obstacle::Unscanned(Box::new(e.clone()))),
                     hidden_required_size: words.contains(REQUIRED_SIZE)
                         || words.contains(REQUIRED_SIZE_UNDERSCORED),
                     words,
@@ -89,7 +89,7 @@ impl SourceFacts {
         let layer_users = layer::layer_users_on(scanned, backend);
         let threading = match backend {
             ShuffleBackend::Emulated => layer::scratch_threading(scanned, &layer_users),
-            _ => layer::Threading::default(),
+            _ => super::edit::Threading::default(),
         };
         if let Some(why) = &threading.unthreadable {
             log::debug!("emulated scratch: {why}; no stand-in for what the edits cannot reach");
@@ -98,14 +98,14 @@ impl SourceFacts {
             .unreached
             .filter(|_| threading.unthreadable.is_none());
         let divergence = collective.map_or_else(Divergence::default, |c| {
-            divergence::divergent_users(scanned, c)
+            divergence::divergent_users(scanned, c, super::hoist::obstacle)
         });
         let kernels = super::scanned_kernels(scanned)?;
         let rounding_obstacles = kernels
             .iter()
             .map(|k| (k.name.clone(), super::rounding_obstacle(scanned, k)))
             .collect();
-        let mut wrap_obstacles: BTreeMap<String, Option<String>> = BTreeMap::new();
+        let mut wrap_obstacles: BTreeMap<String, Option<Obstacle>> = BTreeMap::new();
         for k in &kernels {
             let why = super::wrapper::wrap_obstacle(scanned, k);
             let slot = wrap_obstacles.entry(k.name.clone()).or_default();

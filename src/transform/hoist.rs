@@ -28,87 +28,14 @@
 //! naming the reason ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
+use super::edit::Edits;
+use super::obstacle::NoRewrite;
 use super::sg_uniform::Uniformity;
 use super::source::{FunctionDef, Scanned};
-
-/// Why a collective under work-item-dependent control flow cannot be moved out of it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum NoRewrite {
-    /// It sits in a loop (or `switch`) that the condition controls.
-    Loop,
-    /// It is in a loop's own condition (or a `for`'s increment) that reads a work-item's value:
-    /// the sub-groups of a work-group may leave the loop at different iterations.
-    LoopCondition,
-    /// It follows a `return`, `break` or `continue` taken under the condition.
-    AfterExit,
-    /// Its operand is not safe to evaluate everywhere (a load, a store, a division, a call of
-    /// a function clgroups does not know, a macro): the token.
-    Unsafe(String),
-    /// Its operand reads a variable written or declared between the hoisting point and the call.
-    Written(String),
-    /// A barrier: not a value that can be computed ahead.
-    Barrier,
-    /// A `non_uniform` built-in where clgroups cannot tell which work-items reach it (under a
-    /// conditional expression or `&&` / `||`), or without an identity to mask it with (ballots,
-    /// broadcasts, shuffles, rotations): its result depends on which work-items reach it.
-    NonUniform,
-    /// The condition is not shown uniform in each sub-group (a work-item id reaches it other
-    /// than through a collective's shared result or the sub-group's id): the token.
-    NotUniform(String),
-    /// A conditional expression in a statement clgroups cannot delimit (after a label).
-    Statement,
-}
-
-impl std::fmt::Display for NoRewrite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NoRewrite::Loop => {
-                f.write_str("it runs in a loop or switch that the condition controls")
-            }
-            NoRewrite::LoopCondition => f.write_str(
-                "it decides whether its loop runs again, and the sub-groups of a work-group may \
-                 leave the loop at different iterations",
-            ),
-            NoRewrite::AfterExit => f.write_str("it follows an exit taken under the condition"),
-            NoRewrite::Unsafe(t) => {
-                write!(f, "its operand is not safe to evaluate everywhere ({t})")
-            }
-            NoRewrite::Written(v) => write!(f, "its operand reads `{v}`, written before the call"),
-            NoRewrite::Barrier => f.write_str("a barrier cannot be computed ahead"),
-            NoRewrite::NotUniform(t) => write!(
-                f,
-                "its condition is not shown uniform in each sub-group (`{t}` outside a collective)"
-            ),
-            NoRewrite::NonUniform => f.write_str(
-                "a non_uniform built-in's result depends on the work-items reaching it, which \
-                     clgroups tells only under `if`s, `&&`, `||` and `?:`, for reductions, scans \
-                     and votes",
-            ),
-            NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
-        }
-    }
-}
-
-/// Built-ins without side effects that an operand moved ahead may call, besides collectives and
-/// `get_*` queries.
-const PURE: &[&str] = &[
-    "min",
-    "max",
-    "abs",
-    "fabs",
-    "fmin",
-    "fmax",
-    "clamp",
-    "select",
-    "mad",
-    "mul24",
-    "mad24",
-    "convert_int",
-    "convert_uint",
-    "convert_float",
-    "convert_long",
-    "convert_ulong",
-];
+use super::statement::{
+    and_or_operands, assigns, increments, place, pure, statement_start, tokens_text, unwritten,
+};
+use crate::builtins::{self, Flags};
 
 /// `src` with the collectives that [`super::divergence`] would refuse moved where the whole
 /// work-group reaches them, wherever that keeps the meaning ([`uniform_collectives`]'s rules
@@ -116,13 +43,12 @@ const PURE: &[&str] = &[
 /// A build runs these steps through [`super::pipeline::read`], which scans each text once.
 #[cfg(test)]
 pub(crate) fn uniform_collectives(src: &str, collective: fn(&str) -> bool) -> String {
-    let mut text = src.to_string();
-    for n in 0..MAX_FIXES {
-        let Ok(s) = Scanned::new(&text) else { break };
-        let Some(next) = next_text(&s, collective, n) else {
+    let (mut text, mut n) = (src.to_string(), 0);
+    while let Ok(s) = Scanned::new(&text) {
+        let Some((next, moved)) = next_text(&s, collective, n) else {
             break;
         };
-        text = next;
+        (text, n) = (next, n + moved);
     }
     text
 }
@@ -130,15 +56,33 @@ pub(crate) fn uniform_collectives(src: &str, collective: fn(&str) -> bool) -> St
 /// How many collectives [`uniform_collectives`] moves at most.
 pub(crate) const MAX_FIXES: usize = 256;
 
-/// One step of [`uniform_collectives`]: the scanned text with its first collective under a
-/// divergent condition that can be moved (the `n`th step's) moved, or `None` where none can.
-pub(crate) fn next_text(s: &Scanned<'_>, collective: fn(&str) -> bool, n: usize) -> Option<String> {
-    let edits = (s.functions.iter()).find_map(|f| first_fix(s, f, collective, n))?;
-    log::debug!("collective under a divergent condition rewritten: {edits:?}");
-    Some(super::apply_edits(s.src, edits))
+/// One round of [`uniform_collectives`] over one scan: the scanned text with, in every
+/// function, its first collective under a divergent condition that can be moved moved (each
+/// function's moves are its own: one function's edits change nothing another's analysis reads),
+/// numbered from `n` (moves so far, at most [`MAX_FIXES`] in all), and how many moved; `None`
+/// where none can. A round per move a function needs, not per move in the source.
+pub(crate) fn next_text(
+    s: &Scanned<'_>,
+    collective: fn(&str) -> bool,
+    n: usize,
+) -> Option<(String, usize)> {
+    let mut edits = Edits::new();
+    let (mut moved, mut done_to) = (0, 0);
+    for f in &s.functions {
+        let span = s.tokens[f.body.0].span.start..s.tokens[f.body.1].span.end;
+        if n + moved >= MAX_FIXES || span.start < done_to {
+            continue;
+        }
+        if let Some(fix) = first_fix(s, f, collective, n + moved) {
+            log::debug!("collective under a divergent condition rewritten: {fix:?}");
+            if fix.iter().all(|e| span.start <= e.0 && e.1 <= span.end) {
+                (moved, done_to) = (moved + 1, span.end);
+                edits.extend(fix);
+            }
+        }
+    }
+    (moved > 0).then(|| (super::edit::apply_edits(s.src, edits), moved))
 }
-
-pub(super) type Edits = Vec<(usize, usize, String)>;
 
 /// The edits of the first collective of `f` under a divergent region that can be rewritten.
 fn first_fix(
@@ -225,142 +169,7 @@ fn fix(
 /// reach: a reduction, scan, broadcast or vote (not the `non_uniform` or clustered ones, not
 /// a barrier).
 fn must_be_reached(word: &str) -> bool {
-    ["sub_group_reduce_", "sub_group_scan_"]
-        .iter()
-        .any(|p| word.starts_with(p))
-        || matches!(
-            word,
-            "sub_group_broadcast" | "sub_group_any" | "sub_group_all"
-        )
-}
-
-fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
-    a + 1 < s.tokens.len() && s.tokens[a].span.end == s.tokens[a + 1].span.start
-}
-
-/// Whether token `t` starts an assignment operator (`=`, `+=`, `<<=`, ...), not a comparison.
-fn assigns(s: &Scanned<'_>, t: usize) -> bool {
-    let next = |k: usize| {
-        if k + 1 < s.tokens.len() {
-            s.text(k + 1)
-        } else {
-            ""
-        }
-    };
-    match s.text(t) {
-        "=" => {
-            next(t) != "="
-                && !(t > 0 && adjacent(s, t - 1) && matches!(s.text(t - 1), "=" | "!" | "<" | ">"))
-        }
-        "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^" => adjacent(s, t) && next(t) == "=",
-        _ => false,
-    }
-}
-
-/// Whether token `t` is `++` or `--`.
-fn increments(s: &Scanned<'_>, t: usize) -> bool {
-    matches!(s.text(t), "+" | "-") && adjacent(s, t) && s.text(t + 1) == s.text(t)
-}
-
-/// Whether the operand tokens `range` are free of side effects and safe to evaluate anywhere.
-pub(super) fn pure(
-    s: &Scanned<'_>,
-    range: (usize, usize),
-    collective: fn(&str) -> bool,
-) -> Result<(), NoRewrite> {
-    for t in range.0..range.1 {
-        let w = s.text(t);
-        let unsafe_ = |what: &str| {
-            Err(NoRewrite::Unsafe(format!(
-                "`{what}` at line {}",
-                s.line(s.tokens[t].span.start)
-            )))
-        };
-        let prev_op = t == range.0
-            || matches!(
-                s.text(t - 1),
-                "(" | ","
-                    | "+"
-                    | "-"
-                    | "*"
-                    | "/"
-                    | "%"
-                    | "<"
-                    | ">"
-                    | "="
-                    | "!"
-                    | "&"
-                    | "|"
-                    | "^"
-                    | "?"
-                    | ":"
-                    | "~"
-            );
-        match w {
-            "[" => return unsafe_("["),
-            "/" | "%" if !nonzero_literal(s, t + 1) => return unsafe_(w),
-            "-" if adjacent(s, t) && s.text(t + 1) == ">" => return unsafe_("->"),
-            "*" if prev_op => return unsafe_("*"),
-            _ if assigns(s, t) || increments(s, t) => return unsafe_(w),
-            _ if s.is_call(t) => {
-                if w.contains("non_uniform") {
-                    return Err(NoRewrite::NonUniform);
-                }
-                let known = (collective(w) && !w.contains("barrier"))
-                    || w.starts_with("get_")
-                    || w.starts_with("sg_get_")
-                    || PURE.contains(&w);
-                if !known {
-                    return unsafe_(w);
-                }
-            }
-            _ if s.macros.contains_key(w) => return unsafe_(w),
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// Whether token `t` is a number literal other than zero (a divisor that cannot trap).
-fn nonzero_literal(s: &Scanned<'_>, t: usize) -> bool {
-    let w = s.text(t);
-    let digits = w
-        .strip_prefix("0x")
-        .or_else(|| w.strip_prefix("0X"))
-        .unwrap_or(w);
-    let hex = digits.len() != w.len();
-    let mantissa = digits.split(['e', 'E', 'p', 'P']).next().unwrap_or("");
-    let mantissa = if hex { digits } else { mantissa };
-    s.tokens[t].kind == super::lex::Kind::Number
-        && mantissa
-            .chars()
-            .any(|c| c.is_ascii_digit() && c != '0' || hex && c.is_ascii_hexdigit() && c != '0')
-}
-
-/// The operands of the `&&` / `||` at token `k` (its first character), by C's precedence and
-/// associativity: `((a, k), (k + 2, b))`.
-pub(super) fn and_or_operands(
-    s: &Scanned<'_>,
-    f: &FunctionDef,
-    k: usize,
-) -> Option<((usize, usize), (usize, usize))> {
-    let op = s.text(k);
-    let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
-    // The left operand: back to what binds less tightly.
-    let a = s.operand_start(k, f.body.0, |t| {
-        (op == "&" && s.text(t) == "|" && t > 0 && pair(t - 1, "|")) || assigns(s, t)
-    });
-    let mut b = k + 2;
-    while b < f.body.1 {
-        match s.text(b) {
-            "(" | "[" => b = s.partner(b),
-            ";" | "," | ")" | "]" | "}" | "{" | "?" | ":" => break,
-            _ if assigns(s, b) || pair(b, "|") || (op == "&" && pair(b, "&")) => break,
-            _ => {}
-        }
-        b += 1;
-    }
-    (a < k && k + 2 < b).then_some(((a, k), (k + 2, b)))
+    builtins::flags(word).has(Flags::MUST_REACH)
 }
 
 /// `L && R` (or `||`) at token `k` rewritten as `(((L) != 0) & ((R) != 0))` when `R` holds
@@ -385,47 +194,6 @@ fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits,
     )])
 }
 
-/// The first token of the statement that holds expression token `k` (an `if` whose condition
-/// holds it included); an error inside a loop's or `switch`'s header or after a label.
-pub(super) fn statement_start(
-    s: &Scanned<'_>,
-    f: &FunctionDef,
-    k: usize,
-) -> Result<usize, NoRewrite> {
-    let mut j = k;
-    while j > f.body.0 + 1 {
-        let t = j - 1;
-        match s.text(t) {
-            ")" | "]" => j = s.partner(t),
-            ";" | "{" | "}" | "else" | "do" => return Ok(j),
-            ":" => return Err(NoRewrite::Statement),
-            "(" => match s.text(t - 1) {
-                "if" => return Ok(t - 1),
-                "for" | "while" | "switch" => return Err(NoRewrite::Loop),
-                _ => j = t,
-            },
-            _ => j = t,
-        }
-    }
-    Ok(j)
-}
-
-/// Whether tokens `a` and `b` belong to one expression: no `;`, brace or top-level `,`
-/// between them.
-fn same_expression(s: &Scanned<'_>, a: usize, b: usize) -> bool {
-    let mut depth = 0i32;
-    for t in a..b {
-        match s.text(t) {
-            "(" | "[" => depth += 1,
-            ")" | "]" => depth -= 1,
-            ";" | "{" | "}" => return false,
-            "," if depth <= 0 => return false,
-            _ => {}
-        }
-    }
-    true
-}
-
 /// The edits computing call `i` into `__clg_uN` in front of statement `start`.
 fn hoist(
     s: &Scanned<'_>,
@@ -435,7 +203,7 @@ fn hoist(
     n: usize,
 ) -> Result<Edits, NoRewrite> {
     let name = s.text(i);
-    if name.contains("barrier") {
+    if builtins::flags(name).has(Flags::BARRIER) {
         return Err(NoRewrite::Barrier);
     }
     let close = s.partner(i + 1);
@@ -452,92 +220,6 @@ fn hoist(
     unwritten(s, start, i, &[(i + 2, close)])?;
     let call = tokens_text(s, i, close + 1);
     Ok(place(s, f, start, (i, close), (&call, &call, ""), n))
-}
-
-/// Whether the variables read in `ranges` are neither written nor declared between statement
-/// token `start` and call `i`; else the first that is.
-pub(super) fn unwritten(
-    s: &Scanned<'_>,
-    start: usize,
-    i: usize,
-    ranges: &[(usize, usize)],
-) -> Result<(), NoRewrite> {
-    let vars = ranges
-        .iter()
-        .flat_map(|&(a, b)| a..b)
-        .filter(|&t| s.tokens[t].kind == super::lex::Kind::Ident && !s.is_call(t));
-    for v in vars {
-        let var = s.text(v);
-        let touched = (start..i).filter(|&t| s.text(t) == var).any(|t| {
-            let prev = s.text(t.saturating_sub(1));
-            let declared = t > 0
-                && (s.tokens[t - 1].kind == super::lex::Kind::Ident && prev != "return"
-                    || matches!(prev, "*" | ","));
-            // `v = f(call(v))`: the store follows the call.
-            let stored_after = assigns(s, t + 1) && same_expression(s, t, i);
-            declared
-                || (assigns(s, t + 1) && !stored_after)
-                || increments(s, t + 1)
-                || (t > 1 && increments(s, t - 2))
-                // `&v` (its address taken), not `a && v`.
-                || (prev == "&" && !(t > 1 && s.text(t - 2) == "&" && adjacent(s, t - 2)))
-        });
-        if touched {
-            return Err(NoRewrite::Written(var.to_string()));
-        }
-    }
-    Ok(())
-}
-
-/// The text of tokens `a..b` on one line: a space where the source has any.
-pub(super) fn tokens_text(s: &Scanned<'_>, a: usize, b: usize) -> String {
-    let mut out = String::new();
-    for t in a..b {
-        if t > a && !adjacent(s, t - 1) {
-            out.push(' ');
-        }
-        out.push_str(s.text(t));
-    }
-    out
-}
-
-/// A name `__clg_{kind}{n}` the source does not hold.
-pub(super) fn temporary(s: &Scanned<'_>, kind: char, n: usize) -> String {
-    let mut temp = format!("{}{kind}{n}", super::GENERATED);
-    while s.src.contains(&temp) {
-        temp.push('_');
-    }
-    temp
-}
-
-/// The edits that declare `__typeof__(typed) __clg_uN = value;` in front of statement `start`
-/// (in braces where it is the body of an `if`, `else`, loop or `do`), after `before` (other
-/// declarations), and put the temporary in place of the call `i` (whose `)` is `close`).
-pub(super) fn place(
-    s: &Scanned<'_>,
-    f: &FunctionDef,
-    start: usize,
-    (i, close): (usize, usize),
-    (typed, value, before): (&str, &str, &str),
-    n: usize,
-) -> Edits {
-    let temp = temporary(s, 'u', n);
-    let wrap = start > 0 && matches!(s.text(start - 1), ")" | "else" | "do");
-    let at = s.tokens[start].span.start;
-    let decl = format!(
-        "{}{before}__typeof__({typed}) {temp} = {value}; ",
-        if wrap { "{ " } else { "" }
-    );
-    let mut edits = vec![
-        (s.tokens[i].span.start, s.tokens[close].span.end, temp),
-        (at, at, decl),
-    ];
-    if wrap {
-        let end = divergence::statement_end(s, start, f.body.1);
-        let end = s.tokens[end - 1].span.end;
-        edits.push((end, end, " }".into()));
-    }
-    edits
 }
 
 #[cfg(test)]

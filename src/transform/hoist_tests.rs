@@ -3,8 +3,15 @@ use crate::transform::layer::is_sub_group_collective;
 
 fn refused(src: &str) -> Vec<(String, String)> {
     let s = Scanned::new(src).unwrap();
-    let d = divergence::divergent_users(&s, is_sub_group_collective);
-    d.refused.into_iter().collect()
+    let d = divergence::divergent_users(
+        &s,
+        is_sub_group_collective,
+        crate::transform::hoist::obstacle,
+    );
+    d.refused
+        .into_iter()
+        .map(|(k, why)| (k, why.to_string()))
+        .collect()
 }
 
 const HEAD: &str = "kernel void k(global const int *x, global int *o, int t) {\n\

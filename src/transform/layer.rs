@@ -21,24 +21,16 @@
 //! reported ([`Threading`]): the build then declares a stand-in so that the program builds, and
 //! the kernels without the parameter are refused.
 
+use super::edit::Threading;
 use super::source::Scanned;
+use crate::builtins::{self, Flags};
 use crate::device::ShuffleBackend;
 use std::collections::{BTreeSet, HashMap};
 
-/// Prefixes of the identifiers that count as "uses the sub-group layer": the layer's `sg_*`
-/// operations and the `CLG_SG_SCRATCH*` plumbing macros. Other polyfills built on the layer
-/// extend this list.
-pub const LAYER_PREFIXES: &[&str] = &["sg_", "CLG_SG_SCRATCH"];
-
-/// Whether identifier `word` is a use of the layer (a whole word: `msg_len` is not).
+/// Whether identifier `word` is a use of the layer (a whole word: `msg_len` is not): the
+/// layer's `sg_*` operations and the `CLG_SG_SCRATCH*` plumbing macros ([`Flags::LAYER`]).
 pub fn is_layer_word(word: &str) -> bool {
-    LAYER_PREFIXES.iter().any(|p| word.starts_with(p))
-}
-
-/// Whether identifier `word` is a sub-group operation of any kind: the layer's, or OpenCL's
-/// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...).
-pub fn is_sub_group_word(word: &str) -> bool {
-    is_layer_word(word) || word.contains("sub_group") || word.contains("subgroup")
+    builtins::flags(word).has(Flags::LAYER)
 }
 
 /// Whether identifier `word` is a sub-group *collective* (a shuffle, broadcast, reduction, scan,
@@ -46,10 +38,8 @@ pub fn is_sub_group_word(word: &str) -> bool {
 /// `sg_get_local_range`. PoCL 6.0 aborts the process for collectives in work-groups of one
 /// work-item (measured: every query runs there, every collective tried aborts).
 pub fn is_sub_group_collective(word: &str) -> bool {
-    is_sub_group_word(word)
-        && !word.starts_with("get_")
-        && !word.starts_with("sg_get_")
-        && !word.starts_with("CLG_SG_SCRATCH")
+    let flags = builtins::flags(word);
+    flags.has(Flags::LAYER | Flags::SUB_GROUP) && !flags.has(Flags::QUERY | Flags::PLUMBING)
 }
 
 /// [`is_layer_word`], or a standard sub-group built-in: on the `emulated` and `nvidia-ptx`
@@ -57,7 +47,7 @@ pub fn is_sub_group_collective(word: &str) -> bool {
 /// the layer (it needs the emulated scratch, and prefers whole warps on NVIDIA). Elsewhere built-ins are
 /// the driver's own (or the layer's on `khr`, which needs neither), and only `sg_*` counts.
 fn is_layer_or_builtin_word(word: &str) -> bool {
-    is_layer_word(word) || super::polyfill::is_builtin(word)
+    builtins::flags(word).has(Flags::LAYER | Flags::POLYFILLED)
 }
 
 /// Whether `word` is a collective of the `emulated` backend (one that synchronises the
@@ -166,19 +156,6 @@ fn reach<'a>(start: Vec<&'a str>, by: &HashMap<&'a str, Vec<&'a str>>) -> BTreeS
     users
 }
 
-/// How the emulated scratch is threaded through a source ([`scratch_threading`]).
-#[derive(Debug, Default)]
-pub(crate) struct Threading {
-    /// The edits `(start, end, text)`; kernels the scanner read get their parameter elsewhere.
-    pub(crate) edits: Vec<(usize, usize, String)>,
-    /// Where the edits cannot reach a kernel's parameters (a kernel keyword in a macro whose
-    /// parameter list the macro does not write), described; `None` when they reach every one.
-    pub(crate) unreached: Option<String>,
-    /// A function made by a macro (not a kernel) that uses the layer: its name, and so its
-    /// calls, cannot be told, so nothing may stand in for its scratch.
-    pub(crate) unthreadable: Option<String>,
-}
-
 /// The edits that thread `clg_sg_scratch` through the helper functions in `users` (see the
 /// module docs); kernels the scanner read get their parameter elsewhere.
 #[cfg(test)]
@@ -254,13 +231,6 @@ mod examples {
         use is_layer_word;
         assert!(is_layer_word("sg_reduce_add"));
         assert!(!is_layer_word("msg_len"));
-    }
-
-    #[test]
-    fn example_is_sub_group_word() {
-        use is_sub_group_word;
-        assert!(is_sub_group_word("sub_group_broadcast") && is_sub_group_word("sg_shuffle"));
-        assert!(!is_sub_group_word("barrier"));
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //! unreached, and a function other than a kernel that a macro writes while using the layer
 //! (its name, and so its calls, cannot be told) as unthreadable.
 
-use super::layer::Threading;
+use super::edit::Threading;
 use super::lex::{Kind, Token};
+use super::obstacle::Obstacle;
 use super::source::Scanned;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -33,9 +34,9 @@ pub(crate) fn edits(
 ) -> Threading {
     let mut out = Threading::default();
     // The first of each kind in the source, so that the message does not depend on hashing.
-    let mut unreached: Option<(usize, String)> = None;
-    let mut unthreadable: Option<(usize, String)> = None;
-    let note = |slot: &mut Option<(usize, String)>, at: usize, why: String| {
+    let mut unreached: Option<(usize, Obstacle)> = None;
+    let mut unthreadable: Option<(usize, Obstacle)> = None;
+    let note = |slot: &mut Option<(usize, Obstacle)>, at: usize, why: Obstacle| {
         if slot.as_ref().is_none_or(|(first, _)| at < *first) {
             *slot = Some((at, why));
         }
@@ -53,12 +54,9 @@ pub(crate) fn edits(
             }
         }
     }
-    let head_why = |name: &str, at: usize| {
-        format!(
-            "macro `{name}` (line {}) writes a kernel keyword, and a use of it is not followed \
-             by the kernel's parameter list",
-            s.line(at)
-        )
+    let head_why = |name: &str, at: usize| Obstacle::MacroKernelKeyword {
+        name: name.to_string(),
+        line: s.line(at),
     };
     for (name, bodies) in &s.macros {
         for tokens in bodies {
@@ -96,11 +94,11 @@ pub(crate) fn edits(
             if layer_macros.contains(name) {
                 if let Some(open) = m.defined_function(&headers) {
                     let at = tokens[open].span.start;
-                    let why = format!(
-                        "macro `{name}` (line {}) defines a function (`{}`) that uses sub-groups",
-                        s.line(at),
-                        m.pasted_name(open - 1)
-                    );
+                    let why = Obstacle::MacroFunction {
+                        name: name.clone(),
+                        line: s.line(at),
+                        function: m.pasted_name(open - 1),
+                    };
                     note(&mut unthreadable, at, why);
                 }
             }
@@ -133,11 +131,10 @@ pub(crate) fn edits(
             .any(|t| matches!(&s.src[t.span.clone()], "kernel" | "__kernel"));
         if !kernel {
             let at = s.tokens[f.open_paren].span.start;
-            let why = format!(
-                "a function whose header macro `{}` writes (line {}) uses sub-groups",
-                f.name,
-                s.line(at)
-            );
+            let why = Obstacle::HeaderMacroFunction {
+                name: f.name.clone(),
+                line: s.line(at),
+            };
             note(&mut unthreadable, at, why);
         }
     }

@@ -1,5 +1,6 @@
-use super::super::apply_edits;
-use super::super::layer::{self, Threading};
+use super::super::edit::apply_edits;
+use super::super::edit::Threading;
+use super::super::layer;
 use super::super::source::Scanned;
 use crate::device::ShuffleBackend;
 
@@ -117,7 +118,7 @@ fn a_keyword_without_its_parameter_list_is_unreached() {
                #define MAKE(name) HEAD(name) SIG { x[0] = sub_group_reduce_add(1); }\n\
                MAKE(k)\n";
     let (_, t) = threaded(src);
-    let why = t.unreached.clone().expect("unreached");
+    let why = t.unreached.clone().expect("unreached").to_string();
     assert!(why.contains("`HEAD` (line 1)"), "{why}");
     assert!(t.unthreadable.is_none(), "{t:?}");
     // An object-like macro cannot name the kernel: the header goes on where it is used.
@@ -141,11 +142,19 @@ fn a_keyword_without_its_parameter_list_is_unreached() {
 #[test]
 fn functions_a_macro_makes_with_the_layer_are_unthreadable() {
     let src = "#define DEF(T) T total_##T(T v) { return sub_group_reduce_add(v); }\nDEF(int)\n";
-    let why = threaded(src).1.unthreadable.expect("unthreadable");
+    let why = threaded(src)
+        .1
+        .unthreadable
+        .expect("unthreadable")
+        .to_string();
     assert!(why.contains("`DEF`") && why.contains("total_##T"), "{why}");
     let src = "#define CAT(a, b) a##b\n\
                #define DEF(T) T CAT(total_, T)(T v) { return sub_group_reduce_add(v); }\nDEF(int)\n";
-    let why = threaded(src).1.unthreadable.expect("unthreadable");
+    let why = threaded(src)
+        .1
+        .unthreadable
+        .expect("unthreadable")
+        .to_string();
     assert!(why.contains("`DEF`"), "{why}");
     // Without the layer, such helpers are left alone.
     let src = "#define DEF(T) T twice_##T(T v) { return 2 * v; }\nDEF(int)\n\
@@ -163,7 +172,7 @@ fn functions_a_macro_makes_with_the_layer_are_unthreadable() {
     );
     assert!(out.contains(&format!("(global float *x, {P})\n")), "{out}");
     assert!(out.contains("HELPER(float) {"), "{out}");
-    let why = t.unthreadable.expect("unthreadable");
+    let why = t.unthreadable.expect("unthreadable").to_string();
     assert!(why.contains("`HELPER`"), "{why}");
 }
 

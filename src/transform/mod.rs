@@ -31,6 +31,7 @@ mod access;
 pub mod build_log;
 mod checked;
 mod divergence;
+mod edit;
 mod facts;
 #[cfg(feature = "scaling")]
 pub(crate) mod footprint;
@@ -43,6 +44,7 @@ mod layer;
 mod lex;
 mod macro_scratch;
 mod nu_mask;
+mod obstacle;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
 mod partitioned;
 mod pipeline;
@@ -51,6 +53,8 @@ pub(crate) mod pp_eval;
 mod rounded;
 mod sg_uniform;
 mod source;
+mod statement;
+mod variant;
 mod wrapper;
 
 #[cfg(feature = "scaling")]
@@ -58,7 +62,7 @@ pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
 pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;
-pub(crate) use partitioned::is_root_variant;
+pub use obstacle::{ArgumentObstacle, NoRewrite, Obstacle, Undecided, Use, UseKind, Via};
 #[cfg(feature = "scaling")]
 pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle};
 pub(crate) use pipeline::{read as read_source, Source};
@@ -68,58 +72,23 @@ pub(crate) use polyfill::{
 pub(crate) use rounded::{rounding_obstacle, shape_dependence, EXTRA_PARAM_COUNT};
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};
-pub(crate) use wrapper::{unseen_code, wrapped_name, wrapper_source, DriverArg};
+pub(crate) use variant::{is_generated, VariantKind};
+pub(crate) use wrapper::{unseen_code, wrapper_source, DriverArg};
 
 use crate::error::Result;
+use edit::apply_edits;
 use std::collections::BTreeMap;
-
-/// A generated variant of a kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum VariantKind {
-    /// Rounded plain ranges: guarded against the user's range (`__clg_rounded`).
-    Rounded,
-    /// Exact pieces of a rounded plain range, reporting the user's range (`__clg_sized`).
-    Sized,
-    /// Checked mode's bounds-checked copy (`__clg_checked`).
-    Checked,
-    /// A root device's per-device part, seeing the whole launch (`__clg_part`).
-    #[cfg_attr(not(feature = "scaling"), allow(dead_code))]
-    Partitioned,
-    /// The guarded partitioned variant, for rounded ranges over a root device (`__clg_pguard`).
-    #[cfg_attr(not(feature = "scaling"), allow(dead_code))]
-    Guarded,
-}
-
-/// What every name clgroups generates contains (variants, hoisted temporaries), and no
-/// user's name may: the driver's kernel list and the wrappers leave such names out.
-pub(crate) const GENERATED: &str = "__clg_";
-
-/// Whether `name` is one clgroups generated ([`GENERATED`]).
-pub(crate) fn is_generated(name: &str) -> bool {
-    name.contains(GENERATED)
-}
-
-/// The name of `kernel`'s generated variant `kind` ([`is_generated`]).
-pub(crate) fn variant_name(kernel: &str, kind: VariantKind) -> String {
-    match kind {
-        VariantKind::Rounded => rounded::rounded_name(kernel),
-        VariantKind::Sized => rounded::sized_name(kernel),
-        VariantKind::Checked => checked::checked_name(kernel),
-        VariantKind::Partitioned => partitioned::partitioned_name(kernel),
-        VariantKind::Guarded => partitioned::guarded_name(kernel),
-    }
-}
 
 /// The kernels of `src` that generated variants may be written for (see
 /// [`KernelDecl::rewrite_obstacle`]), and, where the scanner cannot read the source as a whole,
 /// no kernels and the reason. Errors only for a malformed clgroups attribute.
 #[cfg(test)]
-pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<String>)> {
+pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<Obstacle>)> {
     match Scanned::new(src) {
         Ok(s) => Ok((scanned_kernels(&s)?, None)),
         Err(e) => {
             log::debug!("source not scanned ({e}): no generated variants");
-            Ok((Vec::new(), Some(e.to_string())))
+            Ok((Vec::new(), Some(Obstacle::Unscanned(Box::new(e)))))
         }
     }
 }
@@ -134,7 +103,7 @@ pub(crate) struct RootDecl {
     /// What each parameter's accesses reach, as formulas.
     pub(crate) footprint: footprint::Footprint,
     /// Why the kernel cannot be split over devices ([`whole_launch_obstacle`]).
-    pub(crate) whole_obstacle: Option<String>,
+    pub(crate) whole_obstacle: Option<Obstacle>,
 }
 
 /// [`scan`] for a root program: one scan gives each kernel's contract facts too, and the text
@@ -144,12 +113,12 @@ pub(crate) struct RootDecl {
 pub(crate) fn scan_root(
     src: &str,
     checked: bool,
-) -> Result<(Vec<RootDecl>, std::result::Result<String, String>)> {
+) -> Result<(Vec<RootDecl>, std::result::Result<String, Obstacle>)> {
     let s = match Scanned::new(src) {
         Ok(s) => s,
         Err(e) => {
             log::debug!("source not scanned ({e}): no generated variants");
-            return Ok((Vec::new(), Err(e.to_string())));
+            return Ok((Vec::new(), Err(Obstacle::Unscanned(Box::new(e)))));
         }
     };
     let kernels = scanned_kernels(&s)?;
@@ -167,7 +136,10 @@ pub(crate) fn scan_root(
             decl,
         })
         .collect();
-    Ok((decls, variants.map_err(|e| e.to_string())))
+    Ok((
+        decls,
+        variants.map_err(|e| Obstacle::Unscanned(Box::new(e))),
+    ))
 }
 
 /// The kernels of a scanned source. Kernels defined more than once (under `#if` branches) are
@@ -190,8 +162,7 @@ fn scanned_kernels(s: &Scanned<'_>) -> Result<Vec<KernelDecl>> {
         })
         .collect();
     for (k, (_, _, differ)) in kernels.iter_mut().filter(|k| seen[&k.name] > 1).zip(&twins) {
-        k.rewrite_obstacle
-            .get_or_insert_with(|| "it is defined more than once (under #if branches?)".into());
+        k.rewrite_obstacle.get_or_insert(Obstacle::DefinedTwice);
         if *differ {
             // Which definition the compiler keeps is the preprocessor's business: no size.
             let lines: Vec<usize> = twins
@@ -201,10 +172,7 @@ fn scanned_kernels(s: &Scanned<'_>) -> Result<Vec<KernelDecl>> {
                 .collect();
             k.own_sub_group_attr = true;
             k.sub_group_size = None;
-            k.unresolved_sub_group_attr = Some(format!(
-                "definitions at lines {lines:?} (under #if branches?) with different \
-                 intel_reqd_sub_group_size"
-            ));
+            k.unresolved_sub_group_attr = Some(Obstacle::DifferentDefinitions { lines });
         }
     }
     Ok(kernels)
@@ -255,7 +223,7 @@ pub(crate) fn resolve_conditional_sizes(
         return;
     };
     // What the unknown lines depend on, each once, in order.
-    let mut names: Vec<String> = Vec::new();
+    let mut names: Vec<Undecided> = Vec::new();
     for l in &lines {
         if let pp_eval::LineState::Unknown(m) = l {
             if !names.contains(m) {
@@ -263,30 +231,27 @@ pub(crate) fn resolve_conditional_sizes(
             }
         }
     }
-    let unknown = (!names.is_empty()).then(|| {
-        let list: Vec<String> = names.iter().map(|m| format!("`{m}`")).collect();
-        let verb = if list.len() == 1 { "is" } else { "are" };
-        (list.join(", "), verb)
-    });
     for k in kernels.iter_mut() {
         let (a, b) = (kept.get(&k.name), dropped.get(&k.name));
         let resolved = match (a, b) {
             (Some(a), Some(b)) if a == b => a.clone(),
             (None, None) => continue, // in no compiled branch: the driver has no such kernel
             _ => {
-                let m = unknown.clone().unwrap_or_default().0;
-                (
-                    (None, true),
-                    Some(format!("selected by #if branches that depend on {m}")),
-                )
+                let macros = names.clone();
+                ((None, true), Some(Obstacle::SelectedByIf { macros }))
             }
         };
         let ((size, own), why) = resolved;
-        let why = match (why, &unknown) {
-            (Some(w), Some((m, verb))) if !w.contains("#if branches") => {
-                Some(format!("{w}; {m} {verb} unknown"))
+        let why = match why {
+            // Reasons that name the `#if` branches already say what they depend on.
+            Some(Obstacle::SelectedByIf { .. } | Obstacle::DifferentDefinitions { .. }) | None => {
+                why
             }
-            (w, _) => w,
+            Some(w) if !names.is_empty() => Some(Obstacle::UnknownMacros {
+                why: Box::new(w),
+                macros: names.clone(),
+            }),
+            w => w,
         };
         log::debug!(
             "kernel `{}` at line {}: sub-group size attribute under the build's #if branches: \
@@ -315,25 +280,6 @@ pub(crate) struct Rewrites {
     pub(crate) pin: bool,
 }
 
-/// `text` with the replacements `(start, end, new text)` (disjoint; of several at one offset,
-/// the last given comes first), in one pass (replacing in place, edit by edit, took time
-/// quadratic in the number of edits).
-fn apply_edits(text: &str, mut edits: Vec<(usize, usize, String)>) -> String {
-    let mut order: Vec<usize> = (0..edits.len()).collect();
-    order.sort_by_key(|&i| (edits[i].0, std::cmp::Reverse(i)));
-    let mut out =
-        String::with_capacity(text.len() + edits.iter().map(|e| e.2.len()).sum::<usize>());
-    let mut at = 0;
-    for i in order {
-        let (start, end, new) = std::mem::take(&mut edits[i]);
-        out.push_str(&text[at.min(start)..start]);
-        out.push_str(&new);
-        at = at.max(end);
-    }
-    out.push_str(&text[at..]);
-    out
-}
-
 /// The edit appending `__local ulong *clg_sg_scratch` to a kernel's parameters.
 fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
     const PARAM: &str = "__local ulong *clg_sg_scratch";
@@ -350,16 +296,6 @@ fn scratch_param_edit(k: &KernelDecl) -> (usize, usize, String) {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
-
-    #[test]
-    fn every_variant_name_is_generated() {
-        use VariantKind::*;
-        for kind in [Rounded, Sized, Checked, Partitioned, Guarded] {
-            let name = variant_name("saxpy", kind);
-            assert!(name.starts_with("saxpy") && is_generated(&name), "{name}");
-        }
-        assert!(!is_generated("saxpy_clg"));
-    }
 
     fn layer_of(src: &str) -> BTreeSet<String> {
         layer::layer_users(&Scanned::new(src).unwrap())
@@ -405,14 +341,14 @@ mod tests {
         intel.define("cl_intel_required_subgroup_size", "1");
         let (size, why, v) = size_of(intel.clone());
         assert_eq!((size, why), (Some(SubGroupSizeAttr::Exact(32)), None));
-        assert!(v.unwrap().contains("`__VENDOR__` is unknown"));
+        assert!(v.unwrap().to_string().contains("`__VENDOR__` is unknown"));
         let (size, why, _) = size_of(pp_eval::PpState::default());
         assert_eq!((size, why), (None, None));
         intel.define("NO_SG", "1");
         assert_eq!(size_of(intel).0, None);
         let mut unknown = pp_eval::PpState::default();
         unknown.forget("cl_intel_required_subgroup_size");
-        let why = size_of(unknown).1.unwrap();
+        let why = size_of(unknown).1.unwrap().to_string();
         assert!(why.contains("`cl_intel_required_subgroup_size`"), "{why}");
     }
 

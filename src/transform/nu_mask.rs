@@ -31,15 +31,16 @@
 //! ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
-use super::hoist::{pure, tokens_text, unwritten, Edits, NoRewrite};
+use super::edit::Edits;
+use super::obstacle::NoRewrite;
 use super::source::{FunctionDef, Scanned};
+use super::statement::{pure, tokens_text, unwritten};
+use crate::builtins::{self, Flags};
 
 /// Whether `word` is a built-in defined over the active work-items: these are masked here (or
 /// refused, naming why), never moved as they are.
 pub(super) fn is_non_uniform(word: &str) -> bool {
-    word.starts_with("sub_group_non_uniform_")
-        || word.starts_with("sub_group_clustered_")
-        || word == "sub_group_elect"
+    builtins::flags(word).has(Flags::NON_UNIFORM)
 }
 
 /// The operation's identity for values like `v` (its text), where it has one.
@@ -106,7 +107,7 @@ fn masked_call(name: &str, args: &[String], mask: &str) -> Option<String> {
     ]
     .iter()
     .find_map(|p| name.strip_prefix(p))?;
-    let clustered = name.starts_with("sub_group_clustered_");
+    let clustered = builtins::flags(name).has(Flags::CLUSTERED);
     if args.len() != 1 + usize::from(clustered) {
         return None;
     }
@@ -219,7 +220,7 @@ pub(super) fn masked(
         None => {
             let keys = regions.iter().filter(|r| r.span.0 <= i && i < r.span.1);
             let first = keys.map(|r| r.key).min().ok_or(NoRewrite::NonUniform)?;
-            super::hoist::statement_start(s, f, first)?
+            super::statement::statement_start(s, f, first)?
         }
     };
     // The conditional expressions and `&&` / `||` around the call after that point: their
@@ -233,7 +234,7 @@ pub(super) fn masked(
         // `&&` and `||` by precedence (`a && b || c`: `c` runs where `a && b` is false).
         let (cond, side) = match s.text(k) {
             "?" => (cond, side),
-            _ => super::hoist::and_or_operands(s, f, k).ok_or(NoRewrite::Statement)?,
+            _ => super::statement::and_or_operands(s, f, k).ok_or(NoRewrite::Statement)?,
         };
         if !(side.0 <= i && i < side.1) {
             continue;
@@ -263,7 +264,7 @@ pub(super) fn masked(
         match pure(s, cond, collective) {
             Ok(()) => read.push(cond),
             Err(NoRewrite::Unsafe(_)) if nth == 0 => {
-                captured = Some((cond, super::hoist::temporary(s, 'c', n)));
+                captured = Some((cond, super::statement::temporary(s, 'c', n)));
             }
             Err(e) => return Err(e),
         }
@@ -307,7 +308,7 @@ pub(super) fn masked(
     }
     let value = match is_non_uniform(name) {
         true => masked_call(name, &args, &mask).ok_or(NoRewrite::NonUniform)?,
-        false if name.contains("barrier") => return Err(NoRewrite::Barrier),
+        false if builtins::flags(name).has(Flags::BARRIER) => return Err(NoRewrite::Barrier),
         // A broadcast or shuffle: the original's value wherever the original is defined.
         false => masked_uniform_call(name, &args, &mask).unwrap_or_else(|| typed.clone()),
     };
@@ -322,7 +323,7 @@ pub(super) fn masked(
         ),
         None => String::new(),
     };
-    let mut edits = super::hoist::place(s, f, start, (i, close), (&typed, &value, &before), n);
+    let mut edits = super::statement::place(s, f, start, (i, close), (&typed, &value, &before), n);
     if let Some((c, temp)) = captured {
         edits.push((s.tokens[c.0].span.start, s.tokens[c.1 - 1].span.end, temp));
     }
@@ -345,8 +346,13 @@ mod tests {
         let out = uniform_collectives(&src, is_sub_group_collective);
         assert_eq!(out.lines().count(), src.lines().count(), "{out}");
         let s = Scanned::new(&out).unwrap();
-        let refused = divergent_users(&s, is_sub_group_collective).refused;
-        (out, refused.into_values().collect())
+        let refused = divergent_users(
+            &s,
+            is_sub_group_collective,
+            crate::transform::hoist::obstacle,
+        )
+        .refused;
+        (out, refused.into_values().map(|o| o.to_string()).collect())
     }
 
     #[test]

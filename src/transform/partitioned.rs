@@ -6,7 +6,7 @@
 //! can be read (the `__clg_part` names appear in compiler logs and profilers) and tested
 //! without a device.
 //!
-//! The variant [`partitioned_name`]`("k")` = `k__clg_part` of kernel `k` is `k` with:
+//! The variant [`VariantKind::Partitioned`]`.name("k")` = `k__clg_part` of kernel `k` is `k` with:
 //!
 //! * every `global`/`__global` pointer parameter `p` renamed `clg_part_p`;
 //! * one trailing `const ulong clg_origin_p` per such pointer, in parameter order: the byte
@@ -38,34 +38,13 @@
 //! [`super::rounded`], so messages point to the original lines.
 
 use super::checked::{self, CHECK_HELPER};
+use super::obstacle::{Obstacle, UseKind};
 use super::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
 use super::source::{KernelDecl, Param, Scanned};
+use super::variant::VariantKind;
+use crate::builtins::{self, Flags};
 use crate::error::Result;
 use std::fmt::Write as _;
-
-/// Suffix of a partitioned variant's name.
-pub const PARTITIONED_SUFFIX: &str = "__clg_part";
-
-/// Suffix of a guarded partitioned variant's name.
-pub const GUARDED_SUFFIX: &str = "__clg_pguard";
-
-/// The name of `kernel`'s guarded partitioned variant: the partitioned variant whose
-/// work-items outside the whole launch's `clg_whole_size` (the user's range of a rounded
-/// launch) exit at once. Written for kernels that may be rounded
-/// ([`rounding_obstacle`] is `None`).
-pub fn guarded_name(kernel: &str) -> String {
-    format!("{kernel}{GUARDED_SUFFIX}")
-}
-
-/// Whether `name` is a variant this module writes.
-pub(crate) fn is_root_variant(name: &str) -> bool {
-    name.ends_with(PARTITIONED_SUFFIX) || name.ends_with(GUARDED_SUFFIX)
-}
-
-/// The name of `kernel`'s partitioned variant.
-pub fn partitioned_name(kernel: &str) -> String {
-    format!("{kernel}{PARTITIONED_SUFFIX}")
-}
 
 /// `src` with the partitioned variant of each kernel of `kernels` after it (see the module
 /// docs), checked variants when `checked`. `kernels` must come from
@@ -103,22 +82,14 @@ pub(crate) fn with_partitioned_variants_on(
     })
 }
 
-/// The built-ins that describe the whole launch in a variant (and only in its own body).
-const WHOLE_LAUNCH: [&str; 5] = [
-    "get_global_size",
-    "get_global_offset",
-    "get_global_linear_id",
-    "get_num_groups",
-    "get_group_id",
-];
-
 /// Why kernel `k` of `src` cannot run split over several devices, or `None`: a function it
 /// calls (directly, through other functions or through macros) asks for the global size or
 /// offset, the global linear id, the number of work-groups or a work-group id, which would
 /// describe one device's part of the launch there.
-pub(crate) fn whole_launch_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
-    fn forbidden(id: &str, in_function: bool) -> Option<String> {
-        (in_function && WHOLE_LAUNCH.contains(&id)).then(|| format!("uses `{id}`"))
+pub(crate) fn whole_launch_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obstacle> {
+    fn forbidden(id: &str, in_function: bool) -> Option<UseKind> {
+        let whole = builtins::flags(id).has(Flags::WHOLE_LAUNCH);
+        (in_function && whole).then_some(UseKind::WholeLaunch)
     }
     first_use(scanned, k, forbidden)
 }
@@ -227,8 +198,8 @@ fn write_variant(
         line(k.decl_start),
         &src[k.decl_start..k.name_span.start],
         match guard {
-            Some(_) => guarded_name(&k.name),
-            None => partitioned_name(&k.name),
+            Some(_) => VariantKind::Guarded.name(&k.name),
+            None => VariantKind::Partitioned.name(&k.name),
         },
         &src[k.name_span.end..k.params_span.start],
         parameters(k, checked.is_some()),
@@ -259,16 +230,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn example_guarded_name() {
-        assert_eq!(guarded_name("saxpy"), "saxpy__clg_pguard");
-    }
-
-    #[test]
-    fn example_partitioned_name() {
-        assert_eq!(partitioned_name("saxpy"), "saxpy__clg_part");
-    }
-
-    #[test]
     fn example_with_partitioned_variants() {
         use crate::transform::source::scan_kernels;
         let src = "kernel void inc(global int* x) { x[get_global_id(0)] += 1; }\n";
@@ -291,10 +252,15 @@ mod tests {
         let k = scan_kernels(src).unwrap();
         let s = Scanned::new(src).unwrap();
         assert_eq!(whole_launch_obstacle(&s, &k[0]), None);
+        let why = whole_launch_obstacle(&s, &k[1]).unwrap();
         assert_eq!(
-            whole_launch_obstacle(&s, &k[1]).unwrap(),
+            why.to_string(),
             "kernel `b` calls `n`, which uses `get_global_size`"
         );
+        let used = super::super::Use::new("get_global_size", UseKind::WholeLaunch);
+        let via = vec![super::super::Via::Calls("n".into())];
+        let kernel = "b".to_string();
+        assert_eq!(why, Obstacle::Uses { kernel, via, used });
     }
     use crate::transform::source::scan_kernels;
 
@@ -331,7 +297,7 @@ mod tests {
         ));
         assert!(d.contains("#define get_group_id(clg_d) ((get_global_id(clg_d) - get_global_offset(clg_d)) / get_local_size(clg_d))"));
         assert!(!d.contains("clg_user_"));
-        for q in WHOLE_LAUNCH {
+        for q in builtins::named(Flags::WHOLE_LAUNCH) {
             assert!(d.contains(&format!("#define {q}(")), "{q}");
             assert!(
                 format!("{UNDEFS}\n{WHOLE_UNDEFS}").contains(&format!("#undef {q}")),
@@ -387,8 +353,9 @@ mod tests {
         assert!(
             guard().starts_with("if (get_global_id(0) - clg_whole_offset0 >= clg_whole_size0 || ")
         );
-        assert!(is_root_variant("inc__clg_pguard") && is_root_variant("inc__clg_part"));
-        assert!(!is_root_variant("inc"));
+        let root = |n: &str| VariantKind::parse(n).is_some_and(|(_, v)| v.is_root());
+        assert!(root("inc__clg_pguard") && root("inc__clg_part"));
+        assert!(!root("inc"));
     }
 
     #[test]

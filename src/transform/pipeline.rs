@@ -8,6 +8,7 @@
 use super::facts::SourceFacts;
 use super::hoist;
 use super::source::{KernelDecl, Scanned};
+use super::variant::VariantKind;
 use super::{apply_edits, checked, rounded, scratch_param_edit, Rewrites};
 use crate::device::ShuffleBackend;
 use crate::error::{Error, Result};
@@ -36,7 +37,8 @@ struct Memo {
 
 /// Reads `src` for a build on a device of `backend` whose collectives are work-group barriers
 /// where `collective` (which tells them) is given: there the collectives under conditions shown
-/// uniform are moved first ([`hoist::next_text`], step by step, each step's text scanned once), then
+/// uniform are moved first ([`hoist::next_text`], a round of moves per scan, each round's text
+/// scanned once), then
 /// the facts are read from the last text's scan; `then` gets the result.
 pub(crate) fn read<R>(
     src: &str,
@@ -49,13 +51,12 @@ pub(crate) fn read<R>(
     let scanned = loop {
         let s = Scanned::new(&text);
         let next = match (&s, collective) {
-            (Ok(s), Some(c)) if n < hoist::MAX_FIXES => hoist::next_text(s, c, n),
+            (Ok(s), Some(c)) => hoist::next_text(s, c, n),
             _ => None,
         };
-        let Some(next) = next else { break s };
+        let Some((next, moved)) = next else { break s };
         drop(s);
-        text = next;
-        n += 1;
+        (text, n) = (next, n + moved);
     };
     let facts = SourceFacts::of_scan(&text, scanned.as_ref(), backend, collective)?;
     then(Source {
@@ -99,7 +100,10 @@ impl Source<'_> {
         };
         // The pinned size, last, on the kernels (and their checked variants) that get it.
         let pinned = |name: &str| {
-            let base = name.strip_suffix(checked::CHECKED_SUFFIX).unwrap_or(name);
+            let base = match VariantKind::parse(name) {
+                Some((base, VariantKind::Checked)) => base,
+                _ => name,
+            };
             plan(base).pin
         };
         if !kernels.iter().any(|k| plan(&k.name).pin) {
@@ -190,31 +194,6 @@ impl Source<'_> {
             (true, Err(e)) => Err(e.clone()),
             (false, _) => f(&Scanned::new(text)?),
         }
-    }
-}
-
-/// How often each text was scanned on this thread (the tests' proof that one build scans each
-/// text once; `Scanned::new` counts).
-#[cfg(test)]
-pub(crate) mod scans {
-    use std::cell::RefCell;
-    use std::collections::HashMap;
-    use std::hash::{Hash, Hasher};
-
-    thread_local! {
-        static SCANS: RefCell<HashMap<u64, (usize, usize)>> = RefCell::default();
-    }
-
-    /// Counts one scan of `src`.
-    pub(crate) fn count(src: &str) {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        src.hash(&mut h);
-        SCANS.with(|m| m.borrow_mut().entry(h.finish()).or_insert((0, src.len())).0 += 1);
-    }
-
-    /// The scans counted since the last call, as (times scanned, text length) per text.
-    pub(crate) fn take() -> Vec<(usize, usize)> {
-        SCANS.with(|m| m.borrow_mut().drain().map(|(_, v)| v).collect())
     }
 }
 

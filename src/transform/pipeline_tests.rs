@@ -2,6 +2,7 @@ use super::*;
 use crate::transform::layer::{is_emulated_collective, is_sub_group_collective};
 use crate::transform::pp_eval::PpState;
 use crate::transform::resolve_conditional_sizes;
+use crate::transform::source::scans;
 
 /// The raw string constant `name` of `file` (`const NAME: &str = r#"..."#;`).
 fn raw_const<'a>(file: &'a str, name: &str) -> &'a str {

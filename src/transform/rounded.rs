@@ -12,8 +12,8 @@
 //!
 //! # The variants of kernel `k`
 //!
-//! * Two are written: the *rounded* variant [`rounded_name`]`("k")` = `k__clg_rounded`, whose
-//!   first statement is the guard, and the *sized* variant [`sized_name`]`("k")` =
+//! * Two are written: the *rounded* variant [`VariantKind::Rounded`]`.name("k")` = `k__clg_rounded`, whose
+//!   first statement is the guard, and the *sized* variant [`VariantKind::Sized`]`.name("k")` =
 //!   `k__clg_sized`, identical but without the guard. A rounded launch runs the sized variant
 //!   over the part of the range where every work-item is inside the user's range (no branch,
 //!   so CPU drivers keep vectorising) and the rounded variant over the last row of
@@ -50,27 +50,13 @@
 //! An early return makes the last work-group and sub-group partial, which breaks barriers,
 //! collectives and local memory. [`rounding_obstacle`] says why a kernel must run unrounded.
 
+use super::obstacle::{Obstacle, Use, UseKind, Via};
 use super::source::{FunctionDef, KernelDecl, Kind, Scanned};
+use super::variant::VariantKind;
+use crate::builtins::{self, Flags};
 use crate::error::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-
-/// Suffix of a rounded variant's name.
-pub const ROUNDED_SUFFIX: &str = "__clg_rounded";
-
-/// The name of `kernel`'s rounded variant.
-pub fn rounded_name(kernel: &str) -> String {
-    format!("{kernel}{ROUNDED_SUFFIX}")
-}
-
-/// Suffix of the unguarded ("sized") variant's name.
-pub const SIZED_SUFFIX: &str = "__clg_sized";
-
-/// The name of `kernel`'s sized variant: the rounded variant without the guard, for the bulk
-/// of a rounded launch where every work-item is inside the user's range.
-pub fn sized_name(kernel: &str) -> String {
-    format!("{kernel}{SIZED_SUFFIX}")
-}
 
 /// The guard, the first statement of the rounded variant.
 pub(crate) const GUARD: &str = "if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
@@ -114,7 +100,7 @@ pub(crate) const UNDEFS: &str =
 /// `local`/`__local` qualifier ([`shape_dependence`] is decided per launch: a required
 /// work-group size keeps the shape). Also refused: a called function that uses `get_global_size`, `get_global_offset` or
 /// `get_global_linear_id` (it would see the launched range). Comments and literals are ignored.
-pub(crate) fn rounding_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
+pub(crate) fn rounding_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obstacle> {
     let reason = obstacle(scanned, k);
     if let Some(r) = &reason {
         log::debug!("not rounding kernel `{}`: {r}", k.name);
@@ -122,16 +108,16 @@ pub(crate) fn rounding_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option
     reason
 }
 
-pub(super) fn obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
+pub(super) fn obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obstacle> {
     if let Some(p) = k
         .params
         .iter()
         .find(|p| p.address_space.as_deref() == Some("local"))
     {
-        return Some(format!(
-            "kernel `{}` has the local-memory parameter `{}`",
-            k.name, p.name
-        ));
+        return Some(Obstacle::LocalParameter {
+            kernel: k.name.clone(),
+            parameter: p.name.clone(),
+        });
     }
     first_use(scanned, k, forbidden)
 }
@@ -143,8 +129,8 @@ pub(super) fn obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> 
 pub(crate) fn first_use(
     scanned: &Scanned<'_>,
     k: &KernelDecl,
-    forbidden: fn(&str, bool) -> Option<String>,
-) -> Option<String> {
+    forbidden: fn(&str, bool) -> Option<UseKind>,
+) -> Option<Obstacle> {
     let body: Vec<(Kind, &str)> = scanned
         .tokens
         .iter()
@@ -161,8 +147,11 @@ pub(crate) fn first_use(
         seen: HashSet::new(),
         forbidden,
     };
-    walk.check(body)
-        .map(|(via, what)| format!("kernel `{}` {via}{what}", k.name))
+    walk.check(body).map(|(via, used)| Obstacle::Uses {
+        kernel: k.name.clone(),
+        via,
+        used,
+    })
 }
 
 /// A depth-first walk through a body, the functions it calls and the macros it uses, on a
@@ -172,12 +161,12 @@ struct Walk<'s, 'a> {
     /// The function definitions of `scanned`, by name.
     functions: HashMap<&'s str, Vec<&'s FunctionDef>>,
     seen: HashSet<(String, bool)>,
-    forbidden: fn(&str, bool) -> Option<String>,
+    forbidden: fn(&str, bool) -> Option<UseKind>,
 }
 
-/// A body being walked: what leads to it ("calls `f`, which "), its tokens and whether it is a
-/// called function's.
-type Body<'a> = (String, Vec<(Kind, &'a str)>, bool);
+/// A body being walked: what leads to it (`None` for the kernel's own), its tokens and whether
+/// it is a called function's.
+type Body<'a> = (Option<Via>, Vec<(Kind, &'a str)>, bool);
 
 /// The bodies of one name being walked, in turn; the body and token walked next.
 struct Frame<'a> {
@@ -187,10 +176,10 @@ struct Frame<'a> {
 }
 
 impl<'a> Walk<'_, 'a> {
-    /// The first obstacle in `tokens` (a kernel's body) as ("uses macro `M`, which ", "uses
-    /// `barrier` (...)").
-    fn check(&mut self, tokens: Vec<(Kind, &'a str)>) -> Option<(String, String)> {
-        let root = (String::new(), tokens, false);
+    /// The first obstacle in `tokens` (a kernel's body): the functions and macros leading to
+    /// it, and the use.
+    fn check(&mut self, tokens: Vec<(Kind, &'a str)>) -> Option<(Vec<Via>, Use)> {
+        let root = (None, tokens, false);
         let mut stack = vec![Frame {
             bodies: vec![root],
             body: 0,
@@ -210,9 +199,9 @@ impl<'a> Walk<'_, 'a> {
             if kind != Kind::Ident {
                 continue;
             }
-            if let Some(what) = (self.forbidden)(text, in_function) {
-                let via = stack.iter().map(|f| f.bodies[f.body].0.as_str()).collect();
-                return Some((via, what));
+            if let Some(kind) = (self.forbidden)(text, in_function) {
+                let via = stack.iter().filter_map(|f| f.bodies[f.body].0.clone());
+                return Some((via.collect(), Use::new(text, kind)));
             }
             if self.seen.insert((text.to_string(), in_function)) {
                 let bodies = self.callee(text, in_function);
@@ -236,69 +225,48 @@ impl<'a> Walk<'_, 'a> {
             let toks: Vec<_> = (f.body.0 + 1..f.body.1)
                 .map(|i| (scanned.tokens[i].kind, scanned.text(i)))
                 .collect();
-            out.push((format!("calls `{name}`, which "), toks, true));
+            out.push((Some(Via::Calls(name.to_string())), toks, true));
         }
         for body in scanned.macros.get(name).into_iter().flatten() {
             let toks: Vec<_> = body
                 .iter()
                 .map(|t| (t.kind, &scanned.src[t.span.clone()]))
                 .collect();
-            out.push((format!("uses macro `{name}`, which "), toks, in_function));
+            out.push((Some(Via::Macro(name.to_string())), toks, in_function));
         }
         out
     }
 }
 
-/// Why identifier `id` forbids rounding, if it does.
-/// Built-ins whose answers describe the work-group shape: a kernel that asks for one may
-/// compute indices from it (clpeak's `get_group_id(0) * get_local_size(0) * N + get_local_id(0)`),
-/// which a rounded launch would change.
-const WORK_GROUP_SHAPE: [&str; 6] = [
-    "get_group_id",
-    "get_num_groups",
-    "get_local_size",
-    "get_enqueued_local_size",
-    "get_local_id",
-    "get_local_linear_id",
-];
-
 /// Why kernel `k`'s result may depend on its work-group shape (it asks for it, in its body,
 /// functions it calls or macros it uses), or `None`. Rounding a plain range changes the shape
 /// unless the kernel requires one (`reqd_work_group_size`).
-pub(crate) fn shape_dependence(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
-    fn shape(id: &str, _: bool) -> Option<String> {
-        WORK_GROUP_SHAPE
-            .contains(&id)
-            .then(|| format!("uses `{id}` (a work-group shape query)"))
+pub(crate) fn shape_dependence(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obstacle> {
+    // A kernel that asks for the shape may compute indices from it (clpeak's
+    // `get_group_id(0) * get_local_size(0) * N + get_local_id(0)`).
+    fn shape(id: &str, _: bool) -> Option<UseKind> {
+        builtins::flags(id)
+            .has(Flags::SHAPE)
+            .then_some(UseKind::ShapeQuery)
     }
     first_use(scanned, k, shape)
 }
 
-pub(super) fn forbidden(id: &str, in_function: bool) -> Option<String> {
-    let collective = id == "barrier"
-        || id.ends_with("_barrier")
-        || id.starts_with("work_group_")
-        || id.starts_with("async_work_group")
-        || id == "wait_group_events";
-    if collective {
-        return Some(format!("uses `{id}` (a work-group collective)"));
+/// Why identifier `id` forbids rounding, if it does.
+pub(super) fn forbidden(id: &str, in_function: bool) -> Option<UseKind> {
+    let flags = builtins::flags(id);
+    if flags.has(Flags::WORK_GROUP) {
+        return Some(UseKind::WorkGroupCollective);
     }
-    if id.contains("sub_group") || id.contains("subgroup") || id.starts_with("sg_") {
-        return Some(format!("uses `{id}` (a sub-group operation)"));
+    if flags.has(Flags::SUB_GROUP) {
+        return Some(UseKind::SubGroup);
     }
     if id == "local" || id == "__local" {
-        return Some(format!("declares `{id}` memory"));
+        return Some(UseKind::LocalMemory);
     }
 
-    if in_function
-        && (matches!(
-            id,
-            "get_global_size" | "get_global_offset" | "get_global_linear_id"
-        ))
-    {
-        return Some(format!(
-            "uses `{id}` (a called function would see the rounded range)"
-        ));
+    if in_function && flags.has(Flags::GLOBAL_RANGE) {
+        return Some(UseKind::SeesRoundedRange);
     }
     None
 }
@@ -410,7 +378,10 @@ pub(crate) fn write_variants(out: &mut String, src: &str, k: &KernelDecl, body: 
     } else {
         (open, format!(", {extra}"))
     };
-    for (name, guard) in [(rounded_name(&k.name), GUARD), (sized_name(&k.name), "")] {
+    for (name, guard) in [
+        (VariantKind::Rounded.name(&k.name), GUARD),
+        (VariantKind::Sized.name(&k.name), ""),
+    ] {
         let _ = write!(
             out,
             "\n#line {}\n{}{name}{}{params_text}{}\n{guard}\n{DEFINES}\n#line {}\n{body}\n{UNDEFS}\n}}\n#line {}\n",
@@ -433,16 +404,6 @@ mod examples {
     use super::*;
 
     #[test]
-    fn example_rounded_name() {
-        assert_eq!(rounded_name("saxpy"), "saxpy__clg_rounded");
-    }
-
-    #[test]
-    fn example_sized_name() {
-        assert_eq!(sized_name("saxpy"), "saxpy__clg_sized");
-    }
-
-    #[test]
     fn example_rounding_obstacle() {
         use crate::transform::source::scan_kernels;
         let src = "#define SYNC barrier(CLK_LOCAL_MEM_FENCE)\n\
@@ -451,10 +412,14 @@ mod examples {
         let k = scan_kernels(src).unwrap();
         let s = Scanned::new(src).unwrap();
         assert_eq!(rounding_obstacle(&s, &k[0]), None);
+        let why = rounding_obstacle(&s, &k[1]).unwrap();
         assert_eq!(
-            rounding_obstacle(&s, &k[1]).unwrap(),
+            why.to_string(),
             "kernel `b` uses macro `SYNC`, which uses `barrier` (a work-group collective)"
         );
+        let used = Use::new("barrier", UseKind::WorkGroupCollective);
+        let (kernel, via) = ("b".to_string(), vec![Via::Macro("SYNC".into())]);
+        assert_eq!(why, Obstacle::Uses { kernel, via, used });
     }
 
     #[test]

@@ -8,7 +8,7 @@ fn rounded(src: &str, keep: bool) -> String {
 
 fn obstacle_of(src: &str, kernel: usize) -> Option<String> {
     let s = crate::transform::Scanned::new(src).unwrap();
-    rounding_obstacle(&s, &scan_kernels(src).unwrap()[kernel])
+    rounding_obstacle(&s, &scan_kernels(src).unwrap()[kernel]).map(|o| o.to_string())
 }
 
 #[test]

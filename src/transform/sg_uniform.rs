@@ -8,30 +8,17 @@
 
 use super::divergence::{assignments, tainted_words, Region};
 use super::source::{FunctionDef, Scanned};
+use crate::builtins::{self, Flags};
 use std::collections::BTreeSet;
 
 /// Values uniform in a sub-group whatever their operands: collectives of that kind, and the
 /// sub-group's own id.
 fn uniform_call(word: &str) -> bool {
-    let collective = super::layer::is_sub_group_collective(word) || word.starts_with("work_group_");
-    let shared = ["reduce", "any", "all", "broadcast"]
-        .iter()
-        .any(|k| word.contains(k));
-    let per_lane = [
-        "non_uniform",
-        "clustered",
-        "scan",
-        "shuffle",
-        "ballot",
-        "elect",
-    ]
-    .iter()
-    .any(|k| word.contains(k));
-    (collective && shared && !per_lane)
-        || matches!(
-            word,
-            "get_sub_group_id" | "sg_get_group_id" | "sg_get_group_linear_id"
-        )
+    let flags = builtins::flags(word);
+    let collective =
+        super::layer::is_sub_group_collective(word) || flags.has(Flags::WORK_GROUP_FUNCTION);
+    (collective && flags.has(Flags::SHARED) && !flags.has(Flags::PER_LANE))
+        || flags.has(Flags::SUB_GROUP_ID)
 }
 
 /// What [`uniform`] decides with: the function's tainted words and those of its variables

@@ -23,8 +23,11 @@
 //! [`wrap_obstacle`] allows only kernels whose body, called functions and macros ask nothing
 //! whose answer a launch rounded up to whole work-groups changes.
 
+use super::obstacle::{ArgumentObstacle, Obstacle, Use, UseKind};
 use super::rounded::{self, first_use, EXTRA_PARAMS, GUARD};
 use super::source::{KernelDecl, Scanned};
+use super::variant::VariantKind;
+use crate::builtins::{self, Flags};
 use opencl3::kernel::{
     CL_KERNEL_ARG_ACCESS_NONE, CL_KERNEL_ARG_ACCESS_READ_ONLY, CL_KERNEL_ARG_ACCESS_READ_WRITE,
     CL_KERNEL_ARG_ACCESS_WRITE_ONLY, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
@@ -32,14 +35,6 @@ use opencl3::kernel::{
     CL_KERNEL_ARG_TYPE_PIPE, CL_KERNEL_ARG_TYPE_RESTRICT, CL_KERNEL_ARG_TYPE_VOLATILE,
 };
 use std::fmt::Write as _;
-
-/// Suffix of a wrapper kernel's name.
-pub(crate) const WRAPPED_SUFFIX: &str = "__clg_wrapped";
-
-/// The name of `kernel`'s wrapper.
-pub(crate) fn wrapped_name(kernel: &str) -> String {
-    format!("{kernel}{WRAPPED_SUFFIX}")
-}
 
 /// What the driver reports for one kernel argument (`clGetKernelArgInfo`; `None` where it
 /// answers nothing).
@@ -60,9 +55,12 @@ pub(crate) struct DriverArg {
 /// global range), a body whose `#if`s the scanner cannot follow, and any use (in the body, called
 /// functions or macros) of `get_global_size`, `get_global_linear_id` or `get_num_groups` (which
 /// a rounded launch changes) or `get_group_id` (the last work-group is partial).
-pub(crate) fn wrap_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<String> {
+pub(crate) fn wrap_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obstacle> {
     if let Some(why) = scanned.body_directive_obstacle(&k.body) {
-        return Some(format!("kernel `{}`: {why}", k.name));
+        return Some(Obstacle::Kernel {
+            kernel: k.name.clone(),
+            why: Box::new(why),
+        });
     }
     rounded::obstacle(scanned, k).or_else(|| first_use(scanned, k, launch_query))
 }
@@ -71,39 +69,34 @@ pub(crate) fn wrap_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Str
 /// build option's macro (`-D STRIDE=get_global_size(0)`) naming what [`wrap_obstacle`] refuses,
 /// an include path or forced include in `options`, or an `#include` in `src` of a header other
 /// than clgroups' own. `None` when there is none.
-pub(crate) fn unseen_code(src: &str, options: &str) -> Option<String> {
+pub(crate) fn unseen_code(src: &str, options: &str) -> Option<Obstacle> {
     let words = options.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
-    if let Some(why) = words
-        .filter(|w| !w.is_empty())
-        .find_map(|w| rounded::forbidden(w, true).or_else(|| launch_query(w, true)))
-    {
-        return Some(format!("a build option {why}"));
+    if let Some(used) = words.filter(|w| !w.is_empty()).find_map(|w| {
+        let kind = rounded::forbidden(w, true).or_else(|| launch_query(w, true));
+        kind.map(|kind| Use::new(w, kind))
+    }) {
+        return Some(Obstacle::BuildOption(used));
     }
     if let Some(opt) = options
         .split_whitespace()
         .find(|o| o.starts_with("-I") || *o == "-include")
     {
-        return Some(format!(
-            "the build option `{opt}` brings code clgroups does not read"
-        ));
+        return Some(Obstacle::UnreadOption(opt.to_string()));
     }
     src.lines()
         .filter_map(|l| l.trim_start().strip_prefix('#'))
         .filter_map(|l| l.trim_start().strip_prefix("include"))
         .map(|h| h.trim().trim_matches(['<', '>', '"']))
         .find(|h| !h.starts_with("clgroups/"))
-        .map(|h| format!("the source includes `{h}`, which clgroups does not read"))
+        .map(|h| Obstacle::UnreadInclude(h.to_string()))
 }
 
-fn launch_query(id: &str, _: bool) -> Option<String> {
-    match id {
-        "get_global_size" | "get_global_linear_id" | "get_num_groups" => Some(format!(
-            "uses `{id}`, which would report the rounded-up range (a wrapper cannot change it)"
-        )),
-        "get_group_id" => Some(format!(
-            "uses `{id}` (the last work-group of a rounded-up range is partial)"
-        )),
-        _ => None,
+fn launch_query(id: &str, _: bool) -> Option<UseKind> {
+    let flags = builtins::flags(id);
+    if flags.has(Flags::ROUNDED_UP) {
+        Some(UseKind::ReportsRoundedRange)
+    } else {
+        flags.has(Flags::GROUP_ID).then_some(UseKind::PartialGroup)
     }
 }
 
@@ -115,11 +108,11 @@ pub(crate) fn wrapper_source(
     kernel: &str,
     args: &[DriverArg],
     required: [usize; 3],
-) -> Result<String, String> {
+) -> Result<String, Obstacle> {
     let params = args
         .iter()
         .enumerate()
-        .map(|(i, a)| param(i, a).map_err(|why| format!("argument {i}: {why}")))
+        .map(|(index, a)| param(index, a).map_err(|why| Obstacle::Argument { index, why }))
         .collect::<Result<Vec<_>, _>>()?;
     let mut out = String::new();
     let [x, y, z] = required;
@@ -127,7 +120,7 @@ pub(crate) fn wrapper_source(
         out,
         "\n#line 1 \"clgroups-wrapper\"\n__kernel __attribute__((reqd_work_group_size({x}, {y}, {z}))) \
          void {}({}{EXTRA_PARAMS}) {{\n    {GUARD}\n    {kernel}({});\n}}\n",
-        wrapped_name(kernel),
+        VariantKind::Wrapped.name(kernel),
         params.iter().map(|p| format!("{p}, ")).collect::<String>(),
         (0..args.len())
             .map(|i| format!("clg_arg{i}"))
@@ -138,36 +131,34 @@ pub(crate) fn wrapper_source(
 }
 
 /// The wrapper's parameter `i`, named `clg_arg{i}` (the user's names may be macros).
-fn param(i: usize, a: &DriverArg) -> Result<String, String> {
+fn param(i: usize, a: &DriverArg) -> Result<String, ArgumentObstacle> {
     let ty = a
         .type_name
         .as_deref()
         .map(|t| t.trim_end_matches('\0').trim())
         .filter(|t| !t.is_empty())
-        .ok_or("the driver reports no type name")?;
+        .ok_or(ArgumentObstacle::NoTypeName)?;
     if !ty
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ' || c == '*')
     {
-        return Err(format!("type `{ty}` is not a plain type name"));
+        return Err(ArgumentObstacle::NotPlainType(ty.to_string()));
     }
-    let quals = a
-        .type_qualifier
-        .ok_or("the driver reports no type qualifiers")?;
+    let quals = a.type_qualifier.ok_or(ArgumentObstacle::NoTypeQualifiers)?;
     let has = |bit: u32| quals & u64::from(bit) != 0;
-    let space = match a.address.ok_or("the driver reports no address qualifier")? {
+    let space = match a.address.ok_or(ArgumentObstacle::NoAddressQualifier)? {
         CL_KERNEL_ARG_ADDRESS_GLOBAL => "__global ",
         CL_KERNEL_ARG_ADDRESS_CONSTANT => "__constant ",
         CL_KERNEL_ARG_ADDRESS_PRIVATE => "",
-        CL_KERNEL_ARG_ADDRESS_LOCAL => return Err("a local-memory argument".into()),
-        q => return Err(format!("address qualifier {q:#x}")),
+        CL_KERNEL_ARG_ADDRESS_LOCAL => return Err(ArgumentObstacle::Local),
+        q => return Err(ArgumentObstacle::Address(q)),
     };
     let access = match a.access.unwrap_or(CL_KERNEL_ARG_ACCESS_NONE) {
         CL_KERNEL_ARG_ACCESS_NONE => "",
         CL_KERNEL_ARG_ACCESS_READ_ONLY => "__read_only ",
         CL_KERNEL_ARG_ACCESS_WRITE_ONLY => "__write_only ",
         CL_KERNEL_ARG_ACCESS_READ_WRITE => "__read_write ",
-        q => return Err(format!("access qualifier {q:#x}")),
+        q => return Err(ArgumentObstacle::Access(q)),
     };
     let name = format!("clg_arg{i}");
     let pipe = if has(CL_KERNEL_ARG_TYPE_PIPE) {
@@ -295,7 +286,8 @@ mod tests {
                 [64, 1, 1],
             )
             .unwrap_err();
-            assert!(e.starts_with("argument 1: ") && e.contains(why), "{e}");
+            assert!(matches!(e, Obstacle::Argument { index: 1, .. }), "{e}");
+            assert!(e.to_string().contains(why), "{e}");
         }
     }
 
@@ -303,7 +295,7 @@ mod tests {
     fn code_the_scanner_does_not_read_is_an_obstacle() {
         let src = "#include <clgroups/subgroup.h>\nkernel void k(global int *y) { y[0] = STRIDE; }";
         assert_eq!(unseen_code(src, "-DWGS=64 -cl-mad-enable"), None);
-        let why = |s: &str, o: &str| unseen_code(s, o).unwrap();
+        let why = |s: &str, o: &str| unseen_code(s, o).unwrap().to_string();
         assert!(why(src, "-DSTRIDE=get_global_size(0)").contains("`get_global_size`"));
         assert!(why(src, "-D SYNC=barrier(1)").contains("`barrier`"));
         assert!(why(src, "-I /opt/clblast").contains("`-I`"));
@@ -327,7 +319,7 @@ mod tests {
             .kernel_decls()
             .unwrap()
             .iter()
-            .map(|k| wrap_obstacle(&s, k))
+            .map(|k| wrap_obstacle(&s, k).map(|o| o.to_string()))
             .collect();
         assert_eq!(why[0], None);
         let expect = [

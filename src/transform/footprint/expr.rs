@@ -3,6 +3,7 @@
 
 use super::parse::{is_type_word, Analysis, MAX_DEPTH};
 use super::{Poly, Sym};
+use crate::builtins::{self, Query};
 use crate::transform::lex::{parse_c_integer, Kind};
 
 impl Analysis<'_, '_> {
@@ -140,14 +141,14 @@ fn builtin(f: &str, args: &[&str]) -> Option<Poly> {
         [d] => u8::try_from(parse_c_integer(d)?).ok().filter(|&d| d < 3),
         _ => None,
     };
-    let s = match f {
-        "get_global_id" => Sym::GlobalId(dim()?),
-        "get_local_id" => Sym::LocalId(dim()?),
-        "get_group_id" => Sym::GroupId(dim()?),
-        "get_global_size" => Sym::GlobalSize(dim()?),
-        "get_local_size" => Sym::LocalSize(dim()?),
-        "get_global_offset" => Sym::GlobalOffset(dim()?),
-        "get_global_linear_id" if args.is_empty() => {
+    let s = match builtins::query(f)? {
+        Query::GlobalId => Sym::GlobalId(dim()?),
+        Query::LocalId => Sym::LocalId(dim()?),
+        Query::GroupId => Sym::GroupId(dim()?),
+        Query::GlobalSize => Sym::GlobalSize(dim()?),
+        Query::LocalSize => Sym::LocalSize(dim()?),
+        Query::GlobalOffset => Sym::GlobalOffset(dim()?),
+        Query::GlobalLinearId if args.is_empty() => {
             let id = |d: u8| Poly::sym(Sym::GlobalId(d)).sub(&Poly::sym(Sym::GlobalOffset(d)));
             let (g0, g1) = (Poly::sym(Sym::GlobalSize(0)), Poly::sym(Sym::GlobalSize(1)));
             let z = g0.mul(&g1)?.mul(&id(2)?)?;

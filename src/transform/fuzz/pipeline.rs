@@ -166,8 +166,16 @@ fn scratch_threading(i: &Input<'_>) {
 
 fn divergence(i: &Input<'_>) {
     let Some(s) = &i.scanned else { return };
-    _ = super::super::divergence::divergent_users(s, layer::is_emulated_collective);
-    _ = super::super::divergence::divergent_users(s, layer::is_sub_group_collective);
+    _ = super::super::divergence::divergent_users(
+        s,
+        layer::is_emulated_collective,
+        super::super::hoist::obstacle,
+    );
+    _ = super::super::divergence::divergent_users(
+        s,
+        layer::is_sub_group_collective,
+        super::super::hoist::obstacle,
+    );
 }
 
 fn obstacles(i: &Input<'_>) {

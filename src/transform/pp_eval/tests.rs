@@ -13,7 +13,7 @@ fn states(text: &str, state: &mut PpState) -> Vec<String> {
         .collect()
 }
 
-fn value(expr: &str) -> Result<i128, String> {
+fn value(expr: &str) -> Result<i128, Undecided> {
     let mut s = PpState::default();
     s.define("ONE", "1");
     s.define("TWO", "(ONE + ONE)");
@@ -58,21 +58,38 @@ fn what_cannot_be_told_is_named() {
     s.forget("U");
     s.defs.insert("F".into(), Def::Function);
     for (e, want) in [
-        ("U", "U"),
-        ("U + 1 > 2", "U"),
-        ("1 && U", "U"),
-        ("defined(U)", "U"),
-        ("F(1) > 2", "F (a function-like macro)"),
-        ("__NV_CL_C_VERSION >= 120", "__NV_CL_C_VERSION"),
-        ("1 / 0", "a division by zero in an #if condition"),
-        ("1 +", "a malformed #if condition"),
-        ("(1", "a malformed #if condition"),
-        ("1 2", "a malformed #if condition"),
-        ("1.5 > 1", "a malformed #if condition"),
-        ("\"s\"", "a malformed #if condition"),
-        ("", "a malformed #if condition"),
+        ("U", Undecided::Macro("U".into())),
+        ("U + 1 > 2", Undecided::Macro("U".into())),
+        ("1 && U", Undecided::Macro("U".into())),
+        ("defined(U)", Undecided::Macro("U".into())),
+        ("F(1) > 2", Undecided::FunctionLike("F".into())),
+        (
+            "__NV_CL_C_VERSION >= 120",
+            Undecided::Macro("__NV_CL_C_VERSION".into()),
+        ),
+        ("1 / 0", Undecided::DivisionByZero),
+        ("1 +", Undecided::Malformed),
+        ("(1", Undecided::Malformed),
+        ("1 2", Undecided::Malformed),
+        ("1.5 > 1", Undecided::Malformed),
+        ("\"s\"", Undecided::Malformed),
+        ("", Undecided::Malformed),
     ] {
-        assert_eq!(expr::eval(e, &s), Err(want.to_string()), "{e}");
+        assert_eq!(expr::eval(e, &s), Err(want), "{e}");
+    }
+    // How each is worded.
+    for (u, text) in [
+        (
+            Undecided::FunctionLike("F".into()),
+            "F (a function-like macro)",
+        ),
+        (
+            Undecided::DivisionByZero,
+            "a division by zero in an #if condition",
+        ),
+        (Undecided::Malformed, "a malformed #if condition"),
+    ] {
+        assert_eq!(u.to_string(), text);
     }
     // `F` alone is 0 (a function-like macro's name without arguments is no call).
     assert_eq!(expr::eval("F + 2", &s), Ok(2));
@@ -207,7 +224,7 @@ proptest! {
     fn deep_nesting_ends(n in 0usize..3000) {
         let e = format!("{}1{}", "(".repeat(n), ")".repeat(n));
         let got = value(&e);
-        prop_assert!(got == Ok(1) || got == Err("a malformed #if condition".into()));
+        prop_assert!(got == Ok(1) || got == Err(Undecided::Malformed));
         let mut s = PpState::default();
         for i in 0..n.min(300) {
             s.define(&format!("M{i}"), &format!("M{} + M{}", i + 1, i + 1));

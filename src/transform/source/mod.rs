@@ -18,6 +18,7 @@
 
 use super::lex::{match_brackets, Directive, Lexer, LineIndex};
 pub(crate) use super::lex::{Kind, Token};
+use super::obstacle::Obstacle;
 use crate::error::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -57,7 +58,7 @@ pub struct KernelDecl {
     /// known (`sub_group_size`) or there is no such attribute. Where clgroups provides the
     /// sub-groups itself (emulated, NVIDIA) such a kernel is refused: it would run with a
     /// guessed size.
-    pub unresolved_sub_group_attr: Option<String>,
+    pub unresolved_sub_group_attr: Option<Obstacle>,
     /// `reqd_work_group_size(x, y, z)` written with integer literals in the declaration
     /// (`None` otherwise: a macro's value is the driver's to report).
     pub reqd_work_group_size: Option<Vec<usize>>,
@@ -66,7 +67,7 @@ pub struct KernelDecl {
     /// Why a generated variant of this kernel could not be proven correct (a preprocessor line
     /// inside the declaration, an `#if` that the body does not close, a macro before the
     /// declaration, parameters the scanner cannot read); `None` when the kernel may be rewritten.
-    pub rewrite_obstacle: Option<String>,
+    pub rewrite_obstacle: Option<Obstacle>,
 }
 
 /// One kernel parameter.
@@ -165,7 +166,7 @@ impl<'a> Scanned<'a> {
     /// Lexes `src`, matches its brackets and finds its function definitions.
     pub(crate) fn new(src: &'a str) -> Result<Self> {
         #[cfg(test)]
-        super::pipeline::scans::count(src);
+        scans::count(src);
         let lines = LineIndex::new(src);
         let mut lexer = Lexer::new(src, &lines);
         lexer.run(true)?;
@@ -400,7 +401,7 @@ impl<'a> Scanned<'a> {
         let body = self.tokens[f.body.0].span.start..self.tokens[f.body.1].span.end;
         let (params, params_obstacle) = match self.params(f, f.open_paren + 1, close_paren) {
             Ok(p) => (p, None),
-            Err(e) => (Vec::new(), Some(e.to_string())),
+            Err(e) => (Vec::new(), Some(Obstacle::Unscanned(Box::new(e)))),
         };
         let (sub_group_size, own_sub_group_attr, unresolved_sub_group_attr) =
             self.sub_group_size(f)?;
@@ -446,26 +447,24 @@ impl<'a> Scanned<'a> {
     }
 
     /// Why copying kernel `f`'s text into a variant might not compile or mean the same.
-    fn rewrite_obstacle(&self, f: &FunctionDef, body: &Range<usize>) -> Option<String> {
+    fn rewrite_obstacle(&self, f: &FunctionDef, body: &Range<usize>) -> Option<Obstacle> {
         if f.decl != f.item {
-            return Some(format!(
-                "`{}` before its declaration is not understood (a macro?)",
-                self.text(f.item)
-            ));
+            return Some(Obstacle::BeforeDeclaration {
+                token: self.text(f.item).to_string(),
+            });
         }
         let header = self.tokens[f.item].span.start..body.start;
         if let Some((at, _)) = self.directives.iter().find(|(at, _)| header.contains(at)) {
-            return Some(format!(
-                "a preprocessor line (line {}) inside its declaration",
-                self.line(*at)
-            ));
+            return Some(Obstacle::DirectiveInDeclaration {
+                line: self.line(*at),
+            });
         }
         self.body_directive_obstacle(body)
     }
 
     /// Why the body `body` (a byte span, braces included) may not be what the compiler sees
     /// as one block: a conditional directive it does not open and close itself.
-    pub(crate) fn body_directive_obstacle(&self, body: &Range<usize>) -> Option<String> {
+    pub(crate) fn body_directive_obstacle(&self, body: &Range<usize>) -> Option<Obstacle> {
         let mut depth = 0usize;
         for &(at, d) in self.directives.iter().filter(|(at, _)| body.contains(at)) {
             let unbalanced = match d {
@@ -478,13 +477,12 @@ impl<'a> Scanned<'a> {
                 Directive::Other => false,
             };
             if unbalanced {
-                return Some(format!(
-                    "its body has a conditional directive (line {}) opened outside it",
-                    self.line(at)
-                ));
+                return Some(Obstacle::DirectiveOpenedOutside {
+                    line: self.line(at),
+                });
             }
         }
-        (depth > 0).then(|| "its body opens an `#if` it does not close".to_string())
+        (depth > 0).then_some(Obstacle::UnclosedIf)
     }
 
     /// The parameters in tokens `from..to` (inside the parentheses).
@@ -568,9 +566,9 @@ impl<'a> Scanned<'a> {
     }
 }
 
-#[path = "sub_group_attr.rs"]
+#[cfg(test)]
+pub(crate) mod scans;
 mod sub_group_attr;
 
 #[cfg(test)]
-#[path = "source_tests.rs"]
 mod tests;

@@ -5,7 +5,7 @@
 //! What cannot be told (a function-like macro's parameter, several definitions, an expression)
 //! is reported, never guessed.
 
-use super::{FunctionDef, Kind, Scanned, SubGroupSizeAttr};
+use super::{FunctionDef, Kind, Obstacle, Scanned, SubGroupSizeAttr};
 use crate::error::{Error, Result};
 use crate::transform::lex::parse_c_integer;
 use std::collections::{BTreeSet, HashMap};
@@ -26,10 +26,10 @@ impl Scanned<'_> {
     pub(super) fn sub_group_size(
         &self,
         f: &FunctionDef,
-    ) -> Result<(Option<SubGroupSizeAttr>, bool, Option<String>)> {
+    ) -> Result<(Option<SubGroupSizeAttr>, bool, Option<Obstacle>)> {
         let mut found: Option<(SubGroupSizeAttr, usize)> = None;
         // Own attributes: each size found, or the description of one that cannot be told.
-        let mut own: Vec<std::result::Result<usize, String>> = Vec::new();
+        let mut own: Vec<std::result::Result<usize, Obstacle>> = Vec::new();
         let memo = &mut Memo::default();
         for i in f.item..f.body.0 {
             let is_call = i + 1 < f.body.0 && self.is_punct(i + 1, "(");
@@ -38,10 +38,10 @@ impl Scanned<'_> {
             if word == "intel_reqd_sub_group_size" && is_call {
                 let close = self.partner[i + 1];
                 let arg: Vec<&str> = (i + 2..close).map(|t| self.text(t)).collect();
-                let shown = format!(
-                    "intel_reqd_sub_group_size({}) at line {line}",
-                    arg.join(" ")
-                );
+                let shown = Obstacle::UnreadSize {
+                    argument: arg.join(" "),
+                    line,
+                };
                 own.push(self.size_value(&arg, 0, memo).ok_or(shown));
                 continue;
             }
@@ -49,10 +49,10 @@ impl Scanned<'_> {
                 if let Some(attrs) = self.macro_attrs(word, 0, memo) {
                     own.extend(attrs.into_iter().map(Ok));
                 } else {
-                    own.push(Err(format!(
-                        "`{word}` at line {line}, whose intel_reqd_sub_group_size clgroups \
-                         cannot read (a function-like macro, several definitions or an expression)"
-                    )));
+                    own.push(Err(Obstacle::UnreadSizeMacro {
+                        name: word.to_string(),
+                        line,
+                    }));
                 }
                 continue;
             }
@@ -83,9 +83,8 @@ impl Scanned<'_> {
             .filter_map(|r| r.as_ref().ok().copied())
             .collect();
         let unresolved = own.iter().find_map(|r| r.as_ref().err().cloned());
-        let unresolved = unresolved.or_else(|| {
-            (sizes.len() > 1).then(|| format!("intel_reqd_sub_group_size of sizes {sizes:?}"))
-        });
+        let unresolved =
+            unresolved.or_else(|| (sizes.len() > 1).then(|| Obstacle::SeveralSizes(sizes.clone())));
         if let Some(why) = &unresolved {
             log::debug!(
                 "kernel `{}`: {why}: the driver applies it; clgroups cannot read it",

@@ -12,6 +12,7 @@
 //! guessed. Any text is accepted: malformed lines count as unknown, expansions and nesting are
 //! bounded.
 
+pub(crate) use super::obstacle::Undecided;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a macro name stands for.
@@ -86,8 +87,8 @@ pub(crate) enum LineState {
     Active,
     /// Not compiled.
     Inactive,
-    /// Compiled or not, depending on the named macro (or the reason, e.g. a malformed `#if`).
-    Unknown(String),
+    /// Compiled or not, depending on what clgroups cannot tell (a macro, a malformed `#if`).
+    Unknown(Undecided),
 }
 
 /// A condition's value as far as it is known.
@@ -95,7 +96,7 @@ pub(crate) enum LineState {
 enum Tri {
     Yes,
     No,
-    Unknown(String),
+    Unknown(Undecided),
 }
 
 impl Tri {
@@ -300,7 +301,7 @@ fn step(
 fn condition(word: &str, rest: &str, state: &PpState) -> Tri {
     let name = rest.trim();
     let defined = |name: &str| match state.lookup(name) {
-        Some(Def::Unknown) => Tri::Unknown(name.to_string()),
+        Some(Def::Unknown) => Tri::Unknown(Undecided::Macro(name.to_string())),
         Some(_) => Tri::Yes,
         None => Tri::No,
     };
@@ -333,9 +334,7 @@ pub(crate) fn blank(text: &str, lines: &[LineState], keep_unknown: bool) -> Stri
         .join("\n")
 }
 
-#[path = "pp_expr.rs"]
 mod expr;
 
 #[cfg(test)]
-#[path = "pp_eval_tests.rs"]
 mod tests;

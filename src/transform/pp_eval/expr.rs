@@ -1,7 +1,7 @@
 //! The integer expression of an `#if`/`#elif` (see [`super`]): tokens, macro expansion and
 //! C's preprocessor arithmetic on 64-bit signed and unsigned values.
 
-use super::{Def, PpState};
+use super::{Def, PpState, Undecided};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Tok {
@@ -9,8 +9,8 @@ enum Tok {
     Num(i128, bool),
     Ident(String),
     Op(&'static str),
-    /// Something whose value clgroups cannot tell (the macro, or the reason).
-    Unknown(String),
+    /// Something whose value clgroups cannot tell.
+    Unknown(Undecided),
     /// Not a token of an `#if` expression.
     Bad,
 }
@@ -24,8 +24,6 @@ const OPS: [&str; 25] = [
 /// macros or brackets.
 const BUDGET: usize = 20_000;
 const DEPTH: usize = 200;
-
-const MALFORMED: &str = "a malformed #if condition";
 
 fn tokens(text: &str) -> Vec<Tok> {
     let b = text.as_bytes();
@@ -122,7 +120,7 @@ fn expand(
     let mut i = 0;
     while i < toks.len() {
         if out.len() + *work > BUDGET || hide.len() > DEPTH {
-            out.push(Tok::Unknown("an #if condition too large to expand".into()));
+            out.push(Tok::Unknown(Undecided::TooLarge));
             return;
         }
         let Tok::Ident(name) = &toks[i] else {
@@ -138,7 +136,7 @@ fn expand(
             };
             out.push(match arg.map(|a| (a, state.lookup(a))) {
                 None => Tok::Bad,
-                Some((a, Some(Def::Unknown))) => Tok::Unknown(a.clone()),
+                Some((a, Some(Def::Unknown))) => Tok::Unknown(Undecided::Macro(a.clone())),
                 Some((_, Some(_))) => Tok::Num(1, false),
                 Some((_, None)) => Tok::Num(0, false),
             });
@@ -168,9 +166,9 @@ fn expand(
                         _ => {}
                     }
                 }
-                out.push(Tok::Unknown(format!("{name} (a function-like macro)")));
+                out.push(Tok::Unknown(Undecided::FunctionLike(name.clone())));
             }
-            Some(Def::Unknown) => out.push(Tok::Unknown(name.clone())),
+            Some(Def::Unknown) => out.push(Tok::Unknown(Undecided::Macro(name.clone()))),
             // Undefined names (and a function-like macro's name alone) are 0.
             Some(Def::Function) | None => out.push(Tok::Num(0, false)),
         }
@@ -178,7 +176,7 @@ fn expand(
 }
 
 /// A value: the number (wrapped to 64 bits) and whether it is unsigned; or why it is unknown.
-type Val = Result<(i128, bool), String>;
+type Val = Result<(i128, bool), Undecided>;
 
 fn wrap(v: i128, unsigned: bool) -> (i128, bool) {
     let bits = v as u64;
@@ -272,7 +270,7 @@ impl Parser {
         if self.depth > DEPTH {
             self.malformed = true;
             self.at = self.toks.len();
-            return Err(MALFORMED.into());
+            return Err(Undecided::Malformed);
         }
         let tok = self.peek().cloned();
         self.at += 1;
@@ -298,7 +296,7 @@ impl Parser {
             }
             _ => {
                 self.malformed = true;
-                Err(MALFORMED.into())
+                Err(Undecided::Malformed)
             }
         };
         self.depth -= 1;
@@ -320,12 +318,12 @@ fn apply(op: &str, lhs: Val, rhs: Val) -> Val {
     let (x, y) = (wrap(a, u).0, wrap(b, u).0);
     match op {
         "*" => Ok(wrap(x.wrapping_mul(y), u)),
-        "/" | "%" if y == 0 => Err("a division by zero in an #if condition".into()),
+        "/" | "%" if y == 0 => Err(Undecided::DivisionByZero),
         "/" => Ok(wrap(x / y, u)),
         "%" => Ok(wrap(x % y, u)),
         "+" => Ok(wrap(x + y, u)),
         "-" => Ok(wrap(x - y, u)),
-        "<<" | ">>" if !(0..64).contains(&b) => Err("a shift out of range in an #if".into()),
+        "<<" | ">>" if !(0..64).contains(&b) => Err(Undecided::ShiftOutOfRange),
         "<<" => Ok(wrap(((a as u64) << b) as i128, au)),
         ">>" if au => Ok(wrap(((a as u64) >> b) as i128, au)),
         ">>" => Ok(wrap(((a as i64) >> b) as i128, au)),
@@ -339,17 +337,17 @@ fn apply(op: &str, lhs: Val, rhs: Val) -> Val {
         "^" => Ok(wrap(x ^ y, u)),
         "|" => Ok(wrap(x | y, u)),
         "&&" | "||" => truth(op == "&&"),
-        _ => Err(MALFORMED.into()),
+        _ => Err(Undecided::Malformed),
     }
 }
 
 /// The value of `#if` expression `text` under `state`, or why it cannot be told (the macro it
 /// depends on, or a reason).
-pub(super) fn eval(text: &str, state: &PpState) -> Result<i128, String> {
+pub(super) fn eval(text: &str, state: &PpState) -> Result<i128, Undecided> {
     let mut toks = Vec::new();
     expand(&tokens(text), state, &mut Vec::new(), &mut 0, &mut toks);
     if toks.contains(&Tok::Bad) {
-        return Err(MALFORMED.into());
+        return Err(Undecided::Malformed);
     }
     let mut p = Parser {
         toks,
@@ -359,7 +357,7 @@ pub(super) fn eval(text: &str, state: &PpState) -> Result<i128, String> {
     };
     let v = p.comma();
     if p.malformed || p.at != p.toks.len() {
-        return Err(MALFORMED.into());
+        return Err(Undecided::Malformed);
     }
     v.map(|(v, _)| v)
 }

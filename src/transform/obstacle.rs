@@ -1,0 +1,599 @@
+//! [`Obstacle`]: why clgroups writes (or uses) no generated variant of a kernel, as data: the
+//! kernel, line and built-in are fields; `Display` words it for users.
+
+use crate::error::Error;
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// Why clgroups writes or uses no generated variant (rounded, wrapped, checked, partitioned) of
+/// a kernel, or why it refuses one; `Display` gives the sentence the logs and errors show.
+///
+/// ```
+/// # use clgroups::prelude::*;
+/// use clgroups::kernel::{Obstacle, UseKind};
+/// # let queue = Queue::new(&default_device()?)?;
+/// let src = "kernel void k(global int *x) { barrier(CLK_LOCAL_MEM_FENCE); x[0] = 1; }";
+/// let k = Program::from_source(&queue, src)?.kernel("k")?;
+/// let why = k.rounding_support().unwrap_err();
+/// let collective = |o: &Obstacle| match o {
+///     Obstacle::Uses { used, .. } => used.kind == UseKind::WorkGroupCollective,
+///     _ => false,
+/// };
+/// assert!(collective(why));
+/// assert_eq!(why.to_string(), "kernel `k` uses `barrier` (a work-group collective)");
+/// # Ok::<(), clgroups::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Obstacle {
+    /// Kernel `kernel` (through `via`) uses what `used` names.
+    Uses {
+        /// The kernel.
+        kernel: String,
+        /// The functions and macros that lead from the kernel's body to the use.
+        via: Vec<Via>,
+        /// What is used.
+        used: Use,
+    },
+    /// The kernel has a `local` pointer parameter.
+    LocalParameter {
+        /// The kernel.
+        kernel: String,
+        /// The parameter.
+        parameter: String,
+    },
+    /// Why kernel `kernel`'s text cannot be used (`kernel: why`).
+    Kernel {
+        /// The kernel.
+        kernel: String,
+        /// Why.
+        why: Box<Obstacle>,
+    },
+    /// Kernel `kernel`'s text is not rewritten (`why`).
+    NotRewritten {
+        /// The kernel.
+        kernel: String,
+        /// Why.
+        why: Box<Obstacle>,
+    },
+    /// A token the scanner does not understand stands before the kernel's declaration.
+    BeforeDeclaration {
+        /// The token.
+        token: String,
+    },
+    /// A preprocessor line inside the kernel's declaration.
+    DirectiveInDeclaration {
+        /// Its line.
+        line: usize,
+    },
+    /// The body holds a conditional directive opened outside it.
+    DirectiveOpenedOutside {
+        /// Its line.
+        line: usize,
+    },
+    /// The body opens an `#if` it does not close.
+    UnclosedIf,
+    /// The kernel is defined more than once (under `#if` branches).
+    DefinedTwice,
+    /// The scanner did not find the kernel.
+    NotFound,
+    /// The scanner could not read the source.
+    Unscanned(Box<Error>),
+    /// The kernel's own `intel_reqd_sub_group_size` argument cannot be read.
+    UnreadSize {
+        /// The attribute's argument, as written.
+        argument: String,
+        /// Its line.
+        line: usize,
+    },
+    /// A macro in the kernel's header whose `intel_reqd_sub_group_size` cannot be read.
+    UnreadSizeMacro {
+        /// The macro.
+        name: String,
+        /// Its use's line.
+        line: usize,
+    },
+    /// The kernel's own attributes name several sizes.
+    SeveralSizes(BTreeSet<usize>),
+    /// The kernel's definitions under `#if` branches have different sizes.
+    DifferentDefinitions {
+        /// The definitions' lines.
+        lines: Vec<usize>,
+    },
+    /// The kernel's size attribute is selected by `#if` branches on macros clgroups cannot tell.
+    SelectedByIf {
+        /// What the branches depend on.
+        macros: Vec<Undecided>,
+    },
+    /// `why`, and the build's `#if` branches depend on macros clgroups cannot tell.
+    UnknownMacros {
+        /// Why.
+        why: Box<Obstacle>,
+        /// What the branches depend on.
+        macros: Vec<Undecided>,
+    },
+    /// A build option names what `0` says.
+    BuildOption(Use),
+    /// A build option brings code clgroups does not read (`-I`, `-include`).
+    UnreadOption(String),
+    /// The source includes a header clgroups does not read.
+    UnreadInclude(String),
+    /// Root-launch variants run over exact ranges.
+    RootVariant,
+    /// The kernel takes the emulated sub-group scratch.
+    TakesScratch,
+    /// Range rounding is disabled.
+    RoundingDisabled,
+    /// Checked mode is off.
+    CheckedOff,
+    /// Generated variants check their own accesses.
+    GeneratedChecked,
+    /// Generated variants are not wrapped.
+    GeneratedWrapped,
+    /// The kernel is declared more than once.
+    DeclaredTwice,
+    /// The build with the checked (`checked`) or all generated variants failed.
+    VariantsFailed {
+        /// Whether only the checked variants were dropped.
+        checked: bool,
+        /// The build's error.
+        error: Box<Error>,
+    },
+    /// The program builds only as written.
+    OnlyWithoutRewrites,
+    /// A macro writes a kernel keyword without the parameter list after a use.
+    MacroKernelKeyword {
+        /// The macro.
+        name: String,
+        /// Its line.
+        line: usize,
+    },
+    /// A macro defines a function other than a kernel that uses sub-groups.
+    MacroFunction {
+        /// The macro.
+        name: String,
+        /// Its line.
+        line: usize,
+        /// The function's name, as written.
+        function: String,
+    },
+    /// A function whose header a macro writes uses sub-groups.
+    HeaderMacroFunction {
+        /// The macro.
+        name: String,
+        /// Its line.
+        line: usize,
+    },
+    /// An unscanned kernel may use the stand-in scratch the build declares (`why`: where the
+    /// scratch edits cannot reach).
+    StandIn(Box<Obstacle>),
+    /// A collective under a condition on a work-item's value.
+    Divergent {
+        /// The collective.
+        collective: String,
+        /// Its line.
+        line: usize,
+        /// The work-item value the condition reads.
+        id: String,
+        /// The condition's line.
+        id_line: usize,
+        /// Why the collective is not moved ahead of the condition.
+        unmoved: Option<NoRewrite>,
+    },
+    /// A call of a function refused or checked at launch (`why`: the function's reason, or its
+    /// condition's text).
+    Calls {
+        /// The function.
+        function: String,
+        /// The call's line.
+        line: usize,
+        /// Why the function is refused.
+        why: Box<Obstacle>,
+    },
+    /// A launch-time condition, as written.
+    Condition(String),
+    /// The wrapper cannot pass one argument.
+    Argument {
+        /// The argument's index.
+        index: usize,
+        /// Why.
+        why: ArgumentObstacle,
+    },
+    /// Checked mode instruments the kernel.
+    CheckedRuns,
+    /// The kernel requires no work-group size.
+    NoRequiredSize,
+    /// The driver calls the kernel by another name.
+    DriverRenamed(String),
+    /// The driver reports nothing usable (`what`), with its answer (`error`, may be empty).
+    Driver {
+        /// What was asked.
+        what: String,
+        /// The driver's answer.
+        error: String,
+    },
+    /// A built wrapper's argument differs from the kernel's.
+    WrapperArgument {
+        /// The argument's index.
+        index: usize,
+        /// The wrapper's name.
+        wrapper: String,
+        /// The wrapper's argument, as the driver reports it.
+        got: String,
+        /// The kernel's.
+        want: String,
+    },
+    /// The wrapper program did not build.
+    WrapperBuild(Box<Error>),
+}
+
+/// What an `#if` the build's macros cannot decide depends on ([`Obstacle::SelectedByIf`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Undecided {
+    /// A macro clgroups cannot tell.
+    Macro(String),
+    /// A call of a function-like macro.
+    FunctionLike(String),
+    /// A malformed condition.
+    Malformed,
+    /// A division by zero.
+    DivisionByZero,
+    /// A shift out of range.
+    ShiftOutOfRange,
+    /// A condition too large to expand.
+    TooLarge,
+}
+
+impl fmt::Display for Undecided {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Undecided::Macro(m) => f.write_str(m),
+            Undecided::FunctionLike(m) => write!(f, "{m} (a function-like macro)"),
+            Undecided::Malformed => f.write_str("a malformed #if condition"),
+            Undecided::DivisionByZero => f.write_str("a division by zero in an #if condition"),
+            Undecided::ShiftOutOfRange => f.write_str("a shift out of range in an #if"),
+            Undecided::TooLarge => f.write_str("an #if condition too large to expand"),
+        }
+    }
+}
+
+/// A step from a kernel's body towards a use ([`Obstacle::Uses`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Via {
+    /// A called function.
+    Calls(String),
+    /// A macro.
+    Macro(String),
+}
+
+/// A use of a built-in (or qualifier) that forbids a variant ([`Obstacle::Uses`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Use {
+    /// The identifier.
+    pub name: String,
+    /// What it is.
+    pub kind: UseKind,
+}
+
+/// What a used identifier is ([`Use`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UseKind {
+    /// A work-group collective.
+    WorkGroupCollective,
+    /// A sub-group operation.
+    SubGroup,
+    /// The `local` qualifier.
+    LocalMemory,
+    /// A global-range query in a called function, which would see a rounded range.
+    SeesRoundedRange,
+    /// A query whose answer a rounded-up range changes.
+    ReportsRoundedRange,
+    /// A work-group id (the last group of a rounded-up range is partial).
+    PartialGroup,
+    /// A work-group shape query.
+    ShapeQuery,
+    /// A whole-launch query in a called function.
+    WholeLaunch,
+}
+
+/// Why the wrapper cannot pass an argument ([`Obstacle::Argument`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgumentObstacle {
+    /// No type name.
+    NoTypeName,
+    /// A type name that is not a plain one.
+    NotPlainType(String),
+    /// No type qualifiers.
+    NoTypeQualifiers,
+    /// No address qualifier.
+    NoAddressQualifier,
+    /// A local-memory argument.
+    Local,
+    /// An unknown address qualifier.
+    Address(u32),
+    /// An unknown access qualifier.
+    Access(u32),
+}
+
+/// Why a collective under work-item-dependent control flow cannot be moved out of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NoRewrite {
+    /// It sits in a loop (or `switch`) that the condition controls.
+    Loop,
+    /// It is in a loop's own condition (or a `for`'s increment) that reads a work-item's value:
+    /// the sub-groups of a work-group may leave the loop at different iterations.
+    LoopCondition,
+    /// It follows a `return`, `break` or `continue` taken under the condition.
+    AfterExit,
+    /// Its operand is not safe to evaluate everywhere (a load, a store, a division, a call of
+    /// a function clgroups does not know, a macro): the token.
+    Unsafe(String),
+    /// Its operand reads a variable written or declared between the hoisting point and the call.
+    Written(String),
+    /// It is a barrier (`sg_barrier`, `sub_group_barrier`), which cannot be computed ahead.
+    Barrier,
+    /// Its condition is not shown uniform in each sub-group: the token outside a collective.
+    NotUniform(String),
+    /// A `non_uniform` built-in where clgroups cannot tell the work-items that reach it.
+    NonUniform,
+    /// Its statement cannot be delimited.
+    Statement,
+}
+
+impl fmt::Display for Obstacle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let not_found = "the scanner did not find the kernel (made by a macro?)";
+        match self {
+            Obstacle::Uses { kernel, via, used } => {
+                write!(f, "kernel `{kernel}` ")?;
+                via.iter().try_for_each(|v| write!(f, "{v}"))?;
+                write!(f, "{used}")
+            }
+            Obstacle::LocalParameter { kernel, parameter } => write!(
+                f,
+                "kernel `{kernel}` has the local-memory parameter `{parameter}`"
+            ),
+            Obstacle::Kernel { kernel, why } => write!(f, "kernel `{kernel}`: {why}"),
+            Obstacle::NotRewritten { kernel, why } => {
+                write!(f, "kernel `{kernel}` is not rewritten: {why}")
+            }
+            Obstacle::BeforeDeclaration { token } => write!(
+                f,
+                "`{token}` before its declaration is not understood (a macro?)"
+            ),
+            Obstacle::DirectiveInDeclaration { line } => write!(
+                f,
+                "a preprocessor line (line {line}) inside its declaration"
+            ),
+            Obstacle::DirectiveOpenedOutside { line } => write!(
+                f,
+                "its body has a conditional directive (line {line}) opened outside it"
+            ),
+            Obstacle::UnclosedIf => f.write_str("its body opens an `#if` it does not close"),
+            Obstacle::DefinedTwice => {
+                f.write_str("it is defined more than once (under #if branches?)")
+            }
+            Obstacle::NotFound => f.write_str(not_found),
+            Obstacle::Unscanned(e) => write!(f, "{e}"),
+            Obstacle::UnreadSize { argument, line } => {
+                write!(f, "intel_reqd_sub_group_size({argument}) at line {line}")
+            }
+            Obstacle::UnreadSizeMacro { name, line } => write!(
+                f,
+                "`{name}` at line {line}, whose intel_reqd_sub_group_size clgroups cannot read \
+                 (a function-like macro, several definitions or an expression)"
+            ),
+            Obstacle::SeveralSizes(sizes) => {
+                write!(f, "intel_reqd_sub_group_size of sizes {sizes:?}")
+            }
+            Obstacle::DifferentDefinitions { lines } => write!(
+                f,
+                "definitions at lines {lines:?} (under #if branches?) with different \
+                 intel_reqd_sub_group_size"
+            ),
+            Obstacle::SelectedByIf { macros } => write!(
+                f,
+                "selected by #if branches that depend on {}",
+                quoted(macros)
+            ),
+            Obstacle::UnknownMacros { why, macros } => {
+                let verb = if macros.len() == 1 { "is" } else { "are" };
+                write!(f, "{why}; {} {verb} unknown", quoted(macros))
+            }
+            Obstacle::BuildOption(u) => write!(f, "a build option {u}"),
+            Obstacle::UnreadOption(o) => write!(
+                f,
+                "the build option `{o}` brings code clgroups does not read"
+            ),
+            Obstacle::UnreadInclude(h) => {
+                write!(f, "the source includes `{h}`, which clgroups does not read")
+            }
+            Obstacle::RootVariant => {
+                f.write_str("root-launch variants are launched over exact ND-ranges")
+            }
+            Obstacle::TakesScratch => f.write_str("it takes the emulated sub-group scratch"),
+            Obstacle::RoundingDisabled => f.write_str("range rounding is disabled"),
+            Obstacle::CheckedOff => f.write_str("checked mode is off"),
+            Obstacle::GeneratedChecked => {
+                f.write_str("generated variants check their own accesses")
+            }
+            Obstacle::GeneratedWrapped => f.write_str("generated variants are not wrapped"),
+            Obstacle::DeclaredTwice => f.write_str("the kernel is declared more than once"),
+            Obstacle::VariantsFailed { checked, error } => {
+                let which = if *checked { "checked" } else { "generated" };
+                write!(f, "its {which} variants did not build: {error}")
+            }
+            Obstacle::OnlyWithoutRewrites => {
+                f.write_str("the program builds only without clgroups' rewrites")
+            }
+            Obstacle::MacroKernelKeyword { name, line } => write!(
+                f,
+                "macro `{name}` (line {line}) writes a kernel keyword, and a use of it is not \
+                 followed by the kernel's parameter list"
+            ),
+            Obstacle::MacroFunction {
+                name,
+                line,
+                function,
+            } => write!(
+                f,
+                "macro `{name}` (line {line}) defines a function (`{function}`) that uses \
+                 sub-groups"
+            ),
+            Obstacle::HeaderMacroFunction { name, line } => write!(
+                f,
+                "a function whose header macro `{name}` writes (line {line}) uses sub-groups"
+            ),
+            Obstacle::StandIn(why) => write!(
+                f,
+                "the scanner did not find the kernel and the emulated sub-group scratch could \
+                 not be given to it ({why}); the program builds with a stand-in that this \
+                 kernel may be using"
+            ),
+            Obstacle::Divergent {
+                collective,
+                line,
+                id,
+                id_line,
+                unmoved,
+            } => {
+                write!(
+                    f,
+                    "{collective} at line {line} under a condition on {id} at line {id_line}"
+                )?;
+                match unmoved {
+                    Some(why) => write!(f, " (not moved ahead: {why})"),
+                    None => Ok(()),
+                }
+            }
+            Obstacle::Calls {
+                function,
+                line,
+                why,
+            } => write!(f, "`{function}` at line {line}, with {why}"),
+            Obstacle::Condition(text) => f.write_str(text),
+            Obstacle::Argument { index, why } => write!(f, "argument {index}: {why}"),
+            Obstacle::CheckedRuns => {
+                f.write_str("checked mode instruments the kernel: its checked variant runs")
+            }
+            Obstacle::NoRequiredSize => f.write_str("the kernel requires no work-group size"),
+            Obstacle::DriverRenamed(name) => write!(f, "the driver calls the kernel `{name}`"),
+            Obstacle::Driver { what, error } if error.is_empty() => f.write_str(what),
+            Obstacle::Driver { what, error } => write!(f, "{what} ({error})"),
+            Obstacle::WrapperArgument {
+                index,
+                wrapper,
+                got,
+                want,
+            } => write!(
+                f,
+                "argument {index} of `{wrapper}` is {got}, the kernel's is {want}"
+            ),
+            Obstacle::WrapperBuild(e) => write!(f, "the wrapper did not build: {e}"),
+        }
+    }
+}
+
+/// `names` quoted and joined (`` `A`, `B` ``).
+fn quoted(names: &[Undecided]) -> String {
+    let list: Vec<String> = names.iter().map(|m| format!("`{m}`")).collect();
+    list.join(", ")
+}
+
+impl fmt::Display for Via {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Via::Calls(name) => write!(f, "calls `{name}`, which "),
+            Via::Macro(name) => write!(f, "uses macro `{name}`, which "),
+        }
+    }
+}
+
+impl Use {
+    /// A use of `name` as `kind`.
+    pub(crate) fn new(name: &str, kind: UseKind) -> Use {
+        Use {
+            name: name.to_string(),
+            kind,
+        }
+    }
+}
+
+impl fmt::Display for Use {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let id = &self.name;
+        match self.kind {
+            UseKind::WorkGroupCollective => write!(f, "uses `{id}` (a work-group collective)"),
+            UseKind::SubGroup => write!(f, "uses `{id}` (a sub-group operation)"),
+            UseKind::LocalMemory => write!(f, "declares `{id}` memory"),
+            UseKind::SeesRoundedRange => write!(
+                f,
+                "uses `{id}` (a called function would see the rounded range)"
+            ),
+            UseKind::ReportsRoundedRange => write!(
+                f,
+                "uses `{id}`, which would report the rounded-up range (a wrapper cannot change it)"
+            ),
+            UseKind::PartialGroup => write!(
+                f,
+                "uses `{id}` (the last work-group of a rounded-up range is partial)"
+            ),
+            UseKind::ShapeQuery => write!(f, "uses `{id}` (a work-group shape query)"),
+            UseKind::WholeLaunch => write!(f, "uses `{id}`"),
+        }
+    }
+}
+
+impl fmt::Display for ArgumentObstacle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgumentObstacle::NoTypeName => f.write_str("the driver reports no type name"),
+            ArgumentObstacle::NotPlainType(t) => write!(f, "type `{t}` is not a plain type name"),
+            ArgumentObstacle::NoTypeQualifiers => {
+                f.write_str("the driver reports no type qualifiers")
+            }
+            ArgumentObstacle::NoAddressQualifier => {
+                f.write_str("the driver reports no address qualifier")
+            }
+            ArgumentObstacle::Local => f.write_str("a local-memory argument"),
+            ArgumentObstacle::Address(q) => write!(f, "address qualifier {q:#x}"),
+            ArgumentObstacle::Access(q) => write!(f, "access qualifier {q:#x}"),
+        }
+    }
+}
+
+impl fmt::Display for NoRewrite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoRewrite::Loop => {
+                f.write_str("it runs in a loop or switch that the condition controls")
+            }
+            NoRewrite::LoopCondition => f.write_str(
+                "it decides whether its loop runs again, and the sub-groups of a work-group may \
+                 leave the loop at different iterations",
+            ),
+            NoRewrite::AfterExit => f.write_str("it follows an exit taken under the condition"),
+            NoRewrite::Unsafe(t) => {
+                write!(f, "its operand is not safe to evaluate everywhere ({t})")
+            }
+            NoRewrite::Written(v) => write!(f, "its operand reads `{v}`, written before the call"),
+            NoRewrite::Barrier => f.write_str("a barrier cannot be computed ahead"),
+            NoRewrite::NotUniform(t) => write!(
+                f,
+                "its condition is not shown uniform in each sub-group (`{t}` outside a collective)"
+            ),
+            NoRewrite::NonUniform => f.write_str(
+                "a non_uniform built-in's result depends on the work-items reaching it, which \
+                     clgroups tells only under `if`s, `&&`, `||` and `?:`, for reductions, scans \
+                     and votes",
+            ),
+            NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
+        }
+    }
+}

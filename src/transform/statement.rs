@@ -1,0 +1,265 @@
+//! What the hoist ([`super::hoist`]) and the mask ([`super::nu_mask`]) share: the statement
+//! and operands around a collective, whether they may move, and the edits that move them.
+
+use super::divergence;
+use super::edit::Edits;
+use super::lex::Kind;
+use super::obstacle::NoRewrite;
+use super::source::{FunctionDef, Scanned};
+use super::variant::GENERATED;
+use crate::builtins::{self, Flags};
+
+pub(crate) fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
+    a + 1 < s.tokens.len() && s.tokens[a].span.end == s.tokens[a + 1].span.start
+}
+
+/// Whether token `t` starts an assignment operator (`=`, `+=`, `<<=`, ...), not a comparison.
+pub(crate) fn assigns(s: &Scanned<'_>, t: usize) -> bool {
+    let next = |k: usize| {
+        if k + 1 < s.tokens.len() {
+            s.text(k + 1)
+        } else {
+            ""
+        }
+    };
+    match s.text(t) {
+        "=" => {
+            next(t) != "="
+                && !(t > 0 && adjacent(s, t - 1) && matches!(s.text(t - 1), "=" | "!" | "<" | ">"))
+        }
+        "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^" => adjacent(s, t) && next(t) == "=",
+        _ => false,
+    }
+}
+
+/// Whether token `t` is `++` or `--`.
+pub(crate) fn increments(s: &Scanned<'_>, t: usize) -> bool {
+    matches!(s.text(t), "+" | "-") && adjacent(s, t) && s.text(t + 1) == s.text(t)
+}
+
+/// Whether the operand tokens `range` are free of side effects and safe to evaluate anywhere.
+pub(crate) fn pure(
+    s: &Scanned<'_>,
+    range: (usize, usize),
+    collective: fn(&str) -> bool,
+) -> Result<(), NoRewrite> {
+    for t in range.0..range.1 {
+        let w = s.text(t);
+        let unsafe_ = |what: &str| {
+            Err(NoRewrite::Unsafe(format!(
+                "`{what}` at line {}",
+                s.line(s.tokens[t].span.start)
+            )))
+        };
+        let prev_op = t == range.0
+            || matches!(
+                s.text(t - 1),
+                "(" | ","
+                    | "+"
+                    | "-"
+                    | "*"
+                    | "/"
+                    | "%"
+                    | "<"
+                    | ">"
+                    | "="
+                    | "!"
+                    | "&"
+                    | "|"
+                    | "^"
+                    | "?"
+                    | ":"
+                    | "~"
+            );
+        match w {
+            "[" => return unsafe_("["),
+            "/" | "%" if !nonzero_literal(s, t + 1) => return unsafe_(w),
+            "-" if adjacent(s, t) && s.text(t + 1) == ">" => return unsafe_("->"),
+            "*" if prev_op => return unsafe_("*"),
+            _ if assigns(s, t) || increments(s, t) => return unsafe_(w),
+            _ if s.is_call(t) => {
+                let flags = builtins::flags(w);
+                if flags.has(Flags::NAMES_NON_UNIFORM) {
+                    return Err(NoRewrite::NonUniform);
+                }
+                let known = (collective(w) && !flags.has(Flags::BARRIER))
+                    || flags.has(Flags::QUERY | Flags::PURE);
+                if !known {
+                    return unsafe_(w);
+                }
+            }
+            _ if s.macros.contains_key(w) => return unsafe_(w),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Whether token `t` is a number literal other than zero (a divisor that cannot trap).
+fn nonzero_literal(s: &Scanned<'_>, t: usize) -> bool {
+    let w = s.text(t);
+    let digits = w
+        .strip_prefix("0x")
+        .or_else(|| w.strip_prefix("0X"))
+        .unwrap_or(w);
+    let hex = digits.len() != w.len();
+    let mantissa = digits.split(['e', 'E', 'p', 'P']).next().unwrap_or("");
+    let mantissa = if hex { digits } else { mantissa };
+    s.tokens[t].kind == Kind::Number
+        && mantissa
+            .chars()
+            .any(|c| c.is_ascii_digit() && c != '0' || hex && c.is_ascii_hexdigit() && c != '0')
+}
+
+/// The operands of the `&&` / `||` at token `k` (its first character), by C's precedence and
+/// associativity: `((a, k), (k + 2, b))`.
+pub(crate) fn and_or_operands(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    k: usize,
+) -> Option<((usize, usize), (usize, usize))> {
+    let op = s.text(k);
+    let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
+    // The left operand: back to what binds less tightly.
+    let a = s.operand_start(k, f.body.0, |t| {
+        (op == "&" && s.text(t) == "|" && t > 0 && pair(t - 1, "|")) || assigns(s, t)
+    });
+    let mut b = k + 2;
+    while b < f.body.1 {
+        match s.text(b) {
+            "(" | "[" => b = s.partner(b),
+            ";" | "," | ")" | "]" | "}" | "{" | "?" | ":" => break,
+            _ if assigns(s, b) || pair(b, "|") || (op == "&" && pair(b, "&")) => break,
+            _ => {}
+        }
+        b += 1;
+    }
+    (a < k && k + 2 < b).then_some(((a, k), (k + 2, b)))
+}
+
+/// The first token of the statement that holds expression token `k` (an `if` whose condition
+/// holds it included); an error inside a loop's or `switch`'s header or after a label.
+pub(crate) fn statement_start(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    k: usize,
+) -> Result<usize, NoRewrite> {
+    let mut j = k;
+    while j > f.body.0 + 1 {
+        let t = j - 1;
+        match s.text(t) {
+            ")" | "]" => j = s.partner(t),
+            ";" | "{" | "}" | "else" | "do" => return Ok(j),
+            ":" => return Err(NoRewrite::Statement),
+            "(" => match s.text(t - 1) {
+                "if" => return Ok(t - 1),
+                "for" | "while" | "switch" => return Err(NoRewrite::Loop),
+                _ => j = t,
+            },
+            _ => j = t,
+        }
+    }
+    Ok(j)
+}
+
+/// Whether tokens `a` and `b` belong to one expression: no `;`, brace or top-level `,`
+/// between them.
+fn same_expression(s: &Scanned<'_>, a: usize, b: usize) -> bool {
+    let mut depth = 0i32;
+    for t in a..b {
+        match s.text(t) {
+            "(" | "[" => depth += 1,
+            ")" | "]" => depth -= 1,
+            ";" | "{" | "}" => return false,
+            "," if depth <= 0 => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// Whether the variables read in `ranges` are neither written nor declared between statement
+/// token `start` and call `i`; else the first that is.
+pub(crate) fn unwritten(
+    s: &Scanned<'_>,
+    start: usize,
+    i: usize,
+    ranges: &[(usize, usize)],
+) -> Result<(), NoRewrite> {
+    let vars = ranges
+        .iter()
+        .flat_map(|&(a, b)| a..b)
+        .filter(|&t| s.tokens[t].kind == Kind::Ident && !s.is_call(t));
+    for v in vars {
+        let var = s.text(v);
+        let touched = (start..i).filter(|&t| s.text(t) == var).any(|t| {
+            let prev = s.text(t.saturating_sub(1));
+            let declared = t > 0
+                && (s.tokens[t - 1].kind == Kind::Ident && prev != "return"
+                    || matches!(prev, "*" | ","));
+            // `v = f(call(v))`: the store follows the call.
+            let stored_after = assigns(s, t + 1) && same_expression(s, t, i);
+            declared
+                || (assigns(s, t + 1) && !stored_after)
+                || increments(s, t + 1)
+                || (t > 1 && increments(s, t - 2))
+                // `&v` (its address taken), not `a && v`.
+                || (prev == "&" && !(t > 1 && s.text(t - 2) == "&" && adjacent(s, t - 2)))
+        });
+        if touched {
+            return Err(NoRewrite::Written(var.to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// The text of tokens `a..b` on one line: a space where the source has any.
+pub(crate) fn tokens_text(s: &Scanned<'_>, a: usize, b: usize) -> String {
+    let mut out = String::new();
+    for t in a..b {
+        if t > a && !adjacent(s, t - 1) {
+            out.push(' ');
+        }
+        out.push_str(s.text(t));
+    }
+    out
+}
+
+/// A name `__clg_{kind}{n}` the source does not hold.
+pub(crate) fn temporary(s: &Scanned<'_>, kind: char, n: usize) -> String {
+    let mut temp = format!("{}{kind}{n}", GENERATED);
+    while s.src.contains(&temp) {
+        temp.push('_');
+    }
+    temp
+}
+
+/// The edits that declare `__typeof__(typed) __clg_uN = value;` in front of statement `start`
+/// (in braces where it is the body of an `if`, `else`, loop or `do`), after `before` (other
+/// declarations), and put the temporary in place of the call `i` (whose `)` is `close`).
+pub(crate) fn place(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    start: usize,
+    (i, close): (usize, usize),
+    (typed, value, before): (&str, &str, &str),
+    n: usize,
+) -> Edits {
+    let temp = temporary(s, 'u', n);
+    let wrap = start > 0 && matches!(s.text(start - 1), ")" | "else" | "do");
+    let at = s.tokens[start].span.start;
+    let decl = format!(
+        "{}{before}__typeof__({typed}) {temp} = {value}; ",
+        if wrap { "{ " } else { "" }
+    );
+    let mut edits = vec![
+        (s.tokens[i].span.start, s.tokens[close].span.end, temp),
+        (at, at, decl),
+    ];
+    if wrap {
+        let end = divergence::statement_end(s, start, f.body.1);
+        let end = s.tokens[end - 1].span.end;
+        edits.push((end, end, " }".into()));
+    }
+    edits
+}
