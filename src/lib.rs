@@ -150,6 +150,7 @@ mod event;
 mod ffi;
 pub mod kernel;
 pub mod launch;
+mod obstacle;
 #[doc = include_str!("opencl_c.md")]
 pub mod opencl_c {}
 #[cfg(feature = "unstable-internals")]

@@ -167,7 +167,7 @@ fn macro_named_kernels_run_as_written() {
                 .kernel(name)
                 .unwrap()
                 .rewrite_obstacle()
-                .map(str::to_string);
+                .map(ToString::to_string);
             let why = why.unwrap_or_else(|| panic!("{case}: `{name}` rewritten"));
             assert!(why.contains("macro"), "{case}: {why}");
         }

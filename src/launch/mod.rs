@@ -69,7 +69,7 @@ pub(crate) mod uniform;
 pub use crate::event::Event;
 pub use crate::plan::rounding::ROUNDING_SLACK;
 pub use crate::plan::work_group::LocalSize;
-pub use crate::plan::{Breach, GroupSplit, Refusal, SourceObstacle, Unsplit};
+pub use crate::plan::{Breach, GroupSplit, Refusal, Unsplit};
 pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
 pub(crate) use prepare::Prepared;
 

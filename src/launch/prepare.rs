@@ -34,14 +34,14 @@ impl Launch<'_> {
     pub(super) fn plan(&self, global: Range, shape: Shape) -> Result<Plan> {
         let k = self.kernel;
         k.check_sub_group_size()?;
-        let wrap = || k.wrapped().map_err(|o| o.to_string());
+        let wrap = || k.wrapped();
         let choose = |g, asked| k.local_size(g, asked);
         let facts = KernelFacts {
             name: k.name(),
             constraints: k.constraints().clone(),
             rounding: *k.program().rounding(),
-            round: k.rounding_support().map_err(ToString::to_string),
-            shape: k.shape_dependence().map(ToString::to_string),
+            round: k.rounding_support(),
+            shape: k.shape_dependence(),
             wrap: &wrap,
             splittable: k.program().splittable(),
             conditions: uniform::values(k, &self.args),

@@ -31,7 +31,7 @@ pub mod uniform_branch;
 pub mod weighted;
 pub mod work_group;
 
-pub use refusal::{Breach, GroupSplit, Refusal, SourceObstacle, Unsplit};
+pub use refusal::{Breach, GroupSplit, Refusal, Unsplit};
 
 /// The greatest common divisor (`gcd(a, 0) = a`).
 pub(crate) fn gcd(a: usize, b: usize) -> usize {

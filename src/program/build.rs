@@ -372,7 +372,7 @@ pub(super) fn build_with_fallbacks(
         log::debug!("build with checked variants failed ({e}); building without them");
         let why = Obstacle::VariantsFailed {
             checked: true,
-            error: Box::new(e.clone()),
+            error: e.to_string(),
         };
         for p in plans.values_mut().filter(|p| p.checked.is_ok()) {
             p.checked = Err(why.clone());
@@ -384,7 +384,7 @@ pub(super) fn build_with_fallbacks(
             log::debug!("build with generated variants failed ({e}); building without them");
             let why = Obstacle::VariantsFailed {
                 checked: false,
-                error: Box::new(e.clone()),
+                error: e.to_string(),
             };
             for p in plans.values_mut().filter(|p| p.rounded.is_ok()) {
                 p.rounded = Err(why.clone());

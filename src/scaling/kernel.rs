@@ -6,10 +6,11 @@ use super::Placement;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
+use crate::obstacle::Obstacle;
 use crate::plan::launch::{plan, DeviceFacts, KernelFacts, Plan, Request, Shape};
 use crate::plan::local_size::Limits;
 use crate::plan::work_group::Constraints;
-use crate::plan::{Refusal, SourceObstacle};
+use crate::plan::Refusal;
 use crate::queue::names;
 use crate::range::Range;
 use crate::transform::footprint::Footprint;
@@ -39,9 +40,9 @@ pub struct RootKernel {
     pub(super) name: String,
     pub(super) params: Vec<ParamFacts>,
     /// Why the kernel cannot see whole-launch values (a called function asks for them).
-    pub(super) whole_obstacle: Option<SourceObstacle>,
+    pub(super) whole_obstacle: Option<Arc<Obstacle>>,
     /// Why the kernel has no partitioned variant (`kernels` are then the kernels as written).
-    pub(super) rewrite_obstacle: Option<SourceObstacle>,
+    pub(super) rewrite_obstacle: Option<Arc<Obstacle>>,
     /// Built as checked variants.
     pub(super) checked: bool,
     pub(super) placement: Placement,
@@ -125,7 +126,7 @@ impl RootKernel {
     /// assert_eq!(x.read()?, [2; 1000]);
     /// # Ok::<(), clgroups::Error>(())
     /// ```
-    pub fn rewrite_obstacle(&self) -> Option<&str> {
+    pub fn rewrite_obstacle(&self) -> Option<&Obstacle> {
         self.rewrite_obstacle.as_deref()
     }
 
@@ -150,16 +151,16 @@ impl RootKernel {
         let first = &self.kernels[0];
         let round = match (&self.guarded, first.rounding_support()) {
             (Some(_), _) => Ok(()),
-            (None, Err(why)) => Err(why.to_string()),
-            (None, Ok(())) => Err(Refusal::NoGuardedVariant.to_string()),
+            (None, Err(why)) => Err(why),
+            (None, Ok(())) => Err(&Obstacle::NoGuardedVariant),
         };
-        let no_wrapper = || Err(Refusal::NoGuardedVariant.to_string());
+        let no_wrapper = || Err(Obstacle::NoGuardedVariant);
         let facts = KernelFacts {
             name: &self.name,
             constraints: self.constraints(),
             rounding: *first.program().rounding(),
             round,
-            shape: first.shape_dependence().map(ToString::to_string),
+            shape: first.shape_dependence(),
             wrap: &no_wrapper,
             splittable: false,
             conditions: Ok(Vec::new()),

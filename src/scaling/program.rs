@@ -5,10 +5,12 @@ use super::contract::{driver_params, uses_atomics, ParamFacts};
 use super::kernel::Policy;
 use super::{Placement, RootDevice, RootKernel};
 use crate::error::Result;
+use crate::obstacle::Obstacle;
 use crate::program::{Program, ProgramBuilder};
 use crate::transform::{self, is_const_pointee, is_global_pointer, RootDecl, VariantKind};
 use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
 use std::fmt;
+use std::sync::Arc;
 
 /// One source built for every device of a [`RootDevice`].
 ///
@@ -30,7 +32,7 @@ pub struct RootProgram {
     /// Per declaration of `decls`: its parameters or body name an atomic (`uses_atomics`).
     atomic_bodies: Vec<bool>,
     /// Why no kernel has a partitioned variant (the source as written was built).
-    obstacle: Option<crate::plan::SourceObstacle>,
+    obstacle: Option<Obstacle>,
     checked: bool,
 }
 
@@ -85,11 +87,14 @@ impl RootProgram {
             built.collect::<Result<Vec<_>>>()
         };
         let (programs, obstacle) = match variants {
-            Err(why) => (build_all(&builder)?, Some(why.to_string())),
+            Err(why) => (build_all(&builder)?, Some(why)),
             Ok(text) => match build_all(&builder.clone().with_source(text)) {
                 Ok(programs) => (programs, None),
                 Err(e) => {
-                    let why = format!("its variants did not build ({e})");
+                    let why = Obstacle::VariantsFailed {
+                        checked: false,
+                        error: e.to_string(),
+                    };
                     (build_all(&builder)?, Some(why))
                 }
             },
@@ -141,13 +146,11 @@ impl RootProgram {
         let decl = root_decl.map(|r| &r.decl);
         let obstacle = match (&self.obstacle, decl) {
             (Some(why), _) => Some(why.clone()),
-            (None, Some(d)) => d.rewrite_obstacle.as_ref().map(ToString::to_string),
-            (None, None) => Some(
-                "the scanner did not find its declaration (a name made by a macro?)".to_string(),
-            ),
+            (None, Some(d)) => d.rewrite_obstacle.clone(),
+            (None, None) => Some(Obstacle::NotDeclared),
         };
         let (Some(decl), None) = (decl, &obstacle) else {
-            let why = obstacle.unwrap_or_default();
+            let why = Arc::new(obstacle.unwrap_or(Obstacle::NotDeclared));
             log::debug!("root kernel `{name}`: no partitioned variant: {why}");
             let kernels = self.programs.iter().map(|p| p.kernel(name));
             let kernels = kernels.collect::<Result<Vec<_>>>()?;
@@ -197,8 +200,11 @@ impl RootProgram {
                 }
             })
             .collect();
-        let whole_obstacle = facts.whole_obstacle.as_ref().map(ToString::to_string);
-        log::debug!("root kernel `{name}`: {params:?}, whole-launch obstacle {whole_obstacle:?}");
+        let whole_obstacle = facts.whole_obstacle.clone().map(Arc::new);
+        log::debug!(
+            "root kernel `{name}`: {params:?}, whole-launch obstacle {:?}",
+            whole_obstacle.as_ref().map(ToString::to_string)
+        );
         Ok(RootKernel {
             kernels,
             guarded,

@@ -25,9 +25,9 @@
 //! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
 //! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.
 
-use super::obstacle::{NoRewrite, Obstacle};
 use super::source::{FunctionDef, Scanned};
 use crate::builtins::{self, Flags};
+use crate::obstacle::{NoRewrite, Obstacle};
 use crate::plan::uniform_branch::IdCondition;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

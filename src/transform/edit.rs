@@ -1,7 +1,7 @@
 //! Edits of a text (`(start, end, new text)` replacements), applied in one pass, and what
 //! the scratch threading's edits are and cannot reach ([`Threading`]).
 
-use super::obstacle::Obstacle;
+use crate::obstacle::Obstacle;
 
 /// Replacements `(start, end, new text)` of a text's byte spans.
 pub(crate) type Edits = Vec<(usize, usize, String)>;

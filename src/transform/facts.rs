@@ -78,7 +78,7 @@ impl SourceFacts {
                 );
                 let words = text_words(src);
                 return Ok(SourceFacts {
-                    unscanned: Some(Obstacle::Unscanned(Box::new(e.clone()))),
+                    unscanned: Some(Obstacle::Unscanned(e.to_string())),
                     hidden_required_size: words.contains(REQUIRED_SIZE)
                         || words.contains(REQUIRED_SIZE_UNDERSCORED),
                     words,

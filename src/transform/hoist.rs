@@ -29,13 +29,13 @@
 
 use super::divergence::{self, Region};
 use super::edit::Edits;
-use super::obstacle::NoRewrite;
 use super::sg_uniform::Uniformity;
 use super::source::{FunctionDef, Scanned};
 use super::statement::{
     and_or_operands, assigns, increments, place, pure, statement_start, tokens_text, unwritten,
 };
 use crate::builtins::{self, Flags};
+use crate::obstacle::NoRewrite;
 
 /// `src` with the collectives that [`super::divergence`] would refuse moved where the whole
 /// work-group reaches them, wherever that keeps the meaning ([`uniform_collectives`]'s rules

@@ -14,8 +14,8 @@
 
 use super::edit::Threading;
 use super::lex::{Kind, Token};
-use super::obstacle::Obstacle;
 use super::source::Scanned;
+use crate::obstacle::Obstacle;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The hidden parameter, as kernels and helpers declare it.

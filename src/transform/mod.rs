@@ -44,7 +44,6 @@ mod layer;
 mod lex;
 mod macro_scratch;
 mod nu_mask;
-mod obstacle;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
 mod partitioned;
 mod pipeline;
@@ -57,12 +56,12 @@ mod statement;
 mod variant;
 mod wrapper;
 
+pub use crate::obstacle::{ArgumentObstacle, NoRewrite, Obstacle, Undecided, Use, UseKind, Via};
 #[cfg(feature = "scaling")]
 pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
 pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;
-pub use obstacle::{ArgumentObstacle, NoRewrite, Obstacle, Undecided, Use, UseKind, Via};
 #[cfg(feature = "scaling")]
 pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle};
 pub(crate) use pipeline::{read as read_source, Source};
@@ -88,7 +87,7 @@ pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<Obstacle>)> {
         Ok(s) => Ok((scanned_kernels(&s)?, None)),
         Err(e) => {
             log::debug!("source not scanned ({e}): no generated variants");
-            Ok((Vec::new(), Some(Obstacle::Unscanned(Box::new(e)))))
+            Ok((Vec::new(), Some(Obstacle::Unscanned(e.to_string()))))
         }
     }
 }
@@ -118,7 +117,7 @@ pub(crate) fn scan_root(
         Ok(s) => s,
         Err(e) => {
             log::debug!("source not scanned ({e}): no generated variants");
-            return Ok((Vec::new(), Err(Obstacle::Unscanned(Box::new(e)))));
+            return Ok((Vec::new(), Err(Obstacle::Unscanned(e.to_string()))));
         }
     };
     let kernels = scanned_kernels(&s)?;
@@ -138,7 +137,7 @@ pub(crate) fn scan_root(
         .collect();
     Ok((
         decls,
-        variants.map_err(|e| Obstacle::Unscanned(Box::new(e))),
+        variants.map_err(|e| Obstacle::Unscanned(e.to_string())),
     ))
 }
 

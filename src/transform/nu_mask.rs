@@ -32,10 +32,10 @@
 
 use super::divergence::{self, Region};
 use super::edit::Edits;
-use super::obstacle::NoRewrite;
 use super::source::{FunctionDef, Scanned};
 use super::statement::{pure, tokens_text, unwritten};
 use crate::builtins::{self, Flags};
+use crate::obstacle::NoRewrite;
 
 /// Whether `word` is a built-in defined over the active work-items: these are masked here (or
 /// refused, naming why), never moved as they are.

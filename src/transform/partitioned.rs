@@ -38,12 +38,12 @@
 //! [`super::rounded`], so messages point to the original lines.
 
 use super::checked::{self, CHECK_HELPER};
-use super::obstacle::{Obstacle, UseKind};
 use super::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
 use super::source::{KernelDecl, Param, Scanned};
 use super::variant::VariantKind;
 use crate::builtins::{self, Flags};
 use crate::error::Result;
+use crate::obstacle::{Obstacle, UseKind};
 use std::fmt::Write as _;
 
 /// `src` with the partitioned variant of each kernel of `kernels` after it (see the module

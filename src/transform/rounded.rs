@@ -50,11 +50,11 @@
 //! An early return makes the last work-group and sub-group partial, which breaks barriers,
 //! collectives and local memory. [`rounding_obstacle`] says why a kernel must run unrounded.
 
-use super::obstacle::{Obstacle, Use, UseKind, Via};
 use super::source::{FunctionDef, KernelDecl, Kind, Scanned};
 use super::variant::VariantKind;
 use crate::builtins::{self, Flags};
 use crate::error::{Error, Result};
+use crate::obstacle::{Obstacle, Use, UseKind, Via};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 

@@ -4,10 +4,10 @@
 use super::divergence;
 use super::edit::Edits;
 use super::lex::Kind;
-use super::obstacle::NoRewrite;
 use super::source::{FunctionDef, Scanned};
 use super::variant::GENERATED;
 use crate::builtins::{self, Flags};
+use crate::obstacle::NoRewrite;
 
 pub(crate) fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
     a + 1 < s.tokens.len() && s.tokens[a].span.end == s.tokens[a + 1].span.start

@@ -23,11 +23,11 @@
 //! [`wrap_obstacle`] allows only kernels whose body, called functions and macros ask nothing
 //! whose answer a launch rounded up to whole work-groups changes.
 
-use super::obstacle::{ArgumentObstacle, Obstacle, Use, UseKind};
 use super::rounded::{self, first_use, EXTRA_PARAMS, GUARD};
 use super::source::{KernelDecl, Scanned};
 use super::variant::VariantKind;
 use crate::builtins::{self, Flags};
+use crate::obstacle::{ArgumentObstacle, Obstacle, Use, UseKind};
 use opencl3::kernel::{
     CL_KERNEL_ARG_ACCESS_NONE, CL_KERNEL_ARG_ACCESS_READ_ONLY, CL_KERNEL_ARG_ACCESS_READ_WRITE,
     CL_KERNEL_ARG_ACCESS_WRITE_ONLY, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,

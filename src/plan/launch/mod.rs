@@ -31,10 +31,11 @@ mod tests;
 pub use several::split_pieces;
 
 use super::local_size::Limits;
-use super::refusal::{Refusal, SourceObstacle};
+use super::refusal::Refusal;
 use super::rounding::{RoundingConfig, RoundingPlan, Variant};
 use super::uniform_branch::IdCondition;
 use super::work_group::{choose, Constraints, LocalSize};
+use crate::obstacle::Obstacle;
 use crate::range::Range;
 
 /// A chooser of local sizes: `plan::work_group::choose` for the kernel, remembered.
@@ -50,12 +51,12 @@ pub struct KernelFacts<'a> {
     /// The rounding settings of its program.
     pub rounding: RoundingConfig,
     /// Whether it has rounded (guarded) variants, or why not.
-    pub round: Result<(), SourceObstacle>,
+    pub round: Result<(), &'a Obstacle>,
     /// Why rounding would change the work-group shape it asks for, if it would.
-    pub shape: Option<SourceObstacle>,
+    pub shape: Option<&'a Obstacle>,
     /// Whether a wrapper runs it guarded, or why not (asked only where needed: making it
     /// builds it once).
-    pub wrap: &'a dyn Fn() -> Result<(), SourceObstacle>,
+    pub wrap: &'a dyn Fn() -> Result<(), Obstacle>,
     /// Whether its source allows bulk + tail launches (`plan::split::splittable`).
     pub splittable: bool,
     /// Its launch-time id conditions with their arguments' values (an error where an

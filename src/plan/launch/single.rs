@@ -10,6 +10,7 @@ use crate::plan::split;
 use crate::plan::uniform_branch::{uniform_branch, uniform_local};
 use crate::plan::work_group::LocalSize;
 use crate::range::Range;
+use std::sync::Arc;
 
 /// The plan of `r` on its one device.
 pub(super) fn plan(r: &Request) -> Result<Plan, Box<Refused>> {
@@ -134,9 +135,9 @@ fn unrounded(r: &Request, planned: Option<Range>) -> Result<Option<Plan>, Box<Re
     // Launch-time conditions are kept uniform by one launch with a local size of their own.
     if k.splittable && !k.has_conditions() {
         if let Some(parts) = split::split(user, &r.devices[0].limits, no_single) {
-            let why = match &k.round {
-                Err(why) => why.as_str(),
-                Ok(()) => "rounding did not help",
+            let why: &dyn std::fmt::Display = match &k.round {
+                Err(why) => why,
+                Ok(()) => &"rounding did not help",
             };
             log::debug!(
                 "kernel `{}`: not rounded ({why}); bulk + tail launches",
@@ -193,11 +194,11 @@ fn required(r: &Request, can_round: bool) -> Result<Plan, Box<Refused>> {
             // runs the guard (issue 20, item 4).
             let wrapped = (!can_round).then(|| (k.wrap)());
             if let Some(Err(wrap)) = wrapped {
-                let round = k.round.clone().err().unwrap_or_else(|| "?".into());
+                let round = k.round.err().map(|o| Arc::new(o.clone()));
                 let why = Refusal::Unroundable {
                     required: req,
                     round,
-                    wrap,
+                    wrap: Arc::new(wrap),
                 };
                 return Err(Refused::new(user, Some(req), why));
             }

@@ -208,9 +208,9 @@ fn required_groups_round_or_refuse_with_both_obstacles() {
         required: Some(Range::d1(64)),
         ..Constraints::new(lim)
     };
-    let wrap = || Err("a macro".to_string());
+    let wrap = || Err(Obstacle::NotFound);
     let mut kernel = KernelFacts::plain("k", constraints);
-    kernel.round = Err("a macro".into());
+    kernel.round = Err(&Obstacle::NotFound);
     kernel.wrap = &wrap;
     let e = plan(&Request::new(
         &kernel,
@@ -221,7 +221,7 @@ fn required_groups_round_or_refuse_with_both_obstacles() {
     .unwrap_err();
     let text = e.reason.to_string();
     assert!(
-        text.ends_with("it cannot be rounded nor wrapped (a macro)"),
+        text.ends_with("cannot be rounded nor wrapped (the scanner did not find the kernel (made by a macro?))"),
         "{text}"
     );
     kernel.round = Ok(());

@@ -14,13 +14,11 @@ mod parts;
 
 pub use parts::{Breach, GroupSplit, Unsplit};
 
+use crate::obstacle::Obstacle;
 use crate::plan::bounds::MAX_WORK_GROUPS;
 use crate::range::Range;
 use std::fmt;
-
-/// Why a kernel's source keeps it from a variant (rounded, wrapped, partitioned) or from
-/// whole-launch values, as the kernel's analysis words it.
-pub type SourceObstacle = String;
+use std::sync::Arc;
 
 /// Why a launch is refused, or runs otherwise than asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -145,10 +143,10 @@ pub enum Refusal {
     Unroundable {
         /// The required size.
         required: Range,
-        /// Why it cannot be rounded.
-        round: SourceObstacle,
+        /// Why it cannot be rounded (`None`: it has rounded variants, but not of its shape).
+        round: Option<Arc<Obstacle>>,
         /// Why it cannot be wrapped.
-        wrap: SourceObstacle,
+        wrap: Arc<Obstacle>,
     },
     /// A rounded range far larger than the range asked for.
     Slack {
@@ -208,9 +206,9 @@ pub enum Refusal {
     /// No partition of the launch over the devices.
     NoPartition,
     /// The kernel asks for whole-launch values a device's part would misdescribe.
-    WholeValues(SourceObstacle),
+    WholeValues(Arc<Obstacle>),
     /// The kernel has no partitioned variant: device 0 ran the whole launch.
-    NoPartitionedVariant(SourceObstacle),
+    NoPartitionedVariant(Arc<Obstacle>),
     /// An argument breaks the contract of a launch over several devices (`partitioned`:
     /// in partitioned placement, else shared).
     Contract {
@@ -380,9 +378,12 @@ impl fmt::Display for Refusal {
                      not divide the range, and ",
                     required.as_slice()
                 )?;
-                match round == wrap {
-                    true => write!(f, "it cannot be rounded nor wrapped ({round})"),
-                    false => write!(f, "it cannot be rounded ({round}) nor wrapped ({wrap})"),
+                match round {
+                    Some(round) if round == wrap => {
+                        write!(f, "it cannot be rounded nor wrapped ({round})")
+                    }
+                    Some(round) => write!(f, "it cannot be rounded ({round}) nor wrapped ({wrap})"),
+                    None => write!(f, "it cannot be rounded (?) nor wrapped ({wrap})"),
                 }
             }
             Slack { launch, asked } => write!(

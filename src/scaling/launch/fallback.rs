@@ -9,6 +9,7 @@ use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launch::{Arg, Event, LocalSize};
+use crate::obstacle::Obstacle;
 use crate::plan::launch::Shape as PlanShape;
 use crate::plan::partition::{partition, Partition};
 use crate::plan::root_fallback::{per_device_parts, root_fallback, RootFallback};
@@ -16,6 +17,7 @@ use crate::plan::split;
 use crate::plan::Refusal;
 use crate::queue::Queue;
 use crate::range::Range;
+use std::sync::Arc;
 
 /// What a fallback launch runs: an ND-range in work-groups of a [`LocalSize`], or a plain
 /// range.
@@ -64,7 +66,7 @@ impl RootLaunch<'_> {
         log::debug!(
             "root kernel `{}` without its partitioned variant ({}): {how:?}: {why}",
             k.name(),
-            k.rewrite_obstacle().unwrap_or_default()
+            k.rewrite_obstacle().unwrap_or(&Obstacle::NotDeclared)
         );
         // SAFETY: the caller's contract, for the same range.
         unsafe {
@@ -218,7 +220,7 @@ impl RootLaunch<'_> {
             partition: Partition { dim: 0, chunks },
             events,
             spread: Spread::OneDevice(Refusal::NoPartitionedVariant(
-                k.rewrite_obstacle().unwrap_or_default().to_string(),
+                (k.rewrite_obstacle.clone()).unwrap_or_else(|| Arc::new(Obstacle::NotDeclared)),
             )),
             priced: None,
         })

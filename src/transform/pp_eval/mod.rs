@@ -12,7 +12,7 @@
 //! guessed. Any text is accepted: malformed lines count as unknown, expansions and nesting are
 //! bounded.
 
-pub(crate) use super::obstacle::Undecided;
+pub(crate) use crate::obstacle::Undecided;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a macro name stands for.

@@ -18,8 +18,8 @@
 
 use super::lex::{match_brackets, Directive, Lexer, LineIndex};
 pub(crate) use super::lex::{Kind, Token};
-use super::obstacle::Obstacle;
 use crate::error::{Error, Result};
+use crate::obstacle::Obstacle;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
@@ -401,7 +401,7 @@ impl<'a> Scanned<'a> {
         let body = self.tokens[f.body.0].span.start..self.tokens[f.body.1].span.end;
         let (params, params_obstacle) = match self.params(f, f.open_paren + 1, close_paren) {
             Ok(p) => (p, None),
-            Err(e) => (Vec::new(), Some(Obstacle::Unscanned(Box::new(e)))),
+            Err(e) => (Vec::new(), Some(Obstacle::Unscanned(e.to_string()))),
         };
         let (sub_group_size, own_sub_group_attr, unresolved_sub_group_attr) =
             self.sub_group_size(f)?;

@@ -1,7 +1,8 @@
 //! [`Obstacle`]: why clgroups writes (or uses) no generated variant of a kernel, as data: the
 //! kernel, line and built-in are fields; `Display` words it for users.
 
-use crate::error::Error;
+mod words;
+
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -77,8 +78,12 @@ pub enum Obstacle {
     DefinedTwice,
     /// The scanner did not find the kernel.
     NotFound,
-    /// The scanner could not read the source.
-    Unscanned(Box<Error>),
+    /// The scanner did not find a root kernel's declaration.
+    NotDeclared,
+    /// A launch over several devices of a kernel without guarded (rounded) variants.
+    NoGuardedVariant,
+    /// The scanner could not read the source (the error's message).
+    Unscanned(String),
     /// The kernel's own `intel_reqd_sub_group_size` argument cannot be read.
     UnreadSize {
         /// The attribute's argument, as written.
@@ -136,8 +141,8 @@ pub enum Obstacle {
     VariantsFailed {
         /// Whether only the checked variants were dropped.
         checked: bool,
-        /// The build's error.
-        error: Box<Error>,
+        /// The build's error message.
+        error: String,
     },
     /// The program builds only as written.
     OnlyWithoutRewrites,
@@ -224,7 +229,7 @@ pub enum Obstacle {
         want: String,
     },
     /// The wrapper program did not build.
-    WrapperBuild(Box<Error>),
+    WrapperBuild(String),
 }
 
 /// What an `#if` the build's macros cannot decide depends on ([`Obstacle::SelectedByIf`]).
@@ -380,6 +385,10 @@ impl fmt::Display for Obstacle {
                 f.write_str("it is defined more than once (under #if branches?)")
             }
             Obstacle::NotFound => f.write_str(not_found),
+            Obstacle::NotDeclared => {
+                f.write_str("the scanner did not find its declaration (a name made by a macro?)")
+            }
+            Obstacle::NoGuardedVariant => f.write_str("no guarded variant"),
             Obstacle::Unscanned(e) => write!(f, "{e}"),
             Obstacle::UnreadSize { argument, line } => {
                 write!(f, "intel_reqd_sub_group_size({argument}) at line {line}")
@@ -506,94 +515,12 @@ fn quoted(names: &[Undecided]) -> String {
     list.join(", ")
 }
 
-impl fmt::Display for Via {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Via::Calls(name) => write!(f, "calls `{name}`, which "),
-            Via::Macro(name) => write!(f, "uses macro `{name}`, which "),
-        }
-    }
-}
-
 impl Use {
     /// A use of `name` as `kind`.
     pub(crate) fn new(name: &str, kind: UseKind) -> Use {
         Use {
             name: name.to_string(),
             kind,
-        }
-    }
-}
-
-impl fmt::Display for Use {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let id = &self.name;
-        match self.kind {
-            UseKind::WorkGroupCollective => write!(f, "uses `{id}` (a work-group collective)"),
-            UseKind::SubGroup => write!(f, "uses `{id}` (a sub-group operation)"),
-            UseKind::LocalMemory => write!(f, "declares `{id}` memory"),
-            UseKind::SeesRoundedRange => write!(
-                f,
-                "uses `{id}` (a called function would see the rounded range)"
-            ),
-            UseKind::ReportsRoundedRange => write!(
-                f,
-                "uses `{id}`, which would report the rounded-up range (a wrapper cannot change it)"
-            ),
-            UseKind::PartialGroup => write!(
-                f,
-                "uses `{id}` (the last work-group of a rounded-up range is partial)"
-            ),
-            UseKind::ShapeQuery => write!(f, "uses `{id}` (a work-group shape query)"),
-            UseKind::WholeLaunch => write!(f, "uses `{id}`"),
-        }
-    }
-}
-
-impl fmt::Display for ArgumentObstacle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ArgumentObstacle::NoTypeName => f.write_str("the driver reports no type name"),
-            ArgumentObstacle::NotPlainType(t) => write!(f, "type `{t}` is not a plain type name"),
-            ArgumentObstacle::NoTypeQualifiers => {
-                f.write_str("the driver reports no type qualifiers")
-            }
-            ArgumentObstacle::NoAddressQualifier => {
-                f.write_str("the driver reports no address qualifier")
-            }
-            ArgumentObstacle::Local => f.write_str("a local-memory argument"),
-            ArgumentObstacle::Address(q) => write!(f, "address qualifier {q:#x}"),
-            ArgumentObstacle::Access(q) => write!(f, "access qualifier {q:#x}"),
-        }
-    }
-}
-
-impl fmt::Display for NoRewrite {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NoRewrite::Loop => {
-                f.write_str("it runs in a loop or switch that the condition controls")
-            }
-            NoRewrite::LoopCondition => f.write_str(
-                "it decides whether its loop runs again, and the sub-groups of a work-group may \
-                 leave the loop at different iterations",
-            ),
-            NoRewrite::AfterExit => f.write_str("it follows an exit taken under the condition"),
-            NoRewrite::Unsafe(t) => {
-                write!(f, "its operand is not safe to evaluate everywhere ({t})")
-            }
-            NoRewrite::Written(v) => write!(f, "its operand reads `{v}`, written before the call"),
-            NoRewrite::Barrier => f.write_str("a barrier cannot be computed ahead"),
-            NoRewrite::NotUniform(t) => write!(
-                f,
-                "its condition is not shown uniform in each sub-group (`{t}` outside a collective)"
-            ),
-            NoRewrite::NonUniform => f.write_str(
-                "a non_uniform built-in's result depends on the work-items reaching it, which \
-                     clgroups tells only under `if`s, `&&`, `||` and `?:`, for reductions, scans \
-                     and votes",
-            ),
-            NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
         }
     }
 }
