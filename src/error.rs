@@ -120,7 +120,7 @@ pub enum Error {
         /// The argument's index.
         index: usize,
         /// What is wrong.
-        reason: String,
+        reason: Box<crate::launch::wrong_argument::WrongArgument>,
     },
     /// An environment variable clgroups reads ([`crate::config`]) holds a value it does not
     /// accept; reported by the first call that needs the setting.

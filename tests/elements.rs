@@ -266,7 +266,7 @@ fn wrong_element_types_are_errors_before_enqueue() {
         Err(Error::InvalidArgument {
             index: 0, reason, ..
         }) => {
-            assert!(reason.contains("16-byte"), "{reason}");
+            assert!(reason.to_string().contains("16-byte"), "{reason}");
             println!("float3: {reason}");
         }
         other => panic!("expected an argument error, got {other:?}"),

@@ -289,7 +289,7 @@ fn invalid_argument(e: Error, kernel_name: &str, at: usize, why: &str) {
         panic!("want InvalidArgument, got {msg}")
     };
     assert_eq!((kernel.as_str(), index), (kernel_name, at), "{msg}");
-    assert!(reason.contains(why), "{msg}");
+    assert!(reason.to_string().contains(why), "{msg}");
     assert!(msg.contains(&format!("`{kernel_name}`")), "{msg}");
 }
 

@@ -1,5 +1,6 @@
 //! Kernel arguments: what may be passed, and the checks against the kernel's signature.
 
+use super::wrong_argument::{Expected, WrongArgument};
 use crate::buffer::{builtin, Buffer, ElemType, Pod};
 use crate::checked::Guard;
 use crate::error::{Error, Result};
@@ -246,57 +247,29 @@ pub fn check(kernel: &str, sig: &[ArgInfo], args: &[Arg]) -> Result<()> {
         return Err(Error::InvalidArgument {
             kernel: kernel.to_string(),
             index: args.len().min(sig.len()),
-            reason: format!(
-                "the kernel takes {} argument(s), {} given",
-                sig.len(),
-                args.len()
-            ),
+            reason: Box::new(WrongArgument::Count {
+                takes: sig.len(),
+                given: args.len(),
+            }),
         });
     }
     for (index, (info, arg)) in sig.iter().zip(args).enumerate() {
-        if let Some(reason) = mismatch(info, arg) {
-            let name = info.name.as_deref().unwrap_or("?");
+        if let Some(is) = mismatch(info, arg) {
             return Err(Error::InvalidArgument {
                 kernel: kernel.to_string(),
                 index,
-                reason: format!("`{name}` {reason}, got {}", arg.describe()),
+                reason: Box::new(WrongArgument::Type {
+                    name: info.name.as_deref().unwrap_or("?").to_string(),
+                    is,
+                    got: arg.describe(),
+                }),
             });
         }
     }
     Ok(())
 }
 
-/// What a parameter is that an argument does not fit.
-#[derive(Debug, PartialEq, Eq)]
-enum Mismatch<'a> {
-    /// A pointer to another built-in type (with the pointee's bytes where the buffer's element
-    /// has no OpenCL name).
-    Pointer(&'a str, Option<usize>),
-    /// A global pointer, given something else.
-    Global(&'a str),
-    /// A local pointer, given something else.
-    Local,
-    /// A value of another built-in type (with its bytes where the given one has no name).
-    Value(&'a str, Option<usize>),
-    /// A value, given something else.
-    Private(&'a str),
-}
-
-impl std::fmt::Display for Mismatch<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Mismatch::Pointer(ty, None) => write!(f, "is a {ty} pointer"),
-            Mismatch::Pointer(ty, Some(b)) => write!(f, "is a {ty} pointer ({b}-byte elements)"),
-            Mismatch::Global(ty) => write!(f, "is a global {ty} pointer"),
-            Mismatch::Local => f.write_str("is a local pointer (pass launch::Local)"),
-            Mismatch::Value(ty, None) => write!(f, "is a {ty}"),
-            Mismatch::Value(ty, Some(b)) => write!(f, "is a {ty} ({b} bytes)"),
-            Mismatch::Private(ty) => write!(f, "is a {ty} value"),
-        }
-    }
-}
-
-fn mismatch<'a>(info: &'a ArgInfo, arg: &Arg) -> Option<Mismatch<'a>> {
+fn mismatch(info: &ArgInfo, arg: &Arg) -> Option<Expected> {
     let ty = info.type_name.as_deref();
     match (info.space?, arg) {
         (ArgSpace::Global, Arg::Buffer { elem, .. }) => {
@@ -304,23 +277,23 @@ fn mismatch<'a>(info: &'a ArgInfo, arg: &Arg) -> Option<Mismatch<'a>> {
             let ty = ty.unwrap_or("?");
             match elem.cl_name.and_then(builtin) {
                 _ if matches!(scalar, "char" | "uchar") => None,
-                Some((given, _)) => (given != scalar).then_some(Mismatch::Pointer(ty, None)),
+                Some((given, _)) => (given != scalar).then(|| Expected::Pointer(ty.into(), None)),
                 None => (elem.size % bytes != 0 && bytes % elem.size != 0)
-                    .then_some(Mismatch::Pointer(ty, Some(bytes))),
+                    .then(|| Expected::Pointer(ty.into(), Some(bytes))),
             }
         }
-        (ArgSpace::Global, _) => Some(Mismatch::Global(ty.unwrap_or("?"))),
+        (ArgSpace::Global, _) => Some(Expected::Global(ty.unwrap_or("?").into())),
         (ArgSpace::Local, Arg::Local(_)) => None,
-        (ArgSpace::Local, _) => Some(Mismatch::Local),
+        (ArgSpace::Local, _) => Some(Expected::Local),
         (ArgSpace::Private, Arg::Scalar { ty: given, .. }) => {
             let want = ty?;
             let (_, bytes) = builtin(want)?;
             match given.cl_name {
-                Some(name) => (name != want).then_some(Mismatch::Value(want, None)),
-                None => (given.size != bytes).then_some(Mismatch::Value(want, Some(bytes))),
+                Some(name) => (name != want).then(|| Expected::Value(want.into(), None)),
+                None => (given.size != bytes).then(|| Expected::Value(want.into(), Some(bytes))),
             }
         }
-        (ArgSpace::Private, _) => Some(Mismatch::Private(ty.unwrap_or("?"))),
+        (ArgSpace::Private, _) => Some(Expected::Private(ty.unwrap_or("?").into())),
     }
 }
 

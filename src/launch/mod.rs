@@ -65,6 +65,7 @@ mod enqueue;
 mod plain;
 mod prepare;
 pub(crate) mod uniform;
+pub(crate) mod wrong_argument;
 
 pub use crate::event::Event;
 pub use crate::plan::rounding::ROUNDING_SLACK;
@@ -72,6 +73,7 @@ pub use crate::plan::work_group::LocalSize;
 pub use crate::plan::{Breach, GroupSplit, Refusal, Unsplit};
 pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
 pub(crate) use prepare::Prepared;
+pub use wrong_argument::{Expected, WrongArgument};
 
 use crate::buffer::Buffer;
 #[cfg(doc)]

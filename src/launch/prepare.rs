@@ -4,7 +4,7 @@
 //! kernel, so an error leaves the queue untouched; a multi-device launch prepares every
 //! device's part before it enqueues the first.
 
-use super::{bounds, uniform, Arg, Launch, LocalSize};
+use super::{bounds, uniform, Arg, Launch, LocalSize, WrongArgument};
 use crate::error::{Error, Result};
 use crate::event;
 use crate::plan::launch::{plan, DeviceFacts, KernelFacts, Piece, Plan, Request, Shape};
@@ -110,10 +110,9 @@ impl Launch<'_> {
                     return Err(Error::InvalidArgument {
                         kernel: name.to_string(),
                         index,
-                        reason: format!(
-                            "the buffer belongs to another context than the queue on {}",
-                            self.queue.device()
-                        ),
+                        reason: Box::new(WrongArgument::OtherContext {
+                            device: self.queue.device().to_string(),
+                        }),
                     });
                 }
             }
