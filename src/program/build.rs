@@ -2,7 +2,7 @@
 //! sub-group size, the build with its fallbacks, and the driver's kernel names.
 
 use super::compile::build_cached;
-use super::probe::{SizeRefusal, Told, Untold};
+use super::told::{SizeRefusal, Told, Untold};
 use super::{polyfill, resolve, ProgramBuilder, ResolvedSize, SubGroupSize};
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};

@@ -43,6 +43,7 @@ mod builder;
 mod compile;
 mod macros;
 mod probe;
+mod told;
 mod wrapped;
 
 pub use builder::ProgramBuilder;
@@ -134,7 +135,7 @@ struct ProgramInner {
     /// the driver's kernels), layer users, kernels refused on the emulated backend, words.
     facts: SourceFacts,
     /// The required sub-group sizes the driver told ([`probe`]), or why it told none.
-    driver_sizes: probe::DriverSizes,
+    driver_sizes: told::DriverSizes,
 }
 
 impl Program {
@@ -320,7 +321,7 @@ impl Program {
                 self.inner.facts.names_sub_group_collectives(),
                 (
                     self.inner.facts.hidden_required_size,
-                    probe::told(&self.inner.driver_sizes, name),
+                    told::told(&self.inner.driver_sizes, name),
                 ),
                 |size| {
                     (self.inner.facts.scratch_stand_in.as_ref())

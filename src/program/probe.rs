@@ -24,16 +24,14 @@
 //! told ([`Untold::Shape`]). What is not told stays refused ([`SizeRefusal`]), never guessed.
 
 use super::build::{self, KernelChoices};
+use super::told::{told, DriverSizes, SizeRefusal, Told, Untold, REQUIRED_SIZE};
 use super::{ProgramBuilder, ResolvedSize, SubGroupSize};
 use crate::device::ShuffleBackend;
 use crate::ffi::ClProgram;
 use crate::queue::Queue;
-use crate::transform::{self, Obstacle, Source};
+use crate::transform::{self, Source};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// The attribute that asks for a sub-group size.
-pub(crate) const REQUIRED_SIZE: &str = "intel_reqd_sub_group_size";
 
 /// The probe's defines, after the polyfill and before the user's text.
 const PROBE: &str = "#define reqd_work_group_size(...) work_group_size_hint(__VA_ARGS__)\n\
@@ -47,119 +45,6 @@ const PROBE_NAMES: [&str; 4] = [
     REQUIRED_SIZE,
     "__intel_reqd_sub_group_size__",
 ];
-
-/// What the driver told of one kernel's required sub-group size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Told {
-    /// `intel_reqd_sub_group_size(S)`.
-    Size(usize),
-    /// No required sub-group size.
-    NoSize,
-}
-
-/// Why the driver told nothing of a kernel's required sub-group size.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Untold {
-    /// Not asked: the backend's driver applies the attribute itself, or nothing needed asking.
-    NotAsked,
-    /// The source spells `name` itself (or defines it): the probe could not tell its own
-    /// required sizes from the source's.
-    Spelled(&'static str),
-    /// The probe build failed (the driver's log is at debug level).
-    BuildFailed,
-    /// The driver listed no such kernel in the probe build.
-    Absent,
-    /// The driver reported a required size that is not the probe's `(S, 1, 1)`.
-    Shape([usize; 3]),
-    /// The kernel has its own required work-group size, which the probe that the driver
-    /// accepted cannot tell from a required sub-group size.
-    OwnWorkGroupSize([usize; 3]),
-    /// The probe's own kernel, `intel_reqd_sub_group_size(2)`, was not reported as `(2, 1, 1)`
-    /// but as this: the driver does not apply the probe as meant.
-    Canary([usize; 3]),
-}
-
-impl std::fmt::Display for Untold {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Untold::NotAsked => f.write_str("the driver was not asked"),
-            Untold::Spelled(name) => write!(
-                f,
-                "the driver was not asked: the source spells or defines `{name}`, which the probe \
-                 build redefines"
-            ),
-            Untold::BuildFailed => f.write_str("the driver's probe build failed"),
-            Untold::Absent => f.write_str("the driver's probe build has no such kernel"),
-            Untold::Shape(s) => write!(
-                f,
-                "the driver's probe build reported a required work-group size {s:?}, not the \
-                 probe's (S, 1, 1)"
-            ),
-            Untold::OwnWorkGroupSize(s) => write!(
-                f,
-                "the kernel's own reqd_work_group_size {s:?} hides the probe's answer"
-            ),
-            Untold::Canary(s) => write!(
-                f,
-                "the driver's probe build reported {s:?} for its own kernel of \
-                 {REQUIRED_SIZE}(2): it does not apply the probe as meant"
-            ),
-        }
-    }
-}
-
-/// Why a kernel is refused: its required sub-group size is neither read by clgroups nor told by
-/// the driver, on a backend that fixes the size when it compiles.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum SizeRefusal {
-    /// The kernel's own attribute, which the scanner cannot read (`attribute`: what and where).
-    Unread {
-        attribute: Obstacle,
-        backend: ShuffleBackend,
-        driver: Untold,
-    },
-    /// The scanner did not find the kernel (made by a macro) in a source that writes the
-    /// attribute where the scanner cannot tell which kernel it sizes.
-    Unseen {
-        backend: ShuffleBackend,
-        driver: Untold,
-    },
-}
-
-impl std::fmt::Display for SizeRefusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SizeRefusal::Unread {
-                attribute,
-                backend,
-                driver,
-            } => write!(
-                f,
-                "its own sub-group size is {attribute}, and {driver}; the {backend} backend fixes \
-                 the size when it compiles: write a literal or an object-like macro of one \
-                 definition"
-            ),
-            SizeRefusal::Unseen { backend, driver } => write!(
-                f,
-                "the scanner did not find the kernel (made by a macro?) in a source that writes \
-                 {REQUIRED_SIZE} where the scanner cannot tell which kernel it sizes, and {driver}; \
-                 the {backend} backend fixes the sub-group size when it compiles"
-            ),
-        }
-    }
-}
-
-/// The driver's answer per kernel name, or why there are none.
-pub(crate) type DriverSizes =
-    std::result::Result<BTreeMap<String, std::result::Result<Told, Untold>>, Untold>;
-
-/// What the driver tells of a kernel `name`'s required sub-group size.
-pub(crate) fn told(sizes: &DriverSizes, name: &str) -> std::result::Result<Told, Untold> {
-    match sizes {
-        Ok(map) => map.get(name).cloned().unwrap_or(Err(Untold::Absent)),
-        Err(why) => Err(why.clone()),
-    }
-}
 
 /// Whether a build on `backend` must ask the driver: clgroups fixes the size there (or the
 /// device is PoCL's native sub-groups, `pocl_native`), and some
@@ -285,9 +170,9 @@ pub(super) fn ask_driver(
 struct Variant {
     defines: &'static str,
     remaps_own: bool,
-    /// A kernel, before the user's text, whose answer must be `(2, 1, 1)`: the driver applies
-    /// the defines as they are meant (a driver that ignored an attribute spelling would
-    /// otherwise answer "no size" for every kernel).
+    /// The attributes of a kernel ([`transform::probe_canary`]), before the user's text, whose
+    /// answer must be `(2, 1, 1)`: the driver applies the defines as they are meant (a driver
+    /// that ignored an attribute spelling would otherwise answer "no size" for every kernel).
     canary: &'static str,
 }
 
@@ -298,20 +183,15 @@ const VARIANTS: [Variant; 2] = [
         defines: PROBE,
         remaps_own: true,
         canary: "__attribute__((reqd_work_group_size(3, 1, 1))) \
-                 __attribute__((intel_reqd_sub_group_size(2))) \
-                 kernel void __clg_probe_canary(global int *clg_x) { clg_x[0] = 0; }\n",
+                 __attribute__((intel_reqd_sub_group_size(2))) ",
     },
     Variant {
         defines: "#define intel_reqd_sub_group_size(S) reqd_work_group_size(S, 1, 1)\n\
                   #define __intel_reqd_sub_group_size__(S) reqd_work_group_size(S, 1, 1)\n",
         remaps_own: false,
-        canary: "__attribute__((intel_reqd_sub_group_size(2))) \
-                 kernel void __clg_probe_canary(global int *clg_x) { clg_x[0] = 0; }\n",
+        canary: "__attribute__((intel_reqd_sub_group_size(2))) ",
     },
 ];
-
-/// The name of the probe's own kernel ([`Variant::canary`]).
-const CANARY_NAME: &str = "__clg_probe_canary";
 
 /// The probe builds and their answers ([`Told`] per kernel the driver lists, generated variants
 /// left out); `built` is a build of the program without the probe, whose required work-group
@@ -389,7 +269,12 @@ fn probe_with(
 ) -> DriverSizes {
     let device = queue.device();
     let size = super::automatic_size(device);
-    let defines = format!("{}{}", variant.defines, variant.canary);
+    let defines = format!(
+        "{}{}kernel void {}(global int *clg_x) {{ clg_x[0] = 0; }}\n",
+        variant.defines,
+        variant.canary,
+        transform::probe_canary()
+    );
     let program = build::build_probe(queue, b, source, plans, size, &defines).map_err(|e| {
         log::debug!("the probe build failed on {device}: {e}");
         Untold::BuildFailed
@@ -414,7 +299,7 @@ fn probe_with(
         Untold::BuildFailed
     })?;
     let mut told = BTreeMap::new();
-    let mut canary = None;
+    let (mut canary, canary_name) = (None, transform::probe_canary());
     for k in raw {
         let k = crate::ffi::Owned::new(opencl3::kernel::Kernel::new(k));
         let name = k.function_name().map_err(|e| {
@@ -422,7 +307,7 @@ fn probe_with(
             Untold::BuildFailed
         })?;
         let name = name.trim_end_matches('\0').to_string();
-        if name == CANARY_NAME {
+        if name == canary_name {
             canary = Some(dims(&k)?);
         }
         if transform::is_generated(&name) {

@@ -71,7 +71,7 @@ pub(crate) use polyfill::{
 pub(crate) use rounded::{rounding_obstacle, shape_dependence, EXTRA_PARAM_COUNT};
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};
-pub(crate) use variant::{is_generated, VariantKind};
+pub(crate) use variant::{is_generated, probe_canary, VariantKind};
 pub(crate) use wrapper::{unseen_code, wrapper_source, DriverArg};
 
 use crate::error::Result;

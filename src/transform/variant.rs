@@ -11,6 +11,12 @@ pub(crate) fn is_generated(name: &str) -> bool {
     name.contains(GENERATED)
 }
 
+/// The name of the driver probe's own kernel (`program::probe`): a generated name, so the
+/// kernels a program lists leave it out.
+pub(crate) fn probe_canary() -> String {
+    format!("{GENERATED}probe_canary")
+}
+
 /// A generated variant of a kernel (not to be confused with
 /// [`crate::plan::rounding::Variant`], which says which of a kernel's variants runs a piece of a
 /// launch).
