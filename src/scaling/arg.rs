@@ -43,7 +43,7 @@ pub(super) struct ColoredArg {
     /// The parts that keep their halos, and which of their elements are current.
     pub(super) margins: Option<std::sync::Arc<dyn super::margins::Coherence>>,
     /// Where the valid data is: the parts, or whole on one device ([`super::resident`]).
-    pub(super) residence: Option<std::sync::Arc<super::resident::Residence>>,
+    pub(super) residence: Option<std::sync::Arc<super::residence::Residence>>,
 }
 
 impl ColoredArg {

@@ -167,6 +167,7 @@ mod kernel;
 mod launch;
 mod margins;
 mod program;
+mod residence;
 mod resident;
 mod root;
 

@@ -8,6 +8,7 @@
 //! enqueued on every queue before it (markers).
 
 use super::arg::ColoredArg;
+use super::residence::Whole;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::event::Event;
@@ -16,65 +17,8 @@ use crate::launch::Arg;
 use crate::plan::cost::Link;
 use crate::queue::Queue;
 use opencl3::types::{cl_event, cl_mem};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
-
-/// Where a colored buffer's valid data is.
-#[derive(Debug, Default)]
-pub(crate) struct Residence {
-    state: Mutex<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    /// The buffer held whole on a device, if it is.
-    whole: Option<Whole>,
-    /// The last whole allocation, kept for the next move to the same device.
-    spare: Option<Whole>,
-}
-
-#[derive(Clone, Debug)]
-struct Whole {
-    device: usize,
-    buf: Arc<Buffer<u8>>,
-    /// Written since it moved: the parts are stale.
-    dirty: bool,
-}
-
-impl Residence {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The device holding the buffer whole and whether its parts are stale, if it is whole.
-    pub(super) fn holder(&self) -> Option<(usize, bool)> {
-        self.lock().whole.as_ref().map(|w| (w.device, w.dirty))
-    }
-
-    /// The whole buffer and its device, if it is whole.
-    pub(super) fn whole(&self) -> Option<(usize, Arc<Buffer<u8>>)> {
-        self.lock()
-            .whole
-            .as_ref()
-            .map(|w| (w.device, w.buf.clone()))
-    }
-
-    /// The whole buffer is written (its parts are stale).
-    pub(super) fn dirty(&self) {
-        if let Some(w) = self.lock().whole.as_mut() {
-            w.dirty = true;
-        }
-    }
-
-    /// Every element is about to be overwritten through the parts (a host write or fill, a
-    /// scan's output): the parts hold the valid data from now on.
-    pub(super) fn discard(&self) {
-        let mut s = self.lock();
-        if let Some(w) = s.whole.take() {
-            s.spare = Some(w);
-        }
-    }
-}
 
 /// Device `d`'s part of `c` now, as a memory object.
 fn part_mem(c: &ColoredArg, d: usize) -> Option<cl_mem> {

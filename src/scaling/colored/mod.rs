@@ -3,7 +3,7 @@
 use super::access::stored_range;
 use super::arg::{ColoredArg, RootArgValue, Tiling, Value};
 use super::margins::{Coherence, Margins};
-use super::resident::Residence;
+use super::residence::Residence;
 use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, Result};

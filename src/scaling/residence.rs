@@ -1,0 +1,62 @@
+//! Where a colored buffer's valid data is ([`Residence`]): the state that
+//! [`super::resident`]'s moves read and write, kept in each [`ColoredArg`](super::arg::ColoredArg).
+
+use crate::buffer::Buffer;
+use std::sync::{Arc, Mutex};
+
+/// Where a colored buffer's valid data is.
+#[derive(Debug, Default)]
+pub(crate) struct Residence {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct State {
+    /// The buffer held whole on a device, if it is.
+    pub(super) whole: Option<Whole>,
+    /// The last whole allocation, kept for the next move to the same device.
+    pub(super) spare: Option<Whole>,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Whole {
+    pub(super) device: usize,
+    pub(super) buf: Arc<Buffer<u8>>,
+    /// Written since it moved: the parts are stale.
+    pub(super) dirty: bool,
+}
+
+impl Residence {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The device holding the buffer whole and whether its parts are stale, if it is whole.
+    pub(super) fn holder(&self) -> Option<(usize, bool)> {
+        self.lock().whole.as_ref().map(|w| (w.device, w.dirty))
+    }
+
+    /// The whole buffer and its device, if it is whole.
+    pub(super) fn whole(&self) -> Option<(usize, Arc<Buffer<u8>>)> {
+        self.lock()
+            .whole
+            .as_ref()
+            .map(|w| (w.device, w.buf.clone()))
+    }
+
+    /// The whole buffer is written (its parts are stale).
+    pub(super) fn dirty(&self) {
+        if let Some(w) = self.lock().whole.as_mut() {
+            w.dirty = true;
+        }
+    }
+
+    /// Every element is about to be overwritten through the parts (a host write or fill, a
+    /// scan's output): the parts hold the valid data from now on.
+    pub(super) fn discard(&self) {
+        let mut s = self.lock();
+        if let Some(w) = s.whole.take() {
+            s.spare = Some(w);
+        }
+    }
+}
