@@ -80,6 +80,8 @@ pub(super) struct Policy {
     pub(super) atomics: bool,
     /// How launches spread ([`super::RootDevice::with_spread`]).
     pub(super) spread: crate::plan::cost::SpreadPolicy,
+    /// Launches between halo exchanges ([`super::RootDevice::with_halo_depth`]).
+    pub(super) halo_depth: usize,
     /// The root device's link, measured once ([`crate::plan::cost::Link`]).
     pub(super) link: Arc<std::sync::OnceLock<crate::plan::cost::Link>>,
 }

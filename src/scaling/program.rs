@@ -108,6 +108,7 @@ impl RootProgram {
                 // Outside kernel bodies (helpers, macros): every kernel may use them.
                 atomics: uses_atomics(&outside_bodies(source, &decls)),
                 spread: root.spread(),
+                halo_depth: root.halo_depth(),
                 link: root.link_cell(),
             },
             atomic_bodies: (decls.iter())
