@@ -101,8 +101,8 @@ pub(super) fn plan(
             .flatten()
             .fold(v.own, hull);
         let width = v.own.1 - v.own.0;
-        if need.1 > v.len || v.own.0 - need.0 > width || need.1 - v.own.1 > width {
-            return Err("a margin would be wider than the device's own elements");
+        if need.1 > v.len || v.own.0 - need.0 >= width || need.1 - v.own.1 >= width {
+            return Err("a margin would be as wide as the device's own elements");
         }
         let held = match v.held {
             Some(h) if h.0 <= need.0 && need.1 <= h.1 => h,
