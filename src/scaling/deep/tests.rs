@@ -66,8 +66,8 @@ fn simulate(n: usize, g: usize, owns: &[Span], k: usize, steps: usize) -> Vec<us
             let r = blur_reach(own, p.widen, g, n);
             let (lo, hi) = r[1].write.unwrap();
             let input = copy[d][src].clone();
-            for i in lo..hi {
-                copy[d][dst][i] = blur_at(&input, i, n);
+            for (i, out) in copy[d][dst].iter_mut().enumerate().take(hi).skip(lo) {
+                *out = blur_at(&input, i, n);
             }
             valid[d][dst] = p.after[1].clone().unwrap();
             assert_eq!(p.after[0], None);
@@ -156,7 +156,10 @@ fn a_margin_element_not_current_before_stays_stale() {
         write: Some((90, 210)),
         outside: vec![(0, 92), (205, 400)],
     }];
-    assert_eq!(after(&[v.clone()], &rs, &[]), [Some(vec![(92, 95)])]);
+    assert_eq!(
+        after(std::slice::from_ref(&v), &rs, &[]),
+        [Some(vec![(92, 95)])]
+    );
     assert_eq!(
         after(&[v], &rs, &[&[(95, 100), (200, 210)]]),
         [Some(vec![(92, 100), (200, 205)])]

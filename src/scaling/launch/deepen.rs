@@ -49,6 +49,14 @@ impl RootLaunch<'_> {
                 },
             }
         }
+        // Every device's part served by its own elements or its margins: no copy written
+        // back into a part that a widened part also writes.
+        if let Some(&(i, ..)) = (cols.iter())
+            .find(|&&(i, ..)| (plan.fetch[i].iter().chain(&plan.back[i])).any(Option::is_some))
+        {
+            log::debug!("kernel `{name}`: halo depth 1: argument {i} is copied, not kept");
+            return;
+        }
         let written = |i: usize| self.kernel.params.get(i).is_none_or(|p| !p.read_only);
         let (devices, dim) = (plan.widen.len(), partition.dim);
         for d in 0..devices {
