@@ -169,6 +169,7 @@ impl RootProgram {
                 fetched: Default::default(),
                 staged_reads: Default::default(),
                 figures: Default::default(),
+                depths: Default::default(),
             });
         };
         let kernels = self
@@ -217,6 +218,7 @@ impl RootProgram {
             fetched: Default::default(),
             staged_reads: Default::default(),
             figures: Default::default(),
+            depths: Default::default(),
         })
     }
 

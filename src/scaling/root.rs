@@ -48,8 +48,8 @@ pub struct RootDevice {
     weights: Option<Vec<f64>>,
     /// How launches spread over the devices ([`RootDevice::with_spread`]).
     spread: SpreadPolicy,
-    /// Launches between halo exchanges ([`RootDevice::with_halo_depth`]).
-    halo_depth: usize,
+    /// Launches between halo exchanges, if forced ([`RootDevice::with_halo_depth`]).
+    halo_depth: Option<usize>,
     /// The device-to-device link, measured at the first launch the cost model prices.
     link: Arc<OnceLock<Link>>,
     /// Measured reduces (length, element size, operation): over the parts, and whole on one
@@ -90,7 +90,7 @@ impl RootDevice {
         let spread = crate::config::typed(crate::config::SPREAD, SpreadPolicy::from_word)?;
         let spread = spread.unwrap_or_default();
         let depth = |t: &str| t.parse::<usize>().ok().filter(|&k| k >= 1);
-        let halo_depth = crate::config::typed(crate::config::HALO_DEPTH, depth)?.unwrap_or(1);
+        let halo_depth = crate::config::typed(crate::config::HALO_DEPTH, depth)?;
         let context = Context::new(devices)?;
         let queues = devices
             .iter()
@@ -305,20 +305,23 @@ impl RootDevice {
     /// computes them redundantly into its own copy, so a ping-pong stencil chain fetches halos
     /// once every `k` launches; results are the one device's, bit for bit. Where the margins
     /// do not fit (a part narrower than them, a buffer read and written by one launch), the
-    /// launch keeps margins as with `k = 1`. Values below 1 count as 1.
+    /// launch keeps margins as with `k = 1`. Values below 1 count as 1. Unforced, the cost
+    /// model chooses `k` per kernel and shape ([`SpreadPolicy::Model`]; `plan::cost::
+    /// halo_depth`, from the measured split launch and cross-device latency), else 1.
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?.with_halo_depth(4);
-    /// assert_eq!(root.halo_depth(), 4);
+    /// assert_eq!(root.halo_depth(), Some(4));
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn with_halo_depth(mut self, k: usize) -> Self {
-        self.halo_depth = k.max(1);
+        self.halo_depth = Some(k.max(1));
         self
     }
 
-    /// Launches between halo exchanges ([`RootDevice::with_halo_depth`]).
-    pub fn halo_depth(&self) -> usize {
+    /// Launches between halo exchanges, if forced ([`RootDevice::with_halo_depth`]; `None`:
+    /// the cost model chooses).
+    pub fn halo_depth(&self) -> Option<usize> {
         self.halo_depth
     }
 

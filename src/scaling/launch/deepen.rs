@@ -9,6 +9,7 @@ use super::super::margins::Coherence;
 use super::terms::{Fetch, Shape3};
 use super::RootLaunch;
 use crate::launch::Arg;
+use crate::plan::cost::{halo_depth, SpreadPolicy};
 use crate::plan::launch::widened;
 use crate::plan::partition::Partition;
 use crate::transform::footprint::Dir;
@@ -25,7 +26,7 @@ impl RootLaunch<'_> {
         unserved: &[bool],
         plan: &mut Fetch,
     ) {
-        let (k, name) = (self.kernel.policy.halo_depth, self.kernel.name());
+        let (k, name) = (self.depth(s, partition), self.kernel.name());
         let Some(fp) = self.kernel.footprint.as_ref().filter(|_| k > 1) else {
             return;
         };
@@ -131,6 +132,43 @@ impl RootLaunch<'_> {
                 Err(why) => log::debug!("kernel `{name}`: device {d}, halo depth 1: {why}"),
             }
         }
+    }
+
+    /// The halo depth of launch `s`: forced, else the cost model's choice for its shape
+    /// (once the link and a split launch of depth 1 are measured), else 1.
+    fn depth(&self, s: &Shape3, partition: &Partition) -> usize {
+        let policy = &self.kernel.policy;
+        if let Some(k) = policy.halo_depth {
+            return k;
+        }
+        if policy.spread != SpreadPolicy::Model {
+            return 1;
+        }
+        let key = (s.global, s.local);
+        let mut depths = (self.kernel.depths.lock()).unwrap_or_else(|p| p.into_inner());
+        if let Some(&k) = depths.get(&key) {
+            return k;
+        }
+        let split = {
+            let figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
+            figures.get(&key).and_then(|m| m.0.time())
+        };
+        let (Some(split), Some(link)) = (split, policy.link.get()) else {
+            return 1;
+        };
+        let groups = (partition.chunks.iter().copied().filter(|&c| c > 0).min()).unwrap_or(0);
+        let k = halo_depth(link.latency, split, groups, (groups / 2).clamp(1, 16));
+        log::debug!(
+            "kernel `{}` global {:?}: halo depth {k} (cost model: {:.1} us per dependency, \
+             split launch {:.1} us measured at depth 1, {groups} work-group rows on the \
+             smallest part; least latency / k + compute x (k - 1) / rows)",
+            self.kernel.name(),
+            s.global.as_slice(),
+            link.latency * 1e6,
+            split * 1e6
+        );
+        depths.insert(key, k);
+        k
     }
 
     /// Records the margin elements that widened parts left current (`after`, per argument,
