@@ -5,6 +5,7 @@
 
 use super::{Piece, Plan, Refused, Request, Shape};
 use crate::plan::bounds::check_global;
+use crate::plan::local_size::Limits;
 use crate::plan::partition::{guarded_pieces, inside, partition, Partition};
 use crate::plan::refusal::Refusal;
 use crate::plan::rounding::{self, Variant};
@@ -86,10 +87,11 @@ fn range_plan(r: &Request) -> Result<(Range, Range), Box<Refused>> {
         };
         return Ok((launch, nd_local(r, launch, LocalSize::Auto)?));
     }
-    let mut planned = rounding::plan(global, &k.rounding, &c.limits, guarded);
+    let lim = shared_out(&c.limits, global, r.devices.len());
+    let mut planned = rounding::plan(global, &k.rounding, &lim, guarded);
     if let Err(why) = rounding::within_slack(&planned) {
         log::debug!("kernel `{}`: not rounded: {why}", k.name);
-        planned = rounding::plan(global, &k.rounding, &c.limits, false);
+        planned = rounding::plan(global, &k.rounding, &lim, false);
     }
     let asked = planned.local.map_or(LocalSize::Tuned, LocalSize::Exact);
     let local = nd_local(r, planned.launch, asked)?;
@@ -100,6 +102,21 @@ fn range_plan(r: &Request) -> Result<(Range, Range), Box<Refused>> {
         planned.launch
     );
     Ok((planned.launch, local))
+}
+
+/// `lim` with work-groups no larger than an even share of `global` over `devices` (the largest
+/// power of two within it): rounding for one CPU device makes a range of 1024 work-items one
+/// group of 4096, which no split can share.
+fn shared_out(lim: &Limits, global: Range, devices: usize) -> Limits {
+    let share = (global.len() / devices.max(1)).max(1);
+    let cap = match share >= lim.max_work_group_size {
+        true => lim.max_work_group_size,
+        false => 1 << share.ilog2(),
+    };
+    Limits {
+        max_work_group_size: cap,
+        ..lim.clone()
+    }
 }
 
 /// Each device's pieces of the launch `launch` (work-groups of `local`, at offset `base`)
