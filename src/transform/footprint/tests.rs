@@ -424,7 +424,10 @@ fn aliases_at_an_offset() {
     assert_eq!(saxpy.reach(0, Dir::Write, &p, &s), Some(Some((27, 37))));
     // Before issue 36, in what_is_not_proven_is_unknown.
     let plain = fp("kernel void k(global int *y) { global int *z = y; z[get_global_id(0)] = 0; }");
-    assert_eq!(plain.reach(0, Dir::Write, &p, &[None]), Some(Some((20, 30))));
+    assert_eq!(
+        plain.reach(0, Dir::Write, &p, &[None]),
+        Some(Some((20, 30)))
+    );
     assert_eq!(saxpy.reach(0, Dir::Read, &p, &s), Some(Some((27, 37))));
     assert_eq!(saxpy.reach(1, Dir::Read, &p, &s), Some(Some((27, 37))));
     for src in [
