@@ -122,8 +122,8 @@ pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
 }
 
 /// Whether every definition of macro `name` is an expression that can change nothing
-/// it is given: no assignment, increment, decrement, address, block or statement, and no
-/// other macro (whose body could).
+/// it is given: no assignment, increment, decrement, address, declaration, block or
+/// statement, and no other macro (whose body could).
 fn pure_macro(scanned: &Scanned, name: &str) -> bool {
     let defs = scanned.macros.get(name).map_or(&[][..], |d| &d[..]);
     defs.iter().all(|def| {
@@ -133,7 +133,7 @@ fn pure_macro(scanned: &Scanned, name: &str) -> bool {
         let changes = |i: usize| match text[i] {
             "=" | "&" | "{" | ";" | "#" => true,
             "+" | "-" => text.get(i + 1) == Some(&text[i]),
-            w => scanned.macros.contains_key(w),
+            w => is_type_word(w) || scanned.macros.contains_key(w),
         };
         !(0..text.len()).any(changes)
     })

@@ -295,6 +295,7 @@ fn macros_that_change_nothing_keep_their_arguments() {
         "#define SET(v) (v = 0)\nkernel void k(global int *y) { int i = get_global_id(0); SET(i); y[i] = 0; }".into(),
         "#define P(v) f(&v)\nkernel void k(global int *y) { int i = get_global_id(0); P(i); y[i] = 0; }".into(),
         "#define Q(v) { v; }\nkernel void k(global int *y) { int i = get_global_id(0); Q(i); y[i] = 0; }".into(),
+        "#define D(v) int v\nkernel void k(global int *y) { int i = get_global_id(0); { D(i); y[i] = 0; } }".into(),
         "#define S(v) (v)--\nkernel void k(global int *y) { int i = get_global_id(0); S(i); y[i] = 0; }".into(),
         "#define R(v) SET(v)\n#define SET(v) v\nkernel void k(global int *y) { int i = get_global_id(0); R(i); y[i] = 0; }".into(),
     ] {
