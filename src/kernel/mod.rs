@@ -3,6 +3,7 @@
 //! [`SubGroupQueries`]).
 
 mod args;
+mod emulated;
 mod sub_groups;
 mod wrapped;
 
@@ -65,6 +66,9 @@ struct KernelInner {
     /// The wrapper that runs rounded pieces where there is no rounded variant (made on the
     /// first launch that needs it, see [`Kernel::wrapped`]), or why none.
     wrapped: OnceLock<std::result::Result<Mutex<Owned<ClKernel>>, Obstacle>>,
+    /// The same kernel built on the emulated backend (made on the first launch in work-groups
+    /// too small for PoCL's native collectives, see [`Kernel::emulated`]), or why none.
+    emulated: OnceLock<std::result::Result<Kernel, String>>,
     /// The checked variant (whose rounded and sized variants are checked too), or why none.
     checked: std::result::Result<Checked, Obstacle>,
     size: ResolvedSize,
@@ -241,6 +245,7 @@ impl Kernel {
                 raw: Mutex::new(raw),
                 rounded,
                 wrapped: OnceLock::new(),
+                emulated: OnceLock::new(),
                 checked,
                 size,
                 requested: plan.requested,

@@ -41,6 +41,7 @@
 mod build;
 mod builder;
 mod compile;
+mod emulated;
 mod macros;
 mod probe;
 mod wrapped;
