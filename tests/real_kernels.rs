@@ -479,6 +479,7 @@ fn work_group_attributes() {
 
 #[test]
 fn sub_group_kernels_never_crash_in_single_item_groups() {
+    let _ = env_logger::builder().is_test(true).try_init();
     let q = common::queue();
     let d = q.device();
     let mut sources = vec![(

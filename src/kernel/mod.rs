@@ -67,8 +67,9 @@ struct KernelInner {
     /// first launch that needs it, see [`Kernel::wrapped`]), or why none.
     wrapped: OnceLock<std::result::Result<Mutex<Owned<ClKernel>>, Obstacle>>,
     /// The same kernel built on the emulated backend (made on the first launch in work-groups
-    /// too small for PoCL's native collectives, see [`Kernel::emulated`]), or why none.
-    emulated: OnceLock<std::result::Result<Kernel, String>>,
+    /// too small for PoCL's native collectives, see [`Kernel::emulated`]), or why none: at
+    /// the program's sub-group size, and in sub-groups of one.
+    emulated: [OnceLock<std::result::Result<Kernel, String>>; 2],
     /// The checked variant (whose rounded and sized variants are checked too), or why none.
     checked: std::result::Result<Checked, Obstacle>,
     size: ResolvedSize,
@@ -245,7 +246,7 @@ impl Kernel {
                 raw: Mutex::new(raw),
                 rounded,
                 wrapped: OnceLock::new(),
-                emulated: OnceLock::new(),
+                emulated: Default::default(),
                 checked,
                 size,
                 requested: plan.requested,

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 #[cfg(doc)]
 use crate::plan::work_group::MIN_POCL_COLLECTIVE_GROUP;
 use crate::plan::Refusal;
+use crate::range::Range;
 
 impl<'a> Launch<'a> {
     /// This launch prepared by `prepare`, or, where that refuses work-groups too small for
@@ -21,34 +22,54 @@ impl<'a> Launch<'a> {
         self,
         prepare: impl Fn(&Launch<'a>) -> Result<Prepared>,
     ) -> Result<(Launch<'a>, Prepared)> {
-        let refused = match prepare(&self) {
+        let (refused, global, local) = match prepare(&self) {
             Ok(p) => return Ok((self, p)),
-            Err(e) if too_small(&e) => e,
-            Err(e) => return Err(e),
+            Err(e) => match too_small(&e) {
+                Some((global, local)) => (e, global, local),
+                None => return Err(e),
+            },
         };
-        let name = self.kernel.name();
-        let kernel = match self.kernel.emulated() {
+        let (name, min) = (self.kernel.name(), self.kernel.constraints().min_group);
+        let kernel = match self.kernel.emulated(local) {
             Ok(k) => k,
             Err(why) => {
                 log::debug!("kernel `{name}`: refused (no emulated build: {why}): {refused}");
                 return Err(refused);
             }
         };
-        log::debug!("kernel `{name}`: runs its emulated build ({refused})");
         let launch = Launch { kernel, ..self };
-        let prepared = prepare(&launch)?;
-        Ok((launch, prepared))
+        match prepare(&launch) {
+            Ok(prepared) => {
+                log::debug!(
+                    "kernel `{name}`: global {global:?} in work-groups of fewer than {min} \
+                     work-items, where PoCL's native collectives abort: runs its emulated build"
+                );
+                Ok((launch, prepared))
+            }
+            Err(e) => {
+                log::debug!("kernel `{name}`: its emulated build refuses too ({e}): {refused}");
+                Err(refused)
+            }
+        }
     }
 }
 
-/// Whether `e` refuses work-groups too small for PoCL's native sub-group collectives.
-fn too_small(e: &Error) -> bool {
-    let Error::InvalidLaunch { reason, .. } = e else {
-        return false;
+/// The global range of `e` and its local range (if one was asked or chosen) where it refuses
+/// work-groups too small for PoCL's native sub-group collectives.
+fn too_small(e: &Error) -> Option<(Vec<usize>, Option<Range>)> {
+    let Error::InvalidLaunch {
+        reason,
+        global,
+        local,
+        ..
+    } = e
+    else {
+        return None;
     };
-    match &**reason {
+    let small = match &**reason {
         Refusal::GroupTooSmall { .. } | Refusal::UniformTooSmall { .. } => true,
         Refusal::PadTheRange(r) => matches!(**r, Refusal::GroupTooSmall { .. }),
         _ => false,
-    }
+    };
+    small.then(|| (global.clone(), Range::new(local).ok()))
 }
