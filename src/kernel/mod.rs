@@ -229,7 +229,8 @@ impl Kernel {
             warp: (backend == ShuffleBackend::NvidiaPtx && plan.uses_layer).then_some(32),
             // Work-groups of one or two work-items abort PoCL's process for kernels with native
             // sub-group collectives (PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`;
-            // queries such as `get_sub_group_local_id` run).
+            // queries such as `get_sub_group_local_id` run): launches there run the kernel's
+            // emulated build (`Kernel::emulated`).
             min_group: match plan.collectives
                 && backend != ShuffleBackend::Emulated
                 && dev.is_pocl()
