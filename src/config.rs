@@ -67,6 +67,7 @@ const TIMEOUT: &str = "CLGROUPS_TIMEOUT";
 pub(crate) const PLACEMENT: &str = "CLGROUPS_PLACEMENT";
 const STRICT: &str = "CLGROUPS_STRICT";
 pub(crate) const SPREAD: &str = "CLGROUPS_SPREAD";
+pub(crate) const HALO_DEPTH: &str = "CLGROUPS_HALO_DEPTH";
 const POST: &str = "CLGROUPS_POST";
 pub(crate) const SCAN_TILE: &str = "CLGROUPS_SCAN_TILE";
 const SCAN_WAIT_NS: &str = "CLGROUPS_SCAN_WAIT_NS";
@@ -96,6 +97,8 @@ pub const VARIABLES: &[Variable] = &[
     var(STRICT, SWITCH, "off", "strict mode of every root device: a launch that cannot be split is an error instead of running on one device"),
     var(SPREAD, "`model`, `split` or `one`", "`model`",
         "how every root device spreads launches: the cost model's choice, always what the analysis proves (split, merged or one device), or always one device with buffers moved there whole"),
+    var(HALO_DEPTH, "a whole number from 1", "the cost model's choice per kernel and shape where the spread is `model`, else 1",
+        "launches between halo exchanges of a stencil chain split by footprints: each device computes k - 1 rows of work-groups beyond its part redundantly (`RootDevice::with_halo_depth`)"),
     var(POST, SWITCH, "on",
         "off: blocking reduces and scans on NVIDIA read their result through a transfer and wait on events instead of polling a post in host memory"),
     var(SCAN_TILE, "`ROUNDS:LOCAL` with `ROUNDS × LOCAL / 32` a multiple of 32 and `LOCAL` a multiple of 32",

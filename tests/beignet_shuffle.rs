@@ -8,8 +8,7 @@
 
 mod common;
 
-use clgroups::plan::work_group::MIN_POCL_COLLECTIVE_GROUP;
-use clgroups::{Buffer, Error, LocalSize, Program, Range};
+use clgroups::{Buffer, LocalSize, Program, Range};
 
 const SHUFFLE: &str = r#"
 #pragma OPENCL EXTENSION cl_intel_subgroups : enable
@@ -60,14 +59,6 @@ fn shuffles_in_small_work_groups() {
         .and_then(|e| e.wait());
         match launched {
             Ok(()) => {}
-            Err(Error::InvalidLaunch { .. })
-                if d.identity().implementation == clgroups::device::Implementation::Pocl
-                    && d.sub_groups().driver.native()
-                    && local < MIN_POCL_COLLECTIVE_GROUP =>
-            {
-                println!("work-groups of {local}: refused on {d} (PoCL aborts there)");
-                continue;
-            }
             Err(e) => panic!("work-groups of {local} on {d}: {e}"),
         }
         let v = dst.read(&q).unwrap();

@@ -137,3 +137,128 @@ fn blur_fetches_only_stale_margins() {
         assert_eq!(run(&x, &want, "lent"), (halo, n as u64 * 4));
     }
 }
+
+/// Bytes between and within devices of a launch split by footprints, whatever its arguments.
+fn moved(ev: &MultiEvent, what: &str) -> (u64, u64) {
+    match ev.spread() {
+        Spread::Fetched {
+            between, within, ..
+        } => (*between, *within),
+        other => panic!("{what}: {other:?}"),
+    }
+}
+
+/// Whether launch `step` of a chain started at `start` with depth `k` exchanges halos.
+fn exchanges(step: usize, start: usize, k: usize) -> bool {
+    (step - start) % k == 0
+}
+
+#[test]
+fn deeper_heat_margins_exchange_once_every_k_steps() {
+    let (w, h, steps) = (64usize, 96usize, 21);
+    let init = common::values(w * h, 8);
+    for depth in 1..=4 {
+        for root in roots("deeper_heat_margins_exchange_once_every_k_steps") {
+            let root = root.with_halo_depth(depth);
+            let k = root.program(SOURCE).unwrap().kernel("heat").unwrap();
+            let mut count = 0;
+            // `heat_steps` reads the output after every step, between exchanges too.
+            heat_steps(&root, &k, (w, h), &init, steps, |step, ev| {
+                let what = format!("k = {depth}, step {step}");
+                let (between, within) = moved(ev, &what);
+                assert_eq!(between > 0, exchanges(step, 0, depth), "{what}");
+                count += usize::from(between > 0);
+                if depth > 1 && step > 0 {
+                    assert_eq!(within, 0, "{what}");
+                }
+            });
+            assert_eq!(count, steps.div_ceil(depth), "k = {depth}");
+        }
+    }
+}
+
+#[test]
+fn deeper_blur_margins_see_writes_fills_and_kernels() {
+    let (n, local, steps) = (64 * 40usize, 64usize, 24);
+    let init = common::values(n, 9);
+    for depth in 1..=4 {
+        for root in roots("deeper_blur_margins_see_writes_fills_and_kernels") {
+            let root = root.with_halo_depth(depth);
+            let p = root.program(SOURCE).unwrap();
+            let (blur, twice) = (p.kernel("blur").unwrap(), p.kernel("twice").unwrap());
+            let mut x = colored(&root, &init, local);
+            let mut z = colored(&root, &vec![0; n], local);
+            let (mut want, mut start) = (init.clone(), 0);
+            for step in 0..steps {
+                let what = format!("k = {depth}, step {step}");
+                let (src, dst) = match step % 2 {
+                    0 => (&mut x, &mut z),
+                    _ => (&mut z, &mut x),
+                };
+                // In the middle of a chain: a host write, a fill, another kernel writing the
+                // input; the next launch fetches its halos again.
+                match step {
+                    7 => {
+                        want = common::values(n, 10);
+                        src.write(&want).unwrap();
+                    }
+                    12 => {
+                        src.fill(3).unwrap();
+                        want = vec![3; n];
+                    }
+                    17 => {
+                        // SAFETY: work-item i < n touches x[i].
+                        unsafe { twice.launch().arg(&*src).nd_range(n, Range::d1(local)) }
+                            .unwrap()
+                            .wait()
+                            .unwrap();
+                        want.iter_mut().for_each(|v| *v = 2 * *v + 1);
+                    }
+                    _ => {}
+                }
+                if [7, 12, 17].contains(&step) {
+                    start = step;
+                }
+                let launch = blur.launch().arg(&*src).arg(&*dst).arg(n as u32);
+                // SAFETY: work-item i < n writes y[i] and reads x[i - 1 ..= i + 1] inside 0..n.
+                let ev = unsafe { launch.nd_range(n, Range::d1(local)) }.unwrap();
+                ev.wait().unwrap();
+                want = host_blur(&want);
+                assert_eq!(dst.read().unwrap(), want, "{what}");
+                let (between, _) = moved(&ev, &what);
+                assert_eq!(between > 0, exchanges(step, start, depth), "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn margins_deeper_than_a_part_fall_back_to_one_step() {
+    // Parts of one or two work-groups of 64: three more groups either side do not fit.
+    let (n, local) = (64 * 4usize, 64usize);
+    let init = common::values(n, 11);
+    for root in roots("margins_deeper_than_a_part_fall_back_to_one_step") {
+        let root = root.with_halo_depth(4);
+        let blur = root.program(SOURCE).unwrap().kernel("blur").unwrap();
+        let (mut x, mut y) = (
+            colored(&root, &init, local),
+            colored(&root, &vec![0; n], local),
+        );
+        let mut want = init.clone();
+        for step in 0..6 {
+            let launch = blur.launch().arg(&x).arg(&y).arg(n as u32);
+            // SAFETY: as above.
+            let ev = unsafe { launch.nd_range(n, Range::d1(local)) }.unwrap();
+            ev.wait().unwrap();
+            want = host_blur(&want);
+            assert_eq!(y.read().unwrap(), want, "step {step}");
+            let halo = 2 * (busy(&x) - 1) * 4;
+            assert_eq!(
+                moved(&ev, "tiny").0,
+                halo,
+                "step {step}: halos at every step"
+            );
+            std::mem::swap(&mut x, &mut y);
+        }
+    }
+}

@@ -3,6 +3,7 @@
 //! [`SubGroupQueries`]).
 
 mod args;
+mod emulated;
 mod sub_groups;
 mod wrapped;
 
@@ -65,6 +66,10 @@ struct KernelInner {
     /// The wrapper that runs rounded pieces where there is no rounded variant (made on the
     /// first launch that needs it, see [`Kernel::wrapped`]), or why none.
     wrapped: OnceLock<std::result::Result<Mutex<Owned<ClKernel>>, Obstacle>>,
+    /// The same kernel built on the emulated backend (made on the first launch in work-groups
+    /// too small for PoCL's native collectives, see [`Kernel::emulated`]), or why none: at
+    /// the program's sub-group size, and in sub-groups of one.
+    emulated: [OnceLock<std::result::Result<Kernel, String>>; 2],
     /// The checked variant (whose rounded and sized variants are checked too), or why none.
     checked: std::result::Result<Checked, Obstacle>,
     size: ResolvedSize,
@@ -224,7 +229,8 @@ impl Kernel {
             warp: (backend == ShuffleBackend::NvidiaPtx && plan.uses_layer).then_some(32),
             // Work-groups of one or two work-items abort PoCL's process for kernels with native
             // sub-group collectives (PoCL 6.0: `undefined symbol: __pocl_work_group_alloca`;
-            // queries such as `get_sub_group_local_id` run).
+            // queries such as `get_sub_group_local_id` run): launches there run the kernel's
+            // emulated build (`Kernel::emulated`).
             min_group: match plan.collectives
                 && backend != ShuffleBackend::Emulated
                 && dev.is_pocl()
@@ -241,6 +247,7 @@ impl Kernel {
                 raw: Mutex::new(raw),
                 rounded,
                 wrapped: OnceLock::new(),
+                emulated: Default::default(),
                 checked,
                 size,
                 requested: plan.requested,

@@ -61,6 +61,7 @@ pub use crate::plan::bounds;
 #[cfg(not(feature = "unstable-internals"))]
 pub(crate) use crate::plan::bounds;
 pub mod checked;
+mod emulated;
 mod enqueue;
 mod plain;
 mod prepare;
@@ -286,9 +287,11 @@ impl<'a> Launch<'a> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub unsafe fn nd_range(self, global: impl Into<Range>, local: LocalSize) -> Result<Event> {
-        let prepared = self.prepare_nd(global.into(), local)?;
+        let global = global.into();
+        let (launch, prepared) = self.or_emulated(|l| l.prepare_nd(global, local))?;
         // SAFETY: the caller upholds this function's contract for `global` at the offset,
-        // which is exactly what was prepared.
-        unsafe { self.execute(prepared) }
+        // which is exactly what was prepared (on the kernel or its emulated build, which does
+        // the same).
+        unsafe { launch.execute(prepared) }
     }
 }

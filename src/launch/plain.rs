@@ -39,10 +39,12 @@ impl Launch<'_> {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub unsafe fn range(self, global: impl Into<Range>) -> Result<Event> {
-        let prepared = self.prepare_range(global.into())?;
+        let global = global.into();
+        let (launch, prepared) = self.or_emulated(|l| l.prepare_range(global))?;
         // SAFETY: this function's contract, for the range that was prepared (rounded pieces
-        // run guarded variants whose extra work-items exit at once).
-        unsafe { self.execute(prepared) }
+        // run guarded variants whose extra work-items exit at once), on the kernel or its
+        // emulated build, which does the same.
+        unsafe { launch.execute(prepared) }
     }
 
     /// Prepares a plain-range launch of `user` as [`crate::plan::launch::plan`] plans it.

@@ -400,5 +400,27 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
     out
 }
 
+/// The halo depth `k` (launches between halo exchanges, `scaling`'s deeper margins) that
+/// least costs a chain of launches split over devices: a split launch of depth 1 takes `split`
+/// seconds, `latency` of them one cross-device dependency, the rest each device's compute over
+/// its `groups` work-group rows; at depth `k` a launch pays the dependency once every `k`
+/// launches and computes `(k - 1)` more rows on average (`(k - 1) / 2` per side), so it costs
+/// `latency / k + compute × (k - 1) / groups` beyond the compute. The least over `1..=max`
+/// (ties: the smaller; depth 1 where nothing is known to save).
+///
+/// ```
+/// use clgroups::plan::cost::halo_depth;
+/// // 200 us per dependency, 70 us of compute over 128 rows: deep margins pay.
+/// assert!(halo_depth(200e-6, 270e-6, 128, 16) >= 8);
+/// // 20 us per dependency, 250 us of compute over 32 rows: depth 1 or 2.
+/// assert!(halo_depth(20e-6, 270e-6, 32, 16) <= 2);
+/// assert_eq!(halo_depth(0.0, 1e-3, 100, 16), 1);
+/// ```
+pub fn halo_depth(latency: f64, split: f64, groups: usize, max: usize) -> usize {
+    let compute = (split - latency).max(0.0);
+    let cost = |k: usize| latency / k as f64 + compute * (k - 1) as f64 / groups.max(1) as f64;
+    (1..=max.max(1)).fold(1, |best, k| if cost(k) < cost(best) { k } else { best })
+}
+
 #[cfg(test)]
 mod tests;

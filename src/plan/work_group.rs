@@ -83,7 +83,8 @@ pub struct Constraints {
     pub warp: Option<usize>,
     /// The fewest work-items a work-group may have: smaller ones are refused and never chosen
     /// (1: any; PoCL's native sub-group collectives abort the process in work-groups of one or
-    /// two work-items).
+    /// two work-items: a launch refused for it runs the kernel's emulated build instead, where
+    /// there is one).
     pub min_group: usize,
 }
 

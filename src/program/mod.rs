@@ -41,6 +41,7 @@
 mod build;
 mod builder;
 mod compile;
+mod emulated;
 mod macros;
 mod probe;
 mod told;
@@ -136,6 +137,9 @@ struct ProgramInner {
     facts: SourceFacts,
     /// The required sub-group sizes the driver told ([`probe`]), or why it told none.
     driver_sizes: told::DriverSizes,
+    /// The program rebuilt on the emulated backend, once a kernel needs it ([`emulated`]): with
+    /// the program's default sub-group size, and with sub-groups of one.
+    emulated: [std::sync::OnceLock<std::result::Result<Program, String>>; 2],
 }
 
 impl Program {
@@ -286,6 +290,7 @@ impl Program {
                 wrappers: Default::default(),
                 facts: std::mem::take(&mut source.facts),
                 driver_sizes,
+                emulated: Default::default(),
             }),
         })
     }

@@ -61,6 +61,8 @@ pub struct RootKernel {
     pub(super) staged_reads: Arc<Mutex<HashMap<HaloRun, crate::event::Event>>>,
     /// Measured launches per shape, for the cost model.
     pub(super) figures: Arc<Mutex<Figures>>,
+    /// The halo depth the cost model chose per shape (global and local size).
+    pub(super) depths: Arc<Mutex<HashMap<(Range, Range), usize>>>,
 }
 
 /// The copies of [`RootKernel::fetched`], by (argument, device).
@@ -81,6 +83,8 @@ pub(super) struct Policy {
     pub(super) atomics: bool,
     /// How launches spread ([`super::RootDevice::with_spread`]).
     pub(super) spread: crate::plan::cost::SpreadPolicy,
+    /// Launches between halo exchanges, if forced ([`super::RootDevice::with_halo_depth`]).
+    pub(super) halo_depth: Option<usize>,
     /// The root device's link, measured once ([`crate::plan::cost::Link`]).
     pub(super) link: Arc<std::sync::OnceLock<crate::plan::cost::Link>>,
 }

@@ -148,6 +148,8 @@ pub(super) trait Coherence: fmt::Debug {
     fn valid(&self, d: usize) -> Vec<Span>;
     /// Device `d`'s margin elements `r` are current (just fetched).
     fn fetched(&self, d: usize, r: Span);
+    /// Device `d`'s current margin elements are `spans` (a widened part wrote them).
+    fn set_valid(&self, d: usize, spans: Vec<Span>);
     /// Every margin element is stale (the buffer may have been written anywhere).
     fn written(&self);
     /// Whether a part was lent out ([`ColoredBuffer::part`](super::ColoredBuffer::part)):
@@ -292,6 +294,12 @@ impl<T: Pod> Coherence for Margins<T> {
     fn fetched(&self, d: usize, r: Span) {
         if let Some(v) = self.lock().get_mut(d) {
             mark_valid(v, r);
+        }
+    }
+
+    fn set_valid(&self, d: usize, spans: Vec<Span>) {
+        if let Some(v) = self.lock().get_mut(d) {
+            *v = spans;
         }
     }
 

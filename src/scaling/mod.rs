@@ -162,6 +162,7 @@ pub mod algorithms;
 mod arg;
 mod colored;
 mod contract;
+mod deep;
 mod event;
 mod kernel;
 mod launch;

@@ -111,6 +111,7 @@ impl RootProgram {
                 // Outside kernel bodies (helpers, macros): every kernel may use them.
                 atomics: uses_atomics(&outside_bodies(source, &decls)),
                 spread: root.spread(),
+                halo_depth: root.halo_depth(),
                 link: root.link_cell(),
             },
             atomic_bodies: (decls.iter())
@@ -169,6 +170,7 @@ impl RootProgram {
                 fetched: Default::default(),
                 staged_reads: Default::default(),
                 figures: Default::default(),
+                depths: Default::default(),
             });
         };
         let kernels = self
@@ -220,6 +222,7 @@ impl RootProgram {
             fetched: Default::default(),
             staged_reads: Default::default(),
             figures: Default::default(),
+            depths: Default::default(),
         })
     }
 

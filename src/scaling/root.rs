@@ -48,6 +48,8 @@ pub struct RootDevice {
     weights: Option<Vec<f64>>,
     /// How launches spread over the devices ([`RootDevice::with_spread`]).
     spread: SpreadPolicy,
+    /// Launches between halo exchanges, if forced ([`RootDevice::with_halo_depth`]).
+    halo_depth: Option<usize>,
     /// The device-to-device link, measured at the first launch the cost model prices.
     link: Arc<OnceLock<Link>>,
     /// Measured reduces (length, element size, operation): over the parts, and whole on one
@@ -87,6 +89,8 @@ impl RootDevice {
         let strict = crate::config::settings().strict()?;
         let spread = crate::config::typed(crate::config::SPREAD, SpreadPolicy::from_word)?;
         let spread = spread.unwrap_or_default();
+        let depth = |t: &str| t.parse::<usize>().ok().filter(|&k| k >= 1);
+        let halo_depth = crate::config::typed(crate::config::HALO_DEPTH, depth)?;
         let context = Context::new(devices)?;
         let queues = devices
             .iter()
@@ -104,6 +108,7 @@ impl RootDevice {
             strict,
             weights: None,
             spread,
+            halo_depth,
             link: Arc::default(),
             reduces: Arc::default(),
         })
@@ -291,6 +296,33 @@ impl RootDevice {
     pub fn with_spread(mut self, policy: SpreadPolicy) -> Self {
         self.spread = policy;
         self
+    }
+
+    /// This root device with halos exchanged once every `k` launches (of programs made
+    /// afterwards; `CLGROUPS_HALO_DEPTH`, else 1): where a launch split by footprints reads a
+    /// margin beyond each device's part of an undeclared colored buffer and writes only its
+    /// own part of another, each device keeps margins of `k - 1` more rows of work-groups and
+    /// computes them redundantly into its own copy, so a ping-pong stencil chain fetches halos
+    /// once every `k` launches; results are the one device's, bit for bit. Where the margins
+    /// do not fit (a part narrower than them, a buffer read and written by one launch), the
+    /// launch keeps margins as with `k = 1`. Values below 1 count as 1. Unforced, the cost
+    /// model chooses `k` per kernel and shape ([`SpreadPolicy::Model`]; `plan::cost::
+    /// halo_depth`, from the measured split launch and cross-device latency), else 1.
+    ///
+    /// ```
+    /// let root = clgroups::RootDevice::from_env()?.with_halo_depth(4);
+    /// assert_eq!(root.halo_depth(), Some(4));
+    /// # Ok::<(), clgroups::Error>(())
+    /// ```
+    pub fn with_halo_depth(mut self, k: usize) -> Self {
+        self.halo_depth = Some(k.max(1));
+        self
+    }
+
+    /// Launches between halo exchanges, if forced ([`RootDevice::with_halo_depth`]; `None`:
+    /// the cost model chooses).
+    pub fn halo_depth(&self) -> Option<usize> {
+        self.halo_depth
     }
 
     /// How launches spread over the devices ([`RootDevice::with_spread`]).

@@ -126,6 +126,13 @@ fn fix(
     else {
         return Ok(None);
     };
+    // An operand across a preprocessor line stays: moved, its text would join that line to code.
+    if let Some(t) = (s.text(i + 1) == "(")
+        .then(|| (i + 2..s.partner(i + 1)).find(|&t| s.text(t).starts_with('#')))
+        .flatten()
+    {
+        return Err(NoRewrite::Unsafe(s.text(t).to_string()));
+    }
     if super::nu_mask::is_non_uniform(s.text(i)) {
         return super::nu_mask::masked(s, f, regions, i, n).map(Some);
     }

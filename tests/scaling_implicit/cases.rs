@@ -137,6 +137,18 @@ fn everyday_and_real() -> Vec<Case> {
                 U(10),
             ],
         ),
+        // The same through work-groups: its pointers at an offset split by their footprints.
+        Case::nd(
+            "saxpy_offset",
+            d1(N),
+            d1(L),
+            vec![
+                Buf(D::F(floats(N + 10, 49))),
+                Buf(D::F(floats(N + 10, 50))),
+                F(2.5),
+                U(10),
+            ],
+        ),
         Case::nd(
             "transpose",
             Range::d2(w, h),
@@ -367,22 +379,32 @@ fn kernels_are_right_without_declarations() {
     let Some(root) = partitioned("kernels_are_right_without_declarations") else {
         return;
     };
-    let (mut merged, mut fetched) = (0, 0);
+    // Every launch a device could run alone, split (by its own ids or by its footprints)
+    // or merged.
+    let (mut split, mut fetched, mut merged) = (0, 0, Vec::new());
     for c in everyday_and_real() {
         match check(&root, &c) {
             // A plain range the planner makes one work-group has nothing to split.
             Spread::OneDevice(Refusal::OneGroup { .. }) => {}
             Spread::OneDevice(why) => panic!("{}: sent to one device: {why}", c.kernel),
-            Spread::Merged { .. } => merged += 1,
+            Spread::Merged { .. } => merged.push(c.kernel),
             Spread::Fetched { .. } => fetched += 1,
-            _ => {}
+            _ => split += 1,
         }
     }
-    // Split by their footprints (two PoCL 3.1 devices: 14, and 11 merged).
-    eprintln!("{fetched} launches split by their footprints, {merged} merged");
+    // Two and three PoCL 3.1 devices: 14 of 25 before issue 36; after, 18 of 26 (the 26th:
+    // `saxpy_offset` in work-groups; merged: the scatters, grid-stride loops, column splits
+    // and the plain buffers of the root device's context).
+    let total = split + fetched + merged.len();
+    eprintln!(
+        "split: {} of {total} ({}%; {fetched} by their footprints), merged: {merged:?}",
+        split + fetched,
+        100 * (split + fetched) / total.max(1)
+    );
     assert!(
-        fetched >= 12,
-        "only {fetched} launches split by their footprints"
+        fetched >= 18 && 100 * (split + fetched) >= 69 * total,
+        "only {} of {total} launches split ({fetched} by their footprints)",
+        split + fetched
     );
 }
 
@@ -488,22 +510,26 @@ fn strict_mode_refuses_what_it_cannot_split() {
         vec![Buf(D::F(floats(1 << 16, 70)))],
     );
     assert_eq!(check(&strict, &proven), Spread::Split);
+    // Exactly the launches the default mode does not split (merged, or on one device) are
+    // refused when strict.
     let mut refused = 0;
     for c in everyday_and_real() {
+        let (_, default) = try_on_root(&root, &c).unwrap();
+        let splits = matches!(default, Spread::Split | Spread::Fetched { .. });
         match try_on_root(&strict, &c) {
-            Ok((_, spread)) => assert!(
-                matches!(spread, Spread::Split | Spread::Fetched { .. }),
-                "{}: strict mode: {spread:?}",
-                c.kernel
-            ),
+            Ok((_, spread)) => {
+                assert!(splits, "{}: strict ran {spread:?}, default {default:?}", c.kernel);
+                assert_eq!(spread, default, "{}", c.kernel);
+            }
             Err(e @ clgroups::Error::InvalidLaunch { .. }) => {
+                assert!(!splits, "{}: refused in strict mode, split by default: {e}", c.kernel);
                 eprintln!("{}: refused in strict mode: {e}", c.kernel);
                 refused += 1;
             }
             Err(e) => panic!("{}: {e}", c.kernel),
         }
     }
-    assert!(refused >= 10, "only {refused} refused in strict mode");
+    assert!(refused > 0, "nothing refused in strict mode");
     // Declared, the stencil splits in strict mode too.
     let x = ColoredBuffer::<i32>::with_layout(&strict, N, L * 4, Access::Halo(1)).unwrap();
     let y = ColoredBuffer::<i32>::with_page(&strict, N, L * 4).unwrap();

@@ -168,3 +168,21 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn halo_depth_weighs_the_dependency_against_redundant_rows() {
+    // No latency, or no rows to spare: depth 1.
+    assert_eq!(halo_depth(0.0, 1e-3, 64, 16), 1);
+    assert_eq!(halo_depth(1e-3, 2e-3, 64, 1), 1);
+    // H200-like heat 4096^2: 200 us a dependency, 70 us of compute over 128 rows: the
+    // continuous optimum sqrt(200 x 128 / 70) ~ 19, capped at 16.
+    assert_eq!(halo_depth(200e-6, 270e-6, 128, 16), 16);
+    // PoCL-like: 20 us a dependency, 250 us over 32 rows: sqrt(20 x 32 / 250) ~ 1.6.
+    assert_eq!(halo_depth(20e-6, 270e-6, 32, 16), 2);
+    // Never above the cap; the cost at the choice is the least of 1..=max.
+    for (l, t, g) in [(5e-5, 1e-4, 8), (1e-5, 1e-2, 1000), (3e-4, 4e-4, 3)] {
+        let k = halo_depth(l, t, g, 8);
+        let cost = |k: usize| l / k as f64 + (t - l) * (k - 1) as f64 / g as f64;
+        assert!((1..=8).all(|j| cost(k) <= cost(j)), "{l} {t} {g}: {k}");
+    }
+}

@@ -28,7 +28,7 @@ mod single;
 mod tests;
 
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
-pub use several::split_pieces;
+pub use several::{split_pieces, widened};
 
 use super::local_size::Limits;
 use super::refusal::Refusal;

@@ -5,6 +5,7 @@
 
 use super::{Piece, Plan, Refused, Request, Shape};
 use crate::plan::bounds::check_global;
+use crate::plan::local_size::Limits;
 use crate::plan::partition::{guarded_pieces, inside, partition, Partition};
 use crate::plan::refusal::Refusal;
 use crate::plan::rounding::{self, Variant};
@@ -43,7 +44,8 @@ pub(super) fn plan(r: &Request) -> Result<Plan, Box<Refused>> {
     let bits = r.devices.iter().map(|d| d.address_bits).min().unwrap_or(32);
     check_global(launch, r.base(), bits).map_err(refuse)?;
     let guarded = r.kernel.round.is_ok();
-    let pieces = split_pieces(user, launch, local, r.base(), &split, guarded).map_err(refuse)?;
+    let pieces =
+        split_pieces(user, launch, local, r.base(), &split, &[], guarded).map_err(refuse)?;
     Ok(Plan {
         user,
         launch,
@@ -85,10 +87,11 @@ fn range_plan(r: &Request) -> Result<(Range, Range), Box<Refused>> {
         };
         return Ok((launch, nd_local(r, launch, LocalSize::Auto)?));
     }
-    let mut planned = rounding::plan(global, &k.rounding, &c.limits, guarded);
+    let lim = shared_out(&c.limits, global, r.devices.len());
+    let mut planned = rounding::plan(global, &k.rounding, &lim, guarded);
     if let Err(why) = rounding::within_slack(&planned) {
         log::debug!("kernel `{}`: not rounded: {why}", k.name);
-        planned = rounding::plan(global, &k.rounding, &c.limits, false);
+        planned = rounding::plan(global, &k.rounding, &lim, false);
     }
     let asked = planned.local.map_or(LocalSize::Tuned, LocalSize::Exact);
     let local = nd_local(r, planned.launch, asked)?;
@@ -101,10 +104,26 @@ fn range_plan(r: &Request) -> Result<(Range, Range), Box<Refused>> {
     Ok((planned.launch, local))
 }
 
+/// `lim` with work-groups no larger than an even share of `global` over `devices` (the largest
+/// power of two within it): rounding for one CPU device makes a range of 1024 work-items one
+/// group of 4096, which no split can share.
+fn shared_out(lim: &Limits, global: Range, devices: usize) -> Limits {
+    let share = (global.len() / devices.max(1)).max(1);
+    let cap = match share >= lim.max_work_group_size {
+        true => lim.max_work_group_size,
+        false => 1 << share.ilog2(),
+    };
+    Limits {
+        max_work_group_size: cap,
+        ..lim.clone()
+    }
+}
+
 /// Each device's pieces of the launch `launch` (work-groups of `local`, at offset `base`)
 /// split by `split`, for the user's range `user`: a part inside `user` runs as it is, one
 /// leaving it runs its whole work-groups inside `user` unguarded and the rest in the guarded
-/// variant (`guarded`: the kernel has one).
+/// variant (`guarded`: the kernel has one). Device `d`'s part is widened by `groups[d]`
+/// work-groups on each side ([`widened`]; none past the end of `groups`).
 ///
 /// ```
 /// use clgroups::plan::launch::split_pieces;
@@ -113,7 +132,7 @@ fn range_plan(r: &Request) -> Result<(Range, Range), Box<Refused>> {
 /// use clgroups::Range;
 /// let (user, launch, local) = (Range::d1(1000), Range::d1(1024), Range::d1(64));
 /// let split = partition(launch, local, 2)?;
-/// let pieces = split_pieces(user, launch, local, Range::d1(0), &split, true)?;
+/// let pieces = split_pieces(user, launch, local, Range::d1(0), &split, &[], true)?;
 /// assert_eq!(pieces.len(), 3); // device 0 inside; device 1: 448 unguarded + 64 guarded
 /// assert_eq!(pieces[2].variant, Variant::Rounded);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -124,10 +143,14 @@ pub fn split_pieces(
     local: Range,
     base: Range,
     split: &Partition,
+    groups: &[usize],
     guarded: bool,
 ) -> Result<Vec<Piece>, Refusal> {
     let mut pieces = Vec::new();
-    for (device, sub) in split.sub_ranges(launch, local).into_iter().enumerate() {
+    for (device, sub) in widened(split, launch, local, groups)
+        .into_iter()
+        .enumerate()
+    {
         let Some((off, size)) = sub else { continue };
         let parts = match guarded {
             _ if inside(off, size, user) => vec![(false, off, size)],
@@ -155,4 +178,40 @@ pub fn split_pieces(
         }
     }
     Ok(pieces)
+}
+
+/// Each device's sub-range of `launch` split by `split`, widened by `groups[d]` work-groups
+/// (of `local`) on each side in the split dimension and clamped to the launch (devices past
+/// the end of `groups`: not widened). A widened part computes its neighbours' elements next
+/// to it redundantly (deeper margins, `scaling`).
+///
+/// ```
+/// use clgroups::plan::launch::widened;
+/// use clgroups::plan::partition::partition;
+/// use clgroups::Range;
+/// let (launch, local) = (Range::d2(64, 96), Range::d2(16, 4));
+/// let split = partition(launch, local, 2)?; // rows 0..48 and 48..96
+/// let subs = widened(&split, launch, local, &[1, 2]);
+/// assert_eq!(subs[0], Some((Range::d2(0, 0), Range::d2(64, 52))));
+/// assert_eq!(subs[1], Some((Range::d2(0, 40), Range::d2(64, 56))));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn widened(
+    split: &Partition,
+    launch: Range,
+    local: Range,
+    groups: &[usize],
+) -> Vec<Option<(Range, Range)>> {
+    let (dim, step) = (split.dim, local.get(split.dim));
+    (split.sub_ranges(launch, local).into_iter().enumerate())
+        .map(|(d, sub)| {
+            let (off, size) = sub?;
+            let by = groups.get(d).copied().unwrap_or(0).saturating_mul(step);
+            let lo = off.get(dim).saturating_sub(by);
+            let hi = (off.get(dim) + size.get(dim))
+                .saturating_add(by)
+                .min(launch.get(dim));
+            Some((off.with(dim, lo), size.with(dim, hi - lo)))
+        })
+        .collect()
 }

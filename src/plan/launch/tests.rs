@@ -160,6 +160,27 @@ proptest! {
     }
 }
 
+/// A plain range of a few groups' worth over several CPU devices gives each device work (one
+/// CPU device would round 1024 work-items up to one group of 4096).
+#[test]
+fn small_plain_ranges_reach_every_device() {
+    let lim = cpu();
+    let kernel = KernelFacts::plain("k", Constraints::new(lim.clone()));
+    for n in 2..5 {
+        let devices: Vec<DeviceFacts> = (0..n).map(|_| device(lim.clone())).collect();
+        for user in [1024, 1000, 4096, 777] {
+            let request = Request {
+                root: true,
+                ..Request::new(&kernel, &devices, Range::d1(user), Shape::Plain)
+            };
+            let p = plan(&request).unwrap();
+            let reached: std::collections::BTreeSet<usize> =
+                p.pieces.iter().map(|piece| piece.device).collect();
+            assert_eq!(reached.len(), n, "{user} over {n}: {:?}", p.pieces);
+        }
+    }
+}
+
 #[test]
 fn refusals_name_the_ranges() {
     let lim = gpu();

@@ -17,7 +17,8 @@ use crate::ffi;
 use crate::launch::Arg;
 use crate::plan::partition::{clipped, Partition};
 use crate::plan::{Refusal, Unsplit};
-use crate::transform::footprint::{scalar_value, Dir, Part};
+use crate::range::Range;
+use crate::transform::footprint::{in_elements, scalar_value, Dir, Part};
 use opencl3::types::cl_event;
 use std::sync::Arc;
 
@@ -32,24 +33,25 @@ pub(super) struct Fetched {
 impl RootLaunch<'_> {
     /// Each device's part of launch `s` as the footprint formulas see it (`None`: no work).
     fn parts(&self, s: &Shape3, plan: &Partition) -> Vec<Option<Part>> {
+        let subs = plan.sub_ranges(s.global, s.local);
+        (subs.iter()).map(|sub| Self::part_of(s, (*sub)?)).collect()
+    }
+
+    /// The sub-range `(offset, size)` of launch `s` as the footprint formulas see it
+    /// (`None`: no work-item of the user's range).
+    pub(super) fn part_of(s: &Shape3, (off, size): (Range, Range)) -> Option<Part> {
         let rank = s.global.rank();
         let pad =
             |v: [usize; 3], fill: u64| [0, 1, 2].map(|d| if d < rank { v[d] as u64 } else { fill });
-        let subs = plan.sub_ranges(s.global, s.local);
-        (subs.iter())
-            .map(|sub| {
-                let (off, size) = (*sub)?;
-                let size = clipped(off, size, s.user)?;
-                let first = [0, 1, 2].map(|d| off.padded()[d] + s.base[d]);
-                Some(Part {
-                    global: pad(s.user.padded(), 1),
-                    local: pad(s.local.padded(), 1),
-                    base: pad(s.base, 0),
-                    first: pad(first, 0),
-                    size: pad(size.padded(), 1),
-                })
-            })
-            .collect()
+        let size = clipped(off, size, s.user)?;
+        let first = [0, 1, 2].map(|d| off.padded()[d] + s.base[d]);
+        Some(Part {
+            global: pad(s.user.padded(), 1),
+            local: pad(s.local.padded(), 1),
+            base: pad(s.base, 0),
+            first: pad(first, 0),
+            size: pad(size.padded(), 1),
+        })
     }
 
     /// The ranges each device fetches for the arguments `unserved` marks (those the
@@ -73,11 +75,14 @@ impl RootLaunch<'_> {
             })
             .collect();
         let parts = self.parts(s, plan);
+        let partition = plan;
         let none = vec![vec![None; parts.len()]; self.args.len()];
         let mut plan = Fetch {
             fetch: none.clone(),
             back: none,
             keep: vec![vec![None; parts.len()]; self.args.len()],
+            widen: vec![0; parts.len()],
+            after: vec![vec![None; parts.len()]; self.args.len()],
         };
         for (i, v) in self.args.iter().enumerate() {
             if !unserved[i] {
@@ -92,18 +97,18 @@ impl RootLaunch<'_> {
                 }
                 _ => return Err(Unsplit::Declared(i)),
             };
-            // Footprints count the parameter's pointees: only a pointee the driver names as a
-            // built-in type of the buffer's element size is known to index the buffer's
-            // elements (a typedef or struct, `pair_t *` over floats, is not).
+            // Footprints count the parameter's pointees, of the size the driver names (a
+            // built-in type) or the source defines (a struct), converted to the buffer's
+            // elements; an unknown size does not split.
             let pointee = (self.kernel.kernels.first())
                 .and_then(|k| k.args().get(i)?.type_name.clone())
-                .and_then(|t| Some(crate::buffer::builtin(t.strip_suffix('*')?.trim())?.1));
-            if pointee != Some(c.elem_size) {
-                return Err(Unsplit::Pointee(i));
-            }
+                .and_then(|t| Some(crate::buffer::builtin(t.strip_suffix('*')?.trim())?.1))
+                .or_else(|| fp.pointees.get(i).copied().flatten())
+                .ok_or(Unsplit::Pointee(i))?;
             let written = param.is_none_or(|p| !p.read_only);
             let len = c.len as i128;
-            let clamp = |(a, b): (i128, i128)| {
+            let clamp = |r: (i128, i128)| {
+                let (a, b) = in_elements(r, pointee, c.elem_size);
                 let (a, b) = (a.clamp(0, len), b.clamp(0, len));
                 (a < b).then_some((a as usize, b as usize))
             };
@@ -157,6 +162,7 @@ impl RootLaunch<'_> {
                 }
             }
         }
+        self.deepen(s, partition, &scalars, unserved, &mut plan);
         // A copy must not be of another argument's buffer that the launch writes (nor, if
         // written through the copy, of another argument's buffer at all).
         let key: Vec<Option<usize>> = self.args.iter().map(mem_key).collect();
@@ -189,8 +195,10 @@ impl RootLaunch<'_> {
     ) -> Result<MultiEvent> {
         let mut fetched = self.fetch(&fetch.fetch)?;
         self.keep_margins(&fetch.keep, &mut fetched)?;
-        // SAFETY: the caller's contract; every device holds what its part reads.
-        let mut ev = unsafe { self.execute(s, plan, &fetched.copies) }?;
+        // SAFETY: the caller's contract; every device holds what its part (widened where
+        // `fetch.widen` says: its copies hold what the widened part reaches) reads.
+        let mut ev = unsafe { self.execute_in(s, plan, &fetched.copies, true, &fetch.widen) }?;
+        self.widened_wrote(&fetch.after);
         self.give_back(&fetch.back, &mut fetched, &mut ev)?;
         self.exchange(&mut ev)?;
         let arguments: Vec<usize> = (0..fetch.fetch.len())

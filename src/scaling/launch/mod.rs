@@ -19,6 +19,7 @@ use terms::{copy, Copies, Decision, Shape3};
 
 mod chunks;
 mod decide;
+mod deepen;
 mod fallback;
 mod footprint;
 mod merge;
@@ -315,7 +316,7 @@ impl<'a> RootLaunch<'a> {
     /// contract does not accept for a device replaced by a whole copy there.
     unsafe fn execute(&self, s: &Shape3, plan: Partition, copies: &Copies) -> Result<MultiEvent> {
         // SAFETY: the caller's contract.
-        unsafe { self.execute_in(s, plan, copies, true) }
+        unsafe { self.execute_in(s, plan, copies, true, &[]) }
     }
 
     /// [`execute`](Self::execute), where `ordered` says whether each device's part waits for
@@ -332,6 +333,7 @@ impl<'a> RootLaunch<'a> {
         plan: Partition,
         copies: &Copies,
         ordered: bool,
+        widen: &[usize],
     ) -> Result<MultiEvent> {
         let (user, global, local, base) = (s.user, s.global, s.local, s.base);
         let kernels = &self.kernel.kernels;
@@ -345,6 +347,7 @@ impl<'a> RootLaunch<'a> {
             local,
             shift(global.zeros_like(), base),
             &plan,
+            widen,
             guarded.is_some(),
         )
         .map_err(|why| self.kernel.refused(global, Some(local), why))?;

@@ -221,7 +221,7 @@ impl RootLaunch<'_> {
         let plain = (self.args.iter())
             .any(|v| matches!(v, Value::Plain(crate::launch::Arg::Buffer { .. })));
         // SAFETY: the caller's contract; device d holds every colored buffer whole.
-        let mut ev = unsafe { self.execute_in(s, Partition { dim, chunks }, &copies, plain) }?;
+        let mut ev = unsafe { self.execute_in(s, Partition { dim, chunks }, &copies, plain, &[]) }?;
         ev.spread = Spread::Resident { device: d, moved };
         Ok(ev)
     }

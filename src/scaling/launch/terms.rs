@@ -3,7 +3,7 @@
 //! parts.
 
 use super::super::arg::Value;
-use super::super::margins::Keep;
+use super::super::margins::{Keep, Span};
 use crate::buffer::Buffer;
 use crate::launch::Arg;
 use crate::plan::Refusal;
@@ -85,4 +85,9 @@ pub(super) struct Fetch {
     /// Per argument, per device: where its part keeps its halos instead (nothing copied
     /// within the device, nothing written back; only stale margin elements fetched).
     pub(super) keep: Vec<Vec<Option<Keep>>>,
+    /// Per device: work-groups its part is widened by on each side (deeper margins).
+    pub(super) widen: Vec<usize>,
+    /// Per argument, per device: the margin elements current after the launch, where a
+    /// widened part wrote them.
+    pub(super) after: Vec<Vec<Option<Vec<Span>>>>,
 }

@@ -1,0 +1,191 @@
+//! Deeper margins at launch ([`super::super::deep`]): where every buffer argument of a launch
+//! split by footprints is an undeclared colored buffer served by them, and a device keeps
+//! margins of one of them, the device's part may be widened by whole work-groups so that
+//! halos are fetched once every `k` launches (`RootDevice::with_halo_depth`).
+
+use super::super::arg::{ColoredArg, Value};
+use super::super::deep::{self, Reach, View};
+use super::super::margins::Coherence;
+use super::terms::{Fetch, Shape3};
+use super::RootLaunch;
+use crate::launch::Arg;
+use crate::plan::cost::{halo_depth, SpreadPolicy};
+use crate::plan::launch::widened;
+use crate::plan::partition::Partition;
+use crate::transform::footprint::Dir;
+use std::sync::Arc;
+
+impl RootLaunch<'_> {
+    /// Widens each device's part in `plan` where its deeper-margins plan allows (the kernel's
+    /// halo depth above 1): its margins, fetches and the margin elements current after.
+    pub(super) fn deepen(
+        &self,
+        s: &Shape3,
+        partition: &Partition,
+        scalars: &[Option<i128>],
+        unserved: &[bool],
+        plan: &mut Fetch,
+    ) {
+        let (k, name) = (self.depth(s, partition), self.kernel.name());
+        let Some(fp) = self.kernel.footprint.as_ref().filter(|_| k > 1) else {
+            return;
+        };
+        let mut cols: Vec<(usize, &ColoredArg, &Arc<dyn Coherence>)> = Vec::new();
+        for (i, v) in self.args.iter().enumerate() {
+            match v {
+                Value::Plain(Arg::Buffer { .. }) => {
+                    log::debug!("kernel `{name}`: halo depth 1: argument {i} is a plain buffer");
+                    return;
+                }
+                Value::Plain(_) => {}
+                Value::Colored(c) => match (&c.margins, unserved.get(i)) {
+                    (Some(m), Some(true)) if !m.lent() => cols.push((i, c, m)),
+                    _ => {
+                        log::debug!(
+                            "kernel `{name}`: halo depth 1: argument {i} is not served by \
+                             footprints with margins"
+                        );
+                        return;
+                    }
+                },
+            }
+        }
+        // Every device's part served by its own elements or its margins: no copy written
+        // back into a part that a widened part also writes.
+        if let Some(&(i, ..)) = (cols.iter())
+            .find(|&&(i, ..)| (plan.fetch[i].iter().chain(&plan.back[i])).any(Option::is_some))
+        {
+            log::debug!("kernel `{name}`: halo depth 1: argument {i} is copied, not kept");
+            return;
+        }
+        let written = |i: usize| self.kernel.params.get(i).is_none_or(|p| !p.read_only);
+        let (devices, dim) = (plan.widen.len(), partition.dim);
+        for d in 0..devices {
+            if cols.iter().all(|&(i, ..)| plan.keep[i][d].is_none()) {
+                continue;
+            }
+            let views: Option<Vec<View>> = (cols.iter())
+                .map(|(_, c, m)| {
+                    Some(View {
+                        own: m.own(d)?,
+                        len: c.len,
+                        step: m.step(),
+                        held: m.kept(d).map(|k| k.1),
+                        valid: m.valid(d),
+                    })
+                })
+                .collect();
+            let Some(views) = views else { continue };
+            let reach = |w: usize| -> Option<Vec<Reach>> {
+                let mut groups = vec![0; devices];
+                groups[d] = w;
+                let (off, size) = widened(partition, s.global, s.local, &groups)[d]?;
+                let part = Self::part_of(s, (off, size))?;
+                let end = off.get(dim) + size.get(dim);
+                let bands = [
+                    (off.with(dim, 0), size.with(dim, off.get(dim))),
+                    (off.with(dim, end), size.with(dim, s.global.get(dim) - end)),
+                ];
+                let bands: Vec<_> = (bands.into_iter())
+                    .filter(|(_, z)| z.get(dim) > 0)
+                    .filter_map(|b| Self::part_of(s, b))
+                    .collect();
+                (cols.iter())
+                    .map(|&(i, c, _)| {
+                        let len = c.len as i128;
+                        let clamp = |(a, b): (i128, i128)| {
+                            let (a, b) = (a.clamp(0, len), b.clamp(0, len));
+                            (a < b).then_some((a as usize, b as usize))
+                        };
+                        let at = |dir, p| Some(fp.reach(i, dir, p, scalars)?.and_then(clamp));
+                        let (read, mut write, mut outside) = (at(Dir::Read, &part)?, None, vec![]);
+                        if written(i) {
+                            write = at(Dir::Write, &part)?;
+                            for b in &bands {
+                                outside.extend(at(Dir::Write, b)?);
+                            }
+                        }
+                        Some(Reach {
+                            read,
+                            write,
+                            outside,
+                        })
+                    })
+                    .collect()
+            };
+            match deep::plan(k, &views, reach) {
+                Ok(p) => {
+                    log::debug!(
+                        "kernel `{name}`: device {d}, halo depth {k}: part widened by {} \
+                         work-group(s) each side; margins (argument, plan): {:?}",
+                        p.widen,
+                        (cols.iter().map(|c| c.0)).zip(&p.keep).collect::<Vec<_>>()
+                    );
+                    for ((&(i, ..), keep), after) in cols.iter().zip(p.keep).zip(p.after) {
+                        plan.keep[i][d] = Some(keep);
+                        plan.fetch[i][d] = None;
+                        plan.back[i][d] = None;
+                        plan.after[i][d] = after;
+                    }
+                    plan.widen[d] = p.widen;
+                }
+                Err(why) => log::debug!("kernel `{name}`: device {d}, halo depth 1: {why}"),
+            }
+        }
+    }
+
+    /// The halo depth of launch `s`: forced, else the cost model's choice for its shape
+    /// (once the link and a split launch of depth 1 are measured), else 1.
+    fn depth(&self, s: &Shape3, partition: &Partition) -> usize {
+        let policy = &self.kernel.policy;
+        if let Some(k) = policy.halo_depth {
+            return k;
+        }
+        if policy.spread != SpreadPolicy::Model {
+            return 1;
+        }
+        let key = (s.global, s.local);
+        let mut depths = (self.kernel.depths.lock()).unwrap_or_else(|p| p.into_inner());
+        if let Some(&k) = depths.get(&key) {
+            return k;
+        }
+        let split = {
+            let figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
+            figures.get(&key).and_then(|m| m.0.time())
+        };
+        let (Some(split), Some(link)) = (split, policy.link.get()) else {
+            return 1;
+        };
+        let groups = (partition.chunks.iter().copied().filter(|&c| c > 0).min()).unwrap_or(0);
+        let k = halo_depth(link.latency, split, groups, (groups / 2).clamp(1, 16));
+        log::debug!(
+            "kernel `{}` global {:?}: halo depth {k} (cost model: {:.1} us per dependency, \
+             split launch {:.1} us measured at depth 1, {groups} work-group rows on the \
+             smallest part; least latency / k + compute x (k - 1) / rows)",
+            self.kernel.name(),
+            s.global.as_slice(),
+            link.latency * 1e6,
+            split * 1e6
+        );
+        depths.insert(key, k);
+        k
+    }
+
+    /// Records the margin elements that widened parts left current (`after`, per argument,
+    /// per device), once the launch is enqueued.
+    pub(super) fn widened_wrote(&self, after: &[Vec<Option<Vec<deep::Span>>>]) {
+        for (i, per) in after.iter().enumerate() {
+            let Some(Value::Colored(c)) = self.args.get(i) else {
+                continue;
+            };
+            let Some(m) = c.margins.as_ref() else {
+                continue;
+            };
+            for (d, spans) in per.iter().enumerate() {
+                if let Some(spans) = spans {
+                    m.set_valid(d, spans.clone());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Sub-group collectives in work-groups of one and two work-items (`tests/cl/tiny_groups.cl`),
+//! with the standard built-ins and with the layer, in every way a launch gets such groups: an
+//! exact local size (1-3 D), `LocalSize::Auto` and plain ranges of one or two work-items, and
+//! `reqd_work_group_size(1|2, 1, 1)`. PoCL 6.0's native collectives abort the process there
+//! (`undefined symbol: __pocl_work_group_alloca`): clgroups runs the kernel's emulated build,
+//! in the sub-groups the native kernel has (its host query). Every launch must run (0 refused)
+//! and every value is checked on the host against the sub-group each work-item reports (0
+//! wrong). A kernel the emulated backend refuses keeps its typed refusal.
+
+mod common;
+
+use common::Poison;
+
+use clgroups::device::{Implementation, ShuffleBackend};
+use clgroups::{Buffer, Error, Kernel, LocalSize, Program, Queue, Range};
+use std::collections::BTreeMap;
+
+const SRC: &str = include_str!("cl/tiny_groups.cl");
+const FIELDS: usize = 12;
+
+/// How a case is launched.
+#[derive(Clone, Copy, Debug)]
+enum How {
+    Exact(Range),
+    Auto,
+    Plain,
+}
+
+#[derive(Default)]
+struct Tally {
+    launches: usize,
+    checks: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
+        self.checks += 1;
+        if !ok {
+            self.failures.push(what());
+        }
+    }
+}
+
+/// Launches `k` over `global` as `how` says and checks every work-item's values.
+fn case(t: &mut Tally, q: &Queue, k: &Kernel, global: Range, how: How) {
+    let name = format!("{} {global:?} {how:?}", k.name());
+    let mut out = Buffer::<u32>::new(q.context(), FIELDS * global.len()).unwrap();
+    out.fill(q, u32::POISON).unwrap();
+    let l = k.launch().arg(&out);
+    // SAFETY: work-item g writes out[FIELDS * g .. FIELDS * (g + 1)], g < global.len().
+    let launched = unsafe {
+        match how {
+            How::Exact(local) => l.nd_range(global, LocalSize::Exact(local)),
+            How::Auto => l.nd_range(global, LocalSize::Auto),
+            How::Plain => l.range(global),
+        }
+    };
+    match launched.and_then(|e| e.wait()) {
+        Ok(()) => t.launches += 1,
+        Err(e) => return t.check(false, || format!("{name}: refused: {e}")),
+    }
+    let v = out.read(q).unwrap();
+    let at = |g: usize, f: usize| v[FIELDS * g + f] as usize;
+    // Members of each (work-group, sub-group): (local id, global id).
+    let mut groups: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
+    for g in 0..global.len() {
+        groups
+            .entry((at(g, 11), at(g, 10)))
+            .or_default()
+            .push((at(g, 1), g));
+    }
+    let mut largest = 0;
+    for ((wg, sg), mut m) in groups {
+        m.sort_unstable();
+        let n = m.len();
+        largest = largest.max(n);
+        let value = |lid: usize| m[lid].1 + 1;
+        let sum = |r: std::ops::Range<usize>| r.map(value).sum::<usize>();
+        for (i, &(lid, g)) in m.iter().enumerate() {
+            let want = [
+                n,
+                i,
+                sum(0..n),
+                sum(0..i + 1),
+                sum(0..i),
+                value(0),
+                (0..n).map(value).max().unwrap(),
+                value(n - 1 - i),
+                usize::from(n > 1),
+                1,
+            ];
+            let got: Vec<usize> = (0..want.len()).map(|f| at(g, f)).collect();
+            t.check(lid == i && got == want, || {
+                format!("{name}: group {wg} sub-group {sg} item {g}: got {got:?} want {want:?}")
+            });
+        }
+    }
+    // The sub-groups the native kernel has in these work-groups (its host query).
+    let local = match how {
+        How::Exact(l) => Some(l),
+        _ => k.required_work_group_size(),
+    };
+    if let Some(local) = local {
+        let native = k.sub_groups().max_sub_group_size(local).unwrap();
+        t.check(largest == native, || {
+            format!("{name}: sub-groups of {largest}, the kernel's query says {native}")
+        });
+    }
+}
+
+#[test]
+fn collectives_run_right_in_work_groups_of_one_and_two() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let q = common::queue();
+    let p = Program::from_source(&q, SRC).unwrap();
+    let mut t = Tally::default();
+    let tiny = [
+        Range::d1(1),
+        Range::d1(2),
+        Range::d2(1, 2),
+        Range::d2(2, 1),
+        Range::d3(1, 1, 2),
+        Range::d3(2, 1, 1),
+    ];
+    let small = [Range::d1(1), Range::d1(2), Range::d2(1, 2)];
+    for name in ["builtins", "layer"] {
+        let k = p.kernel(name).unwrap();
+        for local in tiny {
+            let global = local.with(0, 3 * local.get(0));
+            case(&mut t, &q, &k, global, How::Exact(local));
+        }
+        for global in small {
+            case(&mut t, &q, &k, global, How::Auto);
+            case(&mut t, &q, &k, global, How::Plain);
+        }
+    }
+    for name in ["builtins_r1", "builtins_r2", "layer_r1", "layer_r2"] {
+        let k = p.kernel(name).unwrap();
+        let required = k.required_work_group_size().unwrap();
+        for how in [How::Plain, How::Auto, How::Exact(required)] {
+            case(&mut t, &q, &k, Range::d1(6), how);
+        }
+    }
+    println!(
+        "{}: {} launches in work-groups of 1 and 2, {} checks, {} failures",
+        q.device(),
+        t.launches,
+        t.checks,
+        t.failures.len()
+    );
+    assert!(t.failures.is_empty(), "{}", t.failures.join("\n"));
+}
+
+/// A kernel the emulated backend refuses (a collective under a local-id condition) has no
+/// emulated build: on PoCL's native sub-groups its work-groups of two stay refused, typed,
+/// before anything runs.
+#[test]
+fn kernels_without_an_emulated_build_stay_refused() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let q = common::queue();
+    let d = q.device();
+    let src = "#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n\
+        kernel void divergent(global uint *o) {\n\
+            uint v = 0;\n\
+            if (get_local_id(0) == 0) v = sub_group_reduce_add(1u);\n\
+            o[get_global_id(0)] = v;\n\
+        }";
+    let p = Program::from_source(&q, src).unwrap();
+    let k = match p.kernel("divergent") {
+        Err(e @ Error::Unsupported { .. }) => return println!("refused when made on {d}: {e}"),
+        Err(e) => panic!("{e}"),
+        Ok(k) => k,
+    };
+    let native_pocl = d.identity().implementation == Implementation::Pocl
+        && d.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated;
+    if !native_pocl {
+        return println!("{d}: made (work-groups of two run natively here)");
+    }
+    let mut o = Buffer::<u32>::new(q.context(), 2).unwrap();
+    o.fill(&q, u32::POISON).unwrap();
+    // SAFETY: refused before anything is enqueued; it would write o[0..2].
+    let e = unsafe {
+        k.launch()
+            .arg(&o)
+            .nd_range(Range::d1(2), LocalSize::Exact(Range::d1(2)))
+    }
+    .unwrap_err();
+    assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("divergent") && text.contains("__pocl_work_group_alloca"),
+        "{e}"
+    );
+    assert_eq!(o.read(&q).unwrap(), [u32::POISON; 2], "nothing ran");
+    println!("{d}: refused as before: {e}");
+}
