@@ -263,13 +263,14 @@ impl RootDevice {
     /// use clgroups::scaling::{ColoredBuffer, Placement, RootDevice};
     /// let root = RootDevice::from_env()?.with_placement(Placement::Partitioned).strict();
     /// assert!(root.is_strict());
-    /// let p = root.program("kernel void rev(global int *y, global const int *x, uint n) {
-    ///     size_t i = get_global_id(0); y[i] = x[n - 1 - i]; }")?;
+    /// let p = root.program("kernel void spread(global int *y, global const int *x, uint n) {
+    ///     size_t i = get_global_id(0); y[(i * 7) % n] = x[i]; }")?;
     /// let x = ColoredBuffer::from_slice(&root, &[1i32; 1024])?;
     /// let y = ColoredBuffer::<i32>::new(&root, 1024)?;
-    /// // SAFETY: work-item i reads x[1023 - i] and writes y[i], inside both (1024).
-    /// let r = unsafe { p.kernel("rev")?.launch().arg(&y).arg(&x).arg(1024u32).range(1024) };
-    /// // x is not indexed at the own id and not declared: refused (merged when not strict).
+    /// // SAFETY: work-item i reads x[i] and writes y[(7 i) % 1024], inside both (1024).
+    /// let r = unsafe { p.kernel("spread")?.launch().arg(&y).arg(&x).arg(1024u32).range(1024) };
+    /// // y is written where no footprint can bound (`%`), undeclared: refused (merged when not
+    /// // strict).
     /// assert!(matches!(r, Err(clgroups::Error::InvalidLaunch { .. })));
     /// # Ok::<(), clgroups::Error>(())
     /// ```

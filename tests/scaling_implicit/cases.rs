@@ -518,11 +518,19 @@ fn strict_mode_refuses_what_it_cannot_split() {
         let splits = matches!(default, Spread::Split | Spread::Fetched { .. });
         match try_on_root(&strict, &c) {
             Ok((_, spread)) => {
-                assert!(splits, "{}: strict ran {spread:?}, default {default:?}", c.kernel);
+                assert!(
+                    splits,
+                    "{}: strict ran {spread:?}, default {default:?}",
+                    c.kernel
+                );
                 assert_eq!(spread, default, "{}", c.kernel);
             }
             Err(e @ clgroups::Error::InvalidLaunch { .. }) => {
-                assert!(!splits, "{}: refused in strict mode, split by default: {e}", c.kernel);
+                assert!(
+                    !splits,
+                    "{}: refused in strict mode, split by default: {e}",
+                    c.kernel
+                );
                 eprintln!("{}: refused in strict mode: {e}", c.kernel);
                 refused += 1;
             }
