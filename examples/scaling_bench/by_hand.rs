@@ -7,8 +7,8 @@
 //! is sound.
 
 use crate::timing::interleaved;
-use crate::{agree, values, Bench, Last, Res, Row, Run, SOURCE};
-use clgroups::{Buffer, Range};
+use crate::{agree, values, workloads, Bench, Last, Res, Row, Run, SOURCE};
+use clgroups::Buffer;
 use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
@@ -28,22 +28,7 @@ pub fn heat(b: &Bench, side: usize, iters: usize, runs: usize) -> Res<Row> {
         Buffer::from_slice(b.q, &start)?,
         Buffer::from_slice(b.q, &start)?,
     );
-    let s = side as i32;
-    let one = || -> Res<()> {
-        for i in 0..iters {
-            let (t, u) = if i % 2 == 0 { (&a1, &c1) } else { (&c1, &a1) };
-            // SAFETY: (x, y) reads t within the side x side grid and writes u[y * side + x].
-            unsafe {
-                k1.launch()
-                    .arg(t)
-                    .arg(u)
-                    .arg(s)
-                    .arg(s)
-                    .range(Range::d2(side, side))
-            }?;
-        }
-        Ok(b.q.finish()?)
-    };
+    let one = || workloads::heat_on_one(b, &k1, (&a1, &c1), side, iters);
     let hand = ByHand::new(b, side, &start)?;
     one()?;
     hand.steps(iters)?;

@@ -4,7 +4,7 @@
 use crate::timing::interleaved;
 use crate::{agree, values, Bench, Res, Row, Run};
 use clgroups::scaling::{self, Access, ColoredBuffer};
-use clgroups::{algorithms, Buffer, Range};
+use clgroups::{algorithms, Buffer, Kernel, Range};
 
 pub fn saxpy(b: &Bench, n: usize, runs: usize) -> Res<Row> {
     let (x, y) = (values(n, 1, -1.0, 1.0), values(n, 2, -1.0, 1.0));
@@ -59,6 +59,31 @@ pub fn reduce(b: &Bench, n: usize, runs: usize) -> Res<Row> {
     Ok((times, held))
 }
 
+/// `iters` steps of `heat` on the bench's one device, ping-ponging from `a` to `c` and back,
+/// then a finish.
+pub fn heat_on_one(
+    b: &Bench,
+    k1: &Kernel,
+    (a, c): (&Buffer<f32>, &Buffer<f32>),
+    side: usize,
+    iters: usize,
+) -> Res<()> {
+    let s = side as i32;
+    for i in 0..iters {
+        let (t, u) = if i % 2 == 0 { (a, c) } else { (c, a) };
+        // SAFETY: (x, y) reads t within the side x side grid and writes u[y * side + x].
+        unsafe {
+            k1.launch()
+                .arg(t)
+                .arg(u)
+                .arg(s)
+                .arg(s)
+                .range(Range::d2(side, side))
+        }?;
+    }
+    Ok(b.q.finish()?)
+}
+
 pub fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -> Res<Row> {
     let start = values(side * side, 4, 0.0, 100.0);
     let (k1, kn) = (b.k1("heat")?, b.kn("heat")?);
@@ -76,14 +101,7 @@ pub fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -
     };
     let (an, cn) = (colored()?, colored()?);
     let mut spread = String::new();
-    let one = || -> Res<()> {
-        for i in 0..iters {
-            let (t, u) = if i % 2 == 0 { (&a1, &c1) } else { (&c1, &a1) };
-            // SAFETY: (x, y) reads t within the side x side grid and writes u[y * side + x].
-            unsafe { k1.launch().arg(t).arg(u).arg(s).arg(s).range(g) }?;
-        }
-        Ok(b.q.finish()?)
-    };
+    let one = || heat_on_one(b, &k1, (&a1, &c1), side, iters);
     let all = |spread: &mut String| -> Res<()> {
         for i in 0..iters {
             let (t, u) = if i % 2 == 0 { (&an, &cn) } else { (&cn, &an) };
