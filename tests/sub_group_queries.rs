@@ -20,6 +20,7 @@
 
 mod common;
 
+use common::tally::Tally;
 use common::Poison;
 
 use clgroups::device::ShuffleBackend;
@@ -166,25 +167,6 @@ fn cases(queue: &Queue, required: &[usize]) -> Vec<Case> {
         }
     }
     v
-}
-
-/// What went wrong, kept short.
-#[derive(Default)]
-struct Tally {
-    launches: usize,
-    checks: usize,
-    failures: Vec<String>,
-}
-
-impl Tally {
-    fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
-        self.checks += 1;
-        if !ok && self.failures.len() < 40 {
-            self.failures.push(what());
-        } else if !ok {
-            self.failures.push(String::new());
-        }
-    }
 }
 
 /// Launches `case` in one work-group of `local` and checks what every work-item saw, and the

@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::tally::Tally;
 use common::Poison;
 
 use clgroups::device::{Implementation, ShuffleBackend};
@@ -24,22 +25,6 @@ enum How {
     Exact(Range),
     Auto,
     Plain,
-}
-
-#[derive(Default)]
-struct Tally {
-    launches: usize,
-    checks: usize,
-    failures: Vec<String>,
-}
-
-impl Tally {
-    fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
-        self.checks += 1;
-        if !ok {
-            self.failures.push(what());
-        }
-    }
 }
 
 /// Launches `k` over `global` as `how` says and checks every work-item's values.

@@ -7,6 +7,7 @@ pub mod partitioned;
 pub mod recorded;
 pub mod shape;
 pub mod suite;
+pub mod tally;
 
 use clgroups::{Buffer, Device, Queue};
 
