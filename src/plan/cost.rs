@@ -289,11 +289,14 @@ pub struct Priced {
     pub choice: Choice,
     /// Why.
     pub why: Why,
-    /// The split's (or merge's) time per launch at [`Priced::depth`], where it is right and
-    /// priced.
+    /// The split's (or merge's) time per launch as measured (or estimated) at depth 1 or a
+    /// fixed depth, where it is right and priced.
     pub split: Option<Time>,
     /// The halo depth the split is priced (and runs) at.
     pub depth: usize,
+    /// The split's estimated seconds per launch at the [`Priced::depth`] the model chose,
+    /// where above 1 ([`split_at_depth`]); the choice weighs this one.
+    pub deep: Option<f64>,
     /// The time per launch on one device, where priced.
     pub one: Option<Time>,
     /// The device the one-device option would use.
@@ -316,10 +319,13 @@ impl fmt::Display for Priced {
         let opt = |t: Option<Time>| t.map_or("not priced".to_string(), |t| t.to_string());
         write!(
             f,
-            ": split {} at halo depth {}, device {} alone {}; moves {} B to one device, {} B back to parts; \
+            ": split {}{}, device {} alone {}; moves {} B to one device, {} B back to parts; \
              {} B between devices per split launch",
             opt(self.split),
-            self.depth,
+            match self.deep {
+                Some(s) => format!(", {:.1} us estimated at halo depth {}", s * 1e6, self.depth),
+                None => format!(" at halo depth {}", self.depth),
+            },
             self.device,
             opt(self.one),
             self.gather,
@@ -354,6 +360,7 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
             Depth::Chosen { .. } => 1,
         },
         one: None,
+        deep: None,
         device,
         gather,
         scatter: inputs.scatter,
@@ -411,25 +418,16 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
         return out;
     }
     // The split at its cheapest depth (measured at depth 1 where the model chooses it).
-    let (depth, split) = match inputs.depth {
-        Depth::Fixed(k) => (k, split),
-        Depth::Chosen { rows, max, kept } => {
-            // No bytes between devices: no exchange, nothing a depth saves.
-            let exchange = kept.is_some() || on_link > 0.0;
-            let latency = if exchange { link.latency } else { 0.0 };
-            let max = max.max(1);
-            let k = kept.unwrap_or_else(|| halo_depth(latency, split.secs(), rows, max));
-            match k.clamp(1, max) {
-                1 => (1, split),
-                k => (
-                    k,
-                    Time::Estimated(split_at_depth(split.secs(), latency, rows, k)),
-                ),
-            }
-        }
-    };
-    (out.depth, out.split) = (depth, Some(split));
-    let cost_split = split.secs() + to_parts / AMORTISE;
+    if let Depth::Chosen { rows, max, kept } = inputs.depth {
+        // No bytes between devices: no exchange, nothing a depth saves.
+        let exchange = kept.is_some() || on_link > 0.0;
+        let latency = if exchange { link.latency } else { 0.0 };
+        let max = max.max(1);
+        let k = kept.unwrap_or_else(|| halo_depth(latency, split.secs(), rows, max));
+        out.depth = k.clamp(1, max);
+        out.deep = (out.depth > 1).then(|| split_at_depth(split.secs(), latency, rows, out.depth));
+    }
+    let cost_split = out.deep.unwrap_or(split.secs()) + to_parts / AMORTISE;
     let cost_one = one.secs() + to_one / AMORTISE;
     out.why = Why::Cheaper;
     if cost_one <= cost_split {

@@ -213,10 +213,10 @@ fn a_deeper_halo_can_make_the_split_pay() {
     };
     let p = price(&i, SpreadPolicy::Model);
     assert_eq!((p.choice, p.why), (Choice::Split, Why::Cheaper));
-    assert!(p.depth > 1 && matches!(p.split, Some(Time::Estimated(s)) if s < 240e-6));
-    assert!(p
-        .to_string()
-        .contains(&format!("at halo depth {}", p.depth)));
+    assert!(p.depth > 1 && matches!(p.deep, Some(s) if s < 240e-6));
+    assert_eq!(p.split, Some(Time::Measured(270e-6)));
+    let text = format!("estimated at halo depth {}", p.depth);
+    assert!(p.to_string().contains(&text), "{p}");
     // A depth kept for the shape is priced, not chosen again (its launches move no bytes
     // between exchanges).
     i.between = 0;
@@ -255,11 +255,12 @@ proptest! {
         i.depth = Depth::Chosen { rows, max, kept: None };
         let p = price(&i, SpreadPolicy::Model);
         prop_assert!((1..=max.max(1)).contains(&p.depth), "{}", p);
-        if let (Some(s), Some(s1)) = (p.split, flat.split) {
-            prop_assert!(s.secs() <= s1.secs(), "{} vs {}", p, flat);
+        prop_assert_eq!(p.split, flat.split);
+        if let (Some(deep), Some(s1)) = (p.deep, flat.split) {
+            prop_assert!(p.depth > 1 && deep <= s1.secs(), "{} vs {}", p, flat);
         }
         if p.why == Why::Cheaper && p.choice == Choice::Split {
-            let (s, o) = (p.split.unwrap().secs(), p.one.unwrap().secs());
+            let (s, o) = (p.deep.unwrap_or(p.split.unwrap().secs()), p.one.unwrap().secs());
             let moved = |b: u64| i.link.seconds(b) / AMORTISE;
             prop_assert!(s + moved(p.scatter) < o + moved(p.gather), "{}", p);
         }
