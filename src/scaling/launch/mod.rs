@@ -255,6 +255,7 @@ impl<'a> RootLaunch<'a> {
         let (Some(local), Some(split)) = (plan.local, plan.partition.as_ref()) else {
             return Err(self.kernel.refused(global, None, Refusal::NoPartition));
         };
+        let split = split.partition.clone();
         let rank = global.rank();
         let base = match self.offset {
             Some(o) => [0, 1, 2].map(|d| if d < rank { o.get(d) } else { 0 }),
@@ -266,24 +267,24 @@ impl<'a> RootLaunch<'a> {
             local,
             base,
         };
-        let decision = self.decide(&shape, &split.partition)?;
-        // The planner's choice among the right executions (its pieces on one device, or as
-        // planned), from the cost model's inputs.
-        let plan = match self.cost_inputs(&shape, &decision, &split.partition)? {
+        let decision = self.decide(&shape, &split)?;
+        // The planner's choice among the right executions (its pieces and partition on one
+        // device, or as planned), from the cost model's inputs.
+        let (plan, priced) = match self.cost_inputs(&shape, &decision, &split)? {
             Some(inputs) => {
-                let plan = spread(plan, &inputs, self.kernel.policy.spread, self.kernel.name());
-                let priced = plan.partition.as_ref().and_then(|p| p.priced.as_ref());
-                if let Some(priced) = priced {
-                    self.keep_depth(&shape, &inputs, priced);
+                let chosen = spread(plan, &inputs, self.kernel.policy.spread, self.kernel.name());
+                match chosen.partition {
+                    Some(several) => {
+                        if let Some(priced) = &several.priced {
+                            self.keep_depth(&shape, &inputs, priced);
+                        }
+                        (several.partition, several.priced)
+                    }
+                    None => (split, None),
                 }
-                plan
             }
-            None => plan,
+            None => (split, None),
         };
-        let Some(planned) = plan.partition else {
-            return Err(self.kernel.refused(global, None, Refusal::NoPartition));
-        };
-        let (plan, priced) = (planned.partition, planned.priced);
         let choice = priced.as_ref().map(|p| p.choice);
         self.timed(&shape, priced, || match choice {
             // SAFETY: the caller's contract, for the same launch, on one device.
