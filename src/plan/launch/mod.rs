@@ -1,7 +1,8 @@
 //! The launch planner: [`plan`], one pure function from a launch [`Request`] (the kernel's
 //! facts as plain data, the devices' limits, the ranges) to the [`Plan`] of pieces that run
 //! it, or a [`Refused`]. One device is the one-device case of the same function; a launch
-//! over several devices is rounded and sized for the most limited device, then partitioned.
+//! over several devices is rounded and sized for the most limited device, then partitioned;
+//! [`spread`] then makes the cost model's choice (split, merged, or one device) part of it.
 //! The launch code only executes plans; `RUST_LOG=debug` shows each decision.
 //!
 //! ```
@@ -28,7 +29,7 @@ mod single;
 mod tests;
 
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
-pub use several::{split_pieces, widened};
+pub use several::{split_pieces, spread, widened, Several};
 
 use super::local_size::Limits;
 use super::refusal::Refusal;
@@ -179,7 +180,7 @@ pub struct Piece {
 }
 
 /// How a launch runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// The range the kernel observes.
     pub user: Range,
@@ -193,9 +194,10 @@ pub struct Plan {
     pub user_args: bool,
     /// The rounding plan of a plain range on one device, for `CLGROUPS_RANGE_ROUNDING_TRACE`.
     pub rounding: Option<RoundingPlan>,
-    /// The partition over several devices.
+    /// Over several devices: the partition of the pieces and the cost model's choice
+    /// ([`spread`]).
     #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
-    pub partition: Option<super::partition::Partition>,
+    pub partition: Option<Several>,
 }
 
 /// A refused launch: why, and the ranges it names.
