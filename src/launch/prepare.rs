@@ -29,6 +29,20 @@ impl Launch<'_> {
         self.prepared(plan.pieces, Vec::new(), global)
     }
 
+    /// The host work of [`Launch::nd_range`] (`local: Some`) or [`Launch::range`] (`None`)
+    /// short of setting the arguments and enqueueing: the plan and every check. The number of
+    /// pieces; for `examples/bench_launch_host`, which times it without a GPU.
+    #[cfg(feature = "unstable-internals")]
+    #[doc(hidden)]
+    pub fn prepare_only(self, global: impl Into<Range>, local: Option<LocalSize>) -> Result<usize> {
+        let global = global.into();
+        let (_, prepared) = self.or_emulated(|l| match local {
+            Some(asked) => l.prepare_nd(global, asked),
+            None => l.prepare_range(global),
+        })?;
+        Ok(prepared.pieces.len())
+    }
+
     /// The plan of this launch of `global` ([`crate::plan::launch::plan`] with the kernel's
     /// facts on the queue's device), or the refusal as an error.
     pub(super) fn plan(&self, global: Range, shape: Shape) -> Result<Plan> {
