@@ -25,6 +25,9 @@ use timing::median;
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// One launch (or its preparation).
+type Call<'a> = dyn Fn() -> AnyResult<()> + 'a;
+
 /// The system allocator, counting allocations (and reallocations).
 struct Counting;
 
@@ -53,7 +56,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-#[derive(Parser)]
+#[derive(Clone, Copy, Parser)]
 struct Args {
     /// The SAXPY's size, as a power of two.
     #[arg(long, default_value_t = 16)]
@@ -81,45 +84,47 @@ fn main() -> AnyResult<()> {
     let global = n.div_ceil(LOCAL) * LOCAL;
     let launch = || saxpy.launch().arg(&x).arg(&y).arg(1.0f32).arg(n as u32);
     let nd = Some(LocalSize::Exact(Range::d1(LOCAL)));
-    let prepare_nd = || launch().prepare_only(Range::d1(global), nd);
-    let prepare_plain = || launch().prepare_only(Range::d1(n), None);
-    let whole = || -> clgroups::Result<()> {
+    let prepare_nd = || -> AnyResult<()> {
+        launch().prepare_only(Range::d1(global), nd)?;
+        Ok(())
+    };
+    let prepare_plain = || -> AnyResult<()> {
+        launch().prepare_only(Range::d1(n), None)?;
+        Ok(())
+    };
+    let whole = || -> AnyResult<()> {
         let (global, local) = (Range::d1(global), LocalSize::Exact(Range::d1(LOCAL)));
         // SAFETY: work-item i < n touches x[i] and y[i] (both n floats); the others return.
         unsafe { launch().nd_range(global, local) }?.wait()?;
         Ok(())
     };
-    println!(
-        "{:<24} {:>12} {:>16}",
-        "per launch (median)", "host ns", "allocations"
-    );
-    for (what, f) in [
-        (
-            "prepare nd_range",
-            &prepare_nd as &dyn Fn() -> clgroups::Result<usize>,
-        ),
-        ("prepare range", &prepare_plain),
-    ] {
-        let (ns, allocs) = measure(&args, || f().map(|_| ()))?;
-        println!("{what:<24} {ns:>12.0} {allocs:>16.2}");
-    }
-    let blocks = Args {
+    let raw = RawSaxpy::new(device.id(), n)?;
+    let raw_launch = || -> AnyResult<()> { Ok(raw.launch(global, LOCAL, false)?) };
+    // Whole launches take the driver's time too: fewer of them per block.
+    let few = Args {
         iters: args.iters.div_ceil(20),
         ..args
     };
-    let (ns, allocs) = measure(&blocks, whole)?;
-    println!("{:<24} {ns:>12.0} {allocs:>16.2}", "nd_range + wait");
-    let raw = RawSaxpy::new(device.id(), n)?;
-    let (ns, allocs) = measure(&blocks, || {
-        Ok(raw.launch(global, LOCAL, false).expect("raw"))
-    })?;
-    println!("{:<24} {ns:>12.0} {allocs:>16.2}", "raw opencl3 + wait");
+    let rows: [(&str, &Call, &Args); 4] = [
+        ("prepare nd_range", &prepare_nd, &args),
+        ("prepare range", &prepare_plain, &args),
+        ("nd_range + wait", &whole, &few),
+        ("raw opencl3 + wait", &raw_launch, &few),
+    ];
+    println!(
+        "{:<24} {:>12} {:>16}",
+        "per launch", "host ns", "allocations"
+    );
+    for (what, f, args) in rows {
+        let (ns, allocs) = measure(args, f)?;
+        println!("{what:<24} {ns:>12.0} {allocs:>16.2}");
+    }
     Ok(())
 }
 
 /// Median ns per call of `f` over blocks, and allocations per call (the fewest of a block:
 /// the driver's threads allocate too, now and then).
-fn measure(args: &Args, f: impl Fn() -> clgroups::Result<()>) -> AnyResult<(f64, f64)> {
+fn measure(args: &Args, f: &Call) -> AnyResult<(f64, f64)> {
     for _ in 0..args.iters.min(200) {
         f()?;
     }
