@@ -39,9 +39,6 @@ use super::work_group::{choose, Constraints, LocalSize};
 use crate::obstacle::Obstacle;
 use crate::range::Range;
 
-/// A chooser of local sizes: `plan::work_group::choose` for the kernel, remembered.
-pub type Chooser<'a> = dyn Fn(Range, LocalSize) -> Result<Option<Range>, Refusal> + 'a;
-
 /// What the planner needs to know about a kernel (for several devices: its tightest
 /// constraints over them).
 pub struct KernelFacts<'a> {
@@ -63,9 +60,6 @@ pub struct KernelFacts<'a> {
     /// Its launch-time id conditions with their arguments' values (an error where an
     /// argument has no integer value).
     pub conditions: Result<Vec<(IdCondition, i128)>, Refusal>,
-    /// The local size of an ND-range where the caller remembers choices (else
-    /// `plan::work_group::choose` with `constraints`).
-    pub choose: Option<&'a Chooser<'a>>,
 }
 
 impl<'a> KernelFacts<'a> {
@@ -81,7 +75,6 @@ impl<'a> KernelFacts<'a> {
             wrap: &|| Ok(()),
             splittable: true,
             conditions: Ok(Vec::new()),
-            choose: None,
         }
     }
 
@@ -90,13 +83,9 @@ impl<'a> KernelFacts<'a> {
         !matches!(&self.conditions, Ok(c) if c.is_empty())
     }
 
-    /// The local size of `global` for `asked`: [`KernelFacts::choose`] where the caller gave
-    /// one, else [`choose`] with the constraints.
+    /// The local size of `global` for `asked`: [`choose`] with the constraints.
     fn local_size(&self, global: Range, asked: LocalSize) -> Result<Option<Range>, Refusal> {
-        match self.choose {
-            Some(remembered) => remembered(global, asked),
-            None => choose(global, asked, &self.constraints),
-        }
+        choose(global, asked, &self.constraints)
     }
 }
 
