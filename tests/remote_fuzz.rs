@@ -116,6 +116,19 @@ fn run(server: u16, listen: u16, seed: u64, rate: f64) -> (String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Drained while the processes run: a full pipe would stall a chatty client.
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut r) = r {
+                r.read_to_string(&mut s).ok();
+            }
+            s
+        })
+    };
+    let out = drain(client.stdout.take().map(|s| Box::new(s) as _));
+    let err = drain(client.stderr.take().map(|s| Box::new(s) as _));
+    let log = drain(proxy.stderr.take().map(|s| Box::new(s) as _));
     let start = Instant::now();
     let status = loop {
         if let Some(s) = client.try_wait().unwrap() {
@@ -130,14 +143,11 @@ fn run(server: u16, listen: u16, seed: u64, rate: f64) -> (String, String) {
     };
     proxy.kill().ok();
     proxy.wait().ok();
-    let text = |r: Option<&mut dyn Read>| {
-        let mut s = String::new();
-        r.map(|r| r.read_to_string(&mut s));
-        s
-    };
-    let out = text(client.stdout.as_mut().map(|s| s as &mut dyn Read));
-    let err = text(client.stderr.as_mut().map(|s| s as &mut dyn Read));
-    let log = text(proxy.stderr.as_mut().map(|s| s as &mut dyn Read));
+    let (out, err, log) = (
+        out.join().unwrap(),
+        err.join().unwrap(),
+        log.join().unwrap(),
+    );
     let tail = |s: &str| s.lines().rev().take(30).collect::<Vec<_>>().join("\n");
     match status {
         Some(s) if s.success() => (log, out),
