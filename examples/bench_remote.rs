@@ -7,6 +7,10 @@
 //!   `clWaitForEvents`;
 //! * `reduce`: a blocking `reduce_sum` of 2^16 floats; `raw+read`: the tiny kernel through raw
 //!   opencl3, then a blocking read of one float (a blocking reduce's two commands);
+//! * `read`: `Buffer::read_into` of one float; `raw read`: a blocking `clEnqueueReadBuffer` of
+//!   one float (PoCL-R's floor for a read);
+//! * `copy+read`: `copy_to` of 2^16 floats, not waited for, then `read_into` of one float of
+//!   its output (the read follows the copy on the in-order queue);
 //!
 //! all in one run, in alternating blocks of calls after warm-up, results checked. With
 //! `--trace`, each row's calls run once more between `@@ ROW` / `@@ end` lines on stderr, so
@@ -45,7 +49,7 @@ const TINY: usize = 1024;
 const LOCAL: usize = 256;
 const N: usize = 1 << 16;
 const BLOCK: usize = 25;
-const ROWS: [&str; 7] = [
+const ROWS: [&str; 10] = [
     "floor",
     "raw+event",
     "launch",
@@ -53,6 +57,9 @@ const ROWS: [&str; 7] = [
     "copy",
     "raw copy",
     "reduce",
+    "read",
+    "raw read",
+    "copy+read",
 ];
 
 fn main() -> AnyResult<()> {
@@ -88,6 +95,24 @@ fn main() -> AnyResult<()> {
                 let s = reduce_sum(&queue, &x)?;
                 if s != N as f32 {
                     return Err(format!("reduce_sum = {s}, want {N}").into());
+                }
+            }
+            "read" => {
+                let mut one = [0.0f32];
+                y.read_into(&queue, 0, &mut one)?;
+                if one[0] != 1.0 {
+                    return Err(format!("y[0] = {}, want 1", one[0]).into());
+                }
+            }
+            "raw read" => {
+                raw.read_one()?;
+            }
+            "copy+read" => {
+                x.copy_to(&queue, &mut y)?;
+                let mut one = [0.0f32];
+                y.read_into(&queue, 0, &mut one)?;
+                if one[0] != 1.0 {
+                    return Err(format!("y[0] = {} after a copy, want 1", one[0]).into());
                 }
             }
             other => return Err(format!("no row {other}").into()),

@@ -124,6 +124,19 @@ impl RawSaxpy {
         }
     }
 
+    /// A blocking read of `y[0]` alone: PoCL-R's floor for a read. Only `bench_remote` uses it.
+    #[allow(dead_code)]
+    pub fn read_one(&self) -> Result<f32, String> {
+        let mut out = [0.0f32];
+        // SAFETY: `out` holds the one float the read writes; the read blocks.
+        unsafe {
+            self.queue
+                .enqueue_read_buffer(&self.y, opencl3::types::CL_BLOCKING, 0, &mut out, &[])
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(out[0])
+    }
+
     /// `clEnqueueCopyBuffer` of `x` into `y`, then a wait on its event.
     pub fn copy(&mut self) -> Result<(), String> {
         let bytes = self.n * std::mem::size_of::<f32>();
