@@ -5,6 +5,7 @@ use super::{
     at_least, cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State, Track,
 };
 use crate::buffer::Buffer;
+use crate::error::InputFault;
 use crate::error::{Error, Result};
 use crate::launch::{Event, KernelArg};
 use crate::queue::Queue;
@@ -89,8 +90,8 @@ impl<T: Element> State<T> {
         let n = input.len();
         log::debug!("algorithms: look-back scan of {n} in tiles of {tile:?}, waiting {wait} ns");
         let p = plan::lookback(n, tile);
-        let tiles = u32::try_from(p.groups)
-            .map_err(|_| Error::input(format!("scan of {n} elements: more than 2^32 tiles")))?;
+        let tiles =
+            u32::try_from(p.groups).map_err(|_| Error::input(InputFault::ScanTiles { n }))?;
         if self.tiles.as_ref().is_none_or(|b| b.len() < p.groups) {
             let mut fresh = Buffer::new(self.queue.context(), p.groups)?;
             fresh.fill(&self.queue, 0)?;
@@ -221,11 +222,10 @@ pub(super) fn checked_state<T: Element>(
     same_context(queue, input, "scan input")?;
     same_context(queue, output, "scan output")?;
     if output.len() != input.len() {
-        return Err(Error::input(format!(
-            "scan of {} elements into a buffer of {}",
-            input.len(),
-            output.len()
-        )));
+        return Err(Error::input(InputFault::ScanInto {
+            input: input.len(),
+            output: output.len(),
+        }));
     }
     cache::state::<T>(queue, ReduceOp::Sum)
 }

@@ -3,6 +3,7 @@
 
 use super::{trim_ones, Kernel};
 use crate::error::{Error, Result};
+use crate::error::{InputFault, Internal};
 use crate::ffi;
 use crate::program::{derived_geometry, ResolvedSize, SubGroupSize};
 use crate::range::Range;
@@ -339,5 +340,5 @@ impl SubGroupQueries<'_> {
 fn first(v: Vec<usize>) -> Result<usize> {
     v.first()
         .copied()
-        .ok_or_else(|| Error::input("the driver returned an empty answer"))
+        .ok_or_else(|| Error::input(InputFault::Internal(Internal::EmptyAnswer)))
 }

@@ -57,6 +57,7 @@ pub use crate::transform::build_log;
 pub use crate::transform::SubGroupSizeAttr as SubGroupSize;
 
 use crate::device::{Device, ShuffleBackend};
+use crate::error::InputFault;
 use crate::error::{Error, Result};
 use crate::ffi::ClProgram;
 use crate::queue::Queue;
@@ -139,7 +140,7 @@ struct ProgramInner {
     driver_sizes: told::DriverSizes,
     /// The program rebuilt on the emulated backend, once a kernel needs it ([`emulated`]): with
     /// the program's default sub-group size, and with sub-groups of one.
-    emulated: [std::sync::OnceLock<std::result::Result<Program, String>>; 2],
+    emulated: [std::sync::OnceLock<Result<Program>>; 2],
 }
 
 impl Program {
@@ -191,8 +192,12 @@ impl Program {
     /// ```
     pub fn from_file(queue: &Queue, path: impl AsRef<std::path::Path>) -> Result<Program> {
         let path = path.as_ref();
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| Error::input(format!("cannot read {}: {e}", path.display())))?;
+        let source = std::fs::read_to_string(path).map_err(|e| {
+            Error::input(InputFault::Unreadable {
+                path: path.display().to_string(),
+                error: e.to_string(),
+            })
+        })?;
         Program::builder(source)
             .file_name(&path.display().to_string())
             .build(queue)

@@ -1,6 +1,7 @@
 //! The lexer under [`super::source`]: tokens, comments, literals, directives (with
 //! `#define` bodies and conditional kinds), bracket partners and line numbers.
 
+use crate::error::InputFault;
 use crate::error::{Error, Result};
 use std::ops::Range;
 
@@ -69,50 +70,44 @@ pub(crate) fn match_brackets(src: &str, tokens: &[Token], lines: &LineIndex) -> 
             _ => continue,
         };
         let Some(open) = stack.pop() else {
-            return Err(Error::input(format!(
-                "unmatched `{}` at line {}{}",
-                text(i),
-                line(i),
-                kernel_context(src, tokens, i)
-            )));
+            return Err(Error::input(InputFault::Unmatched {
+                token: text(i).into(),
+                line: line(i),
+                kernel: kernel_context(src, tokens, i),
+            }));
         };
         if text(open) != want {
-            return Err(Error::input(format!(
-                "`{}` at line {} is closed by `{}` at line {}{}",
-                text(open),
-                line(open),
-                text(i),
-                line(i),
-                kernel_context(src, tokens, i)
-            )));
+            return Err(Error::input(InputFault::Mismatched {
+                open: text(open).into(),
+                open_line: line(open),
+                close: text(i).into(),
+                line: line(i),
+                kernel: kernel_context(src, tokens, i),
+            }));
         }
         partner[open] = i;
         partner[i] = open;
     }
     match stack.first() {
-        Some(&open) => Err(Error::input(format!(
-            "unclosed `{}` at line {}{}",
-            text(open),
-            line(open),
-            kernel_context(src, tokens, open)
-        ))),
+        Some(&open) => Err(Error::input(InputFault::Unclosed {
+            token: text(open).into(),
+            line: line(open),
+            kernel: kernel_context(src, tokens, open),
+        })),
         None => Ok(partner),
     }
 }
 
-/// " (in kernel `k`)" for the last kernel declared before token `at`, or "".
-fn kernel_context(src: &str, tokens: &[Token], at: usize) -> String {
+/// The last kernel declared before token `at`, if any.
+fn kernel_context(src: &str, tokens: &[Token], at: usize) -> Option<String> {
     let text = |i: usize| &src[tokens[i].span.clone()];
-    let Some(kw) = (0..at)
+    let kw = (0..at)
         .rev()
-        .find(|&i| matches!(text(i), "kernel" | "__kernel"))
-    else {
-        return String::new();
-    };
+        .find(|&i| matches!(text(i), "kernel" | "__kernel"))?;
     (kw + 1..=at)
         .find(|&i| text(i) == "(" && tokens[i - 1].kind == Kind::Ident)
         .filter(|&i| !text(i - 1).starts_with("CLG_") && !text(i - 1).starts_with("__attribute"))
-        .map_or(String::new(), |i| format!(" (in kernel `{}`)", text(i - 1)))
+        .map(|i| text(i - 1).to_string())
 }
 
 /// Byte offset → 1-based line number.
@@ -165,8 +160,8 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn error(&self, what: &str, at: usize) -> Error {
-        Error::input(format!("{what} at line {}", self.lines.line(at)))
+    fn error(&self, fault: fn(usize) -> InputFault, at: usize) -> Error {
+        Error::input(fault(self.lines.line(at)))
     }
 
     /// Lexes everything; `directives` says whether `#` at a line start opens a directive.
@@ -226,7 +221,7 @@ impl<'a> Lexer<'a> {
             }
             i += 1;
         }
-        Err(self.error("unterminated comment", start))
+        Err(self.error(|line| InputFault::UnterminatedComment { line }, start))
     }
 
     /// End of a string or character literal opened by the quote at `start`.
@@ -245,7 +240,7 @@ impl<'a> Lexer<'a> {
         if in_directive {
             return Ok(i.min(self.end));
         }
-        Err(self.error("unterminated literal", start))
+        Err(self.error(|line| InputFault::UnterminatedLiteral { line }, start))
     }
 
     /// Skips a directive starting at `#` (offset `start`), recording `#define`s; returns the

@@ -18,6 +18,7 @@
 
 use super::lex::{match_brackets, Directive, Lexer, LineIndex};
 pub(crate) use super::lex::{Kind, Token};
+use crate::error::InputFault;
 use crate::error::{Error, Result};
 use crate::obstacle::Obstacle;
 use std::collections::{HashMap, HashSet};
@@ -509,11 +510,11 @@ impl<'a> Scanned<'a> {
     fn param(&self, f: &FunctionDef, n: usize, toks: &[usize]) -> Result<Param> {
         let missing = || {
             let at = self.tokens[f.open_paren].span.start;
-            Error::input(format!(
-                "parameter {n} of kernel `{}` (line {}) has no name",
-                f.name,
-                self.line(at)
-            ))
+            Error::input(InputFault::UnnamedParameter {
+                kernel: f.name.clone(),
+                line: self.line(at),
+                index: n,
+            })
         };
         let mut end = toks.len();
         while end >= 2 && self.is_punct(toks[end - 1], "(") && self.is_attribute_name(toks[end - 2])
