@@ -116,7 +116,7 @@ impl SubGroupQueries<'_> {
             Some(d) => d.unresolved_sub_group_attr.is_some(),
             None => true,
         };
-        if unknown && derived_geometry(p.device(), 0, p.source()) {
+        if unknown && derived_geometry(p.device(), 0, p.facts()) {
             return Err(Error::Unsupported {
                 device: p.device().to_string(),
                 what: format!("host sub-group queries for `{name}`"),

@@ -223,7 +223,7 @@ impl Program {
         let given = std::mem::replace(&mut b.source, source.text.to_string());
         if b.source.contains('#') {
             // Sizes chosen by `#if` branches: those of the branches this build compiles.
-            let macros = macros::compiler_macros(queue, &b);
+            let macros = macros::compiler_macros(queue, &b, &source.facts);
             transform::resolve_conditional_sizes(&b.source, &mut source.facts.kernels, macros);
         }
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
@@ -443,6 +443,11 @@ impl Program {
     /// Whether no kernel of the source asks for what a bulk + tail split would change.
     pub(crate) fn splittable(&self) -> bool {
         crate::plan::split::splittable(|w| self.inner.facts.uses(w))
+    }
+
+    /// What the one scan of the source found.
+    pub(crate) fn facts(&self) -> &SourceFacts {
+        &self.inner.facts
     }
 
     /// The scanned declaration of kernel `name` (`None` for kernels the scanner did not find,

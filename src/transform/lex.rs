@@ -135,8 +135,13 @@ pub(crate) struct Lexer<'a> {
     pub(crate) tokens: Vec<Token>,
     /// `#define` names with the byte span of their replacement lists.
     pub(crate) defines: Vec<(String, Range<usize>)>,
+    /// `#undef` names.
+    pub(crate) undefs: Vec<String>,
     /// Every directive's offset and kind.
     pub(crate) directives: Vec<(usize, Directive)>,
+    /// The byte spans of the identifiers of every directive line (`#define` bodies included,
+    /// comments and literals excluded).
+    pub(crate) directive_idents: Vec<Range<usize>>,
 }
 
 impl<'a> Lexer<'a> {
@@ -148,7 +153,9 @@ impl<'a> Lexer<'a> {
             end: src.len(),
             tokens: Vec::new(),
             defines: Vec::new(),
+            undefs: Vec::new(),
             directives: Vec::new(),
+            directive_idents: Vec::new(),
         }
     }
 
@@ -243,8 +250,8 @@ impl<'a> Lexer<'a> {
         Err(self.error(|line| InputFault::UnterminatedLiteral { line }, start))
     }
 
-    /// Skips a directive starting at `#` (offset `start`), recording `#define`s; returns the
-    /// offset of its final newline.
+    /// Skips a directive starting at `#` (offset `start`), recording `#define`s and its
+    /// identifiers; returns the offset of its final newline.
     fn directive(&mut self, start: usize) -> Result<usize> {
         let mut i = start + 1;
         while i < self.end && self.at(i) != b'\n' {
@@ -253,6 +260,12 @@ impl<'a> Lexer<'a> {
                 b'/' if self.at(i + 1) == b'*' => self.block_comment(i)?,
                 b'/' if self.at(i + 1) == b'/' => self.line_comment(i),
                 b'"' | b'\'' => self.literal(i, true)?,
+                c if c.is_ascii_digit() => self.scan_while(i, is_ident_byte),
+                c if is_ident_start(c) => {
+                    let end = self.scan_while(i, is_ident_byte);
+                    self.directive_idents.push(i..end);
+                    end
+                }
                 _ => i + 1,
             };
         }
@@ -262,7 +275,8 @@ impl<'a> Lexer<'a> {
         Ok(i)
     }
 
-    /// If `src[from..to]` is `define NAME...`, remembers NAME and its replacement list.
+    /// If `src[from..to]` is `define NAME...`, remembers NAME and its replacement list; if it
+    /// is `undef NAME`, remembers NAME.
     fn record_define(&mut self, from: usize, to: usize) {
         let text = &self.src[from..to];
         let skip_ws = |mut i: usize| {
@@ -278,12 +292,19 @@ impl<'a> Lexer<'a> {
             i
         };
         let kw = skip_ws(0);
-        if &text[kw..ident_end(kw)] != b"define" {
-            return;
-        }
+        let define = match &text[kw..ident_end(kw)] {
+            b"define" => true,
+            b"undef" => false,
+            _ => return,
+        };
         let name_start = skip_ws(ident_end(kw));
         let name_end = ident_end(name_start);
         if name_end == name_start {
+            return;
+        }
+        let name = String::from_utf8_lossy(&text[name_start..name_end]).into_owned();
+        if !define {
+            self.undefs.push(name);
             return;
         }
         let mut body = name_end;
@@ -293,7 +314,6 @@ impl<'a> Lexer<'a> {
             }
             body += 1;
         }
-        let name = String::from_utf8_lossy(&text[name_start..name_end]).into_owned();
         self.defines
             .push((name, from + body.min(text.len())..from + text.len()));
     }

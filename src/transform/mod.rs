@@ -65,9 +65,7 @@ pub(crate) use headers::inline_includes;
 #[cfg(feature = "scaling")]
 pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle};
 pub(crate) use pipeline::{read as read_source, Source};
-pub(crate) use polyfill::{
-    mentions_sub_groups, prelude as polyfill_prelude, probe_source as polyfill_probe,
-};
+pub(crate) use polyfill::{prelude as polyfill_prelude, probe_source as polyfill_probe};
 pub(crate) use rounded::{rounding_obstacle, shape_dependence, EXTRA_PARAM_COUNT};
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};

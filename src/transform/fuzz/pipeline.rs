@@ -317,9 +317,11 @@ fn polyfill(i: &Input<'_>) {
         "cl_khr_subgroup_shuffle",
         "cl_intel_subgroups",
     ];
-    let mentions = super::super::mentions_sub_groups(i.src);
-    let prelude = super::super::polyfill_prelude(&ALL, i.src);
-    assert_eq!(prelude.is_empty(), !mentions);
+    for f in facts(i) {
+        let mentions = f.mentions_sub_groups;
+        let prelude = super::super::polyfill_prelude(&ALL, mentions);
+        assert_eq!(prelude.is_empty(), !mentions);
+    }
 }
 
 /// A driver's log about `src`: a message on some of its lines, odd positions, and the text

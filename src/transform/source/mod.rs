@@ -161,6 +161,10 @@ pub(crate) struct Scanned<'a> {
     fn_macros: HashSet<String>,
     /// Every preprocessor directive: its byte offset and kind.
     directives: Vec<(usize, Directive)>,
+    /// The identifiers of the directive lines (their byte spans).
+    pub(crate) directive_idents: Vec<Range<usize>>,
+    /// Every `#undef`ined name.
+    pub(crate) undefs: Vec<String>,
 }
 
 impl<'a> Scanned<'a> {
@@ -173,6 +177,8 @@ impl<'a> Scanned<'a> {
         lexer.run(true)?;
         let tokens = lexer.tokens;
         let directives = lexer.directives;
+        let directive_idents = lexer.directive_idents;
+        let undefs = lexer.undefs;
         let mut macros: HashMap<String, Vec<Vec<Token>>> = HashMap::new();
         let mut fn_macros = HashSet::new();
         for (name, body) in lexer.defines {
@@ -196,6 +202,8 @@ impl<'a> Scanned<'a> {
             macros,
             fn_macros,
             directives,
+            directive_idents,
+            undefs,
         };
         scanned.functions = scanned.find_functions();
         Ok(scanned)
