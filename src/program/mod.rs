@@ -221,7 +221,7 @@ impl Program {
     fn build_read(mut b: ProgramBuilder, queue: &Queue, mut source: Source<'_>) -> Result<Program> {
         let device = queue.device();
         let given = std::mem::replace(&mut b.source, source.text.to_string());
-        if b.source.contains('#') {
+        if source.facts.conditionals {
             // Sizes chosen by `#if` branches: those of the branches this build compiles.
             let macros = macros::compiler_macros(queue, &b, &source.facts);
             transform::resolve_conditional_sizes(&b.source, &mut source.facts.kernels, macros);

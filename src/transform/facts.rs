@@ -44,6 +44,10 @@ pub(crate) struct SourceFacts {
     /// scanner read (in a macro's replacement list, or around a kernel it did not find): a
     /// kernel the scanner did not find may then require a size nobody tells clgroups.
     pub(crate) hidden_required_size: bool,
+    /// Whether a conditional directive (`#if`, `#ifdef`, `#ifndef`) opens in the source read:
+    /// only then can a build's macros choose what it compiles
+    /// ([`super::resolve_conditional_sizes`]).
+    pub(crate) conditionals: bool,
     /// Whether a word of the code, its macros or its directives names a standard sub-group
     /// built-in or a sub-group extension: the build adds the polyfill
     /// ([`super::polyfill::prelude`]).
@@ -150,6 +154,7 @@ impl SourceFacts {
             scratch_edits: threading.edits,
             scratch_stand_in,
             hidden_required_size: hidden_required_size(scanned),
+            conditionals: scanned.has_conditionals(),
             mentions_sub_groups: polyfill::mentions_sub_groups(&words)
                 || polyfill::mentions_sub_groups(&directive_words),
             names_required_size: named(REQUIRED_SIZE),
@@ -323,5 +328,9 @@ mod tests {
         }
         let f = SourceFacts::read_on(src, ShuffleBackend::Khr, None).unwrap();
         assert!(!f.defines("intel_reqd_sub_group_size") && !f.names_required_size);
+        assert!(f.conditionals);
+        let plain = "#define N 4\n// #if N\nkernel void k(global int *x) { x[0] = N; }";
+        let f = SourceFacts::read_on(plain, ShuffleBackend::Khr, None).unwrap();
+        assert!(!f.conditionals && f.defines("N"));
     }
 }

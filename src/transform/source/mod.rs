@@ -214,6 +214,11 @@ impl<'a> Scanned<'a> {
         &self.src[self.tokens[i].span.clone()]
     }
 
+    /// Whether a conditional directive (`#if`, `#ifdef`, `#ifndef`) opens somewhere.
+    pub(crate) fn has_conditionals(&self) -> bool {
+        self.directives.iter().any(|&(_, d)| d == Directive::If)
+    }
+
     /// Whether `name` has a function-like `#define` (`#define F(n) ...`).
     pub(crate) fn is_fn_macro(&self, name: &str) -> bool {
         self.fn_macros.contains(name)
