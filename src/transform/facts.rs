@@ -63,6 +63,8 @@ pub(crate) struct SourceFacts {
     directive_words: BTreeSet<String>,
     /// Every name a directive defines or undefines.
     defined: BTreeSet<String>,
+    /// What each `#include` names (none where the scanner cannot read the source).
+    pub(crate) includes: Vec<String>,
 }
 
 impl SourceFacts {
@@ -161,6 +163,7 @@ impl SourceFacts {
             words,
             directive_words,
             defined: (scanned.macros.keys().chain(&scanned.undefs).cloned()).collect(),
+            includes: scanned.includes.clone(),
         })
     }
 

@@ -137,6 +137,8 @@ pub(crate) struct Lexer<'a> {
     pub(crate) defines: Vec<(String, Range<usize>)>,
     /// `#undef` names.
     pub(crate) undefs: Vec<String>,
+    /// What each `#include` names (`<`, `>` and quotes trimmed).
+    pub(crate) includes: Vec<String>,
     /// Every directive's offset and kind.
     pub(crate) directives: Vec<(usize, Directive)>,
     /// The byte spans of the identifiers of every directive line (`#define` bodies included,
@@ -154,6 +156,7 @@ impl<'a> Lexer<'a> {
             tokens: Vec::new(),
             defines: Vec::new(),
             undefs: Vec::new(),
+            includes: Vec::new(),
             directives: Vec::new(),
             directive_idents: Vec::new(),
         }
@@ -276,7 +279,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// If `src[from..to]` is `define NAME...`, remembers NAME and its replacement list; if it
-    /// is `undef NAME`, remembers NAME.
+    /// is `undef NAME`, remembers NAME; if it is `include HEADER`, remembers HEADER.
     fn record_define(&mut self, from: usize, to: usize) {
         let text = &self.src[from..to];
         let skip_ws = |mut i: usize| {
@@ -295,6 +298,12 @@ impl<'a> Lexer<'a> {
         let define = match &text[kw..ident_end(kw)] {
             b"define" => true,
             b"undef" => false,
+            b"include" => {
+                let header = String::from_utf8_lossy(&text[ident_end(kw)..]);
+                let header = header.trim().trim_matches(['<', '>', '"']);
+                self.includes.push(header.to_string());
+                return;
+            }
             _ => return,
         };
         let name_start = skip_ws(ident_end(kw));

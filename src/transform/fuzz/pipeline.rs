@@ -339,8 +339,9 @@ fn driver_log(src: &str) -> String {
 /// code the scanner did not read could change it (with build options taken from the text).
 fn wrap(i: &Input<'_>) {
     let options = i.src.lines().next().unwrap_or("");
-    _ = wrapper::unseen_code(i.src, options);
-    _ = wrapper::unseen_code(i.src, "-DX=get_global_size(0) -I dir");
+    let includes = i.scanned.as_ref().map_or(&[][..], |s| &s.includes);
+    _ = wrapper::unseen_code(includes, options);
+    _ = wrapper::unseen_code(includes, "-DX=get_global_size(0) -I dir");
     for k in &i.kernels {
         let args: Vec<wrapper::DriverArg> = k.params.iter().map(driver_arg).collect();
         let required = [k.params.len() + 1, 1, 1];

@@ -165,6 +165,8 @@ pub(crate) struct Scanned<'a> {
     pub(crate) directive_idents: Vec<Range<usize>>,
     /// Every `#undef`ined name.
     pub(crate) undefs: Vec<String>,
+    /// What each `#include` names.
+    pub(crate) includes: Vec<String>,
 }
 
 impl<'a> Scanned<'a> {
@@ -179,6 +181,7 @@ impl<'a> Scanned<'a> {
         let directives = lexer.directives;
         let directive_idents = lexer.directive_idents;
         let undefs = lexer.undefs;
+        let includes = lexer.includes;
         let mut macros: HashMap<String, Vec<Vec<Token>>> = HashMap::new();
         let mut fn_macros = HashSet::new();
         for (name, body) in lexer.defines {
@@ -204,6 +207,7 @@ impl<'a> Scanned<'a> {
             directives,
             directive_idents,
             undefs,
+            includes,
         };
         scanned.functions = scanned.find_functions();
         Ok(scanned)
