@@ -58,7 +58,7 @@ mod wrapper;
 
 pub use crate::obstacle::{ArgumentObstacle, NoRewrite, Obstacle, Undecided, Use, UseKind, Via};
 #[cfg(feature = "scaling")]
-pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
+pub(crate) use access::{own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
 pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;

@@ -196,10 +196,7 @@ fn contract(i: &Input<'_>) {
         _ = super::super::whole_launch_obstacle(s, k);
         for p in &k.params {
             _ = super::super::own_id_index(s, k, &p.name);
-            _ = (
-                super::super::is_const_pointee(p),
-                super::super::is_global_pointer(p),
-            );
+            _ = (p.const_pointee, super::super::is_global_pointer(p));
         }
     }
 }

@@ -82,6 +82,9 @@ pub struct Param {
     pub name: String,
     /// Whether the parameter is a pointer.
     pub is_pointer: bool,
+    /// Whether a `const` stands before its last `*`: the pointee is `const` (what the driver's
+    /// `CL_KERNEL_ARG_TYPE_QUALIFIER` says, where it says nothing).
+    pub const_pointee: bool,
     /// `global`, `local`, `constant` or `private` when the parameter names an address space
     /// (with or without the `__` prefix).
     pub address_space: Option<String>,
@@ -554,10 +557,14 @@ impl<'a> Scanned<'a> {
             "private" | "__private" => Some("private"),
             _ => None,
         });
+        let star = toks.iter().rposition(|&i| self.is_punct(i, "*"));
         Ok(Param {
             text: self.joined(first, last_tok),
             name: self.text(last).to_string(),
-            is_pointer: toks.iter().any(|&i| self.is_punct(i, "*")),
+            is_pointer: star.is_some(),
+            const_pointee: star.is_some_and(|star| {
+                (toks[..star].iter()).any(|&i| matches!(self.text(i), "const" | "__const"))
+            }),
             address_space: address_space.map(str::to_string),
         })
     }
