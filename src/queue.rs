@@ -2,8 +2,7 @@
 //! command queue (profiling on request) on one of them.
 
 use crate::device::Device;
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::ffi::ClProgram;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use std::collections::HashMap;

@@ -4,8 +4,7 @@
 //! SYCL's `range<3>{nz, ny, nx}` is `Range::d3(nx, ny, nz)` here, and SYCL's dimension `d` of a
 //! rank-`r` range is this crate's dimension `r - 1 - d` ([`Range::to_sycl_order`]).
 
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use std::fmt;
 
 /// A global or local range of 1 to 3 dimensions, OpenCL order (dimension 0 = x, fastest).

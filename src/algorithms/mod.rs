@@ -61,7 +61,7 @@ mod reduce;
 mod scan;
 mod wait;
 
-use crate::error::InputFault;
+use crate::error::{Error, InputFault, Result};
 pub use plan::LaunchPlan;
 use plan::PlanInputs;
 pub use reduce::{enqueue_reduce, reduce, reduce_max, reduce_min, reduce_sum, Reduction};
@@ -70,7 +70,6 @@ pub use wait::look_back_wait_ns;
 
 use crate::buffer::{Buffer, Scalar};
 use crate::device::ShuffleBackend;
-use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::{Event, Local, LocalSize};
 use crate::program::Program;

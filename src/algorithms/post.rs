@@ -16,8 +16,7 @@
 
 use super::{launch, Element, LaunchPlan, State, Track};
 use crate::device::Device;
-use crate::error::{Error, Result};
-use crate::error::{InputFault, Internal};
+use crate::error::{Error, InputFault, Internal, Result};
 use crate::ffi::{self, Mailbox};
 use crate::launch::KernelArg;
 use crate::wait;

@@ -5,8 +5,7 @@ use super::{
     at_least, cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State, Track,
 };
 use crate::buffer::Buffer;
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::launch::{Event, KernelArg};
 use crate::queue::Queue;
 use std::sync::{Arc, Mutex};

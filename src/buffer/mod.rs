@@ -2,8 +2,7 @@
 //! (`[f32; 4]` for `float4`), `#[repr(C)]` structs, `half::f16`.
 
 use crate::checked as guard;
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::queue::{Context, InContext, Queue};

@@ -7,8 +7,7 @@ use super::caps::{
 use super::{
     backend_requirement, Device, DeviceInner, DeviceLimits, Identity, Implementation, Selector,
 };
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::plan::local_size::DeviceKind;
 use once_cell::sync::Lazy;
 use opencl3::device::{

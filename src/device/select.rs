@@ -1,7 +1,6 @@
 //! `CLGROUPS_DEVICE`: choosing a device by index or by name (pure; no OpenCL).
 
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::plan::local_size::DeviceKind;
 
 /// A device selector, as `CLGROUPS_DEVICE` spells it.

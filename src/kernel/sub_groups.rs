@@ -2,8 +2,7 @@
 //! size, from the driver otherwise.
 
 use super::{trim_ones, Kernel};
-use crate::error::{Error, Result};
-use crate::error::{InputFault, Internal};
+use crate::error::{Error, InputFault, Internal, Result};
 use crate::ffi;
 use crate::program::{derived_geometry, ResolvedSize, SubGroupSize};
 use crate::range::Range;

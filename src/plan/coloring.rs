@@ -15,8 +15,7 @@
 //! assert_eq!(color(100, 4096, 2).unwrap(), vec![100, 0]);
 //! ```
 
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::plan::gcd;
 use crate::plan::shares::{shares, Devices};
 

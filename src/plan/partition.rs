@@ -33,8 +33,7 @@
 //! ```
 
 use super::shares::{shares, Devices};
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::range::Range;
 
 /// The largest [`imbalance`] (5%) accepted before a faster dimension is considered.

@@ -36,8 +36,7 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
-use crate::error::{Error, Result};
-use crate::error::{InputFault, Weight};
+use crate::error::{Error, InputFault, Result, Weight};
 
 /// About how many units each device gets at least (see the [module documentation](self)).
 pub const UNITS_PER_DEVICE: usize = 64;

@@ -1,8 +1,7 @@
 //! The driver's side of a build: compile OpenCL C for one device, through the context's
 //! program cache, with the build log mapped back to the user's lines on failure.
 
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::ffi::ClProgram;
 use crate::queue::Queue;
 use crate::transform::build_log;

@@ -57,8 +57,7 @@ pub use crate::transform::build_log;
 pub use crate::transform::SubGroupSizeAttr as SubGroupSize;
 
 use crate::device::{Device, ShuffleBackend};
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::ffi::ClProgram;
 use crate::queue::Queue;
 use crate::transform::{self, KernelDecl, Obstacle, Source, SourceFacts};

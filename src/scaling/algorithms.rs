@@ -30,8 +30,7 @@ use super::Placement;
 use super::{Access, ColoredBuffer, RootDevice};
 use crate::algorithms::{self as single, multi, Element, ReduceOp, ScanKind};
 use crate::buffer::{Buffer, Scalar};
-use crate::error::{Error, Result};
-use crate::error::{InputFault, Internal};
+use crate::error::{Error, InputFault, Internal, Result};
 use crate::plan::cost::{price, Choice, Inputs, Link, Priced, Right, SpreadPolicy};
 use crate::queue::Queue;
 

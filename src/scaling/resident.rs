@@ -10,8 +10,7 @@
 use super::arg::ColoredArg;
 use super::residence::Whole;
 use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::error::{InputFault, Internal};
+use crate::error::{Error, InputFault, Internal, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::launch::Arg;

@@ -2,8 +2,7 @@
 
 use super::Placement;
 use crate::device::{default_device, devices, select_device, Device};
-use crate::error::{Error, Result};
-use crate::error::{InputFault, RootFault, Weight};
+use crate::error::{Error, InputFault, Result, RootFault, Weight};
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
 use crate::plan::cost::Sample;
 use crate::plan::cost::{Link, SpreadPolicy};

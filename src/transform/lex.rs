@@ -1,8 +1,7 @@
 //! The lexer under [`super::source`]: tokens, comments, literals, directives (with
 //! `#define` bodies and conditional kinds), bracket partners and line numbers.
 
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use std::ops::Range;
 
 /// Token classes; only identifiers and punctuation matter to the scanner.

@@ -53,8 +53,7 @@
 use super::source::{FunctionDef, KernelDecl, Kind, Scanned};
 use super::variant::VariantKind;
 use crate::builtins::{self, Flags};
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::obstacle::{Obstacle, Use, UseKind, Via};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;

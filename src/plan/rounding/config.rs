@@ -2,8 +2,7 @@
 //! [the module docs](super)).
 
 use crate::config;
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use std::fmt;
 use std::str::FromStr;
 

@@ -3,8 +3,7 @@
 use super::super::margins::Coherence;
 use super::ColoredBuffer;
 use crate::buffer::{Buffer, Pod};
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::ffi;
 use crate::queue::Queue;
 use std::sync::Arc;

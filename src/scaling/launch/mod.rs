@@ -3,8 +3,7 @@
 use super::arg::{ColoredArg, Value};
 use super::{MultiEvent, Placement, RootArg, RootKernel, Spread};
 use crate::buffer::Buffer;
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::kernel::Kernel;
 use crate::launch::{Arg, Event, KernelArg, Launch, LocalSize};
 use crate::plan::launch::{split_pieces, Piece, Plan, Shape as PlanShape};

@@ -18,8 +18,7 @@
 
 use super::lex::{match_brackets, Directive, Lexer, LineIndex};
 pub(crate) use super::lex::{Kind, Token};
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::obstacle::Obstacle;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;

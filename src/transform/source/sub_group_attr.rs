@@ -6,8 +6,7 @@
 //! is reported, never guessed.
 
 use super::{FunctionDef, Kind, Obstacle, Scanned, SubGroupSizeAttr};
-use crate::error::InputFault;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::transform::lex::parse_c_integer;
 use std::collections::{BTreeSet, HashMap};
 
