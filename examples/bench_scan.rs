@@ -191,7 +191,10 @@ fn main() -> AnyResult<()> {
         );
     }
     match clgroups::algorithms::look_back_wait_ns(&device) {
-        Some(w) => println!("look-back wait of the large tiles on this device: {w} ns (measured)"),
+        Some(w) => println!(
+            "large scans on this device (measured): {:?}; the look-back wait of their tiles: {w} ns",
+            clgroups::algorithms::scan_form(&device, 1 << 28).expect("measured with the wait")
+        ),
         None => println!("look-back wait: not measured on this device"),
     }
     Ok(())

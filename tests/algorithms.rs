@@ -264,3 +264,50 @@ fn bad_inputs_are_errors() {
         ));
     }
 }
+
+/// Scans from 2^26 elements, in the form the device's first such scan chose (NVIDIA: the
+/// look-back tiles or the persistent scan), around tile multiples of both forms, then from
+/// 2^24; inclusive and exclusive, one after another on the same state (epochs, the ticket).
+#[test]
+fn large_scans_are_right() {
+    use algorithms::plan::{self, Tile};
+    let q = Queue::new(&common::device()).unwrap();
+    if q.device().sub_groups().effective.shuffle_backend != ShuffleBackend::NvidiaPtx {
+        eprintln!("not run: only NVIDIA's look-back scans have a large form (elsewhere the sizes above cover every path)");
+        return;
+    }
+    let (from, p) = (Tile::LARGE_FROM, Tile::PERSISTENT.elements());
+    let sizes = [
+        from,
+        from + 1,
+        from.div_ceil(p) * p,
+        from.div_ceil(p) * p + p - 1,
+        from + Tile::LARGE.elements() + 3,
+        3 * from + 5,
+        // From 2^24: measured on its own.
+        plan::PERSISTENT_FROM + 3,
+        plan::PERSISTENT_FROM * 2 + p - 1,
+    ];
+    for (i, &n) in sizes.iter().enumerate() {
+        let x = common::values(n, 41 + i as u64);
+        let input = Buffer::from_slice(&q, &x).unwrap();
+        let mut out = Buffer::new(q.context(), n).unwrap();
+        let mut acc = 0i32;
+        let inclusive: Vec<i32> = x
+            .iter()
+            .map(|&v| {
+                acc = acc.wrapping_add(v);
+                acc
+            })
+            .collect();
+        let ctx = format!("int n={n}");
+        algorithms::inclusive_scan_sum(&q, &input, &mut out).unwrap();
+        assert_first_difference(&out.read(&q).unwrap(), &inclusive, &ctx);
+        algorithms::exclusive_scan_sum(&q, &input, &mut out).unwrap();
+        let got = out.read(&q).unwrap();
+        assert_eq!(got[0], 0, "exclusive[0] {ctx}");
+        assert_first_difference(&got[1..], &inclusive[..n - 1], &ctx);
+    }
+    let forms = sizes.map(|n| algorithms::scan_form(q.device(), n));
+    eprintln!("scan forms on {}: {forms:?}", q.device());
+}

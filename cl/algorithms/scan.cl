@@ -140,10 +140,7 @@ kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk
  * The last work-group to take a ticket resets the counter. A tile that has published its own
  * sum waits `wait_ns` ns (PTX nanosleep, sm_70+; 0: not at all) before it first reads the
  * states of the tiles before it (the host measures the best wait once per device). Then
- * sub-group 0 walks back in steps of LB_SPAN = 32 x CLG_LB_WIDTH predecessors (CLG_LB_WIDTH
- * states per work-item, a build define, 1 unless set): it reads a step's states until every
- * one up to the nearest that holds an inclusive sum has published (not the whole step: older
- * states past that one are not needed), adds them, and stops there or walks on. */
+ * sub-group 0 walks back (lb_look_back). */
 #define LB_NSG (CLG_LB_LOCAL / 32)
 #define LB_PARTS (CLG_LB_ROUNDS * LB_NSG)
 #define LB_PER (LB_PARTS / 32)
@@ -162,6 +159,47 @@ kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk
 
 static inline ulong lb_word(uint epoch, uint flag, T v) {
     return ((ulong)((epoch << 2) | flag) << 32) | (ulong)as_uint(v);
+}
+
+/* The exclusive prefix of the tile after tile j (called by every lane of one sub-group): walks
+ * back from tile j in steps of LB_SPAN = 32 x CLG_LB_WIDTH predecessors (CLG_LB_WIDTH states per
+ * work-item, a build define, 1 unless set), reading a step's states until every one up to the
+ * nearest that holds an inclusive sum has published (not the whole step: older states past that
+ * one are not needed), adding them, and stopping there or walking on. */
+static inline T lb_look_back(volatile global ulong *state, long j, uint epoch, uint lane) {
+    T prefix = 0;
+    for (;;) {
+        uint flag[CLG_LB_WIDTH];
+        T val[CLG_LB_WIDTH];
+        uint stop, gap;
+        do {
+            uint s = LB_SPAN, g = LB_SPAN;
+            for (uint i = 0; i < CLG_LB_WIDTH; i++) {
+                uint d = i * 32u + lane;
+                long k = j - (long)d;
+                flag[i] = LB_INCLUSIVE;
+                val[i] = 0;
+                if (k >= 0) {
+                    ulong w = state[k];
+                    uint hi = (uint)(w >> 32);
+                    flag[i] = (hi >> 2) == epoch ? (hi & 3u) : 0u;
+                    val[i] = AS_T((uint)w);
+                }
+                s = flag[i] == LB_INCLUSIVE ? min(s, d) : s;
+                g = flag[i] == 0u ? min(g, d) : g;
+            }
+            stop = sg_reduce_min(s);
+            gap = sg_reduce_min(g);
+        } while (gap < stop);
+        T part = 0;
+        for (uint i = 0; i < CLG_LB_WIDTH; i++)
+            part += i * 32u + lane <= stop ? val[i] : (T)0;
+        prefix += sg_reduce_add(part);
+        if (stop < LB_SPAN)
+            break;
+        j -= LB_SPAN;
+    }
+    return prefix;
 }
 
 kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void
@@ -252,38 +290,7 @@ clg_scan_lookback(global const T *restrict in, global T *restrict out, ulong n,
             if (wait_ns > 0u)
                 asm volatile("nanosleep.u32 %0;" ::"r"(wait_ns));
 #endif
-            long j = (long)tile - 1;
-            for (;;) {
-                uint flag[CLG_LB_WIDTH];
-                T val[CLG_LB_WIDTH];
-                uint stop, gap;
-                do {
-                    uint s = LB_SPAN, g = LB_SPAN;
-                    for (uint i = 0; i < CLG_LB_WIDTH; i++) {
-                        uint d = i * 32u + lane;
-                        long k = j - (long)d;
-                        flag[i] = LB_INCLUSIVE;
-                        val[i] = 0;
-                        if (k >= 0) {
-                            ulong w = state[k];
-                            uint hi = (uint)(w >> 32);
-                            flag[i] = (hi >> 2) == epoch ? (hi & 3u) : 0u;
-                            val[i] = AS_T((uint)w);
-                        }
-                        s = flag[i] == LB_INCLUSIVE ? min(s, d) : s;
-                        g = flag[i] == 0u ? min(g, d) : g;
-                    }
-                    stop = sg_reduce_min(s);
-                    gap = sg_reduce_min(g);
-                } while (gap < stop);
-                T part = 0;
-                for (uint i = 0; i < CLG_LB_WIDTH; i++)
-                    part += i * 32u + lane <= stop ? val[i] : (T)0;
-                prefix += sg_reduce_add(part);
-                if (stop < LB_SPAN)
-                    break;
-                j -= LB_SPAN;
-            }
+            prefix = lb_look_back(state, (long)tile - 1, epoch, lane);
             if (lane == 0)
                 state[tile] = lb_word(epoch, LB_INCLUSIVE, prefix + aggregate);
         }

@@ -1,6 +1,7 @@
 //! The baseline of `bench_launch`: SAXPY launched and copied through raw opencl3 on a queue
 //! without profiling, as a hand-written host program would. Raw OpenCL calls are `unsafe` in
 //! opencl3; each use says why it is sound.
+#![allow(dead_code)] // each user takes part of it
 
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;

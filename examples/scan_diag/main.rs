@@ -20,10 +20,9 @@
 //!   the L2 256-byte prefetch hint, `cs` stores with `st.global.cs`, `sleep` pauses
 //!   `CLG_LB_DELAY` ns (PTX `nanosleep`) before every poll of the predecessors' states after
 //!   the first (as CUB's delay constructors do), `tsleep` the same on `%globaltimer` (PTX
-//!   patches: NVIDIA only), `persist` runs `examples/scan_diag/persist.cl` instead (persistent
-//!   work-groups, `-DCLG_LB_PER_CU=N` per compute unit, each loading its next tile while the
-//!   current one looks back; `-DLBP_NOLB` without the look-back, wrong, timing only: name the
-//!   variant's patches `nolb+persist`; `-DLBP_EARLY` publishes each tile's sum once loaded). The
+//!   patches: NVIDIA only), `persist` runs `clg_scan_persist` (`cl/algorithms/scan_persist.cl`:
+//!   persistent work-groups, `-DCLG_LB_PER_CU=N` per compute unit, each loading its next tile
+//!   while the current one looks back; `nolb+persist` without the look-back). The
 //!   first wait of a tile (the kernel's `wait_ns` argument) is the one the library measured on
 //!   the device (`algorithms::look_back_wait_ns`, after its scan; 0 before one of at least
 //!   2^26 elements) unless the build options say `-DCLG_LB_WAIT_NS=N`. Variants that still

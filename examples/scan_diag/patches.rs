@@ -30,13 +30,24 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
             k => Err(format!("patch text {from:?} found {k} times").into()),
         }
     }
+    // Loads and stores: the same text in both look-back kernels (twice, or it has changed).
+    fn sub_both(s: &mut String, from: &str, to: &str) -> AnyResult<()> {
+        match s.matches(from).count() {
+            2 => {
+                *s = s.replace(from, to);
+                Ok(())
+            }
+            k => Err(format!("patch text {from:?} found {k} times, not twice").into()),
+        }
+    }
     let mut s = clgroups::algorithms::SOURCE.to_string();
-    let kernel = "kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void";
+    let walk = "static inline T lb_look_back(";
+    let start = "    T prefix = 0;\n    for (;;) {";
     for p in patches {
         match *p {
-            "nolb" => sub_in(&mut s, "            for (;;) {", "            for (; 0;) {")?,
+            "nolb" => sub_in(&mut s, start, "    T prefix = 0;\n    for (; 0;) {")?,
             "copy" => {
-                sub_in(&mut s, "            for (;;) {", "            for (; 0;) {")?;
+                sub_in(&mut s, start, "    T prefix = 0;\n    for (; 0;) {")?;
                 sub_in(
                     &mut s,
                     "        v.y += v.x;\n        v.z += v.y;\n        v.w += v.z;\n",
@@ -60,9 +71,9 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
                 };
                 let helpers = format!("#define LB_LD \"{ld}\"\n{PTX_HELPERS}");
                 if !s.contains("static inline T4 lb_ld") {
-                    sub_in(&mut s, kernel, &format!("{helpers}{kernel}"))?;
+                    sub_in(&mut s, walk, &format!("{helpers}{walk}"))?;
                 }
-                sub_in(
+                sub_both(
                     &mut s,
                     "            v = *(global const T4 *)(in + e);",
                     "            v = lb_ld(in + e);",
@@ -71,9 +82,9 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
             "cs" => {
                 if !s.contains("static inline T4 lb_ld") {
                     let helpers = format!("#define LB_LD \"ld.global.nc.v4.u32\"\n{PTX_HELPERS}");
-                    sub_in(&mut s, kernel, &format!("{helpers}{kernel}"))?;
+                    sub_in(&mut s, walk, &format!("{helpers}{walk}"))?;
                 }
-                sub_in(
+                sub_both(
                     &mut s,
                     "<= n) {\n            *(global T4 *)(out + e) = y;",
                     "<= n) {\n            lb_st(out + e, y);",
@@ -81,10 +92,11 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
             }
             "lead" => sub_in(
                 &mut s,
-                "            long j = (long)tile - 1;\n",
-                "            long j = (long)tile - 1;\n            \
-                 { uint ok; do { ulong w = state[j]; ok = ((uint)(w >> 32) >> 2) == epoch; } \
-                 while (!sg_all(ok)); }\n",
+                start,
+                &format!(
+                    "    {{ uint ok; do {{ ulong w = state[j]; ok = ((uint)(w >> 32) >> 2) == epoch; }} \
+                     while (!sg_all(ok)); }}\n{start}"
+                ),
             )?,
             "spread" => {
                 // Each tile's state in its own CLG_LB_STRIDE-word slot (apply after "lead").
@@ -108,20 +120,20 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
                 };
                 sub_in(
                     &mut s,
-                    "                do {\n                    uint s = LB_SPAN, g = LB_SPAN;",
+                    "        do {\n            uint s = LB_SPAN, g = LB_SPAN;",
                     &format!(
-                        "                uint polls = 0;\n                do {{\n                    \
-                         if (polls++ > 0) {pause}\n                    uint s = LB_SPAN, g = LB_SPAN;"
+                        "        uint polls = 0;\n        do {{\n            \
+                         if (polls++ > 0) {pause}\n            uint s = LB_SPAN, g = LB_SPAN;"
                     ),
                 )?;
             }
             "nowait" => sub_in(
                 &mut s,
-                "                } while (gap < stop);",
-                "                } while (0);",
+                "        } while (gap < stop);",
+                "        } while (0);",
             )?,
-            "persist" => s.push_str(include_str!("persist.cl")),
-            "" => {}
+            // The library's persistent kernel (no text change: the variant names the kernel).
+            "persist" | "" => {}
             other => return Err(format!("unknown patch {other:?}").into()),
         }
     }

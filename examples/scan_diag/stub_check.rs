@@ -61,8 +61,8 @@ fn read<T>(q: &CommandQueue, b: &Buffer<T>, data: &mut [T]) -> AnyResult<()> {
     cl(unsafe { q.enqueue_read_buffer(b, CL_BLOCKING, 0, data, &[]) }).map(drop)
 }
 
-/// Checks `clg_scan_lookback` and `clg_scan_persist` (plain and `-DLBP_EARLY`) on the first
-/// device; returns the number of wrong cases (each is printed).
+/// Checks `clg_scan_lookback` and `clg_scan_persist` (also in 128-wide look-back steps) on the
+/// first device; returns the number of wrong cases (each is printed).
 pub fn run() -> AnyResult<usize> {
     let dev = *cl(get_all_devices(CL_DEVICE_TYPE_ALL))?
         .first()
@@ -73,7 +73,7 @@ pub fn run() -> AnyResult<usize> {
         .split_once("#if CLG_LOOKBACK")
         .ok_or("no look-back kernel in the source")?
         .1;
-    let src = format!("{STUB}#if CLG_LOOKBACK{scan}{}", include_str!("persist.cl"));
+    let src = format!("{STUB}#if CLG_LOOKBACK{scan}");
     let (rounds, local) = (32usize, 32usize);
     let tile = 4 * rounds * local;
     let mut ticket = buffer::<u32>(&ctx, 1)?;
@@ -85,7 +85,7 @@ pub fn run() -> AnyResult<usize> {
     for (name, extra) in [
         ("clg_scan_lookback", ""),
         ("clg_scan_persist", ""),
-        ("clg_scan_persist", "-DLBP_EARLY"),
+        ("clg_scan_persist", "-DCLG_LB_WIDTH=4"),
     ] {
         let opts = format!(
             "-cl-std=CL2.0 -DCLG_T=int -DCLG_OP=0 -DCLG_ID=0 -DCLG_LOOKBACK=1 \

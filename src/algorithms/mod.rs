@@ -66,7 +66,7 @@ pub use plan::LaunchPlan;
 use plan::PlanInputs;
 pub use reduce::{enqueue_reduce, reduce, reduce_max, reduce_min, reduce_sum, Reduction};
 pub use scan::{enqueue_scan_sum, exclusive_scan_sum, inclusive_scan_sum, ScanKind};
-pub use wait::look_back_wait_ns;
+pub use wait::{look_back_wait_ns, scan_form};
 
 use crate::buffer::{Buffer, Scalar};
 use crate::device::ShuffleBackend;
@@ -80,7 +80,8 @@ use std::ops::Add;
 /// The OpenCL C source of the reduce and scan kernels.
 pub const SOURCE: &str = concat!(
     include_str!("../../cl/algorithms/reduce.cl"),
-    include_str!("../../cl/algorithms/scan.cl")
+    include_str!("../../cl/algorithms/scan.cl"),
+    include_str!("../../cl/algorithms/scan_persist.cl")
 );
 
 mod sealed {
@@ -190,6 +191,9 @@ pub(crate) struct State<T: Element> {
     /// Where the blocking reduce reads its result to (built on first use; `Err` where the
     /// device has no pinned memory: `result` is read through [`Buffer::read_into`] then).
     pinned: Option<std::result::Result<crate::ffi::Pinned<T>, ()>>,
+    /// The persistent scan's kernel (`wait.rs`; built on the first large scan, `Err` where it
+    /// cannot run).
+    persistent: Option<std::result::Result<Kernel, ()>>,
     /// Look-back tile states (grows), and the epoch of the next launch (1 ..< 2^30).
     tiles: Option<Buffer<u64>>,
     epoch: u32,
@@ -290,6 +294,7 @@ impl<T: Element> State<T> {
             counters,
             result: Buffer::new(queue.context(), 1)?,
             pinned: None,
+            persistent: None,
             tiles: None,
             epoch: 1,
             mailbox: None,

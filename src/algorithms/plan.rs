@@ -92,6 +92,14 @@ impl Tile {
     /// ```
     pub const LARGE_FROM: usize = 1 << 26;
 
+    /// 24 rounds of 128 work-items (12288 elements): the persistent scan's tile
+    /// ([`ScanForm::Persistent`]). Each work-group holds two tiles in registers (192 per
+    /// work-item), so [`PERSISTENT_PER_CU`] work-groups share a compute unit's registers.
+    pub const PERSISTENT: Tile = Tile {
+        rounds: 24,
+        local: 128,
+    };
+
     /// Elements per tile.
     pub fn elements(&self) -> usize {
         4 * self.rounds * self.local
@@ -282,6 +290,74 @@ pub fn scan(n: usize, d: &PlanInputs) -> (usize, LaunchPlan) {
     let groups = n.div_ceil(chunk).max(1);
     log::debug!("algorithms: scan of {n}: {groups} chunks of {chunk} in groups of {local}");
     (chunk, LaunchPlan { local, groups })
+}
+
+/// How a device scans inputs of at least [`PERSISTENT_FROM`] elements: chosen per device and
+/// size class (below and from [`Tile::LARGE_FROM`]) by its first scan of that class, which
+/// times both ([`choose_form`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanForm {
+    /// One work-group per tile ([`Tile::LARGE`] from [`Tile::LARGE_FROM`], each waiting the
+    /// measured wait before its first look back; the state's tile below).
+    Tiles,
+    /// [`PERSISTENT_PER_CU`] work-groups per compute unit, each taking [`Tile::PERSISTENT`]
+    /// tiles until none is left, its next tile's loads in flight while the current one looks
+    /// back (`cl/algorithms/scan_persist.cl`).
+    Persistent,
+}
+
+/// Work-groups per compute unit of the persistent scan: 2 measured fastest on an H200
+/// (docs/benchmarks.md: 0.89–0.92 of a copy at 2^26–2^28 against 0.80–0.84 with 1, 3 or 4
+/// groups of other tiles).
+pub const PERSISTENT_PER_CU: usize = 2;
+
+/// Scans from this many elements choose their form by measurement ([`ScanForm`]): on an H200
+/// the persistent scan ran at 0.87–0.91 of a copy at 2^24–2^25 against 0.70–0.78 in tiles.
+pub const PERSISTENT_FROM: usize = 1 << 24;
+
+/// The form chosen from a measurement: the fastest time of the tiles at each candidate wait,
+/// and of the persistent scan (`None`: not available). The persistent scan where it ran faster
+/// than the tiles at every wait, else the tiles (with [`choose_wait`]'s wait).
+///
+/// ```
+/// use clgroups::algorithms::plan::{choose_form, ScanForm};
+/// use std::time::Duration;
+/// let us = Duration::from_micros;
+/// let tiles = [(0, us(700)), (2000, us(640))];
+/// assert_eq!(choose_form(&tiles, Some(us(580))), ScanForm::Persistent);
+/// assert_eq!(choose_form(&tiles, Some(us(650))), ScanForm::Tiles);
+/// assert_eq!(choose_form(&tiles, None), ScanForm::Tiles);
+/// ```
+pub fn choose_form(
+    tiles: &[(u32, std::time::Duration)],
+    persistent: Option<std::time::Duration>,
+) -> ScanForm {
+    match (persistent, tiles.iter().map(|s| s.1).min()) {
+        (Some(p), t) if t.is_none_or(|t| p < t) => ScanForm::Persistent,
+        _ => ScanForm::Tiles,
+    }
+}
+
+/// The persistent scan over `n` elements: [`PERSISTENT_PER_CU`] work-groups per compute unit
+/// (never more than tiles), and its tiles.
+///
+/// ```
+/// use clgroups::algorithms::plan::{self, LaunchPlan, Tile};
+/// let (p, tiles) = plan::persistent(1 << 28, 132);
+/// assert_eq!((p, tiles), (LaunchPlan { local: 128, groups: 264 }, (1 << 28) / 12288 + 1));
+/// assert_eq!(plan::persistent(5, 132), (LaunchPlan { local: 128, groups: 1 }, 1));
+/// ```
+pub fn persistent(n: usize, compute_units: usize) -> (LaunchPlan, usize) {
+    let tile = Tile::PERSISTENT;
+    let tiles = n.div_ceil(tile.elements()).max(1);
+    let groups = (PERSISTENT_PER_CU * compute_units.max(1)).min(tiles);
+    (
+        LaunchPlan {
+            local: tile.local,
+            groups,
+        },
+        tiles,
+    )
 }
 
 /// The look-back scan over `n` elements: one work-group per tile.

@@ -1,11 +1,12 @@
 //! Scans (sum): the blocking calls and the enqueue form.
 
-use super::plan::{self, LaunchPlan, ScanPath};
+use super::plan::{self, LaunchPlan, ScanForm, ScanPath};
 use super::{
     at_least, cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State, Track,
 };
 use crate::buffer::Buffer;
 use crate::error::{Error, InputFault, Result};
+use crate::kernel::Kernel;
 use crate::launch::{Event, KernelArg};
 use crate::queue::Queue;
 use std::sync::{Arc, Mutex};
@@ -41,12 +42,29 @@ impl<T: Element> State<T> {
         match (path, lookback) {
             (ScanPath::LookBack, Some((lookback, tile))) => {
                 let lookback = lookback.clone();
-                let wait = match (self.forced_wait, tile == plan::Tile::LARGE) {
-                    (Some(w), _) => w,
-                    (None, true) => self.large_wait(&lookback, input, output, exclusive)?,
-                    (None, false) => 0,
+                // From 2^24 the form is measured (where the large tiles exist: sums, no forced
+                // tile), and the wait of the large tiles with it.
+                let measured = self.k.large.is_some() && n >= plan::PERSISTENT_FROM;
+                let (wait, form) = match (self.forced_wait, measured) {
+                    (Some(w), _) => (w, ScanForm::Tiles),
+                    (None, true) => self.scan_form((&lookback, tile), input, output, exclusive)?,
+                    (None, false) => (0, ScanForm::Tiles),
                 };
-                self.lookback(&lookback, tile, wait, input, output, exclusive, how)
+                let persistent = match form {
+                    ScanForm::Persistent => self.persistent_kernel(),
+                    ScanForm::Tiles => None,
+                };
+                match persistent {
+                    Some(persistent) => {
+                        let (p, tiles) = plan::persistent(n, self.inputs.compute_units);
+                        let args = (&persistent, p, tiles, 0);
+                        self.lookback(args, input, output, exclusive, how)
+                    }
+                    None => {
+                        let args = (&lookback, plan::lookback(n, tile), 0, wait);
+                        self.lookback(args, input, output, exclusive, how)
+                    }
+                }
             }
             (ScanPath::Sequential, _) => {
                 let (chunk, p) = plan::sequential(n, &self.inputs);
@@ -74,25 +92,30 @@ impl<T: Element> State<T> {
         }
     }
 
-    /// One look-back scan in tiles of `tile` that wait `wait` ns before their first look back.
-    #[allow(clippy::too_many_arguments)]
+    /// One look-back scan: `(kernel, plan, tiles, wait)`, `kernel` launched as `plan` over
+    /// `tiles` tiles (0: one tile per work-group), each waiting `wait` ns before its first look
+    /// back (`clg_scan_lookback`; `clg_scan_persist` takes its tiles in turn and never waits).
     pub(super) fn lookback(
         &mut self,
-        kernel: &crate::kernel::Kernel,
-        tile: plan::Tile,
-        wait: u32,
+        (kernel, p, tiles, wait): (&Kernel, LaunchPlan, usize, u32),
         input: &Buffer<T>,
         output: &Buffer<T>,
         exclusive: i32,
         how: Track,
     ) -> Result<Event> {
         let n = input.len();
-        log::debug!("algorithms: look-back scan of {n} in tiles of {tile:?}, waiting {wait} ns");
-        let p = plan::lookback(n, tile);
-        let tiles =
-            u32::try_from(p.groups).map_err(|_| Error::input(InputFault::ScanTiles { n }))?;
-        if self.tiles.as_ref().is_none_or(|b| b.len() < p.groups) {
-            let mut fresh = Buffer::new(self.queue.context(), p.groups)?;
+        let tiles = if tiles == 0 { p.groups } else { tiles };
+        log::debug!(
+            "algorithms: {} of {n}: {tiles} tiles, {} groups of {}, waiting {wait} ns",
+            kernel.name(),
+            p.groups,
+            p.local
+        );
+        let count = tiles;
+        let tiles = u32::try_from(count)
+            .map_err(|_| Error::input(InputFault::ScanTiles { n }))?;
+        if self.tiles.as_ref().is_none_or(|b| b.len() < count) {
+            let mut fresh = Buffer::new(self.queue.context(), count)?;
             fresh.fill(&self.queue, 0)?;
             self.tiles = Some(fresh);
         }
@@ -116,12 +139,12 @@ impl<T: Element> State<T> {
         ];
         let needs = [
             (output.len(), n),
-            (states.len(), p.groups),
+            (states.len(), count),
             (self.counters.len(), 1),
         ];
-        // SAFETY: `clg_scan_lookback` reads `in` and writes `out` below `n` (checked against
-        // both lengths), uses `state[tile]` for the plan's `tiles` = groups and `counter[0]` as
-        // the ticket.
+        // SAFETY: `clg_scan_lookback` and `clg_scan_persist` read `in` and write `out` below `n`
+        // (checked against both lengths), use `state[tile]` for tile < `tiles` (checked) and
+        // `counter[0]` as the ticket.
         unsafe { launch(kernel, args, p, &needs, how) }
     }
 

@@ -4,12 +4,14 @@
 
 mod args;
 mod emulated;
+mod plans;
 mod sub_groups;
 mod wrapped;
 
 use args::{arg_info, takes_scratch};
 pub use args::{ArgInfo, ArgSpace};
 
+pub(crate) use plans::{PlanKey, Plans};
 pub use sub_groups::SubGroupQueries;
 
 use crate::device::ShuffleBackend;
@@ -18,7 +20,7 @@ use crate::ffi::{ClProgram, Owned};
 pub use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::plan::uniform_branch::IdCondition;
-use crate::plan::work_group::{choose, Constraints, LocalSize, MIN_POCL_COLLECTIVE_GROUP};
+use crate::plan::work_group::{Constraints, MIN_POCL_COLLECTIVE_GROUP};
 use crate::program::{driver_alias, KernelParts, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use crate::transform::VariantKind;
@@ -79,9 +81,11 @@ struct KernelInner {
     /// What the kernel imposes on its work-groups: its limits, `reqd_work_group_size`
     /// (`CL_KERNEL_COMPILE_WORK_GROUP_SIZE`), `work_group_size_hint`, whole warps, ...
     constraints: Constraints,
-    /// The last local size chosen ([`Kernel::local_size`]): a launch of the same shape asks
-    /// the chooser nothing (the tuned search costs 1–2 µs, a tenth of a GPU launch).
-    last_choice: Mutex<Option<(Range, LocalSize, Option<Range>)>>,
+    /// The plans of its recent launches: a launch like one of them asks the planner nothing
+    /// (planning a plain range costs microseconds, a tuned local size 1–2 µs).
+    plans: Plans,
+    /// Whether its program's source allows bulk + tail launches (`plan::split::splittable`).
+    splittable: bool,
     /// The kinds and types of the last arguments that passed the signature check (a launch
     /// with the same ones checks nothing again; see `Launch::check_arguments`); `None` before
     /// the first that passed.
@@ -239,6 +243,7 @@ impl Kernel {
                 false => 1,
             },
         };
+        let splittable = program.splittable();
         log::debug!("kernel `{name}` on {dev}: {n} args, sub-group size {size:?}, {constraints:?}");
         Ok(Kernel {
             inner: Arc::new(KernelInner {
@@ -254,7 +259,8 @@ impl Kernel {
                 args,
                 limits,
                 constraints,
-                last_choice: Mutex::new(None),
+                plans: Plans::default(),
+                splittable,
                 last_args: Mutex::new(None),
                 hidden_scratch,
                 id_conditions: plan.id_conditions.clone(),
@@ -446,26 +452,14 @@ impl Kernel {
         self.inner.shape.as_ref()
     }
 
-    /// The local size a launch of `global` enqueues for `asked` ([`choose`] with the kernel's
-    /// constraints), remembered for the next launch of the same shape.
-    pub(crate) fn local_size(
-        &self,
-        global: Range,
-        asked: LocalSize,
-    ) -> std::result::Result<Option<Range>, crate::plan::Refusal> {
-        let mut last = self
-            .inner
-            .last_choice
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some((g, a, l)) = *last {
-            if g == global && a == asked {
-                return Ok(l);
-            }
-        }
-        let chosen = choose(global, asked, &self.inner.constraints)?;
-        *last = Some((global, asked, chosen));
-        Ok(chosen)
+    /// The plans of the kernel's recent launches.
+    pub(crate) fn plans(&self) -> &Plans {
+        &self.inner.plans
+    }
+
+    /// Whether its program's source allows bulk + tail launches (`plan::split::splittable`).
+    pub(crate) fn splittable(&self) -> bool {
+        self.inner.splittable
     }
 
     /// The arguments of the last launch whose arguments passed the signature check.

@@ -16,10 +16,11 @@ impl Launch<'_> {
     /// pieces run exactly them, or guarded variants whose extra work-items exit at once).
     pub(crate) unsafe fn execute(&self, prepared: Prepared) -> Result<Event> {
         // Detached pieces (enqueued without an event) leave nothing to wait for here.
-        let mut raw = Vec::with_capacity(prepared.pieces.len());
-        for piece in &prepared.pieces {
+        let pieces = &prepared.plan.pieces;
+        let mut raw = Vec::with_capacity(pieces.len());
+        for piece in pieces {
             // SAFETY: forwarded from the caller; the arguments were checked by `prepared`.
-            raw.extend(unsafe { self.enqueue_piece(piece, &prepared.extra)? });
+            raw.extend(unsafe { self.enqueue_piece(piece, &prepared)? });
         }
         let ev = Event {
             raw,
@@ -29,8 +30,8 @@ impl Launch<'_> {
         self.verified(ev, &self.args)
     }
 
-    /// Sets the launch's arguments, then `extra`, on the piece's variant and enqueues it
-    /// (`None`: without an event).
+    /// Sets the launch's arguments, then those `prepared` adds, on the piece's variant and
+    /// enqueues it (`None`: without an event).
     ///
     /// # Safety
     ///
@@ -38,7 +39,7 @@ impl Launch<'_> {
     unsafe fn enqueue_piece(
         &self,
         piece: &crate::plan::launch::Piece,
-        extra: &[Arg],
+        prepared: &Prepared,
     ) -> Result<Option<ffi::Owned<opencl3::event::Event>>> {
         let (name, dev) = (self.kernel.name(), self.queue.device());
         let (global, local, offset) = (piece.global, piece.local, piece.offset);
@@ -46,9 +47,14 @@ impl Launch<'_> {
             .kernel
             .raw_variant(piece.variant)
             .ok_or_else(|| self.invalid(global, local, Refusal::NoVariant(piece.variant)))?;
-        let args = self.args.iter().chain(extra);
+        let user_range = prepared.user_range.iter().flatten();
+        let args = (self.args.iter().map(Arg::raw))
+            .chain(user_range.map(|v| ffi::RawArg::Bytes(bytemuck::bytes_of(v))))
+            .chain(prepared.hidden.iter().map(Arg::raw));
+        let mut count = 0;
         for (i, a) in args.enumerate() {
-            ffi::set_arg(&guard, i as u32, &a.raw()).map_err(|e| {
+            count = i + 1;
+            ffi::set_arg(&guard, i as u32, &a).map_err(|e| {
                 Error::cl(
                     "clSetKernelArg",
                     e.0,
@@ -58,8 +64,7 @@ impl Launch<'_> {
         }
         if self.kernel.hidden_scratch() {
             let bytes = self.scratch_bytes(local);
-            let at = (self.args.len() + extra.len()) as u32;
-            ffi::set_arg(&guard, at, &ffi::RawArg::Local(bytes)).map_err(|e| {
+            ffi::set_arg(&guard, count as u32, &ffi::RawArg::Local(bytes)).map_err(|e| {
                 Error::cl(
                     "clSetKernelArg",
                     e.0,
@@ -67,14 +72,13 @@ impl Launch<'_> {
                 )
             })?;
         }
-        let local_v = local.map(|l| l.as_slice().to_vec());
         let detached = self.detached && self.waits.is_empty() && !crate::checked::enabled();
         let waits = crate::event::wait_list(&self.waits)?;
         // A zero offset is passed as NULL, as raw OpenCL programs do (drivers may take a
         // slower path for an explicit offset).
         let at = Some(offset.as_slice()).filter(|o| o.iter().any(|&v| v != 0));
         let q = self.queue.raw();
-        let (g, l) = (global.as_slice(), local_v.as_deref());
+        let (g, l) = (global.as_slice(), local.as_ref().map(Range::as_slice));
         // SAFETY: every argument was just set; the caller vouches for the kernel's accesses;
         // the events waited for are live (the launch borrows them).
         unsafe {

@@ -3,7 +3,7 @@
 //! is enqueued.
 
 use super::prepare::Prepared;
-use super::{Arg, Event, KernelArg, Launch};
+use super::{Event, Launch};
 use crate::error::Result;
 use crate::plan::launch::Shape;
 use crate::range::Range;
@@ -59,18 +59,6 @@ impl Launch<'_> {
         {
             println!("{line}");
         }
-        let extra = match plan.user_args {
-            true => user_range_args(user, self.offset.unwrap_or(user.zeros_like())).collect(),
-            false => Vec::new(),
-        };
-        self.prepared(plan.pieces, extra, user)
+        self.prepared(plan, user)
     }
-}
-
-/// The trailing arguments of a rounded variant: the user's range and offset, padded to 3.
-fn user_range_args(user: Range, base: Range) -> impl Iterator<Item = Arg> {
-    let sizes = user.padded().into_iter();
-    let offsets = base.padded().into_iter().take(user.rank());
-    let offsets = offsets.chain(std::iter::repeat(0)).take(3);
-    sizes.chain(offsets).map(|n| KernelArg::to_arg(&(n as u64)))
 }

@@ -9,11 +9,16 @@ use crate::kernel::Kernel;
 use crate::plan::uniform_branch::IdCondition;
 use crate::plan::Refusal;
 
-/// `k`'s launch-time id conditions, each with the value of the argument of `args` it
-/// compares with.
-pub(crate) fn values(k: &Kernel, args: &[Arg]) -> Result<Vec<(IdCondition, i128)>, Refusal> {
-    (k.id_conditions().iter())
-        .map(|c| Ok((c.clone(), value(args, c)?)))
+/// The values of the arguments of `args` that `k`'s launch-time id conditions compare with,
+/// in the conditions' order (no allocation for a kernel without such conditions).
+pub(crate) fn values(k: &Kernel, args: &[Arg]) -> Result<Vec<i128>, Refusal> {
+    (k.id_conditions().iter()).map(|c| value(args, c)).collect()
+}
+
+/// `k`'s launch-time id conditions, each with its argument's value of `values`.
+pub(crate) fn with_values(k: &Kernel, values: &[i128]) -> Vec<(IdCondition, i128)> {
+    (k.id_conditions().iter().cloned())
+        .zip(values.iter().copied())
         .collect()
 }
 

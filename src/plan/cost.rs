@@ -25,6 +25,12 @@
 //! [`WARM`] times unless moving the buffers would cost more than [`EXPLORE`] split launches
 //! (then it keeps its estimate).
 //!
+//! **Halo depth** ([`Depth`], [`split_at_depth`]): where the split keeps deeper margins, the
+//! model prices it at each depth `k` of its bounds from the depth-1 figures (compute grows by
+//! the redundant rows, the dependency is paid once every `k` launches) and takes the cheapest
+//! `k` with the choice below (the least of one device and every depth); the launch code runs
+//! the depth once chosen for the shape's later launches.
+//!
 //! **Choice**: the option with the least time per launch, a move of buffers (to one device,
 //! or back to the parts) counted as `1 / AMORTISE` of its cost, since the buffers stay where
 //! they moved ([`AMORTISE`] launches of an iterated chain share it); a tie goes to one device
@@ -32,6 +38,9 @@
 //! split only where the analysis proved it ([`Right`]).
 
 use std::fmt;
+
+mod depth;
+pub use depth::{halo_depth, split_at_depth, Depth};
 
 /// Launches of a shape measured for each option before the model trusts its figures.
 pub const WARM: u32 = 3;
@@ -224,6 +233,8 @@ pub struct Inputs {
     pub scatter: u64,
     /// The link between the devices.
     pub link: Link,
+    /// The halo depths the split may run at.
+    pub depth: Depth,
 }
 
 /// What runs the launch.
@@ -278,8 +289,14 @@ pub struct Priced {
     pub choice: Choice,
     /// Why.
     pub why: Why,
-    /// The split's (or merge's) time per launch, where it is right and priced.
+    /// The split's (or merge's) time per launch as measured (or estimated) at depth 1 or a
+    /// fixed depth, where it is right and priced.
     pub split: Option<Time>,
+    /// The halo depth the split is priced (and runs) at.
+    pub depth: usize,
+    /// The split's estimated seconds per launch at the [`Priced::depth`] the model chose,
+    /// where above 1 ([`split_at_depth`]); the choice weighs this one.
+    pub deep: Option<f64>,
     /// The time per launch on one device, where priced.
     pub one: Option<Time>,
     /// The device the one-device option would use.
@@ -302,9 +319,13 @@ impl fmt::Display for Priced {
         let opt = |t: Option<Time>| t.map_or("not priced".to_string(), |t| t.to_string());
         write!(
             f,
-            ": split {}, device {} alone {}; moves {} B to one device, {} B back to parts; \
+            ": split {}{}, device {} alone {}; moves {} B to one device, {} B back to parts; \
              {} B between devices per split launch",
             opt(self.split),
+            match self.deep {
+                Some(s) => format!(", {:.1} us estimated at halo depth {}", s * 1e6, self.depth),
+                None => format!(" at halo depth {}", self.depth),
+            },
             self.device,
             opt(self.one),
             self.gather,
@@ -334,7 +355,12 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
         choice: analysed,
         why: Why::OnlyRight,
         split: None,
+        depth: match inputs.depth {
+            Depth::Fixed(k) => k,
+            Depth::Chosen { .. } => 1,
+        },
         one: None,
+        deep: None,
         device,
         gather,
         scatter: inputs.scatter,
@@ -391,35 +417,23 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
         out.measure = true;
         return out;
     }
-    let cost_split = split.secs() + to_parts / AMORTISE;
+    // The split at its cheapest depth (measured at depth 1 where the model chooses it).
+    if let Depth::Chosen { rows, max, kept } = inputs.depth {
+        // No bytes between devices: no exchange, nothing a depth saves.
+        let exchange = kept.is_some() || on_link > 0.0;
+        let latency = if exchange { link.latency } else { 0.0 };
+        let max = max.max(1);
+        let k = kept.unwrap_or_else(|| halo_depth(latency, split.secs(), rows, max));
+        out.depth = k.clamp(1, max);
+        out.deep = (out.depth > 1).then(|| split_at_depth(split.secs(), latency, rows, out.depth));
+    }
+    let cost_split = out.deep.unwrap_or(split.secs()) + to_parts / AMORTISE;
     let cost_one = one.secs() + to_one / AMORTISE;
     out.why = Why::Cheaper;
     if cost_one <= cost_split {
         out.choice = Choice::OneDevice(device);
     }
     out
-}
-
-/// The halo depth `k` (launches between halo exchanges, `scaling`'s deeper margins) that
-/// least costs a chain of launches split over devices: a split launch of depth 1 takes `split`
-/// seconds, `latency` of them one cross-device dependency, the rest each device's compute over
-/// its `groups` work-group rows; at depth `k` a launch pays the dependency once every `k`
-/// launches and computes `(k - 1)` more rows on average (`(k - 1) / 2` per side), so it costs
-/// `latency / k + compute × (k - 1) / groups` beyond the compute. The least over `1..=max`
-/// (ties: the smaller; depth 1 where nothing is known to save).
-///
-/// ```
-/// use clgroups::plan::cost::halo_depth;
-/// // 200 us per dependency, 70 us of compute over 128 rows: deep margins pay.
-/// assert!(halo_depth(200e-6, 270e-6, 128, 16) >= 8);
-/// // 20 us per dependency, 250 us of compute over 32 rows: depth 1 or 2.
-/// assert!(halo_depth(20e-6, 270e-6, 32, 16) <= 2);
-/// assert_eq!(halo_depth(0.0, 1e-3, 100, 16), 1);
-/// ```
-pub fn halo_depth(latency: f64, split: f64, groups: usize, max: usize) -> usize {
-    let compute = (split - latency).max(0.0);
-    let cost = |k: usize| latency / k as f64 + compute * (k - 1) as f64 / groups.max(1) as f64;
-    (1..=max.max(1)).fold(1, |best, k| if cost(k) < cost(best) { k } else { best })
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ use super::{Access, ColoredBuffer, RootDevice};
 use crate::algorithms::{self as single, multi, Element, ReduceOp, ScanKind};
 use crate::buffer::{Buffer, Scalar};
 use crate::error::{Error, InputFault, Internal, Result};
-use crate::plan::cost::{price, Choice, Inputs, Link, Priced, Right, SpreadPolicy};
+use crate::plan::cost::{price, Choice, Depth, Inputs, Link, Priced, Right, SpreadPolicy};
 use crate::queue::Queue;
 
 /// The sum of `input`'s elements (see [`crate::algorithms`] for float accuracy).
@@ -203,6 +203,7 @@ fn price_reduce<T: Element>(
         gather: input.gather_bytes(),
         scatter: 0,
         link,
+        depth: Depth::Fixed(1),
     };
     let priced = price(&inputs, policy);
     log::info!(

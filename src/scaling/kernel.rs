@@ -168,7 +168,6 @@ impl RootKernel {
             wrap: &no_wrapper,
             splittable: false,
             conditions: Ok(Vec::new()),
-            choose: None,
         };
         let devices: Vec<DeviceFacts> = (self.kernels.iter())
             .map(|k| DeviceFacts {

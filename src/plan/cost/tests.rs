@@ -17,6 +17,7 @@ fn inputs(split: Sample, one: Sample) -> Inputs {
         gather: vec![1 << 20, 1 << 20],
         scatter: 0,
         link: LINK,
+        depth: Depth::Fixed(1),
     }
 }
 
@@ -184,5 +185,86 @@ fn halo_depth_weighs_the_dependency_against_redundant_rows() {
         let k = halo_depth(l, t, g, 8);
         let cost = |k: usize| l / k as f64 + (t - l) * (k - 1) as f64 / g as f64;
         assert!((1..=8).all(|j| cost(k) <= cost(j)), "{l} {t} {g}: {k}");
+    }
+}
+
+/// Inputs whose split keeps deeper margins of `rows` work-group rows, up to depth `max`.
+fn deep(split: f64, one: f64, rows: usize, max: usize) -> Inputs {
+    let mut i = inputs(warm(split), warm(one));
+    i.gather = vec![0, 0];
+    i.depth = Depth::Chosen {
+        rows,
+        max,
+        kept: None,
+    };
+    i
+}
+
+#[test]
+fn a_deeper_halo_can_make_the_split_pay() {
+    // 270 us split, 50 us of it the dependency, 128 rows; one device 240 us: at depth 1 one
+    // device wins, at the chosen depth the split does.
+    let mut i = deep(270e-6, 240e-6, 128, 1);
+    assert_eq!(price(&i, SpreadPolicy::Model).choice, Choice::OneDevice(0));
+    i.depth = Depth::Chosen {
+        rows: 128,
+        max: 16,
+        kept: None,
+    };
+    let p = price(&i, SpreadPolicy::Model);
+    assert_eq!((p.choice, p.why), (Choice::Split, Why::Cheaper));
+    assert!(p.depth > 1 && matches!(p.deep, Some(s) if s < 240e-6));
+    assert_eq!(p.split, Some(Time::Measured(270e-6)));
+    let text = format!("estimated at halo depth {}", p.depth);
+    assert!(p.to_string().contains(&text), "{p}");
+    // A depth kept for the shape is priced, not chosen again (its launches move no bytes
+    // between exchanges).
+    i.between = 0;
+    i.depth = Depth::Chosen {
+        rows: 128,
+        max: 16,
+        kept: Some(4),
+    };
+    assert_eq!(price(&i, SpreadPolicy::Model).depth, 4);
+    // No bytes between devices: nothing to save, depth 1.
+    i.depth = Depth::Chosen {
+        rows: 128,
+        max: 16,
+        kept: None,
+    };
+    assert_eq!(price(&i, SpreadPolicy::Model).depth, 1);
+}
+
+proptest! {
+    /// At depth 1 the model prices as without depths; a deeper choice stays within its
+    /// bounds, never prices the split above depth 1, and a split it picks is one its own
+    /// figures price below one device.
+    #[test]
+    fn depths_price_within_bounds_and_only_pick_cheaper_splits(
+        split in 1e-6f64..1e-2, one in 1e-6f64..1e-2, rows in 0usize..600, max in 0usize..20,
+        between in 0u64..1 << 20, latency in 0f64..1e-3, n in 0u32..4, m in 0u32..4,
+        g in 0u64..1 << 24, scatter in 0u64..1 << 24, forced in 1usize..8,
+    ) {
+        let mut i = inputs(Sample::steady(n, split), Sample::steady(m, one));
+        (i.between, i.link.latency, i.gather, i.scatter) = (between, latency, vec![g, g / 2], scatter);
+        let flat = price(&i, SpreadPolicy::Model);
+        prop_assert_eq!(flat.depth, 1);
+        i.depth = Depth::Chosen { rows, max: 1, kept: None };
+        prop_assert_eq!(&price(&i, SpreadPolicy::Model), &flat);
+        prop_assert_eq!(split_at_depth(split, latency, rows, 1), split);
+        i.depth = Depth::Chosen { rows, max, kept: None };
+        let p = price(&i, SpreadPolicy::Model);
+        prop_assert!((1..=max.max(1)).contains(&p.depth), "{}", p);
+        prop_assert_eq!(p.split, flat.split);
+        if let (Some(deep), Some(s1)) = (p.deep, flat.split) {
+            prop_assert!(p.depth > 1 && deep <= s1.secs(), "{} vs {}", p, flat);
+        }
+        if p.why == Why::Cheaper && p.choice == Choice::Split {
+            let (s, o) = (p.deep.unwrap_or(p.split.unwrap().secs()), p.one.unwrap().secs());
+            let moved = |b: u64| i.link.seconds(b) / AMORTISE;
+            prop_assert!(s + moved(p.scatter) < o + moved(p.gather), "{}", p);
+        }
+        i.depth = Depth::Fixed(forced);
+        prop_assert_eq!(price(&i, SpreadPolicy::Model).depth, forced);
     }
 }

@@ -1,7 +1,8 @@
 //! The launch planner: [`plan`], one pure function from a launch [`Request`] (the kernel's
 //! facts as plain data, the devices' limits, the ranges) to the [`Plan`] of pieces that run
 //! it, or a [`Refused`]. One device is the one-device case of the same function; a launch
-//! over several devices is rounded and sized for the most limited device, then partitioned.
+//! over several devices is rounded and sized for the most limited device, then partitioned;
+//! [`spread`] then makes the cost model's choice (split, merged, or one device) part of it.
 //! The launch code only executes plans; `RUST_LOG=debug` shows each decision.
 //!
 //! ```
@@ -28,7 +29,7 @@ mod single;
 mod tests;
 
 #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
-pub use several::{split_pieces, widened};
+pub use several::{split_pieces, spread, widened, Several};
 
 use super::local_size::Limits;
 use super::refusal::Refusal;
@@ -37,9 +38,6 @@ use super::uniform_branch::IdCondition;
 use super::work_group::{choose, Constraints, LocalSize};
 use crate::obstacle::Obstacle;
 use crate::range::Range;
-
-/// A chooser of local sizes: `plan::work_group::choose` for the kernel, remembered.
-pub type Chooser<'a> = dyn Fn(Range, LocalSize) -> Result<Option<Range>, Refusal> + 'a;
 
 /// What the planner needs to know about a kernel (for several devices: its tightest
 /// constraints over them).
@@ -62,9 +60,6 @@ pub struct KernelFacts<'a> {
     /// Its launch-time id conditions with their arguments' values (an error where an
     /// argument has no integer value).
     pub conditions: Result<Vec<(IdCondition, i128)>, Refusal>,
-    /// The local size of an ND-range where the caller remembers choices (else
-    /// `plan::work_group::choose` with `constraints`).
-    pub choose: Option<&'a Chooser<'a>>,
 }
 
 impl<'a> KernelFacts<'a> {
@@ -80,7 +75,6 @@ impl<'a> KernelFacts<'a> {
             wrap: &|| Ok(()),
             splittable: true,
             conditions: Ok(Vec::new()),
-            choose: None,
         }
     }
 
@@ -89,13 +83,9 @@ impl<'a> KernelFacts<'a> {
         !matches!(&self.conditions, Ok(c) if c.is_empty())
     }
 
-    /// The local size of `global` for `asked`: [`KernelFacts::choose`] where the caller gave
-    /// one, else [`choose`] with the constraints.
+    /// The local size of `global` for `asked`: [`choose`] with the constraints.
     fn local_size(&self, global: Range, asked: LocalSize) -> Result<Option<Range>, Refusal> {
-        match self.choose {
-            Some(remembered) => remembered(global, asked),
-            None => choose(global, asked, &self.constraints),
-        }
+        choose(global, asked, &self.constraints)
     }
 }
 
@@ -179,7 +169,7 @@ pub struct Piece {
 }
 
 /// How a launch runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// The range the kernel observes.
     pub user: Range,
@@ -193,9 +183,10 @@ pub struct Plan {
     pub user_args: bool,
     /// The rounding plan of a plain range on one device, for `CLGROUPS_RANGE_ROUNDING_TRACE`.
     pub rounding: Option<RoundingPlan>,
-    /// The partition over several devices.
+    /// Over several devices: the partition of the pieces and the cost model's choice
+    /// ([`spread`]).
     #[cfg(any(feature = "scaling", feature = "unstable-internals"))]
-    pub partition: Option<super::partition::Partition>,
+    pub partition: Option<Several>,
 }
 
 /// A refused launch: why, and the ranges it names.

@@ -1,10 +1,12 @@
 //! The several-device case of [`plan`](super::plan): the launch rounded (a plain range, per
 //! `plan::rounding`) and its local size chosen for the most limited device, split over the
 //! devices in whole work-groups (`plan::partition`, or `plan::weighted`), each device's part
-//! running the guarded variant where it leaves the user's range.
+//! running the guarded variant where it leaves the user's range; [`spread`] then makes the
+//! cost model's choice (`plan::cost`) part of the plan.
 
 use super::{Piece, Plan, Refused, Request, Shape};
 use crate::plan::bounds::check_global;
+use crate::plan::cost::{price, Choice, Inputs, Priced, SpreadPolicy};
 use crate::plan::local_size::Limits;
 use crate::plan::partition::{guarded_pieces, inside, partition, Partition};
 use crate::plan::refusal::Refusal;
@@ -53,8 +55,80 @@ pub(super) fn plan(r: &Request) -> Result<Plan, Box<Refused>> {
         pieces,
         user_args: launch != user,
         rounding: None,
-        partition: Some(split),
+        partition: Some(Several {
+            partition: split,
+            priced: None,
+        }),
     })
+}
+
+/// What a plan over several devices adds to the pieces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Several {
+    /// Work-groups per device in one dimension (the whole launch on one device where the cost
+    /// model chose one).
+    pub partition: Partition,
+    /// The cost model's choice with the figures it used ([`spread`]); `None`: not priced (the
+    /// execution the analysis proved right runs).
+    pub priced: Option<Priced>,
+}
+
+/// `plan` (over several devices, from [`plan`](super::plan)) as the cost model chooses for
+/// `inputs` under `policy` ([`price`]): split or merged as planned, or the whole launch on
+/// one device, its pieces and partition all on that device. The choice and its figures are
+/// logged at `info`; a plan without a partition is returned as it is.
+///
+/// ```
+/// use clgroups::plan::cost::{Depth, Inputs, Link, Right, Sample, SpreadPolicy};
+/// use clgroups::plan::launch::{plan, spread, DeviceFacts, KernelFacts, Request, Shape};
+/// use clgroups::plan::local_size::{DeviceKind, Limits};
+/// use clgroups::plan::work_group::Constraints;
+/// use clgroups::Range;
+/// let limits = Limits { kind: DeviceKind::Cpu, max_work_group_size: 4096,
+///     max_work_item_sizes: [4096; 3], preferred_multiple: 8, non_uniform: false };
+/// let kernel = KernelFacts::plain("saxpy", Constraints::new(limits.clone()));
+/// let devices = vec![DeviceFacts { limits, address_bits: 64, uniform_reason: "" }; 2];
+/// let mut request = Request::new(&kernel, &devices, Range::d1(1 << 16), Shape::Plain);
+/// request.root = true;
+/// let split = plan(&request).unwrap();
+/// let inputs = Inputs { devices: 2, seen: 0, right: Right::Split, split: Sample::default(),
+///     one: Sample::default(), between: 0, gather: vec![0, 0], scatter: 0,
+///     link: Link { bandwidth: 1e9, latency: 1e-5 }, depth: Depth::Fixed(1) };
+/// let one = spread(split, &inputs, SpreadPolicy::OneDevice, "saxpy");
+/// assert!(one.pieces.iter().all(|p| p.device == 0));
+/// # assert_eq!(one.pieces.iter().map(|p| p.global.len()).sum::<usize>(), 1 << 16);
+/// ```
+pub fn spread(mut plan: Plan, inputs: &Inputs, policy: SpreadPolicy, kernel: &str) -> Plan {
+    let (user, launch, local) = (plan.user, plan.launch, plan.local);
+    let (Some(several), Some(local)) = (plan.partition.as_mut(), local) else {
+        return plan;
+    };
+    let priced = price(inputs, policy);
+    log::info!(
+        "kernel `{kernel}` over {} devices, global {:?}: {priced}",
+        inputs.devices,
+        launch.as_slice()
+    );
+    if let Choice::OneDevice(d) = priced.choice {
+        // The region the pieces tile, from them: its corner, and whether one leaves the user's
+        // range (then the kernel has a guarded variant).
+        let base = (0..launch.rank()).fold(launch.zeros_like(), |b, dim| {
+            let least = plan.pieces.iter().map(|p| p.offset.get(dim)).min();
+            b.with(dim, least.unwrap_or(0))
+        });
+        let guarded = plan.pieces.iter().any(|p| p.variant == Variant::Rounded);
+        let dim = several.partition.dim;
+        let mut chunks = vec![0; several.partition.chunks.len().max(d + 1)];
+        chunks[d] = launch.get(dim) / local.get(dim);
+        let whole = Partition { dim, chunks };
+        match split_pieces(user, launch, local, base, &whole, &[], guarded) {
+            Ok(pieces) => (plan.pieces, several.partition) = (pieces, whole),
+            // The split's pieces tile the same region: each runs on `d` as it is.
+            Err(_) => plan.pieces.iter_mut().for_each(|p| p.device = d),
+        }
+    }
+    several.priced = Some(priced);
+    plan
 }
 
 /// The local size of an ND-range over the devices: the split needs whole work-groups, so

@@ -158,6 +158,51 @@ proptest! {
         // Device order follows the partition: pieces of device d come before those of d + 1.
         prop_assert!(p.pieces.windows(2).all(|w| w[0].device <= w[1].device));
     }
+
+    /// The cost model's choice is part of the plan: the pieces still tile the launch exactly
+    /// once, on the one device chosen (its partition all there), else as planned.
+    #[test]
+    fn the_cost_models_choice_is_in_the_pieces(
+        user in ranges(), n in 2usize..5, split in 1e-6f64..1e-2, one in 1e-6f64..1e-2,
+        warm in 0u32..4, policy in 0usize..3, right in 0usize..3, g in 0u64..1 << 24,
+    ) {
+        use crate::plan::cost::{Choice, Depth, Inputs, Link, Right, Sample, SpreadPolicy};
+        let lim = gpu();
+        let kernel = KernelFacts::plain("k", Constraints::new(lim.clone()));
+        let devices: Vec<DeviceFacts> = (0..n).map(|_| device(lim.clone())).collect();
+        let request = Request { root: true, ..Request::new(&kernel, &devices, user, Shape::Plain) };
+        let planned = plan(&request).unwrap();
+        let sample = |t: f64| (0..warm).fold(Sample::default(), |s, _| s.with(t));
+        let inputs = Inputs {
+            devices: n,
+            seen: warm,
+            right: [Right::Split, Right::Merge, Right::OneOnly][right],
+            split: sample(split),
+            one: sample(one),
+            between: g,
+            gather: (0..n as u64).map(|d| g >> d).collect(),
+            scatter: g / 2,
+            link: Link { bandwidth: 1e9, latency: 20e-6 },
+            depth: Depth::Fixed(1),
+        };
+        let policy = [SpreadPolicy::Model, SpreadPolicy::Split, SpreadPolicy::OneDevice][policy];
+        let p = spread(planned.clone(), &inputs, policy, "k");
+        within_limits(&p, &devices)?;
+        tiles(&p, user.zeros_like(), p.launch)?;
+        let several = p.partition.as_ref().unwrap();
+        let priced = several.priced.as_ref().unwrap();
+        let local = p.local.unwrap();
+        match priced.choice {
+            Choice::OneDevice(d) => {
+                prop_assert!(d < n && p.pieces.iter().all(|piece| piece.device == d));
+                let dim = several.partition.dim;
+                let groups = p.launch.get(dim) / local.get(dim);
+                prop_assert_eq!(several.partition.chunks[d], groups);
+                prop_assert_eq!(several.partition.chunks.iter().sum::<usize>(), groups);
+            }
+            _ => prop_assert_eq!(&p.pieces, &planned.pieces),
+        }
+    }
 }
 
 /// A plain range of a few groups' worth over several CPU devices gives each device work (one

@@ -87,7 +87,10 @@ impl RootLaunch<'_> {
             _ => None,
         };
         let why = match footprints {
-            Some(Ok(fetch)) => return Ok(Decision::Fetch(fetch, why)),
+            Some(Ok(fetch)) => {
+                let deep = self.deep_args(&unserved, &fetch).is_some();
+                return Ok(Decision::Fetch(fetch, why, deep));
+            }
             Some(Err(not)) => Refusal::NoFootprintSplit {
                 why: why.into(),
                 not: Refusal::Footprint(not).into(),

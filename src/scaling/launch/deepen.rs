@@ -9,11 +9,14 @@ use super::super::margins::Coherence;
 use super::terms::{Fetch, Shape3};
 use super::RootLaunch;
 use crate::launch::Arg;
-use crate::plan::cost::{halo_depth, SpreadPolicy};
+use crate::plan::cost::SpreadPolicy;
 use crate::plan::launch::widened;
 use crate::plan::partition::Partition;
 use crate::transform::footprint::Dir;
 use std::sync::Arc;
+
+/// A colored argument whose parts may be widened: its index, the argument, its margins.
+type DeepArg<'a> = (usize, &'a ColoredArg, &'a Arc<dyn Coherence>);
 
 impl RootLaunch<'_> {
     /// Widens each device's part in `plan` where its deeper-margins plan allows (the kernel's
@@ -26,38 +29,13 @@ impl RootLaunch<'_> {
         unserved: &[bool],
         plan: &mut Fetch,
     ) {
-        let (k, name) = (self.depth(s, partition), self.kernel.name());
+        let (k, name) = (self.depth(s), self.kernel.name());
         let Some(fp) = self.kernel.footprint.as_ref().filter(|_| k > 1) else {
             return;
         };
-        let mut cols: Vec<(usize, &ColoredArg, &Arc<dyn Coherence>)> = Vec::new();
-        for (i, v) in self.args.iter().enumerate() {
-            match v {
-                Value::Plain(Arg::Buffer { .. }) => {
-                    log::debug!("kernel `{name}`: halo depth 1: argument {i} is a plain buffer");
-                    return;
-                }
-                Value::Plain(_) => {}
-                Value::Colored(c) => match (&c.margins, unserved.get(i)) {
-                    (Some(m), Some(true)) if !m.lent() => cols.push((i, c, m)),
-                    _ => {
-                        log::debug!(
-                            "kernel `{name}`: halo depth 1: argument {i} is not served by \
-                             footprints with margins"
-                        );
-                        return;
-                    }
-                },
-            }
-        }
-        // Every device's part served by its own elements or its margins: no copy written
-        // back into a part that a widened part also writes.
-        if let Some(&(i, ..)) = (cols.iter())
-            .find(|&&(i, ..)| (plan.fetch[i].iter().chain(&plan.back[i])).any(Option::is_some))
-        {
-            log::debug!("kernel `{name}`: halo depth 1: argument {i} is copied, not kept");
+        let Some(cols) = self.deep_args(unserved, plan) else {
             return;
-        }
+        };
         let written = |i: usize| self.kernel.params.get(i).is_none_or(|p| !p.read_only);
         let (devices, dim) = (plan.widen.len(), partition.dim);
         for d in 0..devices {
@@ -134,41 +112,54 @@ impl RootLaunch<'_> {
         }
     }
 
-    /// The halo depth of launch `s`: forced, else the cost model's choice for its shape
-    /// (once the link and a split launch of depth 1 are measured), else 1.
-    fn depth(&self, s: &Shape3, partition: &Partition) -> usize {
+    /// The colored arguments whose parts may be widened for the launch split by footprints
+    /// as `plan` says (`unserved`: the arguments the contract does not serve), or `None`:
+    /// every buffer argument an undeclared colored buffer served by footprints with margins,
+    /// and none of them copied (no copy written back into a part that a widened part also
+    /// writes).
+    pub(super) fn deep_args(&self, unserved: &[bool], plan: &Fetch) -> Option<Vec<DeepArg<'_>>> {
+        let name = self.kernel.name();
+        let mut cols: Vec<DeepArg> = Vec::new();
+        for (i, v) in self.args.iter().enumerate() {
+            match v {
+                Value::Plain(Arg::Buffer { .. }) => {
+                    log::debug!("kernel `{name}`: halo depth 1: argument {i} is a plain buffer");
+                    return None;
+                }
+                Value::Plain(_) => {}
+                Value::Colored(c) => match (&c.margins, unserved.get(i)) {
+                    (Some(m), Some(true)) if !m.lent() => cols.push((i, c, m)),
+                    _ => {
+                        log::debug!(
+                            "kernel `{name}`: halo depth 1: argument {i} is not served by \
+                             footprints with margins"
+                        );
+                        return None;
+                    }
+                },
+            }
+        }
+        if let Some(&(i, ..)) = (cols.iter())
+            .find(|&&(i, ..)| (plan.fetch[i].iter().chain(&plan.back[i])).any(Option::is_some))
+        {
+            log::debug!("kernel `{name}`: halo depth 1: argument {i} is copied, not kept");
+            return None;
+        }
+        Some(cols)
+    }
+
+    /// The halo depth of launch `s`: forced, else the one the cost model chose for its shape
+    /// (`plan::cost::Depth`, kept by [`RootLaunch::keep_depth`]), else 1.
+    fn depth(&self, s: &Shape3) -> usize {
         let policy = &self.kernel.policy;
-        if let Some(k) = policy.halo_depth {
-            return k;
+        match (policy.halo_depth, policy.spread) {
+            (Some(k), _) => k,
+            (None, SpreadPolicy::Model) => {
+                let depths = (self.kernel.depths.lock()).unwrap_or_else(|p| p.into_inner());
+                depths.get(&(s.global, s.local)).copied().unwrap_or(1)
+            }
+            (None, _) => 1,
         }
-        if policy.spread != SpreadPolicy::Model {
-            return 1;
-        }
-        let key = (s.global, s.local);
-        let mut depths = (self.kernel.depths.lock()).unwrap_or_else(|p| p.into_inner());
-        if let Some(&k) = depths.get(&key) {
-            return k;
-        }
-        let split = {
-            let figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
-            figures.get(&key).and_then(|m| m.0.time())
-        };
-        let (Some(split), Some(link)) = (split, policy.link.get()) else {
-            return 1;
-        };
-        let groups = (partition.chunks.iter().copied().filter(|&c| c > 0).min()).unwrap_or(0);
-        let k = halo_depth(link.latency, split, groups, (groups / 2).clamp(1, 16));
-        log::debug!(
-            "kernel `{}` global {:?}: halo depth {k} (cost model: {:.1} us per dependency, \
-             split launch {:.1} us measured at depth 1, {groups} work-group rows on the \
-             smallest part; least latency / k + compute x (k - 1) / rows)",
-            self.kernel.name(),
-            s.global.as_slice(),
-            link.latency * 1e6,
-            split * 1e6
-        );
-        depths.insert(key, k);
-        k
     }
 
     /// Records the margin elements that widened parts left current (`after`, per argument,

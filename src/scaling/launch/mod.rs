@@ -6,7 +6,8 @@ use crate::buffer::Buffer;
 use crate::error::{Error, InputFault, Result};
 use crate::kernel::Kernel;
 use crate::launch::{Arg, Event, KernelArg, Launch, LocalSize};
-use crate::plan::launch::{split_pieces, Piece, Plan, Shape as PlanShape};
+use crate::plan::cost::Choice;
+use crate::plan::launch::{split_pieces, spread, Piece, Plan, Shape as PlanShape};
 use crate::plan::partition::Partition;
 use crate::plan::rounding::Variant;
 use crate::plan::Refusal;
@@ -251,9 +252,10 @@ impl<'a> RootLaunch<'a> {
     /// The contract of [`RootLaunch::nd_range`] for the work-items of `plan.user`.
     unsafe fn run(self, plan: Plan) -> Result<MultiEvent> {
         let (user, global) = (plan.user, plan.launch);
-        let (Some(local), Some(plan)) = (plan.local, plan.partition) else {
+        let (Some(local), Some(split)) = (plan.local, plan.partition.as_ref()) else {
             return Err(self.kernel.refused(global, None, Refusal::NoPartition));
         };
+        let split = split.partition.clone();
         let rank = global.rank();
         let base = match self.offset {
             Some(o) => [0, 1, 2].map(|d| if d < rank { o.get(d) } else { 0 }),
@@ -265,12 +267,28 @@ impl<'a> RootLaunch<'a> {
             local,
             base,
         };
-        let decision = self.decide(&shape, &plan)?;
-        let priced = self.price(&shape, &decision)?;
+        let decision = self.decide(&shape, &split)?;
+        // The planner's choice among the right executions (its pieces and partition on one
+        // device, or as planned), from the cost model's inputs.
+        let (plan, priced) = match self.cost_inputs(&shape, &decision, &split)? {
+            Some(inputs) => {
+                let chosen = spread(plan, &inputs, self.kernel.policy.spread, self.kernel.name());
+                match chosen.partition {
+                    Some(several) => {
+                        if let Some(priced) = &several.priced {
+                            self.keep_depth(&shape, &inputs, priced);
+                        }
+                        (several.partition, several.priced)
+                    }
+                    None => (split, None),
+                }
+            }
+            None => (split, None),
+        };
         let choice = priced.as_ref().map(|p| p.choice);
         self.timed(&shape, priced, || match choice {
             // SAFETY: the caller's contract, for the same launch, on one device.
-            Some(crate::plan::cost::Choice::OneDevice(d)) => unsafe { self.resident(&shape, d) },
+            Some(Choice::OneDevice(d)) => unsafe { self.resident(&shape, d, plan) },
             _ => {
                 // Buffers a launch left whole on one device move back to their parts first.
                 self.settle_all()?;
@@ -300,7 +318,7 @@ impl<'a> RootLaunch<'a> {
                     self.exchange(&mut ev)?;
                     Ok(ev)
                 }),
-                Decision::Fetch(fetch, why) => self.fetch_and_split(s, plan, &fetch, &why),
+                Decision::Fetch(fetch, why, _) => self.fetch_and_split(s, plan, &fetch, &why),
                 Decision::Merge(feeds, why) => self.merged(s, plan, &feeds, Some(&why)),
                 Decision::OneDevice(why) => self.one_device(s, why),
             }

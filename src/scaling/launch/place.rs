@@ -1,8 +1,8 @@
-//! Where a launch runs once the analysis has decided what is right ([`RootLaunch::decide`]):
-//! the cost model ([`crate::plan::cost`]) prices the split against the whole launch on one
-//! device, from this kernel's measured launches of this shape, the bytes each option moves
-//! and the root device's measured link; a launch on one device moves its colored buffers
-//! there whole and leaves them there ([`super::super::resident`]).
+//! The cost model's inputs once the analysis has decided what is right
+//! ([`RootLaunch::decide`]): this kernel's measured launches of this shape, the bytes each
+//! option moves, the root device's measured link and the halo depths the split may run at;
+//! the planner ([`crate::plan::launch::spread`]) chooses from them. A launch on one device
+//! moves its colored buffers there whole and leaves them there ([`super::super::resident`]).
 
 use super::super::arg::Value;
 use super::super::resident;
@@ -10,7 +10,7 @@ use super::super::{MultiEvent, Placement, Spread};
 use super::terms::{mem_key, Copies, Decision, Feed, Held, Shape3};
 use super::RootLaunch;
 use crate::error::Result;
-use crate::plan::cost::{price, Choice, Inputs, Link, Priced, Right, Sample, SpreadPolicy};
+use crate::plan::cost::{Choice, Depth, Inputs, Link, Priced, Right, Sample, SpreadPolicy, Why};
 use crate::plan::partition::Partition;
 use crate::queue::Queue;
 use opencl3::types::cl_event;
@@ -24,9 +24,15 @@ impl RootLaunch<'_> {
             .collect()
     }
 
-    /// The cost model's decision for the launch `s` that `decision` says is right, or `None`
-    /// where it does not price (forced split, shared placement, one device).
-    pub(super) fn price(&self, s: &Shape3, decision: &Decision) -> Result<Option<Priced>> {
+    /// The cost model's inputs for the launch `s` split by `partition` that `decision` says
+    /// is right, or `None` where it does not price (forced split, shared placement, one
+    /// device, the link not measured).
+    pub(super) fn cost_inputs(
+        &self,
+        s: &Shape3,
+        decision: &Decision,
+        partition: &Partition,
+    ) -> Result<Option<Inputs>> {
         let k = self.kernel;
         let policy = k.policy.spread;
         let n = k.kernels.len();
@@ -76,18 +82,49 @@ impl RootLaunch<'_> {
             gather,
             scatter,
             link,
+            depth: self.depths(s, decision, partition),
         };
-        let priced = price(&inputs, policy);
         if let Decision::OneDevice(why) = decision {
             log::info!("kernel `{}`: one device only: {why}", k.name());
         }
         log::debug!("kernel `{}`: cost model inputs {inputs:?}", k.name());
-        log::info!(
-            "kernel `{}` over {n} devices, global {:?}: {priced}",
-            k.name(),
-            s.global.as_slice()
-        );
-        Ok(Some(priced))
+        Ok(Some(inputs))
+    }
+
+    /// The halo depths the split of `s` may run at: forced, chosen by the model (where its
+    /// parts may be widened: up to half the rows of the smallest part, at most 16), else 1.
+    fn depths(&self, s: &Shape3, decision: &Decision, partition: &Partition) -> Depth {
+        let deep = matches!(decision, Decision::Fetch(_, _, true));
+        match (self.kernel.policy.halo_depth, deep) {
+            (_, false) => Depth::Fixed(1),
+            (Some(k), true) => Depth::Fixed(k),
+            (None, true) => {
+                let parts = partition.chunks.iter().copied().filter(|&c| c > 0);
+                let rows = parts.min().unwrap_or(0);
+                let depths = (self.kernel.depths.lock()).unwrap_or_else(|p| p.into_inner());
+                Depth::Chosen {
+                    rows,
+                    max: (rows / 2).clamp(1, 16),
+                    kept: depths.get(&(s.global, s.local)).copied(),
+                }
+            }
+        }
+    }
+
+    /// Keeps the halo depth `priced` chose for the shape of `s` (the model's first choice
+    /// from warm figures: its later launches run at it).
+    pub(super) fn keep_depth(&self, s: &Shape3, inputs: &Inputs, priced: &Priced) {
+        let chosen = matches!(inputs.depth, Depth::Chosen { kept: None, .. });
+        if chosen && priced.why == Why::Cheaper {
+            let mut depths = (self.kernel.depths.lock()).unwrap_or_else(|p| p.into_inner());
+            depths.insert((s.global, s.local), priced.depth);
+            log::debug!(
+                "kernel `{}` global {:?}: halo depth {} kept for this shape",
+                self.kernel.name(),
+                s.global.as_slice(),
+                priced.depth
+            );
+        }
     }
 
     /// The launches of this shape measured so far: split (or merged), and on one device; and
@@ -126,7 +163,7 @@ impl RootLaunch<'_> {
         };
         let n = self.kernel.kernels.len() as u64;
         match decision {
-            Decision::Fetch(f, _) => {
+            Decision::Fetch(f, ..) => {
                 let mut bytes = 0;
                 for (i, per) in f.fetch.iter().enumerate() {
                     let Some(Value::Colored(c)) = self.args.get(i) else {
@@ -187,14 +224,20 @@ impl RootLaunch<'_> {
         Ok(())
     }
 
-    /// The whole launch `s` on device `d`: every colored argument moved there whole (once:
-    /// it stays), the kernel's partitioned variant run over the whole range with the whole
-    /// buffers. It waits for the other queues only where it has plain buffer arguments.
+    /// The whole launch `s` on device `d` (`whole`: all its work-groups there, from the
+    /// plan): every colored argument moved there whole (once: it stays), the kernel's
+    /// partitioned variant run over the whole range with the whole buffers. It waits for the
+    /// other queues only where it has plain buffer arguments.
     ///
     /// # Safety
     ///
     /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
-    pub(super) unsafe fn resident(&self, s: &Shape3, d: usize) -> Result<MultiEvent> {
+    pub(super) unsafe fn resident(
+        &self,
+        s: &Shape3,
+        d: usize,
+        whole: Partition,
+    ) -> Result<MultiEvent> {
         let n = self.kernel.kernels.len();
         let queues = self.queues();
         let waits: Vec<cl_event> = (self.waits.iter())
@@ -211,9 +254,6 @@ impl RootLaunch<'_> {
         }
         // Written buffers: their parts (and margins) are stale from now on.
         self.mark_written();
-        let dim = s.global.rank() - 1;
-        let mut chunks = vec![0; n];
-        chunks[d] = s.global.get(dim) / s.local.get(dim);
         // The colored buffers need no wait for the other queues: moving them whole waited for
         // every queue, and while they stay whole nothing but launches on device d touches them
         // (anything else moves them back first). Plain buffers may have commands pending on
@@ -221,7 +261,7 @@ impl RootLaunch<'_> {
         let plain = (self.args.iter())
             .any(|v| matches!(v, Value::Plain(crate::launch::Arg::Buffer { .. })));
         // SAFETY: the caller's contract; device d holds every colored buffer whole.
-        let mut ev = unsafe { self.execute_in(s, Partition { dim, chunks }, &copies, plain, &[]) }?;
+        let mut ev = unsafe { self.execute_in(s, whole, &copies, plain, &[]) }?;
         ev.spread = Spread::Resident { device: d, moved };
         Ok(ev)
     }

@@ -15,8 +15,9 @@ pub(super) enum Decision {
     /// As the contract says: each device on its chunks.
     Split,
     /// Split as the kernel's footprints prove: each device on its chunks and the ranges it
-    /// fetches (and why the contract alone did not split it).
-    Fetch(Fetch, Refusal),
+    /// fetches, why the contract alone did not split it, and whether its parts may be widened
+    /// (deeper margins: `RootLaunch::deep_args`).
+    Fetch(Fetch, Refusal, bool),
     /// Whole copies of some arguments (how each is fed), and why the split cannot serve them.
     Merge(Vec<Feed>, Refusal),
     /// The whole launch on device 0, and why.

@@ -1,16 +1,14 @@
-/* scan_diag's persistent look-back scan (issue 38), appended to cl/algorithms/scan.cl (its
- * defines and lb_word): the same tiles, states and look-back as clg_scan_lookback, but each
- * work-group takes tiles until none is left (launch CLG_LB_PER_CU groups per compute unit or
- * fewer) and holds two tiles in registers: the next tile's ticket is taken and its loads issued
- * before the current tile is scanned, looks back and stores, so every compute unit keeps loads
- * in flight through each look-back (tiles a and b in fixed registers, b copied into a after
- * each tile: no dynamically indexed private array). Progress: a work-group looks back only at
- * tickets below its own, each taken by a running work-group that processes its tickets in
- * order. Every group ends on one ticket >= tiles; the last of the tiles + groups tickets resets
- * the counter. -DLBP_NOLB leaves the look-back out (wrong, timing only). -DLBP_EARLY publishes
- * each tile's own sum as soon as its loads land: the next tile's right before the current one
- * looks back (a plain reduce of its raw values), so a tile waiting on a predecessor that is some
- * group's next tile does not wait for that group's current tile to finish. */
+/* The persistent look-back scan, appended to scan.cl (its defines, lb_word and lb_look_back):
+ * the same tiles, states and look-back as clg_scan_lookback, but a fixed number of work-groups
+ * (a few per compute unit) each take tiles until none is left and hold two tiles in registers.
+ * A work-group takes its next tile's ticket and issues that tile's loads before it scans, looks
+ * back for and stores the current one, so every compute unit keeps loads in flight through
+ * each look-back. A tile publishes its own sum as soon as its loads land (the next tile's right
+ * before the current one looks back), so a tile waiting on a predecessor that is some group's
+ * next tile does not wait for that group's current tile to finish.
+ * Progress: a work-group looks back only at tickets below its own, each taken by a running
+ * work-group that processes its tickets in order. Every group ends on one ticket >= tiles; the
+ * last of the tiles + groups tickets resets the counter. */
 #if CLG_LOOKBACK
 
 static inline uint lbp_take(global uint *ticket, local uint *slot, uint tiles) {
@@ -43,7 +41,6 @@ static inline void lbp_load(global const T *restrict in, ulong n, uint tile, T4 
     }
 }
 
-#ifdef LBP_EARLY
 /* Publishes the own sum of tile `tile` (raw values in x; the inclusive sum for tile 0) and
  * returns it (in sub-group 0). */
 static inline T lbp_publish(T4 *x, uint tile, volatile global ulong *state, uint epoch,
@@ -52,7 +49,7 @@ static inline T lbp_publish(T4 *x, uint tile, volatile global ulong *state, uint
     uint sg = sg_get_group_linear_id();
     T own = 0;
     for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-        own += (x[r].x + x[r].y) + (x[r].z + x[r].w);
+        own += x[r].x + x[r].y + x[r].z + x[r].w;
     own = sg_reduce_add(own);
     if (lane == 0)
         sums[sg] = own;
@@ -65,15 +62,13 @@ static inline T lbp_publish(T4 *x, uint tile, volatile global ulong *state, uint
     }
     return aggregate;
 }
-#endif
 
-/* clg_scan_lookback's scan, look-back and stores of one loaded tile. LBP_EARLY: its own sum
- * is *agg (published), and the next tile's (nx, next) is published before the look-back and
- * returned in *agg. */
+/* The scan, look-back and stores of the loaded tile `tile` (its own sum *agg, published); the
+ * next tile's (nx, next) own sum is published before the look-back and returned in *agg. */
 static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
                               volatile global ulong *state, uint epoch, int exclusive,
-                              uint wait_ns, local T *parts, T4 *nx, uint next, uint tiles,
-                              local T *sums, T *agg) {
+                              local T *parts, T4 *nx, uint next, uint tiles, local T *sums,
+                              T *agg) {
     uint lid = get_local_id(0);
     uint lane = sg_get_local_id();
     uint sg = sg_get_group_linear_id();
@@ -105,11 +100,9 @@ static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
             ex[r] = lane == 0 ? (T)0 : o[r];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-#ifdef LBP_EARLY
-    T published = *agg;
+    T aggregate = *agg;
     if (next < tiles)
         *agg = lbp_publish(nx, next, state, epoch, sums);
-#endif
     if (sg == 0) {
         T mine[LB_PER];
         T own = 0;
@@ -119,46 +112,8 @@ static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
         }
         T before = sg_exclusive_scan_add(own);
         T prefix = 0;
-#ifdef LBP_EARLY
-        T aggregate = published;
         if (tile != 0) {
-#else
-        T aggregate = sg_broadcast(before + own, 31);
-        if (tile == 0) {
-            if (lane == 0)
-                state[0] = lb_word(epoch, LB_INCLUSIVE, aggregate);
-        } else {
-            if (lane == 0)
-                state[tile] = lb_word(epoch, LB_AGGREGATE, aggregate);
-#endif
-#if defined(CLG_PTX_SM) && CLG_PTX_SM >= 70
-            if (wait_ns > 0u)
-                asm volatile("nanosleep.u32 %0;" ::"r"(wait_ns));
-#endif
-            long j = (long)tile - 1;
-#ifndef LBP_NOLB
-            for (;;) {
-                uint flag, stop, gap;
-                T val;
-                do {
-                    long k = j - (long)lane;
-                    flag = LB_INCLUSIVE;
-                    val = 0;
-                    if (k >= 0) {
-                        ulong w = state[k];
-                        uint hi = (uint)(w >> 32);
-                        flag = (hi >> 2) == epoch ? (hi & 3u) : 0u;
-                        val = AS_T((uint)w);
-                    }
-                    stop = sg_reduce_min(flag == LB_INCLUSIVE ? lane : 32u);
-                    gap = sg_reduce_min(flag == 0u ? lane : 32u);
-                } while (gap < stop);
-                prefix += sg_reduce_add(lane <= stop ? val : (T)0);
-                if (stop < 32u)
-                    break;
-                j -= 32;
-            }
-#endif
+            prefix = lb_look_back(state, (long)tile - 1, epoch, lane); /* persistent */
             if (lane == 0)
                 state[tile] = lb_word(epoch, LB_INCLUSIVE, prefix + aggregate);
         }
@@ -187,6 +142,8 @@ static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
     }
 }
 
+/* The arguments of clg_scan_lookback; `wait_ns` is unused (tiles publish their own sums early,
+ * and polling at once measured fastest: docs/benchmarks.md). */
 kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void
 clg_scan_persist(global const T *restrict in, global T *restrict out, ulong n,
                  global ulong *state_, global uint *ticket, uint tiles, uint epoch,
@@ -198,18 +155,15 @@ clg_scan_persist(global const T *restrict in, global T *restrict out, ulong n,
     T4 a[CLG_LB_ROUNDS], b[CLG_LB_ROUNDS];
     T agg = 0;
     uint cur = lbp_take(ticket, slot, tiles);
-    if (cur < tiles)
+    if (cur < tiles) {
         lbp_load(in, n, cur, a);
-#ifdef LBP_EARLY
-    if (cur < tiles)
         agg = lbp_publish(a, cur, state, epoch, sums);
-#endif
+    }
     while (cur < tiles) {
         uint next = lbp_take(ticket, slot, tiles);
         if (next < tiles)
             lbp_load(in, n, next, b);
-        lbp_finish(a, cur, out, n, state, epoch, exclusive, wait_ns, parts, b, next, tiles, sums,
-                   &agg);
+        lbp_finish(a, cur, out, n, state, epoch, exclusive, parts, b, next, tiles, sums, &agg);
         for (uint r = 0; r < CLG_LB_ROUNDS; r++)
             a[r] = b[r];
         cur = next;
