@@ -112,8 +112,7 @@ impl<T: Element> State<T> {
             p.local
         );
         let count = tiles;
-        let tiles = u32::try_from(count)
-            .map_err(|_| Error::input(InputFault::ScanTiles { n }))?;
+        let tiles = u32::try_from(count).map_err(|_| Error::input(InputFault::ScanTiles { n }))?;
         if self.tiles.as_ref().is_none_or(|b| b.len() < count) {
             let mut fresh = Buffer::new(self.queue.context(), count)?;
             fresh.fill(&self.queue, 0)?;
