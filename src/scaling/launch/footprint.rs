@@ -11,7 +11,7 @@ use super::super::{Access, MultiEvent, Placement, Spread};
 use super::fallback::part_mem;
 use super::terms::{copy, mem_key, Copies, Fetch, Held, Run, Shape3};
 use super::RootLaunch;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Internal, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::launch::Arg;
@@ -262,13 +262,17 @@ impl RootLaunch<'_> {
                 let Some(k) = k else { continue };
                 let q = kernels[d].program().queue();
                 if k.alloc {
-                    let old = part_mem(c, d).ok_or_else(|| Error::input("no part to keep"))?;
+                    let old = part_mem(c, d).ok_or_else(|| {
+                        Error::input(InputFault::Internal(Internal::NoPartToKeep))
+                    })?;
                     let waits: Vec<cl_event> = (self.waits.iter())
                         .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
                         .collect();
                     fetched.within += m.install(d, k.held, q, old, &waits)?;
                 }
-                let (buf, held) = m.kept(d).ok_or_else(|| Error::input("no margins kept"))?;
+                let (buf, held) = m
+                    .kept(d)
+                    .ok_or_else(|| Error::input(InputFault::Internal(Internal::NoMarginsKept)))?;
                 for &(a, b) in &k.fetch {
                     for (e, runs) in c.owned.iter().enumerate().filter(|&(e, _)| e != d) {
                         let Some(src) = part_mem(c, e) else { continue };

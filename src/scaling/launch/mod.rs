@@ -3,7 +3,7 @@
 use super::arg::{ColoredArg, Value};
 use super::{MultiEvent, Placement, RootArg, RootKernel, Spread};
 use crate::buffer::Buffer;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::kernel::Kernel;
 use crate::launch::{Arg, Event, KernelArg, Launch, LocalSize};
 use crate::plan::cost::Choice;
@@ -560,16 +560,14 @@ impl<'a> RootLaunch<'a> {
             Placement::Partitioned => c.part(d),
         };
         got.ok_or_else(|| {
-            let why = match c.placement == placement {
-                true => format!("device {d} holds none of its elements"),
-                false => format!("it is in {} placement", c.placement),
-            };
-            Error::input(format!(
-                "kernel `{}` ({placement} placement): argument {i}, a ColoredBuffer<{}>, \
-                 cannot be passed to device {d}: {why}",
-                self.kernel.name(),
-                c.elem,
-            ))
+            Error::input(InputFault::NotPassable {
+                kernel: self.kernel.name().into(),
+                placement: placement.to_string(),
+                argument: i,
+                elem: c.elem.to_string(),
+                device: d,
+                held_in: (c.placement != placement).then(|| c.placement.to_string()),
+            })
         })
     }
 }
