@@ -18,7 +18,7 @@ use crate::launch::Arg;
 use crate::plan::partition::{clipped, Partition};
 use crate::plan::{Refusal, Unsplit};
 use crate::range::Range;
-use crate::transform::footprint::{scalar_value, Dir, Part};
+use crate::transform::footprint::{in_elements, scalar_value, Dir, Part};
 use opencl3::types::cl_event;
 use std::sync::Arc;
 
@@ -97,18 +97,18 @@ impl RootLaunch<'_> {
                 }
                 _ => return Err(Unsplit::Declared(i)),
             };
-            // Footprints count the parameter's pointees: only a pointee the driver names as a
-            // built-in type of the buffer's element size is known to index the buffer's
-            // elements (a typedef or struct, `pair_t *` over floats, is not).
+            // Footprints count the parameter's pointees, of the size the driver names (a
+            // built-in type) or the source defines (a struct), converted to the buffer's
+            // elements; an unknown size does not split.
             let pointee = (self.kernel.kernels.first())
                 .and_then(|k| k.args().get(i)?.type_name.clone())
-                .and_then(|t| Some(crate::buffer::builtin(t.strip_suffix('*')?.trim())?.1));
-            if pointee != Some(c.elem_size) {
-                return Err(Unsplit::Pointee(i));
-            }
+                .and_then(|t| Some(crate::buffer::builtin(t.strip_suffix('*')?.trim())?.1))
+                .or_else(|| fp.pointees.get(i).copied().flatten())
+                .ok_or(Unsplit::Pointee(i))?;
             let written = param.is_none_or(|p| !p.read_only);
             let len = c.len as i128;
-            let clamp = |(a, b): (i128, i128)| {
+            let clamp = |r: (i128, i128)| {
+                let (a, b) = in_elements(r, pointee, c.elem_size);
                 let (a, b) = (a.clamp(0, len), b.clamp(0, len));
                 (a < b).then_some((a as usize, b as usize))
             };

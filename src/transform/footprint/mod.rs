@@ -11,8 +11,10 @@
 
 mod expr;
 mod parse;
+mod pointee;
 #[cfg(test)]
 mod tests;
+mod uses;
 
 pub(crate) use parse::footprint;
 
@@ -159,12 +161,21 @@ impl Default for Uses {
 
 /// A kernel's footprint: per parameter its [`Uses`], the inclusive bounds of its loop
 /// variables (each in terms of the symbols and earlier loops), and which parameters are
-/// integer scalars (signed or not) whose values formulas may use.
+/// integer scalars (signed or not) whose values formulas may use, and the bytes of each
+/// pointer parameter's pointee where the source says ([`in_elements`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Footprint {
     pub(crate) params: Vec<Uses>,
     pub(crate) loops: Vec<(Poly, Poly)>,
     pub(crate) scalars: Vec<Option<bool>>,
+    pub(crate) pointees: Vec<Option<usize>>,
+}
+
+/// Pointees `lo..hi` of `pointee` bytes each as the elements of `elem` bytes they touch
+/// (every element holding one of their bytes).
+pub(crate) fn in_elements((lo, hi): (i128, i128), pointee: usize, elem: usize) -> (i128, i128) {
+    let (p, e) = (pointee as i128, elem.max(1) as i128);
+    ((lo * p).div_euclid(e), -((-hi * p).div_euclid(e)))
 }
 
 /// One device's part of a launch, as the formulas see it (OpenCL order, padded with the
