@@ -19,7 +19,8 @@ use crate::plan::partition::{clipped, Partition};
 use crate::plan::{Refusal, Unsplit};
 use crate::range::Range;
 use crate::transform::footprint::{in_elements, scalar_value, Dir, Part};
-use opencl3::types::cl_event;
+use opencl3::memory::{get_mem_object_info, CL_MEM_SIZE};
+use opencl3::types::{cl_event, cl_mem};
 use std::sync::Arc;
 
 /// What [`RootLaunch::fetch`] enqueued: the copies, and the bytes copied from other devices
@@ -52,6 +53,18 @@ impl RootLaunch<'_> {
             first: pad(first, 0),
             size: pad(size.padded(), 1),
         })
+    }
+
+    /// The bytes of parameter `i`'s pointee: the size the driver names (a built-in type) or
+    /// the source defines (a struct); `None`: unknown.
+    pub(super) fn pointee(&self, i: usize) -> Option<usize> {
+        (self.kernel.kernels.first())
+            .and_then(|k| k.args().get(i)?.type_name.clone())
+            .and_then(|t| Some(crate::buffer::builtin(t.strip_suffix('*')?.trim())?.1))
+            .or_else(|| {
+                let fp = self.kernel.footprint.as_ref()?;
+                fp.pointees.get(i).copied().flatten()
+            })
     }
 
     /// The ranges each device fetches for the arguments `unserved` marks (those the
@@ -97,14 +110,13 @@ impl RootLaunch<'_> {
                 }
                 _ => return Err(Unsplit::Declared(i)),
             };
-            // Footprints count the parameter's pointees, of the size the driver names (a
-            // built-in type) or the source defines (a struct), converted to the buffer's
-            // elements; an unknown size does not split.
-            let pointee = (self.kernel.kernels.first())
-                .and_then(|k| k.args().get(i)?.type_name.clone())
-                .and_then(|t| Some(crate::buffer::builtin(t.strip_suffix('*')?.trim())?.1))
-                .or_else(|| fp.pointees.get(i).copied().flatten())
-                .ok_or(Unsplit::Pointee(i))?;
+            // Footprints count the parameter's pointees, converted to the buffer's elements;
+            // an unknown size does not split.
+            let pointee = self.pointee(i).ok_or(Unsplit::Pointee(i))?;
+            // Where the device's view of the buffer starts (its part, its margins, its copy)
+            // must keep the pointee's alignment (`float4 *` over floats: 16 bytes): a part
+            // or margins starting elsewhere are not used, copies start at a multiple of it.
+            let step = align_step(pointee, c.elem_size);
             let written = param.is_none_or(|p| !p.read_only);
             let len = c.len as i128;
             let clamp = |r: (i128, i128)| {
@@ -130,10 +142,10 @@ impl RootLaunch<'_> {
                 reach[d] = [r, w];
                 let owns = w.is_none_or(|(a, b)| c.owned[d].iter().any(|&(x, y)| x <= a && b <= y));
                 let holds = r.is_none_or(|(a, b)| stored.0 <= a && b <= stored.1);
-                if owns && holds {
+                if owns && holds && stored.0 % step == 0 {
                     continue;
                 }
-                if let Some(keep) = keep_plan(c, d, r, w) {
+                if let Some(keep) = keep_plan(c, d, r, w).filter(|k| k.held.0 % step == 0) {
                     plan.keep[i][d] = Some(keep);
                     continue;
                 }
@@ -142,7 +154,7 @@ impl RootLaunch<'_> {
                     .into_iter()
                     .flatten()
                     .fold((c.len, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
-                plan.fetch[i][d] = Some((lo, hi));
+                plan.fetch[i][d] = Some((lo - lo % step, hi));
                 plan.back[i][d] = w;
             }
             // Devices write apart and read nothing another device writes in this launch (on
@@ -162,7 +174,14 @@ impl RootLaunch<'_> {
                 }
             }
         }
-        self.deepen(s, partition, &scalars, unserved, &mut plan);
+        // Deeper margins move where views start: only where any start keeps the alignment.
+        let deep: Vec<bool> = (unserved.iter().enumerate())
+            .map(|(i, &u)| {
+                let es = self.elem_size(i) as usize;
+                u && self.pointee(i).is_some_and(|p| align_step(p, es) == 1)
+            })
+            .collect();
+        self.deepen(s, partition, &scalars, &deep, &mut plan);
         // A copy must not be of another argument's buffer that the launch writes (nor, if
         // written through the copy, of another argument's buffer at all).
         let key: Vec<Option<usize>> = self.args.iter().map(mem_key).collect();
@@ -332,10 +351,8 @@ impl RootLaunch<'_> {
                                 .collect();
                             // SAFETY: device d's part holds its own run [x, y) from stored[d].0
                             // on; the copy holds [a, b) ⊇ [x, y).
-                            let ev = unsafe {
-                                ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, &waits)
-                            }
-                            .map_err(|e| cl_error(q, e))?;
+                            let ev =
+                                unsafe { bounded_copy(q, (src, from), (dst, to), bytes, &waits) }?;
                             drop(ev);
                             out.within += bytes as u64;
                             continue;
@@ -389,10 +406,8 @@ impl RootLaunch<'_> {
                         if e == d {
                             // SAFETY: the copy holds [x, y) from `held.lo` on; device d's part
                             // holds its own run [x, y) from stored[d].0 on.
-                            let ev = unsafe {
-                                ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, &[])
-                            }
-                            .map_err(|err| cl_error(q, err))?;
+                            let ev =
+                                unsafe { bounded_copy(q, (src, from), (dst, to), bytes, &[]) }?;
                             push(d, ev, q);
                             fetched.within += bytes as u64;
                             continue;
@@ -400,16 +415,12 @@ impl RootLaunch<'_> {
                         let stage =
                             self.staging((i + 2 * self.args.len(), e, d, x, y), q, bytes)?;
                         // SAFETY: as above, and the staging buffer holds `bytes`.
-                        let out = unsafe {
-                            ffi::copy_bytes(q.raw(), (src, from), (stage, 0), bytes, &[])
-                        }
-                        .map_err(|err| cl_error(q, err))?;
+                        let out = unsafe { bounded_copy(q, (src, from), (stage, 0), bytes, &[]) }?;
                         // SAFETY: device e's part holds its own run [x, y); the staging buffer
                         // holds `bytes`, written by the copy this one waits for.
                         let into = unsafe {
-                            ffi::copy_bytes(qe.raw(), (stage, 0), (dst, to), bytes, &[out.get()])
-                        }
-                        .map_err(|err| cl_error(qe, err))?;
+                            bounded_copy(qe, (stage, 0), (dst, to), bytes, &[out.get()])
+                        }?;
                         push(d, out, q);
                         push(e, into, qe);
                         fetched.between += bytes as u64;
@@ -445,12 +456,10 @@ impl RootLaunch<'_> {
             .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
             .collect();
         // SAFETY: device e's part holds the run from `from`; the staging buffer holds `bytes`.
-        let out = unsafe { ffi::copy_bytes(qe.raw(), (src, from), (stage, 0), bytes, &waits) }
-            .map_err(|err| cl_error(qe, err))?;
+        let out = unsafe { bounded_copy(qe, (src, from), (stage, 0), bytes, &waits) }?;
         // SAFETY: the staging buffer holds `bytes`, written by the copy this one waits for;
         // the receiver's copy holds the run at `to`.
-        let into = unsafe { ffi::copy_bytes(q.raw(), (stage, 0), (dst, to), bytes, &[out.get()]) }
-            .map_err(|err| cl_error(q, err))?;
+        let into = unsafe { bounded_copy(q, (stage, 0), (dst, to), bytes, &[out.get()]) }?;
         last.insert(key, Event::new(into, q.device().clone(), None));
         Ok(())
     }
@@ -493,6 +502,47 @@ fn keep_plan(c: &ColoredArg, d: usize, r: Run, w: Run) -> Option<Keep> {
     }
 }
 
-fn cl_error(q: &crate::queue::Queue, e: opencl3::error_codes::ClError) -> Error {
-    Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string())
+/// The elements a view of a buffer of `elem`-byte elements must start at a multiple of for
+/// its pointees of `pointee` bytes to be aligned: their alignment divides the largest power
+/// of two dividing their size (at most 128 bytes, `double16`).
+fn align_step(pointee: usize, elem: usize) -> usize {
+    let align = 1usize << pointee.max(1).trailing_zeros().min(7);
+    align / gcd(align, elem.max(1))
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    match b {
+        0 => a,
+        _ => gcd(b, a % b),
+    }
+}
+
+/// Copies `bytes` from byte `from` of `src` to byte `to` of `dst` on `q` after `waits`, once
+/// both ranges are checked to lie in their memory objects: a plan that sized a copy wrongly
+/// (elements for bytes, pointees for elements) is a typed error, never a copy past a buffer.
+///
+/// # Safety
+///
+/// `src` and `dst` are live buffers; `waits` are events of the queue's context.
+unsafe fn bounded_copy(
+    q: &crate::queue::Queue,
+    (src, from): (cl_mem, usize),
+    (dst, to): (cl_mem, usize),
+    bytes: usize,
+    waits: &[cl_event],
+) -> Result<ffi::Owned<opencl3::event::Event>> {
+    for (mem, at, what) in [(src, from, "source"), (dst, to, "destination")] {
+        let size = get_mem_object_info(mem, CL_MEM_SIZE)
+            .map_err(|e| Error::cl("clGetMemObjectInfo", e, q.device().to_string()))?;
+        let size: usize = size.into();
+        if at.checked_add(bytes).is_none_or(|end| end > size) {
+            return Err(Error::input(format!(
+                "a copy of {bytes} bytes at byte {at} of its {what} would leave that buffer \
+                 of {size} bytes (an internal error of the launch's plan)"
+            )));
+        }
+    }
+    // SAFETY: the caller vouches for the buffers and the waits; both ranges were checked.
+    unsafe { ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, waits) }
+        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string()))
 }
