@@ -52,9 +52,9 @@ impl RootLaunch<'_> {
         }
         // Every device's part served by its own elements or its margins: no copy written
         // back into a part that a widened part also writes.
-        if let Some(&(i, ..)) = (cols.iter())
-            .find(|&&(i, ..)| (plan.fetch[i].iter().chain(&plan.back[i])).any(Option::is_some))
-        {
+        if let Some(&(i, ..)) = (cols.iter()).find(|&&(i, ..)| {
+            plan.fetch[i].iter().any(Option::is_some) || plan.back[i].iter().any(Option::is_some)
+        }) {
             log::debug!("kernel `{name}`: halo depth 1: argument {i} is copied, not kept");
             return;
         }

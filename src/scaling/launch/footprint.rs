@@ -9,7 +9,7 @@ use super::super::kernel::HaloRun;
 use super::super::margins::{self, Keep};
 use super::super::{Access, MultiEvent, Placement, Spread};
 use super::fallback::part_mem;
-use super::terms::{copy, mem_key, Copies, Fetch, Held, Run, Shape3};
+use super::terms::{copy, mem_key, Copies, Fetch, Held, Run, Runs, Shape3};
 use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::event::Event;
@@ -91,8 +91,8 @@ impl RootLaunch<'_> {
         let partition = plan;
         let none = vec![vec![None; parts.len()]; self.args.len()];
         let mut plan = Fetch {
-            fetch: none.clone(),
-            back: none,
+            fetch: none,
+            back: vec![vec![None; parts.len()]; self.args.len()],
             keep: vec![vec![None; parts.len()]; self.args.len()],
             widen: vec![0; parts.len()],
             after: vec![vec![None; parts.len()]; self.args.len()],
@@ -124,48 +124,51 @@ impl RootLaunch<'_> {
                 let (a, b) = (a.clamp(0, len), b.clamp(0, len));
                 (a < b).then_some((a as usize, b as usize))
             };
-            // Per device: the elements it reads, and those it writes.
-            let mut reach: Vec<[Run; 2]> = vec![[None, None]; parts.len()];
+            let clamp_all = |v: Vec<(i128, i128)>| joined(v.into_iter().filter_map(clamp));
+            // Per device: the elements it reads, and those it writes (sorted disjoint runs).
+            let mut reach: Vec<[Runs; 2]> = vec![[Vec::new(), Vec::new()]; parts.len()];
             for (d, part) in parts.iter().enumerate() {
                 let Some(part) = part else { continue };
                 let stored = c.stored[d];
-                let w = match fp.reach(i, Dir::Write, part, &scalars) {
-                    Some(w) => w.and_then(clamp),
+                let w = match fp.pieces(i, Dir::Write, part, &scalars) {
+                    Some(w) => clamp_all(w),
                     None if written => return Err(Unsplit::Writes(i)),
-                    None => None,
+                    None => Vec::new(),
                 };
-                let r = match fp.reach(i, Dir::Read, part, &scalars) {
-                    Some(r) => r.and_then(clamp),
+                let r = match fp.pieces(i, Dir::Read, part, &scalars) {
+                    Some(r) => clamp_all(r),
                     None if written => return Err(Unsplit::Reads(i)),
-                    None => Some((0, c.len)),
+                    None => vec![(0, c.len)],
                 };
+                let hull = |v: &Runs| Some((v.first()?.0, v.last()?.1));
+                let (rh, wh) = (hull(&r), hull(&w));
+                let owns =
+                    (w.iter()).all(|&(a, b)| c.owned[d].iter().any(|&(x, y)| x <= a && b <= y));
+                let holds = rh.is_none_or(|(a, b)| stored.0 <= a && b <= stored.1);
                 reach[d] = [r, w];
-                let owns = w.is_none_or(|(a, b)| c.owned[d].iter().any(|&(x, y)| x <= a && b <= y));
-                let holds = r.is_none_or(|(a, b)| stored.0 <= a && b <= stored.1);
                 if owns && holds && stored.0 % step == 0 {
                     continue;
                 }
-                if let Some(keep) = keep_plan(c, d, r, w).filter(|k| k.held.0 % step == 0) {
+                if let Some(keep) = keep_plan(c, d, rh, wh).filter(|k| k.held.0 % step == 0) {
                     plan.keep[i][d] = Some(keep);
                     continue;
                 }
                 // A copy of what it reads and writes; what it writes goes back to the owners.
-                let (lo, hi) = [r, w]
+                let (lo, hi) = [rh, wh]
                     .into_iter()
                     .flatten()
                     .fold((c.len, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
                 plan.fetch[i][d] = Some((lo - lo % step, hi));
-                plan.back[i][d] = w;
+                plan.back[i][d] = Some(reach[d][1].clone()).filter(|w| !w.is_empty());
             }
             // Devices write apart and read nothing another device writes in this launch (on
             // one device that would be a race between work-groups; here, not assumed).
-            let meet = |a: Run, b: Run| match (a, b) {
-                (Some(a), Some(b)) => a.0 < b.1 && b.0 < a.1,
-                _ => false,
+            let meet = |a: &Runs, b: &Runs| {
+                (a.iter()).any(|&(p, q)| b.iter().any(|&(x, y)| p < y && x < q))
             };
             for d in 0..reach.len() {
                 for e in (0..reach.len()).filter(|&e| e != d) {
-                    if meet(reach[d][1], reach[e][1]) || meet(reach[d][0], reach[e][1]) {
+                    if meet(&reach[d][1], &reach[e][1]) || meet(&reach[d][0], &reach[e][1]) {
                         return Err(Unsplit::Meet {
                             arg: i,
                             devices: (d, e),
@@ -222,10 +225,8 @@ impl RootLaunch<'_> {
         self.exchange(&mut ev)?;
         let arguments: Vec<usize> = (0..fetch.fetch.len())
             .filter(|&i| {
-                fetch.fetch[i]
-                    .iter()
-                    .chain(&fetch.back[i])
-                    .any(Option::is_some)
+                fetch.fetch[i].iter().any(Option::is_some)
+                    || fetch.back[i].iter().any(Option::is_some)
             })
             .chain((0..fetch.keep.len()).filter(|&i| fetch.keep[i].iter().any(Option::is_some)))
             .collect();
@@ -374,7 +375,7 @@ impl RootLaunch<'_> {
     /// after them (each queue's order, and every part waits for the other queues).
     fn give_back(
         &self,
-        back: &[Vec<Run>],
+        back: &[Vec<Option<Runs>>],
         fetched: &mut Fetched,
         launched: &mut MultiEvent,
     ) -> Result<()> {
@@ -384,12 +385,15 @@ impl RootLaunch<'_> {
                 continue;
             };
             let es = c.elem_size;
-            for (d, range) in per.iter().enumerate() {
-                let (Some((a, b)), Some(held)) = (*range, copy(&fetched.copies, i, d)) else {
+            for (d, written) in per.iter().enumerate() {
+                let (Some(written), Some(held)) = (written, copy(&fetched.copies, i, d)) else {
                     continue;
                 };
                 let (q, src) = (kernels[d].program().queue(), held.buf.as_raw());
-                for (e, runs) in c.owned.iter().enumerate() {
+                let owners = c.owned.iter().enumerate();
+                for ((a, b), (e, runs)) in
+                    (written.iter()).flat_map(|&w| owners.clone().map(move |o| (w, o)))
+                {
                     let Some(dst) = part_mem(c, e) else { continue };
                     let qe = kernels[e].program().queue();
                     for &(x, y) in runs {
@@ -481,6 +485,20 @@ impl RootLaunch<'_> {
         copies.insert(key, b.clone());
         Ok(b)
     }
+}
+
+/// `runs` sorted, overlapping and touching runs joined.
+fn joined(runs: impl Iterator<Item = (usize, usize)>) -> Runs {
+    let mut v: Runs = runs.collect();
+    v.sort_unstable();
+    let mut out: Runs = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
 }
 
 /// Device `d`'s margin plan for the colored argument `c` it reads at `r` and writes at `w`,

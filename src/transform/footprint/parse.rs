@@ -50,6 +50,7 @@ pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
             k.params.len()
         ],
         loops: Vec::new(),
+        steps: Vec::new(),
         scalars: k.params.iter().map(scalar_sign).collect(),
         pointees: k.params.iter().map(|p| pointee_size(scanned, p)).collect(),
     };
@@ -97,6 +98,7 @@ pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
         tainted,
         bindings: Vec::new(),
         loops: Vec::new(),
+        steps: Vec::new(),
         scanned,
         stable_params: Vec::new(),
     };
@@ -114,6 +116,7 @@ pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
     Footprint {
         params,
         loops: a.loops,
+        steps: a.steps,
         scalars: a.scalars,
         pointees: (k.params.iter())
             .map(|p| pointee_size(scanned, p))
@@ -210,6 +213,7 @@ pub(super) struct Analysis<'a, 's> {
     pub(super) tainted: HashSet<&'a str>,
     pub(super) bindings: Vec<Binding<'a>>,
     pub(super) loops: Vec<(Poly, Poly)>,
+    pub(super) steps: Vec<Option<Poly>>,
     pub(super) scanned: &'s Scanned<'s>,
     /// Per parameter: never changed nor declared again in the body.
     pub(super) stable_params: Vec<bool>,
@@ -387,6 +391,19 @@ impl<'a> Analysis<'a, '_> {
         if !step_ok {
             return;
         }
+        // The step where it is more than 1 (its values then lie on a progression).
+        let step = match incr[..] {
+            [_, "+", "=", c] => {
+                parse_c_integer(c).and_then(|c| Some(Poly::constant(c.try_into().ok()?)))
+            }
+            [_, "+", "=", "get_global_size", "(", d, ")"] => {
+                parse_c_integer(d).map(|d| Poly::sym(Sym::GlobalSize(d as u8)))
+            }
+            [_, "+", "=", "get_local_size", "(", d, ")"] => {
+                parse_c_integer(d).map(|d| Poly::sym(Sym::LocalSize(d as u8)))
+            }
+            _ => None,
+        };
         let body_end = match self.t(close + 1) {
             "{" => self.partner[close + 1] + 1,
             _ => {
@@ -406,6 +423,7 @@ impl<'a> Analysis<'a, '_> {
         let value = match (lo, hi) {
             (Some(lo), Some(hi)) if self.loops.len() < usize::from(u16::MAX) => {
                 self.loops.push((lo, hi));
+                self.steps.push(step);
                 Some(Poly::sym(Sym::Loop((self.loops.len() - 1) as u16)))
             }
             _ => None,

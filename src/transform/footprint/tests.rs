@@ -447,3 +447,58 @@ fn aliases_at_an_offset() {
         );
     }
 }
+
+#[test]
+fn column_bands_reach_one_run_per_row() {
+    let f = fp(MANDELBROT);
+    let values = [None, Some(8), Some(3), Some(10)];
+    let band = Part {
+        global: [8, 3, 1],
+        local: [4, 1, 1],
+        base: [0; 3],
+        first: [4, 0, 0],
+        size: [4, 3, 1],
+    };
+    assert_eq!(f.reach(0, Dir::Write, &band, &values), Some(Some((4, 24))));
+    let runs = f.pieces(0, Dir::Write, &band, &values);
+    assert_eq!(runs, Some(vec![(4, 8), (12, 16), (20, 24)]));
+    // A row inside one work-group sees only its own local ids.
+    let f = fp("kernel void k(global int *o) { o[get_local_id(0)] = 1; }");
+    let inside = Part {
+        first: [5, 0, 0],
+        size: [2, 1, 1],
+        ..one_d(16, 0, 16)
+    };
+    assert_eq!(f.reach(0, Dir::Write, &inside, &[]), Some(Some((5, 7))));
+    assert_eq!(
+        f.reach(0, Dir::Write, &one_d(256, 64, 128), &[]),
+        Some(Some((0, 64)))
+    );
+}
+
+#[test]
+fn grid_stride_loops_reach_one_run_per_stride() {
+    let f = fp(
+        "kernel void g(global int *y, global const int *x, int a, uint n) {
+        for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) y[i] += a * x[i];
+    }",
+    );
+    let values = [None, None, Some(3), Some(1000)];
+    let half = one_d(256, 128, 128);
+    assert_eq!(
+        f.reach(0, Dir::Write, &half, &values),
+        Some(Some((128, 1000)))
+    );
+    let want = vec![(128, 256), (384, 512), (640, 768), (896, 1000)];
+    assert_eq!(f.pieces(0, Dir::Write, &half, &values), Some(want.clone()));
+    assert_eq!(f.pieces(1, Dir::Read, &half, &values), Some(want));
+    // A step of 1 and steps no wider than the start interval stay one hull.
+    let f = fp("kernel void g(global int *y, uint n) {
+        for (uint i = get_global_id(0); i < n; i += 4) y[i] = 1;
+    }");
+    let values = [None, Some(1000)];
+    assert_eq!(
+        f.pieces(0, Dir::Write, &half, &values),
+        Some(vec![(128, 1000)])
+    );
+}
