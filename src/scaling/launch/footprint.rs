@@ -125,27 +125,51 @@ impl RootLaunch<'_> {
                 (a < b).then_some((a as usize, b as usize))
             };
             let clamp_all = |v: Vec<(i128, i128)>| joined(v.into_iter().filter_map(clamp));
-            // Per device: the elements it reads, and those it writes (sorted disjoint runs).
-            let mut reach: Vec<[Runs; 2]> = vec![[Vec::new(), Vec::new()]; parts.len()];
-            for (d, part) in parts.iter().enumerate() {
-                let Some(part) = part else { continue };
-                let stored = c.stored[d];
-                let w = match fp.pieces(i, Dir::Write, part, &scalars) {
+            // Per device: the elements it reads, and those it writes (sorted disjoint runs):
+            // one range each, or where two devices' meet, the tighter runs of
+            // `Footprint::pieces` (launches that split by ranges keep their plans).
+            let runs = |part: &Part, tight: bool| {
+                let at = |dir| match tight {
+                    true => fp.pieces(i, dir, part, &scalars),
+                    false => fp
+                        .reach(i, dir, part, &scalars)
+                        .map(|r| r.into_iter().collect()),
+                };
+                let w = match at(Dir::Write) {
                     Some(w) => clamp_all(w),
                     None if written => return Err(Unsplit::Writes(i)),
                     None => Vec::new(),
                 };
-                let r = match fp.pieces(i, Dir::Read, part, &scalars) {
+                let r = match at(Dir::Read) {
                     Some(r) => clamp_all(r),
                     None if written => return Err(Unsplit::Reads(i)),
                     None => vec![(0, c.len)],
                 };
+                Ok([r, w])
+            };
+            let mut reach: Vec<[Runs; 2]> = vec![[Vec::new(), Vec::new()]; parts.len()];
+            for tight in [false, true] {
+                for (d, part) in parts.iter().enumerate() {
+                    if let Some(part) = part {
+                        reach[d] = runs(part, tight)?;
+                    }
+                }
+                match meeting(&reach) {
+                    None => break,
+                    Some(devices) if tight => return Err(Unsplit::Meet { arg: i, devices }),
+                    Some(_) => {}
+                }
+            }
+            for (d, [r, w]) in reach.iter().enumerate() {
+                if parts[d].is_none() {
+                    continue;
+                }
+                let stored = c.stored[d];
                 let hull = |v: &Runs| Some((v.first()?.0, v.last()?.1));
-                let (rh, wh) = (hull(&r), hull(&w));
+                let (rh, wh) = (hull(r), hull(w));
                 let owns =
                     (w.iter()).all(|&(a, b)| c.owned[d].iter().any(|&(x, y)| x <= a && b <= y));
                 let holds = rh.is_none_or(|(a, b)| stored.0 <= a && b <= stored.1);
-                reach[d] = [r, w];
                 if owns && holds && stored.0 % step == 0 {
                     continue;
                 }
@@ -159,22 +183,7 @@ impl RootLaunch<'_> {
                     .flatten()
                     .fold((c.len, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
                 plan.fetch[i][d] = Some((lo - lo % step, hi));
-                plan.back[i][d] = Some(reach[d][1].clone()).filter(|w| !w.is_empty());
-            }
-            // Devices write apart and read nothing another device writes in this launch (on
-            // one device that would be a race between work-groups; here, not assumed).
-            let meet = |a: &Runs, b: &Runs| {
-                (a.iter()).any(|&(p, q)| b.iter().any(|&(x, y)| p < y && x < q))
-            };
-            for d in 0..reach.len() {
-                for e in (0..reach.len()).filter(|&e| e != d) {
-                    if meet(&reach[d][1], &reach[e][1]) || meet(&reach[d][0], &reach[e][1]) {
-                        return Err(Unsplit::Meet {
-                            arg: i,
-                            devices: (d, e),
-                        });
-                    }
-                }
+                plan.back[i][d] = Some(w.clone()).filter(|w| !w.is_empty());
             }
         }
         // Deeper margins move where views start: only where any start keeps the alignment.
@@ -485,6 +494,17 @@ impl RootLaunch<'_> {
         copies.insert(key, b.clone());
         Ok(b)
     }
+}
+
+/// Two devices of which one writes what the other reads or writes, per device `[reads,
+/// writes]` (on one device that would be a race between work-groups; here, not assumed).
+fn meeting(reach: &[[Runs; 2]]) -> Option<(usize, usize)> {
+    let meet =
+        |a: &Runs, b: &Runs| (a.iter()).any(|&(p, q)| b.iter().any(|&(x, y)| p < y && x < q));
+    let n = reach.len();
+    (0..n)
+        .flat_map(|d| (0..n).filter(move |&e| e != d).map(move |e| (d, e)))
+        .find(|&(d, e)| meet(&reach[d][1], &reach[e][1]) || meet(&reach[d][0], &reach[e][1]))
 }
 
 /// `runs` sorted, overlapping and touching runs joined.
