@@ -182,6 +182,18 @@ pub enum InputFault {
         /// Its element type.
         elem: String,
     },
+    /// A device-to-device copy of a launch's plan that would leave one of its buffers (an
+    /// internal error, caught before enqueueing).
+    CopyOutside {
+        /// Bytes to copy.
+        bytes: usize,
+        /// Its first byte in the buffer.
+        at: usize,
+        /// `source` or `destination`.
+        what: &'static str,
+        /// The buffer's bytes.
+        size: usize,
+    },
     /// A copy between buffers of different lengths.
     CopyLengths {
         /// The source's elements.

@@ -104,6 +104,16 @@ impl fmt::Display for InputFault {
                 if *colored { "colored " } else { "" }
             ),
             F::BufferOverflow { len, elem } => write!(f, "a buffer of {len} x {elem} overflows"),
+            F::CopyOutside {
+                bytes,
+                at,
+                what,
+                size,
+            } => write!(
+                f,
+                "a copy of {bytes} bytes at byte {at} of its {what} would leave that buffer of \
+                 {size} bytes (an internal error of the launch's plan)"
+            ),
             F::CopyLengths { from, to } => {
                 write!(f, "copy between buffers of {from} and {to} elements")
             }

@@ -515,11 +515,17 @@ impl<'a> RootLaunch<'a> {
         }
     }
 
-    /// Appends the checked variant's arguments for device `d` (held ranges and a zeroed
-    /// check buffer, which it returns).
+    /// Appends the checked variant's arguments for device `d` (held ranges in bytes, which
+    /// the variant turns into the pointees it holds whatever their type, and a zeroed check
+    /// buffer, which it returns).
     fn push_check_args(&self, d: usize, args: &mut Vec<Arg>, c: &Copies) -> Result<Buffer<u32>> {
         for i in self.global_params() {
             let (lo, hi) = self.held(i, d, c);
+            let es = self.elem_size(i);
+            let (lo, hi) = match es {
+                0 => (lo, hi),
+                _ => (lo * es, hi * es),
+            };
             args.push(lo.to_arg());
             args.push(hi.to_arg());
         }
@@ -535,7 +541,14 @@ impl<'a> RootLaunch<'a> {
         let Some(v) = Violation::decode(&buf.read(k.program().queue())?) else {
             return Ok(());
         };
+        // The variant counts the pointees wholly held; so does the message where their size
+        // is known (else the buffer's elements).
         let (lo, hi) = self.held(v.param, d, copies);
+        let es = self.elem_size(v.param);
+        let (lo, hi) = match self.pointee(v.param).filter(|&p| p > 0 && es > 0) {
+            Some(p) => ((lo * es).div_ceil(p as u64), hi * es / p as u64),
+            None => (lo, hi),
+        };
         let name = self
             .kernel
             .params
