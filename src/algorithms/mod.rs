@@ -62,8 +62,8 @@ mod scan;
 mod wait;
 
 use crate::error::{Error, InputFault, Result};
-pub use plan::LaunchPlan;
 use plan::PlanInputs;
+pub use plan::{LaunchPlan, ScanForm};
 pub use reduce::{enqueue_reduce, reduce, reduce_max, reduce_min, reduce_sum, Reduction};
 pub use scan::{enqueue_scan_sum, exclusive_scan_sum, inclusive_scan_sum, ScanKind};
 pub use wait::{look_back_wait_ns, scan_form};

@@ -292,17 +292,17 @@ pub fn scan(n: usize, d: &PlanInputs) -> (usize, LaunchPlan) {
     (chunk, LaunchPlan { local, groups })
 }
 
-/// How a device scans inputs of at least [`PERSISTENT_FROM`] elements: chosen per device and
-/// size class (below and from [`Tile::LARGE_FROM`]) by its first scan of that class, which
-/// times both ([`choose_form`]).
+/// How a device scans inputs of at least 2^24 elements (NVIDIA's look-back scans): chosen per
+/// device and size class (below and from 2^26 elements) by its first scan of that class, which
+/// times both forms and keeps the faster ([`crate::algorithms::scan_form`] tells which).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScanForm {
-    /// One work-group per tile ([`Tile::LARGE`] from [`Tile::LARGE_FROM`], each waiting the
-    /// measured wait before its first look back; the state's tile below).
+    /// One work-group per tile (from 2^26 elements tiles of 32,768 elements, each waiting the
+    /// measured wait before its first look back).
     Tiles,
-    /// [`PERSISTENT_PER_CU`] work-groups per compute unit, each taking [`Tile::PERSISTENT`]
-    /// tiles until none is left, its next tile's loads in flight while the current one looks
-    /// back (`cl/algorithms/scan_persist.cl`).
+    /// Two work-groups per compute unit, each taking tiles of 12,288 elements until none is
+    /// left, its next tile's loads in flight while the current one looks back
+    /// (`cl/algorithms/scan_persist.cl`).
     Persistent,
 }
 

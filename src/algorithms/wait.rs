@@ -46,12 +46,12 @@ pub fn look_back_wait_ns(device: &Device) -> Option<u32> {
         .map(|c| c.0)
 }
 
-/// How `device` scans inputs of `n` elements: `None` below [`plan::PERSISTENT_FROM`], and
+/// How `device` scans inputs of `n` elements: `None` below 2^24 elements, and
 /// until its first scan of that size class (below or from 2^26) measured it (look-back scans
 /// only: NVIDIA).
 ///
 /// ```
-/// use clgroups::algorithms::{self, plan::ScanForm};
+/// use clgroups::algorithms::{self, ScanForm};
 /// let device = clgroups::default_device()?;
 /// let form = algorithms::scan_form(&device, 1 << 28);
 /// assert!(form.is_none() || matches!(form, Some(ScanForm::Tiles | ScanForm::Persistent)));

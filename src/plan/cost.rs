@@ -295,7 +295,7 @@ pub struct Priced {
     /// The halo depth the split is priced (and runs) at.
     pub depth: usize,
     /// The split's estimated seconds per launch at the [`Priced::depth`] the model chose,
-    /// where above 1 ([`split_at_depth`]); the choice weighs this one.
+    /// where above 1 (`cost::split_at_depth`); the choice weighs this one.
     pub deep: Option<f64>,
     /// The time per launch on one device, where priced.
     pub one: Option<Time>,

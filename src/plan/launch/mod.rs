@@ -122,6 +122,10 @@ pub struct Request<'a> {
     /// The launch's global offset.
     pub offset: Option<Range>,
     /// Relative device throughputs (several devices).
+    #[cfg_attr(
+        not(any(feature = "scaling", feature = "unstable-internals")),
+        allow(dead_code)
+    )] // read by the several-device planner only
     pub weights: Option<&'a [f64]>,
     /// A launch over a root device: split over its devices in whole work-groups (even over
     /// one device); else a launch on `devices[0]`.
