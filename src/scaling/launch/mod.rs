@@ -413,13 +413,16 @@ impl<'a> RootLaunch<'a> {
             per_device.push(prepared);
             checks.push(check);
         }
-        // Devices that compile alone (PoCL before 4 on CPUs) run their parts one at a time: a
-        // part's first run compiles it, and two at once could crash PoCL's compiler. Every
-        // launch, not only a part's first: two parts of one kernel running at once on PoCL 3.1
-        // aborted it once in `pocl_release_dlhandle_cache` (`ref_count > 0`, CI, cold cache).
-        let alone = kernels
-            .iter()
-            .any(|k| k.program().queue().device().compiles_alone());
+        // Devices that compile alone (PoCL before 4 on CPUs) run the parts of a split launch
+        // one at a time: a part's first run compiles it, and two at once could crash PoCL's
+        // compiler. Every split launch, not only a part's first: two parts of one kernel
+        // running at once on PoCL 3.1 aborted it once in `pocl_release_dlhandle_cache`
+        // (`ref_count > 0`, CI, cold cache). A launch on one device does not wait (a host wait
+        // per launch cost a chain of launches on one PoCL device 15-30 %): it runs after
+        // everything enqueued on the other queues ([`RootLaunch::resident`] orders it so),
+        // and what follows it on another device waits for it in turn.
+        let busy = per_device.iter().filter(|p| !p.is_empty()).count();
+        let alone = busy > 1 && self.compile_alone();
         if alone {
             log::debug!("scaling: parts run one device at a time (the devices compile alone)");
         }
@@ -483,6 +486,11 @@ impl<'a> RootLaunch<'a> {
                 c.written();
             }
         }
+    }
+
+    /// Whether a device of the root device compiles alone (`Device::compiles_alone`).
+    pub(super) fn compile_alone(&self) -> bool {
+        (self.kernel.kernels.iter()).any(|k| k.program().queue().device().compiles_alone())
     }
 
     /// Indices of the kernel's global pointer parameters.
