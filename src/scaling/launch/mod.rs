@@ -267,6 +267,12 @@ impl<'a> RootLaunch<'a> {
             local,
             base,
         };
+        let key = (user, global, local, base);
+        if let Some(chosen) = self.stays_whole(&key) {
+            // SAFETY: the caller's contract, for the same launch, on one device.
+            let ran = || unsafe { self.resident(&shape, chosen.device, chosen.partition) };
+            return self.timed(&shape, Some(chosen.priced), ran);
+        }
         let decision = self.decide(&shape, &split)?;
         // The planner's choice among the right executions (its pieces and partition on one
         // device, or as planned), from the cost model's inputs.
@@ -285,6 +291,7 @@ impl<'a> RootLaunch<'a> {
             }
             None => (split, None),
         };
+        self.kernel.choose(key, self.keeps(&plan, priced.as_ref()));
         let choice = priced.as_ref().map(|p| p.choice);
         self.timed(&shape, priced, || match choice {
             // SAFETY: the caller's contract, for the same launch, on one device.

@@ -5,6 +5,7 @@
 //! moves its colored buffers there whole and leaves them there ([`super::super::resident`]).
 
 use super::super::arg::Value;
+use super::super::kernel::{Chosen, ShapeKey};
 use super::super::resident;
 use super::super::{MultiEvent, Placement, Spread};
 use super::terms::{mem_key, Copies, Decision, Feed, Held, Shape3};
@@ -267,6 +268,49 @@ impl RootLaunch<'_> {
         let mut ev = unsafe { self.execute_in(s, whole, &copies, ordered, &[]) }?;
         ev.spread = Spread::Resident { device: d, moved };
         Ok(ev)
+    }
+
+    /// The shape's choice of one device where the launch may run there without analysis or
+    /// pricing: the cost model chose it from warm figures (not forced, not strict: strict
+    /// mode still refuses what the contract does not split) and every colored argument is
+    /// held whole there already (moved by a launch of the shape; nothing to move, and one
+    /// device is always right). Pricing again would choose it again: its figures do not
+    /// change once warm, and moving nothing is the least the one-device option can cost.
+    pub(super) fn stays_whole(&self, key: &ShapeKey) -> Option<Chosen> {
+        let k = self.kernel;
+        if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
+            return None;
+        }
+        let chosen = k.stays(key)?;
+        let whole = |v: &Value| match v {
+            Value::Colored(c) => c.residence.as_ref().and_then(|r| r.holder()),
+            Value::Plain(_) => Some((chosen.device, false)),
+        };
+        let there = self
+            .args
+            .iter()
+            .all(|v| whole(v).map(|h| h.0) == Some(chosen.device));
+        there.then_some(Chosen {
+            priced: Priced {
+                measure: false,
+                ..chosen.priced
+            },
+            ..chosen
+        })
+    }
+
+    /// What the shape keeps of the cost model's choice `priced` for the launch `partition`
+    /// ([`RootLaunch::stays_whole`]): one device chosen from warm figures, else nothing.
+    pub(super) fn keeps(&self, partition: &Partition, priced: Option<&Priced>) -> Option<Chosen> {
+        let p = priced.filter(|p| p.why == Why::Cheaper && !p.measure)?;
+        let Choice::OneDevice(device) = p.choice else {
+            return None;
+        };
+        Some(Chosen {
+            device,
+            partition: partition.clone(),
+            priced: p.clone(),
+        })
     }
 
     /// Runs `launch` (the decided execution of `s`), timed where `priced` asks for a
