@@ -389,8 +389,11 @@ impl<'a> RootLaunch<'a> {
         // device is enqueued.
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
+        let busy: Vec<bool> = (0..kernels.len())
+            .map(|d| pieces.iter().any(|p| p.device == d))
+            .collect();
         let order = match ordered {
-            true => self.order()?,
+            true => self.order_for(&busy)?,
             false => order::Order::none(),
         };
         for d in 0..kernels.len() {
@@ -428,8 +431,7 @@ impl<'a> RootLaunch<'a> {
         // per launch cost a chain of launches on one PoCL device 15-30 %): it runs after
         // everything enqueued on the other queues ([`RootLaunch::resident`] orders it so),
         // and what follows it on another device waits for it in turn.
-        let busy = per_device.iter().filter(|p| !p.is_empty()).count();
-        let alone = busy > 1 && self.compile_alone();
+        let alone = busy.iter().filter(|&&b| b).count() > 1 && self.compile_alone();
         if alone {
             log::debug!("scaling: parts run one device at a time (the devices compile alone)");
         }
