@@ -78,6 +78,8 @@ pub struct RootKernel {
 pub(super) struct Memo {
     plans: Plans,
     chosen: Mutex<HashMap<ShapeKey, Chosen>>,
+    /// The device the kernel's last launch ran on whole, if it did.
+    last: Mutex<Option<usize>>,
 }
 
 impl std::fmt::Debug for Memo {
@@ -212,6 +214,12 @@ impl RootKernel {
             Some(c) => chosen.insert(shape, c),
             None => chosen.remove(&shape),
         };
+    }
+
+    /// Whether the kernel's last launch ran whole on device `d` too (this launch runs there).
+    pub(super) fn again_on(&self, d: usize) -> bool {
+        let mut last = self.memo.last.lock().unwrap_or_else(|p| p.into_inner());
+        last.replace(d) == Some(d)
     }
 
     /// [`plan`](Self::plan), asking the planner.

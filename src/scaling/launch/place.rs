@@ -258,12 +258,14 @@ impl RootLaunch<'_> {
         // The colored buffers need no wait for the other queues: moving them whole waited for
         // every queue, and while they stay whole nothing but launches on device d touches them
         // (anything else moves them back first). Plain buffers may have commands pending on
-        // other queues (a part of an earlier split launch reading one this launch writes);
-        // devices that compile alone wait for the other queues too, since this launch is not
-        // waited for (`execute_in`): no kernel runs on two of them at once.
+        // other queues (a part of an earlier split launch reading one this launch writes).
+        // On devices that compile alone this launch is not waited for (`execute_in`): where
+        // the kernel's last launch ran elsewhere it waits for the other queues, so that the
+        // kernel never runs on two of them at once (its split launches wait for each part).
         let plain = (self.args.iter())
             .any(|v| matches!(v, Value::Plain(crate::launch::Arg::Buffer { .. })));
-        let ordered = plain || self.compile_alone();
+        let again = self.kernel.again_on(d);
+        let ordered = plain || (self.compile_alone() && !again);
         // SAFETY: the caller's contract; device d holds every colored buffer whole.
         let mut ev = unsafe { self.execute_in(s, whole, &copies, ordered, &[]) }?;
         ev.spread = Spread::Resident { device: d, moved };
