@@ -17,8 +17,11 @@ use clap::Parser;
 use clgroups::device::DeviceKind;
 use clgroups::launch::{Event, LocalSize};
 use clgroups::plan::rounding::{self, RoundingConfig, RoundingMode, RoundingParams};
-use clgroups::{Buffer, Kernel, Program, Queue, Range, Result};
+use clgroups::{Buffer, Kernel, Program, Queue, Range};
 use std::time::Duration;
+
+/// A failed run: an error of clgroups, or a wrong result.
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 const VADD: &str = "kernel void vadd(global const float *a, global const float *b, \
                     global float *c) {\n    size_t i = get_global_id(0);\n    c[i] = a[i] + b[i];\n}\n";
@@ -106,9 +109,7 @@ fn bench(q: &Queue, k: &Kernel, n: Option<usize>) -> Result<()> {
     } else {
         1 << 26
     });
-    let p = prime_below(big).ok_or_else(|| clgroups::Error::InvalidInput {
-        reason: format!("no prime below {big}"),
-    })?;
+    let p = prime_below(big).ok_or_else(|| format!("no prime below {big}"))?;
     println!("device: {} ({kind:?})", q.device());
     let a: Vec<f32> = (0..big).map(|i| (i % 1000) as f32).collect();
     let b: Vec<f32> = (0..big).map(|i| (i % 7) as f32 * 0.25).collect();
@@ -174,20 +175,19 @@ struct Vectors {
 /// Enqueues one run of `case`.
 fn launch(k: &Kernel, v: &Vectors, case: &Case) -> Result<Event> {
     if case.n > v.c.len() {
-        return Err(clgroups::Error::InvalidInput {
-            reason: format!("{} elements of {}", case.n, v.c.len()),
-        });
+        return Err(format!("{} elements of {}", case.n, v.c.len()).into());
     }
     let l = k.launch().arg(&v.a).arg(&v.b).arg(&v.c);
     // SAFETY: `vadd` touches element get_global_id(0) of each buffer, below `case.n`, which
     // is at most their common length.
-    unsafe {
+    let event = unsafe {
         if case.rounded {
             l.range(case.n)
         } else {
             l.nd_range(case.n, LocalSize::Auto)
         }
-    }
+    }?;
+    Ok(event)
 }
 
 /// The median device time of [`RUNS`] runs after [`WARM_UP`] untimed ones.
@@ -196,7 +196,7 @@ fn median_time(k: &Kernel, v: &Vectors, case: &Case) -> Result<Duration> {
         launch(k, v, case)?.wait()?;
     }
     let mut times = (0..RUNS)
-        .map(|_| launch(k, v, case)?.duration())
+        .map(|_| Ok(launch(k, v, case)?.duration()?))
         .collect::<Result<Vec<_>>>()?;
     times.sort_unstable();
     Ok(times[RUNS / 2])
@@ -210,9 +210,7 @@ fn verify(c: &[f32], a: &[f32], b: &[f32], n: usize) -> Result<()> {
     });
     match bad {
         None => Ok(()),
-        Some((i, x)) => Err(clgroups::Error::InvalidInput {
-            reason: format!("wrong result at {i} of {} (n = {n}): {x}", c.len()),
-        }),
+        Some((i, x)) => Err(format!("wrong result at {i} of {} (n = {n}): {x}", c.len()).into()),
     }
 }
 

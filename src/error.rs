@@ -3,6 +3,9 @@
 //! Every fallible function returns [`Result<T>`]. Variants carry enough context (device, kernel,
 //! sizes, the compiler's log) to act on the message without a debugger.
 
+mod input;
+
+pub use input::{InputFault, Internal, RootFault, Weight};
 use opencl3::error_codes::error_text;
 
 /// Result alias used throughout the crate.
@@ -137,7 +140,7 @@ pub enum Error {
     #[error("invalid input: {reason}")]
     InvalidInput {
         /// What is wrong.
-        reason: String,
+        reason: Box<InputFault>,
     },
     /// Checked mode ([`crate::launch::checked`]): a work-item of a single-device launch
     /// indexed a buffer argument outside its elements (seen by the kernel's checked variant,
@@ -202,10 +205,10 @@ pub enum Error {
 }
 
 impl Error {
-    /// An [`Error::InvalidInput`] from anything printable.
-    pub(crate) fn input(reason: impl Into<String>) -> Self {
+    /// An [`Error::InvalidInput`] for `fault`.
+    pub(crate) fn input(fault: InputFault) -> Self {
         Error::InvalidInput {
-            reason: reason.into(),
+            reason: Box::new(fault),
         }
     }
 

@@ -2,7 +2,7 @@
 //! command queue (profiling on request) on one of them.
 
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::ffi::ClProgram;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use std::collections::HashMap;
@@ -61,14 +61,15 @@ impl Context {
     pub fn new(devices: &[Device]) -> Result<Self> {
         let first = devices
             .first()
-            .ok_or_else(|| Error::input("a context needs at least one device"))?;
+            .ok_or_else(|| Error::input(InputFault::EmptyContext))?;
         if let Some(other) = devices
             .iter()
             .find(|d| d.platform_index() != first.platform_index())
         {
-            return Err(Error::input(format!(
-                "devices of one context must share a platform: {first} and {other} do not"
-            )));
+            return Err(Error::input(InputFault::MixedPlatforms {
+                first: first.to_string(),
+                other: other.to_string(),
+            }));
         }
         let ids: Vec<_> = devices.iter().map(Device::id).collect();
         let raw = opencl3::context::Context::from_devices(&ids, &[], None, std::ptr::null_mut())
@@ -285,7 +286,9 @@ impl Queue {
 
     fn create(context: &Context, device: &Device, profiling: bool) -> Result<Self> {
         if !context.devices().iter().any(|d| d.id() == device.id()) {
-            return Err(Error::input(format!("{device} is not in this context")));
+            return Err(Error::input(InputFault::NotInContext {
+                device: device.to_string(),
+            }));
         }
         let properties = match profiling {
             true => CL_QUEUE_PROFILING_ENABLE,

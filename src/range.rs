@@ -4,7 +4,7 @@
 //! SYCL's `range<3>{nz, ny, nx}` is `Range::d3(nx, ny, nz)` here, and SYCL's dimension `d` of a
 //! rank-`r` range is this crate's dimension `r - 1 - d` ([`Range::to_sycl_order`]).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use std::fmt;
 
 /// A global or local range of 1 to 3 dimensions, OpenCL order (dimension 0 = x, fastest).
@@ -34,10 +34,9 @@ impl Range {
     /// ```
     pub fn new(dims: &[usize]) -> Result<Self> {
         if dims.is_empty() || dims.len() > 3 {
-            return Err(Error::input(format!(
-                "a range has 1 to 3 dimensions, got {} ({dims:?})",
-                dims.len()
-            )));
+            return Err(Error::input(InputFault::Dimensions {
+                dims: dims.to_vec(),
+            }));
         }
         let mut d = [1; 3];
         d[..dims.len()].copy_from_slice(dims);
@@ -267,9 +266,12 @@ impl std::str::FromStr for Range {
         let dims = s
             .split(',')
             .map(|p| {
-                p.trim()
-                    .parse::<usize>()
-                    .map_err(|_| Error::input(format!("bad range {s:?}: {p:?} is not a size")))
+                p.trim().parse::<usize>().map_err(|_| {
+                    Error::input(InputFault::NotASize {
+                        range: s.into(),
+                        part: p.into(),
+                    })
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         Range::new(&dims)

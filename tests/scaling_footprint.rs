@@ -41,6 +41,18 @@ kernel void shift_write(global int *y, uint n) {
     if (i + 1 < n) y[i + 1] = (int)i;
 }
 
+typedef struct { float a; float b; } pair_t;
+
+kernel void scale4(global float4 *out, global const float4 *in, uint n) {
+    size_t i = get_global_id(0);
+    if (i < n) out[i] = in[i] * 2.0f;
+}
+
+kernel void pair_swap(global pair_t *out, global const pair_t *in, uint n) {
+    size_t i = get_global_id(0);
+    if (i < n) { out[i].a = in[i].b; out[i].b = in[i].a; }
+}
+
 kernel void scatter(global int *y, global const uint *idx) {
     size_t i = get_global_id(0);
     y[idx[i]] = (int)i;
@@ -194,6 +206,42 @@ fn unknown_writes_are_not_split() {
                 assert_eq!(y.read().unwrap(), want);
             }
             (strict, other) => panic!("strict {strict}: {other:?}"),
+        }
+    }
+}
+
+/// Pointees wider than the buffer's elements (`float4 *`, a struct of two floats, over
+/// `ColoredBuffer<f32>`), in pages that follow them and pages that cut them: every launch
+/// runs, right. Checked builds bound each device's accesses in its pointees: bounds in the
+/// buffer's elements refused these launches and redirected every access of a later device
+/// far past its part, corrupting the heap (PoCL 6.0 aborted: "double free or corruption").
+#[test]
+fn pointees_wider_than_elements_stay_in_their_parts() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let items = 64 * 8;
+    for root in roots("pointees_wider_than_elements_stay_in_their_parts") {
+        let p = root.program(SOURCE).unwrap();
+        for (name, per, page) in [
+            ("scale4", 4, 256),
+            ("scale4", 4, 102),
+            ("pair_swap", 2, 100),
+        ] {
+            let k = p.kernel(name).unwrap();
+            let x: Vec<f32> = (0..items * per).map(|i| i as f32).collect();
+            let inp = colored(&root, &x, page);
+            let out = colored(&root, &vec![f32::NAN; items * per], page);
+            // SAFETY: work-item i < items reads and writes pointee i of `per` floats; both
+            // buffers hold items * per floats.
+            let launched = unsafe {
+                (k.launch().arg(&out).arg(&inp).arg(items as u32)).nd_range(items, Range::d1(64))
+            };
+            let ev = launched.unwrap_or_else(|e| panic!("{name}, page {page}: {e}"));
+            ev.wait().unwrap();
+            let want: Vec<f32> = match name {
+                "scale4" => x.iter().map(|v| v * 2.0).collect(),
+                _ => (0..x.len()).map(|j| x[j ^ 1]).collect(),
+            };
+            assert_eq!(out.read().unwrap(), want, "{name}, page {page}");
         }
     }
 }

@@ -6,7 +6,8 @@
 //! the launch as `Error::OutOfChunk`. Never a silent wrong answer.
 //! Every root device here is strict ([`RootDevice::strict`]): the refusals are exactly what
 //! neither the contract nor the kernels' footprints (the indices of their accesses, read from
-//! the source) prove: undeclared stencils, gathers, prefix sums and row sums split, with the
+//! the source) prove: undeclared stencils, gathers, prefix sums, row sums and grid-stride
+//! loops split, with the
 //! elements beyond each device's chunk fetched from their owners.
 //! `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device setup" into a failure.
 
@@ -418,7 +419,8 @@ fn grid_stride_loop_adds_once() {
         let k = root.program(SOURCE).unwrap().kernel("grid_stride").unwrap();
         let partitioned = root.placement() == Placement::Partitioned;
         for (access, want) in [
-            (Access::Auto, Want::Refused),
+            // Undeclared: split by its footprint, one run per stride of each device's part.
+            (Access::Auto, Want::Correct),
             (Access::Replicated, Want::Refused),
             // Declared, but the strided indices leave the chunks: caught by the chunk check.
             (Access::Partitioned, Want::Refused),

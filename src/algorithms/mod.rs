@@ -61,6 +61,7 @@ mod reduce;
 mod scan;
 mod wait;
 
+use crate::error::{Error, InputFault, Result};
 pub use plan::LaunchPlan;
 use plan::PlanInputs;
 pub use reduce::{enqueue_reduce, reduce, reduce_max, reduce_min, reduce_sum, Reduction};
@@ -69,7 +70,6 @@ pub use wait::{look_back_wait_ns, scan_form};
 
 use crate::buffer::{Buffer, Scalar};
 use crate::device::ShuffleBackend;
-use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::{Event, Local, LocalSize};
 use crate::program::Program;
@@ -359,14 +359,14 @@ fn at_least<T: Scalar>(buf: &mut Option<Buffer<T>>, queue: &Queue, len: usize) -
     Ok(())
 }
 
-fn same_context<T: Scalar>(queue: &Queue, buffer: &Buffer<T>, what: &str) -> Result<()> {
+fn same_context<T: Scalar>(queue: &Queue, buffer: &Buffer<T>, what: &'static str) -> Result<()> {
     if queue.context().key() == buffer.context().key() {
         Ok(())
     } else {
-        Err(Error::input(format!(
-            "{what}: the buffer belongs to another context than the queue on {}",
-            queue.device()
-        )))
+        Err(Error::input(InputFault::BufferContext {
+            what,
+            device: queue.device().to_string(),
+        }))
     }
 }
 
@@ -409,10 +409,12 @@ unsafe fn launch(
     how: Track,
 ) -> Result<Event> {
     if let Some((len, need)) = needs.iter().find(|(len, need)| len < need) {
-        return Err(Error::input(format!(
-            "`{}`: a buffer of {len} elements where the plan {p:?} needs {need}",
-            kernel.name()
-        )));
+        return Err(Error::input(InputFault::PlanBuffer {
+            kernel: kernel.name().into(),
+            len: *len,
+            plan: format!("{p:?}"),
+            need: *need,
+        }));
     }
     let mut l = kernel.launch();
     for a in args {

@@ -12,7 +12,7 @@ use super::plan::LaunchPlan;
 use super::post::Post;
 use super::{cache, launch, lock, same_context, Element, ReduceOp, ScanKind, State, Track};
 use crate::buffer::{Buffer, PendingRead};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::launch::{Event, KernelArg};
 use crate::program::Program;
 use crate::queue::Queue;
@@ -103,7 +103,7 @@ pub(crate) fn scan_each<T: Element>(
         let last = x
             .len()
             .checked_sub(1)
-            .ok_or_else(|| Error::input("scan of 0 elements"))?;
+            .ok_or_else(|| Error::input(InputFault::ScanEmpty))?;
         let mut reads = vec![y.read_pending(q, last, 1)?];
         if kind == ScanKind::Exclusive {
             reads.push(x.read_pending(q, last, 1)?);

@@ -16,7 +16,7 @@
 
 use super::{launch, Element, LaunchPlan, State, Track};
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Internal, Result};
 use crate::ffi::{self, Mailbox};
 use crate::launch::KernelArg;
 use crate::wait;
@@ -110,10 +110,7 @@ impl<T: Element> State<T> {
                     match mailbox.mapped() {
                         Ok(true) => Ok(mailbox),
                         Ok(false) => {
-                            return Err(Error::input(format!(
-                                "{}: not complete after its wait",
-                                what()
-                            )))
+                            return Err(Error::input(InputFault::NotComplete { command: what() }))
                         }
                         Err(e) => return Err(Error::cl("clGetEventInfo", e.0, what())),
                     }
@@ -142,7 +139,7 @@ impl<T: Element> State<T> {
     /// waits for the post, as [`State::await_post`].
     pub(super) fn post_result(&mut self) -> Result<Option<T>> {
         let (Some(kernel), Some(post)) = (self.k.post.clone(), self.next_post()) else {
-            return Err(Error::input("algorithms: post without a mailbox"));
+            return Err(Error::input(InputFault::Internal(Internal::NoMailbox)));
         };
         let args = vec![
             (&self.result).to_arg(),
@@ -166,7 +163,7 @@ impl<T: Element> State<T> {
         let device = self.queue.device();
         let what = || format!("post of an algorithm's result on {device}");
         let Some(Ok(mailbox)) = &mut self.mailbox else {
-            return Err(Error::input("algorithms: post without a mailbox"));
+            return Err(Error::input(InputFault::Internal(Internal::NoMailbox)));
         };
         opencl3::command_queue::flush(self.queue.raw().get())
             .map_err(|e| Error::cl("clFlush", e, what()))?;

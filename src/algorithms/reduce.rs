@@ -254,9 +254,7 @@ impl<T: Element> Reduction<T> {
     /// [`Error::InvalidInput`](crate::Error::InvalidInput) before the first.
     pub fn result(&self) -> Result<T> {
         if !self.enqueued {
-            return Err(crate::Error::input(
-                "Reduction::result before any enqueue or run: there is no result yet",
-            ));
+            return Err(crate::Error::input(crate::error::InputFault::NoResultYet));
         }
         let mut v = [T::default()];
         self.result.read_into(&self.queue, 0, &mut v)?;

@@ -5,7 +5,7 @@ use super::{
     at_least, cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State, Track,
 };
 use crate::buffer::Buffer;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::kernel::Kernel;
 use crate::launch::{Event, KernelArg};
 use crate::queue::Queue;
@@ -112,8 +112,7 @@ impl<T: Element> State<T> {
             p.local
         );
         let count = tiles;
-        let tiles = u32::try_from(count)
-            .map_err(|_| Error::input(format!("scan of {n} elements: more than 2^32 tiles")))?;
+        let tiles = u32::try_from(count).map_err(|_| Error::input(InputFault::ScanTiles { n }))?;
         if self.tiles.as_ref().is_none_or(|b| b.len() < count) {
             let mut fresh = Buffer::new(self.queue.context(), count)?;
             fresh.fill(&self.queue, 0)?;
@@ -244,11 +243,10 @@ pub(super) fn checked_state<T: Element>(
     same_context(queue, input, "scan input")?;
     same_context(queue, output, "scan output")?;
     if output.len() != input.len() {
-        return Err(Error::input(format!(
-            "scan of {} elements into a buffer of {}",
-            input.len(),
-            output.len()
-        )));
+        return Err(Error::input(InputFault::ScanInto {
+            input: input.len(),
+            output: output.len(),
+        }));
     }
     cache::state::<T>(queue, ReduceOp::Sum)
 }

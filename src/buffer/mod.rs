@@ -2,7 +2,7 @@
 //! (`[f32; 4]` for `float4`), `#[repr(C)]` structs, `half::f16`.
 
 use crate::checked as guard;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::queue::{Context, InContext, Queue};
@@ -96,7 +96,7 @@ impl<T: Pod> Buffer<T> {
     pub fn new(at: &impl InContext, len: usize) -> Result<Self> {
         let context = at.in_context();
         if len == 0 {
-            return Err(Error::input("a buffer needs at least one element"));
+            return Err(Error::input(InputFault::EmptyBuffer { colored: false }));
         }
         guard::single_device()?; // an invalid CLGROUPS_CHECKED is an error here
         let guard = guard::guard_len(len, size_of::<T>());
@@ -108,10 +108,10 @@ impl<T: Pod> Buffer<T> {
             .checked_add(guard + front)
             .filter(|n| n.checked_mul(size_of::<T>()).is_some())
             .ok_or_else(|| {
-                Error::input(format!(
-                    "a buffer of {len} x {} overflows",
-                    ElemType::of::<T>()
-                ))
+                Error::input(InputFault::BufferOverflow {
+                    len,
+                    elem: ElemType::of::<T>().to_string(),
+                })
             })?;
         let raw = match guard {
             0 => ffi::create_buffer::<T>(context.raw(), total),
@@ -355,10 +355,10 @@ impl<T: Pod> Buffer<T> {
     /// ```
     pub fn copy_to(&self, queue: &Queue, dst: &mut Buffer<T>) -> Result<Event> {
         if dst.len != self.len {
-            return Err(Error::input(format!(
-                "copy between buffers of {} and {} elements",
-                self.len, dst.len
-            )));
+            return Err(Error::input(InputFault::CopyLengths {
+                from: self.len,
+                to: dst.len,
+            }));
         }
         self.check(queue, 0, self.len, "copy")?;
         let ev = ffi::copy(
@@ -403,18 +403,20 @@ impl<T: Pod> Buffer<T> {
         self.raw.get()
     }
 
-    fn check(&self, queue: &Queue, offset: usize, n: usize, what: &str) -> Result<()> {
+    fn check(&self, queue: &Queue, offset: usize, n: usize, what: &'static str) -> Result<()> {
         if queue.context().key() != self.context.key() {
-            return Err(Error::input(format!(
-                "{what}: the queue on {} belongs to another context than the buffer",
-                queue.device()
-            )));
+            return Err(Error::input(InputFault::QueueContext {
+                what,
+                device: queue.device().to_string(),
+            }));
         }
         if offset.checked_add(n).is_none_or(|end| end > self.len) {
-            return Err(Error::input(format!(
-                "{what} of {n} elements at offset {offset} exceeds the buffer's {} elements",
-                self.len
-            )));
+            return Err(Error::input(InputFault::Exceeds {
+                what,
+                n,
+                offset,
+                len: self.len,
+            }));
         }
         Ok(())
     }

@@ -94,9 +94,9 @@ impl std::str::FromStr for ShuffleBackend {
             "intel" => Ok(ShuffleBackend::Intel),
             "nvidia-ptx" | "ptx" => Ok(ShuffleBackend::NvidiaPtx),
             "emulated" => Ok(ShuffleBackend::Emulated),
-            other => Err(crate::Error::input(format!(
-                "unknown shuffle backend {other:?} (expected khr, intel, nvidia-ptx or emulated)"
-            ))),
+            _ => Err(crate::Error::input(
+                crate::error::InputFault::ShuffleBackend { text: s.into() },
+            )),
         }
     }
 }

@@ -7,7 +7,7 @@ use super::caps::{
 use super::{
     backend_requirement, Device, DeviceInner, DeviceLimits, Identity, Implementation, Selector,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::plan::local_size::DeviceKind;
 use once_cell::sync::Lazy;
 use opencl3::device::{
@@ -154,9 +154,11 @@ impl Device {
             .max_compute_units()
             .map_err(|e| cl_err("clGetDeviceInfo", e, self))? as usize;
         if n == 0 || units < n {
-            return Err(Error::input(format!(
-                "cannot split {self} ({units} compute units) into {n} sub-devices"
-            )));
+            return Err(Error::input(InputFault::SubDevices {
+                device: self.to_string(),
+                units,
+                parts: n,
+            }));
         }
         let props = [CL_DEVICE_PARTITION_EQUALLY, (units / n) as isize, 0];
         let subs = self

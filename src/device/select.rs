@@ -1,6 +1,6 @@
 //! `CLGROUPS_DEVICE`: choosing a device by index or by name (pure; no OpenCL).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::plan::local_size::DeviceKind;
 
 /// A device selector, as `CLGROUPS_DEVICE` spells it.
@@ -36,7 +36,7 @@ impl std::str::FromStr for Selector {
     fn from_str(s: &str) -> Result<Self> {
         let s = s.trim();
         if s.is_empty() {
-            return Err(Error::input("empty device selector"));
+            return Err(Error::input(InputFault::EmptySelector));
         }
         match s.split_once(':') {
             Some((p, d)) => match (p.trim().parse(), d.trim().parse()) {

@@ -71,7 +71,7 @@ struct KernelInner {
     /// The same kernel built on the emulated backend (made on the first launch in work-groups
     /// too small for PoCL's native collectives, see [`Kernel::emulated`]), or why none: at
     /// the program's sub-group size, and in sub-groups of one.
-    emulated: [OnceLock<std::result::Result<Kernel, String>>; 2],
+    emulated: [OnceLock<std::result::Result<Kernel, emulated::NoEmulated>>; 2],
     /// The checked variant (whose rounded and sized variants are checked too), or why none.
     checked: std::result::Result<Checked, Obstacle>,
     size: ResolvedSize,

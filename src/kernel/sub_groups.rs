@@ -2,7 +2,7 @@
 //! size, from the driver otherwise.
 
 use super::{trim_ones, Kernel};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Internal, Result};
 use crate::ffi;
 use crate::program::{derived_geometry, ResolvedSize, SubGroupSize};
 use crate::range::Range;
@@ -115,7 +115,7 @@ impl SubGroupQueries<'_> {
             Some(d) => d.unresolved_sub_group_attr.is_some(),
             None => true,
         };
-        if unknown && derived_geometry(p.device(), 0, p.source()) {
+        if unknown && derived_geometry(p.device(), 0, p.facts()) {
             return Err(Error::Unsupported {
                 device: p.device().to_string(),
                 what: format!("host sub-group queries for `{name}`"),
@@ -339,5 +339,5 @@ impl SubGroupQueries<'_> {
 fn first(v: Vec<usize>) -> Result<usize> {
     v.first()
         .copied()
-        .ok_or_else(|| Error::input("the driver returned an empty answer"))
+        .ok_or_else(|| Error::input(InputFault::Internal(Internal::EmptyAnswer)))
 }

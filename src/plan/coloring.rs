@@ -15,7 +15,7 @@
 //! assert_eq!(color(100, 4096, 2).unwrap(), vec![100, 0]);
 //! ```
 
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::plan::gcd;
 use crate::plan::shares::{shares, Devices};
 
@@ -42,9 +42,10 @@ pub const DEFAULT_PAGE_SIZE: usize = 65536;
 #[cfg(any(test, feature = "unstable-internals"))] // the rule itself, for tests and tools
 pub fn color(bytes: usize, page: usize, stacks: usize) -> Result<Vec<usize>> {
     if page == 0 || stacks == 0 {
-        return Err(Error::input(format!(
-            "coloring needs a page size and a device count above 0 (page {page}, devices {stacks})"
-        )));
+        return Err(Error::input(InputFault::ColoringPage {
+            page,
+            devices: stacks,
+        }));
     }
     shares(bytes, page, Devices::Even(stacks))
 }
@@ -102,21 +103,18 @@ pub fn element_shares(
     devices: Devices,
 ) -> Result<Vec<usize>> {
     if align == 0 || size == 0 || page == 0 || page % align != 0 {
-        return Err(Error::input(format!(
-            "element coloring needs a page that is a non-zero multiple of a non-zero alignment \
-             and a sized element type (page {page}, align {align}, element size {size})"
-        )));
+        return Err(Error::input(InputFault::ElementColoring {
+            page,
+            align,
+            size,
+        }));
     }
-    let bytes = len.checked_mul(size).ok_or_else(|| {
-        Error::input(format!(
-            "{len} elements of {size} bytes overflow the address space"
-        ))
-    })?;
-    let granule = page.checked_mul(size / gcd(page, size)).ok_or_else(|| {
-        Error::input(format!(
-            "page {page} widened to {size}-byte elements overflows"
-        ))
-    })?;
+    let bytes = len
+        .checked_mul(size)
+        .ok_or_else(|| Error::input(InputFault::Overflow { len, size }))?;
+    let granule = page
+        .checked_mul(size / gcd(page, size))
+        .ok_or_else(|| Error::input(InputFault::PageOverflow { page, size }))?;
     let chunks = shares(len, granule / size, devices)?;
     log::debug!(
         "coloring: {bytes} bytes in pages of {granule} over {devices:?} -> elements {chunks:?}"

@@ -33,7 +33,7 @@
 //! ```
 
 use super::shares::{shares, Devices};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::range::Range;
 
 /// The largest [`imbalance`] (5%) accepted before a faster dimension is considered.
@@ -157,27 +157,27 @@ fn acceptable(groups: usize, stacks: usize) -> bool {
 /// Checks that `global` and `local` form a valid uniform ND-range for `stacks` devices.
 fn validate(global: Range, local: Range, stacks: usize) -> Result<()> {
     if stacks == 0 {
-        return Err(Error::input("cannot partition a launch over 0 devices"));
+        return Err(Error::input(InputFault::PartitionOverNoDevices));
     }
     if global.rank() != local.rank() {
-        return Err(Error::input(format!(
-            "global range {global:?} has {} dimensions but local range {local:?} has {}",
-            global.rank(),
-            local.rank()
-        )));
+        return Err(Error::input(InputFault::RanksDiffer {
+            global: global.as_slice().to_vec(),
+            local: local.as_slice().to_vec(),
+        }));
     }
     if global.is_empty() || local.is_empty() {
-        return Err(Error::input(format!(
-            "global {global:?} and local {local:?} must have no zero sizes"
-        )));
+        return Err(Error::input(InputFault::ZeroSize {
+            global: global.as_slice().to_vec(),
+            local: local.as_slice().to_vec(),
+        }));
     }
     let bad = (0..global.rank()).find(|&d| global.get(d) % local.get(d) != 0);
     match bad {
-        Some(d) => Err(Error::input(format!(
-            "local size {} does not divide global size {} in dimension {d} (global {global:?}, local {local:?})",
-            local.get(d),
-            global.get(d)
-        ))),
+        Some(dim) => Err(Error::input(InputFault::NotDivisible {
+            dim,
+            global: global.as_slice().to_vec(),
+            local: local.as_slice().to_vec(),
+        })),
         None => Ok(()),
     }
 }

@@ -36,7 +36,7 @@
 //! # Ok::<(), clgroups::Error>(())
 //! ```
 
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result, Weight};
 
 /// About how many units each device gets at least (see the [module documentation](self)).
 pub const UNITS_PER_DEVICE: usize = 64;
@@ -112,9 +112,10 @@ fn even(units: usize, n: usize) -> Vec<usize> {
 pub fn shares(len: usize, granule: usize, devices: Devices) -> Result<Vec<usize>> {
     let n = devices.len();
     if granule == 0 || n == 0 {
-        return Err(Error::input(format!(
-            "a split needs a granule and a device count above 0 (granule {granule}, devices {n})"
-        )));
+        return Err(Error::input(InputFault::Granule {
+            granule,
+            devices: n,
+        }));
     }
     let unit = unit(granule, len, n);
     let units = len.div_ceil(unit);
@@ -150,12 +151,10 @@ pub fn shares(len: usize, granule: usize, devices: Devices) -> Result<Vec<usize>
 /// ```
 pub fn weighted_chunks(groups: usize, weights: &[f64]) -> Result<Vec<usize>> {
     if weights.is_empty() {
-        return Err(Error::input("cannot split work over 0 devices"));
+        return Err(Error::input(InputFault::SplitOverNoDevices));
     }
     if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
-        return Err(Error::input(format!(
-            "weight {w} is not a positive finite number"
-        )));
+        return Err(Error::input(InputFault::Weight { weight: Weight(*w) }));
     }
     let sum: f64 = weights.iter().sum();
     let exact: Vec<f64> = weights.iter().map(|w| groups as f64 * w / sum).collect();

@@ -64,9 +64,7 @@ pub fn weighted_elements(
     weights: &[f64],
 ) -> Result<Vec<usize>> {
     if page == 0 || elem == 0 {
-        return Err(crate::Error::input(
-            "a coloring needs a page and elements of at least one byte",
-        ));
+        return Err(crate::Error::input(crate::error::InputFault::ColoringUnits));
     }
     shares(
         len,

@@ -262,21 +262,15 @@ pub(crate) fn fixed_builtins(device: &Device, size: usize) -> bool {
         )
 }
 
-/// Whether the automatic build (`size` 0) of `source` computes the driver's sub-groups' sizes
+/// Whether the automatic build (`size` 0) of a source computes the driver's sub-groups' sizes
 /// and counts itself and provides every standard built-in (`CLG_KHR_DERIVED`): on PoCL's
-/// native sub-groups, for a source that names `intel_reqd_sub_group_size`, where a kernel whose
+/// native sub-groups, for a source that names `intel_reqd_sub_group_size`
+/// ([`SourceFacts::names_required_size`]), where a kernel whose
 /// size clgroups cannot read (made by a macro, a function-like macro's parameter) runs at the
 /// driver's size, which PoCL reports wrong for a partial last sub-group and tells the host
 /// nowhere (`CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL` fails, `CL_KERNEL_ATTRIBUTES` omits it).
-pub(crate) fn derived_geometry(device: &Device, size: usize, source: &str) -> bool {
-    size == 0 && fixed_builtins(device, 1) && names_required_size(source)
-}
-
-/// Whether `source` names `intel_reqd_sub_group_size` (a whole word).
-pub(crate) fn names_required_size(source: &str) -> bool {
-    source
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w == "intel_reqd_sub_group_size")
+pub(crate) fn derived_geometry(device: &Device, size: usize, facts: &SourceFacts) -> bool {
+    size == 0 && fixed_builtins(device, 1) && facts.names_required_size
 }
 
 /// The error for kernel `name`, refused for a collective under work-item-dependent control
@@ -344,7 +338,7 @@ pub(super) fn build_with_fallbacks(
     size: usize,
 ) -> Result<(Arc<ClProgram>, bool)> {
     let facts = &source.facts;
-    let polyfill = polyfill_text(queue, b, size)?;
+    let polyfill = polyfill_text(queue, facts, size)?;
     let mut stand_in = false;
     let attempt =
         |plans: &BTreeMap<String, KernelChoices>, round: bool, rewrite: bool, stand_in: bool| {
@@ -413,10 +407,10 @@ pub(super) fn build_with_fallbacks(
 
 /// The standard sub-group built-ins the device lacks (nothing when the source names none), for
 /// the build of sub-group size `size`.
-fn polyfill_text(queue: &Queue, b: &ProgramBuilder, size: usize) -> Result<String> {
+fn polyfill_text(queue: &Queue, facts: &SourceFacts, size: usize) -> Result<String> {
     let device = queue.device();
-    let all = fixed_builtins(device, size) || derived_geometry(device, size, &b.source);
-    let text = polyfill::prelude(queue, &b.source, all);
+    let all = fixed_builtins(device, size) || derived_geometry(device, size, facts);
+    let text = polyfill::prelude(queue, facts, all);
     transform::inline_includes(&text, "clgroups/khr/prelude")
 }
 
@@ -431,7 +425,7 @@ pub(super) fn build_probe(
     size: usize,
     defines: &str,
 ) -> Result<Arc<ClProgram>> {
-    let polyfill = polyfill_text(queue, b, size)? + defines;
+    let polyfill = polyfill_text(queue, &source.facts, size)? + defines;
     let attempt = |stand_in: bool| {
         let how = (false, true, stand_in);
         let text = compose(b, queue.device(), &polyfill, source, plans, how, size)?;
@@ -472,7 +466,7 @@ fn compose(
     };
     let body = transform::inline_includes(&user, &b.file_name)?;
     let mut out = prelude(device, size);
-    if derived_geometry(device, size, &b.source) {
+    if derived_geometry(device, size, &source.facts) {
         log::debug!(
             "{device}: the source names intel_reqd_sub_group_size: its automatic build computes \
              the driver's partial sub-groups and provides every standard built-in"
@@ -534,7 +528,14 @@ pub(super) fn prelude(device: &Device, size: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::names_required_size;
+    use crate::device::ShuffleBackend;
+    use crate::transform::SourceFacts;
+
+    /// [`SourceFacts::names_required_size`] of `src`.
+    fn names_required_size(src: &str) -> bool {
+        let facts = SourceFacts::read_on(src, ShuffleBackend::Khr, None);
+        facts.unwrap().names_required_size
+    }
 
     #[test]
     fn required_sizes_are_named_as_whole_words() {

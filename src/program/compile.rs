@@ -1,7 +1,7 @@
 //! The driver's side of a build: compile OpenCL C for one device, through the context's
 //! program cache, with the build log mapped back to the user's lines on failure.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::ffi::ClProgram;
 use crate::queue::Queue;
 use crate::transform::build_log;
@@ -20,8 +20,11 @@ pub(super) fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<A
         .map(crate::ffi::Owned::new)
         .map_err(|e| Error::cl("clCreateProgramWithSource", e.0, device.to_string()))?;
     log::debug!("building program on {device} with options {options:?}");
-    let c_options = std::ffi::CString::new(options.as_str())
-        .map_err(|_| Error::input(format!("build options contain a NUL byte: {options:?}")))?;
+    let c_options = std::ffi::CString::new(options.as_str()).map_err(|_| {
+        Error::input(InputFault::OptionsNul {
+            options: options.clone(),
+        })
+    })?;
     // Built for this device only: opencl3's `Program::build` would then ask for the kernel
     // names, which drivers refuse (CL_INVALID_PROGRAM_EXECUTABLE) until every device of a
     // multi-device context has a build.

@@ -4,7 +4,7 @@
 
 use super::{Program, SubGroupSize};
 use crate::device::ShuffleBackend;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::queue::Queue;
 
 impl Program {
@@ -12,15 +12,15 @@ impl Program {
     /// context on the emulated backend (the buffers and queues of the context serve both), with
     /// the program's default sub-group size, or sub-groups of one where `singles`; or why it
     /// could not be.
-    pub(crate) fn emulated(&self, singles: bool) -> std::result::Result<&Program, &str> {
+    pub(crate) fn emulated(&self, singles: bool) -> std::result::Result<&Program, &Error> {
         let made = self.inner.emulated[usize::from(singles)].get_or_init(|| {
-            let built = self.build_emulated(singles).map_err(|e| e.to_string());
+            let built = self.build_emulated(singles);
             if let Err(why) = &built {
                 log::debug!("{}: no emulated build: {why}", self.device());
             }
             built
         });
-        made.as_ref().map_err(String::as_str)
+        made.as_ref()
     }
 
     fn build_emulated(&self, singles: bool) -> Result<Program> {

@@ -3,16 +3,16 @@
 use super::build::{derived_geometry, prelude};
 use super::{polyfill, ProgramBuilder};
 use crate::queue::Queue;
-use crate::transform::{self, pp_eval::PpState};
+use crate::transform::{self, pp_eval::PpState, SourceFacts};
 
 /// The macros a build's text starts with, as far as clgroups can tell them (see
 /// [`transform::pp_eval`]): the device's extensions and OpenCL C features
 /// (`CL_DEVICE_EXTENSIONS`, `CL_DEVICE_OPENCL_C_FEATURES`, as its compiler defines them),
 /// `__OPENCL_VERSION__`, `CL_VERSION_*` up to the device's OpenCL C version,
 /// `__OPENCL_C_VERSION__` where `-cl-std` sets it, the `-D`/`-U` options, then the backend's
-/// defines and the polyfill's ([`prelude`], with `CLG_SUB_GROUP_SIZE` unknown: each of a
-/// program's builds sets its own).
-pub(super) fn compiler_macros(queue: &Queue, b: &ProgramBuilder) -> PpState {
+/// defines and the polyfill's for the source of `facts` ([`prelude`], with `CLG_SUB_GROUP_SIZE`
+/// unknown: each of a program's builds sets its own).
+pub(super) fn compiler_macros(queue: &Queue, b: &ProgramBuilder, facts: &SourceFacts) -> PpState {
     let device = queue.device();
     let mut st = PpState::default();
     let exts = device.raw().extensions().unwrap_or_default();
@@ -63,8 +63,8 @@ pub(super) fn compiler_macros(queue: &Queue, b: &ProgramBuilder) -> PpState {
     let mut text = prelude(device, 0);
     text.push_str(&polyfill::prelude(
         queue,
-        &b.source,
-        derived_geometry(device, 0, &b.source),
+        facts,
+        derived_geometry(device, 0, facts),
     ));
     transform::pp_eval::evaluate(&text, &mut st);
     st.forget("CLG_SUB_GROUP_SIZE");

@@ -57,7 +57,7 @@ pub use crate::transform::build_log;
 pub use crate::transform::SubGroupSizeAttr as SubGroupSize;
 
 use crate::device::{Device, ShuffleBackend};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::ffi::ClProgram;
 use crate::queue::Queue;
 use crate::transform::{self, KernelDecl, Obstacle, Source, SourceFacts};
@@ -139,7 +139,7 @@ struct ProgramInner {
     driver_sizes: told::DriverSizes,
     /// The program rebuilt on the emulated backend, once a kernel needs it ([`emulated`]): with
     /// the program's default sub-group size, and with sub-groups of one.
-    emulated: [std::sync::OnceLock<std::result::Result<Program, String>>; 2],
+    emulated: [std::sync::OnceLock<Result<Program>>; 2],
 }
 
 impl Program {
@@ -191,8 +191,12 @@ impl Program {
     /// ```
     pub fn from_file(queue: &Queue, path: impl AsRef<std::path::Path>) -> Result<Program> {
         let path = path.as_ref();
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| Error::input(format!("cannot read {}: {e}", path.display())))?;
+        let source = std::fs::read_to_string(path).map_err(|e| {
+            Error::input(InputFault::Unreadable {
+                path: path.display().to_string(),
+                error: e.to_string(),
+            })
+        })?;
         Program::builder(source)
             .file_name(&path.display().to_string())
             .build(queue)
@@ -216,9 +220,9 @@ impl Program {
     fn build_read(mut b: ProgramBuilder, queue: &Queue, mut source: Source<'_>) -> Result<Program> {
         let device = queue.device();
         let given = std::mem::replace(&mut b.source, source.text.to_string());
-        if b.source.contains('#') {
+        if source.facts.conditionals {
             // Sizes chosen by `#if` branches: those of the branches this build compiles.
-            let macros = macros::compiler_macros(queue, &b);
+            let macros = macros::compiler_macros(queue, &b, &source.facts);
             transform::resolve_conditional_sizes(&b.source, &mut source.facts.kernels, macros);
         }
         let rounding = b.rounding.unwrap_or_else(RoundingConfig::from_env);
@@ -438,6 +442,11 @@ impl Program {
     /// Whether no kernel of the source asks for what a bulk + tail split would change.
     pub(crate) fn splittable(&self) -> bool {
         crate::plan::split::splittable(|w| self.inner.facts.uses(w))
+    }
+
+    /// What the one scan of the source found.
+    pub(crate) fn facts(&self) -> &SourceFacts {
+        &self.inner.facts
     }
 
     /// The scanned declaration of kernel `name` (`None` for kernels the scanner did not find,

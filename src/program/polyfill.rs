@@ -22,7 +22,7 @@
 use super::compile::build_cached;
 use crate::device::{provision, Provision, ShuffleBackend, POLYFILLED_EXTENSIONS};
 use crate::queue::Queue;
-use crate::transform;
+use crate::transform::{self, SourceFacts};
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -75,12 +75,12 @@ pub fn extensions(queue: &Queue) -> Provisions {
     v
 }
 
-/// The polyfill text for a build of `source` on the queue's device (see
+/// The polyfill text for a build of a source (`facts`) on the queue's device (see
 /// [`transform::polyfill_prelude`]): nothing when the source names no sub-group built-in;
 /// every extension where `all` (a build whose fixed size the driver gets wrong, see
 /// `build::fixed_builtins`).
-pub(super) fn prelude(queue: &Queue, source: &str, all: bool) -> String {
-    if !transform::mentions_sub_groups(source) {
+pub(super) fn prelude(queue: &Queue, facts: &SourceFacts, all: bool) -> String {
+    if !facts.mentions_sub_groups {
         return String::new();
     }
     let provided: Vec<&str> = match all {
@@ -92,7 +92,7 @@ pub(super) fn prelude(queue: &Queue, source: &str, all: bool) -> String {
             .collect(),
     };
     log::debug!("{}: polyfill provides {provided:?}", queue.device());
-    transform::polyfill_prelude(&provided, source)
+    transform::polyfill_prelude(&provided, facts.mentions_sub_groups)
 }
 
 /// Whether a kernel calling every built-in of `ext` builds (compiles and links) on the device.

@@ -204,28 +204,10 @@ fn probe(
     built: &ClProgram,
 ) -> DriverSizes {
     // A source that spells or defines one of the probe's names: its answers would be ambiguous.
-    let words: std::collections::BTreeSet<&str> = (b.source)
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .collect();
-    let defines = |name: &str| {
-        b.source.lines().any(|l| {
-            let Some(rest) = l.trim_start().strip_prefix('#') else {
-                return false;
-            };
-            let rest = rest.trim_start();
-            let rest = (rest.strip_prefix("define"))
-                .or_else(|| rest.strip_prefix("undef"))
-                .map(str::trim_start);
-            rest.is_some_and(|r| {
-                r.strip_prefix(name)
-                    .is_some_and(|t| !t.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
-            })
-        })
-    };
-    if words.contains(PROBE_NAMES[0]) {
+    if source.facts.spells(PROBE_NAMES[0]) {
         return Err(Untold::Spelled(PROBE_NAMES[0]));
     }
-    if let Some(name) = PROBE_NAMES.into_iter().find(|n| defines(n)) {
+    if let Some(name) = PROBE_NAMES.into_iter().find(|n| source.facts.defines(n)) {
         return Err(Untold::Spelled(name));
     }
     let mut why = Untold::BuildFailed;

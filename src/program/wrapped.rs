@@ -26,7 +26,7 @@ impl Program {
         if inner.plans.get(name).is_some_and(|p| p.scratch) {
             return Err(Obstacle::TakesScratch);
         }
-        if let Some(why) = crate::transform::unseen_code(&inner.source, &inner.options) {
+        if let Some(why) = crate::transform::unseen_code(&inner.facts.includes, &inner.options) {
             return Err(why);
         }
         match inner.facts.wrap_obstacles.get(name) {

@@ -30,7 +30,7 @@ use super::Placement;
 use super::{Access, ColoredBuffer, RootDevice};
 use crate::algorithms::{self as single, multi, Element, ReduceOp, ScanKind};
 use crate::buffer::{Buffer, Scalar};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Internal, Result};
 use crate::plan::cost::{price, Choice, Depth, Inputs, Link, Priced, Right, SpreadPolicy};
 use crate::queue::Queue;
 
@@ -142,7 +142,7 @@ fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp)
             input.gather_to(d)?;
             let (d, whole) = input
                 .whole_typed()?
-                .ok_or_else(|| Error::input("not whole"))?;
+                .ok_or_else(|| Error::input(InputFault::Internal(Internal::NotWhole)))?;
             single::reduce(&root.queues()[d], &whole, op)
         }
         _ => reduce_parts(root, input, op),
@@ -266,19 +266,15 @@ fn scan<T: Element>(
     exclusive: bool,
 ) -> Result<()> {
     if input.chunks() != output.chunks() {
-        return Err(Error::input(format!(
-            "scan: the output's chunks {:?} differ from the input's {:?}: color both alike",
-            output.chunks(),
-            input.chunks()
-        )));
+        return Err(Error::input(InputFault::ScanChunks {
+            output: output.chunks().to_vec(),
+            input: input.chunks().to_vec(),
+        }));
     }
     let ins = parts(root, input)?;
     let same = |a: Vec<usize>| a == ins.iter().map(|p| p.0).collect::<Vec<_>>();
     if !same(parts(root, output)?.iter().map(|p| p.0).collect()) {
-        return Err(Error::input(
-            "scan: input and output must both hold exactly their chunks on every device \
-             (Access::Auto or Access::Partitioned)",
-        ));
+        return Err(Error::input(InputFault::ScanParts));
     }
     let kind = match exclusive {
         true => ScanKind::Exclusive,
@@ -318,11 +314,10 @@ fn parts<'a, T: Scalar>(
     buf: &'a ColoredBuffer<T>,
 ) -> Result<Vec<(usize, &'a Buffer<T>)>> {
     if buf.queues_len() != root.len() {
-        return Err(Error::input(format!(
-            "a colored buffer over {} devices used with a root device of {}",
-            buf.queues_len(),
-            root.len()
-        )));
+        return Err(Error::input(InputFault::ColoredDevices {
+            buffer: buf.queues_len(),
+            root: root.len(),
+        }));
     }
     // A buffer a launch left whole on one device moves back to its parts first.
     buf.settle()?;
@@ -336,14 +331,10 @@ fn parts<'a, T: Scalar>(
     }
     match (buf.access(), buf.held_part(0)) {
         (Access::Replicated, Some(p)) => Ok(vec![(0, p)]),
-        _ => Err(Error::input(format!(
-            "reduce and scan need each device to hold exactly the one run of elements it owns, \
-             or a replicated buffer; this ColoredBuffer<{}> is {:?} in partitioned placement \
-             (owned runs per device: {:?}): use Access::Auto or Access::Partitioned without \
-             ColoredBuffer::for_launch, or Access::Replicated",
-            T::CL_NAME,
-            buf.access(),
-            buf.owned().iter().map(Vec::len).collect::<Vec<_>>()
-        ))),
+        _ => Err(Error::input(InputFault::NotOwnedRuns {
+            elem: T::CL_NAME,
+            access: format!("{:?}", buf.access()),
+            owned: buf.owned().iter().map(Vec::len).collect(),
+        })),
     }
 }

@@ -7,7 +7,7 @@ use super::{Placement, RootDevice, RootKernel};
 use crate::error::Result;
 use crate::obstacle::Obstacle;
 use crate::program::{Program, ProgramBuilder};
-use crate::transform::{self, is_const_pointee, is_global_pointer, RootDecl, VariantKind};
+use crate::transform::{self, is_global_pointer, RootDecl, VariantKind};
 use opencl3::kernel::CL_KERNEL_ARG_TYPE_CONST;
 use std::fmt;
 use std::sync::Arc;
@@ -193,7 +193,7 @@ impl RootProgram {
                 let driver = kernels[0].raw().get_arg_type_qualifier(i as u32).ok();
                 let read_only = match driver {
                     Some(q) => q & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0,
-                    None => is_const_pointee(p),
+                    None => p.const_pointee,
                 };
                 ParamFacts {
                     name: p.name.clone(),

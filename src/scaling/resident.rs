@@ -10,7 +10,7 @@
 use super::arg::ColoredArg;
 use super::residence::Whole;
 use crate::buffer::Buffer;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Internal, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::launch::Arg;
@@ -104,7 +104,7 @@ pub(super) fn gather(
     let r = c
         .residence
         .as_ref()
-        .ok_or_else(|| Error::input("no residence"))?;
+        .ok_or_else(|| Error::input(InputFault::Internal(Internal::NoResidence)))?;
     if let Some((h, buf)) = r.whole() {
         if h == d {
             return Ok((buf, 0));

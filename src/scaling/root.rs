@@ -2,7 +2,7 @@
 
 use super::Placement;
 use crate::device::{default_device, devices, select_device, Device};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result, RootFault, Weight};
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
 use crate::plan::cost::Sample;
 use crate::plan::cost::{Link, SpreadPolicy};
@@ -413,16 +413,13 @@ impl RootDevice {
     /// ```
     pub fn with_weights(mut self, weights: &[f64]) -> Result<Self> {
         if weights.len() != self.queues.len() {
-            return Err(Error::input(format!(
-                "{} weights for a root device of {} devices",
-                weights.len(),
-                self.queues.len()
-            )));
+            return Err(Error::input(InputFault::WeightCount {
+                weights: weights.len(),
+                devices: self.queues.len(),
+            }));
         }
         if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
-            return Err(Error::input(format!(
-                "weight {w} is not a positive finite number"
-            )));
+            return Err(Error::input(InputFault::Weight { weight: Weight(*w) }));
         }
         self.weights = Some(weights.to_vec());
         Ok(self)
@@ -522,20 +519,25 @@ pub(super) type Measured = (Sample, Sample, u32);
 /// Checks `(platform index, device id)` pairs: at least one, one platform, no repeats (an
 /// error naming the devices, `names`).
 fn check_devices(keys: &[(usize, usize)], names: &str) -> Result<()> {
-    let refuse = |why: String| Err(Error::input(format!("{why} ({names})")));
+    let refuse = |fault| {
+        Err(Error::input(InputFault::RootDevices {
+            fault,
+            devices: names.into(),
+        }))
+    };
     let Some(&(platform, _)) = keys.first() else {
-        return refuse("a root device needs at least one device".into());
+        return refuse(RootFault::NoDevice);
     };
     if let Some(i) = keys.iter().position(|&(p, _)| p != platform) {
-        return refuse(format!(
-            "devices of a root device must share a platform: device {i} is on platform {}, \
-             device 0 on {platform}",
-            keys[i].0
-        ));
+        return refuse(RootFault::Platforms {
+            device: i,
+            platform: keys[i].0,
+            first: platform,
+        });
     }
     for (i, key) in keys.iter().enumerate() {
         if let Some(j) = keys[..i].iter().position(|k| k == key) {
-            return refuse(format!("device {i} repeats device {j}"));
+            return refuse(RootFault::Repeats { device: i, of: j });
         }
     }
     Ok(())

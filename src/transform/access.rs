@@ -5,7 +5,7 @@
 //! placement only when [`own_id_index`] proves that every access is at the work-item's own
 //! global id; everything else must be declared by the user or is refused.
 
-use super::source::{KernelDecl, Kind, Param, Scanned};
+use super::source::{KernelDecl, Kind, Scanned};
 
 /// The global-id forms one parameter is indexed with (see [`own_id_index`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -23,17 +23,6 @@ impl IdIndex {
     pub(crate) fn matches(&self, rank: usize, offset_is_zero: bool) -> bool {
         (!self.global_id0 || rank == 1) && (!self.linear_id || offset_is_zero)
     }
-}
-
-/// Whether `p`'s pointee is `const`, from its source text (the fallback when the driver
-/// reports no `CL_KERNEL_ARG_TYPE_QUALIFIER`): a `const` before the last `*`.
-pub(crate) fn is_const_pointee(p: &Param) -> bool {
-    let Some(star) = p.text.rfind('*') else {
-        return false;
-    };
-    p.text[..star]
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w == "const" || w == "__const")
 }
 
 /// The id forms with which kernel `k` indexes its parameter `name`, when every use of `name` in
@@ -244,15 +233,13 @@ mod tests {
 
     #[test]
     fn const_pointees_from_source() {
-        let p = |text: &str| Param {
-            text: text.into(),
-            name: "x".into(),
-            is_pointer: true,
-            address_space: Some("global".into()),
+        let is_const_pointee = |text: &str| {
+            let k = crate::transform::source::scan_kernels(&format!("kernel void k({text}) {{}}"));
+            k.unwrap()[0].params[0].const_pointee
         };
-        assert!(is_const_pointee(&p("global const float *x")));
-        assert!(is_const_pointee(&p("const global float* restrict x")));
-        assert!(!is_const_pointee(&p("global float * const x")));
-        assert!(!is_const_pointee(&p("global float *x")));
+        assert!(is_const_pointee("global const float *x"));
+        assert!(is_const_pointee("const global float* restrict x"));
+        assert!(!is_const_pointee("global float * const x"));
+        assert!(!is_const_pointee("global float *x"));
     }
 }

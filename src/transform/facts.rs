@@ -3,9 +3,9 @@
 //! facts instead of reading the text again.
 
 use super::divergence::{self, Divergence};
-use super::layer;
 use super::lex::Kind;
 use super::source::Scanned;
+use super::{layer, polyfill};
 use super::{KernelDecl, Obstacle};
 use crate::device::{Device, ShuffleBackend};
 use crate::error::{Error, Result};
@@ -44,9 +44,27 @@ pub(crate) struct SourceFacts {
     /// scanner read (in a macro's replacement list, or around a kernel it did not find): a
     /// kernel the scanner did not find may then require a size nobody tells clgroups.
     pub(crate) hidden_required_size: bool,
+    /// Whether a conditional directive (`#if`, `#ifdef`, `#ifndef`) opens in the source read:
+    /// only then can a build's macros choose what it compiles
+    /// ([`super::resolve_conditional_sizes`]).
+    pub(crate) conditionals: bool,
+    /// Whether a word of the code, its macros or its directives names a standard sub-group
+    /// built-in or a sub-group extension: the build adds the polyfill
+    /// ([`super::polyfill::prelude`]).
+    pub(crate) mentions_sub_groups: bool,
+    /// Whether a word of the code, its macros or its directives is `intel_reqd_sub_group_size`
+    /// (`program::build::derived_geometry`).
+    pub(crate) names_required_size: bool,
     /// Every identifier of the code and of its macros (comments and strings excluded; the
     /// whole text split at non-identifier characters where the scanner cannot read it).
     words: BTreeSet<String>,
+    /// Every identifier of the directive lines (of the whole text where the scanner cannot
+    /// read it).
+    directive_words: BTreeSet<String>,
+    /// Every name a directive defines or undefines.
+    defined: BTreeSet<String>,
+    /// What each `#include` names (none where the scanner cannot read the source).
+    pub(crate) includes: Vec<String>,
 }
 
 impl SourceFacts {
@@ -81,7 +99,11 @@ impl SourceFacts {
                     unscanned: Some(Obstacle::Unscanned(e.to_string())),
                     hidden_required_size: words.contains(REQUIRED_SIZE)
                         || words.contains(REQUIRED_SIZE_UNDERSCORED),
+                    mentions_sub_groups: polyfill::mentions_sub_groups(&words),
+                    names_required_size: words.contains(REQUIRED_SIZE),
+                    directive_words: words.clone(),
                     words,
+                    defined: text_defines(src),
                     ..Default::default()
                 });
             }
@@ -117,6 +139,11 @@ impl SourceFacts {
             .iter()
             .map(|k| (k.name.clone(), super::shape_dependence(scanned, k)))
             .collect();
+        let words = scanned_words(scanned);
+        let directive_words: BTreeSet<String> = (scanned.directive_idents.iter())
+            .map(|span| src[span.clone()].to_string())
+            .collect();
+        let named = |w: &str| words.contains(w) || directive_words.contains(w);
         Ok(SourceFacts {
             kernels,
             unscanned: None,
@@ -129,13 +156,30 @@ impl SourceFacts {
             scratch_edits: threading.edits,
             scratch_stand_in,
             hidden_required_size: hidden_required_size(scanned),
-            words: scanned_words(scanned),
+            conditionals: scanned.has_conditionals(),
+            mentions_sub_groups: polyfill::mentions_sub_groups(&words)
+                || polyfill::mentions_sub_groups(&directive_words),
+            names_required_size: named(REQUIRED_SIZE),
+            words,
+            directive_words,
+            defined: (scanned.macros.keys().chain(&scanned.undefs).cloned()).collect(),
+            includes: scanned.includes.clone(),
         })
     }
 
-    /// Whether `word` is an identifier of the source.
+    /// Whether `word` is an identifier of the source's code or macros.
     pub(crate) fn uses(&self, word: &str) -> bool {
         self.words.contains(word)
+    }
+
+    /// Whether `word` is an identifier of the source's code, macros or directives.
+    pub(crate) fn spells(&self, word: &str) -> bool {
+        self.words.contains(word) || self.directive_words.contains(word)
+    }
+
+    /// Whether a directive of the source defines or undefines `name`.
+    pub(crate) fn defines(&self, name: &str) -> bool {
+        self.defined.contains(name)
     }
 
     /// Whether an identifier of the source is a sub-group collective.
@@ -209,6 +253,21 @@ fn text_words(src: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The names of `#define` and `#undef` lines of text the scanner cannot read.
+fn text_defines(src: &str) -> BTreeSet<String> {
+    let name = |l: &str| {
+        let rest = l.trim_start().strip_prefix('#')?.trim_start();
+        let rest = (rest.strip_prefix("define"))
+            .or_else(|| rest.strip_prefix("undef"))?
+            .trim_start();
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        Some(rest[..end].to_string()).filter(|n| !n.is_empty())
+    };
+    src.lines().filter_map(name).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,5 +308,32 @@ mod tests {
         assert!(!hidden(&format!(
             "#define CAT(a, b) a##b\nkernel void CAT(k, 1){body}"
         )));
+    }
+
+    #[test]
+    fn directives_are_read_from_the_scan() {
+        let src = "#define WG __attribute__((reqd_work_group_size(64, 1, 1)))\n\
+                   #undef  __reqd_work_group_size__\n\
+                   #if defined(cl_khr_subgroups) /* intel_reqd_sub_group_size */\n#endif\n\
+                   // #define intel_reqd_sub_group_size(S)\n\
+                   kernel void k(global int *x) { x[0] = 0x1F; }";
+        let unscannable = format!("{src}\n}}");
+        for text in [src, &unscannable] {
+            let f = SourceFacts::read_on(text, ShuffleBackend::Khr, None).unwrap();
+            assert!(
+                f.defines("WG") && f.defines("__reqd_work_group_size__"),
+                "{text}"
+            );
+            assert!(!f.defines("reqd_work_group_size"), "{text}");
+            assert!(f.spells("reqd_work_group_size") && f.spells("cl_khr_subgroups"));
+            assert!(f.mentions_sub_groups, "{text}");
+            assert!(!f.spells("x1F"));
+        }
+        let f = SourceFacts::read_on(src, ShuffleBackend::Khr, None).unwrap();
+        assert!(!f.defines("intel_reqd_sub_group_size") && !f.names_required_size);
+        assert!(f.conditionals);
+        let plain = "#define N 4\n// #if N\nkernel void k(global int *x) { x[0] = N; }";
+        let f = SourceFacts::read_on(plain, ShuffleBackend::Khr, None).unwrap();
+        assert!(!f.conditionals && f.defines("N"));
     }
 }

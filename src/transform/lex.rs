@@ -1,7 +1,7 @@
 //! The lexer under [`super::source`]: tokens, comments, literals, directives (with
 //! `#define` bodies and conditional kinds), bracket partners and line numbers.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use std::ops::Range;
 
 /// Token classes; only identifiers and punctuation matter to the scanner.
@@ -69,50 +69,44 @@ pub(crate) fn match_brackets(src: &str, tokens: &[Token], lines: &LineIndex) -> 
             _ => continue,
         };
         let Some(open) = stack.pop() else {
-            return Err(Error::input(format!(
-                "unmatched `{}` at line {}{}",
-                text(i),
-                line(i),
-                kernel_context(src, tokens, i)
-            )));
+            return Err(Error::input(InputFault::Unmatched {
+                token: text(i).into(),
+                line: line(i),
+                kernel: kernel_context(src, tokens, i),
+            }));
         };
         if text(open) != want {
-            return Err(Error::input(format!(
-                "`{}` at line {} is closed by `{}` at line {}{}",
-                text(open),
-                line(open),
-                text(i),
-                line(i),
-                kernel_context(src, tokens, i)
-            )));
+            return Err(Error::input(InputFault::Mismatched {
+                open: text(open).into(),
+                open_line: line(open),
+                close: text(i).into(),
+                line: line(i),
+                kernel: kernel_context(src, tokens, i),
+            }));
         }
         partner[open] = i;
         partner[i] = open;
     }
     match stack.first() {
-        Some(&open) => Err(Error::input(format!(
-            "unclosed `{}` at line {}{}",
-            text(open),
-            line(open),
-            kernel_context(src, tokens, open)
-        ))),
+        Some(&open) => Err(Error::input(InputFault::Unclosed {
+            token: text(open).into(),
+            line: line(open),
+            kernel: kernel_context(src, tokens, open),
+        })),
         None => Ok(partner),
     }
 }
 
-/// " (in kernel `k`)" for the last kernel declared before token `at`, or "".
-fn kernel_context(src: &str, tokens: &[Token], at: usize) -> String {
+/// The last kernel declared before token `at`, if any.
+fn kernel_context(src: &str, tokens: &[Token], at: usize) -> Option<String> {
     let text = |i: usize| &src[tokens[i].span.clone()];
-    let Some(kw) = (0..at)
+    let kw = (0..at)
         .rev()
-        .find(|&i| matches!(text(i), "kernel" | "__kernel"))
-    else {
-        return String::new();
-    };
+        .find(|&i| matches!(text(i), "kernel" | "__kernel"))?;
     (kw + 1..=at)
         .find(|&i| text(i) == "(" && tokens[i - 1].kind == Kind::Ident)
         .filter(|&i| !text(i - 1).starts_with("CLG_") && !text(i - 1).starts_with("__attribute"))
-        .map_or(String::new(), |i| format!(" (in kernel `{}`)", text(i - 1)))
+        .map(|i| text(i - 1).to_string())
 }
 
 /// Byte offset → 1-based line number.
@@ -140,8 +134,15 @@ pub(crate) struct Lexer<'a> {
     pub(crate) tokens: Vec<Token>,
     /// `#define` names with the byte span of their replacement lists.
     pub(crate) defines: Vec<(String, Range<usize>)>,
+    /// `#undef` names.
+    pub(crate) undefs: Vec<String>,
+    /// What each `#include` names (`<`, `>` and quotes trimmed).
+    pub(crate) includes: Vec<String>,
     /// Every directive's offset and kind.
     pub(crate) directives: Vec<(usize, Directive)>,
+    /// The byte spans of the identifiers of every directive line (`#define` bodies included,
+    /// comments and literals excluded).
+    pub(crate) directive_idents: Vec<Range<usize>>,
 }
 
 impl<'a> Lexer<'a> {
@@ -153,7 +154,10 @@ impl<'a> Lexer<'a> {
             end: src.len(),
             tokens: Vec::new(),
             defines: Vec::new(),
+            undefs: Vec::new(),
+            includes: Vec::new(),
             directives: Vec::new(),
+            directive_idents: Vec::new(),
         }
     }
 
@@ -165,8 +169,8 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn error(&self, what: &str, at: usize) -> Error {
-        Error::input(format!("{what} at line {}", self.lines.line(at)))
+    fn error(&self, fault: fn(usize) -> InputFault, at: usize) -> Error {
+        Error::input(fault(self.lines.line(at)))
     }
 
     /// Lexes everything; `directives` says whether `#` at a line start opens a directive.
@@ -226,7 +230,7 @@ impl<'a> Lexer<'a> {
             }
             i += 1;
         }
-        Err(self.error("unterminated comment", start))
+        Err(self.error(|line| InputFault::UnterminatedComment { line }, start))
     }
 
     /// End of a string or character literal opened by the quote at `start`.
@@ -245,11 +249,11 @@ impl<'a> Lexer<'a> {
         if in_directive {
             return Ok(i.min(self.end));
         }
-        Err(self.error("unterminated literal", start))
+        Err(self.error(|line| InputFault::UnterminatedLiteral { line }, start))
     }
 
-    /// Skips a directive starting at `#` (offset `start`), recording `#define`s; returns the
-    /// offset of its final newline.
+    /// Skips a directive starting at `#` (offset `start`), recording `#define`s and its
+    /// identifiers; returns the offset of its final newline.
     fn directive(&mut self, start: usize) -> Result<usize> {
         let mut i = start + 1;
         while i < self.end && self.at(i) != b'\n' {
@@ -258,6 +262,12 @@ impl<'a> Lexer<'a> {
                 b'/' if self.at(i + 1) == b'*' => self.block_comment(i)?,
                 b'/' if self.at(i + 1) == b'/' => self.line_comment(i),
                 b'"' | b'\'' => self.literal(i, true)?,
+                c if c.is_ascii_digit() => self.scan_while(i, is_ident_byte),
+                c if is_ident_start(c) => {
+                    let end = self.scan_while(i, is_ident_byte);
+                    self.directive_idents.push(i..end);
+                    end
+                }
                 _ => i + 1,
             };
         }
@@ -267,7 +277,8 @@ impl<'a> Lexer<'a> {
         Ok(i)
     }
 
-    /// If `src[from..to]` is `define NAME...`, remembers NAME and its replacement list.
+    /// If `src[from..to]` is `define NAME...`, remembers NAME and its replacement list; if it
+    /// is `undef NAME`, remembers NAME; if it is `include HEADER`, remembers HEADER.
     fn record_define(&mut self, from: usize, to: usize) {
         let text = &self.src[from..to];
         let skip_ws = |mut i: usize| {
@@ -283,12 +294,25 @@ impl<'a> Lexer<'a> {
             i
         };
         let kw = skip_ws(0);
-        if &text[kw..ident_end(kw)] != b"define" {
-            return;
-        }
+        let define = match &text[kw..ident_end(kw)] {
+            b"define" => true,
+            b"undef" => false,
+            b"include" => {
+                let header = String::from_utf8_lossy(&text[ident_end(kw)..]);
+                let header = header.trim().trim_matches(['<', '>', '"']);
+                self.includes.push(header.to_string());
+                return;
+            }
+            _ => return,
+        };
         let name_start = skip_ws(ident_end(kw));
         let name_end = ident_end(name_start);
         if name_end == name_start {
+            return;
+        }
+        let name = String::from_utf8_lossy(&text[name_start..name_end]).into_owned();
+        if !define {
+            self.undefs.push(name);
             return;
         }
         let mut body = name_end;
@@ -298,7 +322,6 @@ impl<'a> Lexer<'a> {
             }
             body += 1;
         }
-        let name = String::from_utf8_lossy(&text[name_start..name_end]).into_owned();
         self.defines
             .push((name, from + body.min(text.len())..from + text.len()));
     }

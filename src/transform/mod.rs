@@ -58,16 +58,14 @@ mod wrapper;
 
 pub use crate::obstacle::{ArgumentObstacle, NoRewrite, Obstacle, Undecided, Use, UseKind, Via};
 #[cfg(feature = "scaling")]
-pub(crate) use access::{is_const_pointee, own_id_index, IdIndex};
+pub(crate) use access::{own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
 pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;
 #[cfg(feature = "scaling")]
 pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle};
 pub(crate) use pipeline::{read as read_source, Source};
-pub(crate) use polyfill::{
-    mentions_sub_groups, prelude as polyfill_prelude, probe_source as polyfill_probe,
-};
+pub(crate) use polyfill::{prelude as polyfill_prelude, probe_source as polyfill_probe};
 pub(crate) use rounded::{rounding_obstacle, shape_dependence, EXTRA_PARAM_COUNT};
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};

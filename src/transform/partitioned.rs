@@ -27,10 +27,13 @@
 //!   several devices refuse such kernels.
 //!
 //! **Checked variants** (`checked == true`) also take, per global pointer, `const ulong
-//! clg_lo_p, const ulong clg_hi_p` (the element indices the device holds), then `global uint
-//! *clg_check`; every `p[index]` in the body becomes `p[clg_checked_index(...)]`, which
-//! records the first index outside `[clg_lo_p, clg_hi_p)` in `clg_check` (and reads or writes
-//! element `clg_lo_p` instead, so the device never touches memory it does not hold). Uses of
+//! clg_lo_p, const ulong clg_hi_p` (the byte offsets in the whole array of what the device
+//! holds), then `global uint *clg_check`; every `p[index]` in the body becomes
+//! `p[clg_checked_index(...)]`, which records the first index outside the pointees wholly
+//! held, `[ceil(clg_lo_p / sizeof(*p)), clg_hi_p / sizeof(*p))`, in `clg_check` (and reads or
+//! writes the first of them instead, so the device never touches memory it does not hold).
+//! Bounds in bytes make the check right whatever `p` points to (`pair_t *`, `float4 *` over a
+//! buffer of floats): bounds in the buffer's elements sent such accesses far past a part. Uses of
 //! `p` other than `p[...]` (pointer arithmetic, `vload`, calls) are not checked. The
 //! instrumentation is [`super::checked`]'s, shared with single-device checked mode.
 //!
@@ -211,7 +214,8 @@ fn write_variant(
 }
 
 /// `k`'s body (between its braces) with every `p[index]` of a global pointer parameter `p`
-/// checked against `[clg_lo_p, clg_hi_p)` (see [`super::checked`]).
+/// checked against the pointees wholly inside bytes `[clg_lo_p, clg_hi_p)` (see
+/// [`super::checked`]).
 fn instrumented(scanned: &Scanned, k: &KernelDecl) -> String {
     let globals: Vec<(usize, String)> = k
         .params
@@ -221,7 +225,8 @@ fn instrumented(scanned: &Scanned, k: &KernelDecl) -> String {
         .map(|(i, p)| (i, p.name.clone()))
         .collect();
     checked::instrumented(scanned, k, &globals, |n| {
-        format!("clg_lo_{n}, clg_hi_{n}, clg_lo_{n}")
+        let first = format!("(clg_lo_{n} + sizeof(*{n}) - 1) / sizeof(*{n})");
+        format!("{first}, clg_hi_{n} / sizeof(*{n}), {first}")
     })
 }
 
@@ -311,11 +316,14 @@ mod tests {
         let src = "kernel void k(global int *y, global const int *ix, uint n) {\n  size_t i = get_global_id(0);\n  y[ix[i]] = y[i + 1] + n;\n}\n";
         let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), true).unwrap();
         assert!(out.starts_with(CHECK_HELPER));
-        assert!(out.contains(
+        // Bounds in bytes, as pointees wholly held (the first rounded up).
+        const IX: &str = "(clg_lo_ix + sizeof(*ix) - 1) / sizeof(*ix)";
+        const Y: &str = "(clg_lo_y + sizeof(*y) - 1) / sizeof(*y)";
+        assert!(out.contains(&format!(
             "  y[clg_checked_index(clg_check, 0u, (long)(ix[clg_checked_index(clg_check, 1u, \
-             (long)(i), clg_lo_ix, clg_hi_ix, clg_lo_ix)]), clg_lo_y, clg_hi_y, clg_lo_y)] = \
-             y[clg_checked_index(clg_check, 0u, (long)(i + 1), clg_lo_y, clg_hi_y, clg_lo_y)] + n;"
-        ));
+             (long)(i), {IX}, clg_hi_ix / sizeof(*ix), {IX})]), {Y}, clg_hi_y / sizeof(*y), {Y})] = \
+             y[clg_checked_index(clg_check, 0u, (long)(i + 1), {Y}, clg_hi_y / sizeof(*y), {Y})] + n;"
+        )));
         let ks = scan_kernels(&out).unwrap();
         let names: Vec<&str> = ks[1].params.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(

@@ -4,6 +4,7 @@
 //! [`super::polyfill`]).
 
 use crate::builtins::{self, Flags};
+use std::collections::BTreeSet;
 
 /// Sub-group extension and feature macros besides `cl_khr_subgroup_*`.
 const EXTENSIONS: [&str; 3] = [
@@ -23,17 +24,15 @@ fn is_extension(word: &str) -> bool {
     word.starts_with("cl_khr_subgroup_") || EXTENSIONS.contains(&word)
 }
 
-/// Whether a program's text names a sub-group built-in or extension (whole words, comments
-/// included: a false positive only costs the header).
-pub(crate) fn mentions_sub_groups(source: &str) -> bool {
-    source
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| is_builtin(w) || is_extension(w))
+/// Whether one of a program's `words` names a sub-group built-in or extension (a false
+/// positive only costs the header).
+pub(crate) fn mentions_sub_groups(words: &BTreeSet<String>) -> bool {
+    words.iter().any(|w| is_builtin(w) || is_extension(w))
 }
 
 /// The text to put after the layer's defines of a build: the polyfill header with the
-/// `provided` extensions switched on, or nothing when `source` names no sub-group built-in or
-/// nothing is provided.
+/// `provided` extensions switched on, or nothing when the source `mentions` no sub-group
+/// built-in ([`SourceFacts::mentions_sub_groups`](super::SourceFacts)) or nothing is provided.
 ///
 /// Native built-ins are never replaced: kernels that call only standard built-ins are not
 /// pinned to a sub-group size by clgroups, so they run at the driver's own size, which only the
@@ -41,8 +40,8 @@ pub(crate) fn mentions_sub_groups(source: &str) -> bool {
 /// build of size `size` gave 314,067 wrong results of 554,202 on PoCL 6.0). The one exception
 /// is the caller's: builds of a fixed size on PoCL's native sub-groups, which get a partial last
 /// sub-group wrong, pass every extension (`program::build::fixed_builtins`).
-pub(crate) fn prelude(provided: &[&str], source: &str) -> String {
-    if !mentions_sub_groups(source) || provided.is_empty() {
+pub(crate) fn prelude(provided: &[&str], mentions: bool) -> String {
+    if !mentions || provided.is_empty() {
         return String::new();
     }
     let mut p: String = provided
@@ -152,19 +151,23 @@ pub(crate) fn probe_source(ext: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::ShuffleBackend;
+    use crate::transform::SourceFacts;
+
+    /// [`SourceFacts::mentions_sub_groups`] of `src`.
+    fn mentions(src: &str) -> bool {
+        let facts = SourceFacts::read_on(src, ShuffleBackend::Khr, None);
+        facts.unwrap().mentions_sub_groups
+    }
 
     #[test]
     fn mentions_are_whole_words() {
-        assert!(mentions_sub_groups("x = sub_group_reduce_add(v);"));
-        assert!(mentions_sub_groups("#ifdef cl_khr_subgroups\n#endif"));
-        assert!(mentions_sub_groups("uint n = get_num_sub_groups();"));
-        assert!(mentions_sub_groups("intel_sub_group_block_read(p)"));
-        assert!(!mentions_sub_groups(
-            "my_sub_group_reduce_add(v); sg_reduce_add(v);"
-        ));
-        assert!(!mentions_sub_groups(
-            "kernel void k(global int *x) { x[0] = 1; }"
-        ));
+        assert!(mentions("x = sub_group_reduce_add(v);"));
+        assert!(mentions("#ifdef cl_khr_subgroups\n#endif"));
+        assert!(mentions("uint n = get_num_sub_groups();"));
+        assert!(mentions("intel_sub_group_block_read(p)"));
+        assert!(!mentions("my_sub_group_reduce_add(v); sg_reduce_add(v);"));
+        assert!(!mentions("kernel void k(global int *x) { x[0] = 1; }"));
     }
 
     #[test]
@@ -190,7 +193,10 @@ mod tests {
             assert!(is_builtin(w), "{w}");
             assert!(super::super::layer::is_emulated_collective(w), "{w}");
         }
-        let p = prelude(&["cl_khr_subgroup_rotate"], "x = sub_group_rotate(v, 1);");
+        let p = prelude(
+            &["cl_khr_subgroup_rotate"],
+            mentions("x = sub_group_rotate(v, 1);"),
+        );
         assert!(p.starts_with("#define CLG_PF_ROTATE 1\n"), "{p}");
         for ext in [
             "cl_khr_subgroup_non_uniform_vote",
@@ -206,14 +212,14 @@ mod tests {
     #[test]
     fn the_prelude_switches_on_what_is_provided() {
         let src = "x = sub_group_reduce_add(v);";
-        let p = prelude(&["cl_khr_subgroups", "cl_intel_subgroups"], src);
+        let p = prelude(&["cl_khr_subgroups", "cl_intel_subgroups"], mentions(src));
         assert!(
             p.starts_with("#define CLG_PF_SUBGROUPS 1\n#define CLG_PF_INTEL 1\n"),
             "{p}"
         );
         assert!(p.ends_with("#include <clgroups/khr/polyfill.h>\n"), "{p}");
-        assert_eq!(prelude(&[], src), "");
-        assert_eq!(prelude(&["cl_khr_subgroups"], "x = 1;"), "");
+        assert_eq!(prelude(&[], mentions(src)), "");
+        assert_eq!(prelude(&["cl_khr_subgroups"], mentions("x = 1;")), "");
         assert!(probe_source("cl_intel_subgroups").contains("intel_sub_group_block_read8"));
     }
 }

@@ -53,7 +53,7 @@
 use super::source::{FunctionDef, KernelDecl, Kind, Scanned};
 use super::variant::VariantKind;
 use crate::builtins::{self, Flags};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::obstacle::{Obstacle, Use, UseKind, Via};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -316,10 +316,9 @@ pub(crate) fn with_variants(
     for k in sorted {
         check_decl(src, k)?;
         if k.decl_start < pos {
-            return Err(Error::input(format!(
-                "kernel `{}` overlaps the kernel before it",
-                k.name
-            )));
+            return Err(Error::input(InputFault::KernelOverlaps {
+                kernel: k.name.clone(),
+            }));
         }
         let keep = if keep_original {
             k.body.end
@@ -352,10 +351,9 @@ fn check_decl(src: &str, k: &KernelDecl) -> Result<()> {
     if holds {
         Ok(())
     } else {
-        Err(Error::input(format!(
-            "the declaration of kernel `{}` does not match the source; pass scan_kernels(src)",
-            k.name
-        )))
+        Err(Error::input(InputFault::DeclarationMismatch {
+            kernel: k.name.clone(),
+        }))
     }
 }
 

@@ -67,9 +67,10 @@ pub(crate) fn wrap_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obs
 
 /// Why code the scanner did not read could make a wrapped kernel see the rounded-up range: a
 /// build option's macro (`-D STRIDE=get_global_size(0)`) naming what [`wrap_obstacle`] refuses,
-/// an include path or forced include in `options`, or an `#include` in `src` of a header other
-/// than clgroups' own. `None` when there is none.
-pub(crate) fn unseen_code(src: &str, options: &str) -> Option<Obstacle> {
+/// an include path or forced include in `options`, or an `#include` of a header other than
+/// clgroups' own (`includes`: what the source's include directives name,
+/// [`SourceFacts::includes`](super::SourceFacts)). `None` when there is none.
+pub(crate) fn unseen_code(includes: &[String], options: &str) -> Option<Obstacle> {
     let words = options.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
     if let Some(used) = words.filter(|w| !w.is_empty()).find_map(|w| {
         let kind = rounded::forbidden(w, true).or_else(|| launch_query(w, true));
@@ -83,12 +84,9 @@ pub(crate) fn unseen_code(src: &str, options: &str) -> Option<Obstacle> {
     {
         return Some(Obstacle::UnreadOption(opt.to_string()));
     }
-    src.lines()
-        .filter_map(|l| l.trim_start().strip_prefix('#'))
-        .filter_map(|l| l.trim_start().strip_prefix("include"))
-        .map(|h| h.trim().trim_matches(['<', '>', '"']))
+    (includes.iter())
         .find(|h| !h.starts_with("clgroups/"))
-        .map(|h| Obstacle::UnreadInclude(h.to_string()))
+        .map(|h| Obstacle::UnreadInclude(h.clone()))
 }
 
 fn launch_query(id: &str, _: bool) -> Option<UseKind> {
@@ -294,6 +292,7 @@ mod tests {
     #[test]
     fn code_the_scanner_does_not_read_is_an_obstacle() {
         let src = "#include <clgroups/subgroup.h>\nkernel void k(global int *y) { y[0] = STRIDE; }";
+        let unseen_code = |s: &str, o: &str| unseen_code(&Scanned::new(s).unwrap().includes, o);
         assert_eq!(unseen_code(src, "-DWGS=64 -cl-mad-enable"), None);
         let why = |s: &str, o: &str| unseen_code(s, o).unwrap().to_string();
         assert!(why(src, "-DSTRIDE=get_global_size(0)").contains("`get_global_size`"));

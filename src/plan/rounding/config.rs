@@ -2,7 +2,7 @@
 //! [the module docs](super)).
 
 use crate::config;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use std::fmt;
 use std::str::FromStr;
 
@@ -42,11 +42,10 @@ impl FromStr for RoundingParams {
     fn from_str(s: &str) -> Result<Self> {
         let fields: Vec<&str> = s.split(':').collect();
         let [min_factor, good_factor, min_range] = fields[..] else {
-            return Err(Error::input(format!(
-                "range rounding parameters {s:?}: want MinFactor:GoodFactor:MinRange, \
-                 got {} field(s)",
-                fields.len()
-            )));
+            return Err(Error::input(InputFault::RoundingFields {
+                text: s.into(),
+                fields: fields.len(),
+            }));
         };
         let p = RoundingParams {
             min_factor: parse_field(s, "MinFactor", min_factor)?,
@@ -54,20 +53,22 @@ impl FromStr for RoundingParams {
             min_range: parse_field(s, "MinRange", min_range)?,
         };
         if p.min_factor == 0 || p.good_factor == 0 {
-            return Err(Error::input(format!(
-                "range rounding parameters {s:?}: MinFactor and GoodFactor must be above 0"
-            )));
+            return Err(Error::input(InputFault::RoundingFactorZero {
+                text: s.into(),
+            }));
         }
         Ok(p)
     }
 }
 
 /// One field of [`RoundingParams`]'s text form.
-fn parse_field(whole: &str, name: &str, field: &str) -> Result<usize> {
+fn parse_field(whole: &str, name: &'static str, field: &str) -> Result<usize> {
     field.trim().parse().map_err(|_| {
-        Error::input(format!(
-            "range rounding parameters {whole:?}: {name} {field:?} is not a non-negative integer"
-        ))
+        Error::input(InputFault::RoundingField {
+            text: whole.into(),
+            name,
+            field: field.into(),
+        })
     })
 }
 
@@ -116,9 +117,7 @@ impl FromStr for RoundingMode {
             "on" => Ok(RoundingMode::On),
             "force" => Ok(RoundingMode::Force),
             "disable" => Ok(RoundingMode::Disable),
-            _ => Err(Error::input(format!(
-                "range rounding mode {s:?}: want on, force or disable"
-            ))),
+            _ => Err(Error::input(InputFault::RoundingMode { text: s.into() })),
         }
     }
 }

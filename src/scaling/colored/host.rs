@@ -3,7 +3,7 @@
 use super::super::margins::Coherence;
 use super::ColoredBuffer;
 use crate::buffer::{Buffer, Pod};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::ffi;
 use crate::queue::Queue;
 use std::sync::Arc;
@@ -15,10 +15,7 @@ impl<T: Pod> ColoredBuffer<T> {
         self.residence.discard();
         self.margins.written();
         if Arc::get_mut(&mut self.margins).is_none() && self.margins.any_kept() {
-            return Err(Error::input(
-                "a colored buffer whose parts keep margins written while a copy of its launch \
-                 argument (RootArgValue) is alive",
-            ));
+            return Err(Error::input(InputFault::MarginsShared));
         }
         let kept = match Arc::get_mut(&mut self.margins) {
             Some(m) => m.parts_mut(),
@@ -81,11 +78,10 @@ impl<T: Pod> ColoredBuffer<T> {
     /// ```
     pub fn write(&mut self, data: &[T]) -> Result<()> {
         if data.len() != self.len() {
-            return Err(Error::input(format!(
-                "write of {} elements into a colored buffer of {}",
-                data.len(),
-                self.len()
-            )));
+            return Err(Error::input(InputFault::ColoredWrite {
+                data: data.len(),
+                len: self.len(),
+            }));
         }
         self.finish()?;
         if let Some(parent) = &mut self.parent {

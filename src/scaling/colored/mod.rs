@@ -6,7 +6,7 @@ use super::margins::{Coherence, Margins};
 use super::residence::Residence;
 use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Pod};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::ffi;
 use crate::launch::KernelArg;
 use crate::plan::coloring::{element_shares, starts_of};
@@ -120,7 +120,7 @@ impl<T: Pod> ColoredBuffer<T> {
     /// ```
     pub fn with_layout(root: &RootDevice, len: usize, page: usize, access: Access) -> Result<Self> {
         if len == 0 {
-            return Err(Error::input("a colored buffer needs at least one element"));
+            return Err(Error::input(InputFault::EmptyBuffer { colored: true }));
         }
         let placement = root.placement();
         let align = match placement {
@@ -177,9 +177,9 @@ impl<T: Pod> ColoredBuffer<T> {
         access: Access,
     ) -> Result<Self> {
         if !matches!(access, Access::Auto | Access::Partitioned) {
-            return Err(Error::input(format!(
-                "a buffer colored for a launch is Access::Auto or Access::Partitioned, not {access:?}"
-            )));
+            return Err(Error::input(InputFault::LaunchAccess {
+                access: format!("{access:?}"),
+            }));
         }
         if root.placement() == Placement::Shared {
             return ColoredBuffer::with_access(root, global.len(), access);

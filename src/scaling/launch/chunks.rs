@@ -6,7 +6,7 @@ use super::super::contract::Cover;
 use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::plan::partition::Partition;
-use crate::plan::Refusal;
+use crate::plan::{Refusal, Unsplit};
 use crate::range::Range;
 
 impl RootLaunch<'_> {
@@ -42,6 +42,11 @@ impl RootLaunch<'_> {
         }
         let m = match cover {
             Cover::Anything => return Ok(()),
+            // Own ids index pointees: elements only where they are known to be those.
+            Cover::OwnId if self.pointee(i).is_some_and(|p| p != c.elem_size) => {
+                let why = Refusal::Footprint(Unsplit::Pointee(i));
+                return Err(self.kernel.refused(launched, Some(local), why));
+            }
             Cover::OwnId => 1,
             Cover::Multiple if c.len % span.extent == 0 => c.len / span.extent,
             Cover::Multiple => 1,

@@ -139,9 +139,9 @@ impl RootLaunch<'_> {
                 },
             }
         }
-        if let Some(&(i, ..)) = (cols.iter())
-            .find(|&&(i, ..)| (plan.fetch[i].iter().chain(&plan.back[i])).any(Option::is_some))
-        {
+        if let Some(&(i, ..)) = (cols.iter()).find(|&&(i, ..)| {
+            plan.fetch[i].iter().any(Option::is_some) || plan.back[i].iter().any(Option::is_some)
+        }) {
             log::debug!("kernel `{name}`: halo depth 1: argument {i} is copied, not kept");
             return None;
         }

@@ -9,17 +9,18 @@ use super::super::kernel::HaloRun;
 use super::super::margins::{self, Keep};
 use super::super::{Access, MultiEvent, Placement, Spread};
 use super::fallback::part_mem;
-use super::terms::{copy, mem_key, Copies, Fetch, Held, Run, Shape3};
+use super::terms::{copy, mem_key, Copies, Fetch, Held, Run, Runs, Shape3};
 use super::RootLaunch;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Internal, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::launch::Arg;
 use crate::plan::partition::{clipped, Partition};
 use crate::plan::{Refusal, Unsplit};
 use crate::range::Range;
-use crate::transform::footprint::{scalar_value, Dir, Part};
-use opencl3::types::cl_event;
+use crate::transform::footprint::{in_elements, scalar_value, Dir, Part};
+use opencl3::memory::{get_mem_object_info, CL_MEM_SIZE};
+use opencl3::types::{cl_event, cl_mem};
 use std::sync::Arc;
 
 /// What [`RootLaunch::fetch`] enqueued: the copies, and the bytes copied from other devices
@@ -54,6 +55,18 @@ impl RootLaunch<'_> {
         })
     }
 
+    /// The bytes of parameter `i`'s pointee: the size the driver names (a built-in type) or
+    /// the source defines (a struct); `None`: unknown.
+    pub(super) fn pointee(&self, i: usize) -> Option<usize> {
+        (self.kernel.kernels.first())
+            .and_then(|k| k.args().get(i)?.type_name.clone())
+            .and_then(|t| Some(crate::buffer::builtin(t.strip_suffix('*')?.trim())?.1))
+            .or_else(|| {
+                let fp = self.kernel.footprint.as_ref()?;
+                fp.pointees.get(i).copied().flatten()
+            })
+    }
+
     /// The ranges each device fetches for the arguments `unserved` marks (those the
     /// contract cannot serve) so that the launch splits, or why it cannot.
     pub(super) fn footprint_plan(
@@ -78,8 +91,8 @@ impl RootLaunch<'_> {
         let partition = plan;
         let none = vec![vec![None; parts.len()]; self.args.len()];
         let mut plan = Fetch {
-            fetch: none.clone(),
-            back: none,
+            fetch: none,
+            back: vec![vec![None; parts.len()]; self.args.len()],
             keep: vec![vec![None; parts.len()]; self.args.len()],
             widen: vec![0; parts.len()],
             after: vec![vec![None; parts.len()]; self.args.len()],
@@ -97,72 +110,90 @@ impl RootLaunch<'_> {
                 }
                 _ => return Err(Unsplit::Declared(i)),
             };
-            // Footprints count the parameter's pointees: only a pointee the driver names as a
-            // built-in type of the buffer's element size is known to index the buffer's
-            // elements (a typedef or struct, `pair_t *` over floats, is not).
-            let pointee = (self.kernel.kernels.first())
-                .and_then(|k| k.args().get(i)?.type_name.clone())
-                .and_then(|t| Some(crate::buffer::builtin(t.strip_suffix('*')?.trim())?.1));
-            if pointee != Some(c.elem_size) {
-                return Err(Unsplit::Pointee(i));
-            }
+            // Footprints count the parameter's pointees, converted to the buffer's elements;
+            // an unknown size does not split.
+            let pointee = self.pointee(i).ok_or(Unsplit::Pointee(i))?;
+            // Where the device's view of the buffer starts (its part, its margins, its copy)
+            // must keep the pointee's alignment (`float4 *` over floats: 16 bytes): a part
+            // or margins starting elsewhere are not used, copies start at a multiple of it.
+            let step = align_step(pointee, c.elem_size);
             let written = param.is_none_or(|p| !p.read_only);
             let len = c.len as i128;
-            let clamp = |(a, b): (i128, i128)| {
+            let clamp = |r: (i128, i128)| {
+                let (a, b) = in_elements(r, pointee, c.elem_size);
                 let (a, b) = (a.clamp(0, len), b.clamp(0, len));
                 (a < b).then_some((a as usize, b as usize))
             };
-            // Per device: the elements it reads, and those it writes.
-            let mut reach: Vec<[Run; 2]> = vec![[None, None]; parts.len()];
-            for (d, part) in parts.iter().enumerate() {
-                let Some(part) = part else { continue };
-                let stored = c.stored[d];
-                let w = match fp.reach(i, Dir::Write, part, &scalars) {
-                    Some(w) => w.and_then(clamp),
+            let clamp_all = |v: Vec<(i128, i128)>| joined(v.into_iter().filter_map(clamp));
+            // Per device: the elements it reads, and those it writes (sorted disjoint runs):
+            // one range each, or where two devices' meet, the tighter runs of
+            // `Footprint::pieces` (launches that split by ranges keep their plans).
+            let runs = |part: &Part, tight: bool| {
+                let at = |dir| match tight {
+                    true => fp.pieces(i, dir, part, &scalars),
+                    false => fp
+                        .reach(i, dir, part, &scalars)
+                        .map(|r| r.into_iter().collect()),
+                };
+                let w = match at(Dir::Write) {
+                    Some(w) => clamp_all(w),
                     None if written => return Err(Unsplit::Writes(i)),
-                    None => None,
+                    None => Vec::new(),
                 };
-                let r = match fp.reach(i, Dir::Read, part, &scalars) {
-                    Some(r) => r.and_then(clamp),
+                let r = match at(Dir::Read) {
+                    Some(r) => clamp_all(r),
                     None if written => return Err(Unsplit::Reads(i)),
-                    None => Some((0, c.len)),
+                    None => vec![(0, c.len)],
                 };
-                reach[d] = [r, w];
-                let owns = w.is_none_or(|(a, b)| c.owned[d].iter().any(|&(x, y)| x <= a && b <= y));
-                let holds = r.is_none_or(|(a, b)| stored.0 <= a && b <= stored.1);
-                if owns && holds {
+                Ok([r, w])
+            };
+            let mut reach: Vec<[Runs; 2]> = vec![[Vec::new(), Vec::new()]; parts.len()];
+            for tight in [false, true] {
+                for (d, part) in parts.iter().enumerate() {
+                    if let Some(part) = part {
+                        reach[d] = runs(part, tight)?;
+                    }
+                }
+                match meeting(&reach) {
+                    None => break,
+                    Some(devices) if tight => return Err(Unsplit::Meet { arg: i, devices }),
+                    Some(_) => {}
+                }
+            }
+            for (d, [r, w]) in reach.iter().enumerate() {
+                if parts[d].is_none() {
                     continue;
                 }
-                if let Some(keep) = keep_plan(c, d, r, w) {
+                let stored = c.stored[d];
+                let hull = |v: &Runs| Some((v.first()?.0, v.last()?.1));
+                let (rh, wh) = (hull(r), hull(w));
+                let owns =
+                    (w.iter()).all(|&(a, b)| c.owned[d].iter().any(|&(x, y)| x <= a && b <= y));
+                let holds = rh.is_none_or(|(a, b)| stored.0 <= a && b <= stored.1);
+                if owns && holds && stored.0 % step == 0 {
+                    continue;
+                }
+                if let Some(keep) = keep_plan(c, d, rh, wh).filter(|k| k.held.0 % step == 0) {
                     plan.keep[i][d] = Some(keep);
                     continue;
                 }
                 // A copy of what it reads and writes; what it writes goes back to the owners.
-                let (lo, hi) = [r, w]
+                let (lo, hi) = [rh, wh]
                     .into_iter()
                     .flatten()
                     .fold((c.len, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
-                plan.fetch[i][d] = Some((lo, hi));
-                plan.back[i][d] = w;
-            }
-            // Devices write apart and read nothing another device writes in this launch (on
-            // one device that would be a race between work-groups; here, not assumed).
-            let meet = |a: Run, b: Run| match (a, b) {
-                (Some(a), Some(b)) => a.0 < b.1 && b.0 < a.1,
-                _ => false,
-            };
-            for d in 0..reach.len() {
-                for e in (0..reach.len()).filter(|&e| e != d) {
-                    if meet(reach[d][1], reach[e][1]) || meet(reach[d][0], reach[e][1]) {
-                        return Err(Unsplit::Meet {
-                            arg: i,
-                            devices: (d, e),
-                        });
-                    }
-                }
+                plan.fetch[i][d] = Some((lo - lo % step, hi));
+                plan.back[i][d] = Some(w.clone()).filter(|w| !w.is_empty());
             }
         }
-        self.deepen(s, partition, &scalars, unserved, &mut plan);
+        // Deeper margins move where views start: only where any start keeps the alignment.
+        let deep: Vec<bool> = (unserved.iter().enumerate())
+            .map(|(i, &u)| {
+                let es = self.elem_size(i) as usize;
+                u && self.pointee(i).is_some_and(|p| align_step(p, es) == 1)
+            })
+            .collect();
+        self.deepen(s, partition, &scalars, &deep, &mut plan);
         // A copy must not be of another argument's buffer that the launch writes (nor, if
         // written through the copy, of another argument's buffer at all).
         let key: Vec<Option<usize>> = self.args.iter().map(mem_key).collect();
@@ -203,10 +234,8 @@ impl RootLaunch<'_> {
         self.exchange(&mut ev)?;
         let arguments: Vec<usize> = (0..fetch.fetch.len())
             .filter(|&i| {
-                fetch.fetch[i]
-                    .iter()
-                    .chain(&fetch.back[i])
-                    .any(Option::is_some)
+                fetch.fetch[i].iter().any(Option::is_some)
+                    || fetch.back[i].iter().any(Option::is_some)
             })
             .chain((0..fetch.keep.len()).filter(|&i| fetch.keep[i].iter().any(Option::is_some)))
             .collect();
@@ -262,13 +291,17 @@ impl RootLaunch<'_> {
                 let Some(k) = k else { continue };
                 let q = kernels[d].program().queue();
                 if k.alloc {
-                    let old = part_mem(c, d).ok_or_else(|| Error::input("no part to keep"))?;
+                    let old = part_mem(c, d).ok_or_else(|| {
+                        Error::input(InputFault::Internal(Internal::NoPartToKeep))
+                    })?;
                     let waits: Vec<cl_event> = (self.waits.iter())
                         .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
                         .collect();
                     fetched.within += m.install(d, k.held, q, old, &waits)?;
                 }
-                let (buf, held) = m.kept(d).ok_or_else(|| Error::input("no margins kept"))?;
+                let (buf, held) = m
+                    .kept(d)
+                    .ok_or_else(|| Error::input(InputFault::Internal(Internal::NoMarginsKept)))?;
                 for &(a, b) in &k.fetch {
                     for (e, runs) in c.owned.iter().enumerate().filter(|&(e, _)| e != d) {
                         let Some(src) = part_mem(c, e) else { continue };
@@ -332,10 +365,8 @@ impl RootLaunch<'_> {
                                 .collect();
                             // SAFETY: device d's part holds its own run [x, y) from stored[d].0
                             // on; the copy holds [a, b) ⊇ [x, y).
-                            let ev = unsafe {
-                                ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, &waits)
-                            }
-                            .map_err(|e| cl_error(q, e))?;
+                            let ev =
+                                unsafe { bounded_copy(q, (src, from), (dst, to), bytes, &waits) }?;
                             drop(ev);
                             out.within += bytes as u64;
                             continue;
@@ -357,7 +388,7 @@ impl RootLaunch<'_> {
     /// after them (each queue's order, and every part waits for the other queues).
     fn give_back(
         &self,
-        back: &[Vec<Run>],
+        back: &[Vec<Option<Runs>>],
         fetched: &mut Fetched,
         launched: &mut MultiEvent,
     ) -> Result<()> {
@@ -367,12 +398,15 @@ impl RootLaunch<'_> {
                 continue;
             };
             let es = c.elem_size;
-            for (d, range) in per.iter().enumerate() {
-                let (Some((a, b)), Some(held)) = (*range, copy(&fetched.copies, i, d)) else {
+            for (d, written) in per.iter().enumerate() {
+                let (Some(written), Some(held)) = (written, copy(&fetched.copies, i, d)) else {
                     continue;
                 };
                 let (q, src) = (kernels[d].program().queue(), held.buf.as_raw());
-                for (e, runs) in c.owned.iter().enumerate() {
+                let owners = c.owned.iter().enumerate();
+                for ((a, b), (e, runs)) in
+                    (written.iter()).flat_map(|&w| owners.clone().map(move |o| (w, o)))
+                {
                     let Some(dst) = part_mem(c, e) else { continue };
                     let qe = kernels[e].program().queue();
                     for &(x, y) in runs {
@@ -389,10 +423,8 @@ impl RootLaunch<'_> {
                         if e == d {
                             // SAFETY: the copy holds [x, y) from `held.lo` on; device d's part
                             // holds its own run [x, y) from stored[d].0 on.
-                            let ev = unsafe {
-                                ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, &[])
-                            }
-                            .map_err(|err| cl_error(q, err))?;
+                            let ev =
+                                unsafe { bounded_copy(q, (src, from), (dst, to), bytes, &[]) }?;
                             push(d, ev, q);
                             fetched.within += bytes as u64;
                             continue;
@@ -400,16 +432,12 @@ impl RootLaunch<'_> {
                         let stage =
                             self.staging((i + 2 * self.args.len(), e, d, x, y), q, bytes)?;
                         // SAFETY: as above, and the staging buffer holds `bytes`.
-                        let out = unsafe {
-                            ffi::copy_bytes(q.raw(), (src, from), (stage, 0), bytes, &[])
-                        }
-                        .map_err(|err| cl_error(q, err))?;
+                        let out = unsafe { bounded_copy(q, (src, from), (stage, 0), bytes, &[]) }?;
                         // SAFETY: device e's part holds its own run [x, y); the staging buffer
                         // holds `bytes`, written by the copy this one waits for.
                         let into = unsafe {
-                            ffi::copy_bytes(qe.raw(), (stage, 0), (dst, to), bytes, &[out.get()])
-                        }
-                        .map_err(|err| cl_error(qe, err))?;
+                            bounded_copy(qe, (stage, 0), (dst, to), bytes, &[out.get()])
+                        }?;
                         push(d, out, q);
                         push(e, into, qe);
                         fetched.between += bytes as u64;
@@ -445,12 +473,10 @@ impl RootLaunch<'_> {
             .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
             .collect();
         // SAFETY: device e's part holds the run from `from`; the staging buffer holds `bytes`.
-        let out = unsafe { ffi::copy_bytes(qe.raw(), (src, from), (stage, 0), bytes, &waits) }
-            .map_err(|err| cl_error(qe, err))?;
+        let out = unsafe { bounded_copy(qe, (src, from), (stage, 0), bytes, &waits) }?;
         // SAFETY: the staging buffer holds `bytes`, written by the copy this one waits for;
         // the receiver's copy holds the run at `to`.
-        let into = unsafe { ffi::copy_bytes(q.raw(), (stage, 0), (dst, to), bytes, &[out.get()]) }
-            .map_err(|err| cl_error(q, err))?;
+        let into = unsafe { bounded_copy(q, (stage, 0), (dst, to), bytes, &[out.get()]) }?;
         last.insert(key, Event::new(into, q.device().clone(), None));
         Ok(())
     }
@@ -474,6 +500,31 @@ impl RootLaunch<'_> {
     }
 }
 
+/// Two devices of which one writes what the other reads or writes, per device `[reads,
+/// writes]` (on one device that would be a race between work-groups; here, not assumed).
+fn meeting(reach: &[[Runs; 2]]) -> Option<(usize, usize)> {
+    let meet =
+        |a: &Runs, b: &Runs| (a.iter()).any(|&(p, q)| b.iter().any(|&(x, y)| p < y && x < q));
+    let n = reach.len();
+    (0..n)
+        .flat_map(|d| (0..n).filter(move |&e| e != d).map(move |e| (d, e)))
+        .find(|&(d, e)| meet(&reach[d][1], &reach[e][1]) || meet(&reach[d][0], &reach[e][1]))
+}
+
+/// `runs` sorted, overlapping and touching runs joined.
+fn joined(runs: impl Iterator<Item = (usize, usize)>) -> Runs {
+    let mut v: Runs = runs.collect();
+    v.sort_unstable();
+    let mut out: Runs = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
 /// Device `d`'s margin plan for the colored argument `c` it reads at `r` and writes at `w`,
 /// where its part may keep margins (else `None`: the launch copies as before).
 fn keep_plan(c: &ColoredArg, d: usize, r: Run, w: Run) -> Option<Keep> {
@@ -493,6 +544,50 @@ fn keep_plan(c: &ColoredArg, d: usize, r: Run, w: Run) -> Option<Keep> {
     }
 }
 
-fn cl_error(q: &crate::queue::Queue, e: opencl3::error_codes::ClError) -> Error {
-    Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string())
+/// The elements a view of a buffer of `elem`-byte elements must start at a multiple of for
+/// its pointees of `pointee` bytes to be aligned: their alignment divides the largest power
+/// of two dividing their size (at most 128 bytes, `double16`).
+fn align_step(pointee: usize, elem: usize) -> usize {
+    let align = 1usize << pointee.max(1).trailing_zeros().min(7);
+    align / gcd(align, elem.max(1))
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    match b {
+        0 => a,
+        _ => gcd(b, a % b),
+    }
+}
+
+/// Copies `bytes` from byte `from` of `src` to byte `to` of `dst` on `q` after `waits`, once
+/// both ranges are checked to lie in their memory objects: a plan that sized a copy wrongly
+/// (elements for bytes, pointees for elements) is a typed error, never a copy past a buffer.
+///
+/// # Safety
+///
+/// `src` and `dst` are live buffers; `waits` are events of the queue's context.
+unsafe fn bounded_copy(
+    q: &crate::queue::Queue,
+    (src, from): (cl_mem, usize),
+    (dst, to): (cl_mem, usize),
+    bytes: usize,
+    waits: &[cl_event],
+) -> Result<ffi::Owned<opencl3::event::Event>> {
+    for (mem, at, what) in [(src, from, "source"), (dst, to, "destination")] {
+        let size = get_mem_object_info(mem, CL_MEM_SIZE)
+            .map_err(|e| Error::cl("clGetMemObjectInfo", e, q.device().to_string()))?;
+        let size: usize = size.into();
+        if at.checked_add(bytes).is_none_or(|end| end > size) {
+            let fault = crate::error::InputFault::CopyOutside {
+                bytes,
+                at,
+                what,
+                size,
+            };
+            return Err(Error::input(fault));
+        }
+    }
+    // SAFETY: the caller vouches for the buffers and the waits; both ranges were checked.
+    unsafe { ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, waits) }
+        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string()))
 }

@@ -7,7 +7,7 @@ use super::super::{MultiEvent, Placement, Spread};
 use super::terms::{copy, mem_key, Copies, Feed, Held, Shape3};
 use super::RootLaunch;
 use crate::buffer::Buffer;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::ffi;
 use crate::launch::Arg;
 use crate::plan::partition::Partition;
@@ -221,7 +221,7 @@ impl RootLaunch<'_> {
                     .map_err(|e| transfer("clEnqueueReadBuffer", e.0, queues[0]))?;
                 Ok(host)
             }
-            Value::Plain(_) => Err(Error::input(format!("argument {i} is not a buffer"))),
+            Value::Plain(_) => Err(Error::input(InputFault::NotABuffer { argument: i })),
         }
     }
 

@@ -3,7 +3,7 @@
 use super::arg::{ColoredArg, Value};
 use super::{MultiEvent, Placement, RootArg, RootKernel, Spread};
 use crate::buffer::Buffer;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::kernel::Kernel;
 use crate::launch::{Arg, Event, KernelArg, Launch, LocalSize};
 use crate::plan::cost::Choice;
@@ -532,11 +532,17 @@ impl<'a> RootLaunch<'a> {
         }
     }
 
-    /// Appends the checked variant's arguments for device `d` (held ranges and a zeroed
-    /// check buffer, which it returns).
+    /// Appends the checked variant's arguments for device `d` (held ranges in bytes, which
+    /// the variant turns into the pointees it holds whatever their type, and a zeroed check
+    /// buffer, which it returns).
     fn push_check_args(&self, d: usize, args: &mut Vec<Arg>, c: &Copies) -> Result<Buffer<u32>> {
         for i in self.global_params() {
             let (lo, hi) = self.held(i, d, c);
+            let es = self.elem_size(i);
+            let (lo, hi) = match es {
+                0 => (lo, hi),
+                _ => (lo * es, hi * es),
+            };
             args.push(lo.to_arg());
             args.push(hi.to_arg());
         }
@@ -552,7 +558,14 @@ impl<'a> RootLaunch<'a> {
         let Some(v) = Violation::decode(&buf.read(k.program().queue())?) else {
             return Ok(());
         };
+        // The variant counts the pointees wholly held; so does the message where their size
+        // is known (else the buffer's elements).
         let (lo, hi) = self.held(v.param, d, copies);
+        let es = self.elem_size(v.param);
+        let (lo, hi) = match self.pointee(v.param).filter(|&p| p > 0 && es > 0) {
+            Some(p) => ((lo * es).div_ceil(p as u64), hi * es / p as u64),
+            None => (lo, hi),
+        };
         let name = self
             .kernel
             .params
@@ -577,16 +590,14 @@ impl<'a> RootLaunch<'a> {
             Placement::Partitioned => c.part(d),
         };
         got.ok_or_else(|| {
-            let why = match c.placement == placement {
-                true => format!("device {d} holds none of its elements"),
-                false => format!("it is in {} placement", c.placement),
-            };
-            Error::input(format!(
-                "kernel `{}` ({placement} placement): argument {i}, a ColoredBuffer<{}>, \
-                 cannot be passed to device {d}: {why}",
-                self.kernel.name(),
-                c.elem,
-            ))
+            Error::input(InputFault::NotPassable {
+                kernel: self.kernel.name().into(),
+                placement: placement.to_string(),
+                argument: i,
+                elem: c.elem.to_string(),
+                device: d,
+                held_in: (c.placement != placement).then(|| c.placement.to_string()),
+            })
         })
     }
 }

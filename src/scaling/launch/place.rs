@@ -171,8 +171,9 @@ impl RootLaunch<'_> {
                         continue;
                     };
                     for (d, owned) in c.owned.iter().enumerate() {
-                        let runs = [per.get(d), f.back[i].get(d)];
-                        for &(a, b) in runs.into_iter().flatten().flatten() {
+                        let fetched = per.get(d).copied().flatten();
+                        let back = f.back[i].get(d).into_iter().flatten().flatten();
+                        for (a, b) in fetched.into_iter().chain(back.copied()) {
                             let own: usize = owned.iter().map(|&r| overlap(r, (a, b))).sum();
                             bytes += ((b - a) - own.min(b - a)) as u64 * es(i);
                         }

@@ -76,13 +76,16 @@ pub(super) fn mem_key(v: &Value) -> Option<usize> {
 /// Elements `[lo, hi)` of an argument, or none.
 pub(super) type Run = Option<(usize, usize)>;
 
+/// Sorted disjoint runs of elements `[lo, hi)` of an argument.
+pub(super) type Runs = Vec<(usize, usize)>;
+
 /// Per argument, per device: the elements `[lo, hi)` that device fetches into a copy of its
-/// own (`None`: its part serves it), and the elements it writes there, copied back to their
+/// own (`None`: its part serves it), and the runs it writes there, copied back to their
 /// owners after the launch.
 #[derive(Debug)]
 pub(super) struct Fetch {
     pub(super) fetch: Vec<Vec<Run>>,
-    pub(super) back: Vec<Vec<Run>>,
+    pub(super) back: Vec<Vec<Option<Runs>>>,
     /// Per argument, per device: where its part keeps its halos instead (nothing copied
     /// within the device, nothing written back; only stale margin elements fetched).
     pub(super) keep: Vec<Vec<Option<Keep>>>,

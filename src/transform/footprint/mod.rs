@@ -11,8 +11,10 @@
 
 mod expr;
 mod parse;
+mod pointee;
 #[cfg(test)]
 mod tests;
+mod uses;
 
 pub(crate) use parse::footprint;
 
@@ -159,12 +161,23 @@ impl Default for Uses {
 
 /// A kernel's footprint: per parameter its [`Uses`], the inclusive bounds of its loop
 /// variables (each in terms of the symbols and earlier loops), and which parameters are
-/// integer scalars (signed or not) whose values formulas may use.
+/// integer scalars (signed or not) whose values formulas may use, and the bytes of each
+/// pointer parameter's pointee where the source says ([`in_elements`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Footprint {
     pub(crate) params: Vec<Uses>,
     pub(crate) loops: Vec<(Poly, Poly)>,
+    /// Per loop: its step where more than 1 (`i += get_global_size(0)`), else `None`.
+    pub(crate) steps: Vec<Option<Poly>>,
     pub(crate) scalars: Vec<Option<bool>>,
+    pub(crate) pointees: Vec<Option<usize>>,
+}
+
+/// Pointees `lo..hi` of `pointee` bytes each as the elements of `elem` bytes they touch
+/// (every element holding one of their bytes).
+pub(crate) fn in_elements((lo, hi): (i128, i128), pointee: usize, elem: usize) -> (i128, i128) {
+    let (p, e) = (pointee as i128, elem.max(1) as i128);
+    ((lo * p).div_euclid(e), -((-hi * p).div_euclid(e)))
 }
 
 /// One device's part of a launch, as the formulas see it (OpenCL order, padded with the
@@ -197,6 +210,18 @@ impl Footprint {
     /// The elements part `p` reaches of parameter `i` in direction `dir`, with scalar
     /// argument values `scalars` (`None` for arguments that are not integer scalars).
     pub(crate) fn reach(&self, i: usize, dir: Dir, p: &Part, scalars: &[Option<i128>]) -> Reach {
+        self.reach_with(i, dir, p, scalars, None)
+    }
+
+    /// [`Footprint::reach`] with loop `fix.0`'s values taken as the interval `fix.1`.
+    fn reach_with(
+        &self,
+        i: usize,
+        dir: Dir,
+        p: &Part,
+        scalars: &[Option<i128>],
+        fix: Option<(usize, (i128, i128))>,
+    ) -> Reach {
         let uses = self.params.get(i)?;
         let polys = match dir {
             Dir::Read => uses.reads.as_ref()?,
@@ -213,7 +238,11 @@ impl Footprint {
         for poly in polys {
             // Loops are evaluated once, when a formula first needs them.
             if loops.is_empty() && !self.loops.is_empty() && poly.syms().any(is_loop) {
-                for (a, b) in &self.loops {
+                for (l, (a, b)) in self.loops.iter().enumerate() {
+                    if let Some((_, fixed)) = fix.filter(|f| f.0 == l) {
+                        loops.push(fixed);
+                        continue;
+                    }
                     let of = |s: Sym| bounds(s, p, scalars, &self.scalars, &loops);
                     let (lo, _) = a.hull(&of)?;
                     let (_, hi) = b.hull(&of)?;
@@ -230,6 +259,106 @@ impl Footprint {
         }
         Some(out)
     }
+}
+
+/// At most this many rows are evaluated apart, and this many ranges kept ([`Footprint::pieces`]).
+const PIECES: u64 = 1024;
+
+impl Footprint {
+    /// What part `p` reaches of parameter `i`, as sorted disjoint ranges (`None` unknown):
+    /// the hull of [`Footprint::reach`], or, where tighter, the union of the reaches of the
+    /// part's rows along one dimension (every work-item lies in one row, so the union holds
+    /// every element it reaches: a column band of `out[y * w + x]` is one range per row).
+    pub(crate) fn pieces(
+        &self,
+        i: usize,
+        dir: Dir,
+        p: &Part,
+        scalars: &[Option<i128>],
+    ) -> Option<Vec<(i128, i128)>> {
+        let hull: Vec<(i128, i128)> = self.reach(i, dir, p, scalars)?.into_iter().collect();
+        let mut best = hull.clone();
+        let width = |v: &[(i128, i128)]| v.iter().map(|(a, b)| b - a).sum::<i128>();
+        for along in 0..3 {
+            let rows: u64 = (0..3).filter(|&d| d != along).map(|d| p.size[d]).product();
+            if !(2..=PIECES).contains(&rows) {
+                continue;
+            }
+            let mut got = Vec::new();
+            for r in 0..rows {
+                let (mut row, mut rest) = (*p, r);
+                for d in (0..3).filter(|&d| d != along) {
+                    row.first[d] = p.first[d] + rest % p.size[d];
+                    row.size[d] = 1;
+                    rest /= p.size[d];
+                }
+                got.extend(self.reach(i, dir, &row, scalars)?);
+            }
+            let got = merged(got);
+            if got.len() as u64 <= PIECES && width(&got) < width(&best) {
+                best = got;
+            }
+        }
+        for l in 0..self.loops.len() {
+            let Some(got) = self.strides(i, dir, p, scalars, l) else {
+                continue;
+            };
+            if width(&got) < width(&best) {
+                best = got;
+            }
+        }
+        Some(best)
+    }
+
+    /// The union of the reaches of part `p` with loop `l`'s values on one stretch each of
+    /// its progression: a loop of fixed step `s` above 1 (`i += get_global_size(0)`) and
+    /// top-level bounds (no other loop's) starting in `[a, b]` takes only values in
+    /// `[a + k s, b + k s]` (its variable changes nowhere else: [`Footprint::loops`]).
+    /// `None` where that does not hold or does not help.
+    fn strides(
+        &self,
+        i: usize,
+        dir: Dir,
+        p: &Part,
+        scalars: &[Option<i128>],
+        l: usize,
+    ) -> Option<Vec<(i128, i128)>> {
+        let (a, b) = self.loops.get(l)?;
+        let step = self.steps.get(l)?.as_ref()?;
+        let outer = |q: &Poly| q.syms().any(is_loop);
+        if outer(a) || outer(b) || outer(step) {
+            return None;
+        }
+        let of = |s: Sym| bounds(s, p, scalars, &self.scalars, &[]);
+        let ((lo, first_hi), (_, hi)) = (a.hull(&of)?, b.hull(&of)?);
+        let (s, s_hi) = step.hull(&of)?;
+        if s != s_hi || s <= first_hi - lo + 1 || hi < lo {
+            return None;
+        }
+        let stretches = (hi - lo) / s + 1;
+        if stretches > i128::from(PIECES) {
+            return None;
+        }
+        let mut got = Vec::new();
+        for k in 0..stretches {
+            let stretch = (lo + k * s, (first_hi + k * s).min(hi));
+            got.extend(self.reach_with(i, dir, p, scalars, Some((l, stretch)))?);
+        }
+        Some(merged(got))
+    }
+}
+
+/// `v` sorted, overlapping and touching ranges joined.
+fn merged(mut v: Vec<(i128, i128)>) -> Vec<(i128, i128)> {
+    v.sort_unstable();
+    let mut out: Vec<(i128, i128)> = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
 }
 
 fn is_loop(s: Sym) -> bool {
@@ -251,7 +380,20 @@ fn bounds(
             let (f, n) = (at(p.first, d)?, at(p.size, d)?);
             Some((f, f + n - 1))
         }
-        Sym::LocalId(d) => Some((0, at(p.local, d)?.min(at(p.size, d)?) - 1)),
+        // Within one work-group (a row of a part), only the ids it spans.
+        Sym::LocalId(d) => {
+            let (f, n, b, l) = (
+                at(p.first, d)?,
+                at(p.size, d)?,
+                at(p.base, d)?,
+                at(p.local, d)?,
+            );
+            let (a, z) = (f - b, f - b + n - 1);
+            match l > 0 && a / l == z / l {
+                true => Some((a % l, z % l)),
+                false => Some((0, l - 1)),
+            }
+        }
         Sym::GroupId(d) => {
             let (f, n, b, l) = (
                 at(p.first, d)?,

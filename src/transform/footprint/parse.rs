@@ -11,6 +11,7 @@
 //! parameter that is not `p[...]` (pointer arithmetic, an alias, a call, `&p[i]`), a macro
 //! whose body mentions it or whose call's arguments do, and token pasting anywhere.
 
+use super::pointee::pointee_size;
 use super::{Footprint, Poly, Sym, Uses};
 use crate::transform::lex::{parse_c_integer, Kind};
 use crate::transform::source::{KernelDecl, Param, Scanned};
@@ -49,7 +50,9 @@ pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
             k.params.len()
         ],
         loops: Vec::new(),
+        steps: Vec::new(),
         scalars: k.params.iter().map(scalar_sign).collect(),
+        pointees: k.params.iter().map(|p| pointee_size(scanned, p)).collect(),
     };
     let toks: Vec<(Kind, &str)> = scanned
         .tokens
@@ -72,10 +75,14 @@ pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
             tainted.insert(text);
         }
     }
-    // Names passed to a macro may be assigned or have their address taken by it.
+    // Names passed to a macro may be assigned or have their address taken by it, unless
+    // its body can do neither and its call is not itself changed (`M(x) = 1`, `++M(x)`).
     for (j, &(kind, w)) in toks.iter().enumerate() {
         if kind == Kind::Ident && scanned.macros.contains_key(w) && at(&toks, j + 1) == "(" {
             let end = partner[j + 1];
+            if pure_macro(scanned, w) && !modified(&toks, j) && !modified(&toks, end) {
+                continue;
+            }
             for &(kind, arg) in &toks[j + 2..end.max(j + 2)] {
                 if kind == Kind::Ident {
                     tainted.insert(arg);
@@ -91,6 +98,7 @@ pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
         tainted,
         bindings: Vec::new(),
         loops: Vec::new(),
+        steps: Vec::new(),
         scanned,
         stable_params: Vec::new(),
     };
@@ -101,15 +109,37 @@ pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
     a.walk();
     let params = (k.params.iter())
         .map(|p| match p.is_pointer {
-            true => a.uses(&p.name),
+            true => a.uses(&p.name, None),
             false => Uses::default(),
         })
         .collect();
     Footprint {
         params,
         loops: a.loops,
+        steps: a.steps,
         scalars: a.scalars,
+        pointees: (k.params.iter())
+            .map(|p| pointee_size(scanned, p))
+            .collect(),
     }
+}
+
+/// Whether every definition of macro `name` is an expression that can change nothing
+/// it is given: no assignment, increment, decrement, address, declaration, block or
+/// statement, and no other macro (whose body could).
+fn pure_macro(scanned: &Scanned, name: &str) -> bool {
+    let defs = scanned.macros.get(name).map_or(&[][..], |d| &d[..]);
+    defs.iter().all(|def| {
+        let text: Vec<&str> = (def.iter())
+            .map(|t| scanned.src.get(t.span.clone()).unwrap_or("#"))
+            .collect();
+        let changes = |i: usize| match text[i] {
+            "=" | "&" | "{" | ";" | "#" => true,
+            "+" | "-" => text.get(i + 1) == Some(&text[i]),
+            w => is_type_word(w) || scanned.macros.contains_key(w),
+        };
+        !(0..text.len()).any(changes)
+    })
 }
 
 /// Whether an integer scalar parameter is signed (`None`: not an integer scalar formulas
@@ -164,7 +194,7 @@ fn partners(toks: &[(Kind, &str)]) -> Option<Vec<usize>> {
     stack.is_empty().then_some(out)
 }
 
-fn at<'a>(toks: &[(Kind, &'a str)], i: usize) -> &'a str {
+pub(super) fn at<'a>(toks: &[(Kind, &'a str)], i: usize) -> &'a str {
     toks.get(i).map_or("", |t| t.1)
 }
 
@@ -183,6 +213,7 @@ pub(super) struct Analysis<'a, 's> {
     pub(super) tainted: HashSet<&'a str>,
     pub(super) bindings: Vec<Binding<'a>>,
     pub(super) loops: Vec<(Poly, Poly)>,
+    pub(super) steps: Vec<Option<Poly>>,
     pub(super) scanned: &'s Scanned<'s>,
     /// Per parameter: never changed nor declared again in the body.
     pub(super) stable_params: Vec<bool>,
@@ -227,7 +258,7 @@ impl<'a> Analysis<'a, '_> {
 
     /// The end of the expression starting at `i`: the first `,` or `;` outside brackets
     /// (or a closing bracket, or the end).
-    fn expr_end(&self, mut i: usize) -> usize {
+    pub(super) fn expr_end(&self, mut i: usize) -> usize {
         while i < self.toks.len() {
             match self.t(i) {
                 "," | ";" | ")" | "]" | "}" => return i,
@@ -291,7 +322,7 @@ impl<'a> Analysis<'a, '_> {
     }
 
     /// Whether an identifier before token `q` may declare it (`float q`, `idx_t q`).
-    fn declared(&self, q: usize) -> bool {
+    pub(super) fn declared(&self, q: usize) -> bool {
         let keyword = ["return", "else", "do", "case", "sizeof"];
         q > 0 && self.is_ident(q - 1) && !keyword.contains(&self.t(q - 1))
     }
@@ -346,14 +377,33 @@ impl<'a> Analysis<'a, '_> {
         });
         // increment
         let incr: Vec<&str> = (s2 + 1..close).map(|q| self.t(q)).collect();
+        // A positive step (a literal, or a size, as grid-stride loops take): every value is
+        // in [A, B - 1].
+        let sizes = ["get_global_size", "get_local_size", "get_num_groups"];
         let step_ok = match incr[..] {
             [v, "+", "+"] | ["+", "+", v] => v == name,
             [v, "+", "=", c] => v == name && parse_c_integer(c).is_some_and(|c| c > 0),
+            [v, "+", "=", f, "(", d, ")"] => {
+                v == name && sizes.contains(&f) && parse_c_integer(d).is_some_and(|d| d < 3)
+            }
             _ => false,
         };
         if !step_ok {
             return;
         }
+        // The step where it is more than 1 (its values then lie on a progression).
+        let step = match incr[..] {
+            [_, "+", "=", c] => {
+                parse_c_integer(c).and_then(|c| Some(Poly::constant(c.try_into().ok()?)))
+            }
+            [_, "+", "=", "get_global_size", "(", d, ")"] => {
+                parse_c_integer(d).map(|d| Poly::sym(Sym::GlobalSize(d as u8)))
+            }
+            [_, "+", "=", "get_local_size", "(", d, ")"] => {
+                parse_c_integer(d).map(|d| Poly::sym(Sym::LocalSize(d as u8)))
+            }
+            _ => None,
+        };
         let body_end = match self.t(close + 1) {
             "{" => self.partner[close + 1] + 1,
             _ => {
@@ -373,6 +423,7 @@ impl<'a> Analysis<'a, '_> {
         let value = match (lo, hi) {
             (Some(lo), Some(hi)) if self.loops.len() < usize::from(u16::MAX) => {
                 self.loops.push((lo, hi));
+                self.steps.push(step);
                 Some(Poly::sym(Sym::Loop((self.loops.len() - 1) as u16)))
             }
             _ => None,
@@ -402,60 +453,11 @@ impl<'a> Analysis<'a, '_> {
             && (i..=first).all(|w| self.t(w) == "," || self.is_ident(w) && !is_type_word(self.t(w)))
             && matches!(self.t(first + 1), "," | ";")
     }
-
-    /// The uses of pointer parameter `name`.
-    fn uses(&self, name: &str) -> Uses {
-        let unknown = Uses {
-            reads: None,
-            writes: None,
-        };
-        if self.tainted.contains(name) {
-            return unknown;
-        }
-        let (mut reads, mut writes) = (Some(Vec::new()), Some(Vec::new()));
-        for q in 0..self.toks.len() {
-            if self.toks[q].0 != Kind::Ident || self.t(q) != name {
-                continue;
-            }
-            let prev = |k: usize| q.checked_sub(k).map_or("", |p| self.t(p));
-            if prev(1) == "." || prev(1) == ">" && prev(2) == "-" {
-                continue; // a member of that name
-            }
-            if self.t(q + 1) != "[" || self.declared(q) {
-                return unknown;
-            }
-            // `&p[i]` lets the element escape; `a & p[i]` and `a && p[i]` only read it.
-            if address_of(self.toks, q) {
-                return unknown;
-            }
-            let close = self.partner[q + 1];
-            let index = self.expr(q + 2, close);
-            let (n1, n2, n3) = (self.t(close + 1), self.t(close + 2), self.t(close + 3));
-            let (read, write) = match (n1, n2, n3) {
-                ("[", _, _) => return unknown,
-                ("=", n, _) if n != "=" => (false, true),
-                ("+" | "-" | "*" | "/" | "%" | "&" | "|" | "^", "=", _) => (true, true),
-                ("<", "<", "=") | (">", ">", "=") => (true, true),
-                ("+", "+", _) | ("-", "-", _) | (".", _, _) => (true, true),
-                _ if matches!((prev(1), prev(2)), ("+", "+") | ("-", "-")) => (true, true),
-                _ => (true, false),
-            };
-            for (on, list) in [(read, &mut reads), (write, &mut writes)] {
-                if on {
-                    match (list.as_mut(), &index) {
-                        (Some(l), Some(p)) => l.push(p.clone()),
-                        _ => *list = None,
-                    }
-                }
-            }
-        }
-        Uses { reads, writes }
-    }
 }
 
 /// Whether the identifier at `q` is assigned, incremented, decremented or has its address
 /// taken there (punctuation tokens are single characters).
-fn modified(toks: &[(Kind, &str)], q: usize) -> bool {
+pub(super) fn modified(toks: &[(Kind, &str)], q: usize) -> bool {
     let t = |i: usize| at(toks, i);
     let (n1, n2, n3) = (t(q + 1), t(q + 2), t(q + 3));
     let p = |k: usize| q.checked_sub(k).map_or("", t);
@@ -470,7 +472,7 @@ fn modified(toks: &[(Kind, &str)], q: usize) -> bool {
 }
 
 /// Whether the `&` before token `q` takes its address (not `a & q`, nor `a && q`).
-fn address_of(toks: &[(Kind, &str)], q: usize) -> bool {
+pub(super) fn address_of(toks: &[(Kind, &str)], q: usize) -> bool {
     let p = |k: usize| q.checked_sub(k).map_or("", |i| at(toks, i));
     let operand = |k: usize| {
         q.checked_sub(k)

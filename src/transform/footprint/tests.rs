@@ -139,11 +139,12 @@ fn other_forms_are_read() {
 #[test]
 fn what_is_not_proven_is_unknown() {
     let unknown_writes = [
-        // grid-stride loop, changed index, data-dependent, alias, pointer arithmetic
-        "kernel void k(global int *y, int n) { for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) y[i] = 0; }",
+        // a step not proven positive, changed index, data-dependent, alias, pointer arithmetic
+        "kernel void k(global int *y, int n) { for (size_t i = get_global_id(0); i < 9; i += n) y[i] = 0; }",
+        "kernel void k(global int *y, int n) { for (size_t i = get_global_id(0); i < n; i += get_global_id(0)) y[i] = 0; }",
         "kernel void k(global int *y) { size_t i = get_global_id(0); i += 1; y[i] = 0; }",
         "kernel void k(global int *y, global const int *ix) { y[ix[get_global_id(0)]] = 0; }",
-        "kernel void k(global int *y) { global int *z = y; z[get_global_id(0)] = 0; }",
+        "kernel void k(global int *y) { global int *z = y; z += 1; z[get_global_id(0)] = 0; }",
         "kernel void k(global int *y) { *(y + get_global_id(0)) = 0; }",
         "kernel void k(global int *y) { atomic_inc(&y[0]); }",
         "kernel void k(global int *y) { atomic_inc(y); }",
@@ -271,4 +272,233 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn macros_that_change_nothing_keep_their_arguments() {
+    let clamp = "#define CLAMP(v, lo, hi) ((v) < (lo) ? (lo) : (v) > (hi) ? (hi) : (v))\n";
+    let blur = format!(
+        "{clamp}kernel void k(global const float *in, global float *out, int w, int h) {{
+        int x = get_global_id(0), y = get_global_id(1);
+        out[y * w + x] = in[CLAMP(y - 1, 0, h - 1) * w + CLAMP(x, 0, w - 1)]; }}"
+    );
+    let f = fp(&blur);
+    let s = [None, None, Some(100), Some(50)];
+    let p = rows(100, 50, 10, 10);
+    assert_eq!(f.reach(1, Dir::Write, &p, &s), Some(Some((1000, 2000))));
+    // The read goes through the macro: unknown.
+    assert_eq!(f.reach(0, Dir::Read, &p, &s), None);
+    // A macro that may change what it is given, or a call that is changed, taints.
+    for src in [
+        format!("{clamp}kernel void k(global int *y) {{ int i = get_global_id(0); CLAMP(i, 0, 9) = 1; y[i] = 0; }}"),
+        format!("{clamp}kernel void k(global int *y) {{ int i = get_global_id(0); ++CLAMP(i, 0, 9); y[i] = 0; }}"),
+        "#define SET(v) (v = 0)\nkernel void k(global int *y) { int i = get_global_id(0); SET(i); y[i] = 0; }".into(),
+        "#define P(v) f(&v)\nkernel void k(global int *y) { int i = get_global_id(0); P(i); y[i] = 0; }".into(),
+        "#define Q(v) { v; }\nkernel void k(global int *y) { int i = get_global_id(0); Q(i); y[i] = 0; }".into(),
+        "#define D(v) int v\nkernel void k(global int *y) { int i = get_global_id(0); { D(i); y[i] = 0; } }".into(),
+        "#define S(v) (v)--\nkernel void k(global int *y) { int i = get_global_id(0); S(i); y[i] = 0; }".into(),
+        "#define R(v) SET(v)\n#define SET(v) v\nkernel void k(global int *y) { int i = get_global_id(0); R(i); y[i] = 0; }".into(),
+    ] {
+        assert_eq!(fp(&src).reach(0, Dir::Write, &one_d(10, 0, 10), &[None]), None, "{src}");
+    }
+}
+
+#[test]
+fn grid_stride_loops_are_bounded() {
+    // Before issue 36 this loop was unknown; its values are in [get_global_id(0), n - 1].
+    let f = fp("kernel void k(global int *y, int n) { for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) y[i] = 0; }");
+    assert_eq!(
+        f.reach(0, Dir::Write, &one_d(10, 0, 10), &[None, Some(4)]),
+        Some(Some((0, 4)))
+    );
+    assert_eq!(
+        f.reach(0, Dir::Write, &one_d(100, 40, 20), &[None, Some(1000)]),
+        Some(Some((40, 1000)))
+    );
+    // A work-group per row, its work-items across it.
+    let rows = fp("kernel void k(global float *o, global const float *x, int w) {
+        size_t r = get_group_id(0);
+        for (int j = get_local_id(0); j < w; j += get_local_size(0)) o[r * w + j] = 2 * x[r * w + j]; }");
+    let p = Part {
+        local: [4, 1, 1],
+        ..one_d(40, 8, 12)
+    };
+    // Groups 2..5 of rows of 7.
+    assert_eq!(
+        rows.reach(0, Dir::Write, &p, &[None, None, Some(7)]),
+        Some(Some((14, 35)))
+    );
+}
+
+#[test]
+fn members_are_the_element() {
+    let src = "typedef struct { float x, y, z, m; } P;
+    kernel void k(global const P *p, global P *q, uint n) {
+        size_t i = get_global_id(0);
+        float a = 0.0f;
+        for (uint j = 0; j < n; ++j) a += p[j].x - p[i].m;
+        q[i].x = a; q[i].y += 1.0f; q[i].z = q[i].m; }";
+    let f = fp(src);
+    let p = one_d(100, 20, 10);
+    let s = [None, None, Some(100)];
+    assert_eq!(f.reach(0, Dir::Read, &p, &s), Some(Some((0, 100))));
+    assert_eq!(f.reach(0, Dir::Write, &p, &s), Some(None));
+    assert_eq!(f.reach(1, Dir::Write, &p, &s), Some(Some((20, 30))));
+    assert_eq!(f.reach(1, Dir::Read, &p, &s), Some(Some((20, 30))));
+    assert_eq!(f.pointees, vec![Some(16), Some(16), None]);
+    // A member array or a pointer member counts both ways.
+    let arr = fp("typedef struct { int a[2]; } T;
+    kernel void k(global const T *p) { int v = p[get_global_id(0)].a[1]; }");
+    assert_eq!(arr.reach(0, Dir::Write, &p, &[None]), Some(Some((20, 30))));
+}
+
+#[test]
+fn pointee_sizes_follow_the_c_layout() {
+    let size = |decl: &str, ty: &str| {
+        let src = format!("{decl}\nkernel void k(global {ty} *p) {{ p[0] = p[1]; }}");
+        fp(&src).pointees[0]
+    };
+    assert_eq!(size("", "float4"), Some(16));
+    assert_eq!(size("", "float3"), Some(16));
+    assert_eq!(
+        size("typedef struct { float a; float b; } pair_t;", "pair_t"),
+        Some(8)
+    );
+    assert_eq!(size("typedef struct T { char c; int i; } T;", "T"), Some(8));
+    assert_eq!(
+        size("struct q { double d; char c; };", "struct q"),
+        Some(16)
+    );
+    assert_eq!(
+        size("typedef struct { float3 v; int n[3]; } S;", "S"),
+        Some(32)
+    );
+    for (decl, ty) in [
+        (
+            "typedef struct { float a; } __attribute__((packed)) T;",
+            "T",
+        ),
+        (
+            "typedef struct __attribute__((packed)) { float a; } T;",
+            "T",
+        ),
+        ("#pragma pack(1)\ntypedef struct { char c; int i; } T;", "T"),
+        ("typedef union { float a; int b; } T;", "T"),
+        ("typedef struct { struct { int a; } in; } T;", "T"),
+        ("typedef struct { bool b; } T;", "T"),
+        ("typedef float real;", "real"),
+        (
+            "typedef struct { int a; } T;\ntypedef struct { long a; } T;",
+            "T",
+        ),
+        ("", "Undeclared"),
+    ] {
+        assert_eq!(size(decl, ty), None, "{decl}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// `in_elements` is the exact set of elements holding the pointees' bytes.
+    #[test]
+    fn pointees_in_elements(lo in 0i128..64, n in 1i128..16, p in prop::sample::select(vec![1usize, 2, 4, 8, 12, 16, 24]), e in prop::sample::select(vec![1usize, 2, 4, 8, 16])) {
+        let (a, b) = in_elements((lo, lo + n), p, e);
+        let (pi, ei) = (p as i128, e as i128);
+        let bytes = lo * pi..(lo + n) * pi;
+        prop_assert_eq!(a, bytes.start / ei);
+        prop_assert_eq!(b, (bytes.end + ei - 1) / ei);
+    }
+}
+
+#[test]
+fn aliases_at_an_offset() {
+    let saxpy = fp(
+        "kernel void k(global float *Y, global const float *X, float a, uint off) {
+        global float *y = Y + off;
+        global const float *x = X + off;
+        size_t i = get_global_id(0);
+        y[i] = a * x[i] + y[i]; }",
+    );
+    let p = one_d(100, 20, 10);
+    let s = [None, None, None, Some(7)];
+    assert_eq!(saxpy.reach(0, Dir::Write, &p, &s), Some(Some((27, 37))));
+    // Before issue 36, in what_is_not_proven_is_unknown.
+    let plain = fp("kernel void k(global int *y) { global int *z = y; z[get_global_id(0)] = 0; }");
+    assert_eq!(
+        plain.reach(0, Dir::Write, &p, &[None]),
+        Some(Some((20, 30)))
+    );
+    assert_eq!(saxpy.reach(0, Dir::Read, &p, &s), Some(Some((27, 37))));
+    assert_eq!(saxpy.reach(1, Dir::Read, &p, &s), Some(Some((27, 37))));
+    for src in [
+        // another pointee, an alias changed, passed on, aliased again, or not declared
+        "kernel void k(global float *Y) { global char *y = Y; y[get_global_id(0)] = 0; }",
+        "kernel void k(global float *Y) { global float *y = Y; y++; y[get_global_id(0)] = 0; }",
+        "kernel void k(global float *Y) { global float *y = Y; f(y); }",
+        "kernel void k(global float *Y) { global float *y = Y; global float *z = y; z[0] = 1; }",
+        "kernel void k(global float *Y, global float *y) { y = Y + 1; y[get_global_id(0)] = 0; }",
+        "kernel void k(global float *Y) { global float *y = Y + get_global_id(0) / 2; y[0] = 0; }",
+    ] {
+        assert_eq!(
+            fp(src).reach(0, Dir::Write, &p, &[None, None]),
+            None,
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn column_bands_reach_one_run_per_row() {
+    let f = fp(MANDELBROT);
+    let values = [None, Some(8), Some(3), Some(10)];
+    let band = Part {
+        global: [8, 3, 1],
+        local: [4, 1, 1],
+        base: [0; 3],
+        first: [4, 0, 0],
+        size: [4, 3, 1],
+    };
+    assert_eq!(f.reach(0, Dir::Write, &band, &values), Some(Some((4, 24))));
+    let runs = f.pieces(0, Dir::Write, &band, &values);
+    assert_eq!(runs, Some(vec![(4, 8), (12, 16), (20, 24)]));
+    // A row inside one work-group sees only its own local ids.
+    let f = fp("kernel void k(global int *o) { o[get_local_id(0)] = 1; }");
+    let inside = Part {
+        first: [5, 0, 0],
+        size: [2, 1, 1],
+        ..one_d(16, 0, 16)
+    };
+    assert_eq!(f.reach(0, Dir::Write, &inside, &[]), Some(Some((5, 7))));
+    assert_eq!(
+        f.reach(0, Dir::Write, &one_d(256, 64, 128), &[]),
+        Some(Some((0, 64)))
+    );
+}
+
+#[test]
+fn grid_stride_loops_reach_one_run_per_stride() {
+    let f = fp(
+        "kernel void g(global int *y, global const int *x, int a, uint n) {
+        for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) y[i] += a * x[i];
+    }",
+    );
+    let values = [None, None, Some(3), Some(1000)];
+    let half = one_d(256, 128, 128);
+    assert_eq!(
+        f.reach(0, Dir::Write, &half, &values),
+        Some(Some((128, 1000)))
+    );
+    let want = vec![(128, 256), (384, 512), (640, 768), (896, 1000)];
+    assert_eq!(f.pieces(0, Dir::Write, &half, &values), Some(want.clone()));
+    assert_eq!(f.pieces(1, Dir::Read, &half, &values), Some(want));
+    // A step of 1 and steps no wider than the start interval stay one hull.
+    let f = fp("kernel void g(global int *y, uint n) {
+        for (uint i = get_global_id(0); i < n; i += 4) y[i] = 1;
+    }");
+    let values = [None, Some(1000)];
+    assert_eq!(
+        f.pieces(0, Dir::Write, &half, &values),
+        Some(vec![(128, 1000)])
+    );
 }

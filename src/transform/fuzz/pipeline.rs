@@ -196,10 +196,7 @@ fn contract(i: &Input<'_>) {
         _ = super::super::whole_launch_obstacle(s, k);
         for p in &k.params {
             _ = super::super::own_id_index(s, k, &p.name);
-            _ = (
-                super::super::is_const_pointee(p),
-                super::super::is_global_pointer(p),
-            );
+            _ = (p.const_pointee, super::super::is_global_pointer(p));
         }
     }
 }
@@ -317,9 +314,11 @@ fn polyfill(i: &Input<'_>) {
         "cl_khr_subgroup_shuffle",
         "cl_intel_subgroups",
     ];
-    let mentions = super::super::mentions_sub_groups(i.src);
-    let prelude = super::super::polyfill_prelude(&ALL, i.src);
-    assert_eq!(prelude.is_empty(), !mentions);
+    for f in facts(i) {
+        let mentions = f.mentions_sub_groups;
+        let prelude = super::super::polyfill_prelude(&ALL, mentions);
+        assert_eq!(prelude.is_empty(), !mentions);
+    }
 }
 
 /// A driver's log about `src`: a message on some of its lines, odd positions, and the text
@@ -337,8 +336,9 @@ fn driver_log(src: &str) -> String {
 /// code the scanner did not read could change it (with build options taken from the text).
 fn wrap(i: &Input<'_>) {
     let options = i.src.lines().next().unwrap_or("");
-    _ = wrapper::unseen_code(i.src, options);
-    _ = wrapper::unseen_code(i.src, "-DX=get_global_size(0) -I dir");
+    let includes = i.scanned.as_ref().map_or(&[][..], |s| &s.includes);
+    _ = wrapper::unseen_code(includes, options);
+    _ = wrapper::unseen_code(includes, "-DX=get_global_size(0) -I dir");
     for k in &i.kernels {
         let args: Vec<wrapper::DriverArg> = k.params.iter().map(driver_arg).collect();
         let required = [k.params.len() + 1, 1, 1];

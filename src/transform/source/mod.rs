@@ -18,7 +18,7 @@
 
 use super::lex::{match_brackets, Directive, Lexer, LineIndex};
 pub(crate) use super::lex::{Kind, Token};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::obstacle::Obstacle;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -81,6 +81,9 @@ pub struct Param {
     pub name: String,
     /// Whether the parameter is a pointer.
     pub is_pointer: bool,
+    /// Whether a `const` stands before its last `*`: the pointee is `const` (what the driver's
+    /// `CL_KERNEL_ARG_TYPE_QUALIFIER` says, where it says nothing).
+    pub const_pointee: bool,
     /// `global`, `local`, `constant` or `private` when the parameter names an address space
     /// (with or without the `__` prefix).
     pub address_space: Option<String>,
@@ -160,6 +163,12 @@ pub(crate) struct Scanned<'a> {
     fn_macros: HashSet<String>,
     /// Every preprocessor directive: its byte offset and kind.
     directives: Vec<(usize, Directive)>,
+    /// The identifiers of the directive lines (their byte spans).
+    pub(crate) directive_idents: Vec<Range<usize>>,
+    /// Every `#undef`ined name.
+    pub(crate) undefs: Vec<String>,
+    /// What each `#include` names.
+    pub(crate) includes: Vec<String>,
 }
 
 impl<'a> Scanned<'a> {
@@ -172,6 +181,9 @@ impl<'a> Scanned<'a> {
         lexer.run(true)?;
         let tokens = lexer.tokens;
         let directives = lexer.directives;
+        let directive_idents = lexer.directive_idents;
+        let undefs = lexer.undefs;
+        let includes = lexer.includes;
         let mut macros: HashMap<String, Vec<Vec<Token>>> = HashMap::new();
         let mut fn_macros = HashSet::new();
         for (name, body) in lexer.defines {
@@ -195,6 +207,9 @@ impl<'a> Scanned<'a> {
             macros,
             fn_macros,
             directives,
+            directive_idents,
+            undefs,
+            includes,
         };
         scanned.functions = scanned.find_functions();
         Ok(scanned)
@@ -203,6 +218,11 @@ impl<'a> Scanned<'a> {
     /// The text of token `i`.
     pub(crate) fn text(&self, i: usize) -> &'a str {
         &self.src[self.tokens[i].span.clone()]
+    }
+
+    /// Whether a conditional directive (`#if`, `#ifdef`, `#ifndef`) opens somewhere.
+    pub(crate) fn has_conditionals(&self) -> bool {
+        self.directives.iter().any(|&(_, d)| d == Directive::If)
     }
 
     /// Whether `name` has a function-like `#define` (`#define F(n) ...`).
@@ -509,11 +529,11 @@ impl<'a> Scanned<'a> {
     fn param(&self, f: &FunctionDef, n: usize, toks: &[usize]) -> Result<Param> {
         let missing = || {
             let at = self.tokens[f.open_paren].span.start;
-            Error::input(format!(
-                "parameter {n} of kernel `{}` (line {}) has no name",
-                f.name,
-                self.line(at)
-            ))
+            Error::input(InputFault::UnnamedParameter {
+                kernel: f.name.clone(),
+                line: self.line(at),
+                index: n,
+            })
         };
         let mut end = toks.len();
         while end >= 2 && self.is_punct(toks[end - 1], "(") && self.is_attribute_name(toks[end - 2])
@@ -536,10 +556,14 @@ impl<'a> Scanned<'a> {
             "private" | "__private" => Some("private"),
             _ => None,
         });
+        let star = toks.iter().rposition(|&i| self.is_punct(i, "*"));
         Ok(Param {
             text: self.joined(first, last_tok),
             name: self.text(last).to_string(),
-            is_pointer: toks.iter().any(|&i| self.is_punct(i, "*")),
+            is_pointer: star.is_some(),
+            const_pointee: star.is_some_and(|star| {
+                (toks[..star].iter()).any(|&i| matches!(self.text(i), "const" | "__const"))
+            }),
             address_space: address_space.map(str::to_string),
         })
     }

@@ -6,7 +6,7 @@
 //! is reported, never guessed.
 
 use super::{FunctionDef, Kind, Obstacle, Scanned, SubGroupSizeAttr};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputFault, Result};
 use crate::transform::lex::parse_c_integer;
 use std::collections::{BTreeSet, HashMap};
 
@@ -61,10 +61,11 @@ impl Scanned<'_> {
             }
             let attr = self.sub_group_arg(f, i, line)?;
             if let Some((_, first)) = found {
-                return Err(Error::input(format!(
-                    "kernel `{}` has more than one sub-group size attribute (lines {first} and {line})",
-                    f.name
-                )));
+                return Err(Error::input(InputFault::TwoSubGroupSizes {
+                    kernel: f.name.clone(),
+                    first: Some(first),
+                    line,
+                }));
             }
             found = Some((attr, line));
         }
@@ -72,11 +73,11 @@ impl Scanned<'_> {
             return Ok((found.map(|(a, _)| a), false, None));
         }
         if let Some((_, line)) = found {
-            return Err(Error::input(format!(
-                "kernel `{}` has more than one sub-group size attribute (line {line} and its own \
-                 intel_reqd_sub_group_size)",
-                f.name
-            )));
+            return Err(Error::input(InputFault::TwoSubGroupSizes {
+                kernel: f.name.clone(),
+                first: None,
+                line,
+            }));
         }
         let sizes: BTreeSet<usize> = own
             .iter()
@@ -201,12 +202,14 @@ impl Scanned<'_> {
         let close = self.partner[i + 1];
         let arg = if close == i + 3 { self.text(i + 2) } else { "" };
         let shown = self.joined_or_empty(i + 2, close);
-        let bad = |want: &str| {
-            Error::input(format!(
-                "kernel `{}` (line {line}): {}({shown}) needs {want}",
-                f.name,
-                self.text(i)
-            ))
+        let bad = |want: &'static str| {
+            Error::input(InputFault::SubGroupSizeArgument {
+                kernel: f.name.clone(),
+                line,
+                attribute: self.text(i).into(),
+                argument: shown.clone(),
+                want,
+            })
         };
         if self.text(i) == "CLG_NAMED_SUB_GROUP_SIZE" {
             return match arg {
