@@ -268,10 +268,9 @@ impl<'a> RootLaunch<'a> {
             base,
         };
         let key = (user, global, local, base);
-        if let Some(chosen) = self.stays_whole(&key) {
-            // SAFETY: the caller's contract, for the same launch, on one device.
-            let ran = || unsafe { self.resident(&shape, chosen.device, chosen.partition) };
-            return self.timed(&shape, Some(chosen.priced), ran);
+        // SAFETY: the caller's contract, for the same launch.
+        if let Some(ran) = unsafe { self.stay(&shape, &key) } {
+            return ran;
         }
         let decision = self.decide(&shape, &split)?;
         // The planner's choice among the right executions (its pieces and partition on one
@@ -425,12 +424,8 @@ impl<'a> RootLaunch<'a> {
         }
         // Devices that compile alone (PoCL before 4 on CPUs) run the parts of a split launch
         // one at a time: a part's first run compiles it, and two at once could crash PoCL's
-        // compiler. Every split launch, not only a part's first: two parts of one kernel
-        // running at once on PoCL 3.1 aborted it once in `pocl_release_dlhandle_cache`
-        // (`ref_count > 0`, CI, cold cache). A launch on one device does not wait (a host wait
-        // per launch cost a chain of launches on one PoCL device 15-30 %): it runs after
-        // everything enqueued on the other queues ([`RootLaunch::resident`] orders it so),
-        // and what follows it on another device waits for it in turn.
+        // compiler; two parts of one kernel at once aborted PoCL 3.1 in CI. A launch on one
+        // device does not wait (it cost a chain there 15-30 %; `resident` orders it).
         let alone = busy.iter().filter(|&&b| b).count() > 1 && self.compile_alone();
         if alone {
             log::debug!("scaling: parts run one device at a time (the devices compile alone)");
@@ -495,11 +490,6 @@ impl<'a> RootLaunch<'a> {
                 c.written();
             }
         }
-    }
-
-    /// Whether a device of the root device compiles alone (`Device::compiles_alone`).
-    pub(super) fn compile_alone(&self) -> bool {
-        (self.kernel.kernels.iter()).any(|k| k.program().queue().device().compiles_alone())
     }
 
     /// Indices of the kernel's global pointer parameters.

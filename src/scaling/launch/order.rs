@@ -44,6 +44,11 @@ impl Order {
 }
 
 impl RootLaunch<'_> {
+    /// Whether a device of the root device compiles alone (`Device::compiles_alone`).
+    pub(super) fn compile_alone(&self) -> bool {
+        (self.kernel.kernels.iter()).any(|k| k.program().queue().device().compiles_alone())
+    }
+
     /// Markers on every queue, enqueued now.
     pub(super) fn order(&self) -> Result<Order> {
         self.order_for(&vec![true; self.kernel.kernels.len()])

@@ -273,13 +273,26 @@ impl RootLaunch<'_> {
         Ok(ev)
     }
 
+    /// The launch `s` (of `key`) run on the device the model chose for its shape, where it
+    /// may run there without analysis or pricing ([`RootLaunch::stays_whole`]), else `None`.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
+    pub(super) unsafe fn stay(&self, s: &Shape3, key: &ShapeKey) -> Option<Result<MultiEvent>> {
+        let chosen = self.stays_whole(key)?;
+        // SAFETY: the caller's contract, on one device.
+        let ran = || unsafe { self.resident(s, chosen.device, chosen.partition) };
+        Some(self.timed(s, Some(chosen.priced), ran))
+    }
+
     /// The shape's choice of one device where the launch may run there without analysis or
     /// pricing: the cost model chose it from warm figures (not forced, not strict: strict
     /// mode still refuses what the contract does not split) and every colored argument is
     /// held whole there already (moved by a launch of the shape; nothing to move, and one
     /// device is always right). Pricing again would choose it again: its figures do not
     /// change once warm, and moving nothing is the least the one-device option can cost.
-    pub(super) fn stays_whole(&self, key: &ShapeKey) -> Option<Chosen> {
+    fn stays_whole(&self, key: &ShapeKey) -> Option<Chosen> {
         let k = self.kernel;
         if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
             return None;
