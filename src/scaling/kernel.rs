@@ -6,9 +6,12 @@ use super::Placement;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
+use crate::kernel::{PlanKey, Plans};
 use crate::obstacle::Obstacle;
+use crate::plan::cost::Priced;
 use crate::plan::launch::{plan, DeviceFacts, KernelFacts, Plan, Request, Shape};
 use crate::plan::local_size::Limits;
+use crate::plan::partition::Partition;
 use crate::plan::work_group::Constraints;
 use crate::plan::Refusal;
 use crate::queue::names;
@@ -63,6 +66,38 @@ pub struct RootKernel {
     pub(super) figures: Arc<Mutex<Figures>>,
     /// The halo depth the cost model chose per shape (global and local size).
     pub(super) depths: Arc<Mutex<HashMap<(Range, Range), usize>>>,
+    /// The plans of recent launches and the shapes the cost model sends to one device.
+    pub(super) memo: Arc<Memo>,
+}
+
+/// What a [`RootKernel`]'s launches keep between them: the plans of recent launches (a pure
+/// function of the kernel, its devices and the [`PlanKey`], as for one device), and per
+/// launch shape the device the cost model chose from warm figures, with its partition and
+/// figures ([`RootKernel::stays`]).
+#[derive(Default)]
+pub(super) struct Memo {
+    plans: Plans,
+    chosen: Mutex<HashMap<ShapeKey, Chosen>>,
+    /// The device the kernel's last launch ran on whole, if it did.
+    last: Mutex<Option<usize>>,
+}
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memo").finish_non_exhaustive()
+    }
+}
+
+/// A launch's user range, launched range, local size and offset.
+pub(super) type ShapeKey = (Range, Range, Range, [usize; 3]);
+
+/// The cost model's choice of one device for a shape: the device, the plan's partition with
+/// every work-group there, and the figures it priced.
+#[derive(Clone)]
+pub(super) struct Chosen {
+    pub(super) device: usize,
+    pub(super) partition: Partition,
+    pub(super) priced: Priced,
 }
 
 /// The copies of [`RootKernel::fetched`], by (argument, device).
@@ -152,6 +187,43 @@ impl RootKernel {
     /// sized for the most limited device, partitioned by the root device's weights), or the
     /// refusal as an error.
     pub(super) fn plan(&self, global: Range, shape: Shape, offset: Option<Range>) -> Result<Plan> {
+        let key = PlanKey {
+            global,
+            shape,
+            offset,
+            values: Vec::new(),
+        };
+        if let Some(p) = self.memo.plans.get(&key) {
+            return Ok(Plan::clone(&p));
+        }
+        let planned = self.plan_anew(global, shape, offset)?;
+        self.memo.plans.put(key, Arc::new(planned.clone()));
+        Ok(planned)
+    }
+
+    /// The shape's choice of one device by the cost model, if it made one from warm figures.
+    pub(super) fn stays(&self, shape: &ShapeKey) -> Option<Chosen> {
+        let chosen = self.memo.chosen.lock().unwrap_or_else(|p| p.into_inner());
+        chosen.get(shape).cloned()
+    }
+
+    /// Keeps (`Some`) or forgets the shape's choice of one device.
+    pub(super) fn choose(&self, shape: ShapeKey, choice: Option<Chosen>) {
+        let mut chosen = self.memo.chosen.lock().unwrap_or_else(|p| p.into_inner());
+        match choice {
+            Some(c) => chosen.insert(shape, c),
+            None => chosen.remove(&shape),
+        };
+    }
+
+    /// Whether the kernel's last launch ran whole on device `d` too (this launch runs there).
+    pub(super) fn again_on(&self, d: usize) -> bool {
+        let mut last = self.memo.last.lock().unwrap_or_else(|p| p.into_inner());
+        last.replace(d) == Some(d)
+    }
+
+    /// [`plan`](Self::plan), asking the planner.
+    fn plan_anew(&self, global: Range, shape: Shape, offset: Option<Range>) -> Result<Plan> {
         let first = &self.kernels[0];
         let round = match (&self.guarded, first.rounding_support()) {
             (Some(_), _) => Ok(()),

@@ -171,6 +171,7 @@ impl RootProgram {
                 staged_reads: Default::default(),
                 figures: Default::default(),
                 depths: Default::default(),
+                memo: Default::default(),
             });
         };
         let kernels = self
@@ -223,6 +224,7 @@ impl RootProgram {
             staged_reads: Default::default(),
             figures: Default::default(),
             depths: Default::default(),
+            memo: Default::default(),
         })
     }
 

@@ -267,6 +267,11 @@ impl<'a> RootLaunch<'a> {
             local,
             base,
         };
+        let key = (user, global, local, base);
+        // SAFETY: the caller's contract, for the same launch.
+        if let Some(ran) = unsafe { self.stay(&shape, &key) } {
+            return ran;
+        }
         let decision = self.decide(&shape, &split)?;
         // The planner's choice among the right executions (its pieces and partition on one
         // device, or as planned), from the cost model's inputs.
@@ -285,6 +290,7 @@ impl<'a> RootLaunch<'a> {
             }
             None => (split, None),
         };
+        self.kernel.choose(key, self.keeps(&plan, priced.as_ref()));
         let choice = priced.as_ref().map(|p| p.choice);
         self.timed(&shape, priced, || match choice {
             // SAFETY: the caller's contract, for the same launch, on one device.
@@ -382,8 +388,11 @@ impl<'a> RootLaunch<'a> {
         // device is enqueued.
         let mut per_device = Vec::with_capacity(kernels.len());
         let mut checks = Vec::with_capacity(kernels.len());
+        let busy: Vec<bool> = (0..kernels.len())
+            .map(|d| pieces.iter().any(|p| p.device == d))
+            .collect();
         let order = match ordered {
-            true => self.order()?,
+            true => self.order_for(&busy)?,
             false => order::Order::none(),
         };
         for d in 0..kernels.len() {
@@ -413,13 +422,11 @@ impl<'a> RootLaunch<'a> {
             per_device.push(prepared);
             checks.push(check);
         }
-        // Devices that compile alone (PoCL before 4 on CPUs) run their parts one at a time: a
-        // part's first run compiles it, and two at once could crash PoCL's compiler. Every
-        // launch, not only a part's first: two parts of one kernel running at once on PoCL 3.1
-        // aborted it once in `pocl_release_dlhandle_cache` (`ref_count > 0`, CI, cold cache).
-        let alone = kernels
-            .iter()
-            .any(|k| k.program().queue().device().compiles_alone());
+        // Devices that compile alone (PoCL before 4 on CPUs) run the parts of a split launch
+        // one at a time: a part's first run compiles it, and two at once could crash PoCL's
+        // compiler; two parts of one kernel at once aborted PoCL 3.1 in CI. A launch on one
+        // device does not wait (it cost a chain there 15-30 %; `resident` orders it).
+        let alone = busy.iter().filter(|&&b| b).count() > 1 && self.compile_alone();
         if alone {
             log::debug!("scaling: parts run one device at a time (the devices compile alone)");
         }

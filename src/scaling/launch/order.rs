@@ -14,9 +14,9 @@ use crate::ffi;
 use opencl3::event::CL_COMPLETE;
 use opencl3::types::cl_event;
 
-/// One marker per queue of a root device, each complete when everything enqueued on its
-/// queue before it is (none for a single device: its queue is in order).
-pub(super) struct Order(Vec<Event>);
+/// Markers on queues of a root device (by queue index), each complete when everything
+/// enqueued on its queue before it is (none for a single device: its queue is in order).
+pub(super) struct Order(Vec<(usize, Event)>);
 
 impl Order {
     /// No markers: parts wait only for their own queue and the launch's events.
@@ -34,7 +34,7 @@ impl Order {
                     .map_or(true, |s| s.0 != CL_COMPLETE)
             })
         };
-        let others = (self.0.iter().enumerate()).filter(|(i, m)| *i != d && pending(m));
+        let others = (self.0.iter()).filter(|(i, m)| *i != d && pending(m));
         waits
             .iter()
             .copied()
@@ -44,13 +44,27 @@ impl Order {
 }
 
 impl RootLaunch<'_> {
+    /// Whether a device of the root device compiles alone (`Device::compiles_alone`).
+    pub(super) fn compile_alone(&self) -> bool {
+        (self.kernel.kernels.iter()).any(|k| k.program().queue().device().compiles_alone())
+    }
+
     /// Markers on every queue, enqueued now.
     pub(super) fn order(&self) -> Result<Order> {
+        self.order_for(&vec![true; self.kernel.kernels.len()])
+    }
+
+    /// Markers, enqueued now, on the queues that a device with parts (`busy`) other than the
+    /// queue's own waits for (a launch on one device puts none on its own queue: the queue
+    /// keeps the order, and a marker there would only delay its part).
+    pub(super) fn order_for(&self, busy: &[bool]) -> Result<Order> {
         let kernels = &self.kernel.kernels;
         if kernels.len() < 2 {
             return Ok(Order(Vec::new()));
         }
-        let markers = kernels.iter().map(|k| {
+        let waited = |q: usize| (busy.iter().enumerate()).any(|(d, &b)| b && d != q);
+        let markers = (kernels.iter().enumerate()).filter(|&(q, _)| waited(q));
+        let markers = markers.map(|(i, k)| {
             let q = k.program().queue();
             let m = ffi::marker(q.raw()).map_err(|e| {
                 Error::cl("clEnqueueMarkerWithWaitList", e.0, q.device().to_string())
@@ -59,7 +73,7 @@ impl RootLaunch<'_> {
             q.raw()
                 .flush()
                 .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
-            Ok(Event::new(m, q.device().clone(), None))
+            Ok((i, Event::new(m, q.device().clone(), None)))
         });
         Ok(Order(markers.collect::<Result<Vec<_>>>()?))
     }

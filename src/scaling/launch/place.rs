@@ -5,6 +5,7 @@
 //! moves its colored buffers there whole and leaves them there ([`super::super::resident`]).
 
 use super::super::arg::Value;
+use super::super::kernel::{Chosen, ShapeKey};
 use super::super::resident;
 use super::super::{MultiEvent, Placement, Spread};
 use super::terms::{mem_key, Copies, Decision, Feed, Held, Shape3};
@@ -259,12 +260,73 @@ impl RootLaunch<'_> {
         // every queue, and while they stay whole nothing but launches on device d touches them
         // (anything else moves them back first). Plain buffers may have commands pending on
         // other queues (a part of an earlier split launch reading one this launch writes).
+        // On devices that compile alone this launch is not waited for (`execute_in`): where
+        // the kernel's last launch ran elsewhere it waits for the other queues, so that the
+        // kernel never runs on two of them at once (its split launches wait for each part).
         let plain = (self.args.iter())
             .any(|v| matches!(v, Value::Plain(crate::launch::Arg::Buffer { .. })));
+        let again = self.kernel.again_on(d);
+        let ordered = plain || (self.compile_alone() && !again);
         // SAFETY: the caller's contract; device d holds every colored buffer whole.
-        let mut ev = unsafe { self.execute_in(s, whole, &copies, plain, &[]) }?;
+        let mut ev = unsafe { self.execute_in(s, whole, &copies, ordered, &[]) }?;
         ev.spread = Spread::Resident { device: d, moved };
         Ok(ev)
+    }
+
+    /// The launch `s` (of `key`) run on the device the model chose for its shape, where it
+    /// may run there without analysis or pricing ([`RootLaunch::stays_whole`]), else `None`.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
+    pub(super) unsafe fn stay(&self, s: &Shape3, key: &ShapeKey) -> Option<Result<MultiEvent>> {
+        let chosen = self.stays_whole(key)?;
+        // SAFETY: the caller's contract, on one device.
+        let ran = || unsafe { self.resident(s, chosen.device, chosen.partition) };
+        Some(self.timed(s, Some(chosen.priced), ran))
+    }
+
+    /// The shape's choice of one device where the launch may run there without analysis or
+    /// pricing: the cost model chose it from warm figures (not forced, not strict: strict
+    /// mode still refuses what the contract does not split) and every colored argument is
+    /// held whole there already (moved by a launch of the shape; nothing to move, and one
+    /// device is always right). Pricing again would choose it again: its figures do not
+    /// change once warm, and moving nothing is the least the one-device option can cost.
+    fn stays_whole(&self, key: &ShapeKey) -> Option<Chosen> {
+        let k = self.kernel;
+        if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
+            return None;
+        }
+        let chosen = k.stays(key)?;
+        let whole = |v: &Value| match v {
+            Value::Colored(c) => c.residence.as_ref().and_then(|r| r.holder()),
+            Value::Plain(_) => Some((chosen.device, false)),
+        };
+        let there = self
+            .args
+            .iter()
+            .all(|v| whole(v).map(|h| h.0) == Some(chosen.device));
+        there.then_some(Chosen {
+            priced: Priced {
+                measure: false,
+                ..chosen.priced
+            },
+            ..chosen
+        })
+    }
+
+    /// What the shape keeps of the cost model's choice `priced` for the launch `partition`
+    /// ([`RootLaunch::stays_whole`]): one device chosen from warm figures, else nothing.
+    pub(super) fn keeps(&self, partition: &Partition, priced: Option<&Priced>) -> Option<Chosen> {
+        let p = priced.filter(|p| p.why == Why::Cheaper && !p.measure)?;
+        let Choice::OneDevice(device) = p.choice else {
+            return None;
+        };
+        Some(Chosen {
+            device,
+            partition: partition.clone(),
+            priced: p.clone(),
+        })
     }
 
     /// Runs `launch` (the decided execution of `s`), timed where `priced` asks for a
