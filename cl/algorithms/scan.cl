@@ -161,6 +161,62 @@ static inline ulong lb_word(uint epoch, uint flag, T v) {
     return ((ulong)((epoch << 2) | flag) << 32) | (ulong)as_uint(v);
 }
 
+/* Scans each work-item's rounds of a loaded tile in place (x[r]: inclusive within its T4) and
+ * gives ex[r], the exclusive scan of the T4 totals across the sub-group, with each (round,
+ * sub-group) total in parts[r * LB_NSG + sg]. The rounds' sub-group scans go a step at a time
+ * over every round: each step's shuffles are independent of one another and issue back to
+ * back, instead of one round's chain of dependent shuffles after another's. The same adds in
+ * the same order as sg_exclusive_scan_add. */
+static inline void lb_scan_rounds(T4 *x, T *ex, local T *parts, uint lane, uint sg) {
+    for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
+        T4 v = x[r];
+        v.y += v.x;
+        v.z += v.y;
+        v.w += v.z;
+        x[r] = v;
+        ex[r] = v.w;
+    }
+    for (uint d = 1; d < 32; d <<= 1) {
+        T o[CLG_LB_ROUNDS];
+        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+            o[r] = sg_shuffle_up(ex[r], d);
+        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+            ex[r] = lane >= d ? o[r] + ex[r] : ex[r];
+    }
+    if (lane == 31)
+        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+            parts[r * LB_NSG + sg] = ex[r];
+    T o[CLG_LB_ROUNDS];
+    for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+        o[r] = sg_shuffle_up(ex[r], 1u);
+    for (uint r = 0; r < CLG_LB_ROUNDS; r++)
+        ex[r] = lane == 0 ? (T)0 : o[r];
+}
+
+/* Stores the scanned tile at `base`: each T4 from its part's exclusive prefix (parts[], after
+ * the look-back) plus its sub-group prefix ex[r]. */
+static inline void lb_store(global T *restrict out, ulong n, size_t base, T4 *x, T *ex,
+                            local T *parts, int exclusive) {
+    uint lid = get_local_id(0);
+    uint sg = sg_get_group_linear_id();
+    for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
+        size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
+        T pre = parts[r * LB_NSG + sg] + ex[r];
+        T4 v = x[r];
+        T4 y = exclusive ? (T4)(pre, pre + v.x, pre + v.y, pre + v.z) : pre + v;
+        if (e + 4 <= n) {
+            *(global T4 *)(out + e) = y;
+        } else {
+            if (e < n)
+                out[e] = y.x;
+            if (e + 1 < n)
+                out[e + 1] = y.y;
+            if (e + 2 < n)
+                out[e + 2] = y.z;
+        }
+    }
+}
+
 /* The exclusive prefix of the tile after tile j (called by every lane of one sub-group): walks
  * back from tile j in steps of LB_SPAN = 32 x CLG_LB_WIDTH predecessors (CLG_LB_WIDTH states per
  * work-item, a build define, 1 unless set), reading a step's states until every one up to the
@@ -236,34 +292,9 @@ clg_scan_lookback(global const T *restrict in, global T *restrict out, ulong n,
             v.z = e + 2 < n ? in[e + 2] : (T)0;
             v.w = 0;
         }
-        v.y += v.x;
-        v.z += v.y;
-        v.w += v.z;
         x[r] = v;
     }
-    /* The rounds' sub-group scans a step at a time over every round: each step's shuffles are
-     * independent of one another and issue back to back, instead of one round's chain of
-     * dependent shuffles after another's. The same adds in the same order as
-     * sg_exclusive_scan_add. */
-    for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-        ex[r] = x[r].w;
-    for (uint d = 1; d < 32; d <<= 1) {
-        T o[CLG_LB_ROUNDS];
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            o[r] = sg_shuffle_up(ex[r], d);
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            ex[r] = lane >= d ? o[r] + ex[r] : ex[r];
-    }
-    if (lane == 31)
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            parts[r * LB_NSG + sg] = ex[r];
-    {
-        T o[CLG_LB_ROUNDS];
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            o[r] = sg_shuffle_up(ex[r], 1u);
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            ex[r] = lane == 0 ? (T)0 : o[r];
-    }
+    lb_scan_rounds(x, ex, parts, lane, sg);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Sub-group 0: scan of the LB_PARTS (round, sub-group) totals, in tile order; the tile's
@@ -301,22 +332,6 @@ clg_scan_lookback(global const T *restrict in, global T *restrict out, ulong n,
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-
-    for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
-        size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
-        T pre = parts[r * LB_NSG + sg] + ex[r];
-        T4 v = x[r];
-        T4 y = exclusive ? (T4)(pre, pre + v.x, pre + v.y, pre + v.z) : pre + v;
-        if (e + 4 <= n) {
-            *(global T4 *)(out + e) = y;
-        } else {
-            if (e < n)
-                out[e] = y.x;
-            if (e + 1 < n)
-                out[e + 1] = y.y;
-            if (e + 2 < n)
-                out[e + 2] = y.z;
-        }
-    }
+    lb_store(out, n, base, x, ex, parts, exclusive);
 }
 #endif

@@ -69,36 +69,10 @@ static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
                               volatile global ulong *state, uint epoch, int exclusive,
                               local T *parts, T4 *nx, uint next, uint tiles, local T *sums,
                               T *agg) {
-    uint lid = get_local_id(0);
     uint lane = sg_get_local_id();
     uint sg = sg_get_group_linear_id();
-    size_t base = (size_t)tile * LB_TILE;
     T ex[CLG_LB_ROUNDS];
-    for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
-        T4 v = x[r];
-        v.y += v.x;
-        v.z += v.y;
-        v.w += v.z;
-        x[r] = v;
-        ex[r] = v.w;
-    }
-    for (uint d = 1; d < 32; d <<= 1) {
-        T o[CLG_LB_ROUNDS];
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            o[r] = sg_shuffle_up(ex[r], d);
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            ex[r] = lane >= d ? o[r] + ex[r] : ex[r];
-    }
-    if (lane == 31)
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            parts[r * LB_NSG + sg] = ex[r];
-    {
-        T o[CLG_LB_ROUNDS];
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            o[r] = sg_shuffle_up(ex[r], 1u);
-        for (uint r = 0; r < CLG_LB_ROUNDS; r++)
-            ex[r] = lane == 0 ? (T)0 : o[r];
-    }
+    lb_scan_rounds(x, ex, parts, lane, sg);
     barrier(CLK_LOCAL_MEM_FENCE);
     T aggregate = *agg;
     if (next < tiles)
@@ -124,22 +98,7 @@ static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
-        size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
-        T pre = parts[r * LB_NSG + sg] + ex[r];
-        T4 v = x[r];
-        T4 y = exclusive ? (T4)(pre, pre + v.x, pre + v.y, pre + v.z) : pre + v;
-        if (e + 4 <= n) {
-            *(global T4 *)(out + e) = y;
-        } else {
-            if (e < n)
-                out[e] = y.x;
-            if (e + 1 < n)
-                out[e + 1] = y.y;
-            if (e + 2 < n)
-                out[e + 2] = y.z;
-        }
-    }
+    lb_store(out, n, (size_t)tile * LB_TILE, x, ex, parts, exclusive);
 }
 
 /* The arguments of clg_scan_lookback; `wait_ns` is unused (tiles publish their own sums early,

@@ -30,7 +30,7 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
             k => Err(format!("patch text {from:?} found {k} times").into()),
         }
     }
-    // Loads and stores: the same text in both look-back kernels (twice, or it has changed).
+    // Loads: the same text in both look-back kernels (twice, or it has changed).
     fn sub_both(s: &mut String, from: &str, to: &str) -> AnyResult<()> {
         match s.matches(from).count() {
             2 => {
@@ -41,7 +41,7 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
         }
     }
     let mut s = clgroups::algorithms::SOURCE.to_string();
-    let walk = "static inline T lb_look_back(";
+    let helpers_at = "static inline void lb_scan_rounds(";
     let start = "    T prefix = 0;\n    for (;;) {";
     for p in patches {
         match *p {
@@ -61,8 +61,8 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
             }
             "noticket" => sub_in(
                 &mut s,
-                "uint t = atomic_inc(ticket);",
-                "uint t = get_group_id(0);",
+                "uint t = atomic_inc(ticket);\n        if (t == tiles - 1)",
+                "uint t = get_group_id(0);\n        if (t == tiles - 1)",
             )?,
             "nc" | "nc256" => {
                 let ld = match *p {
@@ -71,7 +71,7 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
                 };
                 let helpers = format!("#define LB_LD \"{ld}\"\n{PTX_HELPERS}");
                 if !s.contains("static inline T4 lb_ld") {
-                    sub_in(&mut s, walk, &format!("{helpers}{walk}"))?;
+                    sub_in(&mut s, helpers_at, &format!("{helpers}{helpers_at}"))?;
                 }
                 sub_both(
                     &mut s,
@@ -82,9 +82,9 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
             "cs" => {
                 if !s.contains("static inline T4 lb_ld") {
                     let helpers = format!("#define LB_LD \"ld.global.nc.v4.u32\"\n{PTX_HELPERS}");
-                    sub_in(&mut s, walk, &format!("{helpers}{walk}"))?;
+                    sub_in(&mut s, helpers_at, &format!("{helpers}{helpers_at}"))?;
                 }
-                sub_both(
+                sub_in(
                     &mut s,
                     "<= n) {\n            *(global T4 *)(out + e) = y;",
                     "<= n) {\n            lb_st(out + e, y);",
