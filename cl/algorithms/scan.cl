@@ -140,7 +140,7 @@ kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk
  * The last work-group to take a ticket resets the counter. A tile that has published its own
  * sum waits `wait_ns` ns (PTX nanosleep, sm_70+; 0: not at all) before it first reads the
  * states of the tiles before it (the host measures the best wait once per device). Then
- * sub-group 0 walks back (lb_look_back). */
+ * sub-group 0 walks back and publishes the tile's inclusive sum (lb_look_back). */
 #define LB_NSG (CLG_LB_LOCAL / 32)
 #define LB_PARTS (CLG_LB_ROUNDS * LB_NSG)
 #define LB_PER (LB_PARTS / 32)
@@ -159,6 +159,25 @@ kernel void clg_scan_seq(global const T *in, global T *out, ulong n, ulong chunk
 
 static inline ulong lb_word(uint epoch, uint flag, T v) {
     return ((ulong)((epoch << 2) | flag) << 32) | (ulong)as_uint(v);
+}
+
+/* Loads tile `tile` (coalesced T4s, zeros past n). */
+static inline void lb_load(global const T *restrict in, ulong n, uint tile, T4 *x) {
+    size_t base = (size_t)tile * LB_TILE;
+    uint lid = get_local_id(0);
+    for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
+        size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
+        T4 v;
+        if (e + 4 <= n) {
+            v = *(global const T4 *)(in + e);
+        } else {
+            v.x = e < n ? in[e] : (T)0;
+            v.y = e + 1 < n ? in[e + 1] : (T)0;
+            v.z = e + 2 < n ? in[e + 2] : (T)0;
+            v.w = 0;
+        }
+        x[r] = v;
+    }
 }
 
 /* Scans each work-item's rounds of a loaded tile in place (x[r]: inclusive within its T4) and
@@ -217,12 +236,15 @@ static inline void lb_store(global T *restrict out, ulong n, size_t base, T4 *x,
     }
 }
 
-/* The exclusive prefix of the tile after tile j (called by every lane of one sub-group): walks
- * back from tile j in steps of LB_SPAN = 32 x CLG_LB_WIDTH predecessors (CLG_LB_WIDTH states per
- * work-item, a build define, 1 unless set), reading a step's states until every one up to the
- * nearest that holds an inclusive sum has published (not the whole step: older states past that
- * one are not needed), adding them, and stopping there or walking on. */
-static inline T lb_look_back(volatile global ulong *state, long j, uint epoch, uint lane) {
+/* The exclusive prefix of tile `tile` > 0 (called by every lane of one sub-group), which then
+ * publishes its inclusive sum (prefix + aggregate): walks back from the tile before in steps of
+ * LB_SPAN = 32 x CLG_LB_WIDTH predecessors (CLG_LB_WIDTH states per work-item, a build define, 1
+ * unless set), reading a step's states until every one up to the nearest that holds an
+ * inclusive sum has published (not the whole step: older states past that one are not needed),
+ * adding them, and stopping there or walking on. */
+static inline T lb_look_back(volatile global ulong *state, uint tile, uint epoch, uint lane,
+                             T aggregate) {
+    long j = (long)tile - 1;
     T prefix = 0;
     for (;;) {
         uint flag[CLG_LB_WIDTH];
@@ -255,7 +277,28 @@ static inline T lb_look_back(volatile global ulong *state, long j, uint epoch, u
             break;
         j -= LB_SPAN;
     }
+    if (lane == 0)
+        state[tile] = lb_word(epoch, LB_INCLUSIVE, prefix + aggregate);
     return prefix;
+}
+
+/* Sub-group 0's share of a tile's LB_PARTS (round, sub-group) totals, in tile order: LB_PER per
+ * lane into mine[]; returns their sum. */
+static inline T lb_parts_take(local T *parts, uint lane, T *mine) {
+    T own = 0;
+    for (uint k = 0; k < LB_PER; k++) {
+        mine[k] = parts[lane * LB_PER + k];
+        own += mine[k];
+    }
+    return own;
+}
+
+/* Every part's exclusive prefix into parts[], from `run`, the lane's first. */
+static inline void lb_parts_give(local T *parts, uint lane, T *mine, T run) {
+    for (uint k = 0; k < LB_PER; k++) {
+        parts[lane * LB_PER + k] = run;
+        run += mine[k];
+    }
 }
 
 kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void
@@ -281,19 +324,7 @@ clg_scan_lookback(global const T *restrict in, global T *restrict out, ulong n,
     /* Load, scan within each T4, then across the sub-group (one independent scan per round). */
     T4 x[CLG_LB_ROUNDS];
     T ex[CLG_LB_ROUNDS];
-    for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
-        size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
-        T4 v;
-        if (e + 4 <= n) {
-            v = *(global const T4 *)(in + e);
-        } else {
-            v.x = e < n ? in[e] : (T)0;
-            v.y = e + 1 < n ? in[e + 1] : (T)0;
-            v.z = e + 2 < n ? in[e + 2] : (T)0;
-            v.w = 0;
-        }
-        x[r] = v;
-    }
+    lb_load(in, n, tile, x);
     lb_scan_rounds(x, ex, parts, lane, sg);
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -301,11 +332,7 @@ clg_scan_lookback(global const T *restrict in, global T *restrict out, ulong n,
      * total; its state; the look-back; then every part's exclusive prefix into parts[]. */
     if (sg == 0) {
         T mine[LB_PER];
-        T own = 0;
-        for (uint k = 0; k < LB_PER; k++) {
-            mine[k] = parts[lane * LB_PER + k];
-            own += mine[k];
-        }
+        T own = lb_parts_take(parts, lane, mine);
         T before = sg_exclusive_scan_add(own);
         T aggregate = sg_broadcast(before + own, 31);
         T prefix = 0;
@@ -321,15 +348,9 @@ clg_scan_lookback(global const T *restrict in, global T *restrict out, ulong n,
             if (wait_ns > 0u)
                 asm volatile("nanosleep.u32 %0;" ::"r"(wait_ns));
 #endif
-            prefix = lb_look_back(state, (long)tile - 1, epoch, lane);
-            if (lane == 0)
-                state[tile] = lb_word(epoch, LB_INCLUSIVE, prefix + aggregate);
+            prefix = lb_look_back(state, tile, epoch, lane, aggregate);
         }
-        T run = prefix + before;
-        for (uint k = 0; k < LB_PER; k++) {
-            parts[lane * LB_PER + k] = run;
-            run += mine[k];
-        }
+        lb_parts_give(parts, lane, mine, prefix + before);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     lb_store(out, n, base, x, ex, parts, exclusive);

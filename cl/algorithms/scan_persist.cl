@@ -1,4 +1,4 @@
-/* The persistent look-back scan, appended to scan.cl (its defines, lb_word and lb_look_back):
+/* The persistent look-back scan, appended to scan.cl (its defines and lb_* helpers):
  * the same tiles, states and look-back as clg_scan_lookback, but a fixed number of work-groups
  * (a few per compute unit) each take tiles until none is left and hold two tiles in registers.
  * A work-group takes its next tile's ticket and issues that tile's loads before it scans, looks
@@ -21,24 +21,6 @@ static inline uint lbp_take(global uint *ticket, local uint *slot, uint tiles) {
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     return *slot;
-}
-
-static inline void lbp_load(global const T *restrict in, ulong n, uint tile, T4 *x) {
-    size_t base = (size_t)tile * LB_TILE;
-    uint lid = get_local_id(0);
-    for (uint r = 0; r < CLG_LB_ROUNDS; r++) {
-        size_t e = base + 4 * ((size_t)r * CLG_LB_LOCAL + lid);
-        T4 v;
-        if (e + 4 <= n) {
-            v = *(global const T4 *)(in + e);
-        } else {
-            v.x = e < n ? in[e] : (T)0;
-            v.y = e + 1 < n ? in[e + 1] : (T)0;
-            v.z = e + 2 < n ? in[e + 2] : (T)0;
-            v.w = 0;
-        }
-        x[r] = v;
-    }
 }
 
 /* Publishes the own sum of tile `tile` (raw values in x; the inclusive sum for tile 0) and
@@ -79,23 +61,12 @@ static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
         *agg = lbp_publish(nx, next, state, epoch, sums);
     if (sg == 0) {
         T mine[LB_PER];
-        T own = 0;
-        for (uint k = 0; k < LB_PER; k++) {
-            mine[k] = parts[lane * LB_PER + k];
-            own += mine[k];
-        }
+        T own = lb_parts_take(parts, lane, mine);
         T before = sg_exclusive_scan_add(own);
         T prefix = 0;
-        if (tile != 0) {
-            prefix = lb_look_back(state, (long)tile - 1, epoch, lane); /* persistent */
-            if (lane == 0)
-                state[tile] = lb_word(epoch, LB_INCLUSIVE, prefix + aggregate);
-        }
-        T run = prefix + before;
-        for (uint k = 0; k < LB_PER; k++) {
-            parts[lane * LB_PER + k] = run;
-            run += mine[k];
-        }
+        if (tile != 0)
+            prefix = lb_look_back(state, tile, epoch, lane, aggregate);
+        lb_parts_give(parts, lane, mine, prefix + before);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     lb_store(out, n, (size_t)tile * LB_TILE, x, ex, parts, exclusive);
@@ -115,13 +86,13 @@ clg_scan_persist(global const T *restrict in, global T *restrict out, ulong n,
     T agg = 0;
     uint cur = lbp_take(ticket, slot, tiles);
     if (cur < tiles) {
-        lbp_load(in, n, cur, a);
+        lb_load(in, n, cur, a);
         agg = lbp_publish(a, cur, state, epoch, sums);
     }
     while (cur < tiles) {
         uint next = lbp_take(ticket, slot, tiles);
         if (next < tiles)
-            lbp_load(in, n, next, b);
+            lb_load(in, n, next, b);
         lbp_finish(a, cur, out, n, state, epoch, exclusive, parts, b, next, tiles, sums, &agg);
         for (uint r = 0; r < CLG_LB_ROUNDS; r++)
             a[r] = b[r];

@@ -30,18 +30,8 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
             k => Err(format!("patch text {from:?} found {k} times").into()),
         }
     }
-    // Loads: the same text in both look-back kernels (twice, or it has changed).
-    fn sub_both(s: &mut String, from: &str, to: &str) -> AnyResult<()> {
-        match s.matches(from).count() {
-            2 => {
-                *s = s.replace(from, to);
-                Ok(())
-            }
-            k => Err(format!("patch text {from:?} found {k} times, not twice").into()),
-        }
-    }
     let mut s = clgroups::algorithms::SOURCE.to_string();
-    let helpers_at = "static inline void lb_scan_rounds(";
+    let helpers_at = "static inline void lb_load(";
     let start = "    T prefix = 0;\n    for (;;) {";
     for p in patches {
         match *p {
@@ -73,7 +63,7 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
                 if !s.contains("static inline T4 lb_ld") {
                     sub_in(&mut s, helpers_at, &format!("{helpers}{helpers_at}"))?;
                 }
-                sub_both(
+                sub_in(
                     &mut s,
                     "            v = *(global const T4 *)(in + e);",
                     "            v = lb_ld(in + e);",
