@@ -12,7 +12,7 @@
 //! servers that `scripts/pocl-remote run` started (it names them in
 //! `CLGROUPS_POCL_REMOTE_PIDS`), so it runs only there: server 0 while 64 MiB reads stream back,
 //! server 1 (where there is one) while a long kernel runs. Elsewhere it checks nothing. The
-//! outcomes are tabled in docs/scaling.md ("Faults").
+//! outcomes are tabled in docs/remote.md ("Faults").
 
 mod common;
 
