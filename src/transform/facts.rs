@@ -96,7 +96,7 @@ impl SourceFacts {
                 );
                 let words = text_words(src);
                 return Ok(SourceFacts {
-                    unscanned: Some(Obstacle::Unscanned(e.to_string())),
+                    unscanned: Some(Obstacle::Unscanned(Box::new(e.clone()))),
                     hidden_required_size: words.contains(REQUIRED_SIZE)
                         || words.contains(REQUIRED_SIZE_UNDERSCORED),
                     mentions_sub_groups: polyfill::mentions_sub_groups(&words),

@@ -131,7 +131,10 @@ fn fix(
         .then(|| (i + 2..s.partner(i + 1)).find(|&t| s.text(t).starts_with('#')))
         .flatten()
     {
-        return Err(NoRewrite::Unsafe(s.text(t).to_string()));
+        return Err(NoRewrite::Unsafe {
+            token: s.text(t).to_string(),
+            line: None,
+        });
     }
     if super::nu_mask::is_non_uniform(s.text(i)) {
         return super::nu_mask::masked(s, f, regions, i, n).map(Some);

@@ -251,11 +251,10 @@ pub(super) fn masked(
     let operand = (i + 2, close);
     pure(s, operand, collective)?;
     if let Some(t) = (operand.0..operand.1).find(|&t| s.is_call(t) && collective(s.text(t))) {
-        return Err(NoRewrite::Unsafe(format!(
-            "`{}` at line {}",
-            s.text(t),
-            s.line(s.tokens[t].span.start)
-        )));
+        return Err(NoRewrite::Unsafe {
+            token: s.text(t).to_string(),
+            line: Some(s.line(s.tokens[t].span.start)),
+        });
     }
     let mut read = vec![operand];
     // The outermost condition, captured where it is not pure: (its tokens, the temporary).
@@ -263,7 +262,7 @@ pub(super) fn masked(
     for (nth, &(_, cond, _)) in ifs.iter().enumerate() {
         match pure(s, cond, collective) {
             Ok(()) => read.push(cond),
-            Err(NoRewrite::Unsafe(_)) if nth == 0 => {
+            Err(NoRewrite::Unsafe { .. }) if nth == 0 => {
                 captured = Some((cond, super::statement::temporary(s, 'c', n)));
             }
             Err(e) => return Err(e),

@@ -46,10 +46,10 @@ pub(crate) fn pure(
     for t in range.0..range.1 {
         let w = s.text(t);
         let unsafe_ = |what: &str| {
-            Err(NoRewrite::Unsafe(format!(
-                "`{what}` at line {}",
-                s.line(s.tokens[t].span.start)
-            )))
+            Err(NoRewrite::Unsafe {
+                token: what.to_string(),
+                line: Some(s.line(s.tokens[t].span.start)),
+            })
         };
         let prev_op = t == range.0
             || matches!(

@@ -421,7 +421,7 @@ impl<'a> Scanned<'a> {
         let body = self.tokens[f.body.0].span.start..self.tokens[f.body.1].span.end;
         let (params, params_obstacle) = match self.params(f, f.open_paren + 1, close_paren) {
             Ok(p) => (p, None),
-            Err(e) => (Vec::new(), Some(Obstacle::Unscanned(e.to_string()))),
+            Err(e) => (Vec::new(), Some(Obstacle::Unscanned(Box::new(e)))),
         };
         let (sub_group_size, own_sub_group_attr, unresolved_sub_group_attr) =
             self.sub_group_size(f)?;
