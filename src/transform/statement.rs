@@ -1,10 +1,9 @@
 //! What the hoist ([`super::hoist`]) and the mask ([`super::nu_mask`]) share: the statement
 //! and operands around a collective, whether they may move, and the edits that move them.
 
-use super::divergence;
 use super::edit::Edits;
 use super::lex::Kind;
-use super::source::{FunctionDef, Scanned};
+use super::source::{statement_end, FunctionDef, Scanned};
 use super::variant::GENERATED;
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
@@ -257,7 +256,7 @@ pub(crate) fn place(
         (at, at, decl),
     ];
     if wrap {
-        let end = divergence::statement_end(s, start, f.body.1);
+        let end = statement_end(s, start, f.body.1);
         let end = s.tokens[end - 1].span.end;
         edits.push((end, end, " }".into()));
     }

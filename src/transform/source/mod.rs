@@ -20,6 +20,7 @@ use super::lex::{match_brackets, Directive, Lexer, LineIndex};
 pub(crate) use super::lex::{Kind, Token};
 use crate::error::Result;
 use crate::obstacle::Obstacle;
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
@@ -170,6 +171,8 @@ pub(crate) struct Scanned<'a> {
     pub(crate) undefs: Vec<String>,
     /// What each `#include` names.
     pub(crate) includes: Vec<String>,
+    /// Each function's statement and condition regions, once asked for ([`Scanned::syntax`]).
+    syntax: Vec<OnceCell<syntax::Syntax>>,
 }
 
 impl<'a> Scanned<'a> {
@@ -211,8 +214,10 @@ impl<'a> Scanned<'a> {
             directive_idents,
             undefs,
             includes,
+            syntax: Vec::new(),
         };
         scanned.functions = scanned.find_functions();
+        scanned.syntax = scanned.functions.iter().map(|_| OnceCell::new()).collect();
         Ok(scanned)
     }
 
@@ -289,6 +294,9 @@ mod functions;
 #[cfg(test)]
 pub(crate) mod scans;
 mod sub_group_attr;
+mod syntax;
+
+pub(crate) use syntax::{statement_end, Conditional, Span};
 
 #[cfg(test)]
 mod tests;
