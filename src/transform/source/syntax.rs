@@ -51,7 +51,14 @@ impl Syntax {
                     cond,
                     body: controlled,
                     chain: false,
-                    end: statement_end(s, k, body.1),
+                    // What `statement_end(s, k, body.1)` gives: a `do` loop ends at the `;`
+                    // after its condition, any other construct with what it controls.
+                    end: match s.text(k) {
+                        "do" => (controlled.1..body.1)
+                            .find(|&t| s.text(t) == ";")
+                            .map_or(body.1, |t| t + 1),
+                        _ => controlled.1,
+                    },
                 }),
                 None => chain(s, k, body).map(|(cond, side)| Conditional {
                     key: k,
