@@ -22,7 +22,9 @@ use crate::ffi::{self, Mailbox};
 use crate::launch::KernelArg;
 use crate::wait;
 use once_cell::sync::Lazy;
+use opencl3::error_codes::ClError;
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -57,37 +59,89 @@ fn reachable(device: &Device) -> Result<bool> {
     }))
 }
 
+/// Why kernels on a device cannot post into pinned host memory (the check's answer);
+/// `Display` words it for the log.
+#[derive(Debug)]
+enum Unreached {
+    /// A call of the check failed: its step and status.
+    Call(Step, ClError),
+    /// The check's kernel did not build: the driver's log.
+    Build(String),
+    /// Waiting for one of its commands failed.
+    Wait(Error),
+    /// The kernel completed but its write never reached host memory.
+    NotSeen,
+}
+
+/// A step of the check ([`Unreached::Call`]).
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Context,
+    Queue,
+    Kernel,
+    Mailbox,
+    Argument(usize),
+    Launch,
+}
+
+impl fmt::Display for Unreached {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unreached::Call(step, e) => write!(f, "{step}: {e}"),
+            Unreached::Build(log) => write!(f, "build: {log}"),
+            Unreached::Wait(e) => write!(f, "{e}"),
+            Unreached::NotSeen => {
+                f.write_str("the kernel completed but its write never reached host memory")
+            }
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::Context => f.write_str("context"),
+            Step::Queue => f.write_str("queue"),
+            Step::Kernel => f.write_str("kernel"),
+            Step::Mailbox => f.write_str("mailbox"),
+            Step::Argument(i) => write!(f, "argument {i}"),
+            Step::Launch => f.write_str("launch"),
+        }
+    }
+}
+
 /// One write from a kernel into a mailbox, on a context of its own.
-fn probe(device: &Device) -> std::result::Result<(), String> {
+fn probe(device: &Device) -> std::result::Result<(), Unreached> {
     use opencl3::{context::Context, kernel::Kernel, program::Program};
     let what = || format!("post check on {device}");
-    let ctx = Context::from_device(device.raw()).map_err(|e| format!("context: {e}"))?;
+    let call = |step| move |e| Unreached::Call(step, e);
+    let ctx = Context::from_device(device.raw()).map_err(call(Step::Context))?;
     let ctx = ffi::Owned::new(ctx);
-    let queue = ffi::create_queue(&ctx, device.raw(), 0).map_err(|e| format!("queue: {e}"))?;
+    let queue = ffi::create_queue(&ctx, device.raw(), 0).map_err(call(Step::Queue))?;
     let program = Program::create_and_build_from_source(&ctx, PROBE, "")
         .map(ffi::Owned::new)
-        .map_err(|log| format!("build: {log}"))?;
+        .map_err(Unreached::Build)?;
     let kernel = Kernel::create(&program, "clg_probe")
         .map(ffi::Owned::new)
-        .map_err(|e| format!("kernel: {e}"))?;
-    let mut mailbox = Mailbox::new(&ctx, &queue).map_err(|e| format!("mailbox: {e}"))?;
+        .map_err(call(Step::Kernel))?;
+    let mut mailbox = Mailbox::new(&ctx, &queue).map_err(call(Step::Mailbox))?;
     if let Some(map) = mailbox.map_event() {
-        wait::event(map, what).map_err(|e| e.to_string())?;
+        wait::event(map, what).map_err(Unreached::Wait)?;
     }
     let (at, v) = (mailbox.address().to_ne_bytes(), PROBE_VALUE.to_ne_bytes());
     for (i, arg) in [&at[..], &v[..]].into_iter().enumerate() {
         ffi::set_arg(&kernel, i as u32, &ffi::RawArg::Bytes(arg))
-            .map_err(|e| format!("argument {i}: {e}"))?;
+            .map_err(call(Step::Argument(i)))?;
     }
     mailbox.expect_post();
     // SAFETY: the kernel writes 4 bytes at `at + 8`, inside the mailbox's 16 mapped bytes,
     // which stay allocated (leaked) unless the write is seen.
     let ev = unsafe { ffi::enqueue_kernel(&queue, &kernel, None, &[1], None, &[]) }
-        .map_err(|e| format!("launch: {e}"))?;
-    wait::event(&ev, what).map_err(|e| e.to_string())?;
+        .map_err(call(Step::Launch))?;
+    wait::event(&ev, what).map_err(Unreached::Wait)?;
     match mailbox.mapped().map(|_| mailbox.poll(PROBE_VALUE)) {
         Ok(Some(_)) => Ok(()),
-        _ => Err("the kernel completed but its write never reached host memory".into()),
+        _ => Err(Unreached::NotSeen),
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod words;
 
+use crate::error::Error;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -82,8 +83,8 @@ pub enum Obstacle {
     NotDeclared,
     /// A launch over several devices of a kernel without guarded (rounded) variants.
     NoGuardedVariant,
-    /// The scanner could not read the source (the error's message).
-    Unscanned(String),
+    /// The scanner could not read the source: its error (the line and cause).
+    Unscanned(Box<Error>),
     /// The kernel's own `intel_reqd_sub_group_size` argument cannot be read.
     UnreadSize {
         /// The attribute's argument, as written.
@@ -228,8 +229,8 @@ pub enum Obstacle {
         /// The kernel's.
         want: String,
     },
-    /// The wrapper program did not build.
-    WrapperBuild(String),
+    /// The wrapper program did not build: the error, with the compiler's log where there is one.
+    WrapperBuild(Box<Error>),
 }
 
 /// What an `#if` the build's macros cannot decide depends on ([`Obstacle::SelectedByIf`]).
@@ -337,8 +338,14 @@ pub enum NoRewrite {
     /// It follows a `return`, `break` or `continue` taken under the condition.
     AfterExit,
     /// Its operand is not safe to evaluate everywhere (a load, a store, a division, a call of
-    /// a function clgroups does not know, a macro): the token.
-    Unsafe(String),
+    /// a function clgroups does not know, a macro, a preprocessor line): the token, and its line
+    /// where the refusal names it.
+    Unsafe {
+        /// The token.
+        token: String,
+        /// Its line.
+        line: Option<usize>,
+    },
     /// Its operand reads a variable written or declared between the hoisting point and the call.
     Written(String),
     /// It is a barrier (`sg_barrier`, `sub_group_barrier`), which cannot be computed ahead.

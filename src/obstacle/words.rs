@@ -66,8 +66,12 @@ impl fmt::Display for NoRewrite {
                  leave the loop at different iterations",
             ),
             NoRewrite::AfterExit => f.write_str("it follows an exit taken under the condition"),
-            NoRewrite::Unsafe(t) => {
-                write!(f, "its operand is not safe to evaluate everywhere ({t})")
+            NoRewrite::Unsafe { token, line } => {
+                write!(f, "its operand is not safe to evaluate everywhere (")?;
+                match line {
+                    Some(line) => write!(f, "`{token}` at line {line})"),
+                    None => write!(f, "{token})"),
+                }
             }
             NoRewrite::Written(v) => write!(f, "its operand reads `{v}`, written before the call"),
             NoRewrite::Barrier => f.write_str("a barrier cannot be computed ahead"),

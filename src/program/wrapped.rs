@@ -64,7 +64,7 @@ impl Program {
     fn build_wrapper(&self, name: &str, wrapper: &str) -> Result<Arc<ClProgram>, Obstacle> {
         let parts = self
             .kernel_parts(name)
-            .map_err(|e| Obstacle::WrapperBuild(e.to_string()))?;
+            .map_err(|e| Obstacle::WrapperBuild(Box::new(e)))?;
         let source = parts.build.get_source().map_err(|e| Obstacle::Driver {
             what: "the driver reports no program source".into(),
             error: format!("CL_PROGRAM_SOURCE: {e}"),
@@ -81,6 +81,6 @@ impl Program {
             &format!("{source}\n{wrapper}"),
             &self.inner.options,
         )
-        .map_err(|e| Obstacle::WrapperBuild(e.to_string()))
+        .map_err(|e| Obstacle::WrapperBuild(Box::new(e)))
     }
 }

@@ -14,6 +14,7 @@
 
 pub(super) use super::margins::Span;
 use super::margins::{mark_valid, stale, Keep};
+use std::fmt;
 
 /// Elements `[lo, hi)` of a buffer, or none.
 pub(super) type Run = Option<Span>;
@@ -52,6 +53,37 @@ pub(super) struct Deep {
     pub(super) after: Vec<Option<Vec<Span>>>,
 }
 
+/// Why a device runs no widened part ([`plan`]: the launch keeps margins as with depth 1);
+/// `Display` words it for the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NoDeep {
+    /// The depth is 1.
+    DepthOne,
+    /// An argument is read and written.
+    ReadAndWritten,
+    /// The widened part's footprint is not known.
+    Unknown,
+    /// A margin would be as wide as the device's own elements.
+    TooWide,
+    /// The margins kept are narrower than the widened part reaches.
+    KeptNarrower,
+    /// No start aligned to the sub-buffer alignment leaves room.
+    NoAlignedStart,
+}
+
+impl fmt::Display for NoDeep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NoDeep::DepthOne => "a depth of 1",
+            NoDeep::ReadAndWritten => "an argument is read and written",
+            NoDeep::Unknown => "the widened part's footprint is not known",
+            NoDeep::TooWide => "a margin would be as wide as the device's own elements",
+            NoDeep::KeptNarrower => "the margins kept are narrower than the widened part reaches",
+            NoDeep::NoAlignedStart => "no aligned start leaves room",
+        })
+    }
+}
+
 /// The plan of a device with depth `k` (an exchange every `k` launches) for arguments
 /// `views`, `reach(w)` saying what its part widened by `w` work-groups reaches of each
 /// (`None`: not known). The widest `w < k` whose reads are all current runs without fetching;
@@ -62,14 +94,14 @@ pub(super) fn plan(
     k: usize,
     views: &[View],
     reach: impl Fn(usize) -> Option<Vec<Reach>>,
-) -> std::result::Result<Deep, &'static str> {
+) -> std::result::Result<Deep, NoDeep> {
     if k < 2 {
-        return Err("a depth of 1");
+        return Err(NoDeep::DepthOne);
     }
     for w in (0..k).rev() {
         let Some(rs) = reach(w) else { continue };
         if rs.iter().any(|r| r.read.is_some() && r.write.is_some()) {
-            return Err("an argument is read and written");
+            return Err(NoDeep::ReadAndWritten);
         }
         let fits = views.iter().zip(&rs).all(|(v, r)| {
             v.held
@@ -91,7 +123,7 @@ pub(super) fn plan(
             });
         }
     }
-    let rs = reach(k - 1).ok_or("the widened part's footprint is not known")?;
+    let rs = reach(k - 1).ok_or(NoDeep::Unknown)?;
     let reads = (rs.iter().filter_map(|r| r.read)).reduce(hull);
     let mut keep = Vec::with_capacity(views.len());
     for (v, r) in views.iter().zip(&rs) {
@@ -102,14 +134,14 @@ pub(super) fn plan(
             .fold(v.own, hull);
         let width = v.own.1 - v.own.0;
         if need.1 > v.len || v.own.0 - need.0 >= width || need.1 - v.own.1 >= width {
-            return Err("a margin would be as wide as the device's own elements");
+            return Err(NoDeep::TooWide);
         }
         let held = match v.held {
             Some(h) if h.0 <= need.0 && need.1 <= h.1 => h,
-            Some(_) => return Err("the margins kept are narrower than the widened part reaches"),
+            Some(_) => return Err(NoDeep::KeptNarrower),
             None => {
                 let below = (v.own.0 - need.0).div_ceil(v.step.max(1)) * v.step.max(1);
-                let lo = (v.own.0.checked_sub(below)).ok_or("no aligned start leaves room")?;
+                let lo = (v.own.0.checked_sub(below)).ok_or(NoDeep::NoAlignedStart)?;
                 (lo, need.1)
             }
         };

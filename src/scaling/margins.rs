@@ -33,6 +33,40 @@ pub(super) struct Keep {
     pub(super) fetch: Vec<Span>,
 }
 
+/// Why a device keeps no margins for an argument of a launch ([`plan`]); `Display` words it
+/// for the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NoMargins {
+    /// The device owns no elements.
+    OwnsNothing,
+    /// It writes beyond its own elements.
+    WritesBeyond,
+    /// It reads nothing beyond its own elements.
+    ReadsNothingBeyond,
+    /// Its reads leave the buffer.
+    ReadsLeaveBuffer,
+    /// A margin would be wider than its own elements.
+    TooWide,
+    /// The margins it keeps are narrower than this launch reads.
+    KeptNarrower,
+    /// No start aligned to the sub-buffer alignment leaves room for the margin below.
+    NoAlignedStart,
+}
+
+impl fmt::Display for NoMargins {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NoMargins::OwnsNothing => "the device owns no elements",
+            NoMargins::WritesBeyond => "the device writes beyond its own elements",
+            NoMargins::ReadsNothingBeyond => "the device reads nothing beyond its own elements",
+            NoMargins::ReadsLeaveBuffer => "the reads leave the buffer",
+            NoMargins::TooWide => "a margin would be wider than the device's own elements",
+            NoMargins::KeptNarrower => "the margins kept are narrower than this launch reads",
+            NoMargins::NoAlignedStart => "no aligned start leaves room for the margin below",
+        })
+    }
+}
+
 /// Whether a device owning `own` that reads `read` and writes `write` (element ranges of a
 /// buffer of `len`) keeps margins: the part's allocation `have` if it has one, else a new one
 /// whose start leaves its own elements at a multiple of `step` elements (sub-buffer
@@ -46,22 +80,22 @@ pub(super) fn plan(
     step: usize,
     have: Option<Span>,
     valid: &[Span],
-) -> std::result::Result<Keep, &'static str> {
+) -> std::result::Result<Keep, NoMargins> {
     if own.0 >= own.1 {
-        return Err("the device owns no elements");
+        return Err(NoMargins::OwnsNothing);
     }
     if write.is_some_and(|w| w.0 < own.0 || w.1 > own.1) {
-        return Err("the device writes beyond its own elements");
+        return Err(NoMargins::WritesBeyond);
     }
     let Some(read) = read.filter(|r| r.0 < own.0 || r.1 > own.1) else {
-        return Err("the device reads nothing beyond its own elements");
+        return Err(NoMargins::ReadsNothingBeyond);
     };
     if read.1 > len {
-        return Err("the reads leave the buffer");
+        return Err(NoMargins::ReadsLeaveBuffer);
     }
     let (below, above) = (own.0.saturating_sub(read.0), read.1.saturating_sub(own.1));
     if below > own.1 - own.0 || above > own.1 - own.0 {
-        return Err("a margin would be wider than the device's own elements");
+        return Err(NoMargins::TooWide);
     }
     let margins: Vec<Span> = [(read.0, own.0), (own.1, read.1)]
         .into_iter()
@@ -69,7 +103,7 @@ pub(super) fn plan(
         .collect();
     if let Some(held) = have {
         if held.0 > read.0 || read.1 > held.1 {
-            return Err("the margins kept are narrower than this launch reads");
+            return Err(NoMargins::KeptNarrower);
         }
         let fetch = margins.iter().flat_map(|&m| stale(m, valid)).collect();
         return Ok(Keep {
@@ -82,7 +116,7 @@ pub(super) fn plan(
     let lo = match below {
         0 => own.0,
         b if b.div_ceil(step) * step <= own.0 => own.0 - b.div_ceil(step) * step,
-        _ => return Err("no aligned start leaves room for the margin below"),
+        _ => return Err(NoMargins::NoAlignedStart),
     };
     Ok(Keep {
         alloc: true,

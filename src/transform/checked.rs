@@ -138,7 +138,7 @@ pub(crate) fn instrumented(
             let Some(b) = d.checked_sub(1) else {
                 return true;
             };
-            let word = |t: &str| t.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+            let word = |t: &str| t.starts_with(super::lex::is_word_char);
             match text(b) {
                 "]" => false,
                 ")" => {

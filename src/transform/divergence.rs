@@ -25,7 +25,7 @@
 //! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
 //! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.
 
-use super::source::{FunctionDef, Scanned};
+use super::source::{Conditional, FunctionDef, Scanned, Span};
 use crate::builtins::{self, Flags};
 use crate::obstacle::{NoRewrite, Obstacle};
 use crate::plan::uniform_branch::IdCondition;
@@ -156,18 +156,17 @@ impl Region {
 /// The regions of `f` whose execution depends on a work-item id.
 pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
     let body = f.body;
-    let tainted = tainted_words(s, body);
-    let deep = deep_tainted_words(s, body);
+    let syntax = s.syntax(f);
+    let tainted = tainted_words(s, f);
+    let deep = deep_tainted_words(s, f);
     let mut regions: Vec<Region> = Vec::new();
-    for k in body.0 + 1..body.1 {
-        let Some((cond, region)) = construct(s, k, body.1).or_else(|| ternary(s, k, body)) else {
-            continue;
-        };
+    for c in syntax.conditionals(body.0 + 1..body.1) {
+        let (k, cond, region) = (c.key, c.cond, c.body);
         // A loop's condition runs again on every iteration: a collective in it runs for the
         // work-items still looping. Its trip count differs between sub-groups when the condition
         // reads an id or a value loaded at an id (`sub_group_all(x[i] > k)`): uniform in each
         // sub-group through the collective, not in the work-group.
-        if let Some(header) = loop_header(s, k, body.1) {
+        if let Some(header) = loop_header(s, c) {
             if let Some(id) = id_word(s, cond, &tainted).or_else(|| any_word(s, cond, &deep)) {
                 regions.push(Region {
                     span: header,
@@ -217,7 +216,7 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
         if !(exits("return") || exits("break") || exits("continue")) {
             continue; // (the loops around every region took time quadratic in their number)
         }
-        let loops = enclosing_loops(s, body, region.0);
+        let loops = enclosing_loops(s, f, region.0);
         let innermost = loops.iter().max_by_key(|l| l.0);
         if exits("return") {
             let start = loops.iter().map(|l| l.0).min().unwrap_or(region.1);
@@ -306,15 +305,14 @@ fn any_word(s: &Scanned<'_>, range: (usize, usize), words: &BTreeSet<&str>) -> O
     (range.0..range.1).find(|&t| words.contains(s.text(t)))
 }
 
-/// the built-ins flagged [`Flags::ID`] and the variables of `body` assigned from expressions that mention one anywhere,
-/// a subscript included (`v = x[get_global_id(0)]`), transitively: what may differ between
+/// The built-ins flagged [`Flags::ID`] and the variables of `f` assigned from expressions that
+/// mention one anywhere, a subscript included (`v = x[get_global_id(0)]`), transitively: what may differ between
 /// work-items, memory read at their own index included.
-fn deep_tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
+fn deep_tainted_words<'a>(s: &Scanned<'a>, f: &FunctionDef) -> BTreeSet<&'a str> {
     let mut tainted: BTreeSet<&str> = builtins::named(Flags::ID).collect();
-    let assigned = assignments(s, body);
     loop {
         let before = tainted.len();
-        for &(target, expr) in &assigned {
+        for &(target, expr) in &s.syntax(f).assignments {
             if any_word(s, expr, &tainted).is_some() {
                 tainted.insert(s.text(target));
             }
@@ -325,11 +323,11 @@ fn deep_tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a
     }
 }
 
-/// If token `k` starts a loop, the tokens evaluated on every iteration besides its body: the
-/// condition of a `while` or `do`, the condition and increment of a `for`.
-fn loop_header(s: &Scanned<'_>, k: usize, end: usize) -> Option<(usize, usize)> {
-    let (cond, _) = construct(s, k, end)?;
-    match s.text(k) {
+/// If `c` is a loop, the tokens evaluated on every iteration besides its body: the condition
+/// of a `while` or `do`, the condition and increment of a `for`.
+fn loop_header(s: &Scanned<'_>, c: &Conditional) -> Option<Span> {
+    let cond = c.cond;
+    match s.text(c.key) {
         "while" | "do" => Some(cond),
         "for" => {
             let mut t = cond.0;
@@ -345,14 +343,13 @@ fn loop_header(s: &Scanned<'_>, k: usize, end: usize) -> Option<(usize, usize)> 
     }
 }
 
-/// the built-ins flagged [`Flags::ID`] and the variables of `body` assigned from expressions that mention one,
-/// transitively (stores to memory, `a[i] = ..`, are not followed).
-pub(crate) fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeSet<&'a str> {
+/// The built-ins flagged [`Flags::ID`] and the variables of `f` assigned from expressions that
+/// mention one, transitively (stores to memory, `a[i] = ..`, are not followed).
+pub(crate) fn tainted_words<'a>(s: &Scanned<'a>, f: &FunctionDef) -> BTreeSet<&'a str> {
     let mut tainted: BTreeSet<&str> = builtins::named(Flags::ID).collect();
-    let assigned = assignments(s, body);
     loop {
         let before = tainted.len();
-        for &(target, expr) in &assigned {
+        for &(target, expr) in &s.syntax(f).assignments {
             if id_word(s, expr, &tainted).is_some() {
                 tainted.insert(s.text(target));
             }
@@ -363,174 +360,12 @@ pub(crate) fn tainted_words<'a>(s: &Scanned<'a>, body: (usize, usize)) -> BTreeS
     }
 }
 
-/// The assignments of `body` to variables (`v = e`, `v += e`, declarations with an
-/// initialiser): the variable's token and the expression's tokens.
-pub(crate) fn assignments(s: &Scanned<'_>, body: (usize, usize)) -> Vec<(usize, (usize, usize))> {
-    let mut out = Vec::new();
-    for j in body.0 + 1..body.1 {
-        if s.text(j) != "=" || matches!(s.text(j + 1), "=") {
-            continue;
-        }
-        let mut target = j - 1;
-        if matches!(s.text(target), "=" | "!" | "<" | ">") {
-            continue; // a comparison
-        }
-        if matches!(
-            s.text(target),
-            "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^"
-        ) {
-            target -= 1;
-        }
-        // The expression: up to `;`, or `,` / `)` outside its own parentheses.
-        let (mut t, mut depth) = (j + 1, 0);
-        while t < body.1 {
-            match s.text(t) {
-                ";" | "}" => break,
-                "," | ")" if depth == 0 => break,
-                "(" => depth += 1,
-                ")" => depth -= 1,
-                "[" => t = s.partner(t),
-                _ => {}
-            }
-            t += 1;
-        }
-        if s.tokens[target].kind == super::lex::Kind::Ident {
-            out.push((target, (j + 1, t)));
-        }
-    }
-    out
-}
-
-/// If token `k` starts a control construct, its condition's tokens and the tokens it controls.
-pub(crate) fn construct(
-    s: &Scanned<'_>,
-    k: usize,
-    end: usize,
-) -> Option<((usize, usize), (usize, usize))> {
-    let word = s.text(k);
-    if !matches!(word, "if" | "for" | "while" | "switch" | "do") {
-        return None;
-    }
-    if word == "do" {
-        let stop = statement_end(s, k + 1, end);
-        // `do body while (cond);`
-        let open = (stop..end).find(|&i| s.text(i) == "(")?;
-        return Some(((open + 1, s.partner(open)), (k + 1, stop)));
-    }
-    if s.text(k + 1) != "(" {
-        return None;
-    }
-    let close = s.partner(k + 1);
-    if word == "while" && s.text(close + 1) == ";" {
-        return None; // the tail of a `do` loop
-    }
-    let mut stop = statement_end(s, close + 1, end);
-    if word == "if" && stop < end && s.text(stop) == "else" {
-        stop = statement_end(s, stop + 1, end);
-    }
-    Some(((k + 2, close), (close + 1, stop)))
-}
-
-/// If token `k` is the `?` of a conditional expression or starts a `&&` / `||`, its condition's
-/// tokens (back to an assignment, `return`, an opening bracket, `,`, `;`, `{`, `}` or another
-/// `?`/`:`) and the tokens evaluated only on one side of it (up to the expression's end: `;`,
-/// `,` or a closing bracket; at times more than the operand, never less).
-pub(crate) fn ternary(
-    s: &Scanned<'_>,
-    k: usize,
-    body: (usize, usize),
-) -> Option<((usize, usize), (usize, usize))> {
-    let pair = |i: usize, c: &str| {
-        s.text(i) == c && s.text(i + 1) == c && s.tokens[i].span.end == s.tokens[i + 1].span.start
-    };
-    let width = match s.text(k) {
-        _ if s.tokens[k].kind != super::lex::Kind::Punct => return None,
-        "?" => 1,
-        c @ ("&" | "|") if k + 1 < body.1 && pair(k, c) && !(k > 0 && pair(k - 1, c)) => 2,
-        _ => return None,
-    };
-    // `=` of an assignment, not of `==`, `!=`, `<=`, `>=`.
-    let a = s.operand_start(k, body.0, |t| {
-        s.text(t) == "=" && !matches!(s.text(t - 1), "=" | "!" | "<" | ">") && s.text(t + 1) != "="
-    });
-    let mut b = k + width;
-    while b < body.1 {
-        match s.text(b) {
-            "(" | "[" | "{" => b = s.partner(b),
-            ";" | "," | ")" | "]" | "}" => break,
-            _ => {}
-        }
-        b += 1;
-    }
-    (a < k).then_some(((a, k), (k + width, b)))
-}
-
-/// The token after the statement that starts at `i` (a block, or up to its `;`). What
-/// [`construct`] reads, on a stack of its own (`if (a) if (b) ..` or `else if` chains thousands
-/// long overflowed the thread's): each entry says what the statement holding the current one
-/// does at its end (`Some(k)`: the `do` at token `k`; `None` with `true`: an `if`, whose
-/// `else` comes next).
-pub(crate) fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
-    let mut holders: Vec<(Option<usize>, bool)> = Vec::new();
-    let mut at = i;
-    loop {
-        let word = s.text(at);
-        let opens = matches!(word, "if" | "for" | "while" | "switch") && s.text(at + 1) == "(";
-        let mut stop = match word {
-            "{" => s.partner(at) + 1,
-            "do" => {
-                holders.push((Some(at), false));
-                at += 1;
-                continue;
-            }
-            // The tail of a `do` loop is no construct.
-            _ if opens && !(word == "while" && s.text(s.partner(at + 1) + 1) == ";") => {
-                holders.push((None, word == "if"));
-                at = s.partner(at + 1) + 1;
-                continue;
-            }
-            "if" | "for" | "while" | "switch" => at + 1,
-            _ => {
-                let mut t = at;
-                while t < end && s.text(t) != ";" {
-                    t = match s.text(t) {
-                        "(" | "[" | "{" => s.partner(t) + 1,
-                        _ => t + 1,
-                    };
-                }
-                (t + 1).min(end)
-            }
-        };
-        loop {
-            match holders.pop() {
-                None => return stop,
-                Some((None, true)) if stop < end && s.text(stop) == "else" => {
-                    holders.push((None, false));
-                    at = stop + 1;
-                    break;
-                }
-                Some((None, _)) => {}
-                // `do body while (cond);` ends at its `;`; without a `(` it is no construct.
-                Some((Some(k), _)) => {
-                    stop = match (stop..end).any(|t| s.text(t) == "(") {
-                        true => (stop..end)
-                            .find(|&t| s.text(t) == ";")
-                            .map_or(end, |t| t + 1),
-                        false => k + 1,
-                    };
-                }
-            }
-        }
-    }
-}
-
-/// The loops of `body` that contain token `at`: each from its keyword to its end (a `do`
-/// loop's condition included).
-fn enclosing_loops(s: &Scanned<'_>, body: (usize, usize), at: usize) -> Vec<(usize, usize)> {
-    (body.0 + 1..at)
-        .filter(|&k| matches!(s.text(k), "for" | "while" | "do"))
-        .filter(|&k| construct(s, k, body.1).is_some())
-        .map(|k| (k, statement_end(s, k, body.1)))
+/// The loops of `f` that contain token `at`: each from its keyword to its end (a `do` loop's
+/// condition included).
+fn enclosing_loops(s: &Scanned<'_>, f: &FunctionDef, at: usize) -> Vec<Span> {
+    (s.syntax(f).constructs(f.body.0 + 1..at))
+        .filter(|c| matches!(s.text(c.key), "for" | "while" | "do"))
+        .map(|c| (c.key, c.end))
         .filter(|l| l.0 <= at && at < l.1)
         .collect()
 }

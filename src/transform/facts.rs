@@ -96,7 +96,7 @@ impl SourceFacts {
                 );
                 let words = text_words(src);
                 return Ok(SourceFacts {
-                    unscanned: Some(Obstacle::Unscanned(e.to_string())),
+                    unscanned: Some(Obstacle::Unscanned(Box::new(e.clone()))),
                     hidden_required_size: words.contains(REQUIRED_SIZE)
                         || words.contains(REQUIRED_SIZE_UNDERSCORED),
                     mentions_sub_groups: polyfill::mentions_sub_groups(&words),
@@ -247,10 +247,7 @@ fn hidden_required_size(s: &Scanned<'_>) -> bool {
 
 /// The words of text the scanner cannot read (comments included: more words, never fewer).
 fn text_words(src: &str) -> BTreeSet<String> {
-    src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
+    super::lex::words(src).map(str::to_string).collect()
 }
 
 /// The names of `#define` and `#undef` lines of text the scanner cannot read.

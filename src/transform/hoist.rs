@@ -131,7 +131,10 @@ fn fix(
         .then(|| (i + 2..s.partner(i + 1)).find(|&t| s.text(t).starts_with('#')))
         .flatten()
     {
-        return Err(NoRewrite::Unsafe(s.text(t).to_string()));
+        return Err(NoRewrite::Unsafe {
+            token: s.text(t).to_string(),
+            line: None,
+        });
     }
     if super::nu_mask::is_non_uniform(s.text(i)) {
         return super::nu_mask::masked(s, f, regions, i, n).map(Some);
@@ -216,13 +219,11 @@ fn hoist(
     let close = s.partner(i + 1);
     pure(s, (i + 2, close), super::layer::is_sub_group_collective)?;
     // No loop or switch between the statement and the call.
-    for t in start..i {
-        if matches!(s.text(t), "for" | "while" | "do" | "switch") {
-            let r = divergence::construct(s, t, f.body.1);
-            if r.is_some_and(|(c, b)| (c.0 <= i && i < c.1) || (b.0 <= i && i < b.1)) {
-                return Err(NoRewrite::Loop);
-            }
-        }
+    let around = |(a, b): (usize, usize)| a <= i && i < b;
+    let loops = (s.syntax(f).constructs(start..i))
+        .filter(|c| matches!(s.text(c.key), "for" | "while" | "do" | "switch"));
+    if loops.into_iter().any(|c| around(c.cond) || around(c.body)) {
+        return Err(NoRewrite::Loop);
     }
     unwritten(s, start, i, &[(i + 2, close)])?;
     let call = tokens_text(s, i, close + 1);

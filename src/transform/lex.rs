@@ -367,17 +367,29 @@ impl<'a> Lexer<'a> {
 /// The kind of the directive whose text after `#` is `text`.
 fn directive_kind(text: &[u8]) -> Directive {
     let text = String::from_utf8_lossy(text);
-    let word: String = text
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    match word.as_str() {
+    match leading_word(text.trim_start()).0 {
         "if" | "ifdef" | "ifndef" => Directive::If,
         "else" | "elif" | "elifdef" | "elifndef" => Directive::Else,
         "endif" => Directive::EndIf,
         _ => Directive::Other,
     }
+}
+
+/// The words of `text` the lexer does not read as code (build options, a parameter's text, a
+/// source the scanner refused): its runs of ASCII letters, digits and `_`.
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !is_word_char(c))
+        .filter(|w| !w.is_empty())
+}
+
+/// `text` split after its leading word ([`words`]): `("define", " N 4")` of `"define N 4"`.
+pub(crate) fn leading_word(text: &str) -> (&str, &str) {
+    text.split_at(text.find(|c: char| !is_word_char(c)).unwrap_or(text.len()))
+}
+
+/// Whether `c` is a letter, digit or `_` of a word ([`words`]).
+pub(crate) fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
 }
 
 fn is_ident_start(c: u8) -> bool {

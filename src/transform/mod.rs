@@ -85,7 +85,7 @@ pub(crate) fn scan(src: &str) -> Result<(Vec<KernelDecl>, Option<Obstacle>)> {
         Ok(s) => Ok((scanned_kernels(&s)?, None)),
         Err(e) => {
             log::debug!("source not scanned ({e}): no generated variants");
-            Ok((Vec::new(), Some(Obstacle::Unscanned(e.to_string()))))
+            Ok((Vec::new(), Some(Obstacle::Unscanned(Box::new(e)))))
         }
     }
 }
@@ -115,7 +115,7 @@ pub(crate) fn scan_root(
         Ok(s) => s,
         Err(e) => {
             log::debug!("source not scanned ({e}): no generated variants");
-            return Ok((Vec::new(), Err(Obstacle::Unscanned(e.to_string()))));
+            return Ok((Vec::new(), Err(Obstacle::Unscanned(Box::new(e)))));
         }
     };
     let kernels = scanned_kernels(&s)?;
@@ -135,7 +135,7 @@ pub(crate) fn scan_root(
         .collect();
     Ok((
         decls,
-        variants.map_err(|e| Obstacle::Unscanned(e.to_string())),
+        variants.map_err(|e| Obstacle::Unscanned(Box::new(e))),
     ))
 }
 

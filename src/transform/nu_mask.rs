@@ -30,9 +30,9 @@
 //! not written between the outermost `if` and the call. Else the call is refused, naming why
 //! ([`NoRewrite`]).
 
-use super::divergence::{self, Region};
+use super::divergence::Region;
 use super::edit::Edits;
-use super::source::{FunctionDef, Scanned};
+use super::source::{statement_end, FunctionDef, Scanned};
 use super::statement::{pure, tokens_text, unwritten};
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
@@ -182,20 +182,18 @@ pub(super) fn masked(
     i: usize,
     n: usize,
 ) -> Result<Edits, NoRewrite> {
-    let end = f.body.1;
+    let syntax = s.syntax(f);
     // The `if`s around the call inside its innermost loop or switch, outermost first: their
     // keyword, condition and whether the call is in the branch the condition takes.
     let mut ifs: Vec<(usize, (usize, usize), bool)> = Vec::new();
-    for k in f.body.0 + 1..i {
-        let Some((cond, body)) = divergence::construct(s, k, end) else {
-            continue;
-        };
-        if !(k <= i && i < divergence::statement_end(s, k, end)) {
+    for c in syntax.constructs(f.body.0 + 1..i) {
+        let (k, cond, body) = (c.key, c.cond, c.body);
+        if !(k <= i && i < c.end) {
             continue;
         }
         match s.text(k) {
             "if" if body.0 <= i => {
-                let then_end = divergence::statement_end(s, body.0, end);
+                let then_end = statement_end(s, body.0, f.body.1);
                 ifs.push((k, cond, i < then_end));
             }
             "if" => {}
@@ -227,10 +225,8 @@ pub(super) fn masked(
     // conditions and whether the call is on the side their condition takes (`L && R`: `L`
     // true; `L || R`: `L` false; `c ? a : b`: `c` true in `a`, false in `b`).
     let mut chains: Vec<((usize, usize), bool)> = Vec::new();
-    for k in start..i {
-        let Some((cond, side)) = divergence::ternary(s, k, f.body) else {
-            continue;
-        };
+    for c in syntax.conditionals(start..i).iter().filter(|c| c.chain) {
+        let (k, cond, side) = (c.key, c.cond, c.body);
         // `&&` and `||` by precedence (`a && b || c`: `c` runs where `a && b` is false).
         let (cond, side) = match s.text(k) {
             "?" => (cond, side),
@@ -251,11 +247,10 @@ pub(super) fn masked(
     let operand = (i + 2, close);
     pure(s, operand, collective)?;
     if let Some(t) = (operand.0..operand.1).find(|&t| s.is_call(t) && collective(s.text(t))) {
-        return Err(NoRewrite::Unsafe(format!(
-            "`{}` at line {}",
-            s.text(t),
-            s.line(s.tokens[t].span.start)
-        )));
+        return Err(NoRewrite::Unsafe {
+            token: s.text(t).to_string(),
+            line: Some(s.line(s.tokens[t].span.start)),
+        });
     }
     let mut read = vec![operand];
     // The outermost condition, captured where it is not pure: (its tokens, the temporary).
@@ -263,7 +258,7 @@ pub(super) fn masked(
     for (nth, &(_, cond, _)) in ifs.iter().enumerate() {
         match pure(s, cond, collective) {
             Ok(()) => read.push(cond),
-            Err(NoRewrite::Unsafe(_)) if nth == 0 => {
+            Err(NoRewrite::Unsafe { .. }) if nth == 0 => {
                 captured = Some((cond, super::statement::temporary(s, 'c', n)));
             }
             Err(e) => return Err(e),

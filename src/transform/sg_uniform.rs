@@ -6,7 +6,7 @@
 //! specification requires them there, and an id condition that is not shown uniform
 //! (`get_local_id(0) < 5`) stays refused.
 
-use super::divergence::{assignments, tainted_words, Region};
+use super::divergence::{tainted_words, Region};
 use super::source::{FunctionDef, Scanned};
 use crate::builtins::{self, Flags};
 use std::collections::BTreeSet;
@@ -33,8 +33,8 @@ impl<'a> Uniformity<'a> {
     /// region of `regions` whose condition is not.
     pub(crate) fn new(s: &Scanned<'a>, f: &FunctionDef, regions: &[Region]) -> Self {
         let regions: Vec<&Region> = regions.iter().filter(|r| !r.data).collect();
-        let tainted = tainted_words(s, f.body);
-        let assigned = assignments(s, f.body);
+        let tainted = tainted_words(s, f);
+        let assigned = &s.syntax(f).assignments;
         let mut u = Uniformity {
             uniform: assigned
                 .iter()
@@ -45,7 +45,7 @@ impl<'a> Uniformity<'a> {
         };
         loop {
             let before = u.uniform.len();
-            for &(target, expr) in &assigned {
+            for &(target, expr) in assigned {
                 let divergent = regions
                     .iter()
                     .any(|r| r.span.0 <= target && target < r.span.1 && !u.shows(s, r.cond));

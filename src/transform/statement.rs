@@ -1,10 +1,9 @@
 //! What the hoist ([`super::hoist`]) and the mask ([`super::nu_mask`]) share: the statement
 //! and operands around a collective, whether they may move, and the edits that move them.
 
-use super::divergence;
 use super::edit::Edits;
 use super::lex::Kind;
-use super::source::{FunctionDef, Scanned};
+use super::source::{statement_end, FunctionDef, Scanned};
 use super::variant::GENERATED;
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
@@ -46,10 +45,10 @@ pub(crate) fn pure(
     for t in range.0..range.1 {
         let w = s.text(t);
         let unsafe_ = |what: &str| {
-            Err(NoRewrite::Unsafe(format!(
-                "`{what}` at line {}",
-                s.line(s.tokens[t].span.start)
-            )))
+            Err(NoRewrite::Unsafe {
+                token: what.to_string(),
+                line: Some(s.line(s.tokens[t].span.start)),
+            })
         };
         let prev_op = t == range.0
             || matches!(
@@ -257,7 +256,7 @@ pub(crate) fn place(
         (at, at, decl),
     ];
     if wrap {
-        let end = divergence::statement_end(s, start, f.body.1);
+        let end = statement_end(s, start, f.body.1);
         let end = s.tokens[end - 1].span.end;
         edits.push((end, end, " }".into()));
     }

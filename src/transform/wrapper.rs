@@ -71,8 +71,7 @@ pub(crate) fn wrap_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obs
 /// clgroups' own (`includes`: what the source's include directives name,
 /// [`SourceFacts::includes`](super::SourceFacts)). `None` when there is none.
 pub(crate) fn unseen_code(includes: &[String], options: &str) -> Option<Obstacle> {
-    let words = options.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
-    if let Some(used) = words.filter(|w| !w.is_empty()).find_map(|w| {
+    if let Some(used) = super::lex::words(options).find_map(|w| {
         let kind = rounded::forbidden(w, true).or_else(|| launch_query(w, true));
         kind.map(|kind| Use::new(w, kind))
     }) {
@@ -138,7 +137,7 @@ fn param(i: usize, a: &DriverArg) -> Result<String, ArgumentObstacle> {
         .ok_or(ArgumentObstacle::NoTypeName)?;
     if !ty
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ' || c == '*')
+        .all(|c| super::lex::is_word_char(c) || c == ' ' || c == '*')
     {
         return Err(ArgumentObstacle::NotPlainType(ty.to_string()));
     }

@@ -148,10 +148,8 @@ fn scalar_sign(p: &Param) -> Option<bool> {
     if p.is_pointer {
         return None;
     }
-    let words: Vec<&str> = p
-        .text
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty() && *w != p.name)
+    let words: Vec<&str> = crate::transform::lex::words(&p.text)
+        .filter(|w| *w != p.name)
         .collect();
     let ints = [
         "int", "uint", "unsigned", "signed", "long", "ulong", "size_t",

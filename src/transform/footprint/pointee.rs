@@ -34,11 +34,9 @@ pub(super) fn pointee_size(scanned: &Scanned, p: &Param) -> Option<usize> {
     if !p.is_pointer || scanned.src.contains("pack") {
         return None;
     }
-    let words: Vec<&str> = (p
-        .text
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
-    .filter(|w| !w.is_empty() && *w != p.name && !SKIP.contains(w))
-    .collect();
+    let words: Vec<&str> = crate::transform::lex::words(&p.text)
+        .filter(|w| *w != p.name && !SKIP.contains(w))
+        .collect();
     if p.text.matches('*').count() != 1 {
         return None;
     }

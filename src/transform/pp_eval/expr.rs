@@ -1,6 +1,7 @@
 //! The integer expression of an `#if`/`#elif` (see [`super`]): tokens, macro expansion and
 //! C's preprocessor arithmetic on 64-bit signed and unsigned values.
 
+use super::super::lex::is_word_char;
 use super::{Def, PpState, Undecided};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,14 +36,14 @@ fn tokens(text: &str) -> Vec<Tok> {
             i += 1;
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            while i < b.len() && is_word_char(b[i] as char) {
                 i += 1;
             }
             out.push(Tok::Ident(text[s..i].to_string()));
         } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
         {
             let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+            while i < b.len() && (is_word_char(b[i] as char) || b[i] == b'.') {
                 let exp = matches!(b[i], b'e' | b'E' | b'p' | b'P');
                 i += 1;
                 if exp && i < b.len() && matches!(b[i], b'+' | b'-') {

@@ -12,6 +12,7 @@
 //! guessed. Any text is accepted: malformed lines count as unknown, expansions and nesting are
 //! bounded.
 
+use super::lex::leading_word;
 pub(crate) use crate::obstacle::Undecided;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -224,10 +225,7 @@ pub(crate) fn evaluate(text: &str, state: &mut PpState) -> Vec<LineState> {
 /// The directive name and the rest of a directive line, if it is one.
 fn directive(line: &str) -> Option<(&str, &str)> {
     let rest = line.trim_start().strip_prefix('#')?.trim_start();
-    let end = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
-    Some((&rest[..end], &rest[end..]))
+    Some(leading_word(rest))
 }
 
 /// Applies directive `word` (with its text `rest`) to the open conditionals and the macros;
@@ -271,19 +269,15 @@ fn step(
             enclosing.clone()
         }
         "define" | "undef" if *here != Tri::No => {
-            let rest = rest.trim_start();
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            let name = &rest[..end];
+            let (name, after) = leading_word(rest.trim_start());
             match (here, word) {
                 (Tri::Unknown(_), _) => state.forget(name),
                 (_, "undef") => state.undefine(name),
-                _ if rest[end..].starts_with('(') => {
+                _ if after.starts_with('(') => {
                     state.undefined.remove(name);
                     state.defs.insert(name.to_string(), Def::Function);
                 }
-                _ => state.define(name, rest[end..].trim()),
+                _ => state.define(name, after.trim()),
             }
             here.clone()
         }

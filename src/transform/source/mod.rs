@@ -18,8 +18,9 @@
 
 use super::lex::{match_brackets, Directive, Lexer, LineIndex};
 pub(crate) use super::lex::{Kind, Token};
-use crate::error::{Error, InputFault, Result};
+use crate::error::Result;
 use crate::obstacle::Obstacle;
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
@@ -119,9 +120,10 @@ pub enum SubGroupSizeAttr {
 
 /// Every kernel definition in `src`, in source order.
 ///
-/// Errors ([`Error::InvalidInput`], with line numbers) for unbalanced brackets, unterminated
-/// comments or literals, a parameter without a name, and a malformed or repeated sub-group size
-/// attribute. (A build scans through [`super::pipeline`], once per text.)
+/// Errors ([`Error::InvalidInput`](crate::Error::InvalidInput), with line numbers) for
+/// unbalanced brackets, unterminated comments or literals, a parameter without a name, and a
+/// malformed or repeated sub-group size attribute. (A build scans through [`super::pipeline`],
+/// once per text.)
 #[cfg(test)]
 pub fn scan_kernels(src: &str) -> Result<Vec<KernelDecl>> {
     let kernels = Scanned::new(src)?.kernel_decls()?;
@@ -169,6 +171,8 @@ pub(crate) struct Scanned<'a> {
     pub(crate) undefs: Vec<String>,
     /// What each `#include` names.
     pub(crate) includes: Vec<String>,
+    /// Each function's statement and condition regions, once asked for ([`Scanned::syntax`]).
+    syntax: Vec<OnceCell<syntax::Syntax>>,
 }
 
 impl<'a> Scanned<'a> {
@@ -210,8 +214,10 @@ impl<'a> Scanned<'a> {
             directive_idents,
             undefs,
             includes,
+            syntax: Vec::new(),
         };
         scanned.functions = scanned.find_functions();
+        scanned.syntax = scanned.functions.iter().map(|_| OnceCell::new()).collect();
         Ok(scanned)
     }
 
@@ -281,318 +287,16 @@ impl<'a> Scanned<'a> {
     fn is_punct(&self, i: usize, p: &str) -> bool {
         self.tokens[i].kind == Kind::Punct && self.text(i) == p
     }
-
-    /// Top-level items: each ends at a `;` or at a function body's `}`.
-    fn find_functions(&self) -> Vec<FunctionDef> {
-        let mut out = Vec::new();
-        let (mut start, mut j) = (0, 0);
-        while j < self.tokens.len() {
-            if self.is_punct(j, "(") || self.is_punct(j, "[") {
-                j = self.partner[j] + 1;
-            } else if self.is_punct(j, ";") {
-                start = j + 1;
-                j += 1;
-            } else if self.is_punct(j, "{") {
-                let close = self.partner[j];
-                if let Some(f) = self.function_header(start, j) {
-                    out.push(f);
-                    start = close + 1;
-                }
-                j = close + 1;
-            } else {
-                j += 1;
-            }
-        }
-        out
-    }
-
-    /// Whether token `i` is an identifier naming an attribute-like group (`__attribute__`, or a
-    /// `CLG_` macro such as `CLG_REQD_SUB_GROUP_SIZE`).
-    fn is_attribute_name(&self, i: usize) -> bool {
-        let t = self.text(i);
-        self.tokens[i].kind == Kind::Ident
-            && (t == "__attribute__" || t == "__attribute" || t.starts_with("CLG_"))
-    }
-
-    /// If tokens `start..open_brace` are a function header, the function.
-    fn function_header(&self, start: usize, open_brace: usize) -> Option<FunctionDef> {
-        let mut end = open_brace; // exclusive
-        loop {
-            if end <= start + 1 || !self.is_punct(end - 1, ")") {
-                return None;
-            }
-            let open = self.partner[end - 1];
-            if open <= start {
-                return None;
-            }
-            // `HEAD(k)(...) {`: a function-like macro writes the name (the function is named
-            // after the macro, as for `HEAD(float) {`), the parameters follow.
-            let made = (open > start + 1 && self.is_punct(open - 1, ")"))
-                .then(|| self.partner[open - 1])
-                .filter(|&o| o > start && self.fn_macros.contains(self.text(o - 1)));
-            if let Some(o) = made {
-                return Some(FunctionDef {
-                    name: self.text(o - 1).to_string(),
-                    is_kernel: false,
-                    decl: start,
-                    item: start,
-                    name_tok: o - 1,
-                    open_paren: open,
-                    body: (open_brace, self.partner[open_brace]),
-                });
-            }
-            if self.tokens[open - 1].kind != Kind::Ident {
-                return None;
-            }
-            if self.is_attribute_name(open - 1) {
-                end = open - 1;
-                continue;
-            }
-            let name_tok = open - 1;
-            let specifiers = self.top_level(start, name_tok);
-            if specifiers.iter().any(|&i| self.is_punct(i, "=")) {
-                return None;
-            }
-            let kernel_kw = specifiers
-                .iter()
-                .copied()
-                .find(|&i| matches!(self.text(i), "kernel" | "__kernel"));
-            return Some(FunctionDef {
-                name: self.text(name_tok).to_string(),
-                is_kernel: kernel_kw.is_some(),
-                decl: kernel_kw.map_or(start, |kw| self.extend_back(start, kw)),
-                item: start,
-                name_tok,
-                open_paren: open,
-                body: (open_brace, self.partner[open_brace]),
-            });
-        }
-    }
-
-    /// Token indices in `from..to` that are not inside brackets.
-    fn top_level(&self, from: usize, to: usize) -> Vec<usize> {
-        let mut out = Vec::new();
-        let mut i = from;
-        while i < to {
-            out.push(i);
-            i = if self.is_punct(i, "(") || self.is_punct(i, "[") {
-                self.partner[i] + 1
-            } else {
-                i + 1
-            };
-        }
-        out
-    }
-
-    /// Extends a declaration back from its `kernel` keyword over attributes and `void`.
-    fn extend_back(&self, start: usize, kw: usize) -> usize {
-        let mut first = kw;
-        while first > start {
-            let prev = first - 1;
-            if self.text(prev) == "void" {
-                first = prev;
-            } else if self.is_punct(prev, ")") {
-                let open = self.partner[prev];
-                if open > start && self.is_attribute_name(open - 1) {
-                    first = open - 1;
-                } else {
-                    break;
-                }
-            } else {
-                break;
-            }
-        }
-        first
-    }
-
-    /// The public declaration of kernel `f`.
-    /// Every kernel definition, in source order.
-    pub(crate) fn kernel_decls(&self) -> Result<Vec<KernelDecl>> {
-        self.functions
-            .iter()
-            .filter(|f| f.is_kernel)
-            .map(|f| self.kernel_decl(f))
-            .collect()
-    }
-
-    fn kernel_decl(&self, f: &FunctionDef) -> Result<KernelDecl> {
-        let close_paren = self.partner[f.open_paren];
-        let decl_start = self.tokens[f.decl].span.start;
-        let body = self.tokens[f.body.0].span.start..self.tokens[f.body.1].span.end;
-        let (params, params_obstacle) = match self.params(f, f.open_paren + 1, close_paren) {
-            Ok(p) => (p, None),
-            Err(e) => (Vec::new(), Some(Obstacle::Unscanned(e.to_string()))),
-        };
-        let (sub_group_size, own_sub_group_attr, unresolved_sub_group_attr) =
-            self.sub_group_size(f)?;
-        let rewrite_obstacle = params_obstacle.or_else(|| self.rewrite_obstacle(f, &body));
-        if let Some(why) = &rewrite_obstacle {
-            log::debug!("kernel `{}` will not be rewritten: {why}", f.name);
-        }
-        Ok(KernelDecl {
-            name: f.name.clone(),
-            params,
-            decl_start,
-            line: self.line(decl_start),
-            name_span: self.tokens[f.name_tok].span.clone(),
-            params_span: self.tokens[f.open_paren].span.start..self.tokens[close_paren].span.end,
-            body,
-            sub_group_size,
-            own_sub_group_attr,
-            unresolved_sub_group_attr,
-            reqd_work_group_size: self.size_attr(f, "reqd_work_group_size"),
-            work_group_size_hint: self.size_attr(f, "work_group_size_hint"),
-            rewrite_obstacle,
-        })
-    }
-
-    /// The integer literals of attribute `attr(x, y, z)` in kernel `f`'s declaration (before
-    /// its body), if it is written so.
-    fn size_attr(&self, f: &FunctionDef, attr: &str) -> Option<Vec<usize>> {
-        let at = (f.decl..f.body.0).find(|&i| self.text(i) == attr)?;
-        let open = at + 1;
-        if self.text(open) != "(" {
-            return None;
-        }
-        let close = self.partner(open);
-        let toks: Vec<&str> = (open + 1..close).map(|i| self.text(i)).collect();
-        let dims: Vec<usize> = toks
-            .split(|t| *t == ",")
-            .map(|d| match d {
-                [n] => super::lex::parse_c_integer(n),
-                _ => None,
-            })
-            .collect::<Option<_>>()?;
-        (!dims.is_empty() && dims.len() <= 3 && !dims.contains(&0)).then_some(dims)
-    }
-
-    /// Why copying kernel `f`'s text into a variant might not compile or mean the same.
-    fn rewrite_obstacle(&self, f: &FunctionDef, body: &Range<usize>) -> Option<Obstacle> {
-        if f.decl != f.item {
-            return Some(Obstacle::BeforeDeclaration {
-                token: self.text(f.item).to_string(),
-            });
-        }
-        let header = self.tokens[f.item].span.start..body.start;
-        if let Some((at, _)) = self.directives.iter().find(|(at, _)| header.contains(at)) {
-            return Some(Obstacle::DirectiveInDeclaration {
-                line: self.line(*at),
-            });
-        }
-        self.body_directive_obstacle(body)
-    }
-
-    /// Why the body `body` (a byte span, braces included) may not be what the compiler sees
-    /// as one block: a conditional directive it does not open and close itself.
-    pub(crate) fn body_directive_obstacle(&self, body: &Range<usize>) -> Option<Obstacle> {
-        let mut depth = 0usize;
-        for &(at, d) in self.directives.iter().filter(|(at, _)| body.contains(at)) {
-            let unbalanced = match d {
-                Directive::If => {
-                    depth += 1;
-                    false
-                }
-                Directive::Else => depth == 0,
-                Directive::EndIf => depth.checked_sub(1).map(|d| depth = d).is_none(),
-                Directive::Other => false,
-            };
-            if unbalanced {
-                return Some(Obstacle::DirectiveOpenedOutside {
-                    line: self.line(at),
-                });
-            }
-        }
-        (depth > 0).then_some(Obstacle::UnclosedIf)
-    }
-
-    /// The parameters in tokens `from..to` (inside the parentheses).
-    fn params(&self, f: &FunctionDef, from: usize, to: usize) -> Result<Vec<Param>> {
-        if from == to || (to == from + 1 && self.text(from) == "void") {
-            return Ok(Vec::new());
-        }
-        let mut groups = vec![Vec::new()];
-        for i in self.top_level(from, to) {
-            if self.is_punct(i, ",") {
-                groups.push(Vec::new());
-            } else if let Some(g) = groups.last_mut() {
-                g.push(i);
-            }
-        }
-        groups
-            .iter()
-            .enumerate()
-            .map(|(n, g)| self.param(f, n, g))
-            .collect()
-    }
-
-    /// One parameter from its top-level token indices.
-    fn param(&self, f: &FunctionDef, n: usize, toks: &[usize]) -> Result<Param> {
-        let missing = || {
-            let at = self.tokens[f.open_paren].span.start;
-            Error::input(InputFault::UnnamedParameter {
-                kernel: f.name.clone(),
-                line: self.line(at),
-                index: n,
-            })
-        };
-        let mut end = toks.len();
-        while end >= 2 && self.is_punct(toks[end - 1], "(") && self.is_attribute_name(toks[end - 2])
-        {
-            end -= 2;
-        }
-        while end >= 1 && self.is_punct(toks[end - 1], "[") {
-            end -= 1;
-        }
-        let last = *toks[..end].last().ok_or_else(missing)?;
-        if self.tokens[last].kind != Kind::Ident {
-            return Err(missing());
-        }
-        let first = toks[0];
-        let last_tok = self.partner_or_self(*toks.last().ok_or_else(missing)?);
-        let address_space = toks.iter().find_map(|&i| match self.text(i) {
-            "global" | "__global" => Some("global"),
-            "local" | "__local" => Some("local"),
-            "constant" | "__constant" => Some("constant"),
-            "private" | "__private" => Some("private"),
-            _ => None,
-        });
-        let star = toks.iter().rposition(|&i| self.is_punct(i, "*"));
-        Ok(Param {
-            text: self.joined(first, last_tok),
-            name: self.text(last).to_string(),
-            is_pointer: star.is_some(),
-            const_pointee: star.is_some_and(|star| {
-                (toks[..star].iter()).any(|&i| matches!(self.text(i), "const" | "__const"))
-            }),
-            address_space: address_space.map(str::to_string),
-        })
-    }
-
-    /// `i`'s closing partner when `i` opens a bracket, else `i`.
-    fn partner_or_self(&self, i: usize) -> usize {
-        if self.is_punct(i, "(") || self.is_punct(i, "[") {
-            self.partner[i]
-        } else {
-            i
-        }
-    }
-
-    /// Tokens `first..=last` joined with one space where the source separates them.
-    fn joined(&self, first: usize, last: usize) -> String {
-        let mut s = String::new();
-        for i in first..=last {
-            if i > first && self.tokens[i - 1].span.end < self.tokens[i].span.start {
-                s.push(' ');
-            }
-            s.push_str(self.text(i));
-        }
-        s
-    }
 }
 
+mod decls;
+mod functions;
 #[cfg(test)]
 pub(crate) mod scans;
 mod sub_group_attr;
+mod syntax;
+
+pub(crate) use syntax::{statement_end, Conditional, Span};
 
 #[cfg(test)]
 mod tests;

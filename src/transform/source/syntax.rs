@@ -1,0 +1,247 @@
+//! The statement and condition regions of a function, computed once per scanned text (on first
+//! use, per function): each control construct (`if`/`for`/`while`/`switch`/`do`: its
+//! condition, the statement it controls and where that ends), each `&&` / `||` / `?:` chain
+//! (its condition and the tokens evaluated on one side of it), and the assignments to
+//! variables. The divergence analysis, the hoist, the mask and the uniformity analysis read
+//! them here ([`Scanned::syntax`]) instead of deriving them from the tokens again.
+
+use super::{FunctionDef, Kind, Scanned};
+use std::ops::Range;
+
+/// Tokens `a..b`.
+pub(crate) type Span = (usize, usize);
+
+/// A construct or chain at token `key` whose `body` runs only where its `cond` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Conditional {
+    /// The keyword (`if`, `for`, `while`, `switch`, `do`), the `?` of a conditional expression,
+    /// or the first `&` / `|` of `&&` / `||`.
+    pub(crate) key: usize,
+    /// The condition's tokens (a chain's: back to an assignment, `return`, an opening bracket,
+    /// `,`, `;`, a brace or another `?`/`:`).
+    pub(crate) cond: Span,
+    /// A construct's controlled statement (an `if`'s `else` branch included; a `do` loop's
+    /// body); a chain's tokens evaluated only on one side of it (up to the expression's end: at
+    /// times more than the operand, never less).
+    pub(crate) body: Span,
+    /// Whether it is a chain (`&&`, `||`, `?:`), not a construct.
+    pub(crate) chain: bool,
+    /// The token after its statement (a construct's; a `do` loop's condition included), or
+    /// after a chain's side.
+    pub(crate) end: usize,
+}
+
+/// The regions of one function ([`Scanned::syntax`]).
+#[derive(Debug)]
+pub(crate) struct Syntax {
+    /// Every construct and chain of the body, by key.
+    conditionals: Vec<Conditional>,
+    /// The assignments to variables (`v = e`, `v += e`, declarations with an initialiser):
+    /// the variable's token and the expression's tokens.
+    pub(crate) assignments: Vec<(usize, Span)>,
+}
+
+impl Syntax {
+    fn new(s: &Scanned<'_>, f: &FunctionDef) -> Self {
+        let body = f.body;
+        let conditionals = (body.0 + 1..body.1)
+            .filter_map(|k| match construct(s, k, body.1) {
+                Some((cond, controlled)) => Some(Conditional {
+                    key: k,
+                    cond,
+                    body: controlled,
+                    chain: false,
+                    // What `statement_end(s, k, body.1)` gives: a `do` loop ends at the `;`
+                    // after its condition, any other construct with what it controls.
+                    end: match s.text(k) {
+                        "do" => (controlled.1..body.1)
+                            .find(|&t| s.text(t) == ";")
+                            .map_or(body.1, |t| t + 1),
+                        _ => controlled.1,
+                    },
+                }),
+                None => chain(s, k, body).map(|(cond, side)| Conditional {
+                    key: k,
+                    cond,
+                    body: side,
+                    chain: true,
+                    end: side.1,
+                }),
+            })
+            .collect();
+        Syntax {
+            conditionals,
+            assignments: assignments(s, body),
+        }
+    }
+
+    /// The constructs and chains whose key lies in `keys`, in source order.
+    pub(crate) fn conditionals(&self, keys: Range<usize>) -> &[Conditional] {
+        let from = self.conditionals.partition_point(|c| c.key < keys.start);
+        let to = self.conditionals.partition_point(|c| c.key < keys.end);
+        &self.conditionals[from..to.max(from)]
+    }
+
+    /// The constructs (not chains) whose key lies in `keys`, in source order.
+    pub(crate) fn constructs(&self, keys: Range<usize>) -> impl Iterator<Item = &Conditional> {
+        self.conditionals(keys).iter().filter(|c| !c.chain)
+    }
+}
+
+impl Scanned<'_> {
+    /// The regions of function `f` (one of [`Scanned::functions`]), computed on first use.
+    pub(crate) fn syntax(&self, f: &FunctionDef) -> &Syntax {
+        let n = self.functions.partition_point(|g| g.body.0 < f.body.0);
+        self.syntax[n].get_or_init(|| Syntax::new(self, &self.functions[n]))
+    }
+}
+
+/// If token `k` starts a control construct, its condition's tokens and the tokens it controls.
+fn construct(s: &Scanned<'_>, k: usize, end: usize) -> Option<(Span, Span)> {
+    let word = s.text(k);
+    if !matches!(word, "if" | "for" | "while" | "switch" | "do") {
+        return None;
+    }
+    if word == "do" {
+        let stop = statement_end(s, k + 1, end);
+        // `do body while (cond);`
+        let open = (stop..end).find(|&i| s.text(i) == "(")?;
+        return Some(((open + 1, s.partner(open)), (k + 1, stop)));
+    }
+    if s.text(k + 1) != "(" {
+        return None;
+    }
+    let close = s.partner(k + 1);
+    if word == "while" && s.text(close + 1) == ";" {
+        return None; // the tail of a `do` loop
+    }
+    let mut stop = statement_end(s, close + 1, end);
+    if word == "if" && stop < end && s.text(stop) == "else" {
+        stop = statement_end(s, stop + 1, end);
+    }
+    Some(((k + 2, close), (close + 1, stop)))
+}
+
+/// If token `k` is the `?` of a conditional expression or starts a `&&` / `||`, its condition's
+/// tokens and the tokens evaluated only on one side of it ([`Conditional`]).
+fn chain(s: &Scanned<'_>, k: usize, body: Span) -> Option<(Span, Span)> {
+    let pair = |i: usize, c: &str| {
+        s.text(i) == c && s.text(i + 1) == c && s.tokens[i].span.end == s.tokens[i + 1].span.start
+    };
+    let width = match s.text(k) {
+        _ if s.tokens[k].kind != Kind::Punct => return None,
+        "?" => 1,
+        c @ ("&" | "|") if k + 1 < body.1 && pair(k, c) && !(k > 0 && pair(k - 1, c)) => 2,
+        _ => return None,
+    };
+    // `=` of an assignment, not of `==`, `!=`, `<=`, `>=`.
+    let a = s.operand_start(k, body.0, |t| {
+        s.text(t) == "=" && !matches!(s.text(t - 1), "=" | "!" | "<" | ">") && s.text(t + 1) != "="
+    });
+    let mut b = k + width;
+    while b < body.1 {
+        match s.text(b) {
+            "(" | "[" | "{" => b = s.partner(b),
+            ";" | "," | ")" | "]" | "}" => break,
+            _ => {}
+        }
+        b += 1;
+    }
+    (a < k).then_some(((a, k), (k + width, b)))
+}
+
+/// The assignments of `body` to variables ([`Syntax::assignments`]).
+fn assignments(s: &Scanned<'_>, body: Span) -> Vec<(usize, Span)> {
+    let mut out = Vec::new();
+    for j in body.0 + 1..body.1 {
+        if s.text(j) != "=" || matches!(s.text(j + 1), "=") {
+            continue;
+        }
+        let mut target = j - 1;
+        if matches!(s.text(target), "=" | "!" | "<" | ">") {
+            continue; // a comparison
+        }
+        if matches!(
+            s.text(target),
+            "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^"
+        ) {
+            target -= 1;
+        }
+        // The expression: up to `;`, or `,` / `)` outside its own parentheses.
+        let (mut t, mut depth) = (j + 1, 0);
+        while t < body.1 {
+            match s.text(t) {
+                ";" | "}" => break,
+                "," | ")" if depth == 0 => break,
+                "(" => depth += 1,
+                ")" => depth -= 1,
+                "[" => t = s.partner(t),
+                _ => {}
+            }
+            t += 1;
+        }
+        if s.tokens[target].kind == Kind::Ident {
+            out.push((target, (j + 1, t)));
+        }
+    }
+    out
+}
+
+/// The token after the statement that starts at `i` (a block, or up to its `;`), no further
+/// than `end`. What [`construct`] reads, on a stack of its own (`if (a) if (b) ..` or
+/// `else if` chains thousands long overflowed the thread's): each entry says what the
+/// statement holding the current one does at its end (`Some(k)`: the `do` at token `k`;
+/// `None` with `true`: an `if`, whose `else` comes next).
+pub(crate) fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
+    let mut holders: Vec<(Option<usize>, bool)> = Vec::new();
+    let mut at = i;
+    loop {
+        let word = s.text(at);
+        let opens = matches!(word, "if" | "for" | "while" | "switch") && s.text(at + 1) == "(";
+        let mut stop = match word {
+            "{" => s.partner(at) + 1,
+            "do" => {
+                holders.push((Some(at), false));
+                at += 1;
+                continue;
+            }
+            // The tail of a `do` loop is no construct.
+            _ if opens && !(word == "while" && s.text(s.partner(at + 1) + 1) == ";") => {
+                holders.push((None, word == "if"));
+                at = s.partner(at + 1) + 1;
+                continue;
+            }
+            "if" | "for" | "while" | "switch" => at + 1,
+            _ => {
+                let mut t = at;
+                while t < end && s.text(t) != ";" {
+                    t = match s.text(t) {
+                        "(" | "[" | "{" => s.partner(t) + 1,
+                        _ => t + 1,
+                    };
+                }
+                (t + 1).min(end)
+            }
+        };
+        loop {
+            match holders.pop() {
+                None => return stop,
+                Some((None, true)) if stop < end && s.text(stop) == "else" => {
+                    holders.push((None, false));
+                    at = stop + 1;
+                    break;
+                }
+                Some((None, _)) => {}
+                // `do body while (cond);` ends at its `;`; without a `(` it is no construct.
+                Some((Some(k), _)) => {
+                    stop = match (stop..end).any(|t| s.text(t) == "(") {
+                        true => (stop..end)
+                            .find(|&t| s.text(t) == ";")
+                            .map_or(end, |t| t + 1),
+                        false => k + 1,
+                    };
+                }
+            }
+        }
+    }
+}
