@@ -88,7 +88,7 @@ impl Tile {
     ///
     /// ```
     /// use clgroups::algorithms::plan::{self, Tile};
-    /// assert_eq!(plan::lookback(Tile::LARGE_FROM, Tile::LARGE).groups, 2048);
+    /// assert_eq!(plan::lookback(Tile::LARGE_FROM, Tile::LARGE).1, 2048);
     /// ```
     pub const LARGE_FROM: usize = 1 << 26;
 
@@ -360,18 +360,22 @@ pub fn persistent(n: usize, compute_units: usize) -> (LaunchPlan, usize) {
     )
 }
 
-/// The look-back scan over `n` elements: one work-group per tile.
+/// The look-back scan over `n` elements: one work-group per tile, and its tiles (as
+/// [`persistent`]).
 ///
 /// ```
 /// use clgroups::algorithms::plan::{self, LaunchPlan, Tile};
-/// assert_eq!(plan::lookback(1 << 28, Tile::DEFAULT), LaunchPlan { local: 256, groups: 1 << 15 });
-/// assert_eq!(plan::lookback(1, Tile::DEFAULT), LaunchPlan { local: 256, groups: 1 });
+/// let p = LaunchPlan { local: 256, groups: 1 << 15 };
+/// assert_eq!(plan::lookback(1 << 28, Tile::DEFAULT), (p, 1 << 15));
+/// assert_eq!(plan::lookback(1, Tile::DEFAULT), (LaunchPlan { local: 256, groups: 1 }, 1));
 /// ```
-pub fn lookback(n: usize, tile: Tile) -> LaunchPlan {
-    LaunchPlan {
+pub fn lookback(n: usize, tile: Tile) -> (LaunchPlan, usize) {
+    let tiles = n.div_ceil(tile.elements()).max(1);
+    let p = LaunchPlan {
         local: tile.local,
-        groups: n.div_ceil(tile.elements()).max(1),
-    }
+        groups: tiles,
+    };
+    (p, tiles)
 }
 
 #[cfg(test)]
@@ -449,7 +453,8 @@ mod tests {
             );
             assert!(p.groups <= max_groups(&gpu()));
             let t = Tile::DEFAULT;
-            let p = lookback(n, t);
+            let (p, tiles) = lookback(n, t);
+            assert_eq!(tiles, p.groups);
             assert!(p.groups * t.elements() >= n && (p.groups - 1) * t.elements() < n);
         }
     }

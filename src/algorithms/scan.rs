@@ -56,12 +56,12 @@ impl<T: Element> State<T> {
                 };
                 match persistent {
                     Some(persistent) => {
-                        let (p, tiles) = plan::persistent(n, self.inputs.compute_units);
-                        let args = (&persistent, p, tiles, 0);
+                        let planned = plan::persistent(n, self.inputs.compute_units);
+                        let args = (&persistent, planned, 0);
                         self.lookback(args, input, output, exclusive, how)
                     }
                     None => {
-                        let args = (&lookback, plan::lookback(n, tile), 0, wait);
+                        let args = (&lookback, plan::lookback(n, tile), wait);
                         self.lookback(args, input, output, exclusive, how)
                     }
                 }
@@ -92,19 +92,19 @@ impl<T: Element> State<T> {
         }
     }
 
-    /// One look-back scan: `(kernel, plan, tiles, wait)`, `kernel` launched as `plan` over
-    /// `tiles` tiles (0: one tile per work-group), each waiting `wait` ns before its first look
-    /// back (`clg_scan_lookback`; `clg_scan_persist` takes its tiles in turn and never waits).
+    /// One look-back scan: `(kernel, (plan, tiles), wait)`, `kernel` launched as `plan` over
+    /// `tiles` tiles (as [`plan::lookback`] or [`plan::persistent`] plan them), each waiting
+    /// `wait` ns before its first look back (`clg_scan_lookback`; `clg_scan_persist` takes its
+    /// tiles in turn and never waits).
     pub(super) fn lookback(
         &mut self,
-        (kernel, p, tiles, wait): (&Kernel, LaunchPlan, usize, u32),
+        (kernel, (p, tiles), wait): (&Kernel, (LaunchPlan, usize), u32),
         input: &Buffer<T>,
         output: &Buffer<T>,
         exclusive: i32,
         how: Track,
     ) -> Result<Event> {
         let n = input.len();
-        let tiles = if tiles == 0 { p.groups } else { tiles };
         log::debug!(
             "algorithms: {} of {n}: {tiles} tiles, {} groups of {}, waiting {wait} ns",
             kernel.name(),

@@ -87,7 +87,7 @@ impl<T: Element> State<T> {
             false => &[0],
         };
         let persistent = self.persistent_kernel();
-        let (tiled, (per, tiles)) = (
+        let (tiled, per) = (
             plan::lookback(n, tile),
             plan::persistent(n, self.inputs.compute_units),
         );
@@ -96,14 +96,14 @@ impl<T: Element> State<T> {
         for _ in 0..plan::WAIT_ROUNDS {
             for (best, &w) in fastest.iter_mut().zip(waits) {
                 let start = Instant::now();
-                let args = (kernel, tiled, 0, w);
+                let args = (kernel, tiled, w);
                 self.lookback(args, input, output, exclusive, Track::Events)?
                     .wait()?;
                 *best = (*best).min(start.elapsed());
             }
             if let Some(k) = &persistent {
                 let start = Instant::now();
-                self.lookback((k, per, tiles, 0), input, output, exclusive, Track::Events)?
+                self.lookback((k, per, 0), input, output, exclusive, Track::Events)?
                     .wait()?;
                 fastest_persistent = fastest_persistent.min(start.elapsed());
             }
