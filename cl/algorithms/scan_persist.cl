@@ -7,20 +7,32 @@
  * before the current one looks back), so a tile waiting on a predecessor that is some group's
  * next tile does not wait for that group's current tile to finish.
  * Progress: a work-group looks back only at tickets below its own, each taken by a running
- * work-group that processes its tickets in order. Every group ends on one ticket >= tiles; the
- * last of the tiles + groups tickets resets the counter. */
+ * work-group that processes its tickets in order. Every group ends on one ticket >= tiles, then
+ * counts itself done (lbp_done). */
 #if CLG_LOOKBACK
 
-static inline uint lbp_take(global uint *ticket, local uint *slot, uint tiles) {
+/* The work-group's next ticket. */
+static inline uint lbp_take(global uint *ticket, local uint *slot) {
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(0) == 0) {
-        uint t = atomic_inc(ticket);
-        if (t == tiles + (uint)get_num_groups(0) - 1u)
-            atomic_xchg(ticket, 0u);
-        *slot = t;
-    }
+    if (get_local_id(0) == 0)
+        *slot = atomic_inc(ticket);
     barrier(CLK_LOCAL_MEM_FENCE);
     return *slot;
+}
+
+/* A work-group's last step, after its stores: it counts itself done on the ticket. The last
+ * work-group done (the counter's tiles + 2 groups - 1th increment: every group takes its exit
+ * ticket before it counts itself done) resets the counter and posts to `mailbox` (a blocking
+ * call's, NVIDIA; 0: none), sparing the blocking call a launch of clg_post. */
+static inline void lbp_done(global uint *ticket, uint tiles, ulong mailbox, uint seq) {
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (get_local_id(0) == 0) {
+        CLG_DEVICE_FENCE();
+        if (atomic_inc(ticket) == tiles + 2u * (uint)get_num_groups(0) - 1u) {
+            atomic_xchg(ticket, 0u);
+            clg_post_value(mailbox, seq, (T)0);
+        }
+    }
 }
 
 /* Publishes the own sum of tile `tile` (raw values in x; the inclusive sum for tile 0) and
@@ -72,25 +84,28 @@ static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
     lb_store(out, n, (size_t)tile * LB_TILE, x, ex, parts, exclusive);
 }
 
-/* The arguments of clg_scan_lookback; `wait_ns` is unused (tiles publish their own sums early,
- * and polling at once measured fastest: docs/benchmarks.md). */
+/* The arguments of clg_scan_lookback, then the blocking call's post (lbp_done); `wait_ns` is
+ * unused (tiles publish their own sums early, and polling at once measured fastest:
+ * docs/benchmarks.md). */
 kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void
 clg_scan_persist(global const T *restrict in, global T *restrict out, ulong n,
                  global ulong *state_, global uint *ticket, uint tiles, uint epoch,
-                 int exclusive, uint wait_ns) {
+                 int exclusive, uint wait_ns, ulong mailbox, uint seq) {
     volatile global ulong *state = state_;
     local uint slot[1];
     local T parts[LB_PARTS];
     local T sums[LB_NSG];
     T4 a[CLG_LB_ROUNDS], b[CLG_LB_ROUNDS];
     T agg = 0;
-    uint cur = lbp_take(ticket, slot, tiles);
+    uint cur = lbp_take(ticket, slot);
     if (cur < tiles) {
         lb_load(in, n, cur, a);
         agg = lbp_publish(a, cur, state, epoch, sums);
     }
+    /* Tickets are taken one tile ahead of their loads, no earlier: taking the one after next
+     * while the current tile is scanned measured 0.02 slower on the H200 (docs/benchmarks.md). */
     while (cur < tiles) {
-        uint next = lbp_take(ticket, slot, tiles);
+        uint next = lbp_take(ticket, slot);
         if (next < tiles)
             lb_load(in, n, next, b);
         lbp_finish(a, cur, out, n, state, epoch, exclusive, parts, b, next, tiles, sums, &agg);
@@ -98,5 +113,6 @@ clg_scan_persist(global const T *restrict in, global T *restrict out, ulong n,
             a[r] = b[r];
         cur = next;
     }
+    lbp_done(ticket, tiles, mailbox, seq);
 }
 #endif

@@ -483,9 +483,14 @@ fn scans<T: Element>(
                 .arg(epoch)
                 .arg(0i32)
                 .arg(wait);
+            // The persistent kernel's post: none.
+            let l = match has("persist") {
+                true => l.arg(0u64).arg(0u32),
+                false => l,
+            };
             // SAFETY: `clg_scan_lookback` and `clg_scan_persist` read x and write y below
             // n (their length), state[tile] for tile < tiles <= states.len(), and
-            // ticket[0].
+            // ticket[0]; `clg_scan_persist` posts nowhere (its mailbox is 0).
             Ok(unsafe {
                 l.nd_range(
                     Range::d1(groups * local),

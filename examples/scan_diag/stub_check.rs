@@ -40,6 +40,8 @@ DECL(int) DECL(uint)
 #define CLG_CAT(a, b) CLG_CAT_(a, b)
 #define T CLG_T
 #define T4 CLG_CAT(CLG_T, 4)
+#define CLG_DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#define clg_post_value(mailbox, seq, v)
 "#;
 
 fn cl<T>(r: Result<T, opencl3::error_codes::ClError>) -> AnyResult<T> {
@@ -122,9 +124,11 @@ pub fn run() -> AnyResult<usize> {
                     epoch += 1;
                     // SAFETY: the kernels read `in` and write `out` below n (their length),
                     // state[tile] for tile < tiles <= 4096 and ticket[0]; the arguments match
-                    // their parameters in order and type.
+                    // their parameters in order and type (the persistent kernel's mailbox is
+                    // 0: it posts nowhere).
                     let e = cl(unsafe {
-                        ExecuteKernel::new(&k)
+                        let mut launch = ExecuteKernel::new(&k);
+                        launch
                             .set_arg(&input)
                             .set_arg(&out)
                             .set_arg(&(n as u64))
@@ -133,7 +137,11 @@ pub fn run() -> AnyResult<usize> {
                             .set_arg(&(tiles as u32))
                             .set_arg(&epoch)
                             .set_arg(&exclusive)
-                            .set_arg(&0u32)
+                            .set_arg(&0u32);
+                        if name == "clg_scan_persist" {
+                            launch.set_arg(&0u64).set_arg(&0u32);
+                        }
+                        launch
                             .set_global_work_size(groups * local)
                             .set_local_work_size(local)
                             .enqueue_nd_range(&q)

@@ -88,7 +88,7 @@ impl Tile {
     ///
     /// ```
     /// use clgroups::algorithms::plan::{self, Tile};
-    /// assert_eq!(plan::lookback(Tile::LARGE_FROM, Tile::LARGE).1, 2048);
+    /// assert_eq!(plan::lookback(Tile::LARGE_FROM, Tile::LARGE).groups, 2048);
     /// ```
     pub const LARGE_FROM: usize = 1 << 26;
 
@@ -360,22 +360,18 @@ pub fn persistent(n: usize, compute_units: usize) -> (LaunchPlan, usize) {
     )
 }
 
-/// The look-back scan over `n` elements: one work-group per tile, and its tiles (as
-/// [`persistent`]).
+/// The look-back scan over `n` elements: one work-group per tile.
 ///
 /// ```
 /// use clgroups::algorithms::plan::{self, LaunchPlan, Tile};
-/// let p = LaunchPlan { local: 256, groups: 1 << 15 };
-/// assert_eq!(plan::lookback(1 << 28, Tile::DEFAULT), (p, 1 << 15));
-/// assert_eq!(plan::lookback(1, Tile::DEFAULT), (LaunchPlan { local: 256, groups: 1 }, 1));
+/// assert_eq!(plan::lookback(1 << 28, Tile::DEFAULT), LaunchPlan { local: 256, groups: 1 << 15 });
+/// assert_eq!(plan::lookback(1, Tile::DEFAULT), LaunchPlan { local: 256, groups: 1 });
 /// ```
-pub fn lookback(n: usize, tile: Tile) -> (LaunchPlan, usize) {
-    let tiles = n.div_ceil(tile.elements()).max(1);
-    let p = LaunchPlan {
+pub fn lookback(n: usize, tile: Tile) -> LaunchPlan {
+    LaunchPlan {
         local: tile.local,
-        groups: tiles,
-    };
-    (p, tiles)
+        groups: n.div_ceil(tile.elements()).max(1),
+    }
 }
 
 #[cfg(test)]
@@ -453,8 +449,7 @@ mod tests {
             );
             assert!(p.groups <= max_groups(&gpu()));
             let t = Tile::DEFAULT;
-            let (p, tiles) = lookback(n, t);
-            assert_eq!(tiles, p.groups);
+            let p = lookback(n, t);
             assert!(p.groups * t.elements() >= n && (p.groups - 1) * t.elements() < n);
         }
     }

@@ -1,6 +1,7 @@
 //! Blocking calls on NVIDIA learn their result from a post, not from events: their launches
 //! are enqueued without events, and the work-item that writes the result (the reduce's last
-//! work-group; after a scan, one work-item of `clg_post`) also writes it and a sequence number
+//! work-group; the persistent scan's last work-group; after other scans, one work-item of
+//! `clg_post`) also writes it and a sequence number
 //! straight into pinned host memory ([`Mailbox`]), which the caller polls.
 //! Measured on the H100 (one tiny kernel): a launch with an event on a profiling queue costs
 //! 12 µs of host time, without one 5 µs; kernel + read + wait on its event 23 µs, kernel +
@@ -187,7 +188,7 @@ impl<T: Element> State<T> {
 }
 
 /// Where and with which number a kernel posts ([`State::next_post`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Post {
     /// The mailbox's address (0: no post).
     pub address: u64,

@@ -1,6 +1,7 @@
 //! Scans (sum): the blocking calls and the enqueue form.
 
 use super::plan::{self, LaunchPlan, ScanForm, ScanPath};
+use super::post::Post;
 use super::{
     at_least, cache, launch, lock, per_sub_group, same_context, Element, ReduceOp, State, Track,
 };
@@ -24,6 +25,35 @@ pub enum ScanKind {
 /// Epochs of the look-back tile states are 30 bits wide.
 const EPOCHS: u32 = 1 << 30;
 
+/// A look-back scan's launch.
+pub(super) enum Walk {
+    /// `clg_scan_lookback`: one tile per work-group of `plan`, each waiting `wait` ns before
+    /// its first look back.
+    Tiles {
+        kernel: Kernel,
+        plan: LaunchPlan,
+        wait: u32,
+    },
+    /// `clg_scan_persist`: the work-groups of `plan` take `tiles` tiles in turn; the last one
+    /// done posts to `post` (a blocking call's) when given.
+    Persistent {
+        kernel: Kernel,
+        plan: LaunchPlan,
+        tiles: usize,
+        post: Option<Post>,
+    },
+}
+
+impl Walk {
+    /// The post the launch makes itself.
+    fn post(&self) -> Option<Post> {
+        match self {
+            Walk::Persistent { post, .. } => *post,
+            Walk::Tiles { .. } => None,
+        }
+    }
+}
+
 impl<T: Element> State<T> {
     pub(super) fn enqueue_scan(
         &mut self,
@@ -31,7 +61,7 @@ impl<T: Element> State<T> {
         output: &Buffer<T>,
         kind: ScanKind,
         how: Track,
-    ) -> Result<Event> {
+    ) -> Result<(Event, Option<Post>)> {
         let n = input.len();
         let exclusive = i32::from(kind == ScanKind::Exclusive);
         let path = plan::scan_path(&self.inputs, size_of::<T>());
@@ -54,17 +84,29 @@ impl<T: Element> State<T> {
                     ScanForm::Persistent => self.persistent_kernel(),
                     ScanForm::Tiles => None,
                 };
-                match persistent {
-                    Some(persistent) => {
-                        let planned = plan::persistent(n, self.inputs.compute_units);
-                        let args = (&persistent, planned, 0);
-                        self.lookback(args, input, output, exclusive, how)
+                let walk = match persistent {
+                    Some(kernel) => {
+                        let (plan, tiles) = plan::persistent(n, self.inputs.compute_units);
+                        // A blocking call's post comes from the kernel's last work-group.
+                        let post = match how {
+                            Track::Posted => self.next_post(),
+                            Track::Events => None,
+                        };
+                        Walk::Persistent {
+                            kernel,
+                            plan,
+                            tiles,
+                            post,
+                        }
                     }
-                    None => {
-                        let args = (&lookback, plan::lookback(n, tile), wait);
-                        self.lookback(args, input, output, exclusive, how)
-                    }
-                }
+                    None => Walk::Tiles {
+                        kernel: lookback,
+                        plan: plan::lookback(n, tile),
+                        wait,
+                    },
+                };
+                self.lookback(&walk, input, output, exclusive, how)
+                    .map(|e| (e, walk.post()))
             }
             (ScanPath::Sequential, _) => {
                 let (chunk, p) = plan::sequential(n, &self.inputs);
@@ -86,30 +128,41 @@ impl<T: Element> State<T> {
                 let needs = [(output.len(), n as usize), (sums.len(), p.groups)];
                 // SAFETY: `clg_scan_seq` reads `in` and writes `out` below `n`, and reads
                 // `sums[..g]` for the plan's groups.
-                Ok(first.then(unsafe { launch(&self.k.scan_seq, args, p, &needs, how)? }))
+                let second = unsafe { launch(&self.k.scan_seq, args, p, &needs, how)? };
+                Ok((first.then(second), None))
             }
-            _ => self.reduce_then_scan(input, output, exclusive, how),
+            _ => Ok((self.reduce_then_scan(input, output, exclusive, how)?, None)),
         }
     }
 
-    /// One look-back scan: `(kernel, (plan, tiles), wait)`, `kernel` launched as `plan` over
-    /// `tiles` tiles (as [`plan::lookback`] or [`plan::persistent`] plan them), each waiting
-    /// `wait` ns before its first look back (`clg_scan_lookback`; `clg_scan_persist` takes its
-    /// tiles in turn and never waits).
+    /// One look-back scan as `walk` says.
     pub(super) fn lookback(
         &mut self,
-        (kernel, (p, tiles), wait): (&Kernel, (LaunchPlan, usize), u32),
+        walk: &Walk,
         input: &Buffer<T>,
         output: &Buffer<T>,
         exclusive: i32,
         how: Track,
     ) -> Result<Event> {
         let n = input.len();
+        let (kernel, p, tiles, wait, post) = match walk {
+            Walk::Tiles { kernel, plan, wait } => (kernel, *plan, plan.groups, *wait, None),
+            Walk::Persistent {
+                kernel,
+                plan,
+                tiles,
+                post,
+            } => (kernel, *plan, *tiles, 0, Some(post.unwrap_or_default())),
+        };
         log::debug!(
-            "algorithms: {} of {n}: {tiles} tiles, {} groups of {}, waiting {wait} ns",
+            "algorithms: {} of {n}: {tiles} tiles, {} groups of {}, waiting {wait} ns{}",
             kernel.name(),
             p.groups,
-            p.local
+            p.local,
+            match post {
+                Some(Post { address: 1.., .. }) => ", posting its end",
+                _ => "",
+            }
         );
         let count = tiles;
         let tiles = u32::try_from(count).map_err(|_| Error::input(InputFault::ScanTiles { n }))?;
@@ -125,7 +178,7 @@ impl<T: Element> State<T> {
         }
         let epoch = self.epoch;
         self.epoch += 1;
-        let args = vec![
+        let mut args = vec![
             input.to_arg(),
             output.to_arg(),
             (n as u64).to_arg(),
@@ -136,6 +189,9 @@ impl<T: Element> State<T> {
             exclusive.to_arg(),
             wait.to_arg(),
         ];
+        if let Some(post) = post {
+            args.extend([post.address.to_arg(), post.seq.to_arg()]);
+        }
         let needs = [
             (output.len(), n),
             (states.len(), count),
@@ -143,7 +199,9 @@ impl<T: Element> State<T> {
         ];
         // SAFETY: `clg_scan_lookback` and `clg_scan_persist` read `in` and write `out` below `n`
         // (checked against both lengths), use `state[tile]` for tile < `tiles` (checked) and
-        // `counter[0]` as the ticket.
+        // `counter[0]` as the ticket; `clg_scan_persist`'s last work-group writes the 12 bytes
+        // of a mailbox only at an address `next_post` gave (the device reaches it, checked by
+        // `reachable`; it stays allocated until the post is seen), else none (address 0).
         unsafe { launch(kernel, args, p, &needs, how) }
     }
 
@@ -232,6 +290,7 @@ fn enqueue<T: Element>(
     let state = checked_state(queue, input, output)?;
     let mut s = lock(&state);
     s.enqueue_scan(input, output, kind, Track::Events)
+        .map(|(e, _)| e)
 }
 
 /// The queue's scan state, after checking the buffers.
@@ -279,9 +338,12 @@ fn blocking<T: Element>(
     let state = checked_state(queue, input, output)?;
     let mut s = lock(&state);
     if s.posts()? {
-        s.enqueue_scan(input, output, kind, Track::Posted)?;
+        let (_, posted) = s.enqueue_scan(input, output, kind, Track::Posted)?;
         // Seen or not, the post comes after the scan's launches: they have completed.
-        return s.post_result().map(drop);
+        return match posted {
+            Some(post) => s.await_post(post).map(drop),
+            None => s.post_result().map(drop),
+        };
     }
-    s.enqueue_scan(input, output, kind, Track::Events)?.wait()
+    s.enqueue_scan(input, output, kind, Track::Events)?.0.wait()
 }

@@ -10,6 +10,7 @@
 //! without a wait.
 
 use super::plan::{self, ScanForm};
+use super::scan::Walk;
 use super::{lock, Element, State, Track};
 use crate::buffer::Buffer;
 use crate::device::Device;
@@ -87,23 +88,33 @@ impl<T: Element> State<T> {
             false => &[0],
         };
         let persistent = self.persistent_kernel();
-        let (tiled, per) = (
+        let (tiled, (per, tiles)) = (
             plan::lookback(n, tile),
             plan::persistent(n, self.inputs.compute_units),
         );
         let mut fastest = vec![Duration::MAX; waits.len()];
         let mut fastest_persistent = Duration::MAX;
         for _ in 0..plan::WAIT_ROUNDS {
-            for (best, &w) in fastest.iter_mut().zip(waits) {
+            for (best, &wait) in fastest.iter_mut().zip(waits) {
                 let start = Instant::now();
-                let args = (kernel, tiled, w);
-                self.lookback(args, input, output, exclusive, Track::Events)?
+                let walk = Walk::Tiles {
+                    kernel: kernel.clone(),
+                    plan: tiled,
+                    wait,
+                };
+                self.lookback(&walk, input, output, exclusive, Track::Events)?
                     .wait()?;
                 *best = (*best).min(start.elapsed());
             }
-            if let Some(k) = &persistent {
+            if let Some(kernel) = &persistent {
                 let start = Instant::now();
-                self.lookback((k, per, 0), input, output, exclusive, Track::Events)?
+                let walk = Walk::Persistent {
+                    kernel: kernel.clone(),
+                    plan: per,
+                    tiles,
+                    post: None,
+                };
+                self.lookback(&walk, input, output, exclusive, Track::Events)?
                     .wait()?;
                 fastest_persistent = fastest_persistent.min(start.elapsed());
             }
