@@ -165,9 +165,11 @@ pub enum Error {
         global_id: Option<[u32; 3]>,
     },
     /// Checked mode ([`crate::scaling::checked_mode`]): a work-item of a launch over several
-    /// devices indexed a buffer outside the elements its device holds. Reported after the
-    /// launch, which has run (with that access redirected to an element the device holds).
-    #[error("kernel `{kernel}` on {device}: work-item {global_id:?} indexed {argument} at {index}, outside the elements [{lo}, {hi}) this device holds; declare the buffer's Access (Halo(n) or Replicated for reads) or use shared placement (CLGROUPS_PLACEMENT=shared)")]
+    /// devices indexed a buffer outside what its device holds. Indices count the kernel's
+    /// pointees (its pointer parameter's type; the buffer's elements where that size is
+    /// unknown). Reported after the launch, which has run (with that access redirected to a
+    /// pointee the device holds).
+    #[error("kernel `{kernel}` on {device}: work-item {global_id:?} indexed {argument} at {index}, outside the pointees [{lo}, {hi}) this device holds wholly; declare the buffer's Access (Halo(n) or Replicated for reads) or use shared placement (CLGROUPS_PLACEMENT=shared)")]
     OutOfChunk {
         /// The kernel.
         kernel: String,
@@ -175,11 +177,11 @@ pub enum Error {
         device: String,
         /// The argument, as "argument 1 (`x`)".
         argument: String,
-        /// The index used (whole-array numbering).
+        /// The index used (whole-array numbering, in pointees).
         index: i64,
-        /// First element held.
+        /// First pointee held.
         lo: u64,
-        /// One past the last element held.
+        /// One past the last pointee held.
         hi: u64,
         /// The global id of the work-item (dimensions 0 to 2).
         global_id: [u32; 3],

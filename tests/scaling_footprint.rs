@@ -1,7 +1,7 @@
 //! Kernels written for one device, over a root device in partitioned placement with nothing
 //! declared, split by their footprints (the indices of their accesses, read from the source
-//! and evaluated with the launch's values): a mandelbrot image written at `out[py * w + px]`,
-//! a 2-D heat stencil with ping-pong buffers and a 1-D 3-point blur, each iterated and
+//! and evaluated with the launch's values): a mandelbrot image written at `out[py * w + px]`
+//! (by rows, and in column bands that move only the runs each device writes), a 2-D heat stencil with ping-pong buffers and a 1-D 3-point blur, each iterated and
 //! compared with the host after every step, in strict mode too (a split by footprints is a
 //! split, not a fallback), with the bytes each launch moved between devices; writes beyond a
 //! device's chunk (chunks that do not follow the partition) copied back to their owners; and
@@ -78,22 +78,75 @@ fn mandelbrot_splits_by_rows() {
         ev.wait().unwrap();
         assert_eq!(ev.spread(), &Spread::Split, "nothing to fetch");
         let got = out.read().unwrap();
-        let q = clgroups::Queue::new(&root.devices()[0]).unwrap();
-        let one = clgroups::Program::builder(SOURCE).build(&q).unwrap();
-        let k1 = one.kernel("mandelbrot").unwrap();
-        let want = clgroups::Buffer::<i32>::new(&q, w * h).unwrap();
-        // SAFETY: as above, on one device.
-        unsafe {
-            k1.launch()
-                .arg(&want)
+        assert_eq!(got, mandelbrot_on_one(&root, (w, h), Range::d2(16, 4)));
+    }
+}
+
+/// `mandelbrot` over a w x h image in work-groups of `local`, on the root's first device.
+fn mandelbrot_on_one(
+    root: &clgroups::scaling::RootDevice,
+    (w, h): (usize, usize),
+    local: Range,
+) -> Vec<i32> {
+    let q = clgroups::Queue::new(&root.devices()[0]).unwrap();
+    let one = clgroups::Program::builder(SOURCE).build(&q).unwrap();
+    let k1 = one.kernel("mandelbrot").unwrap();
+    let want = clgroups::Buffer::<i32>::new(&q, w * h).unwrap();
+    // SAFETY: work-item (px, py) writes want[py * w + px] < w * h = want.len().
+    unsafe {
+        k1.launch()
+            .arg(&want)
+            .arg(w as u32)
+            .arg(h as u32)
+            .nd_range(Range::d2(w, h), local.into())
+    }
+    .unwrap()
+    .wait()
+    .unwrap();
+    want.read(&q).unwrap()
+}
+
+/// Mandelbrot in one row of work-groups, split by column bands over rows colored by rows:
+/// each device writes one run per row, in every device's chunk. Only those runs move (in once,
+/// back once), not the whole range between a device's first and last write.
+#[test]
+fn mandelbrot_in_column_bands_moves_only_its_runs() {
+    let (w, h) = (64usize, 8usize);
+    for root in roots("mandelbrot_in_column_bands_moves_only_its_runs") {
+        let k = root.program(SOURCE).unwrap().kernel("mandelbrot").unwrap();
+        let out = colored(&root, &vec![-1; w * h], w);
+        // SAFETY: work-item (px, py) writes out[py * w + px] < w * h = out.len().
+        let ev = unsafe {
+            k.launch()
+                .arg(&out)
                 .arg(w as u32)
                 .arg(h as u32)
-                .nd_range(Range::d2(w, h), Range::d2(16, 4).into())
+                .nd_range(Range::d2(w, h), Range::d2(16, h))
         }
-        .unwrap()
-        .wait()
         .unwrap();
-        assert_eq!(got, want.read(&q).unwrap());
+        ev.wait().unwrap();
+        let Spread::Fetched {
+            arguments,
+            between,
+            within,
+        } = ev.spread()
+        else {
+            panic!("{:?}", ev.spread())
+        };
+        println!(
+            "{} devices: {between} bytes between devices, {within} within each",
+            root.len()
+        );
+        assert_eq!(arguments, &[0]);
+        assert_eq!(
+            between + within,
+            2 * (w * h * 4) as u64,
+            "each pixel in and back once"
+        );
+        assert_eq!(
+            out.read().unwrap(),
+            mandelbrot_on_one(&root, (w, h), Range::d2(16, h))
+        );
     }
 }
 

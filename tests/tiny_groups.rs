@@ -45,7 +45,13 @@ fn case(t: &mut Tally, q: &Queue, k: &Kernel, global: Range, how: How) {
         Ok(()) => t.launches += 1,
         Err(e) => return t.check(false, || format!("{name}: refused: {e}")),
     }
-    let v = out.read(q).unwrap();
+    checked(t, &name, &out.read(q).unwrap(), k, global, how);
+}
+
+/// Checks the values `v` a launch of `k` (the kernel on one of the devices) over `global`
+/// as `how` says wrote: every sub-group's collectives against the host, and the sub-groups
+/// against the native kernel's query.
+fn checked(t: &mut Tally, name: &str, v: &[u32], k: &Kernel, global: Range, how: How) {
     let at = |g: usize, f: usize| v[FIELDS * g + f] as usize;
     // Members of each (work-group, sub-group): (local id, global id).
     let mut groups: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
@@ -94,33 +100,40 @@ fn case(t: &mut Tally, q: &Queue, k: &Kernel, global: Range, how: How) {
     }
 }
 
+/// Work-groups of one and two work-items in 1-3 dimensions.
+const TINY: [Range; 6] = [
+    Range::d1(1),
+    Range::d1(2),
+    Range::d2(1, 2),
+    Range::d2(2, 1),
+    Range::d3(1, 1, 2),
+    Range::d3(2, 1, 1),
+];
+
+/// Plain and `LocalSize::Auto` ranges of one and two work-items.
+const SMALL: [Range; 3] = [Range::d1(1), Range::d1(2), Range::d2(1, 2)];
+
+/// Kernels with `reqd_work_group_size(1|2, 1, 1)`.
+const REQUIRED: [&str; 4] = ["builtins_r1", "builtins_r2", "layer_r1", "layer_r2"];
+
 #[test]
 fn collectives_run_right_in_work_groups_of_one_and_two() {
     let _ = env_logger::builder().is_test(true).try_init();
     let q = common::queue();
     let p = Program::from_source(&q, SRC).unwrap();
     let mut t = Tally::default();
-    let tiny = [
-        Range::d1(1),
-        Range::d1(2),
-        Range::d2(1, 2),
-        Range::d2(2, 1),
-        Range::d3(1, 1, 2),
-        Range::d3(2, 1, 1),
-    ];
-    let small = [Range::d1(1), Range::d1(2), Range::d2(1, 2)];
     for name in ["builtins", "layer"] {
         let k = p.kernel(name).unwrap();
-        for local in tiny {
+        for local in TINY {
             let global = local.with(0, 3 * local.get(0));
             case(&mut t, &q, &k, global, How::Exact(local));
         }
-        for global in small {
+        for global in SMALL {
             case(&mut t, &q, &k, global, How::Auto);
             case(&mut t, &q, &k, global, How::Plain);
         }
     }
-    for name in ["builtins_r1", "builtins_r2", "layer_r1", "layer_r2"] {
+    for name in REQUIRED {
         let k = p.kernel(name).unwrap();
         let required = k.required_work_group_size().unwrap();
         for how in [How::Plain, How::Auto, How::Exact(required)] {
@@ -135,6 +148,94 @@ fn collectives_run_right_in_work_groups_of_one_and_two() {
         t.failures.len()
     );
     assert!(t.failures.is_empty(), "{}", t.failures.join("\n"));
+}
+
+#[cfg(feature = "scaling")]
+mod root {
+    use super::*;
+    use clgroups::scaling::{ColoredBuffer, RootDevice, RootKernel};
+
+    /// [`case`] over the devices of a root device; the number of devices that ran a part.
+    fn root_case(
+        t: &mut Tally,
+        root: &RootDevice,
+        k: (&str, &RootKernel),
+        global: Range,
+        how: How,
+    ) -> usize {
+        let (name, k) = k;
+        let name = format!("{name} {global:?} {how:?} ({:?})", root.placement());
+        let poison = vec![u32::POISON; FIELDS * global.len()];
+        let mut out = ColoredBuffer::from_slice(root, &poison).unwrap();
+        let l = k.launch().arg(&mut out);
+        // SAFETY: work-item g writes out[FIELDS * g .. FIELDS * (g + 1)], g < global.len().
+        let launched = unsafe {
+            match how {
+                How::Exact(local) => l.nd_range(global, LocalSize::Exact(local)),
+                How::Auto => l.nd_range(global, LocalSize::Auto),
+                How::Plain => l.range(global),
+            }
+        };
+        let ev = match launched.and_then(|e| e.wait().map(|()| e)) {
+            Ok(ev) => ev,
+            Err(e) => {
+                t.check(false, || format!("{name}: refused: {e}"));
+                return 0;
+            }
+        };
+        t.launches += 1;
+        checked(t, &name, &out.read().unwrap(), &k.kernels()[0], global, how);
+        ev.events().iter().flatten().count()
+    }
+
+    /// The same launches split over two or more devices (each device's part in its
+    /// work-groups of one or two: on PoCL 6.0, on the kernel's emulated build there), in both
+    /// placements: 0 refused, 0 wrong.
+    #[test]
+    fn collectives_run_right_in_tiny_groups_over_several_devices() {
+        let _ = env_logger::builder().is_test(true).try_init();
+        let (mut t, mut split) = (Tally::default(), 0);
+        let roots = common::roots("tiny_groups");
+        for root in &roots {
+            let p = root.program(SRC).unwrap();
+            for name in ["builtins", "layer"] {
+                let k = p.kernel(name).unwrap();
+                for local in TINY {
+                    let global = local.with(0, 4 * local.get(0));
+                    let busy = root_case(&mut t, root, (name, &k), global, How::Exact(local));
+                    split += usize::from(busy > 1);
+                }
+                for global in SMALL {
+                    root_case(&mut t, root, (name, &k), global, How::Auto);
+                    root_case(&mut t, root, (name, &k), global, How::Plain);
+                }
+            }
+            for name in REQUIRED {
+                let k = p.kernel(name).unwrap();
+                let required = k.kernels()[0].required_work_group_size().unwrap();
+                for how in [How::Plain, How::Auto, How::Exact(required)] {
+                    let busy = root_case(&mut t, root, (name, &k), Range::d1(8), how);
+                    split += usize::from(busy > 1);
+                }
+            }
+        }
+        if let Some(root) = roots.first() {
+            println!(
+                "root device of {}: {} launches in work-groups of 1 and 2 ({split} split over \
+                 several devices), {} checks, {} failures",
+                root.len(),
+                t.launches,
+                t.checks,
+                t.failures.len()
+            );
+        }
+        assert!(t.failures.is_empty(), "{}", t.failures.join("\n"));
+        // Launches of several work-groups split: each device runs its part.
+        assert!(
+            roots.is_empty() || split > 0,
+            "no launch split over the devices"
+        );
+    }
 }
 
 /// A kernel the emulated backend refuses (a collective under a local-id condition) has no

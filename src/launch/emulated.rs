@@ -18,7 +18,7 @@ use crate::range::Range;
 impl<'a> Launch<'a> {
     /// This launch prepared by `prepare`, or, where that refuses work-groups too small for
     /// the kernel's native collectives, the same launch of its emulated build.
-    pub(super) fn or_emulated(
+    pub(crate) fn or_emulated(
         self,
         prepare: impl Fn(&Launch<'a>) -> Result<Prepared>,
     ) -> Result<(Launch<'a>, Prepared)> {
@@ -66,10 +66,15 @@ fn too_small(e: &Error) -> Option<(Vec<usize>, Option<Range>)> {
     else {
         return None;
     };
-    let small = match &**reason {
+    too_small_for_native(reason).then(|| (global.clone(), Range::new(local).ok()))
+}
+
+/// Whether `reason` refuses work-groups too small for PoCL's native sub-group collectives
+/// (which the kernel's emulated build runs).
+pub(crate) fn too_small_for_native(reason: &Refusal) -> bool {
+    match reason {
         Refusal::GroupTooSmall { .. } | Refusal::UniformTooSmall { .. } => true,
         Refusal::PadTheRange(r) => matches!(**r, Refusal::GroupTooSmall { .. }),
         _ => false,
-    };
-    small.then(|| (global.clone(), Range::new(local).ok()))
+    }
 }

@@ -61,7 +61,7 @@ pub use crate::plan::bounds;
 #[cfg(not(feature = "unstable-internals"))]
 pub(crate) use crate::plan::bounds;
 pub mod checked;
-mod emulated;
+pub(crate) mod emulated;
 mod enqueue;
 mod plain;
 mod prepare;

@@ -7,9 +7,10 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::kernel::{PlanKey, Plans};
+use crate::launch::emulated::too_small_for_native;
 use crate::obstacle::Obstacle;
 use crate::plan::cost::Priced;
-use crate::plan::launch::{plan, DeviceFacts, KernelFacts, Plan, Request, Shape};
+use crate::plan::launch::{plan, DeviceFacts, KernelFacts, Plan, Refused, Request, Shape};
 use crate::plan::local_size::Limits;
 use crate::plan::partition::Partition;
 use crate::plan::work_group::Constraints;
@@ -102,6 +103,9 @@ pub(super) struct Chosen {
 
 /// The copies of [`RootKernel::fetched`], by (argument, device).
 pub(super) type FetchedCopies = HashMap<(usize, usize), Arc<Buffer<u8>>>;
+
+/// A plan, or the planner's refusal.
+type PlanOr = std::result::Result<Plan, Box<Refused>>;
 
 /// A halo exchange's run: argument, receiving device, sending device, elements `[a, b)`.
 pub(super) type HaloRun = (usize, usize, usize, usize, usize);
@@ -231,16 +235,6 @@ impl RootKernel {
             (None, Ok(())) => Err(&Obstacle::NoGuardedVariant),
         };
         let no_wrapper = || Err(Obstacle::NoGuardedVariant);
-        let facts = KernelFacts {
-            name: &self.name,
-            constraints: self.constraints(),
-            rounding: *first.program().rounding(),
-            round,
-            shape: first.shape_dependence(),
-            wrap: &no_wrapper,
-            splittable: false,
-            conditions: Ok(Vec::new()),
-        };
         let devices: Vec<DeviceFacts> = (self.kernels.iter())
             .map(|k| DeviceFacts {
                 limits: k.limits().clone(),
@@ -248,13 +242,67 @@ impl RootKernel {
                 uniform_reason: "",
             })
             .collect();
-        let request = Request {
-            offset,
-            weights: self.policy.weights.as_deref(),
-            root: true,
-            ..Request::new(&facts, &devices, global, shape)
+        let constraints = self.constraints();
+        // The plan with work-groups of at least `min_group` work-items.
+        let planned = |min_group: usize| {
+            let facts = KernelFacts {
+                name: &self.name,
+                constraints: Constraints {
+                    min_group,
+                    ..constraints.clone()
+                },
+                rounding: *first.program().rounding(),
+                round,
+                shape: first.shape_dependence(),
+                wrap: &no_wrapper,
+                splittable: false,
+                conditions: Ok(Vec::new()),
+            };
+            plan(&Request {
+                offset,
+                weights: self.policy.weights.as_deref(),
+                root: true,
+                ..Request::new(&facts, &devices, global, shape)
+            })
         };
-        plan(&request).map_err(|r| self.refused(r.global, r.local, r.reason))
+        match planned(constraints.min_group) {
+            Err(r) if too_small_for_native(&r.reason) => self.emulated(planned(1), *r),
+            planned => planned.map_err(|r| self.refused(r.global, r.local, r.reason)),
+        }
+    }
+
+    /// `planned`, the plan in any work-groups of a launch `refused` for work-groups too small
+    /// for PoCL's native sub-group collectives: each device's part runs on its kernel's
+    /// emulated build (as a launch on one device does: `Launch::or_emulated`), where every
+    /// device's kernel (and guarded variant, for a rounded range) has one; else the refusal.
+    fn emulated(&self, planned: PlanOr, refused: Refused) -> Result<Plan> {
+        let refuse = |why: &dyn std::fmt::Display| {
+            log::debug!(
+                "kernel `{}`: refused ({why}): {}",
+                self.name,
+                refused.reason
+            );
+            Err(self.refused(refused.global, refused.local, refused.reason.clone()))
+        };
+        let planned = match planned {
+            Ok(p) => p,
+            Err(r) => return refuse(&format!("in any work-groups: {}", r.reason)),
+        };
+        let rounded = planned.launch != planned.user;
+        let guarded = self.guarded.iter().flatten().filter(|_| rounded);
+        for k in self.kernels.iter().chain(guarded) {
+            if let Err(why) = k.emulated(planned.local) {
+                return refuse(&format!("no emulated build of `{}`: {why}", k.name()));
+            }
+        }
+        log::debug!(
+            "kernel `{}`: {:?} in work-groups of {:?}, too small for PoCL's native collectives: \
+             each device's part runs on its kernel's emulated build",
+            self.name,
+            planned.user,
+            planned.local
+        );
+        Ok(planned)
     }
 
     /// The global and local ranges a [`RootLaunch::range`](super::RootLaunch::range) of `global` enqueues: `global`

@@ -8,16 +8,10 @@
 
 #define FIELDS 12
 
-size_t linear_gid(void) {
-    return get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2));
-}
-
-uint linear_group(void) {
-    return (uint)(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2)));
-}
-
-void builtins_body(global uint *o) {
-    size_t g = linear_gid();
+/* The kernels ask for the global linear id g and the linear work-group id wg themselves and pass
+ * them to the helpers, so that a root device splits their launches (a called function asking for
+ * the global size or group ids would see one device's part there). */
+void builtins_body(global uint *o, size_t g, uint wg) {
     uint v = (uint)g + 1, n = get_sub_group_size(), l = get_sub_group_local_id();
     global uint *p = o + FIELDS * g;
     p[0] = n;
@@ -31,11 +25,10 @@ void builtins_body(global uint *o) {
     p[8] = sub_group_any(l == 1);
     p[9] = sub_group_all(l < 2);
     p[10] = get_sub_group_id();
-    p[11] = linear_group();
+    p[11] = wg;
 }
 
-void layer_body(global uint *o) {
-    size_t g = linear_gid();
+void layer_body(global uint *o, size_t g, uint wg) {
     uint v = (uint)g + 1, n = sg_get_local_range(), l = sg_get_local_id();
     global uint *p = o + FIELDS * g;
     p[0] = n;
@@ -49,12 +42,41 @@ void layer_body(global uint *o) {
     p[8] = sg_any(l == 1);
     p[9] = sg_all(l < 2);
     p[10] = sg_get_group_id();
-    p[11] = linear_group();
+    p[11] = wg;
 }
 
-kernel void builtins(global uint *o) { builtins_body(o); }
-kernel void layer(global uint *o) { layer_body(o); }
-kernel __attribute__((reqd_work_group_size(1, 1, 1))) void builtins_r1(global uint *o) { builtins_body(o); }
-kernel __attribute__((reqd_work_group_size(2, 1, 1))) void builtins_r2(global uint *o) { builtins_body(o); }
-kernel __attribute__((reqd_work_group_size(1, 1, 1))) void layer_r1(global uint *o) { layer_body(o); }
-kernel __attribute__((reqd_work_group_size(2, 1, 1))) void layer_r2(global uint *o) { layer_body(o); }
+kernel void builtins(global uint *o) {
+    builtins_body(o,
+        get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2)),
+        (uint)(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2))));
+}
+
+kernel void layer(global uint *o) {
+    layer_body(o,
+        get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2)),
+        (uint)(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2))));
+}
+
+kernel __attribute__((reqd_work_group_size(1, 1, 1))) void builtins_r1(global uint *o) {
+    builtins_body(o,
+        get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2)),
+        (uint)(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2))));
+}
+
+kernel __attribute__((reqd_work_group_size(2, 1, 1))) void builtins_r2(global uint *o) {
+    builtins_body(o,
+        get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2)),
+        (uint)(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2))));
+}
+
+kernel __attribute__((reqd_work_group_size(1, 1, 1))) void layer_r1(global uint *o) {
+    layer_body(o,
+        get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2)),
+        (uint)(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2))));
+}
+
+kernel __attribute__((reqd_work_group_size(2, 1, 1))) void layer_r2(global uint *o) {
+    layer_body(o,
+        get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2)),
+        (uint)(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2))));
+}

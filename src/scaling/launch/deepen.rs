@@ -102,6 +102,7 @@ impl RootLaunch<'_> {
                     for ((&(i, ..), keep), after) in cols.iter().zip(p.keep).zip(p.after) {
                         plan.keep[i][d] = Some(keep);
                         plan.fetch[i][d] = None;
+                        plan.fill[i][d] = None;
                         plan.back[i][d] = None;
                         plan.after[i][d] = after;
                     }

@@ -117,8 +117,8 @@ impl RootLaunch<'_> {
             let offset = (0..user.rank()).fold(off, |o, d| o.with(d, o.get(d) + base.get(d)));
             let waits = order.waits(&self.waits, d);
             let launch = sub_launch(k, &args, &waits).offset(offset);
-            let p = launch.prepare_range(size)?;
-            prepared.push(Some((launch, p)));
+            // Work-groups too small for PoCL's native collectives: the emulated build.
+            prepared.push(Some(launch.or_emulated(|l| l.prepare_range(size))?));
         }
         let mut events = Vec::with_capacity(parts.len());
         for part in prepared {
@@ -200,10 +200,10 @@ impl RootLaunch<'_> {
         if let Some(o) = self.offset {
             launch = launch.offset(o);
         }
-        let prepared = match shape {
-            Shape::NdRange(local) => launch.prepare_nd(global, local)?,
-            Shape::Plain => launch.prepare_range(global)?,
-        };
+        let (launch, prepared) = launch.or_emulated(|l| match shape {
+            Shape::NdRange(local) => l.prepare_nd(global, local),
+            Shape::Plain => l.prepare_range(global),
+        })?;
         // SAFETY: the whole launch on one device, every colored buffer whole there (its
         // parent in shared placement, gathered in partitioned placement): the caller's
         // contract.

@@ -91,7 +91,8 @@ impl RootLaunch<'_> {
         let partition = plan;
         let none = vec![vec![None; parts.len()]; self.args.len()];
         let mut plan = Fetch {
-            fetch: none,
+            fetch: none.clone(),
+            fill: vec![vec![None; parts.len()]; self.args.len()],
             back: vec![vec![None; parts.len()]; self.args.len()],
             keep: vec![vec![None; parts.len()]; self.args.len()],
             widen: vec![0; parts.len()],
@@ -183,6 +184,9 @@ impl RootLaunch<'_> {
                     .flatten()
                     .fold((c.len, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
                 plan.fetch[i][d] = Some((lo - lo % step, hi));
+                // Only what it reads or writes is copied in (column bands of a row-major
+                // image: one run per row, not the rows between).
+                plan.fill[i][d] = Some(joined(r.iter().chain(w).copied()));
                 plan.back[i][d] = Some(w.clone()).filter(|w| !w.is_empty());
             }
         }
@@ -224,7 +228,7 @@ impl RootLaunch<'_> {
         fetch: &Fetch,
         why: &Refusal,
     ) -> Result<MultiEvent> {
-        let mut fetched = self.fetch(&fetch.fetch)?;
+        let mut fetched = self.fetch(&fetch.fetch, &fetch.fill)?;
         self.keep_margins(&fetch.keep, &mut fetched)?;
         // SAFETY: the caller's contract; every device holds what its part (widened where
         // `fetch.widen` says: its copies hold what the widened part reaches) reads.
@@ -324,10 +328,10 @@ impl RootLaunch<'_> {
         Ok(())
     }
 
-    /// Enqueues the copies `fetch` asks for: each device's own elements copied within it,
-    /// the others' from their owners through a staging buffer of the run's size (as the
-    /// halo exchange does).
-    pub(super) fn fetch(&self, fetch: &[Vec<Run>]) -> Result<Fetched> {
+    /// Enqueues the copies `fetch` asks for, of the runs `fill` names where it names them:
+    /// each device's own elements copied within it, the others' from their owners through a
+    /// staging buffer of the run's size (as the halo exchange does).
+    pub(super) fn fetch(&self, fetch: &[Vec<Run>], fill: &[Vec<Option<Runs>>]) -> Result<Fetched> {
         let kernels = &self.kernel.kernels;
         let mut out = Fetched {
             copies: vec![Vec::new(); self.args.len()],
@@ -348,10 +352,13 @@ impl RootLaunch<'_> {
                 let q = kernels[d].program().queue();
                 let copy = self.copy_of((i, d), q, (b - a) * es)?;
                 let dst = copy.as_raw();
+                let whole = [(a, b)];
+                let wanted = (fill.get(i).and_then(|f| f.get(d)?.as_deref())).unwrap_or(&whole);
                 for (e, runs) in c.owned.iter().enumerate() {
                     let Some(src) = part_mem(c, e) else { continue };
-                    for &(x, y) in runs {
-                        let (x, y) = (x.max(a), y.min(b));
+                    let pieces = (runs.iter()).flat_map(|&o| wanted.iter().map(move |&w| (o, w)));
+                    for ((x, y), (lo, hi)) in pieces {
+                        let (x, y) = (x.max(a).max(lo), y.min(b).min(hi));
                         if x >= y {
                             continue;
                         }

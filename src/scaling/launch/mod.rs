@@ -416,8 +416,8 @@ impl<'a> RootLaunch<'a> {
                 };
                 let waits = order.waits(&self.waits, d);
                 let launch = sub_launch(k, &args, &waits).offset(piece.offset);
-                let p = launch.prepare_nd(piece.global, LocalSize::Exact(local))?;
-                prepared.push((launch, p));
+                let exact = LocalSize::Exact(local);
+                prepared.push(launch.or_emulated(|l| l.prepare_nd(piece.global, exact))?);
             }
             per_device.push(prepared);
             checks.push(check);

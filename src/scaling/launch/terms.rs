@@ -80,11 +80,12 @@ pub(super) type Run = Option<(usize, usize)>;
 pub(super) type Runs = Vec<(usize, usize)>;
 
 /// Per argument, per device: the elements `[lo, hi)` that device fetches into a copy of its
-/// own (`None`: its part serves it), and the runs it writes there, copied back to their
-/// owners after the launch.
+/// own (`None`: its part serves it), the runs of them it reads or writes (the only ones
+/// copied in), and the runs it writes there, copied back to their owners after the launch.
 #[derive(Debug)]
 pub(super) struct Fetch {
     pub(super) fetch: Vec<Vec<Run>>,
+    pub(super) fill: Vec<Vec<Option<Runs>>>,
     pub(super) back: Vec<Vec<Option<Runs>>>,
     /// Per argument, per device: where its part keeps its halos instead (nothing copied
     /// within the device, nothing written back; only stale margin elements fetched).
