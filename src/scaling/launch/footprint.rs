@@ -8,7 +8,6 @@ use super::super::arg::{ColoredArg, Value};
 use super::super::kernel::HaloRun;
 use super::super::margins::{self, Keep};
 use super::super::{Access, MultiEvent, Placement, Spread};
-use super::fallback::part_mem;
 use super::terms::{copy, mem_key, Copies, Fetch, Held, Run, Runs, Shape3};
 use super::RootLaunch;
 use crate::error::{Error, InputFault, Internal, Result};
@@ -19,7 +18,6 @@ use crate::plan::partition::{clipped, Partition};
 use crate::plan::{Refusal, Unsplit};
 use crate::range::Range;
 use crate::transform::footprint::{in_elements, scalar_value, Dir, Part};
-use opencl3::memory::{get_mem_object_info, CL_MEM_SIZE};
 use opencl3::types::{cl_event, cl_mem};
 use std::sync::Arc;
 
@@ -291,7 +289,7 @@ impl RootLaunch<'_> {
                 let Some(k) = k else { continue };
                 let q = kernels[d].program().queue();
                 if k.alloc {
-                    let old = part_mem(c, d).ok_or_else(|| {
+                    let (old, _) = part_sized(c, d).ok_or_else(|| {
                         Error::input(InputFault::Internal(Internal::NoPartToKeep))
                     })?;
                     let waits: Vec<cl_event> = (self.waits.iter())
@@ -304,7 +302,7 @@ impl RootLaunch<'_> {
                     .ok_or_else(|| Error::input(InputFault::Internal(Internal::NoMarginsKept)))?;
                 for &(a, b) in &k.fetch {
                     for (e, runs) in c.owned.iter().enumerate().filter(|&(e, _)| e != d) {
-                        let Some(src) = part_mem(c, e) else { continue };
+                        let Some((src, size)) = part_sized(c, e) else { continue };
                         for &(x, y) in runs {
                             let (x, y) = (x.max(a), y.min(b));
                             if x >= y {
@@ -312,7 +310,8 @@ impl RootLaunch<'_> {
                             }
                             let (from, to) = ((x - c.stored[e].0) * es, (x - held.0) * es);
                             let bytes = (y - x) * es;
-                            self.staged((i, d, e, x, y), (src, from), (buf.as_raw(), to), bytes)?;
+                            let dst = (buf.as_raw(), to, buf.len());
+                            self.staged((i, d, e, x, y), (src, from, size), dst, bytes)?;
                             fetched.between += bytes as u64;
                         }
                     }
@@ -349,7 +348,7 @@ impl RootLaunch<'_> {
                 let copy = self.copy_of((i, d), q, (b - a) * es)?;
                 let dst = copy.as_raw();
                 for (e, runs) in c.owned.iter().enumerate() {
-                    let Some(src) = part_mem(c, e) else { continue };
+                    let Some((src, size)) = part_sized(c, e) else { continue };
                     for &(x, y) in runs {
                         let (x, y) = (x.max(a), y.min(b));
                         if x >= y {
@@ -365,13 +364,14 @@ impl RootLaunch<'_> {
                                 .collect();
                             // SAFETY: device d's part holds its own run [x, y) from stored[d].0
                             // on; the copy holds [a, b) ⊇ [x, y).
-                            let ev =
-                                unsafe { bounded_copy(q, (src, from), (dst, to), bytes, &waits) }?;
+                            let (src, dst) = ((src, from, size), (dst, to, copy.len()));
+                            let ev = unsafe { bounded_copy(q, src, dst, bytes, &waits) }?;
                             drop(ev);
                             out.within += bytes as u64;
                             continue;
                         }
-                        self.staged((i, d, e, x, y), (src, from), (dst, to), bytes)?;
+                        let (src, dst) = ((src, from, size), (dst, to, copy.len()));
+                        self.staged((i, d, e, x, y), src, dst, bytes)?;
                         out.between += bytes as u64;
                     }
                 }
@@ -402,12 +402,13 @@ impl RootLaunch<'_> {
                 let (Some(written), Some(held)) = (written, copy(&fetched.copies, i, d)) else {
                     continue;
                 };
-                let (q, src) = (kernels[d].program().queue(), held.buf.as_raw());
+                let q = kernels[d].program().queue();
+                let (src, src_size) = (held.buf.as_raw(), held.buf.len());
                 let owners = c.owned.iter().enumerate();
                 for ((a, b), (e, runs)) in
                     (written.iter()).flat_map(|&w| owners.clone().map(move |o| (w, o)))
                 {
-                    let Some(dst) = part_mem(c, e) else { continue };
+                    let Some((dst, dst_size)) = part_sized(c, e) else { continue };
                     let qe = kernels[e].program().queue();
                     for &(x, y) in runs {
                         let (x, y) = (x.max(a), y.min(b));
@@ -423,8 +424,8 @@ impl RootLaunch<'_> {
                         if e == d {
                             // SAFETY: the copy holds [x, y) from `held.lo` on; device d's part
                             // holds its own run [x, y) from stored[d].0 on.
-                            let ev =
-                                unsafe { bounded_copy(q, (src, from), (dst, to), bytes, &[]) }?;
+                            let (src, dst) = ((src, from, src_size), (dst, to, dst_size));
+                            let ev = unsafe { bounded_copy(q, src, dst, bytes, &[]) }?;
                             push(d, ev, q);
                             fetched.within += bytes as u64;
                             continue;
@@ -432,11 +433,12 @@ impl RootLaunch<'_> {
                         let stage =
                             self.staging((i + 2 * self.args.len(), e, d, x, y), q, bytes)?;
                         // SAFETY: as above, and the staging buffer holds `bytes`.
-                        let out = unsafe { bounded_copy(q, (src, from), (stage, 0), bytes, &[]) }?;
+                        let (src, stage) = ((src, from, src_size), (stage, 0, bytes));
+                        let out = unsafe { bounded_copy(q, src, stage, bytes, &[]) }?;
                         // SAFETY: device e's part holds its own run [x, y); the staging buffer
                         // holds `bytes`, written by the copy this one waits for.
                         let into = unsafe {
-                            bounded_copy(qe, (stage, 0), (dst, to), bytes, &[out.get()])
+                            bounded_copy(qe, stage, (dst, to, dst_size), bytes, &[out.get()])
                         }?;
                         push(d, out, q);
                         push(e, into, qe);
@@ -457,8 +459,8 @@ impl RootLaunch<'_> {
     fn staged(
         &self,
         run: HaloRun,
-        (src, from): (opencl3::types::cl_mem, usize),
-        (dst, to): (opencl3::types::cl_mem, usize),
+        src: Side,
+        dst: Side,
         bytes: usize,
     ) -> Result<()> {
         let kernels = &self.kernel.kernels;
@@ -473,10 +475,10 @@ impl RootLaunch<'_> {
             .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
             .collect();
         // SAFETY: device e's part holds the run from `from`; the staging buffer holds `bytes`.
-        let out = unsafe { bounded_copy(qe, (src, from), (stage, 0), bytes, &waits) }?;
+        let out = unsafe { bounded_copy(qe, src, (stage, 0, bytes), bytes, &waits) }?;
         // SAFETY: the staging buffer holds `bytes`, written by the copy this one waits for;
         // the receiver's copy holds the run at `to`.
-        let into = unsafe { bounded_copy(q, (stage, 0), (dst, to), bytes, &[out.get()]) }?;
+        let into = unsafe { bounded_copy(q, (stage, 0, bytes), dst, bytes, &[out.get()]) }?;
         last.insert(key, Event::new(into, q.device().clone(), None));
         Ok(())
     }
@@ -559,24 +561,35 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
+/// One side of a copy: a memory object, a byte offset in it, and its size in bytes (known
+/// where it was made: no driver query on the hot path).
+type Side = (cl_mem, usize, usize);
+
+/// Device `d`'s part of `c` (its memory object) and its size in bytes.
+fn part_sized(c: &ColoredArg, d: usize) -> Option<(cl_mem, usize)> {
+    match c.part(d)? {
+        Arg::Buffer { mem, .. } => Some((mem.raw(), mem.bytes())),
+        _ => None,
+    }
+}
+
 /// Copies `bytes` from byte `from` of `src` to byte `to` of `dst` on `q` after `waits`, once
-/// both ranges are checked to lie in their memory objects: a plan that sized a copy wrongly
-/// (elements for bytes, pointees for elements) is a typed error, never a copy past a buffer.
+/// both ranges are checked to lie in their memory objects (of the sizes given): a plan that
+/// sized a copy wrongly (elements for bytes, pointees for elements) is a typed error, never a
+/// copy past a buffer.
 ///
 /// # Safety
 ///
-/// `src` and `dst` are live buffers; `waits` are events of the queue's context.
+/// `src` and `dst` are live buffers of at least the sizes given; `waits` are events of the
+/// queue's context.
 unsafe fn bounded_copy(
     q: &crate::queue::Queue,
-    (src, from): (cl_mem, usize),
-    (dst, to): (cl_mem, usize),
+    (src, from, src_size): Side,
+    (dst, to, dst_size): Side,
     bytes: usize,
     waits: &[cl_event],
 ) -> Result<ffi::Owned<opencl3::event::Event>> {
-    for (mem, at, what) in [(src, from, "source"), (dst, to, "destination")] {
-        let size = get_mem_object_info(mem, CL_MEM_SIZE)
-            .map_err(|e| Error::cl("clGetMemObjectInfo", e, q.device().to_string()))?;
-        let size: usize = size.into();
+    for (at, size, what) in [(from, src_size, "source"), (to, dst_size, "destination")] {
         if at.checked_add(bytes).is_none_or(|end| end > size) {
             let fault = crate::error::InputFault::CopyOutside {
                 bytes,
