@@ -302,7 +302,9 @@ impl RootLaunch<'_> {
                     .ok_or_else(|| Error::input(InputFault::Internal(Internal::NoMarginsKept)))?;
                 for &(a, b) in &k.fetch {
                     for (e, runs) in c.owned.iter().enumerate().filter(|&(e, _)| e != d) {
-                        let Some((src, size)) = part_sized(c, e) else { continue };
+                        let Some((src, size)) = part_sized(c, e) else {
+                            continue;
+                        };
                         for &(x, y) in runs {
                             let (x, y) = (x.max(a), y.min(b));
                             if x >= y {
@@ -348,7 +350,9 @@ impl RootLaunch<'_> {
                 let copy = self.copy_of((i, d), q, (b - a) * es)?;
                 let dst = copy.as_raw();
                 for (e, runs) in c.owned.iter().enumerate() {
-                    let Some((src, size)) = part_sized(c, e) else { continue };
+                    let Some((src, size)) = part_sized(c, e) else {
+                        continue;
+                    };
                     for &(x, y) in runs {
                         let (x, y) = (x.max(a), y.min(b));
                         if x >= y {
@@ -362,9 +366,9 @@ impl RootLaunch<'_> {
                             let waits: Vec<cl_event> = (self.waits.iter())
                                 .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
                                 .collect();
+                            let (src, dst) = ((src, from, size), (dst, to, copy.len()));
                             // SAFETY: device d's part holds its own run [x, y) from stored[d].0
                             // on; the copy holds [a, b) ⊇ [x, y).
-                            let (src, dst) = ((src, from, size), (dst, to, copy.len()));
                             let ev = unsafe { bounded_copy(q, src, dst, bytes, &waits) }?;
                             drop(ev);
                             out.within += bytes as u64;
@@ -408,7 +412,9 @@ impl RootLaunch<'_> {
                 for ((a, b), (e, runs)) in
                     (written.iter()).flat_map(|&w| owners.clone().map(move |o| (w, o)))
                 {
-                    let Some((dst, dst_size)) = part_sized(c, e) else { continue };
+                    let Some((dst, dst_size)) = part_sized(c, e) else {
+                        continue;
+                    };
                     let qe = kernels[e].program().queue();
                     for &(x, y) in runs {
                         let (x, y) = (x.max(a), y.min(b));
@@ -422,9 +428,9 @@ impl RootLaunch<'_> {
                             Event::push(&mut launched.events[dev], ev);
                         };
                         if e == d {
+                            let (src, dst) = ((src, from, src_size), (dst, to, dst_size));
                             // SAFETY: the copy holds [x, y) from `held.lo` on; device d's part
                             // holds its own run [x, y) from stored[d].0 on.
-                            let (src, dst) = ((src, from, src_size), (dst, to, dst_size));
                             let ev = unsafe { bounded_copy(q, src, dst, bytes, &[]) }?;
                             push(d, ev, q);
                             fetched.within += bytes as u64;
@@ -432,8 +438,8 @@ impl RootLaunch<'_> {
                         }
                         let stage =
                             self.staging((i + 2 * self.args.len(), e, d, x, y), q, bytes)?;
-                        // SAFETY: as above, and the staging buffer holds `bytes`.
                         let (src, stage) = ((src, from, src_size), (stage, 0, bytes));
+                        // SAFETY: as above, and the staging buffer holds `bytes`.
                         let out = unsafe { bounded_copy(q, src, stage, bytes, &[]) }?;
                         // SAFETY: device e's part holds its own run [x, y); the staging buffer
                         // holds `bytes`, written by the copy this one waits for.
@@ -456,13 +462,7 @@ impl RootLaunch<'_> {
     /// for the launch's events and for the previous receiver's copy out of the same staging
     /// buffer (and nothing else: waiting for every queue made an undeclared heat step 2x
     /// slower on two PoCL 3.1 devices), the receiver's for the sender's.
-    fn staged(
-        &self,
-        run: HaloRun,
-        src: Side,
-        dst: Side,
-        bytes: usize,
-    ) -> Result<()> {
+    fn staged(&self, run: HaloRun, src: Side, dst: Side, bytes: usize) -> Result<()> {
         let kernels = &self.kernel.kernels;
         let (i, d, e, x, y) = run;
         let (q, qe) = (kernels[d].program().queue(), kernels[e].program().queue());
