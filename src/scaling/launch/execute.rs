@@ -134,7 +134,10 @@ impl RootLaunch<'_> {
             }
             events.push(event);
         }
-        flush(kernels.iter().map(|k| k.program().queue()))?;
+        // Unordered (a launch on one device whose buffers are there): only the busy queues
+        // (flushing an idle one wakes its device's threads for nothing).
+        let flushed = (kernels.iter().zip(&busy)).filter(|&(_, &b)| b || ordered);
+        flush(flushed.map(|(k, _)| k.program().queue()))?;
         let launched = MultiEvent {
             partition: plan,
             events,

@@ -244,6 +244,14 @@ impl RootLaunch<'_> {
             .collect();
         let mut copies: Copies = vec![Vec::new(); self.args.len()];
         let mut moved = 0;
+        // Every colored argument whole on d already: nothing is gathered (no marker on another
+        // queue).
+        let stayed = (self.args.iter()).all(|v| match v {
+            Value::Colored(c) => {
+                c.residence.as_ref().and_then(|r| r.holder()).map(|h| h.0) == Some(d)
+            }
+            Value::Plain(_) => true,
+        });
         for (i, v) in self.args.iter().enumerate() {
             let Value::Colored(c) = v else { continue };
             let (buf, bytes) = resident::gather(c, d, &queues, &waits)?;
@@ -262,8 +270,10 @@ impl RootLaunch<'_> {
         // kernel never runs on two of them at once (its split launches wait for each part).
         let plain = (self.args.iter())
             .any(|v| matches!(v, Value::Plain(crate::launch::Arg::Buffer { .. })));
+        // A launch that gathered orders (and flushes) every queue: the gathers' markers there
+        // must be submitted.
         let again = self.kernel.again_on(d);
-        let ordered = plain || (self.compile_alone() && !again);
+        let ordered = plain || !stayed || (self.compile_alone() && !again);
         // SAFETY: the caller's contract; device d holds every colored buffer whole.
         let mut ev = unsafe { self.execute_in(s, whole, &copies, ordered, &[]) }?;
         ev.spread = Spread::Resident { device: d, moved };
