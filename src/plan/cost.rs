@@ -38,7 +38,9 @@
 //!
 //! **Choice**: the option with the least time per launch, a move of buffers (to one device,
 //! or back to the parts) counted as `1 / AMORTISE` of its cost, since the buffers stay where
-//! they moved ([`AMORTISE`] launches of an iterated chain share it); a tie goes to one device
+//! they moved ([`AMORTISE`] launches of an iterated chain share it); the split must be cheaper
+//! by more than [`watch::MARGIN`] (one device has no cross-device dependency, whose time
+//! varies most on a loaded host), and a tie goes to one device
 //! (always right). Only executions that are each right are candidates: one device always, the
 //! split only where the analysis proved it ([`Right`]).
 
@@ -446,7 +448,7 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
     let cost_split = out.deep.unwrap_or(split.secs()) + to_parts / AMORTISE;
     let cost_one = one.secs() + to_one / AMORTISE;
     out.why = Why::Cheaper;
-    if cost_one <= cost_split {
+    if cost_one <= cost_split * (1.0 + watch::MARGIN) {
         out.choice = Choice::OneDevice(device);
     }
     out

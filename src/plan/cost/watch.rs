@@ -22,7 +22,7 @@ use super::{Choice, Priced, Sample, Why};
 use std::fmt;
 
 /// Of a shape's launches run as the model chose from warm figures, every this many is timed.
-pub const EVERY: u32 = 8;
+pub const EVERY: u32 = 16;
 /// An observation is slow where it exceeds the other option's time by more than this share.
 pub const MARGIN: f64 = 0.10;
 /// Slow observations in a row that make the model measure both options again.
