@@ -1,4 +1,4 @@
-use super::watch::{Timing, EVERY, MARGIN, SLOW};
+use super::watch::{Timing, EVERY, MARGIN, SLOW, SPAN};
 use super::*;
 use proptest::prelude::*;
 
@@ -319,13 +319,22 @@ fn replay(launches: usize, mut truth: impl FnMut(Choice, usize) -> f64) -> (Figu
 #[test]
 fn launches_are_timed_to_sample_then_every_so_often_to_observe() {
     let mut f = Figures::default();
-    let mut p = price(&inputs(warm(300e-6), warm(100e-6)), SpreadPolicy::Model);
+    // Launches of SPAN / EVERY or more: every EVERY-th observed.
+    let t = 1.01 * SPAN / EVERY as f64;
+    let mut p = price(&inputs(warm(3.0 * t), warm(t)), SpreadPolicy::Model);
     assert_eq!(p.why, Why::Cheaper);
     let timings: Vec<_> = (0..2 * EVERY).map(|_| f.timing(&p)).collect();
     let observed = |t: &Option<Timing>| *t == Some(Timing::Observe(Choice::OneDevice(0)));
     assert_eq!(timings.iter().filter(|t| observed(t)).count(), 2);
     assert!(observed(&timings[EVERY as usize - 1]));
     assert_eq!(f.last, Some(Choice::OneDevice(0)));
+    // Launches ten times shorter: one in every 10 x EVERY.
+    let short = price(&inputs(warm(0.3 * t), warm(0.1 * t)), SpreadPolicy::Model);
+    let mut g = Figures::default();
+    let n = (0..20 * EVERY)
+        .filter(|_| observed(&g.timing(&short)))
+        .count();
+    assert_eq!(n, 2);
     // Measuring: a sample, and no decision kept.
     let mut g = Figures::default();
     let m = price(
@@ -415,7 +424,9 @@ proptest! {
             let t = match c { Choice::OneDevice(_) => one, _ => split };
             t * noise.get(n).copied().unwrap_or(1.0)
         };
-        let launches = quiet + (SLOW * EVERY) as usize + 4 * KEEP + 1;
+        // Observed once in every EVERY launches and SPAN seconds.
+        let every = (EVERY as usize).max((SPAN / split.min(one)) as usize + 1);
+        let launches = quiet + SLOW as usize * every + 4 * KEEP + 1;
         let (f, p) = replay(launches, truth);
         let (mine, other) = match p.choice {
             Choice::OneDevice(_) => (one, f.split.time()),

@@ -1,8 +1,8 @@
 //! Re-pricing: a shape's [`Figures`] over its launches, and the watch kept on the option
-//! chosen. Once the model has chosen from warm figures ([`Why::Cheaper`]), every [`EVERY`]-th
-//! launch of the shape is timed as the samples were (an observation); where [`SLOW`]
-//! observations in a row run more than [`MARGIN`] above the other option's measured time,
-//! both options are measured again ([`Observed::Remeasure`]) and the model chooses anew. A
+//! chosen. Once the model has chosen from warm figures ([`Why::Cheaper`]), one launch of the
+//! shape in every [`EVERY`] (and [`SPAN`] seconds) is timed as the samples were (an
+//! observation); where [`SLOW`] observations in a row run more than [`MARGIN`] above the
+//! other option's measured time, both options are measured again ([`Observed::Remeasure`]) and the model chooses anew. A
 //! choice made by noise (a loaded host during its few samples) so does not stick.
 //!
 //! ```
@@ -21,8 +21,13 @@
 use super::{Choice, Priced, Sample, Why};
 use std::fmt;
 
-/// Of a shape's launches run as the model chose from warm figures, every this many is timed.
+/// Of a shape's launches run as the model chose from warm figures, at most one in this many
+/// is timed ...
 pub const EVERY: u32 = 16;
+/// ... and only once the launches since the last observation took this many seconds by the
+/// option's figure: a timed launch finishes every queue and waits, which on a loaded host
+/// costs a scheduling slice (milliseconds), so short launches are observed more rarely.
+pub const SPAN: f64 = 0.05;
 /// An observation is slow where it exceeds the other option's time by more than this share.
 pub const MARGIN: f64 = 0.10;
 /// Slow observations in a row that make the model measure both options again.
@@ -44,6 +49,8 @@ pub struct Figures {
     pub since: u32,
     /// Slow observations in a row.
     pub slow: u32,
+    /// Seconds of the launches since the last observation, by the option's figure.
+    pub spent: f64,
 }
 
 /// How a launch is timed ([`Figures::timing`]).
@@ -69,9 +76,9 @@ pub enum Observed {
 
 impl Figures {
     /// Counts a launch priced `priced` and says whether (and how) to time it: a sample where
-    /// the model measures its option, an observation every [`EVERY`]-th launch chosen from
-    /// warm figures (not a split at a halo depth above 1: one launch of it does not show
-    /// the exchanges it saves), else `None`. A decision made is kept as [`Figures::last`].
+    /// the model measures its option, an observation of one launch chosen from warm figures
+    /// in every [`EVERY`] once they took [`SPAN`] seconds (not a split at a halo depth above
+    /// 1: one launch of it does not show the exchanges it saves), else `None`. A decision made is kept as [`Figures::last`].
     pub fn timing(&mut self, priced: &Priced) -> Option<Timing> {
         if priced.why != Why::Measuring {
             self.last = Some(priced.choice);
@@ -82,9 +89,14 @@ impl Figures {
         if priced.why != Why::Cheaper || priced.depth > 1 {
             return None;
         }
+        let chosen = match priced.choice {
+            Choice::OneDevice(_) => priced.one,
+            Choice::Split | Choice::Merge => priced.split,
+        };
         self.since += 1;
-        (self.since >= EVERY).then(|| {
-            self.since = 0;
+        self.spent += chosen.map_or(0.0, |t| t.secs());
+        (self.since >= EVERY && self.spent >= SPAN).then(|| {
+            (self.since, self.spent) = (0, 0.0);
             Timing::Observe(priced.choice)
         })
     }
@@ -128,8 +140,8 @@ impl Figures {
                 against,
             };
         }
-        (self.split, self.one, self.slow, self.since) =
-            (Sample::default(), Sample::default(), 0, 0);
+        (self.split, self.one, self.slow) = (Sample::default(), Sample::default(), 0);
+        (self.since, self.spent) = (0, 0.0);
         Observed::Remeasure { against }
     }
 }
