@@ -8,17 +8,18 @@ use super::super::arg::{ColoredArg, Value};
 use super::super::kernel::HaloRun;
 use super::super::margins::{self, Keep};
 use super::super::{Access, MultiEvent, Placement, Spread};
-use super::terms::{copy, mem_key, Copies, Fetch, Held, Run, Runs, Shape3};
+use super::terms::{
+    bounded_copy, copy, mem_key, part_sized, Copies, Fetch, Held, Run, Runs, Shape3, Side,
+};
 use super::RootLaunch;
 use crate::error::{Error, InputFault, Internal, Result};
 use crate::event::Event;
-use crate::ffi;
 use crate::launch::Arg;
 use crate::plan::partition::{clipped, Partition};
 use crate::plan::{Refusal, Unsplit};
 use crate::range::Range;
 use crate::transform::footprint::{in_elements, scalar_value, Dir, Part};
-use opencl3::types::{cl_event, cl_mem};
+use opencl3::types::cl_event;
 use std::sync::Arc;
 
 /// What [`RootLaunch::fetch`] enqueued: the copies, and the bytes copied from other devices
@@ -559,48 +560,4 @@ fn gcd(a: usize, b: usize) -> usize {
         0 => a,
         _ => gcd(b, a % b),
     }
-}
-
-/// One side of a copy: a memory object, a byte offset in it, and its size in bytes (known
-/// where it was made: no driver query on the hot path).
-type Side = (cl_mem, usize, usize);
-
-/// Device `d`'s part of `c` (its memory object) and its size in bytes.
-fn part_sized(c: &ColoredArg, d: usize) -> Option<(cl_mem, usize)> {
-    match c.part(d)? {
-        Arg::Buffer { mem, .. } => Some((mem.raw(), mem.bytes())),
-        _ => None,
-    }
-}
-
-/// Copies `bytes` from byte `from` of `src` to byte `to` of `dst` on `q` after `waits`, once
-/// both ranges are checked to lie in their memory objects (of the sizes given): a plan that
-/// sized a copy wrongly (elements for bytes, pointees for elements) is a typed error, never a
-/// copy past a buffer.
-///
-/// # Safety
-///
-/// `src` and `dst` are live buffers of at least the sizes given; `waits` are events of the
-/// queue's context.
-unsafe fn bounded_copy(
-    q: &crate::queue::Queue,
-    (src, from, src_size): Side,
-    (dst, to, dst_size): Side,
-    bytes: usize,
-    waits: &[cl_event],
-) -> Result<ffi::Owned<opencl3::event::Event>> {
-    for (at, size, what) in [(from, src_size, "source"), (to, dst_size, "destination")] {
-        if at.checked_add(bytes).is_none_or(|end| end > size) {
-            let fault = crate::error::InputFault::CopyOutside {
-                bytes,
-                at,
-                what,
-                size,
-            };
-            return Err(Error::input(fault));
-        }
-    }
-    // SAFETY: the caller vouches for the buffers and the waits; both ranges were checked.
-    unsafe { ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, waits) }
-        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string()))
 }
