@@ -4,7 +4,9 @@
 //! built with its four arguments, planned and checked; no argument set, nothing enqueued:
 //! the hidden `Launch::prepare_only`), as an ND-range and as a plain range, then heap
 //! allocations per whole launch + wait, through clgroups and through raw opencl3 (the
-//! driver's own allocations are not Rust's, so they are not counted). Medians of `--blocks` blocks of `--iters` launches each.
+//! driver's own allocations are not Rust's, so they are not counted), and a plain range + wait
+//! on one device against the same over a root device (`RootDevice::from_env`). Medians of
+//! `--blocks` blocks of `--iters` launches each.
 //!
 //! `cargo run --release --example bench_launch_host -- [--log2 K] [--iters N] [--blocks B]`
 
@@ -98,6 +100,30 @@ fn main() -> AnyResult<()> {
         unsafe { launch().nd_range(global, local) }?.wait()?;
         Ok(())
     };
+    let plain = || -> AnyResult<()> {
+        // SAFETY: as above.
+        unsafe { launch().range(n) }?.wait()?;
+        Ok(())
+    };
+    // The same launch over a root device of every device (CLGROUPS_DEVICES, ...), on colored
+    // buffers: once the cost model has chosen, what a root launch adds to a plain one.
+    let root = clgroups::RootDevice::from_env()?;
+    let root_saxpy = root.program(SAXPY_SOURCE)?.kernel("saxpy")?;
+    let (rx, ry) = (
+        clgroups::ColoredBuffer::from_slice(&root, &vec![1.0f32; n])?,
+        clgroups::ColoredBuffer::from_slice(&root, &vec![0.0f32; n])?,
+    );
+    let root_range = || -> AnyResult<()> {
+        let l = root_saxpy
+            .launch()
+            .arg(&rx)
+            .arg(&ry)
+            .arg(1.0f32)
+            .arg(n as u32);
+        // SAFETY: work-item i < n touches x[i] and y[i] (both n floats).
+        unsafe { l.range(n) }?.wait()?;
+        Ok(())
+    };
     let raw = RawSaxpy::new(device.id(), n)?;
     let raw_launch = || -> AnyResult<()> { Ok(raw.launch(global, LOCAL, false)?) };
     // Whole launches take the driver's time too: fewer of them per block.
@@ -105,10 +131,12 @@ fn main() -> AnyResult<()> {
         iters: args.iters.div_ceil(20),
         ..args
     };
-    let rows: [(&str, &Call, &Args); 4] = [
+    let rows: [(&str, &Call, &Args); 6] = [
         ("prepare nd_range", &prepare_nd, &args),
         ("prepare range", &prepare_plain, &args),
         ("nd_range + wait", &whole, &few),
+        ("range + wait", &plain, &few),
+        ("root range + wait", &root_range, &few),
         ("raw opencl3 + wait", &raw_launch, &few),
     ];
     println!(

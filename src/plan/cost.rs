@@ -7,8 +7,9 @@
 //! * the launch's own times at this shape (kernel, global and local size): the host wall time
 //!   of a whole launch split as the analysis says (its copies between devices included) and of
 //!   the whole launch on one device (its buffers already there), each the median of the
-//!   three launches measured ([`Sample`]; the first launch of a shape, which also compiles
-//!   on some drivers, is not measured);
+//!   latest launches measured ([`Sample`]: [`WARM`], or [`KEEP`] where launches are
+//!   [`CHEAP`]; the first launch of a shape, which also compiles on some drivers, is not
+//!   measured);
 //! * the bytes the split moves between devices per launch (the footprint's `between`), the
 //!   bytes that moving the launch's colored buffers whole to each device would copy, and
 //!   the bytes that moving buffers held whole back to their parts would copy;
@@ -20,10 +21,14 @@
 //! is the split's time less what it spends on the link (`between / bandwidth + latency`),
 //! times the number of devices (each device's compute, done by one); the split's is the
 //! one-device time over the devices plus the link. A shape's first launch is split and not
-//! measured (it may compile; a shape launched once is not worth a wait), its next [`WARM`]
-//! launches are split and measured (where the split is right), then the one-device option is measured
-//! [`WARM`] times unless moving the buffers would cost more than [`EXPLORE`] split launches
-//! (then it keeps its estimate).
+//! measured (it may compile; a shape launched once is not worth a wait), its next launches
+//! are split and measured until warm ([`Sample::warm`]; where the split is right), then the
+//! one-device option likewise unless moving the buffers would cost more than [`EXPLORE`]
+//! split launches (then it keeps its estimate).
+//!
+//! **Re-pricing** ([`watch`]): the option chosen keeps being observed (every few launches one is
+//! timed); where it runs clearly slower than the other option's time (a margin, over
+//! a few observations in a row) both are measured again and the model chooses anew.
 //!
 //! **Halo depth** ([`Depth`], [`split_at_depth`]): where the split keeps deeper margins, the
 //! model prices it at each depth `k` of its bounds from the depth-1 figures (compute grows by
@@ -33,17 +38,26 @@
 //!
 //! **Choice**: the option with the least time per launch, a move of buffers (to one device,
 //! or back to the parts) counted as `1 / AMORTISE` of its cost, since the buffers stay where
-//! they moved ([`AMORTISE`] launches of an iterated chain share it); a tie goes to one device
+//! they moved ([`AMORTISE`] launches of an iterated chain share it); the split must be cheaper
+//! by more than [`watch::MARGIN`] (one device has no cross-device dependency, whose time
+//! varies most on a loaded host), and a tie goes to one device
 //! (always right). Only executions that are each right are candidates: one device always, the
 //! split only where the analysis proved it ([`Right`]).
 
 use std::fmt;
 
 mod depth;
+pub mod watch;
 pub use depth::{halo_depth, split_at_depth, Depth};
+pub use watch::{Figures, Observed};
 
-/// Launches of a shape measured for each option before the model trusts its figures.
+/// Launches of a shape measured for each option before the model trusts its figures (at
+/// least; [`KEEP`] where launches are [`CHEAP`]).
 pub const WARM: u32 = 3;
+/// Times kept per option: the model uses the median of the latest this many.
+pub const KEEP: usize = 5;
+/// Seconds below which a launch is cheap enough to measure [`KEEP`] times before choosing.
+pub const CHEAP: f64 = 10e-3;
 /// A move of buffers is counted as this many launches' share (the launches that follow it
 /// on the same buffers pay nothing).
 pub const AMORTISE: f64 = 8.0;
@@ -129,52 +143,45 @@ impl fmt::Display for Link {
     }
 }
 
-/// The launches of one option measured so far: how many, and the two least wall times.
+/// The launches of one option measured so far: how many, and the latest [`KEEP`] times.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Sample {
     /// Launches measured.
     pub count: u32,
-    /// The least of their times, in seconds.
-    pub least: f64,
-    /// The second least (the median of three), in seconds; meaningless below two launches.
-    pub second: f64,
+    /// The latest `min(count, KEEP)` times in seconds (slot `i % KEEP` holds the `i`-th).
+    latest: [f64; KEEP],
 }
 
 impl Sample {
-    /// A sample of `count` launches whose two least times were both `secs` (for tests and
-    /// replays).
-    #[cfg(test)]
+    /// A sample of `count` launches of `secs` each (for tests and replays).
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn steady(count: u32, secs: f64) -> Sample {
-        Sample {
-            count,
-            least: secs,
-            second: secs,
-        }
+        (0..count).fold(Sample::default(), |s, _| s.with(secs))
     }
 
     /// This sample with one more launch of `secs`.
-    pub fn with(self, secs: f64) -> Sample {
-        let (least, second) = match self.count {
-            0 => (secs, secs),
-            1 => (self.least.min(secs), self.least.max(secs)),
-            _ if secs < self.least => (secs, self.least),
-            _ => (self.least, self.second.min(secs)),
-        };
-        Sample {
-            count: self.count + 1,
-            least,
-            second,
-        }
+    pub fn with(mut self, secs: f64) -> Sample {
+        self.latest[self.count as usize % KEEP] = secs;
+        self.count = self.count.saturating_add(1);
+        self
     }
 
-    /// The time the model uses: the one launch measured, else the second least (the median
-    /// of three: a minimum favours the option whose times vary most).
+    /// The time the model uses: the median of the latest [`KEEP`] launches (of two, the
+    /// slower: a minimum favours the option whose times vary most).
     pub fn time(&self) -> Option<f64> {
-        match self.count {
-            0 => None,
-            1 => Some(self.least),
-            _ => Some(self.second),
-        }
+        let n = (self.count as usize).min(KEEP);
+        let mut kept = self.latest;
+        let kept = &mut kept[..n];
+        kept.sort_by(f64::total_cmp);
+        kept.get(n / 2).copied()
+    }
+
+    /// Whether the model trusts the sample: [`WARM`] launches, or [`KEEP`] where a launch is
+    /// cheap (below [`CHEAP`] seconds: more samples cost little there, and the noise of a
+    /// loaded host weighs most).
+    pub fn warm(&self) -> bool {
+        let cheap = self.time().is_some_and(|t| t < CHEAP);
+        self.count >= WARM && (!cheap || self.count >= KEEP as u32)
     }
 
     fn measured(&self) -> Option<f64> {
@@ -235,6 +242,9 @@ pub struct Inputs {
     pub link: Link,
     /// The halo depths the split may run at.
     pub depth: Depth,
+    /// The last decision made for this shape ([`Figures::last`]): the planner logs a decision
+    /// at `info` only where it differs.
+    pub last: Option<Choice>,
 }
 
 /// What runs the launch.
@@ -265,7 +275,7 @@ pub enum Why {
     Forced(SpreadPolicy),
     /// The only right execution.
     OnlyRight,
-    /// The option is being measured (fewer than three measured launches of this shape).
+    /// The option is being measured (its sample not yet warm: [`Sample::warm`]).
     Measuring,
     /// The least time per launch, moves amortised.
     Cheaper,
@@ -339,6 +349,14 @@ impl fmt::Display for Priced {
     }
 }
 
+impl Priced {
+    /// Whether this is a decision made (not a measurement) that differs from the shape's
+    /// `last` one: what is worth logging at `info`.
+    pub fn decided(&self, last: Option<Choice>) -> bool {
+        self.why != Why::Measuring && last != Some(self.choice)
+    }
+}
+
 /// Decides one launch under `policy` (see the [module docs](self)).
 pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
     // The device the one-device option uses: the one that moves least.
@@ -405,13 +423,13 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
     };
     out.split = Some(split);
     out.one = Some(one);
-    if inputs.split.count < WARM {
+    if !inputs.split.warm() {
         out.why = Why::Measuring;
         out.measure = true;
         return out;
     }
     let (to_one, to_parts) = (link.seconds(gather), link.seconds(inputs.scatter));
-    if inputs.one.count < WARM && to_one <= EXPLORE * split.secs() {
+    if !inputs.one.warm() && to_one <= EXPLORE * split.secs() {
         out.choice = Choice::OneDevice(device);
         out.why = Why::Measuring;
         out.measure = true;
@@ -430,7 +448,7 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
     let cost_split = out.deep.unwrap_or(split.secs()) + to_parts / AMORTISE;
     let cost_one = one.secs() + to_one / AMORTISE;
     out.why = Why::Cheaper;
-    if cost_one <= cost_split {
+    if cost_one <= cost_split * (1.0 + watch::MARGIN) {
         out.choice = Choice::OneDevice(device);
     }
     out

@@ -131,9 +131,10 @@ fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp)
             return single::reduce(&root.queues()[d], &whole, op);
         }
     }
+    let key = reduce_key(input, op);
     let priced = price_reduce(root, input, op)?;
-    let measure = priced.as_ref().filter(|p| p.measure).map(|p| p.choice);
-    if measure.is_some() {
+    let timing = (priced.as_ref()).and_then(|p| root.reduce_figures(key, |f| f.timing(p)));
+    if timing.is_some() {
         root.finish()?;
     }
     let start = std::time::Instant::now();
@@ -147,8 +148,16 @@ fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp)
         }
         _ => reduce_parts(root, input, op),
     }?;
-    if let Some(choice) = measure {
-        record_reduce(root, input, op, choice, start.elapsed().as_secs_f64());
+    if let Some(timing) = timing {
+        let secs = start.elapsed().as_secs_f64();
+        let (observed, figures) = root.reduce_figures(key, |f| (f.timed(timing, secs), *f));
+        log::debug!(
+            "reduce of {} x {}: {timing:?} {:.1} us{} (figures {figures:?})",
+            input.len(),
+            T::CL_NAME,
+            secs * 1e6,
+            observed.map_or(String::new(), |o| format!(": {o}"))
+        );
     }
     Ok(got)
 }
@@ -179,7 +188,11 @@ fn price_reduce<T: Element>(
     {
         return Ok(None);
     }
-    let (split, one, seen) = root.reduce_samples(reduce_key(input, op));
+    let figures = root.reduce_figures(reduce_key(input, op), |f| {
+        let now = *f;
+        f.seen = f.seen.saturating_add(1);
+        now
+    });
     let link = match policy {
         SpreadPolicy::Model => match root.link() {
             Ok(l) => l,
@@ -195,39 +208,30 @@ fn price_reduce<T: Element>(
     };
     let inputs = Inputs {
         devices: root.len(),
-        seen,
+        seen: figures.seen,
         right: Right::Split,
-        split,
-        one,
+        split: figures.split,
+        one: figures.one,
         between: 0,
         gather: input.gather_bytes(),
         scatter: 0,
         link,
         depth: Depth::Fixed(1),
+        last: figures.last,
     };
     let priced = price(&inputs, policy);
-    log::info!(
+    let level = match priced.decided(figures.last) {
+        true => log::Level::Info,
+        false => log::Level::Debug,
+    };
+    log::log!(
+        level,
         "reduce of {} x {} over {} devices: {priced}",
         input.len(),
         T::CL_NAME,
         root.len()
     );
     Ok(Some(priced))
-}
-
-/// Records a measured reduce of `secs` run as `choice`.
-fn record_reduce<T: Element>(
-    root: &RootDevice,
-    input: &ColoredBuffer<T>,
-    op: ReduceOp,
-    choice: Choice,
-    secs: f64,
-) {
-    root.record_reduce(
-        reduce_key(input, op),
-        matches!(choice, Choice::OneDevice(_)),
-        secs,
-    );
 }
 
 /// Every device reduces its part, at once; the partials are combined on the host.

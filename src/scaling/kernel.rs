@@ -64,7 +64,7 @@ pub struct RootKernel {
     /// it waits for.
     pub(super) staged_reads: Arc<Mutex<HashMap<HaloRun, crate::event::Event>>>,
     /// Measured launches per shape, for the cost model.
-    pub(super) figures: Arc<Mutex<Figures>>,
+    pub(super) figures: Arc<Mutex<ShapeFigures>>,
     /// The halo depth the cost model chose per shape (global and local size).
     pub(super) depths: Arc<Mutex<HashMap<(Range, Range), usize>>>,
     /// The plans of recent launches and the shapes the cost model sends to one device.
@@ -128,9 +128,8 @@ pub(super) struct Policy {
     pub(super) link: Arc<std::sync::OnceLock<crate::plan::cost::Link>>,
 }
 
-/// A kernel's measured launches per shape (global and local size): split as the analysis
-/// says, on one device, and how many launches of the shape were priced.
-pub(super) type Figures = HashMap<(Range, Range), super::root::Measured>;
+/// The cost model's figures of a kernel's launches per shape (global and local size).
+pub(super) type ShapeFigures = HashMap<(Range, Range), crate::plan::cost::Figures>;
 
 impl RootKernel {
     /// The per-device kernels (the `__clg_part` variants, or the kernels as written where

@@ -59,8 +59,8 @@
 //! device, and on small launches or iterated stencils one device is often faster: the split
 //! pays a launch per device and a chain of cross-device dependencies per launch. The cost
 //! model (`plan::cost`, pure) prices both from this kernel's measured launches of the same
-//! shape (host wall time, the median of three measured launches of each
-//! option), the bytes each moves and the root device's link (bandwidth and the latency of one
+//! shape (host wall time, the median of the latest measured launches of each option: five
+//! where a launch is cheap, else three), the bytes each moves and the root device's link (bandwidth and the latency of one
 //! cross-device dependency, measured once per root device); a new shape is split (measured from
 //! its second launch), then tried on one device unless moving its buffers costs too much. Where one device
 //! wins, the launch runs there ([`Spread::Resident`]) and the [`ColoredBuffer`]s it touches
@@ -70,7 +70,12 @@
 //! parts of a buffer only read are still valid); a host read reads the whole buffer where it
 //! is; `write` and `fill` replace it (the parts hold the data again); `part()`, reduces and
 //! scans move it back first. [`MultiEvent::priced`] returns the decision with its figures
-//! ([`Priced`]; `RUST_LOG=info` logs it). [`RootDevice::with_spread`] (`CLGROUPS_SPREAD`)
+//! ([`Priced`]; `RUST_LOG=info` logs it when it is made or changes). The split runs only
+//! where it is cheaper by more than 10 %. The option chosen keeps being observed (one launch
+//! in every 16, and every 50 ms, timed): where it runs clearly slower than the other
+//! option's figure (10 %, three observations in a row) both are measured again and the
+//! model chooses anew (`RUST_LOG=debug` shows each observation), so a choice made
+//! under a passing load does not stick. [`RootDevice::with_spread`] (`CLGROUPS_SPREAD`)
 //! forces the split ([`SpreadPolicy::Split`], the analysis's answer as before) or one device
 //! ([`SpreadPolicy::OneDevice`]); strict mode refuses as before, whatever the policy.
 //!

@@ -4,7 +4,7 @@ use super::Placement;
 use crate::device::{default_device, devices, select_device, Device};
 use crate::error::{Error, InputFault, Result, RootFault, Weight};
 use crate::plan::coloring::DEFAULT_PAGE_SIZE;
-use crate::plan::cost::Sample;
+use crate::plan::cost::Figures;
 use crate::plan::cost::{Link, SpreadPolicy};
 use crate::plan::gcd;
 use crate::queue::{names, Context, Queue};
@@ -54,7 +54,7 @@ pub struct RootDevice {
     link: Arc<OnceLock<Link>>,
     /// Measured reduces (length, element size, operation): over the parts, and whole on one
     /// device.
-    reduces: Arc<Mutex<HashMap<ReduceKey, Measured>>>,
+    reduces: Arc<Mutex<HashMap<ReduceKey, Figures>>>,
 }
 
 impl RootDevice {
@@ -357,26 +357,11 @@ impl RootDevice {
         Ok(*self.link.get_or_init(|| link))
     }
 
-    /// The measured reduces of `key`: over the parts, and whole on one device; and how many
-    /// were priced (this one counted from now on).
+    /// Runs `f` on the cost model's figures of the reduces of `key`.
     #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
-    pub(super) fn reduce_samples(&self, key: ReduceKey) -> Measured {
+    pub(super) fn reduce_figures<R>(&self, key: ReduceKey, f: impl FnOnce(&mut Figures) -> R) -> R {
         let mut r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
-        let e = r.entry(key).or_default();
-        let now = *e;
-        e.2 = e.2.saturating_add(1);
-        now
-    }
-
-    /// Records a measured reduce of `key` (`one`: whole on one device) of `secs`.
-    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))]
-    pub(super) fn record_reduce(&self, key: ReduceKey, one: bool, secs: f64) {
-        let mut r = self.reduces.lock().unwrap_or_else(|p| p.into_inner());
-        let e = r.entry(key).or_default();
-        match one {
-            true => e.1 = e.1.with(secs),
-            false => e.0 = e.0.with(secs),
-        }
+        f(r.entry(key).or_default())
     }
 
     /// Whether launches are refused rather than merged or sent to one device
@@ -512,9 +497,6 @@ impl fmt::Debug for RootDevice {
 
 /// A reduce's figures key: length, element size, operation.
 pub(super) type ReduceKey = (usize, usize, u8);
-
-/// Measured launches of one shape: split, on one device, and how many were priced.
-pub(super) type Measured = (Sample, Sample, u32);
 
 /// Checks `(platform index, device id)` pairs: at least one, one platform, no repeats (an
 /// error naming the devices, `names`).

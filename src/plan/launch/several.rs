@@ -76,7 +76,8 @@ pub struct Several {
 /// `plan` (over several devices, from [`plan`](super::plan)) as the cost model chooses for
 /// `inputs` under `policy` ([`price`]): split or merged as planned, or the whole launch on
 /// one device, its pieces and partition all on that device. The choice and its figures are
-/// logged at `info`; a plan without a partition is returned as it is.
+/// logged at `info` where a decision is made or changes ([`Priced::decided`]), else at
+/// `debug`; a plan without a partition is returned as it is.
 ///
 /// ```
 /// use clgroups::plan::cost::{Depth, Inputs, Link, Right, Sample, SpreadPolicy};
@@ -93,7 +94,7 @@ pub struct Several {
 /// let split = plan(&request).unwrap();
 /// let inputs = Inputs { devices: 2, seen: 0, right: Right::Split, split: Sample::default(),
 ///     one: Sample::default(), between: 0, gather: vec![0, 0], scatter: 0,
-///     link: Link { bandwidth: 1e9, latency: 1e-5 }, depth: Depth::Fixed(1) };
+///     link: Link { bandwidth: 1e9, latency: 1e-5 }, depth: Depth::Fixed(1), last: None };
 /// let one = spread(split, &inputs, SpreadPolicy::OneDevice, "saxpy");
 /// assert!(one.pieces.iter().all(|p| p.device == 0));
 /// # assert_eq!(one.pieces.iter().map(|p| p.global.len()).sum::<usize>(), 1 << 16);
@@ -104,7 +105,12 @@ pub fn spread(mut plan: Plan, inputs: &Inputs, policy: SpreadPolicy, kernel: &st
         return plan;
     };
     let priced = price(inputs, policy);
-    log::info!(
+    let level = match priced.decided(inputs.last) {
+        true => log::Level::Info,
+        false => log::Level::Debug,
+    };
+    log::log!(
+        level,
         "kernel `{kernel}` over {} devices, global {:?}: {priced}",
         inputs.devices,
         launch.as_slice()

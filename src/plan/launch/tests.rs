@@ -184,6 +184,7 @@ proptest! {
             scatter: g / 2,
             link: Link { bandwidth: 1e9, latency: 20e-6 },
             depth: Depth::Fixed(1),
+            last: None,
         };
         let policy = [SpreadPolicy::Model, SpreadPolicy::Split, SpreadPolicy::OneDevice][policy];
         let p = spread(planned.clone(), &inputs, policy, "k");

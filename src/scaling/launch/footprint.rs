@@ -8,19 +8,18 @@ use super::super::arg::{ColoredArg, Value};
 use super::super::kernel::HaloRun;
 use super::super::margins::{self, Keep};
 use super::super::{Access, MultiEvent, Placement, Spread};
-use super::fallback::part_mem;
-use super::terms::{copy, mem_key, Copies, Fetch, Held, Run, Runs, Shape3};
+use super::terms::{
+    bounded_copy, copy, mem_key, part_sized, Copies, Fetch, Held, Run, Runs, Shape3, Side,
+};
 use super::RootLaunch;
 use crate::error::{Error, InputFault, Internal, Result};
 use crate::event::Event;
-use crate::ffi;
 use crate::launch::Arg;
 use crate::plan::partition::{clipped, Partition};
 use crate::plan::{Refusal, Unsplit};
 use crate::range::Range;
 use crate::transform::footprint::{in_elements, scalar_value, Dir, Part};
-use opencl3::memory::{get_mem_object_info, CL_MEM_SIZE};
-use opencl3::types::{cl_event, cl_mem};
+use opencl3::types::cl_event;
 use std::sync::Arc;
 
 /// What [`RootLaunch::fetch`] enqueued: the copies, and the bytes copied from other devices
@@ -295,7 +294,7 @@ impl RootLaunch<'_> {
                 let Some(k) = k else { continue };
                 let q = kernels[d].program().queue();
                 if k.alloc {
-                    let old = part_mem(c, d).ok_or_else(|| {
+                    let (old, _) = part_sized(c, d).ok_or_else(|| {
                         Error::input(InputFault::Internal(Internal::NoPartToKeep))
                     })?;
                     let waits: Vec<cl_event> = (self.waits.iter())
@@ -308,7 +307,9 @@ impl RootLaunch<'_> {
                     .ok_or_else(|| Error::input(InputFault::Internal(Internal::NoMarginsKept)))?;
                 for &(a, b) in &k.fetch {
                     for (e, runs) in c.owned.iter().enumerate().filter(|&(e, _)| e != d) {
-                        let Some(src) = part_mem(c, e) else { continue };
+                        let Some((src, size)) = part_sized(c, e) else {
+                            continue;
+                        };
                         for &(x, y) in runs {
                             let (x, y) = (x.max(a), y.min(b));
                             if x >= y {
@@ -316,7 +317,8 @@ impl RootLaunch<'_> {
                             }
                             let (from, to) = ((x - c.stored[e].0) * es, (x - held.0) * es);
                             let bytes = (y - x) * es;
-                            self.staged((i, d, e, x, y), (src, from), (buf.as_raw(), to), bytes)?;
+                            let dst = (buf.as_raw(), to, buf.len());
+                            self.staged((i, d, e, x, y), (src, from, size), dst, bytes)?;
                             fetched.between += bytes as u64;
                         }
                     }
@@ -355,7 +357,9 @@ impl RootLaunch<'_> {
                 let whole = [(a, b)];
                 let wanted = (fill.get(i).and_then(|f| f.get(d)?.as_deref())).unwrap_or(&whole);
                 for (e, runs) in c.owned.iter().enumerate() {
-                    let Some(src) = part_mem(c, e) else { continue };
+                    let Some((src, size)) = part_sized(c, e) else {
+                        continue;
+                    };
                     let pieces = (runs.iter()).flat_map(|&o| wanted.iter().map(move |&w| (o, w)));
                     for ((x, y), (lo, hi)) in pieces {
                         let (x, y) = (x.max(a).max(lo), y.min(b).min(hi));
@@ -370,15 +374,16 @@ impl RootLaunch<'_> {
                             let waits: Vec<cl_event> = (self.waits.iter())
                                 .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
                                 .collect();
+                            let (src, dst) = ((src, from, size), (dst, to, copy.len()));
                             // SAFETY: device d's part holds its own run [x, y) from stored[d].0
                             // on; the copy holds [a, b) ⊇ [x, y).
-                            let ev =
-                                unsafe { bounded_copy(q, (src, from), (dst, to), bytes, &waits) }?;
+                            let ev = unsafe { bounded_copy(q, src, dst, bytes, &waits) }?;
                             drop(ev);
                             out.within += bytes as u64;
                             continue;
                         }
-                        self.staged((i, d, e, x, y), (src, from), (dst, to), bytes)?;
+                        let (src, dst) = ((src, from, size), (dst, to, copy.len()));
+                        self.staged((i, d, e, x, y), src, dst, bytes)?;
                         out.between += bytes as u64;
                     }
                 }
@@ -409,12 +414,15 @@ impl RootLaunch<'_> {
                 let (Some(written), Some(held)) = (written, copy(&fetched.copies, i, d)) else {
                     continue;
                 };
-                let (q, src) = (kernels[d].program().queue(), held.buf.as_raw());
+                let q = kernels[d].program().queue();
+                let (src, src_size) = (held.buf.as_raw(), held.buf.len());
                 let owners = c.owned.iter().enumerate();
                 for ((a, b), (e, runs)) in
                     (written.iter()).flat_map(|&w| owners.clone().map(move |o| (w, o)))
                 {
-                    let Some(dst) = part_mem(c, e) else { continue };
+                    let Some((dst, dst_size)) = part_sized(c, e) else {
+                        continue;
+                    };
                     let qe = kernels[e].program().queue();
                     for &(x, y) in runs {
                         let (x, y) = (x.max(a), y.min(b));
@@ -428,22 +436,23 @@ impl RootLaunch<'_> {
                             Event::push(&mut launched.events[dev], ev);
                         };
                         if e == d {
+                            let (src, dst) = ((src, from, src_size), (dst, to, dst_size));
                             // SAFETY: the copy holds [x, y) from `held.lo` on; device d's part
                             // holds its own run [x, y) from stored[d].0 on.
-                            let ev =
-                                unsafe { bounded_copy(q, (src, from), (dst, to), bytes, &[]) }?;
+                            let ev = unsafe { bounded_copy(q, src, dst, bytes, &[]) }?;
                             push(d, ev, q);
                             fetched.within += bytes as u64;
                             continue;
                         }
                         let stage =
                             self.staging((i + 2 * self.args.len(), e, d, x, y), q, bytes)?;
+                        let (src, stage) = ((src, from, src_size), (stage, 0, bytes));
                         // SAFETY: as above, and the staging buffer holds `bytes`.
-                        let out = unsafe { bounded_copy(q, (src, from), (stage, 0), bytes, &[]) }?;
+                        let out = unsafe { bounded_copy(q, src, stage, bytes, &[]) }?;
                         // SAFETY: device e's part holds its own run [x, y); the staging buffer
                         // holds `bytes`, written by the copy this one waits for.
                         let into = unsafe {
-                            bounded_copy(qe, (stage, 0), (dst, to), bytes, &[out.get()])
+                            bounded_copy(qe, stage, (dst, to, dst_size), bytes, &[out.get()])
                         }?;
                         push(d, out, q);
                         push(e, into, qe);
@@ -461,13 +470,7 @@ impl RootLaunch<'_> {
     /// for the launch's events and for the previous receiver's copy out of the same staging
     /// buffer (and nothing else: waiting for every queue made an undeclared heat step 2x
     /// slower on two PoCL 3.1 devices), the receiver's for the sender's.
-    fn staged(
-        &self,
-        run: HaloRun,
-        (src, from): (opencl3::types::cl_mem, usize),
-        (dst, to): (opencl3::types::cl_mem, usize),
-        bytes: usize,
-    ) -> Result<()> {
+    fn staged(&self, run: HaloRun, src: Side, dst: Side, bytes: usize) -> Result<()> {
         let kernels = &self.kernel.kernels;
         let (i, d, e, x, y) = run;
         let (q, qe) = (kernels[d].program().queue(), kernels[e].program().queue());
@@ -480,10 +483,10 @@ impl RootLaunch<'_> {
             .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
             .collect();
         // SAFETY: device e's part holds the run from `from`; the staging buffer holds `bytes`.
-        let out = unsafe { bounded_copy(qe, (src, from), (stage, 0), bytes, &waits) }?;
+        let out = unsafe { bounded_copy(qe, src, (stage, 0, bytes), bytes, &waits) }?;
         // SAFETY: the staging buffer holds `bytes`, written by the copy this one waits for;
         // the receiver's copy holds the run at `to`.
-        let into = unsafe { bounded_copy(q, (stage, 0), (dst, to), bytes, &[out.get()]) }?;
+        let into = unsafe { bounded_copy(q, (stage, 0, bytes), dst, bytes, &[out.get()]) }?;
         last.insert(key, Event::new(into, q.device().clone(), None));
         Ok(())
     }
@@ -564,37 +567,4 @@ fn gcd(a: usize, b: usize) -> usize {
         0 => a,
         _ => gcd(b, a % b),
     }
-}
-
-/// Copies `bytes` from byte `from` of `src` to byte `to` of `dst` on `q` after `waits`, once
-/// both ranges are checked to lie in their memory objects: a plan that sized a copy wrongly
-/// (elements for bytes, pointees for elements) is a typed error, never a copy past a buffer.
-///
-/// # Safety
-///
-/// `src` and `dst` are live buffers; `waits` are events of the queue's context.
-unsafe fn bounded_copy(
-    q: &crate::queue::Queue,
-    (src, from): (cl_mem, usize),
-    (dst, to): (cl_mem, usize),
-    bytes: usize,
-    waits: &[cl_event],
-) -> Result<ffi::Owned<opencl3::event::Event>> {
-    for (mem, at, what) in [(src, from, "source"), (dst, to, "destination")] {
-        let size = get_mem_object_info(mem, CL_MEM_SIZE)
-            .map_err(|e| Error::cl("clGetMemObjectInfo", e, q.device().to_string()))?;
-        let size: usize = size.into();
-        if at.checked_add(bytes).is_none_or(|end| end > size) {
-            let fault = crate::error::InputFault::CopyOutside {
-                bytes,
-                at,
-                what,
-                size,
-            };
-            return Err(Error::input(fault));
-        }
-    }
-    // SAFETY: the caller vouches for the buffers and the waits; both ranges were checked.
-    unsafe { ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, waits) }
-        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string()))
 }

@@ -11,7 +11,9 @@ use super::super::{MultiEvent, Placement, Spread};
 use super::terms::{mem_key, Copies, Decision, Feed, Held, Shape3};
 use super::RootLaunch;
 use crate::error::Result;
-use crate::plan::cost::{Choice, Depth, Inputs, Link, Priced, Right, Sample, SpreadPolicy, Why};
+use crate::plan::cost::{
+    Choice, Depth, Figures, Inputs, Link, Observed, Priced, Right, SpreadPolicy, Why,
+};
 use crate::plan::partition::Partition;
 use crate::queue::Queue;
 use opencl3::types::cl_event;
@@ -58,7 +60,7 @@ impl RootLaunch<'_> {
             .map(|d| colored.iter().map(|c| resident::gather_bytes(c, d)).sum())
             .collect();
         let scatter = colored.iter().map(|c| resident::scatter_bytes(c)).sum();
-        let (split, one, seen) = self.samples(s);
+        let figures = self.figures(s);
         let link = match policy {
             SpreadPolicy::Model if right != Right::OneOnly => match self.link() {
                 Ok(l) => l,
@@ -75,18 +77,23 @@ impl RootLaunch<'_> {
         };
         let inputs = Inputs {
             devices: n,
-            seen,
+            seen: figures.seen,
             right,
-            split,
-            one,
+            split: figures.split,
+            one: figures.one,
             between: self.between(decision),
             gather,
             scatter,
             link,
             depth: self.depths(s, decision, partition),
+            last: figures.last,
         };
         if let Decision::OneDevice(why) = decision {
-            log::info!("kernel `{}`: one device only: {why}", k.name());
+            let level = match figures.last {
+                None => log::Level::Info,
+                Some(_) => log::Level::Debug,
+            };
+            log::log!(level, "kernel `{}`: one device only: {why}", k.name());
         }
         log::debug!("kernel `{}`: cost model inputs {inputs:?}", k.name());
         Ok(Some(inputs))
@@ -128,30 +135,20 @@ impl RootLaunch<'_> {
         }
     }
 
-    /// The launches of this shape measured so far: split (or merged), and on one device; and
-    /// how many were priced (this one counted from now on).
-    fn samples(&self, s: &Shape3) -> (Sample, Sample, u32) {
+    /// The cost model's figures of this shape so far (this launch counted in `seen` from now
+    /// on).
+    fn figures(&self, s: &Shape3) -> Figures {
         let mut figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
         let entry = figures.entry((s.global, s.local)).or_default();
         let now = *entry;
-        entry.2 = entry.2.saturating_add(1);
+        entry.seen = entry.seen.saturating_add(1);
         now
     }
 
-    /// Records a measured launch of `secs` of the shape `s` run as `choice`.
-    pub(super) fn record(&self, s: &Shape3, choice: Choice, secs: f64) {
+    /// Runs `f` on the figures of the shape of `s`.
+    fn with_figures<R>(&self, s: &Shape3, f: impl FnOnce(&mut Figures) -> R) -> R {
         let mut figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
-        let entry = figures.entry((s.global, s.local)).or_default();
-        match choice {
-            Choice::OneDevice(_) => entry.1 = entry.1.with(secs),
-            Choice::Split | Choice::Merge => entry.0 = entry.0.with(secs),
-        }
-        log::debug!(
-            "kernel `{}` global {:?}: {choice} measured {:.1} us (figures {entry:?})",
-            self.kernel.name(),
-            s.global.as_slice(),
-            secs * 1e6
-        );
+        f(figures.entry((s.global, s.local)).or_default())
     }
 
     /// Bytes the analysed execution moves between devices per launch (an estimate made before
@@ -247,6 +244,14 @@ impl RootLaunch<'_> {
             .collect();
         let mut copies: Copies = vec![Vec::new(); self.args.len()];
         let mut moved = 0;
+        // Every colored argument whole on d already: nothing is gathered (no marker on another
+        // queue).
+        let stayed = (self.args.iter()).all(|v| match v {
+            Value::Colored(c) => {
+                c.residence.as_ref().and_then(|r| r.holder()).map(|h| h.0) == Some(d)
+            }
+            Value::Plain(_) => true,
+        });
         for (i, v) in self.args.iter().enumerate() {
             let Value::Colored(c) = v else { continue };
             let (buf, bytes) = resident::gather(c, d, &queues, &waits)?;
@@ -265,8 +270,10 @@ impl RootLaunch<'_> {
         // kernel never runs on two of them at once (its split launches wait for each part).
         let plain = (self.args.iter())
             .any(|v| matches!(v, Value::Plain(crate::launch::Arg::Buffer { .. })));
+        // A launch that gathered orders (and flushes) every queue: the gathers' markers there
+        // must be submitted.
         let again = self.kernel.again_on(d);
-        let ordered = plain || (self.compile_alone() && !again);
+        let ordered = plain || !stayed || (self.compile_alone() && !again);
         // SAFETY: the caller's contract; device d holds every colored buffer whole.
         let mut ev = unsafe { self.execute_in(s, whole, &copies, ordered, &[]) }?;
         ev.spread = Spread::Resident { device: d, moved };
@@ -329,23 +336,38 @@ impl RootLaunch<'_> {
         })
     }
 
-    /// Runs `launch` (the decided execution of `s`), timed where `priced` asks for a
-    /// measurement (every queue finished first, the launch waited for), the time recorded.
+    /// Runs `launch` (the decided execution of `s`), timed where the shape's figures ask
+    /// for it ([`Figures::timing`]: a sample of the option `priced` measures, or an
+    /// observation of the option chosen; every queue finished first, the launch waited for),
+    /// the time taken. An observation that has the model measure both options again forgets
+    /// the shape's choice of one device.
     pub(super) fn timed(
         &self,
         s: &Shape3,
         priced: Option<Priced>,
         launch: impl FnOnce() -> Result<MultiEvent>,
     ) -> Result<MultiEvent> {
-        let measure = priced.as_ref().filter(|p| p.measure).map(|p| p.choice);
-        if measure.is_some() {
+        let timing = (priced.as_ref()).and_then(|p| self.with_figures(s, |f| f.timing(p)));
+        if timing.is_some() {
             self.queues().iter().try_for_each(|q| q.finish())?;
         }
         let start = Instant::now();
         let mut ev = launch()?;
-        if let Some(choice) = measure {
+        if let Some(timing) = timing {
             ev.wait()?;
-            self.record(s, choice, start.elapsed().as_secs_f64());
+            let secs = start.elapsed().as_secs_f64();
+            let (observed, figures) = self.with_figures(s, |f| (f.timed(timing, secs), *f));
+            if let Some(Observed::Remeasure { .. }) = observed {
+                self.kernel
+                    .choose((s.user, s.global, s.local, s.base), None);
+            }
+            log::debug!(
+                "kernel `{}` global {:?}: {timing:?} {:.1} us{} (figures {figures:?})",
+                self.kernel.name(),
+                s.global.as_slice(),
+                secs * 1e6,
+                observed.map_or(String::new(), |o| format!(": {o}"))
+            );
         }
         ev.priced = priced;
         Ok(ev)

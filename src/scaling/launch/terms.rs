@@ -2,12 +2,15 @@
 //! the analysis decided ([`Decision`]), and the whole copies devices receive instead of their
 //! parts.
 
-use super::super::arg::Value;
+use super::super::arg::{ColoredArg, Value};
 use super::super::margins::{Keep, Span};
 use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::ffi;
 use crate::launch::Arg;
 use crate::plan::Refusal;
 use crate::range::Range;
+use opencl3::types::{cl_event, cl_mem};
 use std::sync::Arc;
 
 /// What a launch does (see `RootLaunch::decide`).
@@ -95,4 +98,48 @@ pub(super) struct Fetch {
     /// Per argument, per device: the margin elements current after the launch, where a
     /// widened part wrote them.
     pub(super) after: Vec<Vec<Option<Vec<Span>>>>,
+}
+
+/// One side of a copy: a memory object, a byte offset in it, and its size in bytes (known
+/// where it was made: no driver query on the hot path).
+pub(super) type Side = (cl_mem, usize, usize);
+
+/// Device `d`'s part of `c` (its memory object) and its size in bytes.
+pub(super) fn part_sized(c: &ColoredArg, d: usize) -> Option<(cl_mem, usize)> {
+    match c.part(d)? {
+        Arg::Buffer { mem, .. } => Some((mem.raw(), mem.bytes())),
+        _ => None,
+    }
+}
+
+/// Copies `bytes` from byte `from` of `src` to byte `to` of `dst` on `q` after `waits`, once
+/// both ranges are checked to lie in their memory objects (of the sizes given): a plan that
+/// sized a copy wrongly (elements for bytes, pointees for elements) is a typed error, never a
+/// copy past a buffer.
+///
+/// # Safety
+///
+/// `src` and `dst` are live buffers of at least the sizes given; `waits` are events of the
+/// queue's context.
+pub(super) unsafe fn bounded_copy(
+    q: &crate::queue::Queue,
+    (src, from, src_size): Side,
+    (dst, to, dst_size): Side,
+    bytes: usize,
+    waits: &[cl_event],
+) -> Result<ffi::Owned<opencl3::event::Event>> {
+    for (at, size, what) in [(from, src_size, "source"), (to, dst_size, "destination")] {
+        if at.checked_add(bytes).is_none_or(|end| end > size) {
+            let fault = crate::error::InputFault::CopyOutside {
+                bytes,
+                at,
+                what,
+                size,
+            };
+            return Err(Error::input(fault));
+        }
+    }
+    // SAFETY: the caller vouches for the buffers and the waits; both ranges were checked.
+    unsafe { ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, waits) }
+        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string()))
 }

@@ -1,0 +1,165 @@
+//! Re-pricing: a shape's [`Figures`] over its launches, and the watch kept on the option
+//! chosen. Once the model has chosen from warm figures ([`Why::Cheaper`]), one launch of the
+//! shape in every [`EVERY`] (and [`SPAN`] seconds) is timed as the samples were (an
+//! observation); where [`SLOW`] observations in a row run more than [`MARGIN`] above the
+//! other option's measured time, both options are measured again ([`Observed::Remeasure`]) and the model chooses anew. A
+//! choice made by noise (a loaded host during its few samples) so does not stick.
+//!
+//! ```
+//! use clgroups::plan::cost::watch::{Figures, Observed, SLOW};
+//! use clgroups::plan::cost::{Choice, Sample};
+//! let mut f = Figures { split: Sample::steady(5, 1e-3), one: Sample::steady(5, 2e-3),
+//!     ..Figures::default() };
+//! // The split was chosen at 1 ms, one device measured 2 ms; the split now runs 3 ms.
+//! for _ in 1..SLOW {
+//!     assert!(matches!(f.observe(Choice::Split, 3e-3), Observed::Slow { .. }));
+//! }
+//! assert!(matches!(f.observe(Choice::Split, 3e-3), Observed::Remeasure { .. }));
+//! assert_eq!((f.split.count, f.one.count), (0, 0)); // measured again from the next launch
+//! ```
+
+use super::{Choice, Priced, Sample, Why};
+use std::fmt;
+
+/// Of a shape's launches run as the model chose from warm figures, at most one in this many
+/// is timed ...
+pub const EVERY: u32 = 16;
+/// ... and only once the launches since the last observation took this many seconds by the
+/// option's figure: a timed launch finishes every queue and waits, which on a loaded host
+/// costs a scheduling slice (milliseconds), so short launches are observed more rarely.
+pub const SPAN: f64 = 0.05;
+/// An observation is slow where it exceeds the other option's time by more than this share.
+pub const MARGIN: f64 = 0.10;
+/// Slow observations in a row that make the model measure both options again.
+pub const SLOW: u32 = 3;
+
+/// What the model keeps of one shape (kernel, global and local size; or a reduce): the
+/// samples of both options, the launches priced, the last decision made and the watch.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Figures {
+    /// Launches split (or merged) as the analysis says.
+    pub split: Sample,
+    /// Launches on one device.
+    pub one: Sample,
+    /// Launches of the shape priced.
+    pub seen: u32,
+    /// The last decision made (not a measurement) for the shape.
+    pub last: Option<Choice>,
+    /// Launches since the last observation.
+    pub since: u32,
+    /// Slow observations in a row.
+    pub slow: u32,
+    /// Seconds of the launches since the last observation, by the option's figure.
+    pub spent: f64,
+}
+
+/// How a launch is timed ([`Figures::timing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// A sample of its option ([`Figures::record`]).
+    Sample(Choice),
+    /// An observation of the option chosen ([`Figures::observe`]).
+    Observe(Choice),
+}
+
+/// What an observation says ([`Figures::observe`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Observed {
+    /// Within the margin of the other option's time (or nothing to compare with).
+    Steady,
+    /// Slower than the other option's time (`against`, seconds) by more than the margin,
+    /// `slow` times in a row.
+    Slow { slow: u32, against: f64 },
+    /// [`SLOW`] times in a row: both options are measured again.
+    Remeasure { against: f64 },
+}
+
+impl Figures {
+    /// Counts a launch priced `priced` and says whether (and how) to time it: a sample where
+    /// the model measures its option, an observation of one launch chosen from warm figures
+    /// in every [`EVERY`] once they took [`SPAN`] seconds (not a split at a halo depth above
+    /// 1: one launch of it does not show the exchanges it saves), else `None`. A decision made is kept as [`Figures::last`].
+    pub fn timing(&mut self, priced: &Priced) -> Option<Timing> {
+        if priced.why != Why::Measuring {
+            self.last = Some(priced.choice);
+        }
+        if priced.measure {
+            return Some(Timing::Sample(priced.choice));
+        }
+        if priced.why != Why::Cheaper || priced.depth > 1 {
+            return None;
+        }
+        let chosen = match priced.choice {
+            Choice::OneDevice(_) => priced.one,
+            Choice::Split | Choice::Merge => priced.split,
+        };
+        self.since += 1;
+        self.spent += chosen.map_or(0.0, |t| t.secs());
+        (self.since >= EVERY && self.spent >= SPAN).then(|| {
+            (self.since, self.spent) = (0, 0.0);
+            Timing::Observe(priced.choice)
+        })
+    }
+
+    /// Takes `secs`, the time of a launch timed as `timing` says: records the sample, or
+    /// observes (and returns what the observation says).
+    pub fn timed(&mut self, timing: Timing, secs: f64) -> Option<Observed> {
+        match timing {
+            Timing::Sample(c) => {
+                self.record(c, secs);
+                None
+            }
+            Timing::Observe(c) => Some(self.observe(c, secs)),
+        }
+    }
+
+    /// Records a sample of `secs` of the option `choice`.
+    pub fn record(&mut self, choice: Choice, secs: f64) {
+        match choice {
+            Choice::OneDevice(_) => self.one = self.one.with(secs),
+            Choice::Split | Choice::Merge => self.split = self.split.with(secs),
+        }
+    }
+
+    /// An observation of `secs` of the option chosen, `choice`, against the other option's
+    /// measured time; at [`SLOW`] slow ones in a row both samples are emptied (the model
+    /// measures both again from the shape's next launch).
+    pub fn observe(&mut self, choice: Choice, secs: f64) -> Observed {
+        let other = match choice {
+            Choice::OneDevice(_) => self.split.time(),
+            Choice::Split | Choice::Merge => self.one.time(),
+        };
+        let Some(against) = other.filter(|&o| secs > o * (1.0 + MARGIN)) else {
+            self.slow = 0;
+            return Observed::Steady;
+        };
+        self.slow += 1;
+        if self.slow < SLOW {
+            return Observed::Slow {
+                slow: self.slow,
+                against,
+            };
+        }
+        (self.split, self.one, self.slow) = (Sample::default(), Sample::default(), 0);
+        (self.since, self.spent) = (0, 0.0);
+        Observed::Remeasure { against }
+    }
+}
+
+impl fmt::Display for Observed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Observed::Steady => f.write_str("steady"),
+            Observed::Slow { slow, against } => write!(
+                f,
+                "slower than the other option's {:.1} us ({slow} of {SLOW} in a row)",
+                against * 1e6
+            ),
+            Observed::Remeasure { against } => write!(
+                f,
+                "slower than the other option's {:.1} us {SLOW} times in a row: measuring both again",
+                against * 1e6
+            ),
+        }
+    }
+}
