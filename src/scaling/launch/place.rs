@@ -168,7 +168,16 @@ impl RootLaunch<'_> {
                         continue;
                     };
                     for (d, owned) in c.owned.iter().enumerate() {
-                        let fetched = per.get(d).copied().flatten();
+                        // The runs copied in (`fill`, where the span is not fetched whole).
+                        let span = per.get(d).copied().flatten();
+                        let runs = f.fill.get(i).and_then(|r| r.get(d)?.as_deref());
+                        let fetched: Vec<(usize, usize)> = match (span, runs) {
+                            (Some((a, b)), Some(runs)) => (runs.iter())
+                                .map(|&(lo, hi)| (lo.max(a), hi.min(b)))
+                                .filter(|(x, y)| x < y)
+                                .collect(),
+                            (span, _) => span.into_iter().collect(),
+                        };
                         let back = f.back[i].get(d).into_iter().flatten().flatten();
                         for (a, b) in fetched.into_iter().chain(back.copied()) {
                             let own: usize = owned.iter().map(|&r| overlap(r, (a, b))).sum();
