@@ -32,6 +32,9 @@ pub(crate) struct Conditional {
     /// The token after its statement (a construct's; a `do` loop's condition included), or
     /// after a chain's side.
     pub(crate) end: usize,
+    /// A `&&` / `||`'s operands by C's precedence and associativity (`a && b || c`: `c` runs
+    /// where `a && b` is false), where both are found: `((a, key), (key + 2, b))`.
+    pub(crate) operands: Option<(Span, Span)>,
 }
 
 /// The regions of one function ([`Scanned::syntax`]).
@@ -61,6 +64,7 @@ impl Syntax {
                     cond,
                     body: controlled,
                     chain: false,
+                    operands: None,
                     // What `statement_end(s, k, body.1)` gives: a `do` loop ends at the `;`
                     // after its condition, any other construct with what it controls.
                     end: match s.text(k) {
@@ -76,6 +80,10 @@ impl Syntax {
                     body: side,
                     chain: true,
                     end: side.1,
+                    operands: match s.text(k) {
+                        "&" | "|" => and_or_operands(s, body, k),
+                        _ => None,
+                    },
                 }),
             })
             .collect();
@@ -203,6 +211,52 @@ pub(crate) fn id_word(s: &Scanned<'_>, range: Span, words: &BTreeSet<Box<str>>) 
 /// The first token of `range` in `words`, subscripts included.
 pub(crate) fn any_word(s: &Scanned<'_>, range: Span, words: &BTreeSet<Box<str>>) -> Option<usize> {
     (range.0..range.1).find(|&t| words.contains(s.text(t)))
+}
+
+/// The operands of the `&&` / `||` at token `k` (its first character) of `body`
+/// ([`Conditional::operands`]).
+fn and_or_operands(s: &Scanned<'_>, body: Span, k: usize) -> Option<(Span, Span)> {
+    let op = s.text(k);
+    let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
+    // The left operand: back to what binds less tightly.
+    let a = s.operand_start(k, body.0, |t| {
+        (op == "&" && s.text(t) == "|" && t > 0 && pair(t - 1, "|")) || assigns(s, t)
+    });
+    let mut b = k + 2;
+    while b < body.1 {
+        match s.text(b) {
+            "(" | "[" => b = s.partner(b),
+            ";" | "," | ")" | "]" | "}" | "{" | "?" | ":" => break,
+            _ if assigns(s, b) || pair(b, "|") || (op == "&" && pair(b, "&")) => break,
+            _ => {}
+        }
+        b += 1;
+    }
+    (a < k && k + 2 < b).then_some(((a, k), (k + 2, b)))
+}
+
+/// Whether tokens `a` and `a + 1` touch (`&&`, not `& &`).
+pub(crate) fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
+    a + 1 < s.tokens.len() && s.tokens[a].span.end == s.tokens[a + 1].span.start
+}
+
+/// Whether token `t` starts an assignment operator (`=`, `+=`, `<<=`, ...), not a comparison.
+pub(crate) fn assigns(s: &Scanned<'_>, t: usize) -> bool {
+    let next = |k: usize| {
+        if k + 1 < s.tokens.len() {
+            s.text(k + 1)
+        } else {
+            ""
+        }
+    };
+    match s.text(t) {
+        "=" => {
+            next(t) != "="
+                && !(t > 0 && adjacent(s, t - 1) && matches!(s.text(t - 1), "=" | "!" | "<" | ">"))
+        }
+        "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^" => adjacent(s, t) && next(t) == "=",
+        _ => false,
+    }
 }
 
 /// The assignments of `body` to variables ([`Syntax::assignments`]).
