@@ -146,7 +146,7 @@ pub(crate) fn foreign_wait(events: &[&Event], context: usize) -> Option<crate::p
                 command: e.context(),
             }),
             Err(err) => Some(crate::plan::Refusal::EventContextUnknown {
-                error: err.to_string(),
+                code: err.0,
                 command: e.context(),
             }),
         })

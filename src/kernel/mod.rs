@@ -24,7 +24,9 @@ use crate::plan::work_group::{Constraints, MIN_POCL_COLLECTIVE_GROUP};
 use crate::program::{driver_alias, KernelParts, Program, ResolvedSize, SubGroupSize};
 use crate::range::Range;
 use crate::transform::VariantKind;
-pub use crate::transform::{ArgumentObstacle, NoRewrite, Obstacle, Undecided, Use, UseKind, Via};
+pub use crate::transform::{
+    ArgumentObstacle, DriverCall, NoRewrite, Obstacle, Undecided, Use, UseKind, Via,
+};
 use opencl3::error_codes::CL_INVALID_KERNEL_NAME;
 use opencl3::kernel::Kernel as ClKernel;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -159,8 +161,8 @@ impl Kernel {
             ClKernel::create(p, &n)
                 .map(|k| Mutex::new(Owned::new(k)))
                 .map_err(|e| Obstacle::Driver {
-                    what: format!("no variant `{n}`"),
-                    error: e.to_string(),
+                    call: DriverCall::Variant(n),
+                    code: Some(e.0),
                 })
         };
         let rounded = rounded.and_then(|p| {

@@ -3,7 +3,9 @@
 
 use super::Kernel;
 use crate::ffi::Owned;
-use crate::transform::{wrapper_source, DriverArg, Obstacle, VariantKind, EXTRA_PARAM_COUNT};
+use crate::transform::{
+    wrapper_source, DriverArg, DriverCall, Obstacle, VariantKind, EXTRA_PARAM_COUNT,
+};
 use opencl3::kernel::Kernel as ClKernel;
 use std::sync::Mutex;
 
@@ -52,8 +54,8 @@ impl Kernel {
                 return Err(Obstacle::DriverRenamed(function));
             }
             let n = raw.num_args().map_err(|e| Obstacle::Driver {
-                what: "CL_KERNEL_NUM_ARGS".into(),
-                error: e.to_string(),
+                call: DriverCall::NumArgs,
+                code: Some(e.0),
             })?;
             let args: Vec<DriverArg> = (0..n).map(|i| driver_arg(&raw, i)).collect();
             (args, n as usize)
@@ -64,15 +66,19 @@ impl Kernel {
         let k = ClKernel::create(&program, &wrapped)
             .map(Owned::new)
             .map_err(|e| Obstacle::Driver {
-                what: format!("no kernel `{wrapped}`"),
-                error: e.to_string(),
+                call: DriverCall::Wrapper(wrapped.clone()),
+                code: Some(e.0),
             })?;
         match k.num_args() {
             Ok(m) if m as usize == n + EXTRA_PARAM_COUNT => {}
             got => {
                 return Err(Obstacle::Driver {
-                    what: format!("`{wrapped}` has {got:?} parameters"),
-                    error: format!("not {}", n + EXTRA_PARAM_COUNT),
+                    call: DriverCall::WrapperArgs {
+                        wrapper: wrapped,
+                        got: got.as_ref().ok().copied(),
+                        want: n + EXTRA_PARAM_COUNT,
+                    },
+                    code: got.err().map(|e| e.0),
                 })
             }
         }

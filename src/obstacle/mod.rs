@@ -211,12 +211,12 @@ pub enum Obstacle {
     NoRequiredSize,
     /// The driver calls the kernel by another name.
     DriverRenamed(String),
-    /// The driver reports nothing usable (`what`), with its answer (`error`, may be empty).
+    /// The driver answers `call` with nothing usable: its error code where it gave one.
     Driver {
         /// What was asked.
-        what: String,
-        /// The driver's answer.
-        error: String,
+        call: DriverCall,
+        /// The driver's OpenCL error code (`CL_INVALID_KERNEL_NAME`, ...), where it gave one.
+        code: Option<i32>,
     },
     /// A built wrapper's argument differs from the kernel's.
     WrapperArgument {
@@ -231,6 +231,30 @@ pub enum Obstacle {
     },
     /// The wrapper program did not build: the error, with the compiler's log where there is one.
     WrapperBuild(Box<Error>),
+}
+
+/// What clgroups asked the driver, in [`Obstacle::Driver`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DriverCall {
+    /// `clCreateKernel` for a generated variant (its name).
+    Variant(String),
+    /// `CL_KERNEL_NUM_ARGS` of the kernel to wrap.
+    NumArgs,
+    /// `clCreateKernel` for the wrapper (its name).
+    Wrapper(String),
+    /// `CL_KERNEL_NUM_ARGS` of the built wrapper: `got` (`None` where the driver gave an
+    /// error), not `want`.
+    WrapperArgs {
+        /// The wrapper's name.
+        wrapper: String,
+        /// The driver's count.
+        got: Option<u32>,
+        /// The count the wrapper declares.
+        want: usize,
+    },
+    /// `CL_PROGRAM_SOURCE` of the user's program (no code: an empty answer).
+    ProgramSource,
 }
 
 /// What an `#if` the build's macros cannot decide depends on ([`Obstacle::SelectedByIf`]).
@@ -500,8 +524,7 @@ impl fmt::Display for Obstacle {
             }
             Obstacle::NoRequiredSize => f.write_str("the kernel requires no work-group size"),
             Obstacle::DriverRenamed(name) => write!(f, "the driver calls the kernel `{name}`"),
-            Obstacle::Driver { what, error } if error.is_empty() => f.write_str(what),
-            Obstacle::Driver { what, error } => write!(f, "{what} ({error})"),
+            Obstacle::Driver { call, code } => words::driver(f, call, *code),
             Obstacle::WrapperArgument {
                 index,
                 wrapper,

@@ -1,6 +1,7 @@
 //! How [`Via`], [`Use`], [`ArgumentObstacle`] and [`NoRewrite`] read in messages.
 
-use super::{ArgumentObstacle, NoRewrite, Use, UseKind, Via};
+use super::{ArgumentObstacle, DriverCall, NoRewrite, Use, UseKind, Via};
+use opencl3::error_codes::ClError;
 use std::fmt;
 
 impl fmt::Display for Via {
@@ -85,6 +86,91 @@ impl fmt::Display for NoRewrite {
                      and votes",
             ),
             NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
+        }
+    }
+}
+
+/// [`super::Obstacle::Driver`]'s sentence: what was asked, then the driver's answer.
+pub(super) fn driver(
+    f: &mut fmt::Formatter<'_>,
+    call: &DriverCall,
+    code: Option<i32>,
+) -> fmt::Result {
+    match call {
+        DriverCall::Variant(name) => write!(f, "no variant `{name}`")?,
+        DriverCall::NumArgs => f.write_str("CL_KERNEL_NUM_ARGS")?,
+        DriverCall::Wrapper(name) => write!(f, "no kernel `{name}`")?,
+        DriverCall::WrapperArgs { wrapper, got, want } => {
+            let got = got.ok_or(ClError(code.unwrap_or(0)));
+            return write!(f, "`{wrapper}` has {got:?} parameters (not {want})");
+        }
+        DriverCall::ProgramSource if code.is_none() => {
+            return f.write_str("the driver reports an empty program source")
+        }
+        DriverCall::ProgramSource => f.write_str("the driver reports no program source")?,
+    }
+    match (call, code.map(ClError)) {
+        (DriverCall::ProgramSource, Some(e)) => write!(f, " (CL_PROGRAM_SOURCE: {e})"),
+        (_, Some(e)) => write!(f, " ({e})"),
+        (_, None) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Obstacle;
+    use super::DriverCall;
+
+    #[test]
+    fn driver_answers_read_as_before() {
+        let driver = |call, code| Obstacle::Driver { call, code }.to_string();
+        let cases = [
+            (
+                DriverCall::Variant("k__clg_r".into()),
+                Some(-46),
+                "no variant `k__clg_r` (CL_INVALID_KERNEL_NAME)",
+            ),
+            (
+                DriverCall::NumArgs,
+                Some(-48),
+                "CL_KERNEL_NUM_ARGS (CL_INVALID_KERNEL)",
+            ),
+            (
+                DriverCall::Wrapper("w".into()),
+                Some(-46),
+                "no kernel `w` (CL_INVALID_KERNEL_NAME)",
+            ),
+            (
+                DriverCall::WrapperArgs {
+                    wrapper: "w".into(),
+                    got: Some(3),
+                    want: 5,
+                },
+                None,
+                "`w` has Ok(3) parameters (not 5)",
+            ),
+            (
+                DriverCall::WrapperArgs {
+                    wrapper: "w".into(),
+                    got: None,
+                    want: 5,
+                },
+                Some(-48),
+                "`w` has Err(ClError(-48)) parameters (not 5)",
+            ),
+            (
+                DriverCall::ProgramSource,
+                Some(-44),
+                "the driver reports no program source (CL_PROGRAM_SOURCE: CL_INVALID_PROGRAM)",
+            ),
+            (
+                DriverCall::ProgramSource,
+                None,
+                "the driver reports an empty program source",
+            ),
+        ];
+        for (call, code, want) in cases {
+            assert_eq!(driver(call, code), want);
         }
     }
 }

@@ -291,27 +291,20 @@ pub(super) fn divergent_error(device: &Device, name: &str, why: &Obstacle) -> Er
 
 /// The kernel names the driver reports (`CL_PROGRAM_KERNEL_NAMES`, else the function names of
 /// `clCreateKernelsInProgram`; NVIDIA refuses the first in multi-device contexts until every
-/// device has a build), without clgroups' generated variants.
-pub(super) fn driver_kernel_names(
-    program: &ClProgram,
-    device: &Device,
-) -> std::result::Result<Vec<String>, String> {
+/// device has a build), without clgroups' generated variants; else the call that failed.
+pub(super) fn driver_kernel_names(program: &ClProgram, device: &Device) -> Result<Vec<String>> {
     let listed = match program.get_kernel_names() {
         Ok(names) => names.split(';').map(|n| n.trim().to_string()).collect(),
         Err(e) => {
             log::debug!(
                 "CL_PROGRAM_KERNEL_NAMES on {device}: {e}; trying clCreateKernelsInProgram"
             );
-            let raw = cl3::kernel::create_kernels_in_program(program.get()).map_err(|e| {
-                format!(
-                    "clCreateKernelsInProgram: {}",
-                    opencl3::error_codes::ClError(e)
-                )
-            })?;
+            let raw = cl3::kernel::create_kernels_in_program(program.get())
+                .map_err(|e| Error::cl("clCreateKernelsInProgram", e, device.to_string()))?;
             raw.into_iter()
                 .map(|k| crate::ffi::Owned::new(opencl3::kernel::Kernel::new(k)).function_name())
                 .collect::<std::result::Result<Vec<String>, _>>()
-                .map_err(|e| format!("CL_KERNEL_FUNCTION_NAME: {e}"))?
+                .map_err(|e| Error::cl("CL_KERNEL_FUNCTION_NAME", e.0, device.to_string()))?
         }
     };
     let mut names: Vec<String> = listed

@@ -6,7 +6,7 @@ use super::compile::build_cached;
 use super::Program;
 use crate::ffi::ClProgram;
 use crate::plan::rounding::RoundingMode;
-use crate::transform::{self, Obstacle};
+use crate::transform::{self, DriverCall, Obstacle};
 use std::sync::Arc;
 
 impl Program {
@@ -66,14 +66,14 @@ impl Program {
             .kernel_parts(name)
             .map_err(|e| Obstacle::WrapperBuild(Box::new(e)))?;
         let source = parts.build.get_source().map_err(|e| Obstacle::Driver {
-            what: "the driver reports no program source".into(),
-            error: format!("CL_PROGRAM_SOURCE: {e}"),
+            call: DriverCall::ProgramSource,
+            code: Some(e.0),
         })?;
         let source = source.trim_end_matches('\0');
         if source.trim().is_empty() {
             return Err(Obstacle::Driver {
-                what: "the driver reports an empty program source".into(),
-                error: String::new(),
+                call: DriverCall::ProgramSource,
+                code: None,
             });
         }
         build_cached(

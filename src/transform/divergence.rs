@@ -25,8 +25,7 @@
 //! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
 //! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.
 
-use super::source::{Conditional, FunctionDef, Scanned, Span};
-use crate::builtins::{self, Flags};
+use super::source::{any_word, id_word, Conditional, FunctionDef, Scanned, Span};
 use crate::obstacle::{NoRewrite, Obstacle};
 use crate::plan::uniform_branch::IdCondition;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -157,8 +156,7 @@ impl Region {
 pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
     let body = f.body;
     let syntax = s.syntax(f);
-    let tainted = tainted_words(s, f);
-    let deep = deep_tainted_words(s, f);
+    let (tainted, deep) = (&syntax.tainted, &syntax.deep_tainted);
     let mut regions: Vec<Region> = Vec::new();
     for c in syntax.conditionals(body.0 + 1..body.1) {
         let (k, cond, region) = (c.key, c.cond, c.body);
@@ -167,7 +165,7 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
         // reads an id or a value loaded at an id (`sub_group_all(x[i] > k)`): uniform in each
         // sub-group through the collective, not in the work-group.
         if let Some(header) = loop_header(s, c) {
-            if let Some(id) = id_word(s, cond, &tainted).or_else(|| any_word(s, cond, &deep)) {
+            if let Some(id) = id_word(s, cond, tainted).or_else(|| any_word(s, cond, deep)) {
                 regions.push(Region {
                     span: header,
                     key: k,
@@ -186,9 +184,9 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
         // not in the work-group; PoCL 3.1 ran such a branch for every sub-group).
         let collective = (cond.0..cond.1)
             .any(|t| s.is_call(t) && super::layer::is_sub_group_collective(s.text(t)));
-        let (id, data) = match id_word(s, cond, &tainted) {
+        let (id, data) = match id_word(s, cond, tainted) {
             Some(id) => (id, false),
-            None => match any_word(s, cond, &deep) {
+            None => match any_word(s, cond, deep) {
                 Some(id) => (id, !collective),
                 None => continue,
             },
@@ -284,45 +282,6 @@ fn divergent_call(
     Ok(conds)
 }
 
-/// The first token of `range` in `tainted`, outside subscripts and not subscripted (a value
-/// loaded from memory is data, even at a work-item's own index).
-fn id_word(s: &Scanned<'_>, range: (usize, usize), tainted: &BTreeSet<&str>) -> Option<usize> {
-    let mut t = range.0;
-    while t < range.1 {
-        match s.text(t) {
-            "[" => t = s.partner(t),
-            // An array element is memory: data, whatever its index.
-            w if tainted.contains(w) && s.text(t + 1) != "[" => return Some(t),
-            _ => {}
-        }
-        t += 1;
-    }
-    None
-}
-
-/// The first token of `range` in `words`, subscripts included.
-fn any_word(s: &Scanned<'_>, range: (usize, usize), words: &BTreeSet<&str>) -> Option<usize> {
-    (range.0..range.1).find(|&t| words.contains(s.text(t)))
-}
-
-/// The built-ins flagged [`Flags::ID`] and the variables of `f` assigned from expressions that
-/// mention one anywhere, a subscript included (`v = x[get_global_id(0)]`), transitively: what may differ between
-/// work-items, memory read at their own index included.
-fn deep_tainted_words<'a>(s: &Scanned<'a>, f: &FunctionDef) -> BTreeSet<&'a str> {
-    let mut tainted: BTreeSet<&str> = builtins::named(Flags::ID).collect();
-    loop {
-        let before = tainted.len();
-        for &(target, expr) in &s.syntax(f).assignments {
-            if any_word(s, expr, &tainted).is_some() {
-                tainted.insert(s.text(target));
-            }
-        }
-        if tainted.len() == before {
-            return tainted;
-        }
-    }
-}
-
 /// If `c` is a loop, the tokens evaluated on every iteration besides its body: the condition
 /// of a `while` or `do`, the condition and increment of a `for`.
 fn loop_header(s: &Scanned<'_>, c: &Conditional) -> Option<Span> {
@@ -340,23 +299,6 @@ fn loop_header(s: &Scanned<'_>, c: &Conditional) -> Option<Span> {
             Some((t.min(cond.1), cond.1))
         }
         _ => None,
-    }
-}
-
-/// The built-ins flagged [`Flags::ID`] and the variables of `f` assigned from expressions that
-/// mention one, transitively (stores to memory, `a[i] = ..`, are not followed).
-pub(crate) fn tainted_words<'a>(s: &Scanned<'a>, f: &FunctionDef) -> BTreeSet<&'a str> {
-    let mut tainted: BTreeSet<&str> = builtins::named(Flags::ID).collect();
-    loop {
-        let before = tainted.len();
-        for &(target, expr) in &s.syntax(f).assignments {
-            if id_word(s, expr, &tainted).is_some() {
-                tainted.insert(s.text(target));
-            }
-        }
-        if tainted.len() == before {
-            return tainted;
-        }
     }
 }
 

@@ -30,10 +30,8 @@
 use super::divergence::{self, Region};
 use super::edit::Edits;
 use super::sg_uniform::Uniformity;
-use super::source::{FunctionDef, Scanned};
-use super::statement::{
-    and_or_operands, assigns, increments, place, pure, statement_start, tokens_text, unwritten,
-};
+use super::source::{assigns, FunctionDef, Scanned};
+use super::statement::{increments, place, pure, statement_start, tokens_text, unwritten};
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
 
@@ -186,8 +184,12 @@ fn must_be_reached(word: &str) -> bool {
 /// call `i`, is [`pure`] and `L` writes nothing.
 fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits, NoRewrite> {
     let op = s.text(k);
-    let Some(((a, _), (_, b))) = and_or_operands(s, f, k).filter(|(_, r)| r.0 <= i && i < r.1)
-    else {
+    let operands = s
+        .syntax(f)
+        .conditionals(k..k + 1)
+        .first()
+        .and_then(|c| c.operands);
+    let Some(((a, _), (_, b))) = operands.filter(|(_, r)| r.0 <= i && i < r.1) else {
         return Err(NoRewrite::Statement);
     };
     let collective: fn(&str) -> bool = super::layer::is_sub_group_collective;

@@ -56,7 +56,9 @@ mod statement;
 mod variant;
 mod wrapper;
 
-pub use crate::obstacle::{ArgumentObstacle, NoRewrite, Obstacle, Undecided, Use, UseKind, Via};
+pub use crate::obstacle::{
+    ArgumentObstacle, DriverCall, NoRewrite, Obstacle, Undecided, Use, UseKind, Via,
+};
 #[cfg(feature = "scaling")]
 pub(crate) use access::{own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};

@@ -227,10 +227,10 @@ pub(super) fn masked(
     let mut chains: Vec<((usize, usize), bool)> = Vec::new();
     for c in syntax.conditionals(start..i).iter().filter(|c| c.chain) {
         let (k, cond, side) = (c.key, c.cond, c.body);
-        // `&&` and `||` by precedence (`a && b || c`: `c` runs where `a && b` is false).
+        // `&&` and `||` by precedence.
         let (cond, side) = match s.text(k) {
             "?" => (cond, side),
-            _ => super::statement::and_or_operands(s, f, k).ok_or(NoRewrite::Statement)?,
+            _ => c.operands.ok_or(NoRewrite::Statement)?,
         };
         if !(side.0 <= i && i < side.1) {
             continue;

@@ -6,7 +6,7 @@
 //! specification requires them there, and an id condition that is not shown uniform
 //! (`get_local_id(0) < 5`) stays refused.
 
-use super::divergence::{tainted_words, Region};
+use super::divergence::Region;
 use super::source::{FunctionDef, Scanned};
 use crate::builtins::{self, Flags};
 use std::collections::BTreeSet;
@@ -24,22 +24,22 @@ fn uniform_call(word: &str) -> bool {
 /// What [`uniform`] decides with: the function's tainted words and those of its variables
 /// shown uniform in each sub-group.
 pub(crate) struct Uniformity<'a> {
-    tainted: BTreeSet<&'a str>,
+    tainted: &'a BTreeSet<Box<str>>,
     uniform: BTreeSet<&'a str>,
 }
 
 impl<'a> Uniformity<'a> {
     /// The variables of `f` whose every assignment is uniform in each sub-group and sits in no
     /// region of `regions` whose condition is not.
-    pub(crate) fn new(s: &Scanned<'a>, f: &FunctionDef, regions: &[Region]) -> Self {
+    pub(crate) fn new(s: &'a Scanned<'_>, f: &FunctionDef, regions: &[Region]) -> Self {
         let regions: Vec<&Region> = regions.iter().filter(|r| !r.data).collect();
-        let tainted = tainted_words(s, f);
+        let tainted = &s.syntax(f).tainted;
         let assigned = &s.syntax(f).assignments;
         let mut u = Uniformity {
             uniform: assigned
                 .iter()
                 .map(|&(t, _)| s.text(t))
-                .filter(|w| tainted.contains(w))
+                .filter(|w| tainted.contains(*w))
                 .collect(),
             tainted,
         };

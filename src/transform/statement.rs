@@ -3,33 +3,10 @@
 
 use super::edit::Edits;
 use super::lex::Kind;
-use super::source::{statement_end, FunctionDef, Scanned};
+use super::source::{adjacent, assigns, statement_end, FunctionDef, Scanned};
 use super::variant::GENERATED;
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
-
-pub(crate) fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
-    a + 1 < s.tokens.len() && s.tokens[a].span.end == s.tokens[a + 1].span.start
-}
-
-/// Whether token `t` starts an assignment operator (`=`, `+=`, `<<=`, ...), not a comparison.
-pub(crate) fn assigns(s: &Scanned<'_>, t: usize) -> bool {
-    let next = |k: usize| {
-        if k + 1 < s.tokens.len() {
-            s.text(k + 1)
-        } else {
-            ""
-        }
-    };
-    match s.text(t) {
-        "=" => {
-            next(t) != "="
-                && !(t > 0 && adjacent(s, t - 1) && matches!(s.text(t - 1), "=" | "!" | "<" | ">"))
-        }
-        "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^" => adjacent(s, t) && next(t) == "=",
-        _ => false,
-    }
-}
 
 /// Whether token `t` is `++` or `--`.
 pub(crate) fn increments(s: &Scanned<'_>, t: usize) -> bool {
@@ -108,32 +85,6 @@ fn nonzero_literal(s: &Scanned<'_>, t: usize) -> bool {
         && mantissa
             .chars()
             .any(|c| c.is_ascii_digit() && c != '0' || hex && c.is_ascii_hexdigit() && c != '0')
-}
-
-/// The operands of the `&&` / `||` at token `k` (its first character), by C's precedence and
-/// associativity: `((a, k), (k + 2, b))`.
-pub(crate) fn and_or_operands(
-    s: &Scanned<'_>,
-    f: &FunctionDef,
-    k: usize,
-) -> Option<((usize, usize), (usize, usize))> {
-    let op = s.text(k);
-    let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
-    // The left operand: back to what binds less tightly.
-    let a = s.operand_start(k, f.body.0, |t| {
-        (op == "&" && s.text(t) == "|" && t > 0 && pair(t - 1, "|")) || assigns(s, t)
-    });
-    let mut b = k + 2;
-    while b < f.body.1 {
-        match s.text(b) {
-            "(" | "[" => b = s.partner(b),
-            ";" | "," | ")" | "]" | "}" | "{" | "?" | ":" => break,
-            _ if assigns(s, b) || pair(b, "|") || (op == "&" && pair(b, "&")) => break,
-            _ => {}
-        }
-        b += 1;
-    }
-    (a < k && k + 2 < b).then_some(((a, k), (k + 2, b)))
 }
 
 /// The first token of the statement that holds expression token `k` (an `if` whose condition

@@ -194,8 +194,8 @@ pub enum Refusal {
     },
     /// The context of an event to wait for could not be asked.
     EventContextUnknown {
-        /// What the driver said.
-        error: String,
+        /// The driver's OpenCL error code.
+        code: i32,
         /// The event's command.
         command: String,
     },
@@ -443,9 +443,10 @@ impl fmt::Display for Refusal {
                 f,
                 "it waits for an event of another context (a command on {command})"
             ),
-            EventContextUnknown { error, command } => write!(
+            EventContextUnknown { code, command } => write!(
                 f,
-                "the context of an event to wait for is unknown ({error}, a command on {command})"
+                "the context of an event to wait for is unknown ({}, a command on {command})",
+                opencl3::error_codes::ClError(*code)
             ),
             NoGuardedVariant => f.write_str("no guarded variant"),
             NoVariant(v) => write!(f, "no {v:?} variant"),

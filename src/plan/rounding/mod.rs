@@ -374,14 +374,32 @@ pub fn within_slack(plan: &RoundingPlan) -> Result<(), Refusal> {
     }
 }
 
+/// Why a plan launches the original kernel unchanged ([`no_rounding_reason`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NoRounding {
+    Disabled,
+    NoRoundedVariant,
+    EmptyRange,
+}
+
+impl std::fmt::Display for NoRounding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoRounding::Disabled => "rounding disabled",
+            NoRounding::NoRoundedVariant => "the kernel has no rounded variant",
+            NoRounding::EmptyRange => "empty range",
+        })
+    }
+}
+
 /// Why `plan` must launch the original kernel unchanged, if it must.
-fn no_rounding_reason(user: Range, cfg: &RoundingConfig, can_round: bool) -> Option<&'static str> {
+fn no_rounding_reason(user: Range, cfg: &RoundingConfig, can_round: bool) -> Option<NoRounding> {
     if cfg.mode == RoundingMode::Disable {
-        Some("rounding disabled")
+        Some(NoRounding::Disabled)
     } else if !can_round {
-        Some("the kernel has no rounded variant")
+        Some(NoRounding::NoRoundedVariant)
     } else if user.is_empty() {
-        Some("empty range")
+        Some(NoRounding::EmptyRange)
     } else {
         None
     }

@@ -296,7 +296,7 @@ pub(crate) mod scans;
 mod sub_group_attr;
 mod syntax;
 
-pub(crate) use syntax::{statement_end, Conditional, Span};
+pub(crate) use syntax::{adjacent, any_word, assigns, id_word, statement_end, Conditional, Span};
 
 #[cfg(test)]
 mod tests;

@@ -2,10 +2,13 @@
 //! use, per function): each control construct (`if`/`for`/`while`/`switch`/`do`: its
 //! condition, the statement it controls and where that ends), each `&&` / `||` / `?:` chain
 //! (its condition and the tokens evaluated on one side of it), and the assignments to
-//! variables. The divergence analysis, the hoist, the mask and the uniformity analysis read
-//! them here ([`Scanned::syntax`]) instead of deriving them from the tokens again.
+//! variables, and the words whose values may differ between work-items. The divergence
+//! analysis, the hoist, the mask and the uniformity analysis read them here
+//! ([`Scanned::syntax`]) instead of deriving them from the tokens again.
 
 use super::{FunctionDef, Kind, Scanned};
+use crate::builtins::{self, Flags};
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// Tokens `a..b`.
@@ -29,6 +32,9 @@ pub(crate) struct Conditional {
     /// The token after its statement (a construct's; a `do` loop's condition included), or
     /// after a chain's side.
     pub(crate) end: usize,
+    /// A `&&` / `||`'s operands by C's precedence and associativity (`a && b || c`: `c` runs
+    /// where `a && b` is false), where both are found: `((a, key), (key + 2, b))`.
+    pub(crate) operands: Option<(Span, Span)>,
 }
 
 /// The regions of one function ([`Scanned::syntax`]).
@@ -39,6 +45,13 @@ pub(crate) struct Syntax {
     /// The assignments to variables (`v = e`, `v += e`, declarations with an initialiser):
     /// the variable's token and the expression's tokens.
     pub(crate) assignments: Vec<(usize, Span)>,
+    /// The built-ins flagged [`Flags::ID`] and the variables assigned from expressions that
+    /// mention one ([`id_word`]), transitively (stores to memory, `a[i] = ..`, are not
+    /// followed): what may differ between work-items.
+    pub(crate) tainted: BTreeSet<Box<str>>,
+    /// The same with mentions anywhere, a subscript included (`v = x[get_global_id(0)]`,
+    /// [`any_word`]): memory read at a work-item's own index too.
+    pub(crate) deep_tainted: BTreeSet<Box<str>>,
 }
 
 impl Syntax {
@@ -51,6 +64,7 @@ impl Syntax {
                     cond,
                     body: controlled,
                     chain: false,
+                    operands: None,
                     // What `statement_end(s, k, body.1)` gives: a `do` loop ends at the `;`
                     // after its condition, any other construct with what it controls.
                     end: match s.text(k) {
@@ -66,12 +80,19 @@ impl Syntax {
                     body: side,
                     chain: true,
                     end: side.1,
+                    operands: match s.text(k) {
+                        "&" | "|" => and_or_operands(s, body, k),
+                        _ => None,
+                    },
                 }),
             })
             .collect();
+        let assignments = assignments(s, body);
         Syntax {
             conditionals,
-            assignments: assignments(s, body),
+            tainted: tainted(s, &assignments, id_word),
+            deep_tainted: tainted(s, &assignments, any_word),
+            assignments,
         }
     }
 
@@ -148,6 +169,94 @@ fn chain(s: &Scanned<'_>, k: usize, body: Span) -> Option<(Span, Span)> {
         b += 1;
     }
     (a < k).then_some(((a, k), (k + width, b)))
+}
+
+/// The built-ins flagged [`Flags::ID`] and the variables assigned from an expression in which
+/// `mentions` finds one, transitively.
+fn tainted(
+    s: &Scanned<'_>,
+    assignments: &[(usize, Span)],
+    mentions: fn(&Scanned<'_>, Span, &BTreeSet<Box<str>>) -> Option<usize>,
+) -> BTreeSet<Box<str>> {
+    let mut tainted: BTreeSet<Box<str>> = builtins::named(Flags::ID).map(Box::from).collect();
+    loop {
+        let before = tainted.len();
+        for &(target, expr) in assignments {
+            if !tainted.contains(s.text(target)) && mentions(s, expr, &tainted).is_some() {
+                tainted.insert(s.text(target).into());
+            }
+        }
+        if tainted.len() == before {
+            return tainted;
+        }
+    }
+}
+
+/// The first token of `range` in `words`, outside subscripts and not subscripted (a value
+/// loaded from memory is data, even at a work-item's own index).
+pub(crate) fn id_word(s: &Scanned<'_>, range: Span, words: &BTreeSet<Box<str>>) -> Option<usize> {
+    let mut t = range.0;
+    while t < range.1 {
+        match s.text(t) {
+            "[" => t = s.partner(t),
+            // An array element is memory: data, whatever its index.
+            w if words.contains(w) && s.text(t + 1) != "[" => return Some(t),
+            _ => {}
+        }
+        t += 1;
+    }
+    None
+}
+
+/// The first token of `range` in `words`, subscripts included.
+pub(crate) fn any_word(s: &Scanned<'_>, range: Span, words: &BTreeSet<Box<str>>) -> Option<usize> {
+    (range.0..range.1).find(|&t| words.contains(s.text(t)))
+}
+
+/// The operands of the `&&` / `||` at token `k` (its first character) of `body`
+/// ([`Conditional::operands`]).
+fn and_or_operands(s: &Scanned<'_>, body: Span, k: usize) -> Option<(Span, Span)> {
+    let op = s.text(k);
+    let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
+    // The left operand: back to what binds less tightly.
+    let a = s.operand_start(k, body.0, |t| {
+        (op == "&" && s.text(t) == "|" && t > 0 && pair(t - 1, "|")) || assigns(s, t)
+    });
+    let mut b = k + 2;
+    while b < body.1 {
+        match s.text(b) {
+            "(" | "[" => b = s.partner(b),
+            ";" | "," | ")" | "]" | "}" | "{" | "?" | ":" => break,
+            _ if assigns(s, b) || pair(b, "|") || (op == "&" && pair(b, "&")) => break,
+            _ => {}
+        }
+        b += 1;
+    }
+    (a < k && k + 2 < b).then_some(((a, k), (k + 2, b)))
+}
+
+/// Whether tokens `a` and `a + 1` touch (`&&`, not `& &`).
+pub(crate) fn adjacent(s: &Scanned<'_>, a: usize) -> bool {
+    a + 1 < s.tokens.len() && s.tokens[a].span.end == s.tokens[a + 1].span.start
+}
+
+/// Whether token `t` starts an assignment operator (`=`, `+=`, `<<=`, ...), not a comparison.
+pub(crate) fn assigns(s: &Scanned<'_>, t: usize) -> bool {
+    let next = |k: usize| {
+        if k + 1 < s.tokens.len() {
+            s.text(k + 1)
+        } else {
+            ""
+        }
+    };
+    match s.text(t) {
+        "=" => {
+            next(t) != "="
+                && !(t > 0 && adjacent(s, t - 1) && matches!(s.text(t - 1), "=" | "!" | "<" | ">"))
+        }
+        "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^" => adjacent(s, t) && next(t) == "=",
+        _ => false,
+    }
 }
 
 /// The assignments of `body` to variables ([`Syntax::assignments`]).
