@@ -275,7 +275,7 @@ pub enum Why {
     Forced(SpreadPolicy),
     /// The only right execution.
     OnlyRight,
-    /// The option is being measured (its sample not yet warm: [`Sample::warm`]).
+    /// The option is being measured (its sample not yet warm: `Sample::warm`).
     Measuring,
     /// The least time per launch, moves amortised.
     Cheaper,

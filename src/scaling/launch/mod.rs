@@ -115,7 +115,7 @@ impl<'a> RootLaunch<'a> {
     /// Makes every device's part of the launch wait for `events` (of the root device's
     /// context, from any of its queues), as [`Launch::wait_for`](crate::launch::Launch::wait_for)
     /// does for one device (for a [`MultiEvent`]'s commands: `ev.events().iter().flatten()`);
-    /// an event of another context is an [`Error`] before anything is enqueued.
+    /// an event of another context is an [`Error`](crate::Error) before anything is enqueued.
     ///
     /// ```
     /// # let root = clgroups::RootDevice::from_env()?;
@@ -164,7 +164,7 @@ impl<'a> RootLaunch<'a> {
     /// argument) happens before anything is enqueued; a launch the contract cannot split runs
     /// merged or on one device (waiting for it), or is refused in strict mode. In [checked
     /// mode](super::checked_mode) the launch then waits and reports the first out-of-chunk
-    /// access as [`Error::OutOfChunk`].
+    /// access as [`Error::OutOfChunk`](crate::Error::OutOfChunk).
     ///
     /// # Safety
     ///
