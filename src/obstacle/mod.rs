@@ -142,8 +142,8 @@ pub enum Obstacle {
     VariantsFailed {
         /// Whether only the checked variants were dropped.
         checked: bool,
-        /// The build's error message.
-        error: String,
+        /// The build's error (its log attached).
+        error: Box<Error>,
     },
     /// The program builds only as written.
     OnlyWithoutRewrites,

@@ -359,7 +359,7 @@ pub(super) fn build_with_fallbacks(
         log::debug!("build with checked variants failed ({e}); building without them");
         let why = Obstacle::VariantsFailed {
             checked: true,
-            error: e.to_string(),
+            error: Box::new(e.clone()),
         };
         for p in plans.values_mut().filter(|p| p.checked.is_ok()) {
             p.checked = Err(why.clone());
@@ -371,7 +371,7 @@ pub(super) fn build_with_fallbacks(
             log::debug!("build with generated variants failed ({e}); building without them");
             let why = Obstacle::VariantsFailed {
                 checked: false,
-                error: e.to_string(),
+                error: Box::new(e.clone()),
             };
             for p in plans.values_mut().filter(|p| p.rounded.is_ok()) {
                 p.rounded = Err(why.clone());

@@ -93,7 +93,7 @@ impl RootProgram {
                 Err(e) => {
                     let why = Obstacle::VariantsFailed {
                         checked: false,
-                        error: e.to_string(),
+                        error: Box::new(e),
                     };
                     (build_all(&builder)?, Some(why))
                 }
