@@ -4,9 +4,11 @@
 //! sizes, the compiler's log) to act on the message without a debugger.
 
 mod input;
+mod unsupported;
 
 pub use input::{InputFault, Internal, RootFault, Weight};
 use opencl3::error_codes::error_text;
+pub use unsupported::{NoRuntime, Unsupported};
 
 /// Result alias used throughout the crate.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -32,7 +34,7 @@ pub enum Error {
     #[error("no OpenCL runtime found: install an ICD such as pocl-opencl-icd ({detail})")]
     NoRuntime {
         /// What the loader said.
-        detail: String,
+        detail: NoRuntime,
     },
     /// The loader found platforms, but none of them offered a usable device: usually an
     /// environment variable (`POCL_DEVICES`, `OCL_ICD_VENDORS`, `CLGROUPS_SHUFFLE_BACKEND`, ...)
@@ -78,14 +80,12 @@ pub enum Error {
         log: String,
     },
     /// A query or feature the device cannot provide.
-    #[error("{what} is not supported on {device}: it needs {missing}")]
+    #[error("{what} is not supported on {device}: it needs {}", what.needs())]
     Unsupported {
         /// The device asked.
         device: String,
-        /// What was asked for.
-        what: String,
-        /// The missing extension or capability.
-        missing: String,
+        /// What was asked for, and what it needs.
+        what: Unsupported,
     },
     /// A kernel requires a sub-group size the device does not support (SYCL's
     /// `errc::feature_not_supported`); raised before anything is enqueued.

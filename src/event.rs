@@ -1,7 +1,7 @@
 //! The event of a launch: waits and profiling times.
 
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Unsupported};
 use opencl3::error_codes::CL_PROFILING_INFO_NOT_AVAILABLE;
 use opencl3::types::cl_event;
 use std::sync::Arc;
@@ -122,10 +122,9 @@ impl Event {
         let err = |e: opencl3::error_codes::ClError| match e.0 {
             CL_PROFILING_INFO_NOT_AVAILABLE => Error::Unsupported {
                 device: self.device.to_string(),
-                what: format!("the device time of {}", self.context()),
-                missing: "a queue with profiling (Queue::with_profiling, Queue::profiled_on, \
-                          RootDevice::with_profiling)"
-                    .into(),
+                what: Unsupported::DeviceTime {
+                    command: self.context(),
+                },
             },
             code => Error::cl("clGetEventProfilingInfo", code, self.context()),
         };

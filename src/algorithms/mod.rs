@@ -61,7 +61,7 @@ mod reduce;
 mod scan;
 mod wait;
 
-use crate::error::{Error, InputFault, Result};
+use crate::error::{Error, InputFault, Result, Unsupported};
 use plan::PlanInputs;
 pub use plan::{LaunchPlan, ScanForm};
 pub use reduce::{enqueue_reduce, reduce, reduce_max, reduce_min, reduce_sum, Reduction};
@@ -215,8 +215,7 @@ impl<T: Element> State<T> {
         if T::NEEDS_FP64 && !device.limits().fp64 {
             return Err(Error::Unsupported {
                 device: device.to_string(),
-                what: format!("algorithms on {}", T::CL_NAME),
-                missing: "cl_khr_fp64".into(),
+                what: Unsupported::Fp64 { ty: T::CL_NAME },
             });
         }
         let nvidia = device.sub_groups().effective.shuffle_backend == ShuffleBackend::NvidiaPtx;

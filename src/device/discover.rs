@@ -4,17 +4,15 @@ use super::caps::{
     backend_available, choose_backend, effective_view, DriverSubGroups, ShuffleBackend,
     SubGroupCapabilities, SUB_GROUP_EXTENSIONS,
 };
-use super::{
-    backend_requirement, Device, DeviceInner, DeviceLimits, Identity, Implementation, Selector,
-};
-use crate::error::{Error, InputFault, Result};
+use super::{Device, DeviceInner, DeviceLimits, Identity, Implementation, Selector};
+use crate::error::{Error, InputFault, NoRuntime, Result, Unsupported};
 use crate::plan::local_size::DeviceKind;
 use once_cell::sync::Lazy;
 use opencl3::device::{
     Device as ClDevice, SubDevice, CL_DEVICE_PARTITION_EQUALLY, CL_DEVICE_TYPE_ACCELERATOR,
     CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
 };
-use opencl3::error_codes::{error_text, ClError};
+use opencl3::error_codes::ClError;
 use std::sync::Arc;
 
 /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL`.
@@ -195,18 +193,18 @@ fn cl_err(call: &'static str, e: ClError, dev: &Device) -> Error {
 fn discover() -> Result<Discovered> {
     let platforms = opencl3::platform::get_platforms().map_err(|e| match e.0 {
         DLOPEN_RUNTIME_LOAD_FAILED => Error::NoRuntime {
-            detail: "libOpenCL.so.1 could not be loaded".into(),
+            detail: NoRuntime::NoLoader,
         },
         CL_PLATFORM_NOT_FOUND_KHR => Error::NoRuntime {
-            detail: "the OpenCL loader found no platform".into(),
+            detail: NoRuntime::NoPlatform,
         },
         code => Error::NoRuntime {
-            detail: format!("clGetPlatformIDs failed with {}", error_text(code)),
+            detail: NoRuntime::Failed(code),
         },
     })?;
     if platforms.is_empty() {
         return Err(Error::NoRuntime {
-            detail: "the OpenCL loader found no platform".into(),
+            detail: NoRuntime::NoPlatform,
         });
     }
     let (mut out, mut skipped) = (Vec::new(), Vec::new());
@@ -410,8 +408,10 @@ fn backend_from_env(driver: &DriverSubGroups, nvidia: bool, ctx: &str) -> Result
     } else {
         Err(Error::Unsupported {
             device: ctx.to_string(),
-            what: format!("CLGROUPS_SHUFFLE_BACKEND={forced}"),
-            missing: backend_requirement(forced).into(),
+            what: Unsupported::Backend {
+                backend: forced,
+                forced: true,
+            },
         })
     }
 }

@@ -36,8 +36,10 @@ pub use discover::{default_device, devices, select_device};
 pub use identity::{Identity, Implementation};
 pub use select::Selector;
 
+use crate::error::Unsupported;
 /// CPU, GPU, accelerator or other, as [`Device::kind`] reports it.
 pub use crate::plan::local_size::DeviceKind;
+pub use crate::plan::uniform_branch::GroupBarriers;
 use opencl3::types::cl_device_id;
 use std::fmt;
 use std::sync::Arc;
@@ -319,7 +321,7 @@ impl Device {
     /// assert_eq!(dev.group_uniform_reason().is_some(), dev.needs_group_uniform_collectives());
     /// # Ok::<(), clgroups::Error>(())
     /// ```
-    pub fn group_uniform_reason(&self) -> Option<&'static str> {
+    pub fn group_uniform_reason(&self) -> Option<GroupBarriers> {
         let backend = self.sub_groups().effective.shuffle_backend;
         group_barrier_reason(backend, self.is_pocl(), self.kind())
     }
@@ -350,8 +352,10 @@ impl Device {
         if !backend_available(backend, driver, self.is_nvidia_platform()) {
             return Err(crate::Error::Unsupported {
                 device: self.to_string(),
-                what: format!("the `{backend}` shuffle backend"),
-                missing: backend_requirement(backend).into(),
+                what: Unsupported::Backend {
+                    backend,
+                    forced: false,
+                },
             });
         }
         let sub_groups = SubGroupCapabilities {
@@ -384,26 +388,13 @@ pub(crate) fn group_barrier_reason(
     backend: ShuffleBackend,
     pocl: bool,
     kind: DeviceKind,
-) -> Option<&'static str> {
+) -> Option<GroupBarriers> {
     match backend {
-        ShuffleBackend::Emulated => {
-            Some("the emulated sub-groups are work-group barriers that every work-item must reach")
+        ShuffleBackend::Emulated => Some(GroupBarriers::Emulated),
+        ShuffleBackend::Khr | ShuffleBackend::Intel if pocl && kind == DeviceKind::Cpu => {
+            Some(GroupBarriers::PoclCpu)
         }
-        ShuffleBackend::Khr | ShuffleBackend::Intel if pocl && kind == DeviceKind::Cpu => Some(
-            "PoCL's native sub-group collectives on CPU devices are work-group barriers that \
-             every work-item must reach",
-        ),
         _ => None,
-    }
-}
-
-/// What a backend needs, for error messages.
-pub(crate) fn backend_requirement(backend: ShuffleBackend) -> &'static str {
-    match backend {
-        ShuffleBackend::Khr => "cl_khr_subgroups and cl_khr_subgroup_shuffle",
-        ShuffleBackend::Intel => "cl_intel_subgroups",
-        ShuffleBackend::NvidiaPtx => "NVIDIA's OpenCL (local or behind PoCL-R)",
-        ShuffleBackend::Emulated => "nothing",
     }
 }
 

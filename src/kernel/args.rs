@@ -2,7 +2,7 @@
 //! `-cl-kernel-arg-info` build option).
 
 use crate::device::ShuffleBackend;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Unsupported};
 use opencl3::kernel::{
     Kernel as ClKernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
     CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_TYPE_CONST,
@@ -108,11 +108,10 @@ pub(super) fn takes_scratch(
     match &plan.scratch_required {
         Some(why) if !takes => Err(Error::Unsupported {
             device: dev.to_string(),
-            what: format!("kernel `{name}` ({why})"),
-            missing: "a kernel whose parameter list clgroups can reach: write the parameter \
-                      list in the macro that writes the kernel keyword or right after its use \
-                      (HEAD(k)(...)), or define the kernel outside a macro"
-                .into(),
+            what: Unsupported::Scratch {
+                kernel: name.into(),
+                why: Box::new(why.clone()),
+            },
         }),
         _ => Ok(takes),
     }

@@ -2,7 +2,7 @@
 //! size, from the driver otherwise.
 
 use super::{trim_ones, Kernel};
-use crate::error::{Error, InputFault, Internal, Result};
+use crate::error::{Error, InputFault, Internal, Result, Unsupported};
 use crate::ffi;
 use crate::program::{derived_geometry, ResolvedSize, SubGroupSize};
 use crate::range::Range;
@@ -118,11 +118,9 @@ impl SubGroupQueries<'_> {
         if unknown && derived_geometry(p.device(), 0, p.facts()) {
             return Err(Error::Unsupported {
                 device: p.device().to_string(),
-                what: format!("host sub-group queries for `{name}`"),
-                missing: "a required sub-group size clgroups can read (the kernel may have an \
-                          intel_reqd_sub_group_size that the driver ignores in \
-                          clGetKernelSubGroupInfo); ask inside the kernel"
-                    .into(),
+                what: Unsupported::HostSubGroupQueries {
+                    kernel: name.into(),
+                },
             });
         }
         Ok(())
@@ -135,8 +133,9 @@ impl SubGroupQueries<'_> {
         } else {
             Err(Error::Unsupported {
                 device: dev.to_string(),
-                what: format!("kernel sub-group queries for `{}`", self.kernel.name()),
-                missing: "cl_khr_subgroups (or OpenCL C feature __opencl_c_subgroups)".into(),
+                what: Unsupported::KernelSubGroupQueries {
+                    kernel: self.kernel.name().into(),
+                },
             })
         }
     }
@@ -316,8 +315,7 @@ impl SubGroupQueries<'_> {
             {
                 return Err(Error::Unsupported {
                     device: dev.to_string(),
-                    what: "CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL".into(),
-                    missing: "cl_intel_required_subgroup_size".into(),
+                    what: Unsupported::CompileSubGroupSize,
                 });
             }
             return first(self.driver(

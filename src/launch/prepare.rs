@@ -104,7 +104,7 @@ impl Launch<'_> {
         let device = DeviceFacts {
             limits: k.limits().clone(),
             address_bits: self.queue.device().limits().address_bits,
-            uniform_reason: uniform::reason(k),
+            barriers: k.program().device().group_uniform_reason(),
         };
         let request = Request {
             offset: self.offset,

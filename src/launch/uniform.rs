@@ -22,14 +22,6 @@ pub(crate) fn with_values(k: &Kernel, values: &[i128]) -> Vec<(IdCondition, i128
         .collect()
 }
 
-/// Why `k`'s device needs uniform branches around collectives, for messages.
-pub(crate) fn reason(k: &Kernel) -> &'static str {
-    k.program()
-        .device()
-        .group_uniform_reason()
-        .unwrap_or("sub-group collectives are work-group barriers here")
-}
-
 /// The value of the scalar argument a condition compares with.
 fn value(args: &[Arg], c: &IdCondition) -> Result<i128, Refusal> {
     let bytes = match args.get(c.param) {

@@ -28,6 +28,7 @@
 
 use super::partition::partition;
 use crate::range::Range;
+use std::fmt;
 
 /// How a launch over several devices runs a kernel as written (see the [module docs](self)).
 ///
@@ -48,39 +49,82 @@ pub enum RootFallback {
     },
 }
 
+/// Why a launch over several devices runs a kernel as written so ([`root_fallback`]);
+/// `Display` words it for the debug log.
+///
+/// ```
+/// use clgroups::plan::root_fallback::FallbackWhy;
+/// assert!(FallbackWhy::SplitSensitive.to_string().contains("get_global_size"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FallbackWhy {
+    /// Partitioned placement: each device holds only its chunks.
+    Partitioned,
+    /// The source asks for split-sensitive built-ins.
+    SplitSensitive,
+    /// Several devices that do not share the host's memory would write one buffer.
+    LossyWrites,
+    /// Shared placement and a source that never asks for whole-launch values.
+    Splittable,
+}
+
+impl fmt::Display for FallbackWhy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FallbackWhy::Partitioned => f.write_str(
+                "partitioned placement: each device holds only its chunks, which the kernel as \
+                 written would index as whole arrays; colored buffers are gathered on device 0",
+            ),
+            FallbackWhy::SplitSensitive => {
+                let words = crate::builtins::listed(crate::builtins::Flags::SPLIT);
+                write!(
+                    f,
+                    "the source asks for {words}, which would describe one device's part"
+                )
+            }
+            FallbackWhy::LossyWrites => f.write_str(
+                "a buffer would be written by several devices that do not share the host's memory",
+            ),
+            FallbackWhy::Splittable => f.write_str(
+                "shared placement and a source that never asks for whole-launch values: each \
+                 device runs its part at its global offset",
+            ),
+        }
+    }
+}
+
 /// The fallback for a launch in shared (`shared`) or partitioned placement, of a source that
 /// never asks for split-sensitive values (`splittable`, [`super::split::splittable`]), where
 /// `lossy_writes` says that several devices not sharing the host's memory would write one
 /// buffer. Returns the decision and why, for the debug log.
 ///
 /// ```
-/// use clgroups::plan::root_fallback::{root_fallback, RootFallback};
+/// use clgroups::plan::root_fallback::{root_fallback, FallbackWhy, RootFallback};
 /// // A grid-stride loop asks for get_global_size: the whole launch on device 0.
 /// let (how, why) = root_fallback(true, false, false);
 /// assert_eq!(how, RootFallback::OneDevice { gather: false });
-/// assert!(why.contains("get_global_size"));
+/// assert_eq!(why, FallbackWhy::SplitSensitive);
 /// ```
 pub fn root_fallback(
     shared: bool,
     splittable: bool,
     lossy_writes: bool,
-) -> (RootFallback, &'static str) {
+) -> (RootFallback, FallbackWhy) {
     match (shared, splittable, lossy_writes) {
         (false, _, _) => (
             RootFallback::OneDevice { gather: true },
-            "partitioned placement: each device holds only its chunks, which the kernel as \
-             written would index as whole arrays; colored buffers are gathered on device 0",
+            FallbackWhy::Partitioned,
         ),
-        (true, false, _) => (RootFallback::OneDevice { gather: false }, split_sensitive()),
+        (true, false, _) => (
+            RootFallback::OneDevice { gather: false },
+            FallbackWhy::SplitSensitive,
+        ),
         (true, true, true) => (
             RootFallback::OneDevice { gather: false },
-            "a buffer would be written by several devices that do not share the host's memory",
+            FallbackWhy::LossyWrites,
         ),
-        (true, true, false) => (
-            RootFallback::PerDevice,
-            "shared placement and a source that never asks for whole-launch values: each device \
-             runs its part at its global offset",
-        ),
+        (true, true, false) => (RootFallback::PerDevice, FallbackWhy::Splittable),
     }
 }
 
@@ -109,16 +153,6 @@ pub fn per_device_parts(
     (!small).then_some(parts)
 }
 
-/// Why a source that asks for split-sensitive built-ins runs on one device (the built-in
-/// table's list, written once).
-fn split_sensitive() -> &'static str {
-    static WHY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    WHY.get_or_init(|| {
-        let words = crate::builtins::listed(crate::builtins::Flags::SPLIT);
-        format!("the source asks for {words}, which would describe one device's part")
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,7 +163,7 @@ mod tests {
             for splittable in [false, true] {
                 for lossy in [false, true] {
                     let (how, why) = root_fallback(shared, splittable, lossy);
-                    assert!(!why.is_empty());
+                    assert!(!why.to_string().is_empty());
                     let per_device = shared && splittable && !lossy;
                     assert_eq!(how == RootFallback::PerDevice, per_device);
                     if !per_device {

@@ -23,6 +23,37 @@
 use crate::plan::gcd;
 use crate::plan::local_size::{tuned, Limits};
 use crate::range::Range;
+use std::fmt;
+
+/// Why a device's sub-group collectives are work-group barriers that every work-item of a
+/// work-group must reach ([`crate::Device::group_uniform_reason`]); `Display` words it.
+///
+/// ```
+/// use clgroups::plan::uniform_branch::GroupBarriers;
+/// assert!(GroupBarriers::PoclCpu.to_string().contains("PoCL"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GroupBarriers {
+    /// The `emulated` backend's sub-groups.
+    Emulated,
+    /// PoCL's native sub-group collectives on a CPU device.
+    PoclCpu,
+}
+
+impl fmt::Display for GroupBarriers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GroupBarriers::Emulated => {
+                "the emulated sub-groups are work-group barriers that every work-item must reach"
+            }
+            GroupBarriers::PoclCpu => {
+                "PoCL's native sub-group collectives on CPU devices are work-group barriers that \
+                 every work-item must reach"
+            }
+        })
+    }
+}
 
 /// A comparison of a global id (on the left) with a kernel argument `n`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use super::compile::build_cached;
 use super::told::{SizeRefusal, Told, Untold};
 use super::{polyfill, resolve, ProgramBuilder, ResolvedSize, SubGroupSize};
 use crate::device::{Device, ShuffleBackend};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Unsupported};
 use crate::ffi::ClProgram;
 use crate::plan::rounding::{RoundingConfig, RoundingMode};
 use crate::plan::uniform_branch::IdCondition;
@@ -174,9 +174,10 @@ impl KernelChoices {
     pub(super) fn refusal(&self, device: &Device, name: &str) -> Option<Error> {
         self.refused.as_ref().map(|why| Error::Unsupported {
             device: device.to_string(),
-            what: format!("kernel `{name}` ({why})"),
-            missing: "a sub-group size clgroups or the driver can read (intel_reqd_sub_group_size)"
-                .into(),
+            what: Unsupported::SubGroupSize {
+                kernel: name.into(),
+                why: Box::new(why.clone()),
+            },
         })
     }
 
@@ -278,14 +279,11 @@ pub(crate) fn derived_geometry(device: &Device, size: usize, facts: &SourceFacts
 pub(super) fn divergent_error(device: &Device, name: &str, why: &Obstacle) -> Error {
     Error::Unsupported {
         device: device.to_string(),
-        what: format!("kernel `{name}` ({why})"),
-        missing: format!(
-            "sub-group collectives that are not work-group barriers: {} (make the condition \
-             uniform, or compute the collective unconditionally)",
-            device
-                .group_uniform_reason()
-                .unwrap_or("they are work-group barriers")
-        ),
+        what: Unsupported::DivergentCollective {
+            kernel: name.into(),
+            why: Box::new(why.clone()),
+            barriers: device.group_uniform_reason(),
+        },
     }
 }
 

@@ -48,6 +48,7 @@ mod told;
 mod wrapped;
 
 pub use builder::ProgramBuilder;
+pub use told::{SizeRefusal, Untold};
 pub mod polyfill;
 
 pub use crate::plan::rounding::{RoundingConfig, RoundingMode, RoundingParams};

@@ -19,7 +19,8 @@ pub(crate) enum Told {
 
 /// Why the driver told nothing of a kernel's required sub-group size.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Untold {
+#[non_exhaustive]
+pub enum Untold {
     /// Not asked: the backend's driver applies the attribute itself, or nothing needed asking.
     NotAsked,
     /// The source spells `name` itself (or defines it): the probe could not tell its own
@@ -71,17 +72,23 @@ impl std::fmt::Display for Untold {
 /// Why a kernel is refused: its required sub-group size is neither read by clgroups nor told by
 /// the driver, on a backend that fixes the size when it compiles.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum SizeRefusal {
+#[non_exhaustive]
+pub enum SizeRefusal {
     /// The kernel's own attribute, which the scanner cannot read (`attribute`: what and where).
     Unread {
+        /// What the attribute is and where.
         attribute: Obstacle,
+        /// The backend.
         backend: ShuffleBackend,
+        /// Why the driver told nothing.
         driver: Untold,
     },
     /// The scanner did not find the kernel (made by a macro) in a source that writes the
     /// attribute where the scanner cannot tell which kernel it sizes.
     Unseen {
+        /// The backend.
         backend: ShuffleBackend,
+        /// Why the driver told nothing.
         driver: Untold,
     },
 }

@@ -238,7 +238,7 @@ impl RootKernel {
             .map(|k| DeviceFacts {
                 limits: k.limits().clone(),
                 address_bits: k.program().device().limits().address_bits,
-                uniform_reason: "",
+                barriers: None,
             })
             .collect();
         let constraints = self.constraints();

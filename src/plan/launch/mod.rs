@@ -14,7 +14,7 @@
 //! let limits = Limits { kind: DeviceKind::Gpu, max_work_group_size: 1024,
 //!     max_work_item_sizes: [1024, 1024, 64], preferred_multiple: 32, non_uniform: false };
 //! let kernel = KernelFacts::plain("sq", Constraints::new(limits.clone()));
-//! let device = DeviceFacts { limits, address_bits: 64, uniform_reason: "" };
+//! let device = DeviceFacts { limits, address_bits: 64, barriers: None };
 //! let request = Request::new(&kernel, std::slice::from_ref(&device), Range::d1(1_000_003), Shape::Plain);
 //! let p = plan(&request).unwrap();
 //! // A prime range: rounded up and guarded, the pieces covering it in whole work-groups.
@@ -34,7 +34,7 @@ pub use several::{split_pieces, spread, widened, Several};
 use super::local_size::Limits;
 use super::refusal::Refusal;
 use super::rounding::{RoundingConfig, RoundingPlan, Variant};
-use super::uniform_branch::IdCondition;
+use super::uniform_branch::{GroupBarriers, IdCondition};
 use super::work_group::{choose, Constraints, LocalSize};
 use crate::obstacle::Obstacle;
 use crate::range::Range;
@@ -96,8 +96,8 @@ pub struct DeviceFacts {
     pub limits: Limits,
     /// `CL_DEVICE_ADDRESS_BITS`.
     pub address_bits: u32,
-    /// Why its sub-group collectives must be uniform over work-groups (for messages).
-    pub uniform_reason: &'static str,
+    /// Why its sub-group collectives must be uniform over work-groups, where they must.
+    pub barriers: Option<GroupBarriers>,
 }
 
 /// How the user asked for the launch.

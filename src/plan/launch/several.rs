@@ -88,7 +88,7 @@ pub struct Several {
 /// let limits = Limits { kind: DeviceKind::Cpu, max_work_group_size: 4096,
 ///     max_work_item_sizes: [4096; 3], preferred_multiple: 8, non_uniform: false };
 /// let kernel = KernelFacts::plain("saxpy", Constraints::new(limits.clone()));
-/// let devices = vec![DeviceFacts { limits, address_bits: 64, uniform_reason: "" }; 2];
+/// let devices = vec![DeviceFacts { limits, address_bits: 64, barriers: None }; 2];
 /// let mut request = Request::new(&kernel, &devices, Range::d1(1 << 16), Shape::Plain);
 /// request.root = true;
 /// let split = plan(&request).unwrap();

@@ -306,7 +306,7 @@ pub(super) fn checked_local(
                 value: n,
                 local,
                 offset,
-                why: device.uniform_reason,
+                why: device.barriers,
             })));
         }
     }

@@ -13,7 +13,7 @@ fn device(limits: Limits) -> DeviceFacts {
     DeviceFacts {
         limits,
         address_bits: 64,
-        uniform_reason: "",
+        barriers: None,
     }
 }
 

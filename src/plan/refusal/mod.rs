@@ -418,6 +418,10 @@ impl fmt::Display for Refusal {
                     offset,
                     why,
                 } = &**split;
+                let why: &dyn fmt::Display = match why {
+                    Some(why) => why,
+                    None => &"sub-group collectives are work-group barriers here",
+                };
                 write!(
                     f,
                 "its sub-group collectives sit under {condition} (argument {param} = {value}), \

@@ -2,6 +2,7 @@
 //! launch over several devices ([`Breach`]), why a footprint does not split a launch
 //! ([`Unsplit`]), and an id condition that splits a work-group ([`GroupSplit`]).
 
+use crate::plan::uniform_branch::GroupBarriers;
 use crate::range::Range;
 use std::fmt;
 
@@ -19,8 +20,9 @@ pub struct GroupSplit {
     pub local: Range,
     /// The offset.
     pub offset: Range,
-    /// Why the device needs uniform collectives.
-    pub why: &'static str,
+    /// Why the device needs uniform collectives (`None`: its collectives are work-group
+    /// barriers for no reason clgroups names).
+    pub why: Option<GroupBarriers>,
 }
 
 /// How an argument breaks the contract of a launch over several devices.
