@@ -251,7 +251,7 @@ impl RootLaunch<'_> {
             "kernel `{}`: parts that keep their halos (argument, device, plan): {kept:?}",
             self.kernel.name()
         );
-        log::info!(
+        log::debug!(
             "kernel `{}` over {} devices: split by its footprints, arguments {arguments:?} \
              fetched and written back ({} bytes between devices, {} within each): the own-id \
              proof did not reach: {why}",

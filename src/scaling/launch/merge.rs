@@ -164,7 +164,7 @@ impl RootLaunch<'_> {
         };
         if busy.len() > 1 {
             let (replicated, merged) = (pick(Feed::Replicated), pick(Feed::Merged));
-            log::info!(
+            log::debug!(
                 "kernel `{}` over {} devices: merged (arguments {merged:?} copied whole and \
                  merged, {replicated:?} replicated): {}",
                 self.kernel.name(),

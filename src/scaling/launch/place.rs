@@ -171,15 +171,17 @@ impl RootLaunch<'_> {
                         // The runs copied in (`fill`, where the span is not fetched whole).
                         let span = per.get(d).copied().flatten();
                         let runs = f.fill.get(i).and_then(|r| r.get(d)?.as_deref());
-                        let fetched: Vec<(usize, usize)> = match (span, runs) {
-                            (Some((a, b)), Some(runs)) => (runs.iter())
-                                .map(|&(lo, hi)| (lo.max(a), hi.min(b)))
-                                .filter(|(x, y)| x < y)
-                                .collect(),
-                            (span, _) => span.into_iter().collect(),
+                        let (whole, clipped) = match (span, runs) {
+                            (Some(span), Some(runs)) => (None, Some((span, runs))),
+                            (span, _) => (span, None),
                         };
+                        let clipped = (clipped.into_iter())
+                            .flat_map(|((a, b), runs)| {
+                                runs.iter().map(move |&(lo, hi)| (lo.max(a), hi.min(b)))
+                            })
+                            .filter(|(x, y)| x < y);
                         let back = f.back[i].get(d).into_iter().flatten().flatten();
-                        for (a, b) in fetched.into_iter().chain(back.copied()) {
+                        for (a, b) in whole.into_iter().chain(clipped).chain(back.copied()) {
                             let own: usize = owned.iter().map(|&r| overlap(r, (a, b))).sum();
                             bytes += ((b - a) - own.min(b - a)) as u64 * es(i);
                         }

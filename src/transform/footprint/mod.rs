@@ -375,6 +375,15 @@ fn bounds(
 ) -> Option<(i128, i128)> {
     let at = |v: [u64; 3], d: u8| v.get(usize::from(d)).map(|&x| i128::from(x));
     let fixed = |x: i128| Some((x, x));
+    // A work-group's facts in dimension `d`: first id, size, base (offset) and local size.
+    let group = |d| {
+        Some((
+            at(p.first, d)?,
+            at(p.size, d)?,
+            at(p.base, d)?,
+            at(p.local, d)?,
+        ))
+    };
     match s {
         Sym::GlobalId(d) => {
             let (f, n) = (at(p.first, d)?, at(p.size, d)?);
@@ -382,12 +391,7 @@ fn bounds(
         }
         // Within one work-group (a row of a part), only the ids it spans.
         Sym::LocalId(d) => {
-            let (f, n, b, l) = (
-                at(p.first, d)?,
-                at(p.size, d)?,
-                at(p.base, d)?,
-                at(p.local, d)?,
-            );
+            let (f, n, b, l) = group(d)?;
             let (a, z) = (f - b, f - b + n - 1);
             match l > 0 && a / l == z / l {
                 true => Some((a % l, z % l)),
@@ -395,12 +399,7 @@ fn bounds(
             }
         }
         Sym::GroupId(d) => {
-            let (f, n, b, l) = (
-                at(p.first, d)?,
-                at(p.size, d)?,
-                at(p.base, d)?,
-                at(p.local, d)?,
-            );
+            let (f, n, b, l) = group(d)?;
             (l > 0).then(|| ((f - b) / l, (f - b + n - 1) / l))
         }
         Sym::GlobalSize(d) => fixed(at(p.global, d)?),
