@@ -1,7 +1,7 @@
 //! The integer expression of an `#if`/`#elif` (see [`super`]): tokens, macro expansion and
 //! C's preprocessor arithmetic on 64-bit signed and unsigned values.
 
-use super::super::lex::is_word_char;
+use super::super::lex::{Kind, Lexer, LineIndex};
 use super::{Def, PpState, Undecided};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,42 +26,39 @@ const OPS: [&str; 25] = [
 const BUDGET: usize = 20_000;
 const DEPTH: usize = 200;
 
+/// The tokens of `text`, lexed by the crate's lexer ([`Lexer`]); adjacent punctuation
+/// joins into the longest operator. A malformed text (an unterminated comment or literal)
+/// is one bad token.
 fn tokens(text: &str) -> Vec<Tok> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_whitespace() {
-            i += 1;
-        } else if c.is_ascii_alphabetic() || c == b'_' {
-            let s = i;
-            while i < b.len() && is_word_char(b[i] as char) {
-                i += 1;
-            }
-            out.push(Tok::Ident(text[s..i].to_string()));
-        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
-        {
-            let s = i;
-            while i < b.len() && (is_word_char(b[i] as char) || b[i] == b'.') {
-                let exp = matches!(b[i], b'e' | b'E' | b'p' | b'P');
-                i += 1;
-                if exp && i < b.len() && matches!(b[i], b'+' | b'-') {
-                    i += 1;
+    let lines = LineIndex::new(text);
+    let mut lexer = Lexer::new(text, &lines);
+    if lexer.run(false).is_err() {
+        return vec![Tok::Bad];
+    }
+    let mut out = Vec::with_capacity(lexer.tokens.len());
+    let mut toks = lexer.tokens.iter();
+    while let Some(t) = toks.next() {
+        let word = &text[t.span.clone()];
+        out.push(match t.kind {
+            Kind::Ident if word.is_ascii() => Tok::Ident(word.to_string()),
+            Kind::Number => number(word),
+            Kind::Literal => match word.strip_prefix('\'').and_then(|w| w.strip_suffix('\'')) {
+                Some(body) => character(body),
+                None => Tok::Bad,
+            },
+            // No operator holds a comment's `/` or a space: its other bytes are the next
+            // punctuation tokens.
+            Kind::Punct => match OPS.iter().find(|op| text[t.span.start..].starts_with(*op)) {
+                Some(op) => {
+                    for _ in 1..op.len() {
+                        toks.next();
+                    }
+                    Tok::Op(op)
                 }
-            }
-            out.push(number(&text[s..i]));
-        } else if c == b'\'' {
-            let end = text[i + 1..].find('\'').map(|e| i + 1 + e);
-            out.push(end.map_or(Tok::Bad, |e| character(&text[i + 1..e])));
-            i = end.map_or(b.len(), |e| e + 1);
-        } else if let Some(op) = OPS.iter().find(|op| text[i..].starts_with(*op)) {
-            out.push(Tok::Op(op));
-            i += op.len();
-        } else {
-            out.push(Tok::Bad);
-            i += text[i..].chars().next().map_or(1, char::len_utf8);
-        }
+                None => Tok::Bad,
+            },
+            Kind::Ident => Tok::Bad,
+        });
     }
     out
 }
