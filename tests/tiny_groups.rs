@@ -238,46 +238,115 @@ mod root {
     }
 }
 
-/// A kernel the emulated backend refuses (a collective under a local-id condition) has no
-/// emulated build: on PoCL's native sub-groups its work-groups of two stay refused, typed,
-/// before anything runs.
+/// A kernel made by macros that write its keyword and name apart from its parameters: the
+/// emulated backend cannot give it the hidden scratch parameter (a typed `Unsupported`), so
+/// it has no emulated build, while native sub-groups run it.
+const NO_EMULATED: &str = "#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n\
+    #define KERNEL_HEAD(name) kernel void name\n\
+    #define SIGNATURE (global uint *o)\n\
+    #define MAKE(name) KERNEL_HEAD(name) SIGNATURE { o[get_global_id(0)] = sub_group_reduce_add(1u); }\n\
+    MAKE(hidden)\n";
+
+#[cfg(feature = "scaling")]
+/// A root-device launch in work-groups of two of a kernel without an emulated build (issue
+/// 38): on PoCL's native sub-groups each device's part is refused, typed (work-groups too
+/// small for the native collectives), before anything runs; elsewhere it runs.
+#[test]
+fn root_launches_of_kernels_without_an_emulated_build_stay_refused() {
+    use clgroups::plan::Refusal;
+    use clgroups::scaling::ColoredBuffer;
+    let _ = env_logger::builder().is_test(true).try_init();
+    for root in common::roots("tiny_groups") {
+        let d = root.devices()[0].clone();
+        let p = root.program(NO_EMULATED).unwrap();
+        let k = match p.kernel("hidden") {
+            Err(e @ Error::Unsupported { .. }) => {
+                println!("refused when made on {d}: {e}");
+                continue;
+            }
+            Err(e) => panic!("{e}"),
+            Ok(k) => k,
+        };
+        let native_pocl = d.identity().implementation == Implementation::Pocl
+            && d.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated;
+        let global = Range::d1(2 * root.len());
+        let mut o = ColoredBuffer::from_slice(&root, &vec![u32::POISON; global.len()]).unwrap();
+        // SAFETY: work-item g writes o[g], g < global.len().
+        let launched = unsafe {
+            k.launch()
+                .arg(&mut o)
+                .nd_range(global, LocalSize::Exact(Range::d1(2)))
+        };
+        if !native_pocl {
+            launched.and_then(|e| e.wait()).unwrap();
+            assert_eq!(o.read().unwrap(), vec![2; global.len()], "{d}");
+            println!("{d}: ran (work-groups of two run natively here)");
+            continue;
+        }
+        let e = launched.map(|_| ()).unwrap_err();
+        let Error::InvalidLaunch { reason, .. } = &e else {
+            panic!("{d}: not a launch refusal: {e}");
+        };
+        assert!(
+            matches!(**reason, Refusal::GroupTooSmall { .. }),
+            "{d}: {e}"
+        );
+        assert!(e.to_string().contains("hidden"), "{e}");
+        assert_eq!(
+            o.read().unwrap(),
+            vec![u32::POISON; global.len()],
+            "nothing ran"
+        );
+        println!("{d} ({:?}): refused: {e}", root.placement());
+    }
+}
+
+/// Kernels the emulated backend refuses (a collective under a local-id condition; a
+/// parameter list it cannot reach, [`NO_EMULATED`]) have no emulated build: on PoCL's native
+/// sub-groups their work-groups of two stay refused, typed, before anything runs.
 #[test]
 fn kernels_without_an_emulated_build_stay_refused() {
     let _ = env_logger::builder().is_test(true).try_init();
     let q = common::queue();
     let d = q.device();
-    let src = "#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n\
+    let divergent = "#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n\
         kernel void divergent(global uint *o) {\n\
             uint v = 0;\n\
             if (get_local_id(0) == 0) v = sub_group_reduce_add(1u);\n\
             o[get_global_id(0)] = v;\n\
         }";
-    let p = Program::from_source(&q, src).unwrap();
-    let k = match p.kernel("divergent") {
-        Err(e @ Error::Unsupported { .. }) => return println!("refused when made on {d}: {e}"),
-        Err(e) => panic!("{e}"),
-        Ok(k) => k,
-    };
-    let native_pocl = d.identity().implementation == Implementation::Pocl
-        && d.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated;
-    if !native_pocl {
-        return println!("{d}: made (work-groups of two run natively here)");
+    for (name, src) in [("divergent", divergent), ("hidden", NO_EMULATED)] {
+        let p = Program::from_source(&q, src).unwrap();
+        let k = match p.kernel(name) {
+            Err(e @ Error::Unsupported { .. }) => {
+                println!("refused when made on {d}: {e}");
+                continue;
+            }
+            Err(e) => panic!("{e}"),
+            Ok(k) => k,
+        };
+        let native_pocl = d.identity().implementation == Implementation::Pocl
+            && d.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated;
+        if !native_pocl {
+            println!("{d}: {name} made (work-groups of two run natively here)");
+            continue;
+        }
+        let mut o = Buffer::<u32>::new(q.context(), 2).unwrap();
+        o.fill(&q, u32::POISON).unwrap();
+        // SAFETY: refused before anything is enqueued; it would write o[0..2].
+        let e = unsafe {
+            k.launch()
+                .arg(&o)
+                .nd_range(Range::d1(2), LocalSize::Exact(Range::d1(2)))
+        }
+        .unwrap_err();
+        assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains(name) && text.contains("__pocl_work_group_alloca"),
+            "{e}"
+        );
+        assert_eq!(o.read(&q).unwrap(), [u32::POISON; 2], "nothing ran");
+        println!("{d}: refused as before: {e}");
     }
-    let mut o = Buffer::<u32>::new(q.context(), 2).unwrap();
-    o.fill(&q, u32::POISON).unwrap();
-    // SAFETY: refused before anything is enqueued; it would write o[0..2].
-    let e = unsafe {
-        k.launch()
-            .arg(&o)
-            .nd_range(Range::d1(2), LocalSize::Exact(Range::d1(2)))
-    }
-    .unwrap_err();
-    assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
-    let text = e.to_string();
-    assert!(
-        text.contains("divergent") && text.contains("__pocl_work_group_alloca"),
-        "{e}"
-    );
-    assert_eq!(o.read(&q).unwrap(), [u32::POISON; 2], "nothing ran");
-    println!("{d}: refused as before: {e}");
 }
