@@ -410,9 +410,9 @@ fn kernels_are_right_without_declarations() {
     );
 }
 
-fn one_device_reason(root: &RootDevice, c: &Case) -> String {
+fn one_device_reason(root: &RootDevice, c: &Case) -> Refusal {
     match check(root, c) {
-        Spread::OneDevice(why) => why.to_string(),
+        Spread::OneDevice(why) => why,
         other => panic!("{}: want one device, got {other:?}", c.kernel),
     }
 }
@@ -431,17 +431,23 @@ fn each_fallback_reason() {
         d1(L),
         vec![Buf(D::U(uints(N, 60, 1000))), Buf(D::U(vec![0; 16])), U(16)],
     );
-    assert!(one_device_reason(&root, &hist).contains("atomics"));
+    let why = one_device_reason(&root, &hist);
+    assert!(matches!(why, Refusal::Atomics(_)), "{why}");
+    assert!(why.to_string().contains("atomics"));
     let sum = Case::nd(
         "atomic_sum",
         d1(N),
         d1(L),
         vec![Plain(D::I(vec![0])), Buf(D::I(ints(N, 61)))],
     );
-    assert!(one_device_reason(&root, &sum).contains("atomics"));
+    let why = one_device_reason(&root, &sum);
+    assert!(matches!(why, Refusal::Atomics(_)), "{why}");
+    assert!(why.to_string().contains("atomics"));
     // A helper asking for the global size cannot see the whole launch.
     let helper = Case::nd("via_helper", d1(N), d1(L), vec![Buf(D::I(vec![0; N]))]);
-    assert!(one_device_reason(&root, &helper).contains("calls `total`"));
+    let why = one_device_reason(&root, &helper);
+    assert!(matches!(why, Refusal::WholeValues(_)), "{why}");
+    assert!(why.to_string().contains("calls `total`"));
     // Two devices changing one element differently (a race): run again on one device.
     let c = Case::nd(
         "last_writer",
