@@ -19,6 +19,7 @@ use common::Poison;
 
 use clgroups::device::{GroupBarriers, ShuffleBackend};
 use clgroups::error::Unsupported;
+use clgroups::plan::Refusal;
 use clgroups::{Buffer, Error, LocalSize, Program, Queue, Range};
 
 /// The kernels, `REDUCE` standing for the collective (`sg_reduce_add`, `sub_group_reduce_add`).
@@ -187,6 +188,16 @@ fn table(api: &str) {
                     }
                     Err(e @ Error::InvalidLaunch { .. }) if barriers && !uniform => {
                         let text = e.to_string();
+                        let Error::InvalidLaunch { reason, .. } = &e else {
+                            unreachable!()
+                        };
+                        assert!(
+                            matches!(
+                                **reason,
+                                Refusal::SplitsGroup(_) | Refusal::UniformTooSmall { .. }
+                            ),
+                            "{what}: {text}"
+                        );
                         let why =
                             text.contains("work-group barriers") || text.contains("abort PoCL");
                         assert!(why, "{what}: {text}");
