@@ -1,5 +1,5 @@
 //! The heat stencil written by hand for several devices, as a user would without clgroups'
-//! scaling: raw opencl3 on the root device's context, one queue, one kernel object and two
+//! scaling: raw opencl3 on the root device's context, one queue, program, kernel object and two
 //! whole grids per device; device d updates its band of rows (a global offset), then copies the
 //! rows next to its band from its neighbours' new grids (`clEnqueueCopyBuffer` between buffers
 //! of two devices, each copy waiting for the neighbour's kernel); the next step waits for every
@@ -60,11 +60,15 @@ struct ByHand<'a> {
 impl<'a> ByHand<'a> {
     fn new(b: &'a Bench<'a>, side: usize, start: &[f32]) -> Res<Self> {
         let ctx = b.root.context().as_opencl3();
-        let program = Program::create_and_build_from_source(ctx, SOURCE, "")?;
         let devices = b.root.len();
         let mut grids = Vec::with_capacity(devices);
         let mut kernels = Vec::with_capacity(devices);
-        for q in b.root.queues() {
+        for (d, q) in b.root.queues().iter().enumerate() {
+            // A program per device, told apart by a define: PoCL before 6 shares one loaded
+            // kernel between equal builds and aborts when two devices run it at once at
+            // different offsets (docs/devices.md; clgroups does the same for its programs).
+            let options = format!("-D BY_HAND_DEVICE={d}");
+            let program = Program::create_and_build_from_source(ctx, SOURCE, &options)?;
             let mut pair = Vec::with_capacity(2);
             for _ in 0..2 {
                 // SAFETY: no host pointer: OpenCL allocates side * side floats.

@@ -376,6 +376,14 @@ fn build(
         sub_groups.effective.sub_group_sizes
     );
     let compiles_alone = super::compiles_alone(&platform_words, kind, &identity);
+    let at = (platform_index, device_index);
+    let binary_tag = super::binary_tag(&platform_words, kind, &identity, at, sub_device.is_some());
+    if let Some(tag) = &binary_tag {
+        log::debug!(
+            "{ctx}: PoCL before 6 shares loaded kernels between devices \
+             (pocl_release_dlhandle_cache): its programs are built with -D{tag}"
+        );
+    }
     Ok(Device {
         inner: Arc::new(DeviceInner {
             platform_index,
@@ -388,6 +396,7 @@ fn build(
             sub_device,
             identity,
             compiles_alone,
+            binary_tag,
             limits,
             sub_groups,
         }),

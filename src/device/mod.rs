@@ -112,6 +112,8 @@ struct DeviceInner {
     identity: Identity,
     /// [`compiles_alone`] of the above, decided once at discovery (launches ask it).
     compiles_alone: bool,
+    /// [`binary_tag`] of the above (programs built on the device define it).
+    binary_tag: Option<String>,
     limits: DeviceLimits,
     sub_groups: SubGroupCapabilities,
 }
@@ -207,6 +209,12 @@ impl Device {
     #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn compiles_alone(&self) -> bool {
         self.inner.compiles_alone
+    }
+
+    /// The define every program built on this device gets, where the driver would otherwise
+    /// share its loaded kernels between devices (PoCL before 6 on CPUs, see [`binary_tag`]).
+    pub(crate) fn binary_tag(&self) -> Option<&str> {
+        self.inner.binary_tag.as_deref()
     }
 
     /// Work-group limits and memory facts.
@@ -375,6 +383,7 @@ impl Device {
                 sub_device: i.sub_device.clone(),
                 identity: i.identity.clone(),
                 compiles_alone: i.compiles_alone,
+                binary_tag: i.binary_tag.clone(),
                 limits: i.limits.clone(),
                 sub_groups,
             }),
@@ -432,20 +441,44 @@ impl fmt::Debug for Device {
 /// pass") or crashed in LLVM's pass manager (docs/devices.md). Launches over several such
 /// devices then run one device's part after another's (pure).
 pub(crate) fn compiles_alone(platform_words: &str, kind: DeviceKind, identity: &Identity) -> bool {
-    // The first "pocl " followed by a version ("the pocl project" precedes it).
-    let pocl_major = platform_words.match_indices("pocl ").find_map(|(i, m)| {
+    local_pocl_cpu(identity, kind) && pocl_major(platform_words).is_some_and(|m| m < 4)
+}
+
+/// The define that gives a device of PoCL before 6 (on CPUs, not through PoCL-R) programs of
+/// its own, `device` its (platform, device) indices: PoCL keeps one process-wide cache of
+/// loaded work-group functions, keyed by the program's build hash (source and options, not the
+/// device), and before 6.0 a finished command releases the first entry of its kernel and local
+/// size, not the one it took, so one kernel in flight on two devices at once (different global
+/// offsets or grid widths) aborts in `pocl_release_dlhandle_cache` (`ref_count > 0`, where
+/// asserts are on) or miscounts (docs/devices.md). Programs built with this define on each
+/// device share no entry between devices; `None` elsewhere (pure).
+pub(crate) fn binary_tag(
+    platform_words: &str,
+    kind: DeviceKind,
+    identity: &Identity,
+    (platform, device): (usize, usize),
+    sub_device: bool,
+) -> Option<String> {
+    let affected = local_pocl_cpu(identity, kind) && pocl_major(platform_words)? < 6;
+    let sub = if sub_device { "SUB_" } else { "" };
+    affected.then(|| format!("__CLG_POCL_{sub}DEVICE_{platform}_{device}"))
+}
+
+fn local_pocl_cpu(identity: &Identity, kind: DeviceKind) -> bool {
+    identity.implementation == Implementation::Pocl && !identity.remote && kind == DeviceKind::Cpu
+}
+
+/// The major version after the first "pocl " followed by one ("the pocl project" precedes it).
+fn pocl_major(platform_words: &str) -> Option<u32> {
+    platform_words.match_indices("pocl ").find_map(|(i, m)| {
         let (major, rest) = platform_words[i + m.len()..].split_once('.')?;
         major.parse::<u32>().ok().filter(|_| !rest.is_empty())
-    });
-    identity.implementation == Implementation::Pocl
-        && !identity.remote
-        && kind == DeviceKind::Cpu
-        && pocl_major.is_some_and(|m| m < 4)
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{compiles_alone, Identity};
+    use super::{binary_tag, compiles_alone, Identity};
 
     #[test]
     fn pocl_before_4_compiles_alone_on_cpus() {
@@ -471,6 +504,42 @@ mod tests {
             DeviceKind::Cpu,
             &nvidia
         ));
+    }
+
+    #[test]
+    fn pocl_before_6_tags_programs_per_device_on_cpus() {
+        let words = |v: &str| {
+            format!("portable computing language the pocl project opencl 3.0 pocl {v}  linux, none+asserts")
+        };
+        let pocl = Identity::from_device_info("The pocl project", "OpenCL 3.0 PoCL HSTR: pthread");
+        let remote = Identity::from_device_info(
+            "The pocl project",
+            "OpenCL 3.0 PoCL HSTR: pthread HSTR: pocl-remote: 127.0.0.1",
+        );
+        let cpu = DeviceKind::Cpu;
+        let tag = |v: &str, id: &Identity, kind, at, sub| binary_tag(&words(v), kind, id, at, sub);
+        // Ubuntu 24.04's PoCL 5.0 (asserts on: it aborts) and Debian 12's 3.1.
+        let five = tag("5.0+debian", &pocl, cpu, (0, 1), false);
+        assert_eq!(five.as_deref(), Some("__CLG_POCL_DEVICE_0_1"));
+        let sub = tag("3.1+debian", &pocl, cpu, (0, 1), true);
+        assert_eq!(sub.as_deref(), Some("__CLG_POCL_SUB_DEVICE_0_1"));
+        assert_ne!(tag("5.0", &pocl, cpu, (0, 0), false), five);
+        // Fixed in 6.0 (c9ac4c0c3); GPU drivers and PoCL-R's client have no such cache.
+        assert_eq!(tag("6.0+debian", &pocl, cpu, (0, 1), false), None);
+        assert_eq!(tag("7.2-rc1", &pocl, cpu, (0, 1), false), None);
+        assert_eq!(tag("5.0", &pocl, DeviceKind::Gpu, (0, 1), false), None);
+        assert_eq!(tag("5.0", &remote, cpu, (0, 1), false), None);
+        let nvidia = Identity::from_device_info("NVIDIA Corporation", "OpenCL 3.0 CUDA");
+        assert_eq!(
+            binary_tag(
+                "nvidia cuda opencl 3.0 cuda 13.0",
+                cpu,
+                &nvidia,
+                (1, 0),
+                false
+            ),
+            None
+        );
     }
 
     use super::{group_barrier_reason, DeviceKind, ShuffleBackend};

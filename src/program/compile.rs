@@ -10,7 +10,14 @@ use std::sync::Arc;
 /// Builds (or finds in the cache) `text` for the queue's device.
 pub(super) fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<Arc<ClProgram>> {
     let device = queue.device();
-    let options = format!("{options} -cl-kernel-arg-info").trim().to_string();
+    // A device of PoCL before 6 gets programs of its own (`Device::binary_tag`).
+    let tag = device
+        .binary_tag()
+        .map(|t| format!(" -D{t}"))
+        .unwrap_or_default();
+    let options = format!("{options} -cl-kernel-arg-info{tag}")
+        .trim()
+        .to_string();
     let key = (device.id() as usize, text.to_string(), options.clone());
     if let Some(p) = queue.context().programs().get(&key) {
         log::debug!("program cache hit on {device}");
