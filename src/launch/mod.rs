@@ -184,6 +184,17 @@ impl<'a> Launch<'a> {
         self
     }
 
+    /// Appends arguments built by clgroups itself, as [`Launch::raw_arg`] does one by one (the
+    /// vector is taken as it is where the launch has none yet).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    pub(crate) fn raw_args(mut self, args: Vec<Arg>) -> Self {
+        match self.args.is_empty() {
+            true => self.args = args,
+            false => self.args.extend(args),
+        }
+        self
+    }
+
     /// A global offset (OpenCL order) for ND-range launches.
     ///
     /// ```

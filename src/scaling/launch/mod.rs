@@ -291,12 +291,15 @@ impl<'a> RootLaunch<'a> {
         };
         self.kernel.choose(key, self.keeps(&plan, priced.as_ref()));
         let choice = priced.as_ref().map(|p| p.choice);
+        if !matches!(choice, Some(Choice::OneDevice(_))) {
+            // Buffers a launch left whole on one device move back to their parts first (not
+            // timed: a sample of the split is the split's own time).
+            self.settle_all()?;
+        }
         self.timed(&shape, priced, || match choice {
             // SAFETY: the caller's contract, for the same launch, on one device.
             Some(Choice::OneDevice(d)) => unsafe { self.resident(&shape, d, plan) },
             _ => {
-                // Buffers a launch left whole on one device move back to their parts first.
-                self.settle_all()?;
                 self.mark_written();
                 // SAFETY: the caller's contract, for the same launch; `decide` accepted the
                 // split's arguments, or chose copies of those it did not.

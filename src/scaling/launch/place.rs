@@ -87,6 +87,7 @@ impl RootLaunch<'_> {
             link,
             depth: self.depths(s, decision, partition),
             last: figures.last,
+            resample: figures.resample,
         };
         if let Decision::OneDevice(why) = decision {
             let level = match figures.last {
@@ -306,14 +307,21 @@ impl RootLaunch<'_> {
     /// pricing: the cost model chose it from warm figures (not forced, not strict: strict
     /// mode still refuses what the contract does not split) and every colored argument is
     /// held whole there already (moved by a launch of the shape; nothing to move, and one
-    /// device is always right). Pricing again would choose it again: its figures do not
-    /// change once warm, and moving nothing is the least the one-device option can cost.
+    /// device is always right), and no re-sample of the split is due ([`Resample::due`](crate::plan::cost::Resample::due)).
+    /// Pricing again would choose it again: its figures do not change once warm (but by a
+    /// re-sample), and moving nothing is the least the one-device option can cost.
     fn stays_whole(&self, key: &ShapeKey) -> Option<Chosen> {
         let k = self.kernel;
         if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
             return None;
         }
         let chosen = k.stays(key)?;
+        // A re-sample of the other option is due: the launch is priced again, which runs it.
+        let figures = (k.figures.lock()).unwrap_or_else(|p| p.into_inner());
+        if (figures.get(&(key.1, key.2))).is_some_and(|f| f.resample.due(&chosen.priced)) {
+            return None;
+        }
+        drop(figures);
         let whole = |v: &Value| match v {
             Value::Colored(c) => c.residence.as_ref().and_then(|r| r.holder()),
             Value::Plain(_) => Some((chosen.device, false)),
