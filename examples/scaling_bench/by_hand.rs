@@ -40,6 +40,7 @@ pub fn heat(b: &Bench, side: usize, iters: usize, runs: usize) -> Res<Row> {
         spread: format!("by hand over {devices} devices"),
         priced: "not priced (no clgroups launch)".into(),
         choice: format!("by hand over {devices} devices"),
+        measuring: false,
         moved,
     };
     Ok((

@@ -82,7 +82,7 @@ struct Args {
     #[arg(long)]
     table: bool,
     /// Seconds of timed rounds over the whole `--table` (each row its share).
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, default_value_t = 80.0)]
     budget: f64,
     /// Internal (`--table`): run `--only`'s workload at the table's sizes, print its rows.
     #[arg(long, hide = true)]
@@ -130,6 +130,8 @@ struct Last {
     priced: String,
     /// The choice and why (or the spread where not priced).
     choice: String,
+    /// Whether the cost model was measuring (or re-sampling) an option.
+    measuring: bool,
     moved: u64,
 }
 
@@ -158,10 +160,12 @@ impl Bench<'_> {
             Some(p) => format!("{} ({})", p.choice, p.why),
             None => format!("{:?}", ev.spread()),
         };
+        let measuring = ev.priced().is_some_and(|p| p.measure);
         *self.last.borrow_mut() = Last {
             spread: format!("{:?}", ev.spread()),
             priced,
             choice,
+            measuring,
             moved,
         };
     }

@@ -14,8 +14,11 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Root launches run before timing (the model needs 11 to sample both options of a shape).
+/// Root launches run before timing at most (the model needs 11 to sample both options of a
+/// shape of cheap launches, 7 of others).
 pub const WARM: usize = 16;
+/// Timed rounds per row at most (fewer where they take more than the row's budget).
+const RUNS: usize = 101;
 
 /// The table's workloads, each with its sizes (elements, or the side of a square grid),
 /// largest first.
@@ -34,15 +37,20 @@ fn plan() -> Vec<(&'static str, Vec<usize>)> {
 
 impl Bench<'_> {
     /// Median times of `cases` (one device, then the root device) over interleaved rounds of
-    /// `per_round` root launches each: warm-up rounds until [`WARM`] launches (two at least),
+    /// `per_round` root launches each: warm-up rounds (two at least) until the cost model no
+    /// longer measures (where the root launches say: [`Bench::note`]) or [`WARM`] launches,
     /// then `runs` rounds, or as many as fit in the row's budget (3 at least).
     pub fn rounds(&self, runs: usize, per_round: usize, cases: &mut [Run]) -> Res<Vec<Duration>> {
         let warm = WARM.div_ceil(per_round.max(1)).max(2);
         let mut round = Duration::ZERO;
-        for _ in 0..warm {
+        self.last.borrow_mut().measuring = true;
+        for i in 0..warm {
             let t = Instant::now();
             cases.iter_mut().try_for_each(|run| run())?;
             round = t.elapsed();
+            if i >= 1 && !self.last.borrow().measuring {
+                break;
+            }
         }
         let runs = match self.budget {
             Some(b) => ((b.as_secs_f64() / round.as_secs_f64().max(1e-9)) as usize).clamp(3, runs),
@@ -126,7 +134,7 @@ pub fn parent(args: &Args, iters: usize) -> Res<()> {
         for attempt in 0..2 {
             let out = Command::new(&exe)
                 .args(["--child", "--only", workload, "--iters", &iters.to_string()])
-                .args(["--runs", &args.runs.to_string()])
+                .args(["--runs", &args.runs.max(RUNS).to_string()])
                 .args(["--row-budget", &per_row.to_string()])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())

@@ -24,6 +24,7 @@ mod merge;
 mod order;
 mod place;
 mod terms;
+mod written;
 
 pub(super) use execute::sub_launch;
 

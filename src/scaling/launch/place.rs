@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 impl RootLaunch<'_> {
-    fn queues(&self) -> Vec<&Queue> {
+    pub(super) fn queues(&self) -> Vec<&Queue> {
         (self.kernel.kernels.iter())
             .map(|k| k.program().queue())
             .collect()
@@ -298,8 +298,15 @@ impl RootLaunch<'_> {
     /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
     pub(super) unsafe fn stay(&self, s: &Shape3, key: &ShapeKey) -> Option<Result<MultiEvent>> {
         let chosen = self.stays_whole(key)?;
-        // SAFETY: the caller's contract, on one device.
-        let ran = || unsafe { self.resident(s, chosen.device, chosen.partition) };
+        let d = chosen.device;
+        // SAFETY: the caller's contract, on one device: the kernel as written where that is
+        // the same launch, else its partitioned variant over the whole range.
+        let ran = || unsafe {
+            match self.as_written(s, d, chosen.partition) {
+                Ok(ran) => ran,
+                Err(partition) => self.resident(s, d, partition),
+            }
+        };
         Some(self.timed(s, Some(chosen.priced), ran))
     }
 
