@@ -72,7 +72,7 @@ pub use crate::event::Event;
 pub use crate::plan::rounding::ROUNDING_SLACK;
 pub use crate::plan::work_group::LocalSize;
 pub use crate::plan::{Breach, GroupSplit, Refusal, Unsplit};
-pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
+pub use args::{check as check_args, Arg, KernelArg, Local, Mem, ScalarBytes};
 pub(crate) use prepare::Prepared;
 pub use wrong_argument::{Expected, WrongArgument};
 
