@@ -75,7 +75,7 @@ impl RootLaunch<'_> {
                     let plan = self
                         .kernel
                         .plan(global, PlanShape::NdRange(local), self.offset)?;
-                    self.run(plan)
+                    self.run(plan, false)
                 }
                 (RootFallback::PerDevice, Shape::Plain) => self.per_device_range(global),
                 (RootFallback::OneDevice { gather }, shape) => {

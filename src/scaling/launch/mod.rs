@@ -207,7 +207,7 @@ impl<'a> RootLaunch<'a> {
             .kernel
             .plan(global, PlanShape::NdRange(local), self.offset)?;
         // SAFETY: the caller's contract, for the same range.
-        unsafe { self.run(plan) }
+        unsafe { self.run(plan, false) }
     }
 
     /// Enqueues over a plain range, like [`crate::launch::Launch::range`]: the range is
@@ -241,16 +241,16 @@ impl<'a> RootLaunch<'a> {
         }
         let plan = self.kernel.plan(user, PlanShape::Plain, self.offset)?;
         // SAFETY: the caller's contract for `user`; the rounded work-items are guarded.
-        unsafe { self.run(plan) }
+        unsafe { self.run(plan, true) }
     }
 
     /// Launches `plan` (the `user` range, or a rounded range containing it, in work-groups
-    /// split over the devices); the kernel sees `user`.
+    /// split over the devices; `plain`: asked as a plain range); the kernel sees `user`.
     ///
     /// # Safety
     ///
     /// The contract of [`RootLaunch::nd_range`] for the work-items of `plan.user`.
-    unsafe fn run(self, plan: Plan) -> Result<MultiEvent> {
+    unsafe fn run(self, plan: Plan, plain: bool) -> Result<MultiEvent> {
         let (user, global) = (plan.user, plan.launch);
         let (Some(local), Some(split)) = (plan.local, plan.partition.as_ref()) else {
             return Err(self.kernel.refused(global, None, Refusal::NoPartition));
@@ -266,6 +266,7 @@ impl<'a> RootLaunch<'a> {
             global,
             local,
             base,
+            plain,
         };
         let key = (user, global, local, base);
         // SAFETY: the caller's contract, for the same launch.

@@ -1,6 +1,6 @@
 //! A launch kept whole on one device by the cost model, run as a single-device launch of the
-//! kernel as written: the same work-items, offset and local size, with the whole buffers there
-//! in place of the colored ones. The partitioned variant takes twice as many arguments (the
+//! kernel as written: the same work-items and offset (a plain range as one device runs it, an
+//! ND-range in its work-groups), with the whole buffers there in place of the colored ones. The partitioned variant takes twice as many arguments (the
 //! origins and the whole launch's size), which the driver sets and copies at every launch.
 
 use super::super::arg::Value;
@@ -16,8 +16,8 @@ impl RootLaunch<'_> {
     /// The launch `s` run whole on device `d` as the kernel is written, where that is the
     /// same launch as the partitioned variant over the whole range: every colored argument
     /// held whole on `d` already, no plain buffer (a part of an earlier launch on another
-    /// queue may still use it), a range that is not rounded (the variant guards the rounded
-    /// work-items) and no checked build; else `partition` back. On devices that compile alone, the
+    /// queue may still use it) and no checked build; a plain range runs as one device runs it
+    /// (`Launch::range`), an ND-range in its work-groups; else `partition` back. On devices that compile alone, the
     /// kernel's first run on `d` runs by itself (every queue finished first, then waited for).
     ///
     /// # Safety
@@ -48,7 +48,7 @@ impl RootLaunch<'_> {
     /// same launch ([`RootLaunch::as_written`]).
     fn written_args(&self, s: &Shape3, d: usize) -> Option<Vec<Arg>> {
         let k = self.kernel;
-        if s.user != s.global || k.checked || k.rewrite_obstacle.is_some() {
+        if (s.user != s.global && !s.plain) || k.checked || k.rewrite_obstacle.is_some() {
             return None;
         }
         let mut args = Vec::with_capacity(self.args.len());
@@ -88,8 +88,12 @@ impl RootLaunch<'_> {
         if let Some(o) = self.offset {
             launch = launch.offset(o);
         }
-        let local = LocalSize::Exact(s.local);
-        let (launch, prepared) = launch.or_emulated(|l| l.prepare_nd(s.global, local))?;
+        // A plain range as one device runs it (its local size the driver's or the tuned one,
+        // its rounding its own), an ND-range in the work-groups asked for.
+        let (launch, prepared) = launch.or_emulated(|l| match s.plain {
+            true => l.prepare_range(s.user),
+            false => l.prepare_nd(s.global, LocalSize::Exact(s.local)),
+        })?;
         // Written buffers: their parts (and margins) are stale from now on.
         self.mark_written();
         self.kernel.again_on(d);
