@@ -282,7 +282,7 @@ pub enum Why {
     Measuring,
     /// The least time per launch, moves amortised.
     Cheaper,
-    /// The option not chosen, sampled again ([`Resample`]).
+    /// The option not chosen, sampled again (`plan::cost::watch::Resample`).
     Resampling,
 }
 
