@@ -6,7 +6,6 @@
 //! copy that touched its grids. Raw OpenCL calls are `unsafe` in opencl3; each use says why it
 //! is sound.
 
-use crate::timing::interleaved;
 use crate::{agree, values, workloads, Bench, Last, Res, Row, Run, SOURCE};
 use clgroups::Buffer;
 use opencl3::event::Event;
@@ -36,10 +35,12 @@ pub fn heat(b: &Bench, side: usize, iters: usize, runs: usize) -> Res<Row> {
     // Halo rows copied per step: two per inner boundary.
     let moved = 2 * (devices as u64 - 1) * (side * size_of::<f32>()) as u64;
     let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| hand.steps(iters))];
-    let times = interleaved(runs, &mut cases, |run| run())?;
+    let times = b.rounds(runs, iters, &mut cases)?;
     *b.last.borrow_mut() = Last {
         spread: format!("by hand over {devices} devices"),
         priced: "not priced (no clgroups launch)".into(),
+        choice: format!("by hand over {devices} devices"),
+        measuring: false,
         moved,
     };
     Ok((

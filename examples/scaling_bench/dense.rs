@@ -1,7 +1,6 @@
 //! Compute-bound workloads: a tiled GEMM (rows of C split, A's rows and all of B read) and an
 //! all-pairs n-body step (every body reads every position, writes its own).
 
-use crate::timing::interleaved;
 use crate::{agree, values, Bench, Res, Row, Run};
 use clgroups::scaling::ColoredBuffer;
 use clgroups::{Buffer, LocalSize, Range};
@@ -39,7 +38,7 @@ pub fn gemm(b: &Bench, side: usize, runs: usize) -> Res<Row> {
     runn()?;
     agree("gemm", &cn.read()?, &c1.read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(runn)];
-    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
+    Ok((b.rounds(runs, 1, &mut cases)?, String::new()))
 }
 
 /// One step of `bodies` bodies: positions `pos` to `out`, velocities updated in place.
@@ -80,5 +79,5 @@ pub fn nbody(b: &Bench, bodies: usize, runs: usize) -> Res<Row> {
     agree("n-body positions", &on.read()?, &o1.read(b.q)?)?;
     agree("n-body velocities", &vn.read()?, &v1.read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(runn)];
-    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
+    Ok((b.rounds(runs, 1, &mut cases)?, String::new()))
 }

@@ -8,13 +8,16 @@
 //! with the bytes its last launch moved between devices; `RUST_LOG=info` logs why). A last row
 //! runs the heat stencil as a user would write it by hand for two devices (one queue and one
 //! grid per device, the halo rows copied between them after every step), against the same
-//! one-device run. Times are host wall medians of `--runs` interleaved rounds after two
-//! warm-ups; every output of the root device (and of the hand-written version) is checked
+//! one-device run. Times are host wall medians of `--runs` interleaved rounds after warm-up
+//! rounds of 16 root launches at least (`table::WARM`: the cost model's sampling is not
+//! timed); every output of the root device (and of the hand-written version) is checked
 //! against the one-device output first.
 //!
 //! `--sweep S` runs every workload at S sizes, each a quarter (2-D: half a side) of the next,
 //! up to the sizes given, and prints a speed-up table; `--plot FILE.svg` draws speed-up against
-//! size for every workload (docs/scaling_speedup.svg).
+//! size for every workload (docs/scaling_speedup.svg). `--table` prints one table of six
+//! workloads from 2^24 down to 2^14 elements (2048^2 to 256^2) within `--budget` seconds of
+//! timed rounds, with the decision per row (`table.rs`).
 //!
 //! ```text
 //! POCL_DEVICES="pthread pthread" CLGROUPS_PLACEMENT=partitioned \
@@ -22,14 +25,13 @@
 //! CLGROUPS_DEVICES=0:0,0:1 cargo run --release --example scaling_bench -- --n 67108864
 //! POCL_DEVICES="pthread pthread" CLGROUPS_PLACEMENT=partitioned cargo run --release \
 //!     --example scaling_bench -- --sweep 4 --runs 5 --iters 20 --plot docs/scaling_speedup.svg
+//! POCL_DEVICES="cpu cpu" CLGROUPS_PLACEMENT=partitioned scaling_bench --table
 //! ```
-
-#[path = "../common/timing.rs"]
-mod timing;
 
 mod by_hand;
 mod dense;
 mod plot;
+mod table;
 mod workloads;
 
 use clap::Parser;
@@ -58,9 +60,9 @@ struct Args {
     /// Bodies of the n-body step (default 65536 on GPUs, 2048 otherwise; a multiple of 64).
     #[arg(long)]
     bodies: Option<usize>,
-    /// Heat and blur iterations per run.
-    #[arg(long, default_value_t = 100)]
-    iters: usize,
+    /// Heat and blur iterations per run (default 100; 20 with `--table`).
+    #[arg(long)]
+    iters: Option<usize>,
     /// Timed rounds (the median is reported).
     #[arg(long, default_value_t = 11)]
     runs: usize,
@@ -75,6 +77,19 @@ struct Args {
     /// Draw speed-up against size into this SVG file.
     #[arg(long)]
     plot: Option<std::path::PathBuf>,
+    /// One table of SAXPY, the reduce, heat, the blur, Black-Scholes and mandelbrot from 2^24
+    /// down to 2^14 elements (2048^2 down to 256^2), each workload in a process of its own.
+    #[arg(long)]
+    table: bool,
+    /// Seconds of timed rounds over the whole `--table` (each row its share).
+    #[arg(long, default_value_t = 80.0)]
+    budget: f64,
+    /// Internal (`--table`): run `--only`'s workload at the table's sizes, print its rows.
+    #[arg(long, hide = true)]
+    child: bool,
+    /// Internal (`--table`): seconds of timed rounds per row.
+    #[arg(long, hide = true)]
+    row_budget: Option<f64>,
 }
 
 const SOURCE: &str = include_str!("kernels.cl");
@@ -113,6 +128,10 @@ fn agree(what: &str, got: &[f32], want: &[f32]) -> Res<()> {
 struct Last {
     spread: String,
     priced: String,
+    /// The choice and why (or the spread where not priced).
+    choice: String,
+    /// Whether the cost model was measuring (or re-sampling) an option.
+    measuring: bool,
     moved: u64,
 }
 
@@ -122,6 +141,8 @@ struct Bench<'a> {
     one: Program,
     multi: clgroups::scaling::RootProgram,
     last: RefCell<Last>,
+    /// Seconds of timed rounds per row, where bounded (`Bench::rounds`).
+    budget: Option<Duration>,
 }
 
 impl Bench<'_> {
@@ -135,9 +156,16 @@ impl Bench<'_> {
             Spread::Resident { moved, .. } => *moved,
             _ => 0,
         };
+        let choice = match ev.priced() {
+            Some(p) => format!("{} ({})", p.choice, p.why),
+            None => format!("{:?}", ev.spread()),
+        };
+        let measuring = ev.priced().is_some_and(|p| p.measure);
         *self.last.borrow_mut() = Last {
             spread: format!("{:?}", ev.spread()),
             priced,
+            choice,
+            measuring,
             moved,
         };
     }
@@ -194,6 +222,10 @@ struct Measured {
 fn main() -> Res<()> {
     env_logger::init();
     let args = Args::parse();
+    let iters = args.iters.unwrap_or(if args.table { 20 } else { 100 });
+    if args.table && !args.child {
+        return table::parent(&args, iters);
+    }
     let root = RootDevice::from_env()?;
     let gpu = root.devices()[0].kind() == DeviceKind::Gpu;
     let top = Sizes {
@@ -220,14 +252,18 @@ fn main() -> Res<()> {
         one: Program::from_source(&q, SOURCE)?,
         multi: root.program(SOURCE)?,
         last: RefCell::default(),
+        budget: args.row_budget.map(Duration::from_secs_f64),
     };
+    if args.child {
+        return table::child(&b, &args, iters);
+    }
     let names = workload_names();
     if let Some(bad) = (args.only.iter()).find(|o| !names.contains(&o.as_str())) {
         return Err(format!("--only: no workload `{bad}` (of {})", names.join(", ")).into());
     }
     let mut rows = Vec::new();
     for down in (0..args.sweep).rev() {
-        rows.extend(measure(&b, &args, top.below(down))?);
+        rows.extend(measure(&b, &args, iters, top.below(down))?);
     }
     println!(
         "\n| workload | one device (ms) | {} devices (ms) | speedup | bytes moved per launch | root launch |",
@@ -274,8 +310,8 @@ fn workload_names() -> [&'static str; 10] {
 }
 
 /// Every selected workload at `s`.
-fn measure(b: &Bench, args: &Args, s: Sizes) -> Res<Vec<Measured>> {
-    let (runs, iters) = (args.runs, args.iters);
+fn measure(b: &Bench, args: &Args, iters: usize, s: Sizes) -> Res<Vec<Measured>> {
+    let runs = args.runs;
     let heat_name = format!("heat {0}x{0} x {iters}", s.side);
     let mut rows = Vec::new();
     for workload in workload_names() {

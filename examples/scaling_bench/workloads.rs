@@ -1,7 +1,6 @@
 //! The six first workloads: SAXPY, a reduce, the heat stencil, the 1-D blur, Black-Scholes and
 //! mandelbrot, each on one device and on the root device, outputs compared.
 
-use crate::timing::interleaved;
 use crate::{agree, values, Bench, Res, Row, Run};
 use clgroups::scaling::{self, Access, ColoredBuffer};
 use clgroups::{algorithms, Buffer, Kernel, Range};
@@ -31,7 +30,7 @@ pub fn saxpy(b: &Bench, n: usize, runs: usize) -> Res<Row> {
             Ok(())
         }),
     ];
-    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
+    Ok((b.rounds(runs, 1, &mut cases)?, String::new()))
 }
 
 pub fn reduce(b: &Bench, n: usize, runs: usize) -> Res<Row> {
@@ -51,7 +50,7 @@ pub fn reduce(b: &Bench, n: usize, runs: usize) -> Res<Row> {
         Box::new(|| check(algorithms::reduce_sum(q, &x1)?)),
         Box::new(|| check(scaling::reduce_sum(root, &xn)?)),
     ];
-    let times = interleaved(runs, &mut cases, |run| run())?;
+    let times = b.rounds(runs, 1, &mut cases)?;
     let held = match xn.whole_on() {
         Some(d) => format!("scaling::reduce_sum, buffer whole on device {d}"),
         None => "scaling::reduce_sum over the parts".to_string(),
@@ -117,7 +116,7 @@ pub fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -
     all(&mut spread)?;
     agree("heat", &an.read()?, &a1.read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| all(&mut String::new()))];
-    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
+    Ok((b.rounds(runs, iters, &mut cases)?, String::new()))
 }
 
 pub fn blur(b: &Bench, n: usize, iters: usize, runs: usize) -> Res<Row> {
@@ -156,7 +155,7 @@ pub fn blur(b: &Bench, n: usize, iters: usize, runs: usize) -> Res<Row> {
     all(&mut spread)?;
     agree("blur", &an.read()?, &a1.read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| all(&mut String::new()))];
-    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
+    Ok((b.rounds(runs, iters, &mut cases)?, String::new()))
 }
 
 pub fn black_scholes(b: &Bench, n: usize, runs: usize) -> Res<Row> {
@@ -204,7 +203,7 @@ pub fn black_scholes(b: &Bench, n: usize, runs: usize) -> Res<Row> {
     agree("black-scholes call", &all[3].read()?, &one[3].read(b.q)?)?;
     agree("black-scholes put", &all[4].read()?, &one[4].read(b.q)?)?;
     let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(|| runn().map(drop))];
-    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
+    Ok((b.rounds(runs, 1, &mut cases)?, String::new()))
 }
 
 pub fn mandelbrot(b: &Bench, side: usize, runs: usize) -> Res<Row> {
@@ -229,5 +228,5 @@ pub fn mandelbrot(b: &Bench, side: usize, runs: usize) -> Res<Row> {
         return Err("mandelbrot: the root device's image differs".into());
     }
     let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(|| runn().map(drop))];
-    Ok((interleaved(runs, &mut cases, |run| run())?, String::new()))
+    Ok((b.rounds(runs, 1, &mut cases)?, String::new()))
 }

@@ -122,12 +122,57 @@ pub enum Arg {
     /// A value (a number, a vector, a struct).
     Scalar {
         /// The value's bytes.
-        bytes: Vec<u8>,
+        bytes: ScalarBytes,
         /// Its type.
         ty: ElemType,
     },
     /// Local memory of this many bytes.
     Local(usize),
+}
+
+/// The bytes of a scalar argument: held inline up to [`ScalarBytes::INLINE`] bytes (every
+/// number and vector up to a `double4`), so that making and copying an argument allocates
+/// nothing; larger values (structs, `float16`) on the heap.
+///
+/// ```
+/// use clgroups::launch::{KernelArg, Arg};
+/// let Arg::Scalar { bytes, .. } = 7u32.to_arg() else { unreachable!() };
+/// assert_eq!(&bytes[..], &7u32.to_ne_bytes());
+/// ```
+#[derive(Clone, Debug)]
+pub struct ScalarBytes(Bytes);
+
+#[derive(Clone, Debug)]
+enum Bytes {
+    Inline(u8, [u8; ScalarBytes::INLINE]),
+    Heap(Box<[u8]>),
+}
+
+impl ScalarBytes {
+    /// Bytes held without a heap allocation.
+    pub const INLINE: usize = 32;
+
+    fn of(bytes: &[u8]) -> Self {
+        ScalarBytes(match bytes.len() {
+            n if n <= Self::INLINE => {
+                let mut inline = [0; Self::INLINE];
+                inline[..n].copy_from_slice(bytes);
+                Bytes::Inline(n as u8, inline)
+            }
+            _ => Bytes::Heap(bytes.into()),
+        })
+    }
+}
+
+impl std::ops::Deref for ScalarBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            Bytes::Inline(n, b) => &b[..*n as usize],
+            Bytes::Heap(b) => b,
+        }
+    }
 }
 
 mod sealed {
@@ -168,7 +213,7 @@ impl<T: Pod> KernelArg for &mut Buffer<T> {
 impl<T: Pod> KernelArg for T {
     fn to_arg(&self) -> Arg {
         Arg::Scalar {
-            bytes: bytemuck::bytes_of(self).to_vec(),
+            bytes: ScalarBytes::of(bytemuck::bytes_of(self)),
             ty: ElemType::of::<T>(),
         }
     }

@@ -72,7 +72,7 @@ pub use crate::event::Event;
 pub use crate::plan::rounding::ROUNDING_SLACK;
 pub use crate::plan::work_group::LocalSize;
 pub use crate::plan::{Breach, GroupSplit, Refusal, Unsplit};
-pub use args::{check as check_args, Arg, KernelArg, Local, Mem};
+pub use args::{check as check_args, Arg, KernelArg, Local, Mem, ScalarBytes};
 pub(crate) use prepare::Prepared;
 pub use wrong_argument::{Expected, WrongArgument};
 
@@ -181,6 +181,17 @@ impl<'a> Launch<'a> {
     #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn raw_arg(mut self, arg: Arg) -> Self {
         self.args.push(arg);
+        self
+    }
+
+    /// Appends arguments built by clgroups itself, as [`Launch::raw_arg`] does one by one (the
+    /// vector is taken as it is where the launch has none yet).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    pub(crate) fn raw_args(mut self, args: Vec<Arg>) -> Self {
+        match self.args.is_empty() {
+            true => self.args = args,
+            false => self.args.extend(args),
+        }
         self
     }
 

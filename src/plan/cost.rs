@@ -28,7 +28,8 @@
 //!
 //! **Re-pricing** ([`watch`]): the option chosen keeps being observed (every few launches one is
 //! timed); where it runs clearly slower than the other option's time (a margin, over
-//! a few observations in a row) both are measured again and the model chooses anew.
+//! a few observations in a row) both are measured again and the model chooses anew; the option
+//! not chosen is sampled again after a growing number of launches ([`Resample`]).
 //!
 //! **Halo depth** ([`Depth`], [`split_at_depth`]): where the split keeps deeper margins, the
 //! model prices it at each depth `k` of its bounds from the depth-1 figures (compute grows by
@@ -49,7 +50,7 @@ use std::fmt;
 mod depth;
 pub mod watch;
 pub use depth::{halo_depth, split_at_depth, Depth};
-pub use watch::{Figures, Observed};
+pub use watch::{Figures, Observed, Resample};
 
 /// Launches of a shape measured for each option before the model trusts its figures (at
 /// least; [`KEEP`] where launches are [`CHEAP`]).
@@ -245,6 +246,8 @@ pub struct Inputs {
     /// The last decision made for this shape ([`Figures::last`]): the planner logs a decision
     /// at `info` only where it differs.
     pub last: Option<Choice>,
+    /// When the option not chosen is sampled again ([`Figures::resample`]).
+    pub resample: Resample,
 }
 
 /// What runs the launch.
@@ -279,6 +282,8 @@ pub enum Why {
     Measuring,
     /// The least time per launch, moves amortised.
     Cheaper,
+    /// The option not chosen, sampled again (`plan::cost::watch::Resample`).
+    Resampling,
 }
 
 impl fmt::Display for Why {
@@ -288,6 +293,7 @@ impl fmt::Display for Why {
             Why::OnlyRight => f.write_str("the only right execution"),
             Why::Measuring => f.write_str("measuring this option"),
             Why::Cheaper => f.write_str("the least time per launch"),
+            Why::Resampling => f.write_str("sampling the option not chosen again"),
         }
     }
 }
@@ -353,7 +359,7 @@ impl Priced {
     /// Whether this is a decision made (not a measurement) that differs from the shape's
     /// `last` one: what is worth logging at `info`.
     pub fn decided(&self, last: Option<Choice>) -> bool {
-        self.why != Why::Measuring && last != Some(self.choice)
+        !matches!(self.why, Why::Measuring | Why::Resampling) && last != Some(self.choice)
     }
 }
 
@@ -450,6 +456,13 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
     out.why = Why::Cheaper;
     if cost_one <= cost_split * (1.0 + watch::MARGIN) {
         out.choice = Choice::OneDevice(device);
+    }
+    if inputs.resample.due(&out) {
+        out.choice = match out.choice {
+            Choice::OneDevice(_) => analysed,
+            _ => Choice::OneDevice(device),
+        };
+        (out.why, out.measure) = (Why::Resampling, true);
     }
     out
 }

@@ -218,6 +218,7 @@ fn price_reduce<T: Element>(
         link,
         depth: Depth::Fixed(1),
         last: figures.last,
+        resample: figures.resample,
     };
     let priced = price(&inputs, policy);
     let level = match priced.decided(figures.last) {

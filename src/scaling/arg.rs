@@ -21,7 +21,7 @@ pub struct RootArgValue(pub(super) Value);
 #[derive(Clone, Debug)]
 pub(super) enum Value {
     Plain(Arg),
-    Colored(Box<ColoredArg>),
+    Colored(std::sync::Arc<ColoredArg>),
 }
 
 /// A colored buffer as a launch sees it.

@@ -212,8 +212,9 @@ mod tests {
         }
     }
 
+    #[allow(clippy::arc_with_non_send_sync)] // as `ColoredBuffer::root_arg` makes it
     fn colored(access: Access) -> Value {
-        Value::Colored(Box::new(ColoredArg {
+        Value::Colored(std::sync::Arc::new(ColoredArg {
             elem: crate::buffer::ElemType::of::<f32>(),
             elem_size: 4,
             len: 8,

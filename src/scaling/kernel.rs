@@ -39,6 +39,8 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Debug)]
 pub struct RootKernel {
     pub(super) kernels: Vec<Kernel>,
+    /// The kernel as written on every device (a launch kept whole on one device runs it).
+    pub(super) as_written: Vec<Kernel>,
     /// The guarded variants, for rounded ranges (`None`: the kernel must not be rounded).
     pub(super) guarded: Option<Vec<Kernel>>,
     pub(super) name: String,
@@ -81,6 +83,9 @@ pub(super) struct Memo {
     chosen: Mutex<HashMap<ShapeKey, Chosen>>,
     /// The device the kernel's last launch ran on whole, if it did.
     last: Mutex<Option<usize>>,
+    /// The devices that ran the kernel as written (a bit each; on devices that compile
+    /// alone its first run there runs by itself).
+    pub(super) written_ran: Mutex<u64>,
 }
 
 impl std::fmt::Debug for Memo {

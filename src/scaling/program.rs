@@ -157,6 +157,7 @@ impl RootProgram {
             let kernels = kernels.collect::<Result<Vec<_>>>()?;
             return Ok(RootKernel {
                 params: driver_params(&kernels[0]),
+                as_written: kernels.clone(),
                 kernels,
                 guarded: None,
                 name: name.to_string(),
@@ -208,8 +209,10 @@ impl RootProgram {
             "root kernel `{name}`: {params:?}, whole-launch obstacle {:?}",
             whole_obstacle.as_ref().map(ToString::to_string)
         );
+        let as_written = self.programs.iter().map(|p| p.kernel(name));
         Ok(RootKernel {
             kernels,
+            as_written: as_written.collect::<Result<Vec<_>>>()?,
             guarded,
             name: name.to_string(),
             params,

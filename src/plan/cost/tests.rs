@@ -1,4 +1,4 @@
-use super::watch::{Timing, EVERY, MARGIN, SLOW, SPAN};
+use super::watch::{Timing, BACKOFF, BURST, EVERY, MARGIN, SHARE, SLOW, SPAN};
 use super::*;
 use proptest::prelude::*;
 
@@ -20,6 +20,7 @@ fn inputs(split: Sample, one: Sample) -> Inputs {
         link: LINK,
         depth: Depth::Fixed(1),
         last: None,
+        resample: Resample::default(),
     }
 }
 
@@ -295,13 +296,17 @@ proptest! {
 
 /// Runs `launches` launches of one shape through the model as the launch code does (price,
 /// then sample or observe), each option taking `truth(choice, launch)` seconds; returns the
-/// figures and the last decision.
-fn replay(launches: usize, mut truth: impl FnMut(Choice, usize) -> f64) -> (Figures, Priced) {
+/// figures and every launch's decision.
+fn replay_all(
+    launches: usize,
+    mut truth: impl FnMut(Choice, usize) -> f64,
+) -> (Figures, Vec<Priced>) {
     let mut f = Figures::default();
-    let mut last = None;
+    let mut all = Vec::with_capacity(launches);
     for n in 0..launches {
         let mut i = inputs(f.split, f.one);
         (i.seen, i.last, i.gather) = (f.seen, f.last, vec![0, 0]);
+        i.resample = f.resample;
         let p = price(&i, SpreadPolicy::Model);
         f.seen += 1;
         match f.timing(&p) {
@@ -311,9 +316,15 @@ fn replay(launches: usize, mut truth: impl FnMut(Choice, usize) -> f64) -> (Figu
             }
             None => {}
         }
-        last = Some(p);
+        all.push(p);
     }
-    (f, last.expect("a launch"))
+    (f, all)
+}
+
+/// [`replay_all`], and the last decision.
+fn replay(launches: usize, truth: impl FnMut(Choice, usize) -> f64) -> (Figures, Priced) {
+    let (f, mut all) = replay_all(launches, truth);
+    (f, all.pop().expect("a launch"))
 }
 
 #[test]
@@ -440,6 +451,58 @@ proptest! {
             // The split only where faster by more than the margin.
             let faster = if one <= split * (1.0 + MARGIN) { Choice::OneDevice(0) } else { Choice::Split };
             prop_assert_eq!(p.choice, faster);
+        }
+    }
+}
+
+#[test]
+fn a_stale_figure_of_the_option_not_running_is_sampled_again() {
+    // The split truly 4 ms, one device 5 ms; while the split was sampled the host was loaded
+    // (12 ms), so one device was chosen, and observing it at 5 ms against 12 never measures
+    // both again. Sampled again after BACKOFF launches and 1 / SHARE times its cost (3 x 12
+    // ms): the split wins, and one more re-sample (of one device) keeps it.
+    let truth = |c: Choice, n: usize| match c {
+        Choice::OneDevice(_) => 5e-3,
+        _ if n < 8 => 12e-3,
+        _ => 4e-3,
+    };
+    let (_, early) = replay(64, truth);
+    assert_eq!(
+        (early.choice, early.why),
+        (Choice::OneDevice(0), Why::Cheaper)
+    );
+    let wait = (BACKOFF as usize).max((BURST as f64 * 12e-3 / SHARE / 5e-3) as usize + 1);
+    let (f, all) = replay_all(16 + wait + 2 * BURST as usize, truth);
+    let p = all.last().expect("a launch");
+    assert_eq!((p.choice, p.why), (Choice::Split, Why::Cheaper), "{f:?}");
+    assert_eq!(p.split, Some(Time::Measured(4e-3)));
+    let resampled = all.iter().filter(|p| p.why == Why::Resampling).count();
+    assert_eq!(resampled, BURST as usize);
+    // The decision changed: the wait starts again at BACKOFF.
+    assert_eq!(f.resample.gap(), BACKOFF);
+}
+
+proptest! {
+    /// With steady figures the option not running is sampled again in at most 2 % of the
+    /// launches and about SHARE of the time, the wait doubles each time, and the decision
+    /// stays.
+    #[test]
+    fn re_samples_take_a_bounded_share_and_back_off(
+        split in 1e-5f64..1e-1, one in 1e-5f64..1e-1,
+    ) {
+        let truth = |c: Choice, _| match c { Choice::OneDevice(_) => one, _ => split };
+        let launches = 3000;
+        let (f, all) = replay_all(launches, truth);
+        let last = all.last().expect("a launch");
+        let chosen = all.iter().filter(|p| p.why == Why::Cheaper).map(|p| truth(p.choice, 0));
+        let again = all.iter().filter(|p| p.why == Why::Resampling);
+        let (n, secs) = again.fold((0, 0.0), |(n, s), p| (n + 1, s + truth(p.choice, 0)));
+        prop_assert!(n as f64 <= 0.02 * launches as f64, "{} re-samples", n);
+        prop_assert!(secs <= SHARE * chosen.sum::<f64>() + 1e-12, "{} s", secs);
+        prop_assert_eq!(f.resample.gap(), BACKOFF << (n / BURST as usize));
+        if last.why == Why::Cheaper {
+            let faster = if one <= split * (1.0 + MARGIN) { Choice::OneDevice(0) } else { Choice::Split };
+            prop_assert_eq!(last.choice, faster);
         }
     }
 }

@@ -5,6 +5,17 @@
 //! other option's measured time, both options are measured again ([`Observed::Remeasure`]) and the model chooses anew. A
 //! choice made by noise (a loaded host during its few samples) so does not stick.
 //!
+//! The option not running is sampled again too ([`Resample`], [`Why::Resampling`]): its
+//! figure may have been inflated by a load spike while it was measured, and then it would
+//! never run to show otherwise. After [`BACKOFF`] launches chosen from warm figures (and once
+//! they took `1 / SHARE` times what the re-sample costs by the figures: [`BURST`] launches of
+//! the other option and the moves of buffers there and back), [`BURST`] launches run the other
+//! option as samples (a majority of the median's [`KEEP`](super::KEEP): the median moves
+//! wholly to the new times), and the model chooses from the new figures. Each re-sample that
+//! leaves the decision as it was doubles the wait (up to [`MAX_BACKOFF`]); a change of
+//! decision starts it again at [`BACKOFF`]. So at most `BURST / (BACKOFF + BURST)` (under 2 %)
+//! of a shape's launches and about [`SHARE`] of its time are re-samples.
+//!
 //! ```
 //! use clgroups::plan::cost::watch::{Figures, Observed, SLOW};
 //! use clgroups::plan::cost::{Choice, Sample};
@@ -18,7 +29,7 @@
 //! assert_eq!((f.split.count, f.one.count), (0, 0)); // measured again from the next launch
 //! ```
 
-use super::{Choice, Priced, Sample, Why};
+use super::{Choice, Priced, Sample, Time, Why};
 use std::fmt;
 
 /// Of a shape's launches run as the model chose from warm figures, at most one in this many
@@ -32,6 +43,14 @@ pub const SPAN: f64 = 0.05;
 pub const MARGIN: f64 = 0.10;
 /// Slow observations in a row that make the model measure both options again.
 pub const SLOW: u32 = 3;
+/// Launches chosen from warm figures before the option not running is first sampled again.
+pub const BACKOFF: u32 = 160;
+/// The most launches between two re-samples (the wait doubles from [`BACKOFF`]).
+pub const MAX_BACKOFF: u32 = 10_240;
+/// Launches of one re-sample of the option not running.
+pub const BURST: u32 = 3;
+/// The most share of a shape's time (by the figures) that re-samples take.
+pub const SHARE: f64 = 0.02;
 
 /// What the model keeps of one shape (kernel, global and local size; or a reduce): the
 /// samples of both options, the launches priced, the last decision made and the watch.
@@ -51,6 +70,90 @@ pub struct Figures {
     pub slow: u32,
     /// Seconds of the launches since the last observation, by the option's figure.
     pub spent: f64,
+    /// When the option not running is sampled again.
+    pub resample: Resample,
+}
+
+/// When the option not running is sampled again (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Resample {
+    /// Launches to wait between re-samples (0: [`BACKOFF`]).
+    pub gap: u32,
+    /// Launches chosen from warm figures since the last re-sample.
+    pub idle: u32,
+    /// Seconds of those launches, by the chosen option's figure.
+    pub spent: f64,
+    /// Launches of the re-sample under way still to run.
+    pub left: u32,
+}
+
+impl Resample {
+    /// Launches to wait between re-samples now.
+    pub fn gap(&self) -> u32 {
+        match self.gap {
+            0 => BACKOFF,
+            g => g,
+        }
+    }
+
+    /// Whether the launch priced `priced` (chosen from warm figures, [`Why::Cheaper`]) samples
+    /// the option not chosen instead: a re-sample is under way, or the wait is over and the
+    /// launches since the last one took `1 / SHARE` times what this one costs by the figures.
+    /// Only a measured option at halo depth 1 is sampled again (a launch at a deeper halo
+    /// does not show the exchanges it saves).
+    ///
+    /// ```
+    /// use clgroups::plan::cost::watch::{Resample, BACKOFF, BURST, SHARE};
+    /// use clgroups::plan::cost::{price, Depth, Inputs, Link, Right, Sample, SpreadPolicy};
+    /// let i = Inputs { devices: 2, seen: 9, right: Right::Split,
+    ///     split: Sample::steady(5, 3e-3), one: Sample::steady(5, 1e-3), between: 0,
+    ///     gather: vec![0, 0], scatter: 0, link: Link { bandwidth: 1e9, latency: 1e-5 },
+    ///     depth: Depth::Fixed(1), last: None, resample: Resample::default() };
+    /// let p = price(&i, SpreadPolicy::Model); // one device, 1 ms against 3 ms
+    /// let spent = BURST as f64 * 3e-3 / SHARE; // 0.45 s of launches at 1 ms
+    /// assert!(!Resample { idle: BACKOFF, spent: 0.1, ..Resample::default() }.due(&p));
+    /// assert!(Resample { idle: BACKOFF, spent, ..Resample::default() }.due(&p));
+    /// ```
+    pub fn due(&self, priced: &Priced) -> bool {
+        if priced.why != Why::Cheaper || priced.depth > 1 {
+            return false;
+        }
+        let other = match priced.choice {
+            Choice::OneDevice(_) => priced.split,
+            Choice::Split | Choice::Merge => priced.one,
+        };
+        let Some(Time::Measured(other)) = other else {
+            return false;
+        };
+        if self.left > 0 {
+            return true;
+        }
+        let moves = (priced.link).map_or(0.0, |l| {
+            l.seconds(priced.gather) + l.seconds(priced.scatter)
+        });
+        let cost = BURST as f64 * other + moves;
+        self.idle >= self.gap() && self.spent * SHARE >= cost
+    }
+
+    /// Counts a launch of the option chosen taking `secs` by its figure.
+    fn count(&mut self, secs: f64) {
+        self.idle = self.idle.saturating_add(1);
+        self.spent += secs;
+    }
+
+    /// Counts a launch of a re-sample: at its last, the wait doubles and starts again.
+    fn sampled(&mut self) {
+        self.left = match self.left {
+            0 => BURST - 1,
+            l => l - 1,
+        };
+        if self.left == 0 {
+            *self = Resample {
+                gap: self.gap().saturating_mul(2).min(MAX_BACKOFF),
+                ..Resample::default()
+            };
+        }
+    }
 }
 
 /// How a launch is timed ([`Figures::timing`]).
@@ -80,21 +183,34 @@ impl Figures {
     /// in every [`EVERY`] once they took [`SPAN`] seconds (not a split at a halo depth above
     /// 1: one launch of it does not show the exchanges it saves), else `None`. A decision made is kept as [`Figures::last`].
     pub fn timing(&mut self, priced: &Priced) -> Option<Timing> {
+        if priced.why == Why::Resampling {
+            self.resample.sampled();
+            return Some(Timing::Sample(priced.choice));
+        }
         if priced.why != Why::Measuring {
+            if self.last.is_some_and(|l| l != priced.choice) {
+                // A change of decision: the wait between re-samples starts again.
+                self.resample = Resample::default();
+            }
             self.last = Some(priced.choice);
         }
         if priced.measure {
             return Some(Timing::Sample(priced.choice));
         }
-        if priced.why != Why::Cheaper || priced.depth > 1 {
+        if priced.why != Why::Cheaper {
             return None;
         }
         let chosen = match priced.choice {
             Choice::OneDevice(_) => priced.one,
             Choice::Split | Choice::Merge => priced.split,
         };
+        let secs = chosen.map_or(0.0, |t| t.secs());
+        self.resample.count(secs);
+        if priced.depth > 1 {
+            return None;
+        }
         self.since += 1;
-        self.spent += chosen.map_or(0.0, |t| t.secs());
+        self.spent += secs;
         (self.since >= EVERY && self.spent >= SPAN).then(|| {
             (self.since, self.spent) = (0, 0.0);
             Timing::Observe(priced.choice)
@@ -141,7 +257,7 @@ impl Figures {
             };
         }
         (self.split, self.one, self.slow) = (Sample::default(), Sample::default(), 0);
-        (self.since, self.spent) = (0, 0.0);
+        (self.since, self.spent, self.resample) = (0, 0.0, Resample::default());
         Observed::Remeasure { against }
     }
 }

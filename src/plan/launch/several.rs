@@ -94,7 +94,8 @@ pub struct Several {
 /// let split = plan(&request).unwrap();
 /// let inputs = Inputs { devices: 2, seen: 0, right: Right::Split, split: Sample::default(),
 ///     one: Sample::default(), between: 0, gather: vec![0, 0], scatter: 0,
-///     link: Link { bandwidth: 1e9, latency: 1e-5 }, depth: Depth::Fixed(1), last: None };
+///     link: Link { bandwidth: 1e9, latency: 1e-5 }, depth: Depth::Fixed(1), last: None,
+///     resample: Default::default() };
 /// let one = spread(split, &inputs, SpreadPolicy::OneDevice, "saxpy");
 /// assert!(one.pieces.iter().all(|p| p.device == 0));
 /// # assert_eq!(one.pieces.iter().map(|p| p.global.len()).sum::<usize>(), 1 << 16);

@@ -185,6 +185,7 @@ proptest! {
             link: Link { bandwidth: 1e9, latency: 20e-6 },
             depth: Depth::Fixed(1),
             last: None,
+            resample: Default::default(),
         };
         let policy = [SpreadPolicy::Model, SpreadPolicy::Split, SpreadPolicy::OneDevice][policy];
         let p = spread(planned.clone(), &inputs, policy, "k");

@@ -14,6 +14,8 @@ impl<T: Pod> ColoredBuffer<T> {
         // Every element is overwritten: the parts hold the valid data from now on.
         self.residence.discard();
         self.margins.written();
+        // The cached launch argument shares the margins: dropped, so that they are ours.
+        self.arg.clear();
         if Arc::get_mut(&mut self.margins).is_none() && self.margins.any_kept() {
             return Err(Error::input(InputFault::MarginsShared));
         }

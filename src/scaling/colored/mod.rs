@@ -8,14 +8,15 @@ use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, InputFault, Result};
 use crate::ffi;
-use crate::launch::KernelArg;
+use crate::launch::{Arg, KernelArg};
 use crate::plan::coloring::{element_shares, starts_of};
 use crate::plan::partition::{linear_runs, partition};
 use crate::plan::shares::Devices;
 use crate::plan::weighted::weighted;
 use crate::queue::Queue;
 use crate::range::Range;
-use std::sync::Arc;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
 
 mod host;
 mod impls;
@@ -58,7 +59,32 @@ pub struct ColoredBuffer<T: Pod> {
     margins: Arc<Margins<T>>,
     /// Where the valid data is: the parts, or whole on one device ([`super::resident`]).
     residence: Arc<Residence>,
+    /// The last [`ColoredBuffer::root_arg`], shared by the launches while it is current.
+    arg: ArgCache<T>,
 }
+
+/// The last launch argument taken of a colored buffer of `T`.
+struct ArgCache<T>(Mutex<Option<Arc<ColoredArg>>>, PhantomData<fn() -> T>);
+
+impl<T> ArgCache<T> {
+    /// Forgets the cached argument (which holds the buffer's margins and residence).
+    fn clear(&mut self) {
+        *self.0.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+// SAFETY: of a cached `ColoredArg`, only `margins` is neither `Send` nor `Sync` by its type: it
+// is the buffer's own `Arc<Margins<T>>` (as `dyn Coherence`), which is both where `T` is (the
+// buffer holds it as such).
+unsafe impl<T: Send + Sync> Send for ArgCache<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send + Sync> Sync for ArgCache<T> {}
+
+// A colored buffer (its cached launch argument included) moves and is shared between threads.
+const _: fn() = || {
+    fn both<X: Send + Sync>() {}
+    both::<ColoredBuffer<u8>>();
+};
 
 impl<T: Pod> ColoredBuffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements in the root device's placement, in its
@@ -268,6 +294,7 @@ impl<T: Pod> ColoredBuffer<T> {
             queues: root.queues().to_vec(),
             placement: root.placement(),
             access,
+            arg: ArgCache(Mutex::default(), PhantomData),
         };
         buf.migrate()?;
         Ok(buf)
@@ -505,9 +532,16 @@ impl<T: Pod> ColoredBuffer<T> {
             .try_for_each(|ev| crate::wait::event(ev, || "buffer migration".into()))
     }
 
-    /// What a launch needs to pass this buffer to each device.
+    /// What a launch needs to pass this buffer to each device: the one taken last while it
+    /// describes the buffer as it is (each launch takes it: nothing is rebuilt per launch).
     pub(super) fn root_arg(&self) -> RootArgValue {
-        RootArgValue(Value::Colored(Box::new(ColoredArg {
+        let mut cached = self.arg.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(arg) = cached.as_ref().filter(|a| self.describes(a)) {
+            return RootArgValue(Value::Colored(Arc::clone(arg)));
+        }
+        // An `Arc`, not an `Rc`: launches on other threads drop their clones (`ArgCache`).
+        #[allow(clippy::arc_with_non_send_sync)]
+        let arg = Arc::new(ColoredArg {
             elem: crate::buffer::ElemType::of::<T>(),
             elem_size: size_of::<T>(),
             len: self.len,
@@ -526,6 +560,29 @@ impl<T: Pod> ColoredBuffer<T> {
             owned: self.owned.clone(),
             margins: Some(self.margins.clone() as Arc<dyn Coherence>),
             residence: Some(self.residence.clone()),
-        })))
+        });
+        *cached = Some(Arc::clone(&arg));
+        RootArgValue(Value::Colored(arg))
+    }
+
+    /// Whether `a` describes this buffer as it is now (its memory objects, layout and state).
+    fn describes(&self, a: &ColoredArg) -> bool {
+        let mem = |arg: Option<&Arg>| match arg {
+            Some(Arg::Buffer { mem, .. }) => Some(*mem),
+            _ => None,
+        };
+        let same = |arg: &Option<Arg>, buf: &Option<Buffer<T>>| {
+            mem(arg.as_ref()) == mem(buf.as_ref().map(|b| b.to_arg()).as_ref())
+        };
+        let margins = Arc::as_ptr(&self.margins) as *const ();
+        let state = (a.margins.as_ref()).is_some_and(|m| Arc::as_ptr(m) as *const () == margins)
+            && (a.residence.as_ref()).is_some_and(|r| Arc::ptr_eq(r, &self.residence));
+        state
+            && (a.len, a.placement, a.access) == (self.len, self.placement, self.access)
+            && (&a.stored, &a.chunks, &a.owned) == (&self.stored, &self.chunks, &self.owned)
+            && a.tiling == self.tiling
+            && same(&a.whole, &self.parent)
+            && a.parts.len() == self.parts.len()
+            && (a.parts.iter().zip(&self.parts)).all(|(x, y)| same(x, y))
     }
 }

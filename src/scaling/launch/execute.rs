@@ -65,15 +65,10 @@ impl RootLaunch<'_> {
             guarded.is_some(),
         )
         .map_err(|why| self.kernel.refused(global, Some(local), why))?;
-        let whole: Vec<Arg> = match variant {
-            true => user
-                .padded()
-                .iter()
-                .chain(&base)
-                .map(|&v| (v as u64).to_arg())
-                .collect(),
-            false => Vec::new(),
-        };
+        // The partitioned variant's last arguments: the whole launch's size and base.
+        let whole = (user.padded().into_iter().chain(base))
+            .filter(|_| variant)
+            .map(|v| (v as u64).to_arg());
         // Per device: its sub-launches, each prepared (every check) before the first of any
         // device is enqueued.
         let mut per_device = Vec::with_capacity(kernels.len());
@@ -93,19 +88,25 @@ impl RootLaunch<'_> {
                 continue;
             }
             let mut args = self.device_args(d, variant, copies)?;
-            args.extend(whole.iter().cloned());
+            args.extend(whole.clone());
             let check = match self.kernel.checked && variant {
                 true => Some(self.push_check_args(d, &mut args, copies)?),
                 false => None,
             };
             let mut prepared = Vec::with_capacity(mine.len());
-            for piece in mine {
+            let last = mine.len() - 1;
+            for (j, piece) in mine.into_iter().enumerate() {
                 let k = match (piece.variant, guarded) {
                     (Variant::Rounded, Some(g)) => &g[d],
                     _ => &kernels[d],
                 };
                 let waits = order.waits(&self.waits, d);
-                let launch = sub_launch(k, &args, &waits).offset(piece.offset);
+                // The device's last piece takes its arguments (the others a copy).
+                let args = match j == last {
+                    true => std::mem::take(&mut args),
+                    false => args.clone(),
+                };
+                let launch = sub_launch(k, args, &waits).offset(piece.offset);
                 let exact = LocalSize::Exact(local);
                 prepared.push(launch.or_emulated(|l| l.prepare_nd(piece.global, exact))?);
             }
@@ -239,9 +240,8 @@ impl RootLaunch<'_> {
 /// waits for `waits`: one device's part, prepared and executed by the single-device path.
 pub(in crate::scaling) fn sub_launch<'a>(
     k: &'a Kernel,
-    args: &[Arg],
+    args: Vec<Arg>,
     waits: &[&'a Event],
 ) -> Launch<'a> {
-    let launch = args.iter().cloned().fold(k.launch(), |l, a| l.raw_arg(a));
-    launch.wait_for(waits.iter().copied())
+    (k.launch().raw_args(args)).wait_for(waits.iter().copied())
 }

@@ -75,7 +75,7 @@ impl RootLaunch<'_> {
                     let plan = self
                         .kernel
                         .plan(global, PlanShape::NdRange(local), self.offset)?;
-                    self.run(plan)
+                    self.run(plan, false)
                 }
                 (RootFallback::PerDevice, Shape::Plain) => self.per_device_range(global),
                 (RootFallback::OneDevice { gather }, shape) => {
@@ -116,7 +116,7 @@ impl RootLaunch<'_> {
             };
             let offset = (0..user.rank()).fold(off, |o, d| o.with(d, o.get(d) + base.get(d)));
             let waits = order.waits(&self.waits, d);
-            let launch = sub_launch(k, &args, &waits).offset(offset);
+            let launch = sub_launch(k, args.clone(), &waits).offset(offset);
             // Work-groups too small for PoCL's native collectives: the emulated build.
             prepared.push(Some(launch.or_emulated(|l| l.prepare_range(size))?));
         }
@@ -196,7 +196,7 @@ impl RootLaunch<'_> {
                 },
             });
         }
-        let mut launch = sub_launch(&k.kernels[0], &args, &self.waits);
+        let mut launch = sub_launch(&k.kernels[0], args, &self.waits);
         if let Some(o) = self.offset {
             launch = launch.offset(o);
         }

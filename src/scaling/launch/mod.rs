@@ -24,6 +24,7 @@ mod merge;
 mod order;
 mod place;
 mod terms;
+mod written;
 
 pub(super) use execute::sub_launch;
 
@@ -206,7 +207,7 @@ impl<'a> RootLaunch<'a> {
             .kernel
             .plan(global, PlanShape::NdRange(local), self.offset)?;
         // SAFETY: the caller's contract, for the same range.
-        unsafe { self.run(plan) }
+        unsafe { self.run(plan, false) }
     }
 
     /// Enqueues over a plain range, like [`crate::launch::Launch::range`]: the range is
@@ -240,16 +241,16 @@ impl<'a> RootLaunch<'a> {
         }
         let plan = self.kernel.plan(user, PlanShape::Plain, self.offset)?;
         // SAFETY: the caller's contract for `user`; the rounded work-items are guarded.
-        unsafe { self.run(plan) }
+        unsafe { self.run(plan, true) }
     }
 
     /// Launches `plan` (the `user` range, or a rounded range containing it, in work-groups
-    /// split over the devices); the kernel sees `user`.
+    /// split over the devices; `plain`: asked as a plain range); the kernel sees `user`.
     ///
     /// # Safety
     ///
     /// The contract of [`RootLaunch::nd_range`] for the work-items of `plan.user`.
-    unsafe fn run(self, plan: Plan) -> Result<MultiEvent> {
+    unsafe fn run(self, plan: Plan, plain: bool) -> Result<MultiEvent> {
         let (user, global) = (plan.user, plan.launch);
         let (Some(local), Some(split)) = (plan.local, plan.partition.as_ref()) else {
             return Err(self.kernel.refused(global, None, Refusal::NoPartition));
@@ -265,6 +266,7 @@ impl<'a> RootLaunch<'a> {
             global,
             local,
             base,
+            plain,
         };
         let key = (user, global, local, base);
         // SAFETY: the caller's contract, for the same launch.
@@ -291,12 +293,15 @@ impl<'a> RootLaunch<'a> {
         };
         self.kernel.choose(key, self.keeps(&plan, priced.as_ref()));
         let choice = priced.as_ref().map(|p| p.choice);
+        if !matches!(choice, Some(Choice::OneDevice(_))) {
+            // Buffers a launch left whole on one device move back to their parts first (not
+            // timed: a sample of the split is the split's own time).
+            self.settle_all()?;
+        }
         self.timed(&shape, priced, || match choice {
             // SAFETY: the caller's contract, for the same launch, on one device.
             Some(Choice::OneDevice(d)) => unsafe { self.resident(&shape, d, plan) },
             _ => {
-                // Buffers a launch left whole on one device move back to their parts first.
-                self.settle_all()?;
                 self.mark_written();
                 // SAFETY: the caller's contract, for the same launch; `decide` accepted the
                 // split's arguments, or chose copies of those it did not.

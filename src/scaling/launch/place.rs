@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 impl RootLaunch<'_> {
-    fn queues(&self) -> Vec<&Queue> {
+    pub(super) fn queues(&self) -> Vec<&Queue> {
         (self.kernel.kernels.iter())
             .map(|k| k.program().queue())
             .collect()
@@ -87,6 +87,7 @@ impl RootLaunch<'_> {
             link,
             depth: self.depths(s, decision, partition),
             last: figures.last,
+            resample: figures.resample,
         };
         if let Decision::OneDevice(why) = decision {
             let level = match figures.last {
@@ -299,8 +300,15 @@ impl RootLaunch<'_> {
     /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
     pub(super) unsafe fn stay(&self, s: &Shape3, key: &ShapeKey) -> Option<Result<MultiEvent>> {
         let chosen = self.stays_whole(key)?;
-        // SAFETY: the caller's contract, on one device.
-        let ran = || unsafe { self.resident(s, chosen.device, chosen.partition) };
+        let d = chosen.device;
+        // SAFETY: the caller's contract, on one device: the kernel as written where that is
+        // the same launch, else its partitioned variant over the whole range.
+        let ran = || unsafe {
+            match self.as_written(s, d, chosen.partition) {
+                Ok(ran) => ran,
+                Err(partition) => self.resident(s, d, partition),
+            }
+        };
         Some(self.timed(s, Some(chosen.priced), ran))
     }
 
@@ -308,14 +316,21 @@ impl RootLaunch<'_> {
     /// pricing: the cost model chose it from warm figures (not forced, not strict: strict
     /// mode still refuses what the contract does not split) and every colored argument is
     /// held whole there already (moved by a launch of the shape; nothing to move, and one
-    /// device is always right). Pricing again would choose it again: its figures do not
-    /// change once warm, and moving nothing is the least the one-device option can cost.
+    /// device is always right), and no re-sample of the split is due ([`Resample::due`](crate::plan::cost::Resample::due)).
+    /// Pricing again would choose it again: its figures do not change once warm (but by a
+    /// re-sample), and moving nothing is the least the one-device option can cost.
     fn stays_whole(&self, key: &ShapeKey) -> Option<Chosen> {
         let k = self.kernel;
         if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
             return None;
         }
         let chosen = k.stays(key)?;
+        // A re-sample of the other option is due: the launch is priced again, which runs it.
+        let figures = (k.figures.lock()).unwrap_or_else(|p| p.into_inner());
+        if (figures.get(&(key.1, key.2))).is_some_and(|f| f.resample.due(&chosen.priced)) {
+            return None;
+        }
+        drop(figures);
         let whole = |v: &Value| match v {
             Value::Colored(c) => c.residence.as_ref().and_then(|r| r.holder()),
             Value::Plain(_) => Some((chosen.device, false)),

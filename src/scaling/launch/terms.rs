@@ -39,12 +39,14 @@ pub(super) enum Feed {
 }
 
 /// A launch's ranges: the user's range, the launched (possibly rounded) one, its
-/// work-groups, and its global offset (padded).
+/// work-groups, and its global offset (padded); and whether the user asked for a plain range
+/// (no local size: `RootLaunch::range`).
 pub(super) struct Shape3 {
     pub(super) user: Range,
     pub(super) global: Range,
     pub(super) local: Range,
     pub(super) base: [usize; 3],
+    pub(super) plain: bool,
 }
 
 /// Per argument, per device, the copy that device receives instead of its part (empty:
