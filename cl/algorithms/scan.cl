@@ -36,6 +36,20 @@ kernel void clg_chunk_reduce(global const T *in, global T *out, ulong n, ulong c
         out[get_group_id(0)] = v;
 }
 
+/* Stores y at out[e..e + 4), the elements below `end` only (one T4 store when all four are). */
+static inline void clg_store4(global T *out, size_t e, size_t end, T4 y) {
+    if (e + 4 <= end) {
+        *(global T4 *)(out + e) = y;
+    } else {
+        if (e < end)
+            out[e] = y.x;
+        if (e + 1 < end)
+            out[e + 1] = y.y;
+        if (e + 2 < end)
+            out[e + 2] = y.z;
+    }
+}
+
 /* Scan pass 2 and 3: work-group g scans chunk g (as above) in tiles of 4 elements per
  * work-item, starting from offsets[g] when has_offsets (else 0); exclusive != 0 gives the
  * exclusive scan. Per tile: a sequential scan of each work-item's 4 elements, an exclusive
@@ -78,16 +92,7 @@ kernel void clg_chunk_scan(global const T *in, global T *out, ulong n, ulong chu
         T pre = carry + (sg > 0 ? tmp[sg - 1] : (T)0) + before;
         T4 y = exclusive ? (T4)(pre, pre + q1, pre + q2, pre + q3)
                          : (T4)(pre + q1, pre + q2, pre + q3, pre + total);
-        if (e + 4 <= end) {
-            *(global T4 *)(out + e) = y;
-        } else {
-            if (e < end)
-                out[e] = y.x;
-            if (e + 1 < end)
-                out[e + 1] = y.y;
-            if (e + 2 < end)
-                out[e + 2] = y.z;
-        }
+        clg_store4(out, e, end, y);
         carry += tmp[nsg - 1];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -223,16 +228,7 @@ static inline void lb_store(global T *restrict out, ulong n, size_t base, T4 *x,
         T pre = parts[r * LB_NSG + sg] + ex[r];
         T4 v = x[r];
         T4 y = exclusive ? (T4)(pre, pre + v.x, pre + v.y, pre + v.z) : pre + v;
-        if (e + 4 <= n) {
-            *(global T4 *)(out + e) = y;
-        } else {
-            if (e < n)
-                out[e] = y.x;
-            if (e + 1 < n)
-                out[e + 1] = y.y;
-            if (e + 2 < n)
-                out[e + 2] = y.z;
-        }
+        clg_store4(out, e, n, y);
     }
 }
 

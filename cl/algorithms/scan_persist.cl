@@ -86,7 +86,7 @@ static inline void lbp_finish(T4 *x, uint tile, global T *restrict out, ulong n,
 
 /* The arguments of clg_scan_lookback, then the blocking call's post (lbp_done); `wait_ns` is
  * unused (tiles publish their own sums early, and polling at once measured fastest:
- * docs/benchmarks.md). */
+ * docs/scan.md). */
 kernel __attribute__((reqd_work_group_size(CLG_LB_LOCAL, 1, 1))) void
 clg_scan_persist(global const T *restrict in, global T *restrict out, ulong n,
                  global ulong *state_, global uint *ticket, uint tiles, uint epoch,
@@ -103,7 +103,9 @@ clg_scan_persist(global const T *restrict in, global T *restrict out, ulong n,
         agg = lbp_publish(a, cur, state, epoch, sums);
     }
     /* Tickets are taken one tile ahead of their loads, no earlier: taking the one after next
-     * while the current tile is scanned measured 0.02 slower on the H200 (docs/benchmarks.md). */
+     * while the current tile is scanned measured 0.02 slower on the H200, and keeping its loads
+     * in flight through the look-back (a stash in local memory, commit 7d3de96) no faster
+     * (docs/scan.md). */
     while (cur < tiles) {
         uint next = lbp_take(ticket, slot);
         if (next < tiles)

@@ -29,7 +29,7 @@
 //!   scan are checked against the library's `enqueue_scan_sum`.
 //!
 //! `--stub-check` instead checks the look-back kernels' results with stub sub-groups on any
-//! OpenCL 2.0 device (PoCL: `stub_check.rs`).
+//! device with program-scope globals (PoCL: `stub_check.rs`).
 //!
 //! `cargo run --release --example scan_diag -- [--min-log2 K] [--max-log2 M] [--runs N]
 //!  [--stub-check] [--no-copies] [--variants NAME:ROUNDS:LOCAL:PATCH+PATCH[:BUILD OPTIONS],...]`

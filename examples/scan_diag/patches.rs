@@ -31,7 +31,7 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
         }
     }
     let mut s = clgroups::algorithms::SOURCE.to_string();
-    let helpers_at = "static inline void lb_load(";
+    let helpers_at = "static inline void clg_store4(";
     let start = "    T prefix = 0;\n    for (;;) {";
     for p in patches {
         match *p {
@@ -76,8 +76,8 @@ pub fn patched(patches: &[&str]) -> AnyResult<String> {
                 }
                 sub_in(
                     &mut s,
-                    "<= n) {\n            *(global T4 *)(out + e) = y;",
-                    "<= n) {\n            lb_st(out + e, y);",
+                    "<= end) {\n        *(global T4 *)(out + e) = y;",
+                    "<= end) {\n        lb_st(out + e, y);",
                 )?;
             }
             "lead" => sub_in(

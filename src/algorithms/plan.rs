@@ -307,7 +307,7 @@ pub enum ScanForm {
 }
 
 /// Work-groups per compute unit of the persistent scan: 2 measured fastest on an H200
-/// (docs/benchmarks.md: 0.89–0.92 of a copy at 2^26–2^28 against 0.80–0.84 with 1, 3 or 4
+/// (docs/scan.md: 0.89–0.92 of a copy at 2^26–2^28 against 0.80–0.84 with 1, 3 or 4
 /// groups of other tiles).
 pub const PERSISTENT_PER_CU: usize = 2;
 
