@@ -247,6 +247,23 @@ const NO_EMULATED: &str = "#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n\
     #define MAKE(name) KERNEL_HEAD(name) SIGNATURE { o[get_global_id(0)] = sub_group_reduce_add(1u); }\n\
     MAKE(hidden)\n";
 
+/// A kernel just made, with whether `d` runs PoCL's native sub-groups (where work-groups of two
+/// are refused without an emulated build); `None`, printed, when making it was refused.
+fn made<K>(kernel: Result<K, Error>, d: &clgroups::Device) -> Option<(K, bool)> {
+    match kernel {
+        Err(e @ Error::Unsupported { .. }) => {
+            println!("refused when made on {d}: {e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+        Ok(k) => Some((
+            k,
+            d.identity().implementation == Implementation::Pocl
+                && d.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated,
+        )),
+    }
+}
+
 #[cfg(feature = "scaling")]
 /// A root-device launch in work-groups of two of a kernel without an emulated build (issue
 /// 38): on PoCL's native sub-groups each device's part is refused, typed (work-groups too
@@ -259,16 +276,9 @@ fn root_launches_of_kernels_without_an_emulated_build_stay_refused() {
     for root in common::roots("tiny_groups") {
         let d = root.devices()[0].clone();
         let p = root.program(NO_EMULATED).unwrap();
-        let k = match p.kernel("hidden") {
-            Err(e @ Error::Unsupported { .. }) => {
-                println!("refused when made on {d}: {e}");
-                continue;
-            }
-            Err(e) => panic!("{e}"),
-            Ok(k) => k,
+        let Some((k, native_pocl)) = made(p.kernel("hidden"), &d) else {
+            continue;
         };
-        let native_pocl = d.identity().implementation == Implementation::Pocl
-            && d.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated;
         let global = Range::d1(2 * root.len());
         let mut o = ColoredBuffer::from_slice(&root, &vec![u32::POISON; global.len()]).unwrap();
         // SAFETY: work-item g writes o[g], g < global.len().
@@ -317,16 +327,9 @@ fn kernels_without_an_emulated_build_stay_refused() {
         }";
     for (name, src) in [("divergent", divergent), ("hidden", NO_EMULATED)] {
         let p = Program::from_source(&q, src).unwrap();
-        let k = match p.kernel(name) {
-            Err(e @ Error::Unsupported { .. }) => {
-                println!("refused when made on {d}: {e}");
-                continue;
-            }
-            Err(e) => panic!("{e}"),
-            Ok(k) => k,
+        let Some((k, native_pocl)) = made(p.kernel(name), d) else {
+            continue;
         };
-        let native_pocl = d.identity().implementation == Implementation::Pocl
-            && d.sub_groups().effective.shuffle_backend != ShuffleBackend::Emulated;
         if !native_pocl {
             println!("{d}: {name} made (work-groups of two run natively here)");
             continue;

@@ -38,11 +38,16 @@ pub fn interleaved<C, E>(
             }
         }
     }
-    Ok(walls
+    Ok(medians(walls))
+}
+
+/// The median of each list of wall times (the upper one of an even count).
+pub fn medians(walls: Vec<Vec<Duration>>) -> Vec<Duration> {
+    walls
         .into_iter()
         .map(|mut w| {
             w.sort();
             w[w.len() / 2]
         })
-        .collect())
+        .collect()
 }

@@ -64,13 +64,7 @@ impl Bench<'_> {
                 walls[i].push(t.elapsed());
             }
         }
-        Ok(walls
-            .into_iter()
-            .map(|mut w| {
-                w.sort();
-                w[w.len() / 2]
-            })
-            .collect())
+        Ok(crate::timing::medians(walls))
     }
 }
 
