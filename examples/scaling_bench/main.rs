@@ -28,6 +28,9 @@
 //! POCL_DEVICES="cpu cpu" CLGROUPS_PLACEMENT=partitioned scaling_bench --table
 //! ```
 
+#[path = "../common/timing.rs"]
+mod timing;
+
 mod by_hand;
 mod dense;
 mod plot;
