@@ -1,7 +1,8 @@
 //! A launch kept whole on one device by the cost model, run as a single-device launch of the
 //! kernel as written: the same work-items and offset (a plain range as one device runs it, an
-//! ND-range in its work-groups), with the whole buffers there in place of the colored ones. The partitioned variant takes twice as many arguments (the
-//! origins and the whole launch's size), which the driver sets and copies at every launch.
+//! ND-range in its work-groups), with the whole buffers there in place of the colored ones.
+//! The partitioned variant takes twice as many arguments (the origins and the whole launch's
+//! size), which the driver sets and copies at every launch.
 
 use super::super::arg::Value;
 use super::super::{MultiEvent, Spread};
@@ -17,8 +18,9 @@ impl RootLaunch<'_> {
     /// same launch as the partitioned variant over the whole range: every colored argument
     /// held whole on `d` already, no plain buffer (a part of an earlier launch on another
     /// queue may still use it) and no checked build; a plain range runs as one device runs it
-    /// (`Launch::range`), an ND-range in its work-groups; else `partition` back. On devices that compile alone, the
-    /// kernel's first run on `d` runs by itself (every queue finished first, then waited for).
+    /// (`Launch::range`), an ND-range in its work-groups; else `partition` back. On devices
+    /// that compile alone, the kernel's first run on `d` runs by itself (every queue finished
+    /// first, then waited for).
     ///
     /// # Safety
     ///
