@@ -479,7 +479,7 @@ fn a_stale_figure_of_the_option_not_running_is_sampled_again() {
     let resampled = all.iter().filter(|p| p.why == Why::Resampling).count();
     assert_eq!(resampled, BURST as usize);
     // The decision changed: the wait starts again at BACKOFF.
-    assert_eq!(f.resample.gap(), BACKOFF);
+    assert_eq!(f.resample.gap, BACKOFF);
 }
 
 proptest! {
@@ -499,7 +499,7 @@ proptest! {
         let (n, secs) = again.fold((0, 0.0), |(n, s), p| (n + 1, s + truth(p.choice, 0)));
         prop_assert!(n as f64 <= 0.02 * launches as f64, "{} re-samples", n);
         prop_assert!(secs <= SHARE * chosen.sum::<f64>() + 1e-12, "{} s", secs);
-        prop_assert_eq!(f.resample.gap(), BACKOFF << (n / BURST as usize));
+        prop_assert_eq!(f.resample.gap, BACKOFF << (n / BURST as usize));
         if last.why == Why::Cheaper {
             let faster = if one <= split * (1.0 + MARGIN) { Choice::OneDevice(0) } else { Choice::Split };
             prop_assert_eq!(last.choice, faster);

@@ -75,9 +75,9 @@ pub struct Figures {
 }
 
 /// When the option not running is sampled again (see the [module docs](self)).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Resample {
-    /// Launches to wait between re-samples (0: [`BACKOFF`]).
+    /// Launches to wait between re-samples ([`BACKOFF`] at first).
     pub gap: u32,
     /// Launches chosen from warm figures since the last re-sample.
     pub idle: u32,
@@ -87,15 +87,18 @@ pub struct Resample {
     pub left: u32,
 }
 
-impl Resample {
-    /// Launches to wait between re-samples now.
-    pub fn gap(&self) -> u32 {
-        match self.gap {
-            0 => BACKOFF,
-            g => g,
+impl Default for Resample {
+    fn default() -> Self {
+        Resample {
+            gap: BACKOFF,
+            idle: 0,
+            spent: 0.0,
+            left: 0,
         }
     }
+}
 
+impl Resample {
     /// Whether the launch priced `priced` (chosen from warm figures, [`Why::Cheaper`]) samples
     /// the option not chosen instead: a re-sample is under way, or the wait is over and the
     /// launches since the last one took `1 / SHARE` times what this one costs by the figures.
@@ -132,7 +135,7 @@ impl Resample {
             l.seconds(priced.gather) + l.seconds(priced.scatter)
         });
         let cost = BURST as f64 * other + moves;
-        self.idle >= self.gap() && self.spent * SHARE >= cost
+        self.idle >= self.gap && self.spent * SHARE >= cost
     }
 
     /// Counts a launch of the option chosen taking `secs` by its figure.
@@ -149,7 +152,7 @@ impl Resample {
         };
         if self.left == 0 {
             *self = Resample {
-                gap: self.gap().saturating_mul(2).min(MAX_BACKOFF),
+                gap: self.gap.saturating_mul(2).min(MAX_BACKOFF),
                 ..Resample::default()
             };
         }
