@@ -255,7 +255,7 @@ fn main() -> Res<()> {
         one: Program::from_source(&q, SOURCE)?,
         multi: root.program(SOURCE)?,
         last: RefCell::default(),
-        budget: args.row_budget.map(Duration::from_secs_f64),
+        budget: (args.row_budget).map(|s| Duration::from_secs_f64(s / table::ALLOCATIONS as f64)),
     };
     if args.child {
         return table::child(&b, &args, iters);
