@@ -31,7 +31,9 @@ use super::divergence::{self, Region};
 use super::edit::Edits;
 use super::sg_uniform::Uniformity;
 use super::source::{assigns, FunctionDef, Scanned};
-use super::statement::{increments, place, pure, statement_start, tokens_text, unwritten};
+use super::statement::{
+    increments, place, pure, replaced_by, statement_start, tokens_text, unwritten,
+};
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
 
@@ -199,11 +201,7 @@ fn and_or(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Result<Edits,
     }
     let span = |x: usize, y: usize| &s.src[s.tokens[x].span.start..s.tokens[y - 1].span.end];
     let text = format!("(({}) != 0) {op} (({}) != 0)", span(a, k), span(k + 2, b));
-    Ok(vec![(
-        s.tokens[a].span.start,
-        s.tokens[b - 1].span.end,
-        format!("({text})"),
-    )])
+    Ok(vec![replaced_by(s, (a, b), format!("({text})"))])
 }
 
 /// The edits computing call `i` into `__clg_uN` in front of statement `start`.

@@ -183,3 +183,21 @@ fn standard_collectives_behind_divergent_chains_are_computed_ahead() {
     let out = uniform_collectives(&kernel(body), is_sub_group_collective);
     assert_eq!(refused(&out).len(), 1, "{out}");
 }
+
+#[test]
+fn rewrites_keep_the_lines_of_calls_and_operands_written_over_several() {
+    // A call over two lines under an `if`, a comment between `||` and its collective, a call
+    // over two lines in a macro's definition: every line stays where it was.
+    for body in [
+        "if (sub_group_any(v > 2)) r = sub_group_reduce_add(\n    v);",
+        "if (sub_group_any(v > 2)) r = sub_group_reduce_add\n(v);",
+        "if (v > 0 || // the reduce\n    sub_group_reduce_max(v) > t) r = 1;",
+        "if (x[get_global_id(0)] > 0) r = sub_group_non_uniform_reduce_add(\n  v);",
+    ] {
+        let src = kernel(body);
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert_ne!(out, src, "{src}");
+        assert_eq!(out.lines().count(), src.lines().count(), "{out}");
+        assert!(refused(&out).is_empty(), "{out}");
+    }
+}

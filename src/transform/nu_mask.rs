@@ -320,7 +320,7 @@ pub(super) fn masked(
     };
     let mut edits = super::statement::place(s, f, start, (i, close), (&typed, &value, &before), n);
     if let Some((c, temp)) = captured {
-        edits.push((s.tokens[c.0].span.start, s.tokens[c.1 - 1].span.end, temp));
+        edits.push(super::statement::replaced_by(s, c, temp));
     }
     Ok(edits)
 }

@@ -184,6 +184,29 @@ pub(crate) fn temporary(s: &Scanned<'_>, kind: char, n: usize) -> String {
     temp
 }
 
+/// The edit replacing tokens `a..b` with `text`, followed by the line breaks the tokens spanned
+/// that `text` lacks (a call written over several lines, a comment between operands), so the
+/// text keeps its lines (inside a macro's definition, as `\` line continuations).
+pub(crate) fn replaced_by(
+    s: &Scanned<'_>,
+    (a, b): (usize, usize),
+    text: String,
+) -> (usize, usize, String) {
+    let (start, end) = (s.tokens[a].span.start, s.tokens[b - 1].span.end);
+    let spanned = &s.src[start..end];
+    let lost = spanned
+        .matches('\n')
+        .count()
+        .saturating_sub(text.matches('\n').count());
+    let continued = (spanned.match_indices('\n'))
+        .any(|(at, _)| spanned[..at].trim_end_matches('\r').ends_with('\\'));
+    let mut text = text;
+    for _ in 0..lost {
+        text.push_str(if continued { "\\\n" } else { "\n" });
+    }
+    (start, end, text)
+}
+
 /// The edits that declare `__typeof__(typed) __clg_uN = value;` in front of statement `start`
 /// (in braces where it is the body of an `if`, `else`, loop or `do`), after `before` (other
 /// declarations), and put the temporary in place of the call `i` (whose `)` is `close`).
@@ -202,10 +225,7 @@ pub(crate) fn place(
         "{}{before}__typeof__({typed}) {temp} = {value}; ",
         if wrap { "{ " } else { "" }
     );
-    let mut edits = vec![
-        (s.tokens[i].span.start, s.tokens[close].span.end, temp),
-        (at, at, decl),
-    ];
+    let mut edits = vec![replaced_by(s, (i, close + 1), temp), (at, at, decl)];
     if wrap {
         let end = statement_end(s, start, f.body.1);
         let end = s.tokens[end - 1].span.end;
