@@ -45,24 +45,25 @@ impl<'a> Uniformity<'a> {
         };
         loop {
             let before = u.uniform.len();
+            // The regions whose condition is not shown uniform, asked once a round (asked per
+            // assignment and per `++`, they took time quadratic in a long condition).
+            let divergent: Vec<(usize, usize)> = (regions.iter())
+                .filter(|r| !u.shows(s, r.cond))
+                .map(|r| r.span)
+                .collect();
+            let under = |t: usize| divergent.iter().any(|&(a, b)| a <= t && t < b);
             for &(target, expr) in assigned {
-                let divergent = regions
-                    .iter()
-                    .any(|r| r.span.0 <= target && target < r.span.1 && !u.shows(s, r.cond));
-                if divergent || !u.shows(s, expr) {
+                if under(target) || !u.shows(s, expr) {
                     u.uniform.remove(s.text(target));
                 }
             }
-            // `v++` under a divergent condition (the regions asked only at a `++` or `--`:
-            // asked at every token, they took time cubic in nested conditions).
+            // `v++` under a divergent condition.
             for t in f.body.0 + 1..f.body.1 {
+                let named = s.text(t).starts_with(|c: char| c.is_alphabetic() || c == '_');
                 let bumped =
                     (t > 1 && matches!(s.text(t - 1), "+" | "-") && s.text(t - 2) == s.text(t - 1))
                         || matches!(s.text(t + 1), "+" | "-") && s.text(t + 2) == s.text(t + 1);
-                let divergent = || {
-                    (regions.iter()).any(|r| r.span.0 <= t && t < r.span.1 && !u.shows(s, r.cond))
-                };
-                if bumped && divergent() {
+                if named && bumped && under(t) {
                     u.uniform.remove(s.text(t));
                 }
             }
