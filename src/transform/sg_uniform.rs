@@ -59,7 +59,9 @@ impl<'a> Uniformity<'a> {
             }
             // `v++` under a divergent condition.
             for t in f.body.0 + 1..f.body.1 {
-                let named = s.text(t).starts_with(|c: char| c.is_alphabetic() || c == '_');
+                let named = s
+                    .text(t)
+                    .starts_with(|c: char| c.is_alphabetic() || c == '_');
                 let bumped =
                     (t > 1 && matches!(s.text(t - 1), "+" | "-") && s.text(t - 2) == s.text(t - 1))
                         || matches!(s.text(t + 1), "+" | "-") && s.text(t + 2) == s.text(t + 1);

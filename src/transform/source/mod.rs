@@ -252,33 +252,6 @@ impl<'a> Scanned<'a> {
         self.partner[i]
     }
 
-    /// The first token of the operand that ends just before token `k`, scanning back no further
-    /// than just after `floor`: brackets are skipped whole, and the scan stops at a token that
-    /// separates expressions (an opening bracket, a brace, `,`, `;`, `?`, `:`, `return`) or one
-    /// for which `stop` holds.
-    pub(crate) fn operand_start(
-        &self,
-        k: usize,
-        floor: usize,
-        stop: impl Fn(usize) -> bool,
-    ) -> usize {
-        let mut a = k;
-        while a > floor + 1 {
-            let t = a - 1;
-            match self.text(t) {
-                ")" | "]" => {
-                    a = self.partner(t);
-                    continue;
-                }
-                "(" | "[" | "{" | "}" | "," | ";" | "?" | ":" | "return" => break,
-                _ if stop(t) => break,
-                _ => {}
-            }
-            a = t;
-        }
-        a
-    }
-
     /// Whether token `i` is an identifier followed by `(`.
     pub(crate) fn is_call(&self, i: usize) -> bool {
         self.tokens[i].kind == Kind::Ident && i + 1 < self.tokens.len() && self.is_punct(i + 1, "(")

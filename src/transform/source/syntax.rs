@@ -57,6 +57,7 @@ pub(crate) struct Syntax {
 impl Syntax {
     fn new(s: &Scanned<'_>, f: &FunctionDef) -> Self {
         let body = f.body;
+        let reach = Reach::new(s, body);
         let conditionals = (body.0 + 1..body.1)
             .filter_map(|k| match construct(s, k, body.1) {
                 Some((cond, controlled)) => Some(Conditional {
@@ -74,14 +75,14 @@ impl Syntax {
                         _ => controlled.1,
                     },
                 }),
-                None => chain(s, k, body).map(|(cond, side)| Conditional {
+                None => chain(s, k, body, &reach).map(|(cond, side)| Conditional {
                     key: k,
                     cond,
                     body: side,
                     chain: true,
                     end: side.1,
                     operands: match s.text(k) {
-                        "&" | "|" => and_or_operands(s, body, k),
+                        "&" | "|" => and_or_operands(s, body, k, &reach),
                         _ => None,
                     },
                 }),
@@ -145,7 +146,7 @@ fn construct(s: &Scanned<'_>, k: usize, end: usize) -> Option<(Span, Span)> {
 
 /// If token `k` is the `?` of a conditional expression or starts a `&&` / `||`, its condition's
 /// tokens and the tokens evaluated only on one side of it ([`Conditional`]).
-fn chain(s: &Scanned<'_>, k: usize, body: Span) -> Option<(Span, Span)> {
+fn chain(s: &Scanned<'_>, k: usize, body: Span, reach: &Reach) -> Option<(Span, Span)> {
     let pair = |i: usize, c: &str| {
         s.text(i) == c && s.text(i + 1) == c && s.tokens[i].span.end == s.tokens[i + 1].span.start
     };
@@ -155,19 +156,7 @@ fn chain(s: &Scanned<'_>, k: usize, body: Span) -> Option<(Span, Span)> {
         c @ ("&" | "|") if k + 1 < body.1 && pair(k, c) && !(k > 0 && pair(k - 1, c)) => 2,
         _ => return None,
     };
-    // `=` of an assignment, not of `==`, `!=`, `<=`, `>=`.
-    let a = s.operand_start(k, body.0, |t| {
-        s.text(t) == "=" && !matches!(s.text(t - 1), "=" | "!" | "<" | ">") && s.text(t + 1) != "="
-    });
-    let mut b = k + width;
-    while b < body.1 {
-        match s.text(b) {
-            "(" | "[" | "{" => b = s.partner(b),
-            ";" | "," | ")" | "]" | "}" => break,
-            _ => {}
-        }
-        b += 1;
-    }
+    let (a, b) = (reach.after_assignment(k), reach.expression_end(k + width));
     (a < k).then_some(((a, k), (k + width, b)))
 }
 
@@ -215,13 +204,14 @@ pub(crate) fn any_word(s: &Scanned<'_>, range: Span, words: &BTreeSet<Box<str>>)
 
 /// The operands of the `&&` / `||` at token `k` (its first character) of `body`
 /// ([`Conditional::operands`]).
-fn and_or_operands(s: &Scanned<'_>, body: Span, k: usize) -> Option<(Span, Span)> {
+fn and_or_operands(s: &Scanned<'_>, body: Span, k: usize, reach: &Reach) -> Option<(Span, Span)> {
     let op = s.text(k);
     let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
     // The left operand: back to what binds less tightly.
-    let a = s.operand_start(k, body.0, |t| {
-        (op == "&" && s.text(t) == "|" && t > 0 && pair(t - 1, "|")) || assigns(s, t)
-    });
+    let a = match op {
+        "&" => reach.after_or(k),
+        _ => reach.after_assigns(k),
+    };
     let mut b = k + 2;
     while b < body.1 {
         match s.text(b) {
@@ -233,6 +223,93 @@ fn and_or_operands(s: &Scanned<'_>, body: Span, k: usize) -> Option<(Span, Span)
         b += 1;
     }
     (a < k && k + 2 < b).then_some(((a, k), (k + 2, b)))
+}
+
+/// Where the operands of a function's chains begin and end, for every token at once (asked per
+/// `?`, `&&` and `||`, the scans took time quadratic in a chain's length).
+struct Reach {
+    floor: usize,
+    /// Back from each token, the first token of the operand that ends just before it
+    /// ([`starts`]), stopping at an assignment's `=`.
+    eq: Vec<usize>,
+    /// The same stopping at any assignment operator ([`assigns`]).
+    assigns: Vec<usize>,
+    /// The same stopping at an assignment or at `||`.
+    or: Vec<usize>,
+    /// From each token, the end of the expression: the first `;`, `,` or closing bracket
+    /// outside brackets.
+    end: Vec<usize>,
+}
+
+impl Reach {
+    fn new(s: &Scanned<'_>, body: Span) -> Self {
+        let pair = |t: usize, c: &str| s.text(t) == c && adjacent(s, t) && s.text(t + 1) == c;
+        // `=` of an assignment, not of `==`, `!=`, `<=`, `>=`.
+        let eq = |t: usize| {
+            s.text(t) == "="
+                && !matches!(s.text(t - 1), "=" | "!" | "<" | ">")
+                && s.text(t + 1) != "="
+        };
+        let or = |t: usize| (s.text(t) == "|" && t > 0 && pair(t - 1, "|")) || assigns(s, t);
+        let mut end = vec![0; body.1 - body.0];
+        for b in (body.0..body.1).rev() {
+            let at = |b: usize| end.get(b - body.0).copied().unwrap_or(b);
+            end[b - body.0] = match s.text(b) {
+                "(" | "[" | "{" => at(s.partner(b).max(b) + 1),
+                ";" | "," | ")" | "]" | "}" => b,
+                _ => at(b + 1),
+            };
+        }
+        Reach {
+            floor: body.0,
+            eq: starts(s, body, eq),
+            assigns: starts(s, body, |t| assigns(s, t)),
+            or: starts(s, body, or),
+            end,
+        }
+    }
+
+    fn after_assignment(&self, k: usize) -> usize {
+        self.eq[k - self.floor]
+    }
+
+    fn after_assigns(&self, k: usize) -> usize {
+        self.assigns[k - self.floor]
+    }
+
+    fn after_or(&self, k: usize) -> usize {
+        self.or[k - self.floor]
+    }
+
+    fn expression_end(&self, b: usize) -> usize {
+        self.end.get(b - self.floor).copied().unwrap_or(b)
+    }
+}
+
+/// For every `k` of `body.0..=body.1`, the first token of the operand that ends just before
+/// token `k`, scanning back no further than just after `body.0`: brackets are skipped whole,
+/// and the scan stops at a token that separates expressions (an opening bracket, a brace, `,`,
+/// `;`, `?`, `:`, `return`) or one for which `stop` holds. In one pass: the start from `k` is
+/// the start from the token before (or from the opening bracket of a bracket just before),
+/// unless the scan stops there.
+fn starts(s: &Scanned<'_>, body: Span, stop: impl Fn(usize) -> bool) -> Vec<usize> {
+    let floor = body.0;
+    let mut start: Vec<usize> = Vec::with_capacity(body.1 - floor + 1);
+    for a in floor..=body.1 {
+        let from = |start: &[usize], a: usize| start[a - floor];
+        let v = match a.checked_sub(1) {
+            Some(t) if a > floor + 1 => match s.text(t) {
+                ")" | "]" if s.partner(t) < a => from(&start, s.partner(t)),
+                ")" | "]" => a,
+                "(" | "[" | "{" | "}" | "," | ";" | "?" | ":" | "return" => a,
+                _ if stop(t) => a,
+                _ => from(&start, t),
+            },
+            _ => a,
+        };
+        start.push(v);
+    }
+    start
 }
 
 /// Whether tokens `a` and `a + 1` touch (`&&`, not `& &`).
@@ -351,6 +428,78 @@ pub(crate) fn statement_end(s: &Scanned<'_>, i: usize, end: usize) -> usize {
                     };
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scan [`starts`] replaces, token by token.
+    fn scanned_back(
+        s: &Scanned<'_>,
+        k: usize,
+        floor: usize,
+        stop: impl Fn(usize) -> bool,
+    ) -> usize {
+        let mut a = k;
+        while a > floor + 1 {
+            let t = a - 1;
+            match s.text(t) {
+                ")" | "]" => {
+                    a = s.partner(t);
+                    continue;
+                }
+                "(" | "[" | "{" | "}" | "," | ";" | "?" | ":" | "return" => break,
+                _ if stop(t) => break,
+                _ => {}
+            }
+            a = t;
+        }
+        a
+    }
+
+    #[test]
+    fn operand_starts_in_one_pass_are_the_scans_token_by_token() {
+        let src = "kernel void k(global int *o, int a, int b) {\n\
+                   int v = a && b || (a ? b : a) && o[a + (b || a)] || -a;\n\
+                   o[0] = v += a || b && (v = a) ? a && b : (b, a);\n\
+                   if (a == b || v <= a && (a != b)) { v = a ? b ? a : b : v; }\n\
+                   return; }";
+        let s = Scanned::new(src).unwrap();
+        let body = s.functions[0].body;
+        let stops: [&dyn Fn(usize) -> bool; 3] =
+            [&|_| false, &|t| assigns(&s, t), &|t| s.text(t) == "|"];
+        for stop in stops {
+            let fast = starts(&s, body, stop);
+            for k in body.0..=body.1 {
+                assert_eq!(
+                    fast[k - body.0],
+                    scanned_back(&s, k, body.0, stop),
+                    "token {k}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn chains_thousands_long_take_linear_time() {
+        let long = |op: &str| {
+            let chain = vec!["x"; 40_000].join(op);
+            format!("kernel void k(global int *o, int x) {{ o[0] = {chain}; }}")
+        };
+        for op in [" ? ", " && ", " || "] {
+            let src = long(op);
+            let s = Scanned::new(&src).unwrap();
+            let t = std::time::Instant::now();
+            let syntax = s.syntax(&s.functions[0]);
+            assert!(!syntax.conditionals(0..s.tokens.len()).is_empty());
+            assert!(
+                t.elapsed() < std::time::Duration::from_secs(2),
+                "{op}: {:?}",
+                t.elapsed()
+            );
         }
     }
 }
