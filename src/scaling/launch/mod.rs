@@ -23,6 +23,7 @@ mod footprint;
 mod merge;
 mod order;
 mod place;
+mod plain;
 mod terms;
 mod written;
 
