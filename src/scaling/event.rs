@@ -69,7 +69,10 @@ pub enum Spread {
     /// indices) from the devices that own them, and what it wrote beyond its chunk (no other
     /// device reaching it) went back to their owners after. Where a device reads a margin and
     /// writes only its own elements, its part keeps that margin across launches and only the
-    /// margin elements written since are fetched (see the [module docs](super)).
+    /// margin elements written since are fetched (see the [module docs](super)). A plain
+    /// buffer the launch writes is split the same way: each device on a copy of what it
+    /// reaches, its written runs copied back (on device 0's queue: `between` counts the
+    /// other devices' copies, `within` device 0's).
     Fetched {
         /// The arguments some device fetched (and possibly wrote back) elements of, or keeps
         /// margins of.

@@ -395,8 +395,9 @@ fn kernels_are_right_without_declarations() {
     // Two, three and four PoCL 3.1 devices: 14 of 25 before issue 36; 21 of 30 with pointee
     // sizes, aliases and macro arguments; 26 of 30 with footprints of several runs per device
     // (column bands, grid-stride loops: mandelbrot, transpose, median3, grid_stride,
-    // black_scholes). Merged: the scatters, `reverse`, `saxpy_offset` (plain buffers of the
-    // root device's context).
+    // black_scholes); 28 of 30 with plain written buffers split by their footprints
+    // (`reverse`, `saxpy_offset` on plain buffers of the root device's context: each device
+    // writes a copy of its own, its written ranges copied back). Merged: the scatters.
     let total = split + fetched + merged.len();
     eprintln!(
         "split: {} of {total} ({}%; {fetched} by their footprints), merged: {merged:?}",
@@ -404,7 +405,7 @@ fn kernels_are_right_without_declarations() {
         100 * (split + fetched) / total.max(1)
     );
     assert!(
-        fetched >= 26 && 100 * (split + fetched) >= 86 * total,
+        fetched >= 28 && 100 * (split + fetched) >= 90 * total,
         "only {} of {total} launches split ({fetched} by their footprints)",
         split + fetched
     );

@@ -202,3 +202,55 @@ fn aliased_arguments_share_one_copy() {
         .collect();
     assert_eq!(x.read().unwrap(), want, "{:?}", ev.spread());
 }
+
+/// A plain buffer written at an offset (`y = Y + off`), launched back to back without waits
+/// in between: each device writes a copy of its own, and what it wrote lands in the buffer
+/// before the next launch reads it; the elements before `off` stay untouched.
+#[test]
+fn plain_written_buffers_split_back_to_back() {
+    let Some(root) = partitioned("plain_written_buffers_split_back_to_back") else {
+        return;
+    };
+    let (n, off) = (64 * 61, 10usize);
+    // Small integers: a * x + y is exact with or without a fused multiply-add.
+    let xs: Vec<f32> = (0..n + off).map(|i| (i % 7) as f32).collect();
+    let ys: Vec<f32> = (0..n + off).map(|i| (i % 5) as f32 - 2.0).collect();
+    let q0 = &root.queues()[0];
+    let (x, y) = (
+        Buffer::from_slice(q0, &xs).unwrap(),
+        Buffer::from_slice(q0, &ys).unwrap(),
+    );
+    root.finish().unwrap();
+    let k = root
+        .program(SOURCE)
+        .unwrap()
+        .kernel("saxpy_offset")
+        .unwrap();
+    let mut last = None;
+    for _ in 0..3 {
+        // SAFETY: work-item i < n touches Y[off + i] and X[off + i], inside n + off.
+        let ev = unsafe {
+            (k.launch().arg(&y).arg(&x).arg(-2.0f32).arg(off as u32))
+                .nd_range(Range::d1(n), Range::d1(64))
+                .unwrap()
+        };
+        last = Some(ev);
+    }
+    let ev = last.unwrap();
+    ev.wait().unwrap();
+    root.finish().unwrap();
+    let mut want = ys;
+    for _ in 0..3 {
+        for i in off..n + off {
+            want[i] += -2.0 * xs[i];
+        }
+    }
+    assert_eq!(y.read(q0).unwrap(), want, "{:?}", ev.spread());
+    if root.devices().len() > 1 {
+        assert!(
+            matches!(ev.spread(), Spread::Fetched { .. }),
+            "{:?}",
+            ev.spread()
+        );
+    }
+}

@@ -205,6 +205,14 @@ impl RootLaunch<'_> {
                 (lo as u64, hi as u64)
             }
             (Some(Value::Colored(c)), Placement::Shared) => (0, c.len as u64),
+            // A plain buffer written through a copy of its own on each device (`plain.rs`).
+            (Some(Value::Plain(Arg::Buffer { elem, .. })), _) => {
+                let es = elem.size.max(1);
+                match copy(copies, i, d) {
+                    Some(h) => (h.lo as u64, (h.lo + h.buf.len() / es) as u64),
+                    None => (0, i64::MAX as u64 / es as u64),
+                }
+            }
             _ => (0, i64::MAX as u64),
         }
     }
@@ -212,6 +220,7 @@ impl RootLaunch<'_> {
     pub(super) fn elem_size(&self, i: usize) -> u64 {
         match self.args.get(i) {
             Some(Value::Colored(c)) => c.elem_size as u64,
+            Some(Value::Plain(Arg::Buffer { elem, .. })) => elem.size.max(1) as u64,
             _ => 0,
         }
     }

@@ -2,7 +2,8 @@
 //! the contract's own-id proof does not reach (partitioned placement, [`Access::Auto`]):
 //! each device must write only inside its own chunk, and reads beyond what it holds are
 //! fetched (halos, or whole copies of read-only buffers read at unknown indices) into a
-//! staging copy on that device, from the devices that own those elements, device to device.
+//! staging copy on that device, from the devices that own those elements, device to device;
+//! plain buffers the launch writes get a copy of their own per device (`plain.rs`).
 
 use super::super::arg::{ColoredArg, Value};
 use super::super::kernel::HaloRun;
@@ -102,11 +103,14 @@ impl RootLaunch<'_> {
                 continue;
             }
             let param = self.kernel.params.get(i);
-            let c = match v {
-                Value::Colored(c)
-                    if c.access == Access::Auto && param.is_some_and(|p| p.global) =>
-                {
-                    c
+            let global = param.is_some_and(|p| p.global);
+            let written = param.is_none_or(|p| !p.read_only);
+            // A colored buffer's elements, or a plain buffer's that the launch writes (each
+            // device then writes a copy of its own: `plain.rs`).
+            let (es, n) = match v {
+                Value::Colored(c) if c.access == Access::Auto && global => (c.elem_size, c.len),
+                Value::Plain(Arg::Buffer { mem, elem }) if global && written => {
+                    (elem.size.max(1), mem.bytes() / elem.size.max(1))
                 }
                 _ => return Err(Unsplit::Declared(i)),
             };
@@ -116,11 +120,10 @@ impl RootLaunch<'_> {
             // Where the device's view of the buffer starts (its part, its margins, its copy)
             // must keep the pointee's alignment (`float4 *` over floats: 16 bytes): a part
             // or margins starting elsewhere are not used, copies start at a multiple of it.
-            let step = align_step(pointee, c.elem_size);
-            let written = param.is_none_or(|p| !p.read_only);
-            let len = c.len as i128;
+            let step = align_step(pointee, es);
+            let len = n as i128;
             let clamp = |r: (i128, i128)| {
-                let (a, b) = in_elements(r, pointee, c.elem_size);
+                let (a, b) = in_elements(r, pointee, es);
                 let (a, b) = (a.clamp(0, len), b.clamp(0, len));
                 (a < b).then_some((a as usize, b as usize))
             };
@@ -143,7 +146,7 @@ impl RootLaunch<'_> {
                 let r = match at(Dir::Read) {
                     Some(r) => clamp_all(r),
                     None if written => return Err(Unsplit::Reads(i)),
-                    None => vec![(0, c.len)],
+                    None => vec![(0, n)],
                 };
                 Ok([r, w])
             };
@@ -160,6 +163,10 @@ impl RootLaunch<'_> {
                     Some(_) => {}
                 }
             }
+            let Value::Colored(c) = v else {
+                self.plain_plan(&mut plan, i, &reach, (step, &parts));
+                continue;
+            };
             for (d, [r, w]) in reach.iter().enumerate() {
                 if parts[d].is_none() {
                     continue;
@@ -229,11 +236,13 @@ impl RootLaunch<'_> {
     ) -> Result<MultiEvent> {
         let mut fetched = self.fetch(&fetch.fetch, &fetch.fill)?;
         self.keep_margins(&fetch.keep, &mut fetched)?;
+        self.fetch_plain(fetch, &mut fetched)?;
         // SAFETY: the caller's contract; every device holds what its part (widened where
         // `fetch.widen` says: its copies hold what the widened part reaches) reads.
         let mut ev = unsafe { self.execute_in(s, plan, &fetched.copies, true, &fetch.widen) }?;
         self.widened_wrote(&fetch.after);
         self.give_back(&fetch.back, &mut fetched, &mut ev)?;
+        self.give_back_plain(&fetch.back, &mut fetched, &mut ev)?;
         self.exchange(&mut ev)?;
         let arguments: Vec<usize> = (0..fetch.fetch.len())
             .filter(|&i| {
@@ -494,7 +503,7 @@ impl RootLaunch<'_> {
     /// Device `d`'s copy for argument `i` of `bytes` (made on its first use, kept by the
     /// kernel: launches keep one queue's order, so a launch's copies into it follow the
     /// previous launch's reads of it on the same queue).
-    fn copy_of(
+    pub(super) fn copy_of(
         &self,
         key: (usize, usize),
         q: &crate::queue::Queue,
@@ -522,7 +531,7 @@ fn meeting(reach: &[[Runs; 2]]) -> Option<(usize, usize)> {
 }
 
 /// `runs` sorted, overlapping and touching runs joined.
-fn joined(runs: impl Iterator<Item = (usize, usize)>) -> Runs {
+pub(super) fn joined(runs: impl Iterator<Item = (usize, usize)>) -> Runs {
     let mut v: Runs = runs.collect();
     v.sort_unstable();
     let mut out: Runs = Vec::with_capacity(v.len());

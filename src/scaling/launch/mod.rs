@@ -23,6 +23,7 @@ mod footprint;
 mod merge;
 mod order;
 mod place;
+mod plain;
 mod terms;
 mod written;
 
@@ -95,8 +96,9 @@ impl<'a> RootLaunch<'a> {
 
     /// Appends an argument ([`RootArg`]): `&ColoredBuffer<T>` (the whole buffer in shared
     /// placement, the device's chunk in partitioned placement), `&Buffer<T>` of the root
-    /// device's context (passed as it is), a scalar, or [`crate::launch::Local`]. Buffers stay
-    /// borrowed until the launch is enqueued or dropped.
+    /// device's context (passed as it is; one the kernel writes goes through a copy per device
+    /// where its footprints prove the devices' writes apart, else is merged), a scalar, or
+    /// [`crate::launch::Local`]. Buffers stay borrowed until the launch is enqueued or dropped.
     ///
     /// ```
     /// # let root = clgroups::RootDevice::from_env()?;

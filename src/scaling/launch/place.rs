@@ -153,8 +153,9 @@ impl RootLaunch<'_> {
     }
 
     /// Bytes the analysed execution moves between devices per launch (an estimate made before
-    /// it runs): the elements fetched beyond a device's own and written back, a stencil's
-    /// halos, or a merge's whole copies to and from every device.
+    /// it runs): the elements fetched beyond a device's own and written back (of a plain
+    /// buffer: those of devices other than 0), a stencil's halos, or a merge's whole copies
+    /// to and from every device.
     fn between(&self, decision: &Decision) -> u64 {
         let es = |i: usize| match self.args.get(i) {
             Some(Value::Colored(c)) => c.elem_size as u64,
@@ -191,7 +192,7 @@ impl RootLaunch<'_> {
                         bytes += k.fetch.iter().map(|&(a, b)| (b - a) as u64).sum::<u64>() * es(i);
                     }
                 }
-                bytes
+                bytes + self.plain_between(f)
             }
             Decision::Merge(feeds, _) => (feeds.iter().enumerate())
                 .filter(|(_, f)| **f != Feed::Direct)
