@@ -66,6 +66,37 @@ fn signal(pid: u32, sig: &str) {
     assert!(ok, "kill {sig} {pid}");
 }
 
+/// Whether every thread of process `pid` is stopped (state `T` in `/proc/PID/task/*/stat`),
+/// waiting up to 5 s for it.
+fn all_stopped(pid: u32) -> bool {
+    let state = |stat: String| {
+        // `PID (COMM) STATE ...`: COMM may hold spaces and parentheses.
+        let after = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.trim_start().to_string());
+        after.and_then(|a| a.chars().next())
+    };
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).map(|d| {
+            d.flatten()
+                .map(|t| {
+                    std::fs::read_to_string(t.path().join("stat"))
+                        .ok()
+                        .and_then(state)
+                })
+                .collect::<Vec<_>>()
+        });
+        if let Ok(states) = tasks {
+            if !states.is_empty() && states.iter().all(|s| matches!(s, Some('T' | 't'))) {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
 /// Sends `SIGCONT` when dropped: a panic while the server is stopped must not leave it stopped,
 /// since releasing a buffer waits for its server (a hang instead of the panic's message).
 struct Continues(u32);
@@ -105,6 +136,12 @@ fn stopped(d: &Device, pid: u32) {
     signal(pid, "-STOP");
     // Declared after the buffers, so dropped (continuing the server) before they are released.
     let _continue = Continues(pid);
+    // `kill` returns once the signal is sent, not once every thread of the server stopped: a
+    // server that answers fast (a request thread still running) served the read below.
+    assert!(
+        all_stopped(pid),
+        "{d}: server {pid} not stopped 5 s after SIGSTOP"
+    );
     // Each a typed error: `Timeout`, or the connection declared lost by PoCL-R's client
     // (`CL_DEVICE_NOT_AVAILABLE`, seen with a GPU behind the server once a first wait had
     // timed out).
