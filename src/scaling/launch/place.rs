@@ -11,6 +11,7 @@ use super::super::{MultiEvent, Placement, Spread};
 use super::terms::{mem_key, Copies, Decision, Feed, Held, Shape3};
 use super::RootLaunch;
 use crate::error::Result;
+use crate::launch::Arg;
 use crate::plan::cost::{
     Choice, Depth, Figures, Inputs, Link, Observed, Priced, Right, SpreadPolicy, Why,
 };
@@ -198,6 +199,8 @@ impl RootLaunch<'_> {
                 .filter(|(_, f)| **f != Feed::Direct)
                 .map(|(i, _)| match self.args.get(i) {
                     Some(Value::Colored(c)) => (c.len * c.elem_size) as u64 * (2 * n + 1),
+                    // A plain buffer merged: copied whole to every device and back the same.
+                    Some(Value::Plain(Arg::Buffer { mem, .. })) => mem.bytes() as u64 * (2 * n + 1),
                     _ => 0,
                 })
                 .sum(),
