@@ -506,3 +506,26 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_long_chain_shares_a_move_over_its_launches() {
+    // Two H200s, a blur of 2^28 floats held whole on device 0: split 0.59 ms a launch, one
+    // device 0.87 ms, 2 GiB to move back to the parts (1.8 ms on the link).
+    let link = Link {
+        bandwidth: 1.2e12,
+        latency: 15e-6,
+    };
+    let mut i = inputs(warm(586e-6), warm(865e-6));
+    (i.link, i.between, i.scatter, i.gather) = (link, 8, 2 << 30, vec![0, 2 << 30]);
+    i.last = Some(Choice::OneDevice(0));
+    // Early in a chain the move weighs an eighth: one device.
+    i.seen = 3;
+    assert_eq!(price(&i, SpreadPolicy::Model).choice, Choice::OneDevice(0));
+    // Sixteen launches in, a sixteenth: the split pays.
+    i.seen = 16;
+    assert_eq!(price(&i, SpreadPolicy::Model).choice, Choice::Split);
+    // And a split twice as slow never does, however long the chain.
+    i.split = warm(1.8e-3);
+    i.seen = 10_000;
+    assert_eq!(price(&i, SpreadPolicy::Model).choice, Choice::OneDevice(0));
+}
