@@ -180,16 +180,19 @@ fn id_variable(
 /// (other than at its declaration `decl`).
 fn untouched(s: &Scanned<'_>, f: &FunctionDef, name: &str, decl: Option<usize>) -> bool {
     let (open, close) = f.body;
+    // Tokens around `i`, "" past either end (a body cut off by the end of the text).
+    let at = |k: Option<usize>| k.filter(|&k| k < s.tokens.len()).map_or("", |k| s.text(k));
     (open + 1..close)
         .filter(|&i| s.text(i) == name && Some(i) != decl)
         .all(|i| {
-            let (prev, next, next2) = (s.text(i - 1), s.text(i + 1), s.text(i + 2));
+            let (prev, next, next2) = (s.text(i - 1), at(Some(i + 1)), at(Some(i + 2)));
+            let prev2 = at(i.checked_sub(2));
             let assigned = (next == "=" && next2 != "=")
                 || (next2 == "=" && matches!(next, "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^"))
-                || (matches!(next, "<" | ">") && next2 == next && s.text(i + 3) == "=");
+                || (matches!(next, "<" | ">") && next2 == next && at(Some(i + 3)) == "=");
             let stepped = matches!((next, next2), ("+", "+") | ("-", "-"))
-                || matches!((prev, s.text(i - 2)), ("+", "+") | ("-", "-"));
-            let address = prev == "&" && s.text(i - 2) != "&";
+                || matches!((prev, prev2), ("+", "+") | ("-", "-"));
+            let address = prev == "&" && prev2 != "&";
             let declared = s.tokens[i - 1].kind == Kind::Ident
                 && !matches!(prev, "return" | "case" | "sizeof");
             !(assigned || stepped || address || declared)
@@ -231,6 +234,15 @@ mod tests {
             Some((1, 1, Gt, true, false)),
         ];
         assert_eq!(found(src), want);
+    }
+
+    #[test]
+    fn a_variable_as_the_last_token_of_the_text_is_read_safely() {
+        // The body's last statement cut off after the variable (found by the source fuzz: the
+        // tokens after it were read past the end).
+        let src = "kernel void k(global float *x, uint n) {\n\
+                   size_t i = get_global_id(0); if (i < n) x[0] = 1; i }";
+        assert_eq!(found(src), [Some((1, 0, IdCmp::Lt, true, false))]);
     }
 
     #[test]

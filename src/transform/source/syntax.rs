@@ -248,7 +248,7 @@ impl Reach {
         let eq = |t: usize| {
             s.text(t) == "="
                 && !matches!(s.text(t - 1), "=" | "!" | "<" | ">")
-                && s.text(t + 1) != "="
+                && (t + 1 >= s.tokens.len() || s.text(t + 1) != "=")
         };
         let or = |t: usize| (s.text(t) == "|" && t > 0 && pair(t - 1, "|")) || assigns(s, t);
         let mut end = vec![0; body.1 - body.0];
@@ -286,7 +286,7 @@ impl Reach {
     }
 }
 
-/// For every `k` of `body.0..=body.1`, the first token of the operand that ends just before
+/// For every `k` of `body.0..body.1`, the first token of the operand that ends just before
 /// token `k`, scanning back no further than just after `body.0`: brackets are skipped whole,
 /// and the scan stops at a token that separates expressions (an opening bracket, a brace, `,`,
 /// `;`, `?`, `:`, `return`) or one for which `stop` holds. In one pass: the start from `k` is
@@ -294,8 +294,8 @@ impl Reach {
 /// unless the scan stops there.
 fn starts(s: &Scanned<'_>, body: Span, stop: impl Fn(usize) -> bool) -> Vec<usize> {
     let floor = body.0;
-    let mut start: Vec<usize> = Vec::with_capacity(body.1 - floor + 1);
-    for a in floor..=body.1 {
+    let mut start: Vec<usize> = Vec::with_capacity(body.1 - floor);
+    for a in floor..body.1 {
         let from = |start: &[usize], a: usize| start[a - floor];
         let v = match a.checked_sub(1) {
             Some(t) if a > floor + 1 => match s.text(t) {
