@@ -158,6 +158,16 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
     let syntax = s.syntax(f);
     let (tainted, deep) = (&syntax.tainted, &syntax.deep_tainted);
     let mut regions: Vec<Region> = Vec::new();
+    // Per exit word, how many of it lie before each token of the body: a region's exits in
+    // constant time (scanned per region, nested regions took time quadratic in their depth).
+    let counts = |w: &str| {
+        let mut n = vec![0u32; body.1 - body.0 + 1];
+        for t in body.0..body.1 {
+            n[t - body.0 + 1] = n[t - body.0] + u32::from(s.text(t) == w);
+        }
+        n
+    };
+    let exit_counts = ["return", "break", "continue"].map(counts);
     for c in syntax.conditionals(body.0 + 1..body.1) {
         let (k, cond, region) = (c.key, c.cond, c.body);
         // A loop's condition runs again on every iteration: a collective in it runs for the
@@ -206,24 +216,27 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
         };
         regions.push(r.clone());
         // An exit inside the region makes what follows it divergent too.
-        let exits = |w: &str| (region.0..region.1).any(|i| s.text(i) == w);
+        let within = |t: usize| t.clamp(body.0, body.1) - body.0;
+        let [ret, brk, cont] = exit_counts
+            .each_ref()
+            .map(|n| n[within(region.1)] > n[within(region.0)]);
         // Later iterations of the loops around it run for part of the work-items too: after a
         // `return`, everything from the outermost loop on; after a `break`, the whole innermost
         // loop (its condition included); after a `continue`, the rest of the iteration.
         r.after_exit = true;
-        if !(exits("return") || exits("break") || exits("continue")) {
+        if !(ret || brk || cont) {
             continue; // (the loops around every region took time quadratic in their number)
         }
         let loops = enclosing_loops(s, f, region.0);
         let innermost = loops.iter().max_by_key(|l| l.0);
-        if exits("return") {
+        if ret {
             let start = loops.iter().map(|l| l.0).min().unwrap_or(region.1);
             r.span = (start.min(region.1), body.1);
             regions.push(r);
-        } else if let (true, Some(&l)) = (exits("break"), innermost) {
+        } else if let (true, Some(&l)) = (brk, innermost) {
             r.span = l;
             regions.push(r);
-        } else if exits("break") || exits("continue") {
+        } else if brk || cont {
             r.span = (region.1, innermost.map_or(region.1, |l| l.1));
             regions.push(r);
         }

@@ -473,7 +473,7 @@ mod tests {
             [&|_| false, &|t| assigns(&s, t), &|t| s.text(t) == "|"];
         for stop in stops {
             let fast = starts(&s, body, stop);
-            for k in body.0..=body.1 {
+            for k in body.0..body.1 {
                 assert_eq!(
                     fast[k - body.0],
                     scanned_back(&s, k, body.0, stop),
