@@ -203,48 +203,72 @@ pub(super) fn settle(c: &ColoredArg, queues: &[&Queue]) -> Result<u64> {
 
 /// The slowest pair's link: for every pair of devices, the least time of a 4-byte copy from
 /// one's buffer on the other's queue waiting for a marker of the first (the latency of one
-/// cross-device dependency) over 5 tries, and the bandwidth of a 4 MiB copy (least of 3, the
-/// latency taken off).
+/// cross-device dependency) over 5 tries, and the bandwidth of a copy (least of 3, the latency
+/// taken off) of 4 MiB, or 16 times more until it takes at least twice the latency (at most
+/// 256 MiB: on two H200s 4 MiB took about the latency, and the bandwidth read 4 PB/s).
 pub(super) fn measure_link(queues: &[&Queue]) -> Result<Link> {
     const BIG: usize = 4 << 20;
+    const BIGGEST: usize = 256 << 20;
     let (mut latency, mut bandwidth) = (0.0f64, f64::INFINITY);
-    let zeros = vec![0u8; BIG];
     for d in 0..queues.len() {
         for e in d + 1..queues.len() {
             let (qd, qe) = (queues[d], queues[e]);
-            let a = Buffer::from_slice(qd, &zeros)?;
-            let b = Buffer::from_slice(qe, &zeros)?;
-            qd.finish()?;
-            qe.finish()?;
-            let once = |bytes: usize| -> Result<f64> {
-                let start = Instant::now();
-                let m = ffi::marker(qd.raw()).map_err(|x| {
-                    Error::cl("clEnqueueMarkerWithWaitList", x.0, qd.device().to_string())
-                })?;
-                // SAFETY: both buffers hold BIG >= bytes bytes.
-                let ev = unsafe {
-                    ffi::copy_bytes(
-                        qe.raw(),
-                        (a.as_raw(), 0),
-                        (b.as_raw(), 0),
-                        bytes,
-                        &[m.get()],
-                    )
-                }
-                .map_err(|x| Error::cl("clEnqueueCopyBuffer", x.0, qe.device().to_string()))?;
-                let ev = Event::new(ev, qe.device().clone(), None);
-                ev.wait()?;
-                Ok(start.elapsed().as_secs_f64())
+            let measured = |big: usize| -> Result<(f64, f64, usize)> {
+                // Filled on their devices, so each is there before the copies.
+                let mut a = Buffer::<u8>::new(qd, big)?;
+                let mut b = Buffer::<u8>::new(qe, big)?;
+                a.fill(qd, 0)?;
+                b.fill(qe, 0)?;
+                let (lat, t) = link_times(qd, qe, (&a, &b), big)?;
+                Ok((lat, t, big))
             };
-            let lat = (0..5)
-                .map(|_| once(4))
-                .try_fold(f64::INFINITY, |m, t| t.map(|t| m.min(t)))?;
-            let big = (0..3)
-                .map(|_| once(BIG))
-                .try_fold(f64::INFINITY, |m, t| t.map(|t| m.min(t)))?;
+            let (mut lat, mut t, mut big) = measured(BIG)?;
+            while t < 2.0 * lat && big < BIGGEST {
+                // Too large for a device: the last size's figures.
+                let Ok(next) = measured(big * 16) else { break };
+                (lat, t, big) = next;
+            }
+            bandwidth = bandwidth.min(big as f64 / (t - lat).max(1e-9));
             latency = latency.max(lat);
-            bandwidth = bandwidth.min(BIG as f64 / (big - lat).max(1e-9));
         }
     }
     Ok(Link { bandwidth, latency })
+}
+
+/// The least time of a 4-byte copy (of 5) and of a `bytes` copy (of 3) from `a` (on `qd`'s
+/// device) into `b` on `qe`, each waiting for a marker of `qd`.
+fn link_times(
+    qd: &Queue,
+    qe: &Queue,
+    (a, b): (&Buffer<u8>, &Buffer<u8>),
+    bytes: usize,
+) -> Result<(f64, f64)> {
+    qd.finish()?;
+    qe.finish()?;
+    let once = |bytes: usize| -> Result<f64> {
+        let start = Instant::now();
+        let m = ffi::marker(qd.raw())
+            .map_err(|x| Error::cl("clEnqueueMarkerWithWaitList", x.0, qd.device().to_string()))?;
+        // SAFETY: both buffers hold at least `bytes` bytes.
+        let ev = unsafe {
+            ffi::copy_bytes(
+                qe.raw(),
+                (a.as_raw(), 0),
+                (b.as_raw(), 0),
+                bytes,
+                &[m.get()],
+            )
+        }
+        .map_err(|x| Error::cl("clEnqueueCopyBuffer", x.0, qe.device().to_string()))?;
+        let ev = Event::new(ev, qe.device().clone(), None);
+        ev.wait()?;
+        Ok(start.elapsed().as_secs_f64())
+    };
+    let lat = (0..5)
+        .map(|_| once(4))
+        .try_fold(f64::INFINITY, |m, t| t.map(|t| m.min(t)))?;
+    let big = (0..3)
+        .map(|_| once(bytes))
+        .try_fold(f64::INFINITY, |m, t| t.map(|t| m.min(t)))?;
+    Ok((lat, big))
 }
