@@ -292,23 +292,15 @@ pub fn with_rounded_variants(
 
 /// `src` with `write(out, src, k)` called right after each kernel `k` of `kernels` (which
 /// replaces the kernel unless `keep_original`); shared by the variant generators. Kernels with a
-/// [`KernelDecl::rewrite_obstacle`] are left alone.
+/// [`KernelDecl::rewrite_obstacle`] are left alone, and so are kernels whose last line goes on
+/// with a `#` (see [`gets_variants`]).
 pub(crate) fn with_variants(
     src: &str,
     kernels: &[KernelDecl],
     keep_original: bool,
     mut write: impl FnMut(&mut String, &str, &KernelDecl),
 ) -> Result<String> {
-    let mut sorted: Vec<&KernelDecl> = kernels
-        .iter()
-        .filter(|k| match &k.rewrite_obstacle {
-            Some(why) => {
-                log::debug!("no variant of kernel `{}`: {why}", k.name);
-                false
-            }
-            None => true,
-        })
-        .collect();
+    let mut sorted: Vec<&KernelDecl> = kernels.iter().filter(|k| gets_variants(src, k)).collect();
     sorted.sort_by_key(|k| k.decl_start);
     sorted.dedup_by_key(|k| k.decl_start);
     let mut out = String::with_capacity(src.len() * 2);
@@ -331,6 +323,33 @@ pub(crate) fn with_variants(
     }
     out.push_str(&src[pos..]);
     Ok(out)
+}
+
+/// Whether [`with_variants`] writes variants of `k`: it has no rewrite obstacle, and the rest of
+/// its last line (past blanks and `/* */` comments) does not start with `#`. Variants end with a
+/// `#line` directive and a line break, so such a `#` would start a line and become a directive
+/// (`}#define M ...`): a stray `#` the driver rejects would turn into a valid `#define`.
+pub(crate) fn gets_variants(src: &str, k: &KernelDecl) -> bool {
+    if let Some(why) = &k.rewrite_obstacle {
+        log::debug!("no variant of kernel `{}`: {why}", k.name);
+        return false;
+    }
+    let mut rest = src.get(k.body.end..).unwrap_or("");
+    loop {
+        rest = rest.trim_start_matches([' ', '\t', '\x0b', '\x0c']);
+        match rest.strip_prefix("/*").and_then(|r| r.split_once("*/")) {
+            Some((_, after)) => rest = after,
+            None => break,
+        }
+    }
+    let directive = rest.starts_with('#') || rest.starts_with("%:");
+    if directive {
+        log::debug!(
+            "no variant of kernel `{}`: its last line goes on with a `#` after its `}}`",
+            k.name
+        );
+    }
+    !directive
 }
 
 /// Errors unless `k`'s spans are ordered, inside `src` and hold what they claim.

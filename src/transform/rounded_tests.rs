@@ -236,3 +236,34 @@ fn extra_param_count_counts_the_extra_params() {
         EXTRA_PARAM_COUNT
     );
 }
+
+/// Fuzz cases 275317, 296709, 349955 and 394496: a stray `#` after a kernel's `}` on its last
+/// line. Variants end with a line break, which would turn it into a `#define`: that kernel gets
+/// none, its source is left as it was, and the kernels before it still get theirs.
+#[test]
+fn no_variants_where_a_hash_goes_on_after_the_kernel() {
+    let tail = "kernel void twice(global int *x) { x[get_global_id(0)] *= 2; }";
+    for after in [
+        "#define MAKE(N) N",
+        " /* c */ #define MAKE(N) N",
+        "%:define MAKE(N) N",
+    ] {
+        let src = format!("kernel void one(global int *x) {{ x[0] = 1; }}\n{tail}{after}\n");
+        let kernels = scan_kernels(&src).unwrap();
+        assert_eq!(kernels.len(), 2);
+        assert!(gets_variants(&src, &kernels[0]));
+        assert!(!gets_variants(&src, &kernels[1]), "{after}");
+        for keep in [true, false] {
+            let out = rounded(&src, keep);
+            assert!(out.contains(&format!("{tail}{after}\n")), "{out}");
+            assert!(out.contains("one__clg_rounded") && !out.contains("twice__clg_rounded"));
+        }
+    }
+    // Past a line break, or after other text, a `#` is as it was.
+    let src = format!("{tail} // #define\n#define M 1\n{tail} int y; #\n");
+    let src = src.replacen("twice", "thrice", 1);
+    assert!(scan_kernels(&src)
+        .unwrap()
+        .iter()
+        .all(|k| gets_variants(&src, k)));
+}
