@@ -25,14 +25,18 @@ use std::ptr;
 #[cfg(feature = "algorithms")]
 mod mailbox;
 mod owned;
-#[cfg(feature = "algorithms")]
+#[cfg(any(feature = "algorithms", feature = "scaling"))]
 mod pinned;
+#[cfg(feature = "scaling")]
+mod relay;
 
 #[cfg(feature = "algorithms")]
 pub use mailbox::Mailbox;
 pub use owned::{ClProgram, Owned};
 #[cfg(feature = "algorithms")]
 pub use pinned::Pinned;
+#[cfg(feature = "scaling")]
+pub use relay::Relay;
 
 type ClResult<T> = std::result::Result<T, ClError>;
 

@@ -1,5 +1,6 @@
 //! Reads into pinned host memory, mapped once and reused ([`Pinned`]), that the reads own
-//! until they complete.
+//! until they complete; [`map_host_memory`], which [`super::Relay`] shares.
+#![cfg_attr(not(feature = "algorithms"), allow(dead_code))] // `Pinned` is the algorithms'
 
 use super::{ClResult, Owned};
 use bytemuck::Pod;

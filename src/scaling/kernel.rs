@@ -2,6 +2,7 @@
 //! launches (required and tuned work-groups, rounding).
 
 use super::contract::ParamFacts;
+use super::launch;
 use super::Placement;
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -53,10 +54,11 @@ pub struct RootKernel {
     pub(super) checked: bool,
     pub(super) placement: Placement,
     pub(super) policy: Policy,
-    /// Staging buffers of halo exchanges, by (argument, receiving device, sending device, run
-    /// start, run end): reused by every launch (launches keep one queue's order across
-    /// devices, so a launch's staging copies never overtake the last one's).
-    pub(super) halo_staging: Arc<Mutex<HashMap<HaloRun, Buffer<u8>>>>,
+    /// Staging areas of moves between devices, by (argument, receiving device, sending device,
+    /// run start, run end; fetches and give-backs offset the argument): reused by every launch
+    /// (launches keep one queue's order across devices, so a launch's staging copies never
+    /// overtake the last one's).
+    pub(super) halo_staging: Arc<Mutex<HashMap<HaloRun, launch::Stage>>>,
     /// What each buffer parameter's accesses reach (`None`: no source to read it from).
     pub(super) footprint: Option<Arc<Footprint>>,
     /// Per (argument, device), the copy a launch split by footprints fetches that

@@ -453,16 +453,11 @@ impl RootLaunch<'_> {
                             fetched.within += bytes as u64;
                             continue;
                         }
-                        let stage =
-                            self.staging((i + 2 * self.args.len(), e, d, x, y), q, bytes)?;
-                        let (src, stage) = ((src, from, src_size), (stage, 0, bytes));
-                        // SAFETY: as above, and the staging buffer holds `bytes`.
-                        let out = unsafe { bounded_copy(q, src, stage, bytes, &[]) }?;
-                        // SAFETY: device e's part holds its own run [x, y); the staging buffer
-                        // holds `bytes`, written by the copy this one waits for.
-                        let into = unsafe {
-                            bounded_copy(qe, stage, (dst, to, dst_size), bytes, &[out.get()])
-                        }?;
+                        let run = (i + 2 * self.args.len(), e, d, x, y);
+                        let (src, dst) = ((src, from, src_size), (dst, to, dst_size));
+                        // SAFETY: as above; device e's part holds its own run [x, y).
+                        let [out, into] =
+                            unsafe { self.move_run(run, (d, src), (e, dst), bytes, &[]) }?;
                         push(d, out, q);
                         push(e, into, qe);
                         fetched.between += bytes as u64;
@@ -473,30 +468,26 @@ impl RootLaunch<'_> {
         Ok(())
     }
 
-    /// Copies `bytes` from `src` on device `e` (argument `i`'s part) to `dst` on device `d`
-    /// through a staging buffer. Each queue keeps its own order (device e's part was last
-    /// written on its queue, d's copy last read on its queue); the sender's copy also waits
-    /// for the launch's events and for the previous receiver's copy out of the same staging
-    /// buffer (and nothing else: waiting for every queue made an undeclared heat step 2x
+    /// Moves `bytes` from `src` on device `e` (argument `i`'s part) to `dst` on device `d`
+    /// ([`RootLaunch::move_run`]). Each queue keeps its own order (device e's part was last
+    /// written on its queue, d's copy last read on its queue); the sender's command also waits
+    /// for the launch's events and for the previous receiver's command out of the same staging
+    /// area (and nothing else: waiting for every queue made an undeclared heat step 2x
     /// slower on two PoCL 3.1 devices), the receiver's for the sender's.
     fn staged(&self, run: HaloRun, src: Side, dst: Side, bytes: usize) -> Result<()> {
-        let kernels = &self.kernel.kernels;
         let (i, d, e, x, y) = run;
-        let (q, qe) = (kernels[d].program().queue(), kernels[e].program().queue());
         // Keyed apart from the halo exchange's runs of the same argument.
         let key = (i + self.args.len(), d, e, x, y);
-        let stage = self.staging(key, qe, bytes)?;
         let mut last = (self.kernel.staged_reads.lock()).unwrap_or_else(|p| p.into_inner());
         let previous = last.remove(&key);
         let waits: Vec<cl_event> = (self.waits.iter().copied().chain(previous.as_ref()))
             .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
             .collect();
-        // SAFETY: device e's part holds the run from `from`; the staging buffer holds `bytes`.
-        let out = unsafe { bounded_copy(qe, src, (stage, 0, bytes), bytes, &waits) }?;
-        // SAFETY: the staging buffer holds `bytes`, written by the copy this one waits for;
-        // the receiver's copy holds the run at `to`.
-        let into = unsafe { bounded_copy(q, (stage, 0, bytes), dst, bytes, &[out.get()]) }?;
-        last.insert(key, Event::new(into, q.device().clone(), None));
+        // SAFETY: device e's part holds the run from `from`; the receiver's copy holds the
+        // run at `to`.
+        let [_, into] = unsafe { self.move_run(key, (e, src), (d, dst), bytes, &waits) }?;
+        let device = self.kernel.kernels[d].program().queue().device().clone();
+        last.insert(key, Event::new(into, device, None));
         Ok(())
     }
 

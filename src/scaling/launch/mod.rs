@@ -13,6 +13,7 @@ use fallback::Shape;
 use std::marker::PhantomData;
 use terms::{Decision, Shape3};
 
+mod between;
 mod checked;
 mod chunks;
 mod decide;
@@ -27,6 +28,7 @@ mod plain;
 mod terms;
 mod written;
 
+pub(super) use between::Stage;
 pub(super) use execute::sub_launch;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or

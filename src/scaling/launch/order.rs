@@ -4,9 +4,8 @@
 //! launch, the halos of [`Access::Stencil`] buffers move between devices.
 
 use super::super::arg::Value;
-use super::super::kernel::HaloRun;
 use super::super::{Access, MultiEvent, Placement};
-use super::fallback::part_mem;
+use super::terms::part_sized;
 use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::event::Event;
@@ -99,54 +98,31 @@ impl RootLaunch<'_> {
             }
             let es = c.elem_size;
             for (d, &(lo, hi)) in c.stored.iter().enumerate() {
-                let Some(dst) = part_mem(c, d) else { continue };
-                let q = kernels[d].program().queue();
+                let Some((dst, dst_size)) = part_sized(c, d) else {
+                    continue;
+                };
                 for (e, runs) in c.owned.iter().enumerate().filter(|(e, _)| *e != d) {
-                    let Some(src) = part_mem(c, e) else { continue };
+                    let Some((src, src_size)) = part_sized(c, e) else {
+                        continue;
+                    };
                     let waits: Vec<cl_event> = (launched.events[e].iter())
                         .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
                         .collect();
-                    let qe = kernels[e].program().queue();
                     for &(a, b) in runs {
                         let (a, b) = (a.max(lo), b.min(hi));
                         if a >= b {
                             continue;
                         }
-                        let bytes = (b - a) * es;
-                        let stage = self.staging((i, d, e, a, b), qe, bytes)?;
-                        let err = |q: &crate::queue::Queue| {
-                            let device = q.device().to_string();
-                            move |e: opencl3::error_codes::ClError| {
-                                Error::cl("clEnqueueCopyBuffer", e.0, device)
-                            }
-                        };
+                        let src = (src, (a - c.stored[e].0) * es, src_size);
+                        let dst = (dst, (a - lo) * es, dst_size);
                         // SAFETY: device e's part holds its own run [a, b) from stored[e].0 on;
-                        // the staging buffer holds `bytes`.
-                        let out = unsafe {
-                            ffi::copy_bytes(
-                                qe.raw(),
-                                (src, (a - c.stored[e].0) * es),
-                                (stage, 0),
-                                bytes,
-                                &waits,
-                            )
-                        }
-                        .map_err(err(qe))?;
-                        // SAFETY: the staging buffer holds `bytes`, written by the copy this one
-                        // waits for; device d's part holds [lo, hi), which contains [a, b).
-                        let into = unsafe {
-                            ffi::copy_bytes(
-                                q.raw(),
-                                (stage, 0),
-                                (dst, (a - lo) * es),
-                                bytes,
-                                &[out.get()],
-                            )
-                        }
-                        .map_err(err(q))?;
-                        for (dev, raw, queue) in [(e, out, qe), (d, into, q)] {
-                            let ev = Event::new(raw, queue.device().clone(), None);
-                            Event::push(&mut launched.events[dev], ev);
+                        // device d's part holds [lo, hi), which contains [a, b).
+                        let moved = unsafe {
+                            self.move_run((i, d, e, a, b), (e, src), (d, dst), (b - a) * es, &waits)
+                        }?;
+                        for (dev, raw) in [e, d].into_iter().zip(moved) {
+                            let device = kernels[dev].program().queue().device().clone();
+                            Event::push(&mut launched.events[dev], Event::new(raw, device, None));
                         }
                     }
                 }
@@ -154,22 +130,5 @@ impl RootLaunch<'_> {
             log::debug!("halos of argument {i} exchanged between devices (staged)");
         }
         Ok(())
-    }
-
-    /// The staging buffer of a halo run (made on its first exchange, on the sender's queue).
-    pub(super) fn staging(
-        &self,
-        run: HaloRun,
-        sender: &crate::queue::Queue,
-        bytes: usize,
-    ) -> Result<opencl3::types::cl_mem> {
-        let mut staging = (self.kernel.halo_staging.lock()).unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = staging.get(&run).filter(|s| s.len() == bytes) {
-            return Ok(s.as_raw());
-        }
-        let s = crate::Buffer::<u8>::new(sender, bytes)?;
-        let raw = s.as_raw();
-        staging.insert(run, s);
-        Ok(raw)
     }
 }

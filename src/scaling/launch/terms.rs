@@ -130,6 +130,19 @@ pub(super) unsafe fn bounded_copy(
     bytes: usize,
     waits: &[cl_event],
 ) -> Result<ffi::Owned<opencl3::event::Event>> {
+    check_sides((src, from, src_size), (dst, to, dst_size), bytes)?;
+    // SAFETY: the caller vouches for the buffers and the waits; both ranges were checked.
+    unsafe { ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, waits) }
+        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string()))
+}
+
+/// Errors unless `bytes` from the source's offset and from the destination's lie in their
+/// memory objects (of the sizes given).
+pub(super) fn check_sides(
+    (_, from, src_size): Side,
+    (_, to, dst_size): Side,
+    bytes: usize,
+) -> Result<()> {
     for (at, size, what) in [(from, src_size, "source"), (to, dst_size, "destination")] {
         if at.checked_add(bytes).is_none_or(|end| end > size) {
             let fault = crate::error::InputFault::CopyOutside {
@@ -141,7 +154,5 @@ pub(super) unsafe fn bounded_copy(
             return Err(Error::input(fault));
         }
     }
-    // SAFETY: the caller vouches for the buffers and the waits; both ranges were checked.
-    unsafe { ffi::copy_bytes(q.raw(), (src, from), (dst, to), bytes, waits) }
-        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string()))
+    Ok(())
 }
