@@ -71,6 +71,8 @@ pub struct RootKernel {
     pub(super) figures: Arc<Mutex<ShapeFigures>>,
     /// The halo depth the cost model chose per shape (global and local size).
     pub(super) depths: Arc<Mutex<HashMap<(Range, Range), usize>>>,
+    /// What widened parts reach, kept across launches.
+    pub(super) reaches: Arc<Mutex<launch::Reaches>>,
     /// The plans of recent launches and the shapes the cost model sends to one device.
     pub(super) memo: Arc<Memo>,
 }

@@ -29,6 +29,7 @@ mod terms;
 mod written;
 
 pub(super) use between::Stage;
+pub(super) use deepen::Reaches;
 pub(super) use execute::sub_launch;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
