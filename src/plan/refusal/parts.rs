@@ -95,7 +95,8 @@ pub enum Unsplit {
     NoFootprint,
     /// Shared placement.
     Shared,
-    /// The argument is not an undeclared colored buffer.
+    /// The argument is neither an undeclared colored buffer nor a plain buffer the launch
+    /// writes (in global memory).
     Declared(usize),
     /// The argument's pointee is not known to be its element.
     Pointee(usize),
@@ -178,7 +179,11 @@ impl fmt::Display for Unsplit {
         match self {
             Unsplit::NoFootprint => f.write_str("the kernel has no footprint"),
             Unsplit::Shared => f.write_str("footprints split only in partitioned placement"),
-            Unsplit::Declared(i) => write!(f, "argument {i} is not an undeclared colored buffer"),
+            Unsplit::Declared(i) => write!(
+                f,
+                "argument {i} is neither an undeclared colored buffer nor a written plain buffer \
+                 in global memory"
+            ),
             Unsplit::Pointee(i) => write!(
                 f,
                 "argument {i}: its pointee's size is not known to be the buffer's element size"
