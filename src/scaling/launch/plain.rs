@@ -2,10 +2,11 @@
 //! footprints: where they prove that no two devices reach an element one of them writes,
 //! each device runs on a copy of its own of what it reads and writes (copied in from the
 //! plain buffer), and afterwards only the ranges it wrote are copied back, instead of whole
-//! copies merged element by element ([`RootLaunch::merged`]). Every copy into or out of the
+//! copies merged element by element ([`RootLaunch::merged`]). Every read and write of the
 //! plain buffer runs on device 0's queue: its order keeps them from running at once (two
 //! devices writing ranges of one buffer lose writes where drivers migrate whole buffers,
-//! PoCL >= 5 and NVIDIA), and the buffer stays where it is (only the copies move).
+//! PoCL >= 5 and NVIDIA), and the buffer stays where it is; another device's copy is filled
+//! and emptied through a staging area ([`RootLaunch::move_run`]), its side on its own queue.
 
 use super::super::arg::Value;
 use super::super::MultiEvent;
@@ -53,9 +54,9 @@ impl RootLaunch<'_> {
     }
 
     /// Enqueues the copies of the plain arguments' runs `fetch` names into each device's copy,
-    /// on device 0's queue, after everything enqueued before on every queue (a previous
-    /// launch's part still reading a copy, a write of the buffer through another queue). Each
-    /// device's part waits for them (it waits for every other queue).
+    /// read on device 0's queue after everything enqueued before on every queue (a write of
+    /// the buffer through another queue) and written on the device's own (after its previous
+    /// part there, before its part).
     pub(super) fn fetch_plain(&self, fetch: &Fetch, out: &mut Fetched) -> Result<()> {
         let kernels = &self.kernel.kernels;
         let q0 = kernels[0].program().queue();
@@ -90,13 +91,20 @@ impl RootLaunch<'_> {
                     let bytes = (y - x) * es;
                     let src = (mem.raw(), x * es, mem.bytes());
                     let dst = (held.as_raw(), (x - a) * es, held.len());
-                    // SAFETY: the plain buffer holds `mem.bytes()` bytes, the copy `held.len()`
-                    // (both ranges checked); the waits are events of the root's context.
-                    drop(unsafe { bounded_copy(q0, src, dst, bytes, waits) }?);
-                    match d {
-                        0 => out.within += bytes as u64,
-                        _ => out.between += bytes as u64,
+                    if d == 0 {
+                        // SAFETY: the plain buffer holds `mem.bytes()` bytes, the copy
+                        // `held.len()` (both ranges checked); the waits are events of the
+                        // root's context.
+                        drop(unsafe { bounded_copy(q0, src, dst, bytes, waits) }?);
+                        out.within += bytes as u64;
+                        continue;
                     }
+                    // Read on device 0's queue, written into the copy on device d's (before
+                    // its part there).
+                    let run = (i + 3 * self.args.len(), d, 0, x, y);
+                    // SAFETY: as above.
+                    drop(unsafe { self.move_run(run, (0, src), (d, dst), bytes, waits) }?);
+                    out.between += bytes as u64;
                 }
                 out.copies[i][d] = Some(Held { buf: held, lo: a });
             }
@@ -105,8 +113,9 @@ impl RootLaunch<'_> {
     }
 
     /// After the launch: the runs each device wrote into its copy of a plain argument
-    /// (`back`), copied into the plain buffer on device 0's queue after that device's part;
-    /// the copies join device 0's events (later launches wait for every queue).
+    /// (`back`), read on that device's queue after its part and written into the plain buffer
+    /// on device 0's; the commands join their devices' events (later launches wait for every
+    /// queue).
     pub(super) fn give_back_plain(
         &self,
         back: &[Vec<Option<Runs>>],
@@ -130,17 +139,27 @@ impl RootLaunch<'_> {
                     let bytes = (y - x) * es;
                     let src = (held.buf.as_raw(), (x - held.lo) * es, held.buf.len());
                     let dst = (mem.raw(), x * es, mem.bytes());
-                    // SAFETY: the copy holds elements from `held.lo` on, the plain buffer
-                    // `mem.bytes()` bytes (both ranges checked); the waits are device d's part.
-                    let ev = unsafe { bounded_copy(q0, src, dst, bytes, &waits) }?;
-                    Event::push(
-                        &mut launched.events[0],
-                        Event::new(ev, q0.device().clone(), None),
-                    );
-                    match d {
-                        0 => fetched.within += bytes as u64,
-                        _ => fetched.between += bytes as u64,
+                    let push = |events: &mut Option<Event>, ev, dev: usize| {
+                        let device = self.kernel.kernels[dev].program().queue().device();
+                        Event::push(events, Event::new(ev, device.clone(), None));
+                    };
+                    if d == 0 {
+                        // SAFETY: the copy holds elements from `held.lo` on, the plain buffer
+                        // `mem.bytes()` bytes (both ranges checked); the waits are device d's
+                        // part.
+                        let ev = unsafe { bounded_copy(q0, src, dst, bytes, &waits) }?;
+                        push(&mut launched.events[0], ev, 0);
+                        fetched.within += bytes as u64;
+                        continue;
                     }
+                    // Read on device d's queue, written into the plain buffer on device 0's.
+                    let run = (i + 4 * self.args.len(), 0, d, x, y);
+                    // SAFETY: as above.
+                    let [out, into] =
+                        unsafe { self.move_run(run, (d, src), (0, dst), bytes, &waits) }?;
+                    push(&mut launched.events[d], out, d);
+                    push(&mut launched.events[0], into, 0);
+                    fetched.between += bytes as u64;
                 }
             }
         }
