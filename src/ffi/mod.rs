@@ -251,14 +251,18 @@ pub unsafe fn copy_bytes(
             to,
             bytes,
             waits.len() as u32,
-            if waits.is_empty() {
-                ptr::null()
-            } else {
-                waits.as_ptr()
-            },
+            wait_list(waits),
         )
     };
     ev.map(|e| Owned::new(Event::new(e))).map_err(ClError)
+}
+
+/// `waits` as OpenCL takes a wait list: a null pointer when it is empty.
+fn wait_list(waits: &[cl_event]) -> *const cl_event {
+    match waits {
+        [] => ptr::null(),
+        _ => waits.as_ptr(),
+    }
 }
 
 /// Blocking read of `out.len()` bytes of memory object `mem` from byte `offset`.

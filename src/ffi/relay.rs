@@ -7,7 +7,6 @@ use opencl3::error_codes::ClError;
 use opencl3::event::{Event, CL_COMPLETE};
 use opencl3::memory::{Buffer as ClBuffer, CL_MAP_READ, CL_MAP_WRITE};
 use opencl3::types::{cl_event, cl_mem, CL_NON_BLOCKING};
-use std::ptr;
 
 /// Pinned host memory (a `CL_MEM_ALLOC_HOST_PTR` buffer mapped once) through which
 /// [`Relay::relay`] moves bytes from one device's buffer to another's: a non-blocking read on
@@ -79,11 +78,7 @@ impl Relay {
                 self.len,
                 self.ptr.cast(),
                 waits.len() as u32,
-                if waits.is_empty() {
-                    ptr::null()
-                } else {
-                    waits.as_ptr()
-                },
+                super::wait_list(&waits),
             )
         }
         .map_err(ClError)?;
