@@ -1,18 +1,21 @@
 //! The heat stencil written by hand for several devices, as a user would without clgroups'
 //! scaling: raw opencl3 on the root device's context, one queue, program, kernel object and two
-//! whole grids per device; device d updates its band of rows (a global offset), then copies the
-//! rows next to its band from its neighbours' new grids (`clEnqueueCopyBuffer` between buffers
-//! of two devices, each copy waiting for the neighbour's kernel); the next step waits for every
-//! copy that touched its grids. Raw OpenCL calls are `unsafe` in opencl3; each use says why it
-//! is sound.
+//! whole grids per device; device d updates its band of rows (a global offset), then receives
+//! the rows next to its band from its neighbours' new grids through pinned host memory (a
+//! `CL_MEM_ALLOC_HOST_PTR` buffer of one row mapped once: a non-blocking read on the
+//! neighbour's queue after its kernel, then a non-blocking write on d's queue after the read);
+//! the next step waits for every transfer that touched its grids. A `clEnqueueCopyBuffer`
+//! between the two GPUs' grids took 227 ms a step on two H200s (NVIDIA moves the whole source
+//! grid through the host, blocking the caller: docs/scaling.md). Raw OpenCL calls are `unsafe`
+//! in opencl3; each use says why it is sound.
 
 use crate::{agree, values, workloads, Bench, Last, Res, Row, Run, SOURCE};
 use clgroups::Buffer;
 use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
-use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
-use opencl3::types::{cl_event, CL_BLOCKING};
+use opencl3::types::{cl_event, CL_BLOCKING, CL_NON_BLOCKING};
 
 /// `iters` steps of heat on a `side` x `side` grid: one device (clgroups) against the root
 /// device's devices by hand.
@@ -49,13 +52,16 @@ pub fn heat(b: &Bench, side: usize, iters: usize, runs: usize) -> Res<Row> {
     ))
 }
 
-/// Per device: its kernel object, its two grids and its band of rows `[r0, r1)`.
+/// Per device: its kernel object, its two grids, its band of rows `[r0, r1)` and, for the row
+/// above and the row below its band, the pinned row it receives through (its buffer and
+/// host pointer, mapped once and never unmapped).
 struct ByHand<'a> {
     b: &'a Bench<'a>,
     side: usize,
     kernels: Vec<Kernel>,
     grids: Vec<[ClBuffer<f32>; 2]>,
     bands: Vec<(usize, usize)>,
+    relays: Vec<[(ClBuffer<f32>, *mut f32); 2]>,
 }
 
 impl<'a> ByHand<'a> {
@@ -95,12 +101,17 @@ impl<'a> ByHand<'a> {
         let bands = (0..devices)
             .map(|d| (d * side / devices, (d + 1) * side / devices))
             .collect();
+        let queue = b.root.queues()[0].as_opencl3();
+        let relays = (0..devices)
+            .map(|_| Ok([pinned_row(ctx, queue, side)?, pinned_row(ctx, queue, side)?]))
+            .collect::<Res<_>>()?;
         Ok(ByHand {
             b,
             side,
             kernels,
             grids,
             bands,
+            relays,
         })
     }
 
@@ -138,28 +149,51 @@ impl<'a> ByHand<'a> {
             for (d, q) in queues.iter().enumerate() {
                 let (r0, r1) = self.bands[d];
                 let halos = [
-                    (d > 0).then(|| (d - 1, r0 - 1)),
-                    (d + 1 < queues.len()).then_some((d + 1, r1)),
+                    ((d > 0).then(|| d - 1), r0.saturating_sub(1)),
+                    ((d + 1 < queues.len()).then_some(d + 1), r1),
                 ];
-                for (from, r) in halos.into_iter().flatten() {
+                for (k, (from, r)) in halos.into_iter().enumerate() {
+                    let Some(from) = from else { continue };
+                    let host = self.relays[d][k].1;
                     let wait: [cl_event; 1] = [kernels[from].get()];
-                    // SAFETY: row r (< side) of two live grids of side * side floats of the
-                    // queue's context; the copy waits for the neighbour's kernel that wrote it,
-                    // and device d's next kernel (same queue) comes after it.
-                    let ev = unsafe {
-                        cl3::command_queue::enqueue_copy_buffer(
-                            q.as_opencl3().get(),
+                    // SAFETY: row r (< side) of a live grid of side * side floats read into
+                    // one row of pinned memory this value owns, after the neighbour's kernel
+                    // that wrote it; the write below reads it after this read, and the next
+                    // step's read into it comes after the kernels that wait for that write.
+                    let read = unsafe {
+                        cl3::command_queue::enqueue_read_buffer(
+                            queues[from].as_opencl3().get(),
                             self.grids[from][dst].get(),
-                            self.grids[d][dst].get(),
-                            r * row,
+                            CL_NON_BLOCKING,
                             r * row,
                             row,
+                            host.cast(),
                             1,
                             wait.as_ptr(),
                         )
                     }
-                    .map_err(|e| format!("clEnqueueCopyBuffer: {e}"))?;
-                    next[d].push(Event::new(ev));
+                    .map_err(|e| format!("clEnqueueReadBuffer: {e}"))?;
+                    let read = Event::new(read);
+                    let wait: [cl_event; 1] = [read.get()];
+                    // SAFETY: the pinned row, written by the read this waits for, into row r
+                    // of device d's grid (side * side floats); d's next kernel (same queue)
+                    // comes after it.
+                    let write = unsafe {
+                        cl3::command_queue::enqueue_write_buffer(
+                            q.as_opencl3().get(),
+                            self.grids[d][dst].get(),
+                            CL_NON_BLOCKING,
+                            r * row,
+                            row,
+                            host.cast_const().cast(),
+                            1,
+                            wait.as_ptr(),
+                        )
+                    }
+                    .map_err(|e| format!("clEnqueueWriteBuffer: {e}"))?;
+                    next[from].push(read);
+                    next[d].push(Event::new(write));
+                    queues[from].as_opencl3().flush()?;
                 }
                 q.as_opencl3().flush()?;
             }
@@ -199,4 +233,38 @@ fn touching(copies: &[Vec<Event>], d: usize) -> impl Iterator<Item = &Event> {
     let lo = d.saturating_sub(1);
     let hi = (d + 1).min(copies.len() - 1);
     copies[lo..=hi].iter().flatten()
+}
+
+/// One row (`side` floats) of pinned host memory: a `CL_MEM_ALLOC_HOST_PTR` buffer and its
+/// host pointer, mapped once through `queue` (waited for) and never unmapped.
+fn pinned_row(
+    ctx: &opencl3::context::Context,
+    queue: &opencl3::command_queue::CommandQueue,
+    side: usize,
+) -> Res<(ClBuffer<f32>, *mut f32)> {
+    use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE};
+    // SAFETY: no host pointer: OpenCL allocates `side` floats.
+    let mem = unsafe {
+        ClBuffer::<f32>::create(
+            ctx,
+            CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+            side,
+            std::ptr::null_mut(),
+        )
+    }?;
+    let mut ptr = std::ptr::null_mut();
+    // SAFETY: a blocking map of the whole live buffer (`side` floats) with no wait list.
+    let map = unsafe {
+        queue.enqueue_map_buffer(
+            &mem,
+            CL_BLOCKING,
+            CL_MAP_READ | CL_MAP_WRITE,
+            0,
+            side * size_of::<f32>(),
+            &mut ptr,
+            &[],
+        )
+    }?;
+    map.wait()?;
+    Ok((mem, ptr.cast()))
 }
