@@ -248,7 +248,9 @@ fn main() -> Res<()> {
         root.spread(),
         args.runs
     );
-    let q = Queue::new(&root.devices()[0])?;
+    // The one-device runs share the root device's context: NVIDIA time-slices a GPU between
+    // contexts, and a switch at every interleaved run added ~120 us to both sides.
+    let q = Queue::on(root.context(), &root.devices()[0])?;
     let b = Bench {
         q: &q,
         root: &root,
