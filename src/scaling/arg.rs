@@ -54,6 +54,15 @@ impl ColoredArg {
             .or_else(|| self.parts.get(d).cloned().flatten())
     }
 
+    /// How a launch must order itself for this buffer ([`super::launch::Held::Colored`]):
+    /// whether every command on its parts so far ran on the part's own queue or is ordered
+    /// before its next use by events (a part lent out with `part()` may be used anywhere).
+    pub(super) fn own_queues(&self) -> bool {
+        let lent = self.margins.as_ref().is_none_or(|m| m.lent());
+        let crossed = self.residence.as_ref().is_none_or(|r| r.crossed());
+        !lent && !crossed
+    }
+
     /// The buffer may be written: every margin element is stale, and where it is held whole
     /// its parts are.
     pub(super) fn written(&self) {

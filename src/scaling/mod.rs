@@ -85,7 +85,8 @@
 //! declaration: each launch is *split* (each device works on what it holds), *merged* or
 //! runs on *one device*, as [`MultiEvent::spread`] reports and `RUST_LOG=info` logs (with the
 //! reason and the declaration that would split it). Launches keep the order of one in-order
-//! queue: each device's part waits for what was enqueued before it on the other devices.
+//! queue: each device's part waits for what was enqueued before it on the other devices (its
+//! own queue's order suffices where only its own queue touched its colored buffers' parts).
 //!
 //! | argument (partitioned placement) | what each device gets |
 //! |---|---|

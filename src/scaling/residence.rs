@@ -2,12 +2,17 @@
 //! [`super::resident`]'s moves read and write, kept in each [`ColoredArg`](super::arg::ColoredArg).
 
 use crate::buffer::Buffer;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Where a colored buffer's valid data is.
 #[derive(Debug, Default)]
 pub(crate) struct Residence {
     state: Mutex<State>,
+    /// A command on another device's queue may still touch the parts (a whole move, a
+    /// merge's copies, a fallback): launches must wait for every queue (markers) until one
+    /// that did clears it ([`Residence::ordered`]).
+    crossed: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -42,6 +47,22 @@ impl Residence {
             .whole
             .as_ref()
             .map(|w| (w.device, w.buf.clone()))
+    }
+
+    /// A command touching the parts from another device's queue was enqueued.
+    pub(super) fn cross(&self) {
+        self.crossed.store(true, Ordering::Relaxed);
+    }
+
+    /// Every command enqueued so far is ordered before what comes next on every queue
+    /// (markers on every queue, or every queue finished).
+    pub(super) fn ordered(&self) {
+        self.crossed.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether a command on another device's queue may still touch the parts.
+    pub(super) fn crossed(&self) -> bool {
+        self.crossed.load(Ordering::Relaxed)
     }
 
     /// The whole buffer is written (its parts are stale).

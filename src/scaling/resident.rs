@@ -149,6 +149,8 @@ pub(super) fn gather(
         buf: buf.clone(),
         dirty: false,
     });
+    // Device d's queue reads the other devices' parts.
+    r.cross();
     log::debug!(
         "colored buffer of {} x {}: moved whole to device {d} ({moved} bytes)",
         c.len,

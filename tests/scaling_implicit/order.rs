@@ -254,3 +254,55 @@ fn plain_written_buffers_split_back_to_back() {
         );
     }
 }
+
+/// Launches that touch colored parts from other devices' queues (a histogram with atomics,
+/// run on one device; a reversal that reads the other device's half), then a split launch
+/// that overwrites those parts at once, back to back, 12 times, no wait in between: the
+/// split launch waits for the other queues' reads (each split launch whose buffers only
+/// their own queues touched waits for its own queue alone). PoCL orders commands on one
+/// buffer across queues by itself, so only drivers that do not (NVIDIA's: the GPU kit runs
+/// this suite) would show a missing wait here.
+#[test]
+fn split_launches_wait_for_reads_from_other_queues() {
+    let Some(root) = partitioned("split_launches_wait_for_reads_from_other_queues") else {
+        return;
+    };
+    let src = "
+        kernel void histogram(global const int *x, global int *hits) {
+            atomic_inc(&hits[x[get_global_id(0)] % 16]);
+        }
+        kernel void reverse_add(global int *y, global const int *x) {
+            size_t i = get_global_id(0);
+            y[i] += x[get_global_size(0) - 1 - i];
+        }
+        kernel void bump(global int *x) { x[get_global_id(0)] += 3; }";
+    let p = root.program(src).unwrap();
+    let (histogram, reverse_add, bump) = (
+        p.kernel("histogram").unwrap(),
+        p.kernel("reverse_add").unwrap(),
+        p.kernel("bump").unwrap(),
+    );
+    // Large enough that a copy of a part is still running when the next launch is enqueued.
+    let n = 1 << 22;
+    let mut xs: Vec<i32> = (0..n as i64).map(|i| (i * 7919 % 1000) as i32).collect();
+    let x = ColoredBuffer::from_slice(&root, &xs).unwrap();
+    let y = ColoredBuffer::from_slice(&root, &vec![0i32; n]).unwrap();
+    let hits = ColoredBuffer::from_slice(&root, &[0i32; 16]).unwrap();
+    let (mut want_y, mut want_hits) = (vec![0i32; n], [0i32; 16]);
+    for _ in 0..12 {
+        // SAFETY: work-item i < n reads x[i] (n elements) and updates hits[x[i] % 16] (16).
+        unsafe { histogram.launch().arg(&x).arg(&hits).range(n).unwrap() };
+        // SAFETY: work-item i < n updates y[i] and reads x[n - 1 - i], both of n elements.
+        unsafe { reverse_add.launch().arg(&y).arg(&x).range(n).unwrap() };
+        // SAFETY: work-item i < n updates x[i] (n elements).
+        unsafe { bump.launch().arg(&x).range(n).unwrap() };
+        for i in 0..n {
+            want_hits[(xs[i] % 16) as usize] += 1;
+            want_y[i] += xs[n - 1 - i];
+        }
+        xs.iter_mut().for_each(|v| *v += 3);
+    }
+    assert_eq!(hits.read().unwrap(), want_hits);
+    assert_eq!(y.read().unwrap(), want_y);
+    assert_eq!(x.read().unwrap(), xs);
+}

@@ -125,6 +125,9 @@ impl<T: Pod> ColoredBuffer<T> {
 
     /// Waits for every device's queue, so that host access sees finished launches.
     pub(super) fn finish(&self) -> Result<()> {
-        self.queues.iter().try_for_each(Queue::finish)
+        self.queues.iter().try_for_each(Queue::finish)?;
+        // Nothing is pending on any queue: its parts' order is every queue's own again.
+        self.residence.ordered();
+        Ok(())
     }
 }

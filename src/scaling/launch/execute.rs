@@ -76,8 +76,14 @@ impl RootLaunch<'_> {
         let busy: Vec<bool> = (0..kernels.len())
             .map(|d| pieces.iter().any(|p| p.device == d))
             .collect();
-        let order = match ordered {
-            true => self.order_for(&busy)?,
+        let order = match ordered && self.needs_markers() {
+            true => {
+                let order = self.order_for(&busy)?;
+                if busy.iter().all(|&b| b) {
+                    self.ordered_all();
+                }
+                order
+            }
             false => order::Order::none(),
         };
         for d in 0..kernels.len() {

@@ -68,8 +68,9 @@ impl RootLaunch<'_> {
             k.name(),
             k.rewrite_obstacle().unwrap_or(&Obstacle::NotDeclared)
         );
+        let args = self.args.clone();
         // SAFETY: the caller's contract, for the same range.
-        unsafe {
+        let ran = unsafe {
             match (how, shape) {
                 (RootFallback::PerDevice, Shape::NdRange(local)) => {
                     let plan = self
@@ -82,7 +83,11 @@ impl RootLaunch<'_> {
                     self.on_device_0(global, shape, gather)
                 }
             }
-        }
+        };
+        // The kernel as written may have touched any part from any queue: later launches
+        // wait for every queue.
+        super::order::cross_all(&args);
+        ran
     }
 
     /// A plain range split over the devices in parts of at least two work-items (whole

@@ -307,6 +307,8 @@ impl<'a> RootLaunch<'a> {
             self.settle_all()?;
         }
         let planned = started.map(|t| t.elapsed());
+        // A merge's copies and a launch on device 0 touch parts from other devices' queues.
+        let crossing = matches!(decision, Decision::Merge(..) | Decision::OneDevice(..));
         let ran = self.timed(&shape, priced, || match choice {
             // SAFETY: the caller's contract, for the same launch, on one device.
             Some(Choice::OneDevice(d)) => unsafe { self.resident(&shape, d, plan) },
@@ -317,6 +319,9 @@ impl<'a> RootLaunch<'a> {
                 unsafe { self.analysed(&shape, plan, decision) }
             }
         });
+        if crossing {
+            order::cross_all(&self.args);
+        }
         if let (Some(t), Some(planned)) = (started, planned) {
             log::trace!(
                 "kernel `{}`: host time {:.1} us (analysis and pricing {:.1} us, the rest \
