@@ -54,7 +54,15 @@ impl RootLaunch<'_> {
         plan: &mut Fetch,
     ) {
         let (k, name) = (self.depth(s), self.kernel.name());
-        let Some(fp) = self.kernel.footprint.as_ref().filter(|_| k > 1) else {
+        // At depth 1 while the cost model may still choose a deeper one, first allocations are
+        // sized for its deepest choice: margins are allocated once and cannot grow, so a
+        // depth chosen later would not fit them (heat 8192^2 on two H200s kept depth 16 and
+        // ran at depth 1, 1.43x against 1.79x).
+        let sized = match k {
+            1 => self.deepest(partition),
+            _ => k,
+        };
+        let Some(fp) = self.kernel.footprint.as_ref().filter(|_| sized > 1) else {
             return;
         };
         let Some(cols) = self.deep_args(unserved, plan) else {
@@ -138,6 +146,20 @@ impl RootLaunch<'_> {
                 kept.insert(key, r.clone());
                 r
             };
+            if k == 1 {
+                // Only first allocations, at the depth-1 plan's widening and fetches.
+                if let Ok(p) = deep::plan(sized, &views, reach) {
+                    for (&(i, ..), keep) in cols.iter().zip(p.keep) {
+                        let Some(now) = plan.keep[i][d].as_mut().filter(|n| n.alloc) else {
+                            continue;
+                        };
+                        if keep.alloc && keep.held.0 <= now.held.0 && now.held.1 <= keep.held.1 {
+                            now.held = keep.held;
+                        }
+                    }
+                }
+                continue;
+            }
             match deep::plan(k, &views, reach) {
                 Ok(p) => {
                     log::debug!(
@@ -194,6 +216,18 @@ impl RootLaunch<'_> {
             return None;
         }
         Some(cols)
+    }
+
+    /// The deepest halo depth the cost model may choose for a launch split by `partition`
+    /// (`plan::cost::Depth::Chosen`'s `max`), 1 where it chooses none (forced depth or
+    /// policy).
+    fn deepest(&self, partition: &Partition) -> usize {
+        let policy = &self.kernel.policy;
+        if policy.halo_depth.is_some() || policy.spread != SpreadPolicy::Model {
+            return 1;
+        }
+        let rows = (partition.chunks.iter().copied()).filter(|&c| c > 0).min();
+        (rows.unwrap_or(0) / 2).clamp(1, 16)
     }
 
     /// The halo depth of launch `s`: forced, else the one the cost model chose for its shape
