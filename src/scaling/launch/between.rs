@@ -35,12 +35,30 @@ impl std::fmt::Debug for Stage {
     }
 }
 
+/// Where moves between two devices are staged ([`Stage`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// Pinned host memory: a read on the sender's queue, a write on the receiver's.
+    Host,
+    /// A device buffer of the sender's: PoCL-R's servers move it between themselves.
+    Device,
+}
+
+/// The route of moves from a device to another, from whether each is reached through PoCL-R
+/// (pure).
+fn route(sender_remote: bool, receiver_remote: bool) -> Route {
+    match sender_remote || receiver_remote {
+        true => Route::Device,
+        false => Route::Host,
+    }
+}
+
 impl Stage {
-    /// A staging area of `bytes` for moves from the device of `sender` to that of `receiver`:
-    /// on the host unless either is reached through PoCL-R.
+    /// A staging area of `bytes` for moves from the device of `sender` to that of `receiver`,
+    /// on their [`route`].
     fn new(sender: &Queue, receiver: &Queue, bytes: usize) -> Result<Stage> {
-        let remote = [sender, receiver].map(|q| q.device().identity().remote);
-        if remote.contains(&true) {
+        let [from, to] = [sender, receiver].map(|q| q.device().identity().remote);
+        if route(from, to) == Route::Device {
             return Ok(Stage::Device(Buffer::new(sender, bytes)?));
         }
         let relay = ffi::Relay::new(sender.context().raw(), sender.raw(), bytes)
@@ -103,5 +121,18 @@ impl RootLaunch<'_> {
                 Ok([out, into])
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{route, Route};
+
+    #[test]
+    fn moves_go_through_host_memory_unless_a_device_is_remote() {
+        assert_eq!(route(false, false), Route::Host);
+        assert_eq!(route(true, false), Route::Device);
+        assert_eq!(route(false, true), Route::Device);
+        assert_eq!(route(true, true), Route::Device);
     }
 }

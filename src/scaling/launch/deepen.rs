@@ -20,12 +20,12 @@ use std::sync::Arc;
 /// A colored argument whose parts may be widened: its index, the argument, its margins.
 type DeepArg<'a> = (usize, &'a ColoredArg, &'a Arc<dyn Coherence>);
 
-/// What a device's part widened by some work-groups reaches ([`Reach`] per deep argument,
-/// `None`: unknown), by everything it is computed from: the launch's shape, its partition,
-/// its scalar arguments, the deep arguments (index, length), the device and the widening.
-/// Pure, so a kernel keeps them across launches: a chain at halo depth `k` asks for up to `k`
-/// widenings per device at every launch (68 us of host time a launch at depth 16 on the H200
-/// machine, more than a heat step of 4096² takes on a GPU).
+/// What a device's part reaches once widened ([`Reach`] per deep argument, `None`: unknown),
+/// by everything it is computed from but the widening: the launch's shape, its partition, its
+/// scalar arguments, the deep arguments (index, length) and the device. Pure, so a kernel
+/// keeps them across launches: a chain at halo depth `k` asks for up to `k` widenings per
+/// device at every launch (68 us of host time a launch at depth 16 on the H200 machine, more
+/// than a heat step of 4096² takes on a GPU). Built once per device and launch.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(in crate::scaling) struct ReachKey {
     shape: (Range, Range, Range, [usize; 3]),
@@ -33,13 +33,13 @@ pub(in crate::scaling) struct ReachKey {
     scalars: Vec<Option<i128>>,
     args: Vec<(usize, usize)>,
     device: usize,
-    widen: usize,
 }
 
-/// The reaches a kernel keeps ([`ReachKey`]); dropped whole past [`KEPT_REACHES`].
-pub(in crate::scaling) type Reaches = HashMap<ReachKey, Option<Vec<Reach>>>;
+/// The reaches a kernel keeps, per [`ReachKey`] and widening (in work-groups); dropped whole
+/// past [`KEPT_REACHES`] keys.
+pub(in crate::scaling) type Reaches = HashMap<ReachKey, HashMap<usize, Option<Vec<Reach>>>>;
 
-/// At most this many kept reaches per kernel (a chain needs `k` per device and shape).
+/// At most this many kept keys per kernel (a chain needs one per device and shape).
 const KEPT_REACHES: usize = 4096;
 
 impl RootLaunch<'_> {
@@ -86,13 +86,12 @@ impl RootLaunch<'_> {
                 })
                 .collect();
             let Some(views) = views else { continue };
-            let key = |widen: usize| ReachKey {
+            let key = ReachKey {
                 shape: (s.global, s.local, s.user, s.base),
                 partition: (partition.dim, partition.chunks.clone()),
                 scalars: scalars.to_vec(),
                 args: cols.iter().map(|&(i, c, _)| (i, c.len)).collect(),
                 device: d,
-                widen,
             };
             let computed = |w: usize| -> Option<Vec<Reach>> {
                 let mut groups = vec![0; devices];
@@ -132,18 +131,17 @@ impl RootLaunch<'_> {
                     .collect()
             };
             let reach = |w: usize| {
-                let key = key(w);
                 let kept = (self.kernel.reaches.lock()).unwrap_or_else(|p| p.into_inner());
-                if let Some(r) = kept.get(&key) {
+                if let Some(r) = kept.get(&key).and_then(|per| per.get(&w)) {
                     return r.clone();
                 }
                 drop(kept);
                 let r = computed(w);
                 let mut kept = (self.kernel.reaches.lock()).unwrap_or_else(|p| p.into_inner());
-                if kept.len() >= KEPT_REACHES {
+                if kept.len() >= KEPT_REACHES && !kept.contains_key(&key) {
                     kept.clear();
                 }
-                kept.insert(key, r.clone());
+                kept.entry(key.clone()).or_default().insert(w, r.clone());
                 r
             };
             if k == 1 {
