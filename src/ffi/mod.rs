@@ -36,7 +36,7 @@ pub use owned::{ClProgram, Owned};
 #[cfg(feature = "algorithms")]
 pub use pinned::Pinned;
 #[cfg(feature = "scaling")]
-pub use relay::Relay;
+pub use relay::{retained, Relay};
 
 type ClResult<T> = std::result::Result<T, ClError>;
 

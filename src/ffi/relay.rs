@@ -113,7 +113,7 @@ impl std::fmt::Debug for Relay {
 }
 
 /// A second reference to `ev`.
-fn retained(ev: &Event) -> ClResult<Owned<Event>> {
+pub fn retained(ev: &Event) -> ClResult<Owned<Event>> {
     // SAFETY: `ev` is a live event; the new reference is released by the `Owned` returned.
     unsafe { cl3::event::retain_event(ev.get()) }.map_err(ClError)?;
     Ok(Owned::new(Event::new(ev.get())))

@@ -54,10 +54,8 @@ pub struct RootKernel {
     pub(super) checked: bool,
     pub(super) placement: Placement,
     pub(super) policy: Policy,
-    /// Staging areas of moves between devices, by (argument, receiving device, sending device,
-    /// run start, run end; fetches and give-backs offset the argument): reused by every launch
-    /// (launches keep one queue's order across devices, so a launch's staging copies never
-    /// overtake the last one's).
+    /// Staging areas of moves between devices, by [`HaloRun`]: reused by every launch (each
+    /// orders its next copy in after its last copy out: `ffi::Relay`, `Stage::Device`).
     pub(super) halo_staging: Arc<Mutex<HashMap<HaloRun, launch::Stage>>>,
     /// What each buffer parameter's accesses reach (`None`: no source to read it from).
     pub(super) footprint: Option<Arc<Footprint>>,
@@ -116,8 +114,49 @@ pub(super) type FetchedCopies = HashMap<(usize, usize), Arc<Buffer<u8>>>;
 /// A plan, or the planner's refusal.
 type PlanOr = std::result::Result<Plan, Box<Refused>>;
 
-/// A halo exchange's run: argument, receiving device, sending device, elements `[a, b)`.
-pub(super) type HaloRun = (usize, usize, usize, usize, usize);
+/// Why a run of elements moves between devices; each purpose keeps staging areas of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Purpose {
+    /// A halo of an `Access::Stencil` buffer after a split launch.
+    Exchange,
+    /// Elements another device owns, into a device's copy or kept margins before a launch.
+    Fetch,
+    /// What a device wrote into its copy beyond its part, back to the owner after a launch.
+    GiveBack,
+    /// A plain buffer's run into a device's copy of it.
+    PlainFetch,
+    /// What a device wrote into its copy of a plain buffer, back into the buffer.
+    PlainBack,
+}
+
+/// A run of elements moved between devices: why, the argument, the receiving device, the
+/// sending device, elements `[a, b)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct HaloRun {
+    purpose: Purpose,
+    arg: usize,
+    pub(super) to: usize,
+    pub(super) from: usize,
+    elems: (usize, usize),
+}
+
+impl HaloRun {
+    /// The run `elems` of argument `arg`, moved for `purpose` to device `to` from `from`.
+    pub(super) fn new(
+        purpose: Purpose,
+        arg: usize,
+        (to, from): (usize, usize),
+        elems: (usize, usize),
+    ) -> Self {
+        HaloRun {
+            purpose,
+            arg,
+            to,
+            from,
+            elems,
+        }
+    }
+}
 
 /// What a root device's launches may do when [the contract](super#the-contract) cannot split
 /// them as declared.

@@ -23,14 +23,16 @@ use opencl3::types::cl_event;
 /// take the same time.
 pub(in crate::scaling) enum Stage {
     Host(ffi::Relay),
-    Device(Buffer<u8>),
+    /// The buffer, and the last copy out of it (the next copy into it waits for that one:
+    /// launches over colored buffers order only their own queues).
+    Device(Buffer<u8>, Option<Owned<Event>>),
 }
 
 impl std::fmt::Debug for Stage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Stage::Host(relay) => write!(f, "{relay:?}"),
-            Stage::Device(b) => write!(f, "a device buffer of {} bytes (PoCL-R)", b.len()),
+            Stage::Device(b, _) => write!(f, "a device buffer of {} bytes (PoCL-R)", b.len()),
         }
     }
 }
@@ -59,7 +61,7 @@ impl Stage {
     fn new(sender: &Queue, receiver: &Queue, bytes: usize) -> Result<Stage> {
         let [from, to] = [sender, receiver].map(|q| q.device().identity().remote);
         if route(from, to) == Route::Device {
-            return Ok(Stage::Device(Buffer::new(sender, bytes)?));
+            return Ok(Stage::Device(Buffer::new(sender, bytes)?, None));
         }
         let relay = ffi::Relay::new(sender.context().raw(), sender.raw(), bytes)
             .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0, sender.device().to_string()))?;
@@ -69,7 +71,7 @@ impl Stage {
     fn len(&self) -> usize {
         match self {
             Stage::Host(r) => r.len(),
-            Stage::Device(b) => b.len(),
+            Stage::Device(b, _) => b.len(),
         }
     }
 }
@@ -111,13 +113,21 @@ impl RootLaunch<'_> {
                 unsafe { relay.relay((qe.raw(), src.0, src.1), (qd.raw(), dst.0, dst.1), waits) }
                     .map_err(|x| Error::cl("clEnqueueReadBuffer", x.0, qe.device().to_string()))
             }
-            Stage::Device(buf) => {
+            Stage::Device(buf, last) => {
                 let stage = (buf.as_raw(), 0, bytes);
-                // SAFETY: as above; the staging buffer holds `bytes`.
-                let out = unsafe { bounded_copy(qe, src, stage, bytes, waits) }?;
+                let waits: Vec<cl_event> = (waits.iter().copied())
+                    .chain(last.as_ref().map(|e| e.get()))
+                    .collect();
+                // SAFETY: as above; the staging buffer holds `bytes`, and the last copy out of
+                // it is waited for.
+                let out = unsafe { bounded_copy(qe, src, stage, bytes, &waits) }?;
                 // SAFETY: the staging buffer holds `bytes`, written by the copy this one waits
                 // for; the caller vouches for `dst`.
                 let into = unsafe { bounded_copy(qd, stage, dst, bytes, &[out.get()]) }?;
+                *last = Some(
+                    ffi::retained(&into)
+                        .map_err(|x| Error::cl("clRetainEvent", x.0, qd.device().to_string()))?,
+                );
                 Ok([out, into])
             }
         }

@@ -6,7 +6,7 @@
 //! plain buffers the launch writes get a copy of their own per device (`plain.rs`).
 
 use super::super::arg::{ColoredArg, Value};
-use super::super::kernel::HaloRun;
+use super::super::kernel::{HaloRun, Purpose};
 use super::super::margins::{self, Keep};
 use super::super::{Access, MultiEvent, Placement, Spread};
 use super::terms::{
@@ -327,7 +327,8 @@ impl RootLaunch<'_> {
                             let (from, to) = ((x - c.stored[e].0) * es, (x - held.0) * es);
                             let bytes = (y - x) * es;
                             let dst = (buf.as_raw(), to, buf.len());
-                            self.staged((i, d, e, x, y), (src, from, size), dst, bytes)?;
+                            let run = HaloRun::new(Purpose::Fetch, i, (d, e), (x, y));
+                            self.staged(run, (src, from, size), dst, bytes)?;
                             fetched.between += bytes as u64;
                         }
                     }
@@ -392,7 +393,8 @@ impl RootLaunch<'_> {
                             continue;
                         }
                         let (src, dst) = ((src, from, size), (dst, to, copy.len()));
-                        self.staged((i, d, e, x, y), src, dst, bytes)?;
+                        let run = HaloRun::new(Purpose::Fetch, i, (d, e), (x, y));
+                        self.staged(run, src, dst, bytes)?;
                         out.between += bytes as u64;
                     }
                 }
@@ -453,7 +455,7 @@ impl RootLaunch<'_> {
                             fetched.within += bytes as u64;
                             continue;
                         }
-                        let run = (i + 2 * self.args.len(), e, d, x, y);
+                        let run = HaloRun::new(Purpose::GiveBack, i, (e, d), (x, y));
                         let (src, dst) = ((src, from, src_size), (dst, to, dst_size));
                         // SAFETY: as above; device e's part holds its own run [x, y).
                         let [out, into] =
@@ -474,10 +476,8 @@ impl RootLaunch<'_> {
     /// for the launch's events and for the previous receiver's command out of the same staging
     /// area (and nothing else: waiting for every queue made an undeclared heat step 2x
     /// slower on two PoCL 3.1 devices), the receiver's for the sender's.
-    fn staged(&self, run: HaloRun, src: Side, dst: Side, bytes: usize) -> Result<()> {
-        let (i, d, e, x, y) = run;
-        // Keyed apart from the halo exchange's runs of the same argument.
-        let key = (i + self.args.len(), d, e, x, y);
+    fn staged(&self, key: HaloRun, src: Side, dst: Side, bytes: usize) -> Result<()> {
+        let (d, e) = (key.to, key.from);
         let mut last = (self.kernel.staged_reads.lock()).unwrap_or_else(|p| p.into_inner());
         let previous = last.remove(&key);
         let waits: Vec<cl_event> = (self.waits.iter().copied().chain(previous.as_ref()))

@@ -5,6 +5,7 @@
 //! [`Access::Stencil`] buffers move between devices.
 
 use super::super::arg::Value;
+use super::super::kernel::{HaloRun, Purpose};
 use super::super::{Access, MultiEvent, Placement};
 use super::terms::part_sized;
 use super::RootLaunch;
@@ -187,7 +188,8 @@ impl RootLaunch<'_> {
                         // SAFETY: device e's part holds its own run [a, b) from stored[e].0 on;
                         // device d's part holds [lo, hi), which contains [a, b).
                         let moved = unsafe {
-                            self.move_run((i, d, e, a, b), (e, src), (d, dst), (b - a) * es, &waits)
+                            let run = HaloRun::new(Purpose::Exchange, i, (d, e), (a, b));
+                            self.move_run(run, (e, src), (d, dst), (b - a) * es, &waits)
                         }?;
                         for (dev, raw) in [e, d].into_iter().zip(moved) {
                             let device = kernels[dev].program().queue().device().clone();

@@ -9,6 +9,7 @@
 //! and emptied through a staging area ([`RootLaunch::move_run`]), its side on its own queue.
 
 use super::super::arg::Value;
+use super::super::kernel::{HaloRun, Purpose};
 use super::super::MultiEvent;
 use super::footprint::{joined, Fetched};
 use super::terms::{bounded_copy, copy, Fetch, Held, Runs};
@@ -101,7 +102,7 @@ impl RootLaunch<'_> {
                     }
                     // Read on device 0's queue, written into the copy on device d's (before
                     // its part there).
-                    let run = (i + 3 * self.args.len(), d, 0, x, y);
+                    let run = HaloRun::new(Purpose::PlainFetch, i, (d, 0), (x, y));
                     // SAFETY: as above.
                     drop(unsafe { self.move_run(run, (0, src), (d, dst), bytes, waits) }?);
                     out.between += bytes as u64;
@@ -153,7 +154,7 @@ impl RootLaunch<'_> {
                         continue;
                     }
                     // Read on device d's queue, written into the plain buffer on device 0's.
-                    let run = (i + 4 * self.args.len(), 0, d, x, y);
+                    let run = HaloRun::new(Purpose::PlainBack, i, (0, d), (x, y));
                     // SAFETY: as above.
                     let [out, into] =
                         unsafe { self.move_run(run, (d, src), (0, dst), bytes, &waits) }?;
