@@ -84,7 +84,16 @@ impl RootLaunch<'_> {
                 }
                 order
             }
-            false => order::Order::none(),
+            false => {
+                if ordered {
+                    log::debug!(
+                        "kernel `{}`: each part waits for its own queue only (colored buffers \
+                         touched by their own queues)",
+                        self.kernel.name()
+                    );
+                }
+                order::Order::none()
+            }
         };
         for d in 0..kernels.len() {
             let mine: Vec<&Piece> = pieces.iter().filter(|p| p.device == d).collect();
