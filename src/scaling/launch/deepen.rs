@@ -74,6 +74,11 @@ impl RootLaunch<'_> {
             if cols.iter().all(|&(i, ..)| plan.keep[i][d].is_none()) {
                 continue;
             }
+            // At depth 1 only a first allocation is sized (nothing to do at later launches).
+            let allocates = |i: usize| plan.keep[i][d].as_ref().is_some_and(|n| n.alloc);
+            if k == 1 && !cols.iter().any(|&(i, ..)| allocates(i)) {
+                continue;
+            }
             let views: Option<Vec<View>> = (cols.iter())
                 .map(|(_, c, m)| {
                     Some(View {
@@ -224,8 +229,7 @@ impl RootLaunch<'_> {
         if policy.halo_depth.is_some() || policy.spread != SpreadPolicy::Model {
             return 1;
         }
-        let rows = (partition.chunks.iter().copied()).filter(|&c| c > 0).min();
-        (rows.unwrap_or(0) / 2).clamp(1, 16)
+        super::place::depth_bounds(partition).1
     }
 
     /// The halo depth of launch `s`: forced, else the one the cost model chose for its shape

@@ -6,6 +6,7 @@
 
 use super::super::arg::Value;
 use super::super::kernel::{HaloRun, Purpose};
+use super::super::residence::Residence;
 use super::super::{Access, MultiEvent, Placement};
 use super::terms::part_sized;
 use super::RootLaunch;
@@ -75,17 +76,19 @@ pub(super) fn needs_markers(placement: Placement, held: impl IntoIterator<Item =
     placement != Placement::Partitioned || !held.into_iter().all(own)
 }
 
+/// The residences of the colored buffers among `args`.
+fn residences(args: &[Value]) -> impl Iterator<Item = &Residence> {
+    args.iter().filter_map(|v| match v {
+        Value::Colored(c) => c.residence.as_deref(),
+        Value::Plain(_) => None,
+    })
+}
+
 /// A launch with `args` touched its colored buffers' parts from other devices' queues (a
 /// merge's copies, a launch on one device, a fallback): later launches must wait for every
 /// queue.
 pub(super) fn cross_all(args: &[Value]) {
-    for v in args {
-        if let Value::Colored(c) = v {
-            if let Some(r) = &c.residence {
-                r.cross();
-            }
-        }
-    }
+    residences(args).for_each(Residence::cross);
 }
 
 impl RootLaunch<'_> {
@@ -104,13 +107,7 @@ impl RootLaunch<'_> {
     /// Markers on every queue ordered this launch's parts after everything enqueued before:
     /// its colored buffers' parts are touched by their own queues only, from here on.
     pub(super) fn ordered_all(&self) {
-        for v in &self.args {
-            if let Value::Colored(c) = v {
-                if let Some(r) = &c.residence {
-                    r.ordered();
-                }
-            }
-        }
+        residences(&self.args).for_each(Residence::ordered);
     }
 
     /// Whether a device of the root device compiles alone (`Device::compiles_alone`).

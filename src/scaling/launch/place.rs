@@ -109,12 +109,11 @@ impl RootLaunch<'_> {
             (_, false) => Depth::Fixed(1),
             (Some(k), true) => Depth::Fixed(k),
             (None, true) => {
-                let parts = partition.chunks.iter().copied().filter(|&c| c > 0);
-                let rows = parts.min().unwrap_or(0);
+                let (rows, max) = depth_bounds(partition);
                 let depths = (self.kernel.depths.lock()).unwrap_or_else(|p| p.into_inner());
                 Depth::Chosen {
                     rows,
-                    max: (rows / 2).clamp(1, 16),
+                    max,
                     kept: depths.get(&(s.global, s.local)).copied(),
                 }
             }
@@ -402,6 +401,14 @@ impl RootLaunch<'_> {
         ev.priced = priced;
         Ok(ev)
     }
+}
+
+/// The work-group rows of the smallest part of `partition`, and the deepest halo depth the
+/// cost model may choose over them (half those rows, at most 16).
+pub(super) fn depth_bounds(partition: &Partition) -> (usize, usize) {
+    let rows = (partition.chunks.iter().copied()).filter(|&c| c > 0).min();
+    let rows = rows.unwrap_or(0);
+    (rows, (rows / 2).clamp(1, 16))
 }
 
 fn overlap(a: (usize, usize), b: (usize, usize)) -> usize {
