@@ -39,13 +39,7 @@ pub fn heat(b: &Bench, side: usize, iters: usize, runs: usize) -> Res<Row> {
     let moved = 2 * (devices as u64 - 1) * (side * size_of::<f32>()) as u64;
     let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| hand.steps(iters))];
     let times = b.rounds(runs, iters, &mut cases)?;
-    *b.last.borrow_mut() = Last {
-        spread: format!("by hand over {devices} devices"),
-        priced: "not priced (no clgroups launch)".into(),
-        choice: format!("by hand over {devices} devices"),
-        measuring: false,
-        moved,
-    };
+    *b.last.borrow_mut() = Last::ByHand { devices, moved };
     Ok((
         times,
         format!("by hand: halo rows copied every step ({moved} B)"),

@@ -39,9 +39,10 @@ mod workloads;
 
 use clap::Parser;
 use clgroups::device::DeviceKind;
+use clgroups::plan::cost::Priced;
 use clgroups::scaling::{Access, MultiEvent, RootDevice, RootKernel, Spread};
 use clgroups::{Kernel, Program, Queue};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 #[derive(Parser, Debug)]
@@ -125,17 +126,65 @@ fn agree(what: &str, got: &[f32], want: &[f32]) -> Res<()> {
     }
 }
 
-/// The last root launch: its spread, the cost model's figures and the bytes it moved between
-/// devices.
+/// The last root launch, kept as it came (noting it is part of every timed root launch, so
+/// it is formatted only when printed), or a row's own account of its steps.
 #[derive(Default)]
-struct Last {
-    spread: String,
-    priced: String,
+enum Last {
+    #[default]
+    None,
+    Launch {
+        spread: Spread,
+        priced: Option<Priced>,
+    },
+    /// Heat written by hand: no clgroups launch, `moved` halo bytes per step.
+    ByHand { devices: usize, moved: u64 },
+}
+
+impl Last {
+    fn spread(&self) -> String {
+        match self {
+            Last::None => String::new(),
+            Last::Launch { spread, .. } => format!("{spread:?}"),
+            Last::ByHand { devices, .. } => format!("by hand over {devices} devices"),
+        }
+    }
+
+    /// The cost model's figures.
+    fn priced(&self) -> String {
+        match self {
+            Last::Launch {
+                priced: Some(p), ..
+            } => p.to_string(),
+            Last::ByHand { .. } => "not priced (no clgroups launch)".into(),
+            _ => "not priced".into(),
+        }
+    }
+
     /// The choice and why (or the spread where not priced).
-    choice: String,
-    /// Whether the cost model was measuring (or re-sampling) an option.
-    measuring: bool,
-    moved: u64,
+    fn choice(&self) -> String {
+        match self {
+            Last::Launch {
+                priced: Some(p), ..
+            } => format!("{} ({})", p.choice, p.why),
+            _ => self.spread(),
+        }
+    }
+
+    /// The bytes the launch moved between devices.
+    fn moved(&self) -> u64 {
+        match self {
+            Last::Launch {
+                spread: Spread::Fetched { between, .. },
+                ..
+            } => *between,
+            Last::Launch {
+                spread: Spread::Resident { moved, .. },
+                ..
+            } => *moved,
+            Last::ByHand { moved, .. } => *moved,
+            _ => 0,
+        }
+    }
 }
 
 struct Bench<'a> {
@@ -144,6 +193,8 @@ struct Bench<'a> {
     one: Program,
     multi: clgroups::scaling::RootProgram,
     last: RefCell<Last>,
+    /// Whether the cost model was measuring (or re-sampling) an option at the last launch.
+    measuring: Cell<bool>,
     /// Seconds of timed rounds per row, where bounded (`Bench::rounds`).
     budget: Option<Duration>,
 }
@@ -151,25 +202,10 @@ struct Bench<'a> {
 impl Bench<'_> {
     /// Records `ev` as the last root launch.
     fn note(&self, ev: &MultiEvent) {
-        let priced = ev
-            .priced()
-            .map_or("not priced".to_string(), |p| p.to_string());
-        let moved = match ev.spread() {
-            Spread::Fetched { between, .. } => *between,
-            Spread::Resident { moved, .. } => *moved,
-            _ => 0,
-        };
-        let choice = match ev.priced() {
-            Some(p) => format!("{} ({})", p.choice, p.why),
-            None => format!("{:?}", ev.spread()),
-        };
-        let measuring = ev.priced().is_some_and(|p| p.measure);
-        *self.last.borrow_mut() = Last {
-            spread: format!("{:?}", ev.spread()),
-            priced,
-            choice,
-            measuring,
-            moved,
+        self.measuring.set(ev.priced().is_some_and(|p| p.measure));
+        *self.last.borrow_mut() = Last::Launch {
+            spread: ev.spread().clone(),
+            priced: ev.priced().cloned(),
         };
     }
 
@@ -178,7 +214,8 @@ impl Bench<'_> {
         let last = self.last.take();
         println!(
             "{name}: last root launch {}; cost model: {}",
-            last.spread, last.priced
+            last.spread(),
+            last.priced()
         );
         last
     }
@@ -257,6 +294,7 @@ fn main() -> Res<()> {
         one: Program::from_source(&q, SOURCE)?,
         multi: root.program(SOURCE)?,
         last: RefCell::default(),
+        measuring: Cell::new(false),
         budget: (args.row_budget).map(|s| Duration::from_secs_f64(s / table::ALLOCATIONS as f64)),
     };
     if args.child {
@@ -381,8 +419,8 @@ fn measure(b: &Bench, args: &Args, iters: usize, s: Sizes) -> Res<Vec<Measured>>
             name,
             elements,
             times,
-            spread: if own.is_empty() { last.spread } else { own },
-            moved: last.moved,
+            spread: if own.is_empty() { last.spread() } else { own },
+            moved: last.moved(),
         });
     }
     Ok(rows)

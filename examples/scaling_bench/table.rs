@@ -48,12 +48,12 @@ impl Bench<'_> {
     pub fn rounds(&self, runs: usize, per_round: usize, cases: &mut [Run]) -> Res<Vec<Duration>> {
         let warm = WARM.div_ceil(per_round.max(1)).max(2);
         let mut round = Duration::ZERO;
-        self.last.borrow_mut().measuring = true;
+        self.measuring.set(true);
         for i in 0..warm {
             let t = Instant::now();
             cases.iter_mut().try_for_each(|run| run())?;
             round = t.elapsed();
-            if i >= 1 && !self.last.borrow().measuring {
+            if i >= 1 && !self.measuring.get() {
                 break;
             }
         }
@@ -85,7 +85,7 @@ pub fn child(b: &Bench, args: &Args, iters: usize) -> Res<()> {
             for _ in 0..ALLOCATIONS {
                 let (name, (times, own)) = row(b, workload, size, args.runs, iters)?;
                 let last = b.last.take();
-                let decision = if own.is_empty() { last.choice } else { own };
+                let decision = if own.is_empty() { last.choice() } else { own };
                 // The decision reported is that of the root's best run.
                 best = Some(match best {
                     Some((_, was, kept)) => {

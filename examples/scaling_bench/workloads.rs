@@ -99,23 +99,22 @@ pub fn heat(b: &Bench, side: usize, iters: usize, runs: usize, access: Access) -
         Ok(c)
     };
     let (an, cn) = (colored()?, colored()?);
-    let mut spread = String::new();
     let one = || heat_on_one(b, &k1, (&a1, &c1), side, iters);
-    let all = |spread: &mut String| -> Res<()> {
+    let all = || -> Res<()> {
         for i in 0..iters {
             let (t, u) = if i % 2 == 0 { (&an, &cn) } else { (&cn, &an) };
             // SAFETY: as above.
             let ev = unsafe { kn.launch().arg(t).arg(u).arg(s).arg(s).range(g) }?;
-            // The last launch's: the steady state (the first moves parts into their margins).
-            *spread = format!("{:?}", ev.spread());
+            // The last launch's is reported: the steady state (the first moves parts into
+            // their margins).
             b.note(&ev);
         }
         Ok(b.root.finish()?)
     };
     one()?;
-    all(&mut spread)?;
+    all()?;
     agree("heat", &an.read()?, &a1.read(b.q)?)?;
-    let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| all(&mut String::new()))];
+    let mut cases: Vec<Run> = vec![Box::new(one), Box::new(all)];
     Ok((b.rounds(runs, iters, &mut cases)?, String::new()))
 }
 
@@ -139,22 +138,21 @@ pub fn blur(b: &Bench, n: usize, iters: usize, runs: usize) -> Res<Row> {
         }
         Ok(b.q.finish()?)
     };
-    let all = |spread: &mut String| -> Res<()> {
+    let all = || -> Res<()> {
         for i in 0..iters {
             let (x, y) = if i % 2 == 0 { (&an, &cn) } else { (&cn, &an) };
             // SAFETY: as above.
             let ev = unsafe { kn.launch().arg(x).arg(y).arg(len).range(n) }?;
-            // The last launch's: the steady state (the first moves parts into their margins).
-            *spread = format!("{:?}", ev.spread());
+            // The last launch's is reported: the steady state (the first moves parts into
+            // their margins).
             b.note(&ev);
         }
         Ok(b.root.finish()?)
     };
-    let mut spread = String::new();
     one()?;
-    all(&mut spread)?;
+    all()?;
     agree("blur", &an.read()?, &a1.read(b.q)?)?;
-    let mut cases: Vec<Run> = vec![Box::new(one), Box::new(|| all(&mut String::new()))];
+    let mut cases: Vec<Run> = vec![Box::new(one), Box::new(all)];
     Ok((b.rounds(runs, iters, &mut cases)?, String::new()))
 }
 
@@ -184,7 +182,7 @@ pub fn black_scholes(b: &Bench, n: usize, runs: usize) -> Res<Row> {
         // SAFETY: work-item i < n touches element i of five buffers of n elements.
         Ok(unsafe { l.arg(0.02f32).arg(0.3f32).range(n) }?.wait()?)
     };
-    let runn = || -> Res<String> {
+    let runn = || -> Res<()> {
         let l = kn
             .launch()
             .arg(&all[3])
@@ -196,13 +194,13 @@ pub fn black_scholes(b: &Bench, n: usize, runs: usize) -> Res<Row> {
         let ev = unsafe { l.arg(0.02f32).arg(0.3f32).range(n) }?;
         ev.wait()?;
         b.note(&ev);
-        Ok(format!("{:?}", ev.spread()))
+        Ok(())
     };
     run1()?;
     runn()?;
     agree("black-scholes call", &all[3].read()?, &one[3].read(b.q)?)?;
     agree("black-scholes put", &all[4].read()?, &one[4].read(b.q)?)?;
-    let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(|| runn().map(drop))];
+    let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(runn)];
     Ok((b.rounds(runs, 1, &mut cases)?, String::new()))
 }
 
@@ -215,18 +213,18 @@ pub fn mandelbrot(b: &Bench, side: usize, runs: usize) -> Res<Row> {
         // SAFETY: (x, y) writes out[y * side + x] of side * side elements.
         Ok(unsafe { k1.launch().arg(&o1).arg(w).arg(w).arg(256u32).range(g) }?.wait()?)
     };
-    let runn = || -> Res<String> {
+    let runn = || -> Res<()> {
         // SAFETY: as above.
         let ev = unsafe { kn.launch().arg(&on).arg(w).arg(w).arg(256u32).range(g) }?;
         ev.wait()?;
         b.note(&ev);
-        Ok(format!("{:?}", ev.spread()))
+        Ok(())
     };
     run1()?;
     runn()?;
     if on.read()? != o1.read(b.q)? {
         return Err("mandelbrot: the root device's image differs".into());
     }
-    let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(|| runn().map(drop))];
+    let mut cases: Vec<Run> = vec![Box::new(run1), Box::new(runn)];
     Ok((b.rounds(runs, 1, &mut cases)?, String::new()))
 }

@@ -237,7 +237,12 @@ impl RootKernel {
     /// The plan of a launch of `global` over the devices ([`crate::plan::launch::plan`],
     /// sized for the most limited device, partitioned by the root device's weights), or the
     /// refusal as an error.
-    pub(super) fn plan(&self, global: Range, shape: Shape, offset: Option<Range>) -> Result<Plan> {
+    pub(super) fn plan(
+        &self,
+        global: Range,
+        shape: Shape,
+        offset: Option<Range>,
+    ) -> Result<Arc<Plan>> {
         let key = PlanKey {
             global,
             shape,
@@ -245,10 +250,10 @@ impl RootKernel {
             values: Vec::new(),
         };
         if let Some(p) = self.memo.plans.get(&key) {
-            return Ok(Plan::clone(&p));
+            return Ok(p);
         }
-        let planned = self.plan_anew(global, shape, offset)?;
-        self.memo.plans.put(key, Arc::new(planned.clone()));
+        let planned = Arc::new(self.plan_anew(global, shape, offset)?);
+        self.memo.plans.put(key, planned.clone());
         Ok(planned)
     }
 

@@ -37,6 +37,11 @@ fn markers(queues: &[&Queue], except: usize) -> Result<Vec<Event>> {
             let m = ffi::marker(q.raw()).map_err(|e| {
                 Error::cl("clEnqueueMarkerWithWaitList", e.0, q.device().to_string())
             })?;
+            // Commands of other queues wait for it: submitted (launches on one device are
+            // not flushed).
+            q.raw()
+                .flush()
+                .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
             Ok(Event::new(m, q.device().clone(), None))
         })
         .collect()

@@ -11,6 +11,7 @@ use crate::plan::Refusal;
 use crate::range::Range;
 use fallback::Shape;
 use std::marker::PhantomData;
+use std::sync::Arc;
 use terms::{Decision, Shape3};
 
 mod between;
@@ -255,7 +256,7 @@ impl<'a> RootLaunch<'a> {
     /// # Safety
     ///
     /// The contract of [`RootLaunch::nd_range`] for the work-items of `plan.user`.
-    unsafe fn run(self, plan: Plan, plain: bool) -> Result<MultiEvent> {
+    unsafe fn run(self, plan: Arc<Plan>, plain: bool) -> Result<MultiEvent> {
         let (user, global) = (plan.user, plan.launch);
         let (Some(local), Some(split)) = (plan.local, plan.partition.as_ref()) else {
             return Err(self.kernel.refused(global, None, Refusal::NoPartition));
@@ -286,7 +287,8 @@ impl<'a> RootLaunch<'a> {
         // device, or as planned), from the cost model's inputs.
         let (plan, priced) = match self.cost_inputs(&shape, &decision, &split)? {
             Some(inputs) => {
-                let chosen = spread(plan, &inputs, self.kernel.policy.spread, self.kernel.name());
+                let policy = self.kernel.policy.spread;
+                let chosen = spread(Plan::clone(&plan), &inputs, policy, self.kernel.name());
                 match chosen.partition {
                     Some(several) => {
                         if let Some(priced) = &several.priced {

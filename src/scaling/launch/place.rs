@@ -285,8 +285,7 @@ impl RootLaunch<'_> {
         // kernel never runs on two of them at once (its split launches wait for each part).
         let plain = (self.args.iter())
             .any(|v| matches!(v, Value::Plain(crate::launch::Arg::Buffer { .. })));
-        // A launch that gathered orders (and flushes) every queue: the gathers' markers there
-        // must be submitted.
+        // A launch that gathered waits for every queue (the gathers' copies do).
         let again = self.kernel.again_on(d);
         let ordered = plain || !stayed || (self.compile_alone() && !again);
         // SAFETY: the caller's contract; device d holds every colored buffer whole.

@@ -6,7 +6,6 @@
 
 use super::super::arg::Value;
 use super::super::{MultiEvent, Spread};
-use super::fallback::flush;
 use super::terms::Shape3;
 use super::{sub_launch, RootLaunch};
 use crate::error::Result;
@@ -105,7 +104,6 @@ impl RootLaunch<'_> {
         if alone {
             event.wait()?;
         }
-        flush(std::iter::once(queues[d]))?;
         let mut events: Vec<_> = (0..queues.len()).map(|_| None).collect();
         events[d] = Some(event);
         Ok(MultiEvent {
