@@ -134,7 +134,7 @@ enum Last {
     None,
     Launch {
         spread: Spread,
-        priced: Option<Priced>,
+        priced: Option<Box<Priced>>,
     },
     /// Heat written by hand: no clgroups launch, `moved` halo bytes per step.
     ByHand { devices: usize, moved: u64 },
@@ -205,7 +205,7 @@ impl Bench<'_> {
         self.measuring.set(ev.priced().is_some_and(|p| p.measure));
         *self.last.borrow_mut() = Last::Launch {
             spread: ev.spread().clone(),
-            priced: ev.priced().cloned(),
+            priced: ev.priced().cloned().map(Box::new),
         };
     }
 
