@@ -446,6 +446,30 @@ impl Buffer<u8> {
             context: self.context.clone(),
         })
     }
+
+    /// This byte buffer's first `len` elements of `U` (at most its bytes), the same memory
+    /// object under a second reference: a sub-buffer's creation and release cost a launch on
+    /// one GPU more than the launch.
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    pub(crate) fn view_as<U: Pod>(&self, len: usize) -> Result<Buffer<U>> {
+        if len * size_of::<U>() > self.len {
+            return self.sub_buffer_as(0, len);
+        }
+        let raw = ffi::retained_as::<U>(&self.raw).map_err(|e| {
+            Error::cl(
+                "clRetainMemObject",
+                e.0,
+                format!("{len} elements of {}", self.len),
+            )
+        })?;
+        Ok(Buffer {
+            raw,
+            len,
+            guard: 0,
+            whole: None,
+            context: self.context.clone(),
+        })
+    }
 }
 
 impl<T: Pod> fmt::Debug for Buffer<T> {

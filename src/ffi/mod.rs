@@ -108,6 +108,16 @@ pub fn create_sub_buffer_as<U: Pod>(
     Ok(Owned::new(ClBuffer::new(sub.get())))
 }
 
+/// `parent`'s memory seen as elements of `U` (a second reference to the same memory object:
+/// no sub-buffer to create).
+#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+pub fn retained_as<U: Pod>(parent: &ClBuffer<u8>) -> ClResult<Owned<ClBuffer<U>>> {
+    // SAFETY: `parent` is a live memory object; the new reference is released once, by the
+    // typed wrapper returned.
+    unsafe { cl3::memory::retain_mem_object(parent.get()) }.map_err(ClError)?;
+    Ok(Owned::new(ClBuffer::new(parent.get())))
+}
+
 /// After a blocking transfer, its command's outcome: a blocking call's return code does not
 /// carry it (PoCL returns `CL_SUCCESS` from a blocking read whose command failed, its
 /// destination unwritten; through PoCL-R, a server that failed the read or was lost).

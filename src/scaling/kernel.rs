@@ -21,6 +21,7 @@ use crate::range::Range;
 use crate::transform::footprint::Footprint;
 use crate::Buffer;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// One kernel on every device of a [`RootDevice`](super::RootDevice).
@@ -79,15 +80,25 @@ pub struct RootKernel {
 /// function of the kernel, its devices and the [`PlanKey`], as for one device), and per
 /// launch shape the device the cost model chose from warm figures, with its partition and
 /// figures ([`RootKernel::stays`]).
-#[derive(Default)]
 pub(super) struct Memo {
     plans: Plans,
     chosen: Mutex<HashMap<ShapeKey, Chosen>>,
-    /// The device the kernel's last launch ran on whole, if it did.
-    last: Mutex<Option<usize>>,
+    /// The device the kernel's last launch ran on whole, if it did (else `usize::MAX`).
+    last: AtomicUsize,
     /// The devices that ran the kernel as written (a bit each; on devices that compile
     /// alone its first run there runs by itself).
-    pub(super) written_ran: Mutex<u64>,
+    pub(super) written_ran: AtomicU64,
+}
+
+impl Default for Memo {
+    fn default() -> Self {
+        Memo {
+            plans: Plans::default(),
+            chosen: Mutex::default(),
+            last: AtomicUsize::new(usize::MAX),
+            written_ran: AtomicU64::new(0),
+        }
+    }
 }
 
 impl std::fmt::Debug for Memo {
@@ -274,8 +285,7 @@ impl RootKernel {
 
     /// Whether the kernel's last launch ran whole on device `d` too (this launch runs there).
     pub(super) fn again_on(&self, d: usize) -> bool {
-        let mut last = self.memo.last.lock().unwrap_or_else(|p| p.into_inner());
-        last.replace(d) == Some(d)
+        self.memo.last.swap(d, Ordering::Relaxed) == d
     }
 
     /// [`plan`](Self::plan), asking the planner.

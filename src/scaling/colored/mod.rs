@@ -8,7 +8,7 @@ use super::{Access, Placement, RootDevice};
 use crate::buffer::{Buffer, Pod};
 use crate::error::{Error, InputFault, Result};
 use crate::ffi;
-use crate::launch::{Arg, KernelArg};
+use crate::launch::KernelArg;
 use crate::plan::coloring::{element_shares, starts_of};
 use crate::plan::partition::{linear_runs, partition};
 use crate::plan::shares::Devices;
@@ -532,11 +532,13 @@ impl<T: Pod> ColoredBuffer<T> {
             .try_for_each(|ev| crate::wait::event(ev, || "buffer migration".into()))
     }
 
-    /// What a launch needs to pass this buffer to each device: the one taken last while it
-    /// describes the buffer as it is (each launch takes it: nothing is rebuilt per launch).
+    /// What a launch needs to pass this buffer to each device: made once and shared by the
+    /// launches (nothing is rebuilt per launch).
     pub(super) fn root_arg(&self) -> RootArgValue {
         let mut cached = self.arg.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(arg) = cached.as_ref().filter(|a| self.describes(a)) {
+        // Its fields never change once made (the parts are replaced only through
+        // `parts_to_write`, which forgets it).
+        if let Some(arg) = cached.as_ref() {
             return RootArgValue(Value::Colored(Arc::clone(arg)));
         }
         // An `Arc`, not an `Rc`: launches on other threads drop their clones (`ArgCache`).
@@ -563,26 +565,5 @@ impl<T: Pod> ColoredBuffer<T> {
         });
         *cached = Some(Arc::clone(&arg));
         RootArgValue(Value::Colored(arg))
-    }
-
-    /// Whether `a` describes this buffer as it is now (its memory objects, layout and state).
-    fn describes(&self, a: &ColoredArg) -> bool {
-        let mem = |arg: Option<&Arg>| match arg {
-            Some(Arg::Buffer { mem, .. }) => Some(*mem),
-            _ => None,
-        };
-        let same = |arg: &Option<Arg>, buf: &Option<Buffer<T>>| {
-            mem(arg.as_ref()) == mem(buf.as_ref().map(|b| b.to_arg()).as_ref())
-        };
-        let margins = Arc::as_ptr(&self.margins) as *const ();
-        let state = (a.margins.as_ref()).is_some_and(|m| Arc::as_ptr(m) as *const () == margins)
-            && (a.residence.as_ref()).is_some_and(|r| Arc::ptr_eq(r, &self.residence));
-        state
-            && (a.len, a.placement, a.access) == (self.len, self.placement, self.access)
-            && (&a.stored, &a.chunks, &a.owned) == (&self.stored, &self.chunks, &self.owned)
-            && a.tiling == self.tiling
-            && same(&a.whole, &self.parent)
-            && a.parts.len() == self.parts.len()
-            && (a.parts.iter().zip(&self.parts)).all(|(x, y)| same(x, y))
     }
 }

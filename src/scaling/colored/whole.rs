@@ -30,7 +30,7 @@ impl<T: Pod> ColoredBuffer<T> {
         let Some((d, whole)) = self.residence.whole() else {
             return Ok(None);
         };
-        Ok(Some((d, whole.sub_buffer_as::<T>(0, self.len)?)))
+        Ok(Some((d, whole.view_as::<T>(self.len)?)))
     }
 
     /// The device holding the buffer whole and whether its parts are stale, if it is whole.

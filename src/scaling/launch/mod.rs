@@ -261,7 +261,6 @@ impl<'a> RootLaunch<'a> {
         let (Some(local), Some(split)) = (plan.local, plan.partition.as_ref()) else {
             return Err(self.kernel.refused(global, None, Refusal::NoPartition));
         };
-        let split = split.partition.clone();
         let rank = global.rank();
         let base = match self.offset {
             Some(o) => [0, 1, 2].map(|d| if d < rank { o.get(d) } else { 0 }),
@@ -279,6 +278,7 @@ impl<'a> RootLaunch<'a> {
         if let Some(ran) = unsafe { self.stay(&shape, &key) } {
             return ran;
         }
+        let split = split.partition.clone();
         // The host's share of a launch (`RUST_LOG=...=trace`): where a GPU's step is shorter,
         // it bounds the chain (the analysis at halo depth 16 took 68 us on the H200 machine).
         let started = log::log_enabled!(log::Level::Trace).then(std::time::Instant::now);

@@ -12,6 +12,7 @@ use super::terms::{mem_key, Copies, Decision, Feed, Held, Shape3};
 use super::RootLaunch;
 use crate::error::Result;
 use crate::launch::Arg;
+use crate::plan::cost::watch::Timing;
 use crate::plan::cost::{
     Choice, Depth, Figures, Inputs, Link, Observed, Priced, Right, SpreadPolicy, Why,
 };
@@ -301,7 +302,7 @@ impl RootLaunch<'_> {
     ///
     /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
     pub(super) unsafe fn stay(&self, s: &Shape3, key: &ShapeKey) -> Option<Result<MultiEvent>> {
-        let chosen = self.stays_whole(key)?;
+        let (chosen, timing) = self.stays_whole(key)?;
         let d = chosen.device;
         // SAFETY: the caller's contract, on one device: the kernel as written where that is
         // the same launch, else its partitioned variant over the whole range.
@@ -311,28 +312,23 @@ impl RootLaunch<'_> {
                 Err(partition) => self.resident(s, d, partition),
             }
         };
-        Some(self.timed(s, Some(chosen.priced), ran))
+        Some(self.timed_as(s, Some(chosen.priced), timing, ran))
     }
 
     /// The shape's choice of one device where the launch may run there without analysis or
-    /// pricing: the cost model chose it from warm figures (not forced, not strict: strict
-    /// mode still refuses what the contract does not split) and every colored argument is
-    /// held whole there already (moved by a launch of the shape; nothing to move, and one
-    /// device is always right), and no re-sample of the split is due ([`Resample::due`](crate::plan::cost::Resample::due)).
+    /// pricing, and how the launch is timed ([`Figures::timing`]): the cost model chose it
+    /// from warm figures (not forced, not strict: strict mode still refuses what the contract
+    /// does not split) and every colored argument is held whole there already (moved by a
+    /// launch of the shape; nothing to move, and one device is always right), and no
+    /// re-sample of the split is due ([`Resample::due`](crate::plan::cost::Resample::due)).
     /// Pricing again would choose it again: its figures do not change once warm (but by a
     /// re-sample), and moving nothing is the least the one-device option can cost.
-    fn stays_whole(&self, key: &ShapeKey) -> Option<Chosen> {
+    fn stays_whole(&self, key: &ShapeKey) -> Option<(Chosen, Option<Timing>)> {
         let k = self.kernel;
         if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
             return None;
         }
         let chosen = k.stays(key)?;
-        // A re-sample of the other option is due: the launch is priced again, which runs it.
-        let figures = (k.figures.lock()).unwrap_or_else(|p| p.into_inner());
-        if (figures.get(&(key.1, key.2))).is_some_and(|f| f.resample.due(&chosen.priced)) {
-            return None;
-        }
-        drop(figures);
         let whole = |v: &Value| match v {
             Value::Colored(c) => c.residence.as_ref().and_then(|r| r.holder()),
             Value::Plain(_) => Some((chosen.device, false)),
@@ -341,13 +337,22 @@ impl RootLaunch<'_> {
             .args
             .iter()
             .all(|v| whole(v).map(|h| h.0) == Some(chosen.device));
-        there.then_some(Chosen {
-            priced: Priced {
-                measure: false,
-                ..chosen.priced
-            },
-            ..chosen
-        })
+        if !there {
+            return None;
+        }
+        let priced = Priced {
+            measure: false,
+            ..chosen.priced
+        };
+        // One look at the figures: a re-sample of the other option is due (the launch is
+        // priced again, which runs it), else the launch is counted.
+        let mut figures = (k.figures.lock()).unwrap_or_else(|p| p.into_inner());
+        let f = figures.entry((key.1, key.2)).or_default();
+        if f.resample.due(&priced) {
+            return None;
+        }
+        let timing = f.timing(&priced);
+        Some((Chosen { priced, ..chosen }, timing))
     }
 
     /// What the shape keeps of the cost model's choice `priced` for the launch `partition`
@@ -376,6 +381,17 @@ impl RootLaunch<'_> {
         launch: impl FnOnce() -> Result<MultiEvent>,
     ) -> Result<MultiEvent> {
         let timing = (priced.as_ref()).and_then(|p| self.with_figures(s, |f| f.timing(p)));
+        self.timed_as(s, priced, timing, launch)
+    }
+
+    /// [`timed`](Self::timed), timed as `timing` says (the figures already counted it).
+    fn timed_as(
+        &self,
+        s: &Shape3,
+        priced: Option<Priced>,
+        timing: Option<Timing>,
+        launch: impl FnOnce() -> Result<MultiEvent>,
+    ) -> Result<MultiEvent> {
         if timing.is_some() {
             self.queues().iter().try_for_each(|q| q.finish())?;
         }

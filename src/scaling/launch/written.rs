@@ -11,6 +11,7 @@ use super::{sub_launch, RootLaunch};
 use crate::error::Result;
 use crate::launch::{Arg, LocalSize};
 use crate::plan::partition::Partition;
+use std::sync::atomic::Ordering;
 
 impl RootLaunch<'_> {
     /// The launch `s` run whole on device `d` as the kernel is written, where that is the
@@ -34,13 +35,9 @@ impl RootLaunch<'_> {
         let (Some(kernel), Some(args)) = (k.as_written.get(d), self.written_args(s, d)) else {
             return Err(partition);
         };
-        let first = {
-            let mut ran = (k.memo.written_ran.lock()).unwrap_or_else(|p| p.into_inner());
-            let bit = 1u64.checked_shl(d as u32).unwrap_or(0);
-            let first = *ran & bit == 0;
-            *ran |= bit;
-            first && self.compile_alone()
-        };
+        let bit = 1u64.checked_shl(d as u32).unwrap_or(0);
+        let ran = k.memo.written_ran.fetch_or(bit, Ordering::Relaxed);
+        let first = ran & bit == 0 && self.compile_alone();
         // SAFETY: the caller's contract, on one device holding every colored buffer whole.
         Ok(unsafe { self.run_as_written(s, d, kernel, args, first, partition) })
     }
