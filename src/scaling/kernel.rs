@@ -74,6 +74,8 @@ pub struct RootKernel {
     pub(super) reaches: Arc<Mutex<launch::Reaches>>,
     /// The plans of recent launches and the shapes the cost model sends to one device.
     pub(super) memo: Arc<Memo>,
+    /// Decisions that move nothing, per shape, scalars and buffers.
+    pub(super) decided: Arc<launch::Decided>,
 }
 
 /// What a [`RootKernel`]'s launches keep between them: the plans of recent launches (a pure

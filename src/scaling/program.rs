@@ -174,6 +174,7 @@ impl RootProgram {
                 figures: Default::default(),
                 depths: Default::default(),
                 memo: Default::default(),
+                decided: Default::default(),
             });
         };
         let kernels = self
@@ -230,6 +231,7 @@ impl RootProgram {
             figures: Default::default(),
             depths: Default::default(),
             memo: Default::default(),
+            decided: Default::default(),
         })
     }
 

@@ -306,3 +306,50 @@ fn split_launches_wait_for_reads_from_other_queues() {
     assert_eq!(y.read().unwrap(), want_y);
     assert_eq!(x.read().unwrap(), xs);
 }
+
+/// A decision that moves nothing is kept per shape, scalars and buffers: a launch whose
+/// scalar moves what it reads (beyond each device's chunk) is decided anew, and the kept
+/// decision is used again only for the same values and buffers (alternating, 6 times each).
+#[test]
+fn kept_decisions_follow_scalars_and_buffers() {
+    let Some(root) = partitioned("kept_decisions_follow_scalars_and_buffers") else {
+        return;
+    };
+    let src = r#"
+        kernel void shifted(global const float *x, global float *y, int off, int n) {
+            int i = get_global_id(0);
+            y[i] = i + off < n ? x[i + off] : -1.0f;
+        }
+    "#;
+    let shifted = root.program(src).unwrap().kernel("shifted").unwrap();
+    let n = 1 << 12;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let x = ColoredBuffer::from_slice(&root, &xs).unwrap();
+    let other = ColoredBuffer::from_slice(&root, &vec![7.0f32; n]).unwrap();
+    let y = ColoredBuffer::from_slice(&root, &vec![0.0f32; n]).unwrap();
+    for step in 0..12 {
+        let (input, host, off) = match step % 3 {
+            0 => (&x, &xs[..], 0),
+            1 => (&x, &xs[..], 1000),
+            _ => (&other, &[7.0f32; 1 << 12][..], 0),
+        };
+        // SAFETY: work-item i < n writes y[i] and reads x[i + off] only below n (both n long).
+        let ev = unsafe {
+            (shifted.launch().arg(input).arg(&y))
+                .arg(off as i32)
+                .arg(n as i32)
+                .range(n)
+                .unwrap()
+        };
+        ev.wait().unwrap();
+        let want: Vec<f32> = (0..n)
+            .map(|i| if i + off < n { host[i + off] } else { -1.0 })
+            .collect();
+        assert_eq!(
+            y.read().unwrap(),
+            want,
+            "step {step}, offset {off}: {:?}",
+            ev.spread()
+        );
+    }
+}

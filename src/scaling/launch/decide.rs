@@ -12,8 +12,9 @@ use crate::plan::{Breach, Refusal};
 
 impl RootLaunch<'_> {
     /// Whether the launch splits as the contract says, is merged, or runs on one device;
-    /// strict mode refuses what does not split.
-    pub(super) fn decide(&self, s: &Shape3, plan: &Partition) -> Result<Decision> {
+    /// strict mode refuses what does not split. With the arguments the contract did not
+    /// serve.
+    pub(super) fn decide(&self, s: &Shape3, plan: &Partition) -> Result<(Decision, Vec<bool>)> {
         let (user, global, local) = (s.user, s.global, s.local);
         let kernels = &self.kernel.kernels;
         let subs = plan.sub_ranges(global, local);
@@ -33,7 +34,7 @@ impl RootLaunch<'_> {
             let reason = Refusal::WholeValues(why.clone());
             return match strict {
                 true => Err(refused(reason)),
-                false => Ok(Decision::OneDevice(reason)),
+                false => Ok((Decision::OneDevice(reason), Vec::new())),
             };
         }
         let covers: Vec<std::result::Result<Cover, Breach>> = (self.args.iter().enumerate())
@@ -74,7 +75,7 @@ impl RootLaunch<'_> {
             self.kernel.placement
         );
         let Some(refusal) = first else {
-            return Ok(Decision::Split);
+            return Ok((Decision::Split, unserved));
         };
         let why = match &refusal {
             Error::InvalidLaunch { reason, .. } => (**reason).clone(),
@@ -89,7 +90,7 @@ impl RootLaunch<'_> {
         let why = match footprints {
             Some(Ok(fetch)) => {
                 let deep = self.deep_args(&unserved, &fetch).is_some();
-                return Ok(Decision::Fetch(fetch, why, deep));
+                return Ok((Decision::Fetch(fetch, why, deep), unserved));
             }
             Some(Err(not)) => Refusal::NoFootprintSplit {
                 why: why.into(),
@@ -115,18 +116,18 @@ impl RootLaunch<'_> {
                 other => other,
             });
         }
-        if facts.busy < 2 {
-            return Ok(Decision::OneDevice(Refusal::OneGroup {
+        let decision = if facts.busy < 2 {
+            Decision::OneDevice(Refusal::OneGroup {
                 global,
                 why: why.into(),
-            }));
-        }
-        if facts.placement == Placement::Shared {
-            return Ok(Decision::OneDevice(why));
-        }
-        if self.kernel.policy.atomics {
-            return Ok(Decision::OneDevice(Refusal::Atomics(why.into())));
-        }
-        Ok(Decision::Merge(self.feeds(&unserved), why))
+            })
+        } else if facts.placement == Placement::Shared {
+            Decision::OneDevice(why)
+        } else if self.kernel.policy.atomics {
+            Decision::OneDevice(Refusal::Atomics(why.into()))
+        } else {
+            Decision::Merge(self.feeds(&unserved), why)
+        };
+        Ok((decision, unserved))
     }
 }

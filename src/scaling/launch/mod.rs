@@ -26,12 +26,14 @@ mod merge;
 mod order;
 mod place;
 mod plain;
+mod pure;
 mod terms;
 mod written;
 
 pub(super) use between::Stage;
 pub(super) use deepen::Reaches;
 pub(super) use execute::sub_launch;
+pub(super) use pure::Decided;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -282,7 +284,17 @@ impl<'a> RootLaunch<'a> {
         // The host's share of a launch (`RUST_LOG=...=trace`): where a GPU's step is shorter,
         // it bounds the chain (the analysis at halo depth 16 took 68 us on the H200 machine).
         let started = log::log_enabled!(log::Level::Trace).then(std::time::Instant::now);
-        let decision = self.decide(&shape, &split)?;
+        // Decisions that move nothing are made once per shape, scalars and buffers.
+        let decide_key = self.decide_key(key);
+        let devices = self.kernel.kernels.len();
+        let decision = match self.kept_decision(&decide_key, devices) {
+            Some(kept) => kept,
+            None => {
+                let (decision, unserved) = self.decide(&shape, &split)?;
+                self.keep_decision(decide_key, &decision, &unserved);
+                decision
+            }
+        };
         // The planner's choice among the right executions (its pieces and partition on one
         // device, or as planned), from the cost model's inputs.
         let (plan, priced) = match self.cost_inputs(&shape, &decision, &split)? {

@@ -102,6 +102,34 @@ pub(super) struct Fetch {
     pub(super) after: Vec<Vec<Option<Vec<Span>>>>,
 }
 
+impl Fetch {
+    /// A plan that fetches, keeps and writes back nothing, for `args` arguments over
+    /// `devices` devices.
+    pub(super) fn none(args: usize, devices: usize) -> Fetch {
+        Fetch {
+            fetch: vec![vec![None; devices]; args],
+            fill: vec![vec![None; devices]; args],
+            back: vec![vec![None; devices]; args],
+            keep: (0..args)
+                .map(|_| (0..devices).map(|_| None).collect())
+                .collect(),
+            widen: vec![0; devices],
+            after: vec![vec![None; devices]; args],
+        }
+    }
+
+    /// Whether the plan moves nothing: no copy, no kept margin, no widened part.
+    pub(super) fn moves_nothing(&self) -> bool {
+        let none = |v: &Vec<Vec<Option<Runs>>>| v.iter().flatten().all(Option::is_none);
+        self.fetch.iter().flatten().all(Option::is_none)
+            && none(&self.fill)
+            && none(&self.back)
+            && self.keep.iter().flatten().all(Option::is_none)
+            && self.widen.iter().all(|&w| w == 0)
+            && self.after.iter().flatten().all(Option::is_none)
+    }
+}
+
 /// One side of a copy: a memory object, a byte offset in it, and its size in bytes (known
 /// where it was made: no driver query on the hot path).
 pub(super) type Side = (cl_mem, usize, usize);
