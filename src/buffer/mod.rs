@@ -450,7 +450,7 @@ impl Buffer<u8> {
     /// This byte buffer's first `len` elements of `U` (at most its bytes), the same memory
     /// object under a second reference: a sub-buffer's creation and release cost a launch on
     /// one GPU more than the launch.
-    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    #[cfg(all(feature = "scaling", feature = "algorithms"))]
     pub(crate) fn view_as<U: Pod>(&self, len: usize) -> Result<Buffer<U>> {
         if len * size_of::<U>() > self.len {
             return self.sub_buffer_as(0, len);

@@ -110,7 +110,7 @@ pub fn create_sub_buffer_as<U: Pod>(
 
 /// `parent`'s memory seen as elements of `U` (a second reference to the same memory object:
 /// no sub-buffer to create).
-#[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+#[cfg(all(feature = "scaling", feature = "algorithms"))]
 pub fn retained_as<U: Pod>(parent: &ClBuffer<u8>) -> ClResult<Owned<ClBuffer<U>>> {
     // SAFETY: `parent` is a live memory object; the new reference is released once, by the
     // typed wrapper returned.

@@ -176,9 +176,9 @@ impl<'a> Launch<'a> {
         self
     }
 
-    /// Appends an argument built by clgroups itself (multi-device launches), whose memory
-    /// objects the caller keeps alive.
-    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    /// Appends an argument built by clgroups itself, whose memory objects the caller keeps
+    /// alive.
+    #[cfg(feature = "algorithms")]
     pub(crate) fn raw_arg(mut self, arg: Arg) -> Self {
         self.args.push(arg);
         self

@@ -347,6 +347,7 @@ impl RootDevice {
     }
 
     /// The measured link between the devices (measured at the first call, then kept).
+    #[cfg(feature = "algorithms")]
     pub(super) fn link(&self) -> Result<Link> {
         if let Some(l) = self.link.get() {
             return Ok(*l);

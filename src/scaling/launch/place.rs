@@ -392,12 +392,16 @@ impl RootLaunch<'_> {
         timing: Option<Timing>,
         launch: impl FnOnce() -> Result<MultiEvent>,
     ) -> Result<MultiEvent> {
-        if timing.is_some() {
-            self.queues().iter().try_for_each(|q| q.finish())?;
-        }
-        let start = Instant::now();
+        // The clock is read only for a timed launch (most are not).
+        let start = match timing {
+            Some(_) => {
+                self.queues().iter().try_for_each(|q| q.finish())?;
+                Some(Instant::now())
+            }
+            None => None,
+        };
         let mut ev = launch()?;
-        if let Some(timing) = timing {
+        if let (Some(timing), Some(start)) = (timing, start) {
             ev.wait()?;
             let secs = start.elapsed().as_secs_f64();
             let (observed, figures) = self.with_figures(s, |f| (f.timed(timing, secs), *f));
