@@ -415,7 +415,6 @@ impl RootLaunch<'_> {
         fetched: &mut Fetched,
         launched: &mut MultiEvent,
     ) -> Result<()> {
-        let kernels = &self.kernel.kernels;
         for (i, per) in back.iter().enumerate() {
             let Some(Value::Colored(c)) = self.args.get(i) else {
                 continue;
@@ -425,7 +424,6 @@ impl RootLaunch<'_> {
                 let (Some(written), Some(held)) = (written, copy(&fetched.copies, i, d)) else {
                     continue;
                 };
-                let q = kernels[d].program().queue();
                 let (src, src_size) = (held.buf.as_raw(), held.buf.len());
                 let owners = c.owned.iter().enumerate();
                 for ((a, b), (e, runs)) in
@@ -434,7 +432,6 @@ impl RootLaunch<'_> {
                     let Some((dst, dst_size)) = part_sized(c, e) else {
                         continue;
                     };
-                    let qe = kernels[e].program().queue();
                     for &(x, y) in runs {
                         let (x, y) = (x.max(a), y.min(b));
                         if x >= y {
@@ -442,31 +439,54 @@ impl RootLaunch<'_> {
                         }
                         let (bytes, from, to) =
                             ((y - x) * es, (x - held.lo) * es, (x - c.stored[e].0) * es);
-                        let mut push = |dev: usize, raw, queue: &crate::queue::Queue| {
-                            let ev = Event::new(raw, queue.device().clone(), None);
-                            Event::push(&mut launched.events[dev], ev);
-                        };
-                        if e == d {
-                            let (src, dst) = ((src, from, src_size), (dst, to, dst_size));
-                            // SAFETY: the copy holds [x, y) from `held.lo` on; device d's part
-                            // holds its own run [x, y) from stored[d].0 on.
-                            let ev = unsafe { bounded_copy(q, src, dst, bytes, &[]) }?;
-                            push(d, ev, q);
-                            fetched.within += bytes as u64;
-                            continue;
-                        }
                         let run = HaloRun::new(Purpose::GiveBack, i, (e, d), (x, y));
                         let (src, dst) = ((src, from, src_size), (dst, to, dst_size));
-                        // SAFETY: as above; device e's part holds its own run [x, y).
-                        let [out, into] =
-                            unsafe { self.move_run(run, (d, src), (e, dst), bytes, &[]) }?;
-                        push(d, out, q);
-                        push(e, into, qe);
-                        fetched.between += bytes as u64;
+                        let moved = (&mut fetched.within, &mut fetched.between);
+                        // SAFETY: the copy holds [x, y) from `held.lo` on; device e's part
+                        // holds its own run [x, y) from stored[e].0 on.
+                        unsafe { self.give_run(run, src, dst, bytes, &[], (moved, launched)) }?;
                     }
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Copies `bytes` of `run` (to device `run.to`, from device `run.from`) from `src`, a
+    /// copy on its device, into `dst`, after `waits`: within the device on its queue, else
+    /// between the devices ([`RootLaunch::move_run`]). The copies' events join `launched`'s
+    /// and their bytes are counted in `moved` (within, between: a [`Fetched`]'s).
+    ///
+    /// # Safety
+    ///
+    /// `src` and `dst` hold `bytes` from their offsets (their sizes as given).
+    pub(super) unsafe fn give_run(
+        &self,
+        run: HaloRun,
+        src: Side,
+        dst: Side,
+        bytes: usize,
+        waits: &[cl_event],
+        (moved, launched): ((&mut u64, &mut u64), &mut MultiEvent),
+    ) -> Result<()> {
+        let (to, from) = (run.to, run.from);
+        let queue = |d: usize| self.kernel.kernels[d].program().queue();
+        let mut push = |d: usize, raw| {
+            let ev = Event::new(raw, queue(d).device().clone(), None);
+            Event::push(&mut launched.events[d], ev);
+        };
+        if to == from {
+            // SAFETY: the caller's.
+            let ev = unsafe { bounded_copy(queue(from), src, dst, bytes, waits) }?;
+            push(from, ev);
+            *moved.0 += bytes as u64;
+            return Ok(());
+        }
+        // SAFETY: the caller's.
+        let [out, into] = unsafe { self.move_run(run, (from, src), (to, dst), bytes, waits) }?;
+        push(from, out);
+        push(to, into);
+        *moved.1 += bytes as u64;
         Ok(())
     }
 

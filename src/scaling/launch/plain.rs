@@ -15,7 +15,6 @@ use super::footprint::{joined, Fetched};
 use super::terms::{bounded_copy, copy, Fetch, Held, Runs};
 use super::RootLaunch;
 use crate::error::Result;
-use crate::event::Event;
 use crate::launch::Arg;
 use crate::transform::footprint::Part;
 use opencl3::types::cl_event;
@@ -123,7 +122,6 @@ impl RootLaunch<'_> {
         fetched: &mut Fetched,
         launched: &mut MultiEvent,
     ) -> Result<()> {
-        let q0 = self.kernel.kernels[0].program().queue();
         for (i, per) in back.iter().enumerate() {
             let Some(Value::Plain(Arg::Buffer { mem, elem })) = self.args.get(i) else {
                 continue;
@@ -140,27 +138,12 @@ impl RootLaunch<'_> {
                     let bytes = (y - x) * es;
                     let src = (held.buf.as_raw(), (x - held.lo) * es, held.buf.len());
                     let dst = (mem.raw(), x * es, mem.bytes());
-                    let push = |events: &mut Option<Event>, ev, dev: usize| {
-                        let device = self.kernel.kernels[dev].program().queue().device();
-                        Event::push(events, Event::new(ev, device.clone(), None));
-                    };
-                    if d == 0 {
-                        // SAFETY: the copy holds elements from `held.lo` on, the plain buffer
-                        // `mem.bytes()` bytes (both ranges checked); the waits are device d's
-                        // part.
-                        let ev = unsafe { bounded_copy(q0, src, dst, bytes, &waits) }?;
-                        push(&mut launched.events[0], ev, 0);
-                        fetched.within += bytes as u64;
-                        continue;
-                    }
                     // Read on device d's queue, written into the plain buffer on device 0's.
                     let run = HaloRun::new(Purpose::PlainBack, i, (0, d), (x, y));
-                    // SAFETY: as above.
-                    let [out, into] =
-                        unsafe { self.move_run(run, (d, src), (0, dst), bytes, &waits) }?;
-                    push(&mut launched.events[d], out, d);
-                    push(&mut launched.events[0], into, 0);
-                    fetched.between += bytes as u64;
+                    let moved = (&mut fetched.within, &mut fetched.between);
+                    // SAFETY: the copy holds elements from `held.lo` on, the plain buffer
+                    // `mem.bytes()` bytes (both ranges checked); the waits are device d's part.
+                    unsafe { self.give_run(run, src, dst, bytes, &waits, (moved, launched)) }?;
                 }
             }
         }
