@@ -166,6 +166,19 @@ impl<T: Pod> Buffer<T> {
         Ok(buf)
     }
 
+    /// A buffer of `len` elements on the memory object `raw` (a view of this one's memory, in
+    /// its context, without a guard).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    fn view<U: Pod>(&self, raw: crate::ffi::Owned<ClBuffer<U>>, len: usize) -> Buffer<U> {
+        Buffer {
+            raw,
+            len,
+            guard: 0,
+            whole: None,
+            context: self.context.clone(),
+        }
+    }
+
     /// A sub-buffer viewing elements `[origin, origin + len)` of `self` (same memory).
     #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn sub_buffer(&self, origin: usize, len: usize) -> Result<Self> {
@@ -181,13 +194,7 @@ impl<T: Pod> Buffer<T> {
                 format!("elements {origin}..{} of {}", origin + len, self.len),
             )
         })?;
-        Ok(Buffer {
-            raw,
-            len,
-            guard: 0,
-            whole: None,
-            context: self.context.clone(),
-        })
+        Ok(self.view(raw, len))
     }
 
     /// Number of elements.
@@ -438,13 +445,7 @@ impl Buffer<u8> {
                 format!("{len} elements from byte {origin} of {}", self.len),
             )
         })?;
-        Ok(Buffer {
-            raw,
-            len,
-            guard: 0,
-            whole: None,
-            context: self.context.clone(),
-        })
+        Ok(self.view(raw, len))
     }
 
     /// This byte buffer's first `len` elements of `U` (at most its bytes), the same memory
@@ -462,13 +463,7 @@ impl Buffer<u8> {
                 format!("{len} elements of {}", self.len),
             )
         })?;
-        Ok(Buffer {
-            raw,
-            len,
-            guard: 0,
-            whole: None,
-            context: self.context.clone(),
-        })
+        Ok(self.view(raw, len))
     }
 }
 
