@@ -78,9 +78,8 @@ impl RootLaunch<'_> {
         alone: bool,
         partition: Partition,
     ) -> Result<MultiEvent> {
-        let queues = self.queues();
         if alone {
-            queues.iter().try_for_each(|q| q.finish())?;
+            self.queues().iter().try_for_each(|q| q.finish())?;
         }
         let mut launch = sub_launch(kernel, args, &self.waits);
         if let Some(o) = self.offset {
@@ -101,7 +100,7 @@ impl RootLaunch<'_> {
         if alone {
             event.wait()?;
         }
-        let mut events: Vec<_> = (0..queues.len()).map(|_| None).collect();
+        let mut events: Vec<_> = (0..self.kernel.kernels.len()).map(|_| None).collect();
         events[d] = Some(event);
         Ok(MultiEvent {
             partition,
