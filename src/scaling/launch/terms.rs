@@ -184,3 +184,26 @@ pub(super) fn check_sides(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Fetch;
+
+    #[test]
+    fn a_plan_moves_nothing_until_anything_is_copied_kept_or_widened() {
+        let none = Fetch::none(3, 2);
+        assert!(none.moves_nothing());
+        let each: [fn(&mut Fetch); 5] = [
+            |f| f.fetch[2][1] = Some((0, 8)),
+            |f| f.fill[0][0] = Some(vec![(0, 4)]),
+            |f| f.back[1][1] = Some(vec![(4, 8)]),
+            |f| f.widen[1] = 1,
+            |f| f.after[0][1] = Some(Vec::new()),
+        ];
+        for change in each {
+            let mut f = Fetch::none(3, 2);
+            change(&mut f);
+            assert!(!f.moves_nothing());
+        }
+    }
+}
