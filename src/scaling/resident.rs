@@ -33,18 +33,19 @@ fn part_mem(c: &ColoredArg, d: usize) -> Option<cl_mem> {
 fn markers(queues: &[&Queue], except: usize) -> Result<Vec<Event>> {
     (queues.iter().enumerate())
         .filter(|&(e, _)| e != except)
-        .map(|(_, q)| {
-            let m = ffi::marker(q.raw()).map_err(|e| {
-                Error::cl("clEnqueueMarkerWithWaitList", e.0, q.device().to_string())
-            })?;
-            // Commands of other queues wait for it: submitted (launches on one device are
-            // not flushed).
-            q.raw()
-                .flush()
-                .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
-            Ok(Event::new(m, q.device().clone(), None))
-        })
+        .map(|(_, q)| marker(q))
         .collect()
+}
+
+/// A marker on `q`, submitted: commands of other queues wait for it (launches on one device
+/// are not flushed, and on an idle queue it may complete before they are enqueued).
+pub(super) fn marker(q: &Queue) -> Result<Event> {
+    let m = ffi::marker(q.raw())
+        .map_err(|e| Error::cl("clEnqueueMarkerWithWaitList", e.0, q.device().to_string()))?;
+    q.raw()
+        .flush()
+        .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
+    Ok(Event::new(m, q.device().clone(), None))
 }
 
 fn raw(events: &[Event], extra: &[cl_event]) -> Vec<cl_event> {

@@ -7,12 +7,12 @@
 use super::super::arg::Value;
 use super::super::kernel::{HaloRun, Purpose};
 use super::super::residence::Residence;
+use super::super::resident;
 use super::super::{Access, MultiEvent, Placement};
 use super::terms::part_sized;
 use super::RootLaunch;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::event::Event;
-use crate::ffi;
 use crate::launch::Arg;
 use opencl3::event::CL_COMPLETE;
 use opencl3::types::cl_event;
@@ -130,17 +130,7 @@ impl RootLaunch<'_> {
         }
         let waited = |q: usize| (busy.iter().enumerate()).any(|(d, &b)| b && d != q);
         let markers = (kernels.iter().enumerate()).filter(|&(q, _)| waited(q));
-        let markers = markers.map(|(i, k)| {
-            let q = k.program().queue();
-            let m = ffi::marker(q.raw()).map_err(|e| {
-                Error::cl("clEnqueueMarkerWithWaitList", e.0, q.device().to_string())
-            })?;
-            // Submitted now: on an idle queue it may complete before the parts are enqueued.
-            q.raw()
-                .flush()
-                .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
-            Ok((i, Event::new(m, q.device().clone(), None)))
-        });
+        let markers = markers.map(|(i, k)| Ok((i, resident::marker(k.program().queue())?)));
         Ok(Order(markers.collect::<Result<Vec<_>>>()?))
     }
 }

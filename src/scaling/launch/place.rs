@@ -302,7 +302,7 @@ impl RootLaunch<'_> {
     ///
     /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
     pub(super) unsafe fn stay(&self, s: &Shape3, key: &ShapeKey) -> Option<Result<MultiEvent>> {
-        let (chosen, timing) = self.stays_whole(key)?;
+        let (chosen, timing) = self.stays_whole(s, key)?;
         let d = chosen.device;
         // SAFETY: the caller's contract, on one device: the kernel as written where that is
         // the same launch, else its partitioned variant over the whole range.
@@ -323,7 +323,7 @@ impl RootLaunch<'_> {
     /// re-sample of the split is due ([`Resample::due`](crate::plan::cost::Resample::due)).
     /// Pricing again would choose it again: its figures do not change once warm (but by a
     /// re-sample), and moving nothing is the least the one-device option can cost.
-    fn stays_whole(&self, key: &ShapeKey) -> Option<(Chosen, Option<Timing>)> {
+    fn stays_whole(&self, s: &Shape3, key: &ShapeKey) -> Option<(Chosen, Option<Timing>)> {
         let k = self.kernel;
         if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
             return None;
@@ -346,12 +346,8 @@ impl RootLaunch<'_> {
         };
         // One look at the figures: a re-sample of the other option is due (the launch is
         // priced again, which runs it), else the launch is counted.
-        let mut figures = (k.figures.lock()).unwrap_or_else(|p| p.into_inner());
-        let f = figures.entry((key.1, key.2)).or_default();
-        if f.resample.due(&priced) {
-            return None;
-        }
-        let timing = f.timing(&priced);
+        let timing =
+            self.with_figures(s, |f| (!f.resample.due(&priced)).then(|| f.timing(&priced)))?;
         Some((Chosen { priced, ..chosen }, timing))
     }
 
@@ -393,15 +389,15 @@ impl RootLaunch<'_> {
         launch: impl FnOnce() -> Result<MultiEvent>,
     ) -> Result<MultiEvent> {
         // The clock is read only for a timed launch (most are not).
-        let start = match timing {
-            Some(_) => {
+        let timed = match timing {
+            Some(timing) => {
                 self.queues().iter().try_for_each(|q| q.finish())?;
-                Some(Instant::now())
+                Some((timing, Instant::now()))
             }
             None => None,
         };
         let mut ev = launch()?;
-        if let (Some(timing), Some(start)) = (timing, start) {
+        if let Some((timing, start)) = timed {
             ev.wait()?;
             let secs = start.elapsed().as_secs_f64();
             let (observed, figures) = self.with_figures(s, |f| (f.timed(timing, secs), *f));
