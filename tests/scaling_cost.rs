@@ -1,5 +1,7 @@
 //! The cost model and whole-buffer placement: kernels written for one device (nothing
-//! declared) over a root device in partitioned placement, with launches forced split
+//! declared) over a root device in partitioned placement, and in shared placement where the
+//! devices' memory is host-unified (there a buffer "moved whole" is its parent used by one
+//! device: nothing is copied), with launches forced split
 //! (`SpreadPolicy::Split`: what the analysis proves), forced onto one device
 //! (`SpreadPolicy::OneDevice`: colored buffers moved there whole, and left there) and
 //! modelled (`SpreadPolicy::Model`: the cost model's choice). Every result equals the host's
@@ -10,7 +12,7 @@
 //! still refuses. `CLGROUPS_REQUIRE_MULTI_DEVICE=1` turns "no multi-device setup" into a failure.
 //!
 //! ```text
-//! POCL_DEVICES="pthread pthread" CLGROUPS_PLACEMENT=partitioned cargo test --test scaling_cost
+//! POCL_DEVICES="pthread pthread" cargo test --test scaling_cost
 //! ```
 
 mod common;
@@ -45,14 +47,27 @@ const POLICIES: [SpreadPolicy; 3] = [
     SpreadPolicy::Model,
 ];
 
-/// The root device under test in partitioned placement with `policy` (none, with a reason,
-/// where there is no multi-device setup).
-fn root(test: &str, policy: SpreadPolicy) -> Option<RootDevice> {
-    let root = common::root_device(test)?;
-    Some(
-        root.with_placement(Placement::Partitioned)
-            .with_spread(policy),
-    )
+/// The root devices under test, with each of `policies`: in partitioned placement, and in shared
+/// placement where every device's memory is host-unified (none, with a reason, where there
+/// is no multi-device setup).
+fn roots(test: &str, policies: &[SpreadPolicy]) -> Vec<RootDevice> {
+    let Some(root) = common::root_device(test) else {
+        return Vec::new();
+    };
+    let unified = (root.devices().iter()).all(|d| d.limits().host_unified_memory);
+    let placements = [Placement::Partitioned, Placement::Shared];
+    let placements = placements
+        .into_iter()
+        .filter(|&p| unified || p == Placement::Partitioned);
+    placements
+        .flat_map(|p| policies.iter().map(move |&s| (p, s)))
+        .map(|(p, s)| root.clone().with_placement(p).with_spread(s))
+        .collect()
+}
+
+/// Whether `root` copies buffers it moves whole (partitioned placement).
+fn copies(root: &RootDevice) -> bool {
+    root.placement() == Placement::Partitioned
 }
 
 /// Whether `ev` ran on one device with its buffers whole there.
@@ -67,10 +82,8 @@ fn resident(ev: &MultiEvent) -> Option<(usize, u64)> {
 fn heat_ping_pong_is_right_in_every_policy() {
     let (w, h, steps) = (64usize, 64usize, 20);
     let init = common::values(w * h, 7);
-    for policy in POLICIES {
-        let Some(root) = root("heat_ping_pong_is_right_in_every_policy", policy) else {
-            return;
-        };
+    for root in roots("heat_ping_pong_is_right_in_every_policy", &POLICIES) {
+        let policy = root.spread();
         let k = root.program(SOURCE).unwrap().kernel("heat").unwrap();
         let mut last = None;
         heat_steps(&root, &k, (w, h), &init, steps, |step, ev| {
@@ -78,11 +91,12 @@ fn heat_ping_pong_is_right_in_every_policy() {
             match policy {
                 SpreadPolicy::Split => assert_eq!(whole, None, "step {step}"),
                 // Both buffers move whole at the first step (device 0 already holds its own
-                // part), then nothing moves.
+                // part), then nothing moves; in shared placement nothing moves at all.
                 SpreadPolicy::OneDevice => {
                     let (device, moved) = whole.expect("one device");
                     assert_eq!(device, 0, "step {step}");
-                    assert_eq!(moved > 0, step == 0, "step {step}: moved {moved}");
+                    let first = step == 0 && copies(&root);
+                    assert_eq!(moved > 0, first, "step {step}: moved {moved}");
                 }
                 SpreadPolicy::Model => {}
             }
@@ -114,10 +128,8 @@ fn heat_ping_pong_is_right_in_every_policy() {
 fn blur_is_right_in_every_policy() {
     let (n, steps) = (64 * 40usize, 12);
     let init = common::values(n, 3);
-    for policy in POLICIES {
-        let Some(root) = root("blur_is_right_in_every_policy", policy) else {
-            return;
-        };
+    for root in roots("blur_is_right_in_every_policy", &POLICIES) {
+        let policy = root.spread();
         let k = root.program(SOURCE).unwrap().kernel("blur").unwrap();
         let (mut x, mut y) = (colored(&root, &init, 64), colored(&root, &init, 64));
         let mut want = init.clone();
@@ -136,10 +148,8 @@ fn blur_is_right_in_every_policy() {
 fn saxpy_is_right_in_every_policy_and_runs_as_priced() {
     let n = 4096usize;
     let xs: Vec<f32> = (0..n).map(|i| (i % 97) as f32).collect();
-    for policy in POLICIES {
-        let Some(root) = root("saxpy_is_right_in_every_policy", policy) else {
-            return;
-        };
+    for root in roots("saxpy_is_right_in_every_policy", &POLICIES) {
+        let policy = root.spread();
         let k = root.program(SOURCE).unwrap().kernel("saxpy").unwrap();
         let x = ColoredBuffer::from_slice(&root, &xs).unwrap();
         let mut y = ColoredBuffer::from_slice(&root, &vec![1.0f32; n]).unwrap();
@@ -179,12 +189,14 @@ fn saxpy_is_right_in_every_policy_and_runs_as_priced() {
 
 #[test]
 fn a_buffer_moved_whole_reads_reduces_and_lends_the_same_bytes() {
+    (roots("a_buffer_moved_whole", &[SpreadPolicy::OneDevice]).into_iter())
+        .for_each(moved_whole_in);
+}
+
+fn moved_whole_in(root: RootDevice) {
     let n = 64 * 40usize;
     let init = common::values(n, 11);
     let twice: Vec<i32> = init.iter().map(|v| 2 * v + 1).collect();
-    let Some(root) = root("a_buffer_moved_whole", SpreadPolicy::OneDevice) else {
-        return;
-    };
     let k = root.program(SOURCE).unwrap().kernel("twice").unwrap();
     let launch = |x: &mut ColoredBuffer<i32>| {
         // SAFETY: work-item i < n touches x[i], inside x (n).
@@ -244,17 +256,19 @@ fn a_buffer_moved_whole_reads_reduces_and_lends_the_same_bytes() {
     x.write(&init).unwrap();
     assert_eq!(x.whole_on(), None);
     assert_eq!(x.read().unwrap(), init);
-    assert_eq!(resident(&launch(&mut x)).map(|r| r.1 > 0), Some(true));
+    let moved = resident(&launch(&mut x)).map(|r| r.1 > 0);
+    assert_eq!(moved, Some(copies(&root)));
     assert_eq!(x.read().unwrap(), twice);
 }
 
 #[test]
 fn a_split_launch_moves_whole_buffers_back_to_their_parts() {
+    (roots("moves_back", &[SpreadPolicy::OneDevice]).into_iter()).for_each(moves_back_in);
+}
+
+fn moves_back_in(one: RootDevice) {
     let n = 64 * 40usize;
     let init = common::values(n, 13);
-    let Some(one) = root("moves_back", SpreadPolicy::OneDevice) else {
-        return;
-    };
     let split = one.clone().with_spread(SpreadPolicy::Split);
     let twice_one = one.program(SOURCE).unwrap().kernel("twice").unwrap();
     let blur_split = split.program(SOURCE).unwrap().kernel("blur").unwrap();
@@ -283,9 +297,13 @@ fn a_split_launch_moves_whole_buffers_back_to_their_parts() {
 
 #[test]
 fn strict_mode_still_refuses() {
-    let Some(root) = root("strict_mode_still_refuses", SpreadPolicy::Model) else {
-        return;
-    };
+    // Partitioned placement only: shared placement runs every launch split (one parent).
+    (roots("strict_mode_still_refuses", &[SpreadPolicy::Model]).into_iter())
+        .filter(copies)
+        .for_each(strict_in);
+}
+
+fn strict_in(root: RootDevice) {
     let root = root.strict();
     let p = root
         .program(
@@ -315,12 +333,13 @@ fn strict_mode_still_refuses() {
 
 #[test]
 fn two_dimensional_launches_run_whole_on_one_device() {
+    (roots("two_dimensional", &[SpreadPolicy::OneDevice]).into_iter()).for_each(two_dimensional_in);
+}
+
+fn two_dimensional_in(root: RootDevice) {
     // Rows of a 2-D launch: the whole range on one device, as on one device.
     let (w, h) = (48usize, 40usize);
     let init = common::values(w * h, 17);
-    let Some(root) = root("two_dimensional", SpreadPolicy::OneDevice) else {
-        return;
-    };
     let k = root.program(SOURCE).unwrap().kernel("heat").unwrap();
     let a = colored(&root, &init, 4 * w);
     let b = colored(&root, &init, 4 * w);

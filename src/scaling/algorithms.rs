@@ -141,10 +141,16 @@ fn reduce<T: Element>(root: &RootDevice, input: &ColoredBuffer<T>, op: ReduceOp)
     let got = match priced.as_ref().map(|p| p.choice) {
         Some(Choice::OneDevice(d)) => {
             input.gather_to(d)?;
-            let (d, whole) = input
-                .whole_typed()?
-                .ok_or_else(|| Error::input(InputFault::Internal(Internal::NotWhole)))?;
-            single::reduce(&root.queues()[d], &whole, op)
+            match input.parent() {
+                // Shared placement: the parent is the whole buffer, on every device.
+                Some(parent) => single::reduce(&root.queues()[d], parent, op),
+                None => {
+                    let (d, whole) = input
+                        .whole_typed()?
+                        .ok_or_else(|| Error::input(InputFault::Internal(Internal::NotWhole)))?;
+                    single::reduce(&root.queues()[d], &whole, op)
+                }
+            }
         }
         _ => reduce_parts(root, input, op),
     }?;
@@ -167,10 +173,10 @@ fn reduce_key<T: Element>(input: &ColoredBuffer<T>, op: ReduceOp) -> (usize, usi
     (input.len(), size_of::<T>(), op as u8)
 }
 
-/// The cost model's choice for a reduce of `input` held in its parts (partitioned placement,
-/// each device holding exactly its elements): every device reducing its part, or the buffer
-/// moved whole to one device and reduced there (it stays there). `None` where it does not
-/// price (forced split, shared placement, one device, other layouts).
+/// The cost model's choice for a reduce of `input` held in its parts (each device holding
+/// exactly its elements): every device reducing its part, or the buffer moved whole to one
+/// device (in shared placement: used there whole) and reduced there (it stays there). `None`
+/// where it does not price (forced split, one device, other layouts).
 fn price_reduce<T: Element>(
     root: &RootDevice,
     input: &ColoredBuffer<T>,
@@ -180,11 +186,7 @@ fn price_reduce<T: Element>(
     let exact =
         (0..root.len()).all(|d| input.stored()[d] == (starts[d], starts[d] + input.chunks()[d]));
     let policy = root.spread();
-    if policy == SpreadPolicy::Split
-        || input.placement() != Placement::Partitioned
-        || root.len() < 2
-        || input.queues_len() != root.len()
-        || !exact
+    if policy == SpreadPolicy::Split || root.len() < 2 || input.queues_len() != root.len() || !exact
     {
         return Ok(None);
     }
@@ -193,8 +195,10 @@ fn price_reduce<T: Element>(
         f.seen = f.seen.saturating_add(1);
         now
     });
+    // Shared placement moves nothing between devices: no link to price.
+    let shared = input.placement() == Placement::Shared;
     let link = match policy {
-        SpreadPolicy::Model => match root.link() {
+        SpreadPolicy::Model if !shared => match root.link() {
             Ok(l) => l,
             Err(e) => {
                 log::warn!("the link between the devices could not be measured: {e}");

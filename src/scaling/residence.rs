@@ -26,7 +26,9 @@ pub(super) struct State {
 #[derive(Clone, Debug)]
 pub(super) struct Whole {
     pub(super) device: usize,
-    pub(super) buf: Arc<Buffer<u8>>,
+    /// Its allocation there; `None` in shared placement, where the one parent buffer that
+    /// every device's part is a sub-buffer of is the whole (nothing is copied).
+    pub(super) buf: Option<Arc<Buffer<u8>>>,
     /// Written since it moved: the parts are stale.
     pub(super) dirty: bool,
 }
@@ -41,12 +43,12 @@ impl Residence {
         self.lock().whole.as_ref().map(|w| (w.device, w.dirty))
     }
 
-    /// The whole buffer and its device, if it is whole.
+    /// The whole buffer and its device, if it is whole in an allocation of its own
+    /// (partitioned placement).
     pub(super) fn whole(&self) -> Option<(usize, Arc<Buffer<u8>>)> {
-        self.lock()
-            .whole
-            .as_ref()
-            .map(|w| (w.device, w.buf.clone()))
+        let s = self.lock();
+        let w = s.whole.as_ref()?;
+        Some((w.device, w.buf.clone()?))
     }
 
     /// A command touching the parts from another device's queue was enqueued.

@@ -1,5 +1,6 @@
-//! Whole-buffer placement (partitioned placement): a [`ColoredBuffer`](super::ColoredBuffer)
-//! that a launch run on one device moved there whole. Its coherence state records where the
+//! Whole-buffer placement: a [`ColoredBuffer`](super::ColoredBuffer) that a launch run on
+//! one device moved there whole (in shared placement it is there already: its parent buffer
+//! is the whole, and only where it is used is recorded). Its coherence state records where the
 //! valid data is: in the parts (as colored), or whole on one device (then the parts are
 //! stale where the whole was written since: `dirty`). The buffer stays whole until something
 //! needs its parts: a split launch, a host `read` reads the whole directly, `write`/`fill`
@@ -9,6 +10,7 @@
 
 use super::arg::ColoredArg;
 use super::residence::Whole;
+use super::Placement;
 use crate::buffer::Buffer;
 use crate::error::{Error, InputFault, Internal, Result};
 use crate::event::Event;
@@ -76,6 +78,9 @@ fn copy(
 /// Bytes moving `c` whole to device `d` copies between devices: none where it is whole there,
 /// all of it where it is whole elsewhere, else the elements other devices own.
 pub(super) fn gather_bytes(c: &ColoredArg, d: usize) -> u64 {
+    if c.placement == Placement::Shared {
+        return 0;
+    }
     let all = (c.len * c.elem_size) as u64;
     match c.residence.as_ref().and_then(|r| r.holder()) {
         Some((h, _)) if h == d => 0,
@@ -91,6 +96,9 @@ pub(super) fn gather_bytes(c: &ColoredArg, d: usize) -> u64 {
 
 /// Bytes moving `c` back to its parts copies: all of it where it is whole and written since.
 pub(super) fn scatter_bytes(c: &ColoredArg) -> u64 {
+    if c.placement == Placement::Shared {
+        return 0;
+    }
     match c.residence.as_ref().and_then(|r| r.holder()) {
         Some((_, true)) => (c.len * c.elem_size) as u64,
         _ => 0,
@@ -100,20 +108,36 @@ pub(super) fn scatter_bytes(c: &ColoredArg) -> u64 {
 /// Moves `c` whole to device `d` (if it is not there already): each device's own elements
 /// copied from its part (or the whole from the device holding it) into one buffer on `d`,
 /// after everything enqueued on every queue and `waits`. Returns the whole buffer and the
-/// bytes copied.
+/// bytes copied. In shared placement nothing is copied (the parent is the whole): the other
+/// queues finish, and `d` is recorded as where it is used.
 pub(super) fn gather(
     c: &ColoredArg,
     d: usize,
     queues: &[&Queue],
     waits: &[cl_event],
-) -> Result<(Arc<Buffer<u8>>, u64)> {
+) -> Result<(Option<Arc<Buffer<u8>>>, u64)> {
     let r = c
         .residence
         .as_ref()
         .ok_or_else(|| Error::input(InputFault::Internal(Internal::NoResidence)))?;
+    if c.placement == Placement::Shared {
+        let mut s = r.lock();
+        if s.whole.as_ref().is_none_or(|w| w.device != d) {
+            // Ordered after every other queue's commands, which may use it.
+            for (_, q) in queues.iter().enumerate().filter(|&(e, _)| e != d) {
+                q.finish()?;
+            }
+            s.whole = Some(Whole {
+                device: d,
+                buf: None,
+                dirty: false,
+            });
+        }
+        return Ok((None, 0));
+    }
     if let Some((h, buf)) = r.whole() {
         if h == d {
-            return Ok((buf, 0));
+            return Ok((Some(buf), 0));
         }
     }
     let es = c.elem_size;
@@ -122,22 +146,22 @@ pub(super) fn gather(
     let before = markers(queues, d)?;
     let waits = raw(&before, waits);
     let mut s = r.lock();
-    let buf = match s
-        .spare
-        .take()
-        .filter(|w| w.device == d && w.buf.len() == bytes)
-    {
-        Some(w) => w.buf,
+    let spare = (s.spare.take())
+        .filter(|w| w.device == d)
+        .and_then(|w| w.buf)
+        .filter(|b| b.len() == bytes);
+    let buf = match spare {
+        Some(b) => b,
         None => Arc::new(Buffer::<u8>::new(q, bytes)?),
     };
     let mut moved = 0u64;
     match s.whole.take() {
         // Whole on another device: copied whole (it is valid there, the parts maybe not).
-        Some(w) => {
-            copy(q, (w.buf.as_raw(), 0), (buf.as_raw(), 0), bytes, &waits)?;
+        Some(Whole { buf: Some(w), .. }) => {
+            copy(q, (w.as_raw(), 0), (buf.as_raw(), 0), bytes, &waits)?;
             moved += bytes as u64;
         }
-        None => {
+        _ => {
             for (e, runs) in c.owned.iter().enumerate() {
                 let Some(src) = part_mem(c, e) else { continue };
                 for &(a, b) in runs {
@@ -152,7 +176,7 @@ pub(super) fn gather(
     }
     s.whole = Some(Whole {
         device: d,
-        buf: buf.clone(),
+        buf: Some(buf.clone()),
         dirty: false,
     });
     // Device d's queue reads the other devices' parts.
@@ -162,13 +186,14 @@ pub(super) fn gather(
         c.len,
         c.elem
     );
-    Ok((buf, moved))
+    Ok((Some(buf), moved))
 }
 
 /// Moves `c` back to its parts where it is whole: where written since, every element each
 /// part holds copied from the whole (on the part's queue, after everything enqueued on every
 /// queue), and the margins kept of it marked stale; unwritten, its parts are valid as they
-/// are. Returns the bytes copied.
+/// are. Returns the bytes copied. In shared placement nothing is copied: the queue that used
+/// it finishes, so that every device's part is ordered after its launches.
 pub(super) fn settle(c: &ColoredArg, queues: &[&Queue]) -> Result<u64> {
     let Some(r) = c.residence.as_ref() else {
         return Ok(0);
@@ -178,7 +203,17 @@ pub(super) fn settle(c: &ColoredArg, queues: &[&Queue]) -> Result<u64> {
         return Ok(0);
     };
     let mut moved = 0u64;
-    if w.dirty {
+    if let (None, Some(q)) = (&w.buf, queues.get(w.device)) {
+        q.finish()?;
+        log::debug!(
+            "colored buffer of {} x {}: used by device {} alone until now (shared placement)",
+            c.len,
+            c.elem,
+            w.device
+        );
+        return Ok(0);
+    }
+    if let (true, Some(whole)) = (w.dirty, &w.buf) {
         let es = c.elem_size;
         let before = markers(queues, usize::MAX)?;
         let waits = raw(&before, &[]);
@@ -186,7 +221,7 @@ pub(super) fn settle(c: &ColoredArg, queues: &[&Queue]) -> Result<u64> {
             let Some(dst) = part_mem(c, e) else { continue };
             copy(
                 queues[e],
-                (w.buf.as_raw(), lo * es),
+                (whole.as_raw(), lo * es),
                 (dst, 0),
                 (hi - lo) * es,
                 &waits,

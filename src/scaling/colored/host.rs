@@ -87,6 +87,8 @@ impl<T: Pod> ColoredBuffer<T> {
         }
         self.finish()?;
         if let Some(parent) = &mut self.parent {
+            // The parts hold the data again (where a launch used it whole on one device).
+            self.residence.discard();
             parent.write(&self.queues[0], data)?;
             return self.migrate();
         }
@@ -111,6 +113,7 @@ impl<T: Pod> ColoredBuffer<T> {
     pub fn fill(&mut self, value: T) -> Result<()> {
         self.finish()?;
         if let Some(parent) = &mut self.parent {
+            self.residence.discard();
             parent.fill(&self.queues[0], value)?;
             return self.migrate();
         }

@@ -30,8 +30,8 @@ impl RootLaunch<'_> {
     }
 
     /// The cost model's inputs for the launch `s` split by `partition` that `decision` says
-    /// is right, or `None` where it does not price (forced split, shared placement, one
-    /// device, the link not measured).
+    /// is right, or `None` where it does not price (forced split, one device, the link not
+    /// measured).
     pub(super) fn cost_inputs(
         &self,
         s: &Shape3,
@@ -41,7 +41,7 @@ impl RootLaunch<'_> {
         let k = self.kernel;
         let policy = k.policy.spread;
         let n = k.kernels.len();
-        if policy == SpreadPolicy::Split || k.placement != Placement::Partitioned || n < 2 {
+        if policy == SpreadPolicy::Split || n < 2 {
             return Ok(None);
         }
         let right = match decision {
@@ -63,8 +63,10 @@ impl RootLaunch<'_> {
             .collect();
         let scatter = colored.iter().map(|c| resident::scatter_bytes(c)).sum();
         let figures = self.figures(s);
+        // Shared placement moves nothing between devices: no link to price.
+        let shared = k.placement == Placement::Shared;
         let link = match policy {
-            SpreadPolicy::Model if right != Right::OneOnly => match self.link() {
+            SpreadPolicy::Model if right != Right::OneOnly && !shared => match self.link() {
                 Ok(l) => l,
                 Err(e) => {
                     // Not priced: the analysis's answer, as before the model.
@@ -272,8 +274,11 @@ impl RootLaunch<'_> {
             let Value::Colored(c) = v else { continue };
             let (buf, bytes) = resident::gather(c, d, &queues, &waits)?;
             moved += bytes;
-            copies[i] = vec![None; n];
-            copies[i][d] = Some(Held { buf, lo: 0 });
+            // In shared placement the device gets the parent, as in a split.
+            if let Some(buf) = buf {
+                copies[i] = vec![None; n];
+                copies[i][d] = Some(Held { buf, lo: 0 });
+            }
         }
         // Written buffers: their parts (and margins) are stale from now on.
         self.mark_written();

@@ -52,10 +52,17 @@ impl RootLaunch<'_> {
         let mut args = Vec::with_capacity(self.args.len());
         for v in &self.args {
             args.push(match v {
-                Value::Colored(c) => match c.residence.as_ref().and_then(|r| r.whole()) {
-                    Some((h, whole)) if h == d => Arg::bytes_as(&whole, c.elem),
-                    _ => return None,
-                },
+                Value::Colored(c) => {
+                    let r = c.residence.as_deref()?;
+                    if r.holder()?.0 != d {
+                        return None;
+                    }
+                    match r.whole() {
+                        Some((_, whole)) => Arg::bytes_as(&whole, c.elem),
+                        // Shared placement: the parent is the whole.
+                        None => c.whole.clone()?,
+                    }
+                }
                 Value::Plain(Arg::Buffer { .. }) => return None,
                 Value::Plain(a) => a.clone(),
             });
