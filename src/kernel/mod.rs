@@ -11,7 +11,7 @@ mod wrapped;
 use args::{arg_info, takes_scratch};
 pub use args::{ArgInfo, ArgSpace};
 
-pub(crate) use plans::{PlanKey, Plans};
+pub(crate) use plans::{PlanKey, Plans, Recent};
 pub use sub_groups::SubGroupQueries;
 
 use crate::device::ShuffleBackend;

@@ -1,4 +1,4 @@
-//! The plans of a kernel's recent launches. [`crate::plan::launch::plan`] is a pure function
+//! The plans of a kernel's recent launches ([`Recent`]: the few most recently used keys). [`crate::plan::launch::plan`] is a pure function
 //! of the kernel's facts and its device's limits (both fixed when the [`Kernel`](super::Kernel)
 //! is made: nothing invalidates them) and of the launch's [`PlanKey`]; a launch with the key
 //! of a recent one asks the planner nothing again (a repeated launch: a lookup, no allocation).
@@ -39,25 +39,42 @@ impl PartialEq for PlanKey {
 }
 
 /// A kernel's recent plans, most recently used first.
-#[derive(Default)]
-pub(crate) struct Plans(Mutex<Vec<(PlanKey, Arc<Plan>)>>);
+pub(crate) type Plans = Recent<PlanKey, Arc<Plan>, KEPT>;
 
-impl Plans {
-    /// The plan of a recent launch with `key`, now the most recently used.
-    pub(crate) fn get(&self, key: &PlanKey) -> Option<Arc<Plan>> {
+/// The values of the `N` most recently used keys, most recently used first: a lookup compares
+/// keys (launch keys are a few words: cheaper than hashing them) and allocates nothing.
+pub(crate) struct Recent<K, V, const N: usize>(Mutex<Vec<(K, V)>>);
+
+impl<K, V, const N: usize> Default for Recent<K, V, N> {
+    fn default() -> Self {
+        Recent(Mutex::new(Vec::with_capacity(N)))
+    }
+}
+
+impl<K: PartialEq, V: Clone, const N: usize> Recent<K, V, N> {
+    /// The value of a recent `key`, now the most recently used.
+    pub(crate) fn get(&self, key: &K) -> Option<V> {
         let mut recent = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let at = recent.iter().position(|(k, _)| k == key)?;
         if at > 0 {
             recent[..=at].rotate_right(1);
         }
-        Some(Arc::clone(&recent[0].1))
+        Some(recent[0].1.clone())
     }
 
-    /// Keeps `plan`, the plan of `key`, dropping the least recently used beyond [`KEPT`].
-    pub(crate) fn put(&self, key: PlanKey, plan: Arc<Plan>) {
+    /// Keeps `value` for `key` (replacing its value if kept), dropping the least recently
+    /// used beyond `N`.
+    pub(crate) fn put(&self, key: K, value: V) {
         let mut recent = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        recent.truncate(KEPT - 1);
-        recent.insert(0, (key, plan));
+        recent.retain(|(k, _)| *k != key);
+        recent.truncate(N - 1);
+        recent.insert(0, (key, value));
+    }
+
+    /// Forgets `key`.
+    pub(crate) fn forget(&self, key: &K) {
+        let mut recent = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        recent.retain(|(k, _)| k != key);
     }
 }
 

@@ -7,10 +7,10 @@ use super::Placement;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::kernel::{PlanKey, Plans};
+use crate::kernel::{PlanKey, Plans, Recent};
 use crate::launch::emulated::too_small_for_native;
 use crate::obstacle::Obstacle;
-use crate::plan::cost::Priced;
+use crate::plan::cost::{Figures, Priced};
 use crate::plan::launch::{plan, DeviceFacts, KernelFacts, Plan, Refused, Request, Shape};
 use crate::plan::local_size::Limits;
 use crate::plan::partition::Partition;
@@ -84,7 +84,9 @@ pub struct RootKernel {
 /// figures ([`RootKernel::stays`]).
 pub(super) struct Memo {
     plans: Plans,
-    chosen: Mutex<HashMap<ShapeKey, Chosen>>,
+    /// The shapes kept on one device, most recently launched first (a forgotten one is
+    /// priced again from its figures, which it keeps).
+    chosen: Recent<ShapeKey, Arc<Chosen>, CHOSEN>,
     /// The device the kernel's last launch ran on whole, if it did (else `usize::MAX`).
     last: AtomicUsize,
     /// The devices that ran the kernel as written (a bit each; on devices that compile
@@ -96,7 +98,7 @@ impl Default for Memo {
     fn default() -> Self {
         Memo {
             plans: Plans::default(),
-            chosen: Mutex::default(),
+            chosen: Recent::default(),
             last: AtomicUsize::new(usize::MAX),
             written_ran: AtomicU64::new(0),
         }
@@ -112,13 +114,17 @@ impl std::fmt::Debug for Memo {
 /// A launch's user range, launched range, local size and offset.
 pub(super) type ShapeKey = (Range, Range, Range, [usize; 3]);
 
+/// How many shapes kept on one device a kernel remembers.
+const CHOSEN: usize = 8;
+
 /// The cost model's choice of one device for a shape: the device, the plan's partition with
-/// every work-group there, and the figures it priced.
-#[derive(Clone)]
+/// every work-group there, the figures it priced, and the shape's figures (the launches it
+/// keeps there count and time themselves there, without a lookup).
 pub(super) struct Chosen {
     pub(super) device: usize,
     pub(super) partition: Partition,
     pub(super) priced: Priced,
+    pub(super) figures: Arc<Mutex<Figures>>,
 }
 
 /// The copies of [`RootKernel::fetched`], by (argument, device).
@@ -190,7 +196,7 @@ pub(super) struct Policy {
 }
 
 /// The cost model's figures of a kernel's launches per shape (global and local size).
-pub(super) type ShapeFigures = HashMap<(Range, Range), crate::plan::cost::Figures>;
+pub(super) type ShapeFigures = HashMap<(Range, Range), Arc<Mutex<Figures>>>;
 
 impl RootKernel {
     /// The per-device kernels (the `__clg_part` variants, or the kernels as written where
@@ -271,18 +277,16 @@ impl RootKernel {
     }
 
     /// The shape's choice of one device by the cost model, if it made one from warm figures.
-    pub(super) fn stays(&self, shape: &ShapeKey) -> Option<Chosen> {
-        let chosen = self.memo.chosen.lock().unwrap_or_else(|p| p.into_inner());
-        chosen.get(shape).cloned()
+    pub(super) fn stays(&self, shape: &ShapeKey) -> Option<Arc<Chosen>> {
+        self.memo.chosen.get(shape)
     }
 
     /// Keeps (`Some`) or forgets the shape's choice of one device.
     pub(super) fn choose(&self, shape: ShapeKey, choice: Option<Chosen>) {
-        let mut chosen = self.memo.chosen.lock().unwrap_or_else(|p| p.into_inner());
         match choice {
-            Some(c) => chosen.insert(shape, c),
-            None => chosen.remove(&shape),
-        };
+            Some(c) => self.memo.chosen.put(shape, Arc::new(c)),
+            None => self.memo.chosen.forget(&shape),
+        }
     }
 
     /// Whether the kernel's last launch ran whole on device `d` too (this launch runs there).

@@ -55,8 +55,8 @@
 //!
 //! # Whole-buffer placement
 //!
-//! In partitioned placement a launch that is right split (or merged) is also right on one
-//! device, and on small launches or iterated stencils one device is often faster: the split
+//! A launch that is right split (or merged) is also right on one device, and on small
+//! launches or iterated stencils one device is often faster: the split
 //! pays a launch per device and a chain of cross-device dependencies per launch. The cost
 //! model (`plan::cost`, pure) prices both from this kernel's measured launches of the same
 //! shape (host wall time, the median of the latest measured launches of each option: five
@@ -77,7 +77,10 @@
 //! model chooses anew (`RUST_LOG=debug` shows each observation), so a choice made
 //! under a passing load does not stick. [`RootDevice::with_spread`] (`CLGROUPS_SPREAD`)
 //! forces the split ([`SpreadPolicy::Split`], the analysis's answer as before) or one device
-//! ([`SpreadPolicy::OneDevice`]); strict mode refuses as before, whatever the policy.
+//! ([`SpreadPolicy::OneDevice`]); strict mode refuses as before, whatever the policy. In
+//! shared placement nothing is copied: a buffer "moved whole" is its parent buffer used by
+//! one device alone (the other queues finish once when it moves there, and its queue
+//! finishes when it goes back), so the model prices launch times only.
 //!
 //! # The contract
 //!

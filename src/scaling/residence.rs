@@ -51,6 +51,14 @@ impl Residence {
         Some((w.device, w.buf.clone()?))
     }
 
+    /// Whether the buffer is whole on device `d`, and its allocation there (`None` in shared
+    /// placement: the parent), in one look.
+    pub(super) fn held_on(&self, d: usize) -> Option<Option<Arc<Buffer<u8>>>> {
+        let s = self.lock();
+        let w = s.whole.as_ref().filter(|w| w.device == d)?;
+        Some(w.buf.clone())
+    }
+
     /// A command touching the parts from another device's queue was enqueued.
     pub(super) fn cross(&self) {
         self.crossed.store(true, Ordering::Relaxed);

@@ -313,7 +313,8 @@ impl<'a> RootLaunch<'a> {
             }
             None => (split, None),
         };
-        self.kernel.choose(key, self.keeps(&plan, priced.as_ref()));
+        self.kernel
+            .choose(key, self.keeps(&shape, &plan, priced.as_ref()));
         let choice = priced.as_ref().map(|p| p.choice);
         if !matches!(choice, Some(Choice::OneDevice(_))) {
             // Buffers a launch left whole on one device move back to their parts first (not

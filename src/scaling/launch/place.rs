@@ -20,6 +20,7 @@ use crate::plan::partition::Partition;
 use crate::queue::Queue;
 use opencl3::types::cl_event;
 use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 impl RootLaunch<'_> {
@@ -142,17 +143,22 @@ impl RootLaunch<'_> {
     /// The cost model's figures of this shape so far (this launch counted in `seen` from now
     /// on).
     fn figures(&self, s: &Shape3) -> Figures {
+        self.with_figures(s, |f| {
+            let now = *f;
+            f.seen = f.seen.saturating_add(1);
+            now
+        })
+    }
+
+    /// The figures of the shape of `s`.
+    fn shape_figures(&self, s: &Shape3) -> Arc<Mutex<Figures>> {
         let mut figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
-        let entry = figures.entry((s.global, s.local)).or_default();
-        let now = *entry;
-        entry.seen = entry.seen.saturating_add(1);
-        now
+        Arc::clone(figures.entry((s.global, s.local)).or_default())
     }
 
     /// Runs `f` on the figures of the shape of `s`.
     fn with_figures<R>(&self, s: &Shape3, f: impl FnOnce(&mut Figures) -> R) -> R {
-        let mut figures = (self.kernel.figures.lock()).unwrap_or_else(|p| p.into_inner());
-        f(figures.entry((s.global, s.local)).or_default())
+        f(&mut lock(&self.shape_figures(s)))
     }
 
     /// Bytes the analysed execution moves between devices per launch (an estimate made before
@@ -307,17 +313,17 @@ impl RootLaunch<'_> {
     ///
     /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
     pub(super) unsafe fn stay(&self, s: &Shape3, key: &ShapeKey) -> Option<Result<MultiEvent>> {
-        let (chosen, timing) = self.stays_whole(s, key)?;
+        let (chosen, timing) = self.stays_whole(key)?;
         let d = chosen.device;
         // SAFETY: the caller's contract, on one device: the kernel as written where that is
         // the same launch, else its partitioned variant over the whole range.
         let ran = || unsafe {
-            match self.as_written(s, d, chosen.partition) {
+            match self.as_written(s, d, chosen.partition.clone()) {
                 Ok(ran) => ran,
                 Err(partition) => self.resident(s, d, partition),
             }
         };
-        Some(self.timed_as(s, Some(chosen.priced), timing, ran))
+        Some(self.timed_as(s, Some(chosen.priced.clone()), timing, ran))
     }
 
     /// The shape's choice of one device where the launch may run there without analysis or
@@ -328,7 +334,7 @@ impl RootLaunch<'_> {
     /// re-sample of the split is due ([`Resample::due`](crate::plan::cost::Resample::due)).
     /// Pricing again would choose it again: its figures do not change once warm (but by a
     /// re-sample), and moving nothing is the least the one-device option can cost.
-    fn stays_whole(&self, s: &Shape3, key: &ShapeKey) -> Option<(Chosen, Option<Timing>)> {
+    fn stays_whole(&self, key: &ShapeKey) -> Option<(Arc<Chosen>, Option<Timing>)> {
         let k = self.kernel;
         if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
             return None;
@@ -345,20 +351,24 @@ impl RootLaunch<'_> {
         if !there {
             return None;
         }
-        let priced = Priced {
-            measure: false,
-            ..chosen.priced
-        };
         // One look at the figures: a re-sample of the other option is due (the launch is
         // priced again, which runs it), else the launch is counted.
-        let timing =
-            self.with_figures(s, |f| (!f.resample.due(&priced)).then(|| f.timing(&priced)))?;
-        Some((Chosen { priced, ..chosen }, timing))
+        let priced = &chosen.priced;
+        let timing = {
+            let mut f = lock(&chosen.figures);
+            (!f.resample.due(priced)).then(|| f.timing(priced))?
+        };
+        Some((chosen, timing))
     }
 
     /// What the shape keeps of the cost model's choice `priced` for the launch `partition`
     /// ([`RootLaunch::stays_whole`]): one device chosen from warm figures, else nothing.
-    pub(super) fn keeps(&self, partition: &Partition, priced: Option<&Priced>) -> Option<Chosen> {
+    pub(super) fn keeps(
+        &self,
+        s: &Shape3,
+        partition: &Partition,
+        priced: Option<&Priced>,
+    ) -> Option<Chosen> {
         let p = priced.filter(|p| p.why == Why::Cheaper && !p.measure)?;
         let Choice::OneDevice(device) = p.choice else {
             return None;
@@ -367,6 +377,7 @@ impl RootLaunch<'_> {
             device,
             partition: partition.clone(),
             priced: p.clone(),
+            figures: self.shape_figures(s),
         })
     }
 
@@ -433,4 +444,9 @@ pub(super) fn depth_bounds(partition: &Partition) -> (usize, usize) {
 
 fn overlap(a: (usize, usize), b: (usize, usize)) -> usize {
     a.1.min(b.1).saturating_sub(a.0.max(b.0))
+}
+
+/// The figures behind `m` (a panic elsewhere leaves them usable).
+fn lock(m: &Mutex<Figures>) -> MutexGuard<'_, Figures> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

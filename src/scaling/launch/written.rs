@@ -52,17 +52,11 @@ impl RootLaunch<'_> {
         let mut args = Vec::with_capacity(self.args.len());
         for v in &self.args {
             args.push(match v {
-                Value::Colored(c) => {
-                    let r = c.residence.as_deref()?;
-                    if r.holder()?.0 != d {
-                        return None;
-                    }
-                    match r.whole() {
-                        Some((_, whole)) => Arg::bytes_as(&whole, c.elem),
-                        // Shared placement: the parent is the whole.
-                        None => c.whole.clone()?,
-                    }
-                }
+                Value::Colored(c) => match c.residence.as_deref()?.held_on(d)? {
+                    Some(whole) => Arg::bytes_as(&whole, c.elem),
+                    // Shared placement: the parent is the whole.
+                    None => c.whole.clone()?,
+                },
                 Value::Plain(Arg::Buffer { .. }) => return None,
                 Value::Plain(a) => a.clone(),
             });
