@@ -88,3 +88,39 @@ fn layouts_without_exact_chunks_are_refused() {
         assert_eq!(algorithms::reduce_sum(&root, &r).unwrap(), sum);
     }
 }
+
+/// A split launch whose parts write other devices' chunks (shared placement splits any
+/// launch), then a reduce and a scan of what it wrote: each device's part of the reduce or
+/// scan runs on its own queue, so it must wait for the other queues' parts of the launch.
+/// Device 0's part is made slow (it spins before writing the upper half), so that without the
+/// wait device 1's reduce reads its chunk before device 0 wrote it (1 in 20 rounds on two
+/// PoCL 6.0 devices without the spin).
+#[test]
+fn reduces_and_scans_see_a_split_launch_that_wrote_other_chunks() {
+    let source = "kernel void scatter(global int *y, int v, int spin) {
+        size_t i = get_global_id(0), n = get_global_size(0);
+        int w = v;
+        for (int k = 0; k < (i < n / 2 ? spin : 0); k++) w = (w * 7 + k) % 1000003;
+        y[(i + n / 2) % n] = (spin > 0 && w < 0) ? 0 : v; }";
+    for root in common::roots("reduces_and_scans_see_a_split_launch") {
+        let k = root.program(source).unwrap().kernel("scatter").unwrap();
+        let n = 1usize << 16;
+        for round in 1..=6 {
+            let y = ColoredBuffer::from_slice(&root, &vec![0i32; n]).unwrap();
+            let case = format!("round {round} ({} placement)", root.placement());
+            // SAFETY: work-item i writes y[(i + n/2) % n], inside y (n).
+            unsafe { k.launch().arg(&y).arg(round).arg(2000i32).range(n) }.unwrap();
+            let sum = algorithms::reduce_sum(&root, &y).unwrap();
+            assert_eq!(sum, n as i32 * round, "reduce, {case}");
+            // SAFETY: as above.
+            unsafe { k.launch().arg(&y).arg(round + 1).arg(2000i32).range(n) }.unwrap();
+            let mut z = ColoredBuffer::<i32>::new(&root, n).unwrap();
+            algorithms::inclusive_scan_sum(&root, &y, &mut z).unwrap();
+            assert_eq!(
+                z.read().unwrap()[n - 1],
+                n as i32 * (round + 1),
+                "scan, {case}"
+            );
+        }
+    }
+}

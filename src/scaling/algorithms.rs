@@ -328,8 +328,10 @@ fn parts<'a, T: Scalar>(
             root: root.len(),
         }));
     }
-    // A buffer a launch left whole on one device moves back to its parts first.
+    // A buffer a launch left whole on one device moves back to its parts first, and parts
+    // another queue may have written are waited for.
     buf.settle()?;
+    buf.order_parts()?;
     let starts = buf.starts();
     let exact =
         (0..root.len()).all(|d| buf.stored()[d] == (starts[d], starts[d] + buf.chunks()[d]));

@@ -24,6 +24,18 @@ impl<T: Pod> ColoredBuffer<T> {
         resident::settle(&arg, &queues).map(drop)
     }
 
+    /// Orders everything enqueued so far before uses of the parts on their own queues (a
+    /// reduce's or scan's): every queue finishes where another queue may have touched a part,
+    /// that is in shared placement (a split launch's parts may write anywhere in the parent)
+    /// or where the parts were crossed (a merge, a fallback, a move between devices).
+    #[cfg(feature = "algorithms")]
+    pub(in crate::scaling) fn order_parts(&self) -> Result<()> {
+        if self.placement == super::super::Placement::Shared || self.residence.crossed() {
+            self.finish()?;
+        }
+        Ok(())
+    }
+
     /// The buffer held whole on one device, as a buffer of `T` there, and that device.
     #[cfg(feature = "algorithms")]
     pub(in crate::scaling) fn whole_typed(&self) -> Result<Option<(usize, Buffer<T>)>> {
