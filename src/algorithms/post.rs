@@ -128,6 +128,10 @@ fn probe(device: &Device) -> std::result::Result<(), Unreached> {
     if let Some(map) = mailbox.map_event() {
         wait::event(map, what).map_err(Unreached::Wait)?;
     }
+    // Mapped (and zeroed) before the kernel writes.
+    if !mailbox.mapped().map_err(call(Step::Mailbox))? {
+        return Err(Unreached::NotSeen);
+    }
     let (at, v) = (mailbox.address().to_ne_bytes(), PROBE_VALUE.to_ne_bytes());
     for (i, arg) in [&at[..], &v[..]].into_iter().enumerate() {
         ffi::set_arg(&kernel, i as u32, &ffi::RawArg::Bytes(arg))
@@ -139,9 +143,9 @@ fn probe(device: &Device) -> std::result::Result<(), Unreached> {
     let ev = unsafe { ffi::enqueue_kernel(&queue, &kernel, None, &[1], None, &[]) }
         .map_err(call(Step::Launch))?;
     wait::event(&ev, what).map_err(Unreached::Wait)?;
-    match mailbox.mapped().map(|_| mailbox.poll(PROBE_VALUE)) {
-        Ok(Some(_)) => Ok(()),
-        _ => Err(Unreached::NotSeen),
+    match mailbox.poll(PROBE_VALUE) {
+        Some(_) => Ok(()),
+        None => Err(Unreached::NotSeen),
     }
 }
 

@@ -58,13 +58,24 @@ impl Mailbox {
         self.map.as_deref()
     }
 
-    /// Whether the map has completed (then the mailbox is ready for posts).
+    /// Whether the map has completed (then the mailbox is ready for posts). Its words are
+    /// zeroed then: a fresh `CL_MEM_ALLOC_HOST_PTR` allocation holds whatever its pages held
+    /// before, and a stale 1 at the sequence number's place passed for the first post (a
+    /// reduce on the second of two H200s returned 1 for its first call after a merged launch:
+    /// the driver had reused pinned pages). Posts number from 1, so zeroed words hold none.
     pub fn mapped(&mut self) -> ClResult<bool> {
         if let Some(ev) = &self.map {
             if ev.command_execution_status()?.0 != CL_COMPLETE {
                 return Ok(false);
             }
             self.map = None;
+            for w in 0..WORDS {
+                // SAFETY: `ptr` points to WORDS mapped u32s that live as long as `self`; no
+                // post has been launched yet (posts need the map complete), so nothing else
+                // writes them.
+                unsafe { ptr::write_volatile(self.ptr.add(w), 0) };
+            }
+            fence(Ordering::SeqCst);
         }
         Ok(true)
     }
@@ -112,5 +123,33 @@ impl Drop for Mailbox {
             // The map or a post may still write the memory: never free it.
             std::mem::forget(self.mem.take());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Mailbox, SEQ};
+    use crate::Queue;
+
+    /// Whatever the pinned pages held before (here a 1 written where the sequence number sits,
+    /// as a reused allocation may hold) never passes for a post.
+    #[test]
+    fn stale_words_never_pass_for_the_first_post() {
+        let Ok(device) = crate::default_device() else {
+            eprintln!("not run: no OpenCL device");
+            return;
+        };
+        let q = Queue::new(&device).expect("a queue");
+        let mut mailbox = Mailbox::new(q.context().raw(), q.raw()).expect("a mailbox");
+        if let Some(map) = mailbox.map_event() {
+            map.wait().expect("the map");
+        }
+        // SAFETY: the map completed: `ptr` points to the mailbox's mapped words.
+        unsafe {
+            std::ptr::write_volatile(mailbox.ptr, 1);
+            std::ptr::write_volatile(mailbox.ptr.add(SEQ), 1);
+        }
+        assert!(mailbox.mapped().expect("map status"));
+        assert_eq!(mailbox.poll(1), None);
     }
 }
