@@ -366,6 +366,14 @@ impl Queue {
         })
     }
 
+    /// Submits everything enqueued so far to the device (`clFlush`), without waiting: what
+    /// another queue's command waits for, or what should start at once, must be flushed.
+    #[cfg(any(feature = "scaling", feature = "algorithms"))]
+    pub(crate) fn flush(&self) -> Result<()> {
+        opencl3::command_queue::flush(self.inner.raw.get())
+            .map_err(|e| crate::Error::cl("clFlush", e, self.device().to_string()))
+    }
+
     pub(crate) fn raw(&self) -> &CommandQueue {
         &self.inner.raw
     }

@@ -42,11 +42,6 @@ fn alone<T: Element>(s: &State<T>, what: u8) -> bool {
     s.queue.device().compiles_alone() && s.warm & what == 0
 }
 
-fn flush(q: &Queue) -> Result<()> {
-    opencl3::command_queue::flush(q.raw().get())
-        .map_err(|e| Error::cl("clFlush", e, q.device().to_string()))
-}
-
 /// The reduction by `op` of each `(queue, input)`, all devices at once.
 pub(crate) fn reduce_each<T: Element>(
     jobs: &[(&Queue, &Buffer<T>)],
@@ -68,7 +63,7 @@ pub(crate) fn reduce_each<T: Element>(
             false => None,
         };
         s.enqueue_reduce(input, &s.result, post)?;
-        flush(q)?;
+        q.flush()?;
         let first = alone(s, REDUCED);
         s.warm |= REDUCED;
         started.push(match first {
@@ -108,7 +103,7 @@ pub(crate) fn scan_each<T: Element>(
         if kind == ScanKind::Exclusive {
             reads.push(x.read_pending(q, last, 1)?);
         }
-        flush(q)?;
+        q.flush()?;
         // Waited for at once when alone: the next device's scan compiles after this one ran.
         started.push(match alone(s, SCANNED) {
             true => Ok(total(reads)?),
@@ -136,7 +131,7 @@ pub(crate) fn add_each<T: Element>(jobs: &mut [(&Queue, &mut Buffer<T>, T)]) -> 
     let mut events: Vec<Event> = Vec::with_capacity(jobs.len());
     for (s, (q, y, carry)) in guards.iter_mut().zip(jobs.iter_mut()) {
         let ev = s.enqueue_carry(y, *carry)?;
-        flush(q)?;
+        q.flush()?;
         if alone(s, CARRIED) {
             ev.wait()?;
         }

@@ -224,8 +224,7 @@ impl<T: Element> State<T> {
         let Some(Ok(mailbox)) = &mut self.mailbox else {
             return Err(Error::input(InputFault::Internal(Internal::NoMailbox)));
         };
-        opencl3::command_queue::flush(self.queue.raw().get())
-            .map_err(|e| Error::cl("clFlush", e, what()))?;
+        self.queue.flush()?;
         let start = Instant::now();
         while start.elapsed() < wait::SPIN {
             if let Some(words) = mailbox.poll(post.seq) {

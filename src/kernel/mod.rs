@@ -11,7 +11,9 @@ mod wrapped;
 use args::{arg_info, takes_scratch};
 pub use args::{ArgInfo, ArgSpace};
 
-pub(crate) use plans::{PlanKey, Plans, Recent};
+#[cfg(feature = "scaling")]
+pub(crate) use plans::Recent;
+pub(crate) use plans::{PlanKey, Plans};
 pub use sub_groups::SubGroupQueries;
 
 use crate::device::ShuffleBackend;

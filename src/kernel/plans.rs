@@ -72,6 +72,7 @@ impl<K: PartialEq, V: Clone, const N: usize> Recent<K, V, N> {
     }
 
     /// Forgets `key`.
+    #[cfg(feature = "scaling")]
     pub(crate) fn forget(&self, key: &K) {
         let mut recent = self.0.lock().unwrap_or_else(|p| p.into_inner());
         recent.retain(|(k, _)| k != key);

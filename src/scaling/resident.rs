@@ -44,9 +44,7 @@ fn markers(queues: &[&Queue], except: usize) -> Result<Vec<Event>> {
 pub(super) fn marker(q: &Queue) -> Result<Event> {
     let m = ffi::marker(q.raw())
         .map_err(|e| Error::cl("clEnqueueMarkerWithWaitList", e.0, q.device().to_string()))?;
-    q.raw()
-        .flush()
-        .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
+    q.flush()?;
     Ok(Event::new(m, q.device().clone(), None))
 }
 

@@ -303,11 +303,6 @@ fn transfer(call: &'static str, code: i32, q: &Queue, c: &ColoredArg) -> Error {
 }
 
 /// Flushes every queue, so that the sub-launches start.
-pub(super) fn flush<'q>(queues: impl Iterator<Item = &'q Queue>) -> Result<()> {
-    for q in queues {
-        q.raw()
-            .flush()
-            .map_err(|e| Error::cl("clFlush", e.0, q.device().to_string()))?;
-    }
-    Ok(())
+pub(super) fn flush<'q>(mut queues: impl Iterator<Item = &'q Queue>) -> Result<()> {
+    queues.try_for_each(Queue::flush)
 }
