@@ -125,7 +125,7 @@ impl MultiEvent {
 
     /// The cost model's decision for this launch with the figures it used (times measured or
     /// estimated, bytes, the link), or `None` where it did not price it (a kernel without a
-    /// partitioned variant, shared placement, one device).
+    /// partitioned variant, a forced split, one device).
     ///
     /// ```
     /// use clgroups::scaling::{ColoredBuffer, RootDevice, SpreadPolicy};

@@ -103,8 +103,8 @@
 //! copies; declarations make the split cheap. [Strict mode](RootDevice::strict)
 //! (`CLGROUPS_STRICT=1`) refuses instead, with [`Error::InvalidLaunch`] before anything is
 //! enqueued, naming the argument and what to declare, every launch that does not split. In
-//! shared placement every device sees every buffer whole, so every launch splits, except
-//! that several devices that do not share the host's memory may not write one buffer (lost
+//! shared placement every device sees every buffer whole, so every launch may split (the cost
+//! model still chooses between the split and one device), except that several devices that do not share the host's memory may not write one buffer (lost
 //! writes, measured on two NVIDIA GPUs): such launches run on device 0. In partitioned
 //! placement a launch splits when each buffer argument is one of:
 //!
