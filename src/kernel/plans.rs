@@ -1,7 +1,8 @@
-//! The plans of a kernel's recent launches ([`Recent`]: the few most recently used keys). [`crate::plan::launch::plan`] is a pure function
-//! of the kernel's facts and its device's limits (both fixed when the [`Kernel`](super::Kernel)
-//! is made: nothing invalidates them) and of the launch's [`PlanKey`]; a launch with the key
-//! of a recent one asks the planner nothing again (a repeated launch: a lookup, no allocation).
+//! The plans of a kernel's recent launches ([`Recent`]: the few most recently used keys).
+//! [`crate::plan::launch::plan`] is a pure function of the kernel's facts and its device's
+//! limits (both fixed when the [`Kernel`](super::Kernel) is made: nothing invalidates them)
+//! and of the launch's [`PlanKey`]; a launch with the key of a recent one asks the planner
+//! nothing again (a repeated launch: a lookup, no allocation).
 
 use crate::plan::launch::{Plan, Shape};
 use crate::range::Range;
