@@ -114,8 +114,9 @@ impl std::fmt::Debug for Memo {
 /// A launch's user range, launched range, local size and offset.
 pub(super) type ShapeKey = (Range, Range, Range, [usize; 3]);
 
-/// How many shapes kept on one device a kernel remembers.
-const CHOSEN: usize = 8;
+/// How many shapes kept on one device a kernel remembers (a multigrid cycle launches one
+/// kernel at a few sizes in turn; a shape beyond these is priced again from its figures).
+const CHOSEN: usize = 16;
 
 /// The cost model's choice of one device for a shape: the device, the plan's partition with
 /// every work-group there, the figures it priced, and the shape's figures (the launches it
