@@ -139,4 +139,19 @@ mod tests {
         };
         assert!(plans.get(&offset).is_none() && plans.get(&valued).is_none());
     }
+
+    #[test]
+    fn a_key_put_again_replaces_its_value_and_a_forgotten_key_is_gone() {
+        let recent: Recent<u32, &str, 2> = Recent::default();
+        recent.put(1, "one");
+        recent.put(2, "two");
+        recent.put(1, "uno");
+        // Replaced, not kept twice: 2 is still there.
+        assert_eq!((recent.get(&1), recent.get(&2)), (Some("uno"), Some("two")));
+        #[cfg(feature = "scaling")]
+        {
+            recent.forget(&2);
+            assert_eq!((recent.get(&1), recent.get(&2)), (Some("uno"), None));
+        }
+    }
 }
