@@ -73,9 +73,9 @@ impl<T: Pod> ColoredBuffer<T> {
             .collect()
     }
 
-    /// The device holding the buffer whole (a launch ran there alone and left it there), or
-    /// `None` where each device holds its part (see [whole-buffer
-    /// placement](crate::scaling#whole-buffer-placement)).
+    /// The device holding the buffer whole (a launch ran there alone and left it there; in
+    /// shared placement: the device using its parent alone), or `None` where each device holds
+    /// its part (see [whole-buffer placement](crate::scaling#whole-buffer-placement)).
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?;
