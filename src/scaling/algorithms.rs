@@ -31,7 +31,7 @@ use super::{Access, ColoredBuffer, RootDevice};
 use crate::algorithms::{self as single, multi, Element, ReduceOp, ScanKind};
 use crate::buffer::{Buffer, Scalar};
 use crate::error::{Error, InputFault, Internal, Result};
-use crate::plan::cost::{price, Choice, Depth, Inputs, Link, Priced, Right, SpreadPolicy};
+use crate::plan::cost::{price, Choice, Depth, Inputs, Priced, Right, SpreadPolicy};
 use crate::queue::Queue;
 
 /// The sum of `input`'s elements (see [`crate::algorithms`] for float accuracy).
@@ -195,20 +195,10 @@ fn price_reduce<T: Element>(
         f.seen = f.seen.saturating_add(1);
         now
     });
-    // Shared placement moves nothing between devices: no link to price.
-    let shared = input.placement() == Placement::Shared;
-    let link = match policy {
-        SpreadPolicy::Model if !shared => match root.link() {
-            Ok(l) => l,
-            Err(e) => {
-                log::warn!("the link between the devices could not be measured: {e}");
-                return Ok(None);
-            }
-        },
-        _ => Link {
-            bandwidth: 0.0,
-            latency: 0.0,
-        },
+    // Shared placement moves nothing between devices.
+    let moves = policy == SpreadPolicy::Model && input.placement() != Placement::Shared;
+    let Some(link) = root.priced_link(moves) else {
+        return Ok(None);
     };
     let inputs = Inputs {
         devices: root.len(),

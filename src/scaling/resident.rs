@@ -19,7 +19,7 @@ use crate::launch::Arg;
 use crate::plan::cost::Link;
 use crate::queue::Queue;
 use opencl3::types::{cl_event, cl_mem};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// Device `d`'s part of `c` now, as a memory object.
@@ -242,12 +242,42 @@ pub(super) fn settle(c: &ColoredArg, queues: &[&Queue]) -> Result<u64> {
     Ok(moved)
 }
 
+/// The link the cost model prices a choice with: where it must be measured (`moves`: the
+/// model chooses, and bytes may move between devices), the root device's link in `cell`
+/// (measured over `queues` at its first use, then kept), `None` if it cannot be measured (the choice is not
+/// priced: warned); else a zero link (a forced policy, one device only, shared placement).
+pub(super) fn priced_link<'q>(
+    cell: &OnceLock<Link>,
+    queues: impl FnOnce() -> Vec<&'q Queue>,
+    moves: bool,
+) -> Option<Link> {
+    if !moves {
+        return Some(Link {
+            bandwidth: 0.0,
+            latency: 0.0,
+        });
+    }
+    if let Some(l) = cell.get() {
+        return Some(*l);
+    }
+    match measure_link(&queues()) {
+        Ok(link) => {
+            log::info!("root device link measured: {link}");
+            Some(*cell.get_or_init(|| link))
+        }
+        Err(e) => {
+            log::warn!("the link between the devices could not be measured: {e}");
+            None
+        }
+    }
+}
+
 /// The slowest pair's link: for every pair of devices, the least time of a 4-byte copy from
 /// one's buffer on the other's queue waiting for a marker of the first (the latency of one
 /// cross-device dependency) over 5 tries, and the bandwidth of a copy (least of 3, the latency
 /// taken off) of 4 MiB, or 16 times more until it takes at least twice the latency (at most
 /// 256 MiB: on two H200s 4 MiB took about the latency, and the bandwidth read 4 PB/s).
-pub(super) fn measure_link(queues: &[&Queue]) -> Result<Link> {
+fn measure_link(queues: &[&Queue]) -> Result<Link> {
     const BIG: usize = 4 << 20;
     const BIGGEST: usize = 256 << 20;
     let (mut latency, mut bandwidth) = (0.0f64, f64::INFINITY);

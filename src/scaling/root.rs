@@ -346,16 +346,10 @@ impl RootDevice {
         self.link.clone()
     }
 
-    /// The measured link between the devices (measured at the first call, then kept).
+    /// The link a reduce is priced with ([`super::resident::priced_link`]).
     #[cfg(feature = "algorithms")]
-    pub(super) fn link(&self) -> Result<Link> {
-        if let Some(l) = self.link.get() {
-            return Ok(*l);
-        }
-        let queues: Vec<&Queue> = self.queues.iter().collect();
-        let link = super::resident::measure_link(&queues)?;
-        log::info!("root device link measured: {link}");
-        Ok(*self.link.get_or_init(|| link))
+    pub(super) fn priced_link(&self, moves: bool) -> Option<Link> {
+        super::resident::priced_link(&self.link, || self.queues.iter().collect(), moves)
     }
 
     /// Runs `f` on the cost model's figures of the reduces of `key`.

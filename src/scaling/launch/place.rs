@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::launch::Arg;
 use crate::plan::cost::watch::Timing;
 use crate::plan::cost::{
-    Choice, Depth, Figures, Inputs, Link, Observed, Priced, Right, SpreadPolicy, Why,
+    Choice, Depth, Figures, Inputs, Observed, Priced, Right, SpreadPolicy, Why,
 };
 use crate::plan::partition::Partition;
 use crate::queue::Queue;
@@ -64,21 +64,13 @@ impl RootLaunch<'_> {
             .collect();
         let scatter = colored.iter().map(|c| resident::scatter_bytes(c)).sum();
         let figures = self.figures(s);
-        // Shared placement moves nothing between devices: no link to price.
-        let shared = k.placement == Placement::Shared;
-        let link = match policy {
-            SpreadPolicy::Model if right != Right::OneOnly && !shared => match self.link() {
-                Ok(l) => l,
-                Err(e) => {
-                    // Not priced: the analysis's answer, as before the model.
-                    log::warn!("the link between the devices could not be measured: {e}");
-                    return Ok(None);
-                }
-            },
-            _ => Link {
-                bandwidth: 0.0,
-                latency: 0.0,
-            },
+        // Shared placement moves nothing between devices. Not priced where the link cannot
+        // be measured: the analysis's answer, as before the model.
+        let moves = policy == SpreadPolicy::Model
+            && right != Right::OneOnly
+            && k.placement != Placement::Shared;
+        let Some(link) = resident::priced_link(&k.policy.link, || self.queues(), moves) else {
+            return Ok(None);
         };
         let inputs = Inputs {
             devices: n,
@@ -224,16 +216,6 @@ impl RootLaunch<'_> {
                 .sum(),
             Decision::OneDevice(_) => 0,
         }
-    }
-
-    /// The root device's link, measured at its first use and kept.
-    fn link(&self) -> Result<Link> {
-        if let Some(l) = self.kernel.policy.link.get() {
-            return Ok(*l);
-        }
-        let link = resident::measure_link(&self.queues())?;
-        log::info!("root device link measured: {link}");
-        Ok(*self.kernel.policy.link.get_or_init(|| link))
     }
 
     /// Moves every colored argument held whole on one device back to its parts.
