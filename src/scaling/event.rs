@@ -4,6 +4,7 @@ use crate::error::Result;
 use crate::launch::Event;
 use crate::plan::cost::Priced;
 use crate::plan::partition::Partition;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The sub-launches of one launch over several devices: the partition used and one profiled
@@ -23,7 +24,7 @@ use std::time::Duration;
 /// ```
 #[derive(Debug)]
 pub struct MultiEvent {
-    pub(super) partition: Partition,
+    pub(super) partition: Arc<Partition>,
     pub(super) events: Vec<Option<Event>>,
     pub(super) spread: Spread,
     /// The cost model's decision and its figures, where it priced the launch.

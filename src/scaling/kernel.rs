@@ -123,7 +123,7 @@ const CHOSEN: usize = 16;
 /// keeps there count and time themselves there, without a lookup).
 pub(super) struct Chosen {
     pub(super) device: usize,
-    pub(super) partition: Partition,
+    pub(super) partition: Arc<Partition>,
     pub(super) priced: Priced,
     pub(super) figures: Arc<Mutex<Figures>>,
 }

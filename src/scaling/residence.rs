@@ -13,6 +13,10 @@ pub(crate) struct Residence {
     /// merge's copies, a fallback): launches must wait for every queue (markers) until one
     /// that did clears it ([`Residence::ordered`]).
     crossed: AtomicBool,
+    /// Written since it was last moved whole (meaningful while it is whole: the parts are
+    /// stale). Outside the lock, so that a launch kept where the buffer is marks it with one
+    /// store; every move whole clears it ([`Residence::made_whole`]).
+    dirty: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -29,8 +33,6 @@ pub(super) struct Whole {
     /// Its allocation there; `None` in shared placement, where the one parent buffer that
     /// every device's part is a sub-buffer of is the whole (nothing is copied).
     pub(super) buf: Option<Arc<Buffer<u8>>>,
-    /// Written since it moved: the parts are stale.
-    pub(super) dirty: bool,
 }
 
 impl Residence {
@@ -40,7 +42,8 @@ impl Residence {
 
     /// The device holding the buffer whole and whether its parts are stale, if it is whole.
     pub(super) fn holder(&self) -> Option<(usize, bool)> {
-        self.lock().whole.as_ref().map(|w| (w.device, w.dirty))
+        let dirty = self.dirty.load(Ordering::Relaxed);
+        self.lock().whole.as_ref().map(|w| (w.device, dirty))
     }
 
     /// The whole buffer and its device, if it is whole in an allocation of its own
@@ -51,12 +54,27 @@ impl Residence {
         Some((w.device, w.buf.clone()?))
     }
 
-    /// Whether the buffer is whole on device `d`, and its allocation there (`None` in shared
-    /// placement: the parent), in one look.
-    pub(super) fn held_on(&self, d: usize) -> Option<Option<Arc<Buffer<u8>>>> {
+    /// `f` of the buffer's allocation on device `d` (`None` in shared placement: the parent)
+    /// where it is whole there, in one look.
+    pub(super) fn held_on<R>(
+        &self,
+        d: usize,
+        f: impl FnOnce(Option<&Buffer<u8>>) -> R,
+    ) -> Option<R> {
         let s = self.lock();
         let w = s.whole.as_ref().filter(|w| w.device == d)?;
-        Some(w.buf.clone())
+        Some(f(w.buf.as_deref()))
+    }
+
+    /// Records `whole` as where the buffer is, not written since (under the lock, `s`).
+    pub(super) fn made_whole(&self, s: &mut State, whole: Whole) {
+        s.whole = Some(whole);
+        self.dirty.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the buffer was written since it was last moved whole.
+    pub(super) fn written_since(&self) -> bool {
+        self.dirty.load(Ordering::Relaxed)
     }
 
     /// A command touching the parts from another device's queue was enqueued.
@@ -77,9 +95,7 @@ impl Residence {
 
     /// The whole buffer is written (its parts are stale).
     pub(super) fn dirty(&self) {
-        if let Some(w) = self.lock().whole.as_mut() {
-            w.dirty = true;
-        }
+        self.dirty.store(true, Ordering::Relaxed);
     }
 
     /// Every element is about to be overwritten through the parts (a host write or fill, a

@@ -125,11 +125,13 @@ pub(super) fn gather(
             for (_, q) in queues.iter().enumerate().filter(|&(e, _)| e != d) {
                 q.finish()?;
             }
-            s.whole = Some(Whole {
-                device: d,
-                buf: None,
-                dirty: false,
-            });
+            r.made_whole(
+                &mut s,
+                Whole {
+                    device: d,
+                    buf: None,
+                },
+            );
         }
         return Ok((None, 0));
     }
@@ -172,11 +174,13 @@ pub(super) fn gather(
             }
         }
     }
-    s.whole = Some(Whole {
-        device: d,
-        buf: Some(buf.clone()),
-        dirty: false,
-    });
+    r.made_whole(
+        &mut s,
+        Whole {
+            device: d,
+            buf: Some(buf.clone()),
+        },
+    );
     // Device d's queue reads the other devices' parts.
     r.cross();
     log::debug!(
@@ -211,7 +215,7 @@ pub(super) fn settle(c: &ColoredArg, queues: &[&Queue]) -> Result<u64> {
         );
         return Ok(0);
     }
-    if let (true, Some(whole)) = (w.dirty, &w.buf) {
+    if let (true, Some(whole)) = (r.written_since(), &w.buf) {
         let es = c.elem_size;
         let before = markers(queues, usize::MAX)?;
         let waits = raw(&before, &[]);

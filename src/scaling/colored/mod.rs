@@ -16,7 +16,7 @@ use crate::plan::weighted::weighted;
 use crate::queue::Queue;
 use crate::range::Range;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 
 mod host;
 mod impls;
@@ -64,12 +64,13 @@ pub struct ColoredBuffer<T: Pod> {
 }
 
 /// The last launch argument taken of a colored buffer of `T`.
-struct ArgCache<T>(Mutex<Option<Arc<ColoredArg>>>, PhantomData<fn() -> T>);
+/// Made at the first launch and read without a lock by the next ones.
+struct ArgCache<T>(OnceLock<Arc<ColoredArg>>, PhantomData<fn() -> T>);
 
 impl<T> ArgCache<T> {
     /// Forgets the cached argument (which holds the buffer's margins and residence).
     fn clear(&mut self) {
-        *self.0.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+        self.0.take();
     }
 }
 
@@ -294,7 +295,7 @@ impl<T: Pod> ColoredBuffer<T> {
             queues: root.queues().to_vec(),
             placement: root.placement(),
             access,
-            arg: ArgCache(Mutex::default(), PhantomData),
+            arg: ArgCache(OnceLock::new(), PhantomData),
         };
         buf.migrate()?;
         Ok(buf)
@@ -535,35 +536,32 @@ impl<T: Pod> ColoredBuffer<T> {
     /// What a launch needs to pass this buffer to each device: made once and shared by the
     /// launches (nothing is rebuilt per launch).
     pub(super) fn root_arg(&self) -> RootArgValue {
-        let mut cached = self.arg.0.lock().unwrap_or_else(|p| p.into_inner());
         // Its fields never change once made (the parts are replaced only through
         // `parts_to_write`, which forgets it).
-        if let Some(arg) = cached.as_ref() {
-            return RootArgValue(Value::Colored(Arc::clone(arg)));
-        }
-        // An `Arc`, not an `Rc`: launches on other threads drop their clones (`ArgCache`).
-        #[allow(clippy::arc_with_non_send_sync)]
-        let arg = Arc::new(ColoredArg {
-            elem: crate::buffer::ElemType::of::<T>(),
-            elem_size: size_of::<T>(),
-            len: self.len,
-            placement: self.placement,
-            access: self.access,
-            stored: self.stored.clone(),
-            tiling: self.tiling.clone(),
-            whole: self.parent.as_ref().map(|p| p.to_arg()),
-            parts: self
-                .parts
-                .iter()
-                .map(|p| p.as_ref().map(|p| p.to_arg()))
-                .collect(),
-            starts: self.starts(),
-            chunks: self.chunks.clone(),
-            owned: self.owned.clone(),
-            margins: Some(self.margins.clone() as Arc<dyn Coherence>),
-            residence: Some(self.residence.clone()),
+        let arg = self.arg.0.get_or_init(|| {
+            // An `Arc`, not an `Rc`: launches on other threads drop their clones (`ArgCache`).
+            #[allow(clippy::arc_with_non_send_sync)]
+            Arc::new(ColoredArg {
+                elem: crate::buffer::ElemType::of::<T>(),
+                elem_size: size_of::<T>(),
+                len: self.len,
+                placement: self.placement,
+                access: self.access,
+                stored: self.stored.clone(),
+                tiling: self.tiling.clone(),
+                whole: self.parent.as_ref().map(|p| p.to_arg()),
+                parts: self
+                    .parts
+                    .iter()
+                    .map(|p| p.as_ref().map(|p| p.to_arg()))
+                    .collect(),
+                starts: self.starts(),
+                chunks: self.chunks.clone(),
+                owned: self.owned.clone(),
+                margins: Some(self.margins.clone() as Arc<dyn Coherence>),
+                residence: Some(self.residence.clone()),
+            })
         });
-        *cached = Some(Arc::clone(&arg));
-        RootArgValue(Value::Colored(arg))
+        RootArgValue(Value::Colored(Arc::clone(arg)))
     }
 }

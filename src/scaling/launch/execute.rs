@@ -159,7 +159,7 @@ impl RootLaunch<'_> {
             flush(flushed.map(|(k, _)| k.program().queue()))?;
         }
         let launched = MultiEvent {
-            partition: plan,
+            partition: std::sync::Arc::new(plan),
             events,
             spread: Spread::Split,
             priced: None,

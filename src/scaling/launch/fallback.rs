@@ -138,7 +138,7 @@ impl RootLaunch<'_> {
         }
         flush(kernels.iter().map(|k| k.program().queue()))?;
         Ok(MultiEvent {
-            partition: partition(user, unit, kernels.len())?,
+            partition: Arc::new(partition(user, unit, kernels.len())?),
             events,
             spread: Spread::Split,
             priced: None,
@@ -222,7 +222,7 @@ impl RootLaunch<'_> {
         let mut chunks = vec![0; k.kernels.len()];
         chunks[0] = 1;
         Ok(MultiEvent {
-            partition: Partition { dim: 0, chunks },
+            partition: Arc::new(Partition { dim: 0, chunks }),
             events,
             spread: Spread::OneDevice(Refusal::NoPartitionedVariant(
                 (k.rewrite_obstacle.clone()).unwrap_or_else(|| Arc::new(Obstacle::NotDeclared)),

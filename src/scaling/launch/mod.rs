@@ -27,8 +27,8 @@ mod order;
 mod place;
 mod plain;
 mod pure;
+mod stay;
 mod terms;
-mod written;
 
 pub(super) use between::Stage;
 pub(super) use deepen::Reaches;

@@ -5,7 +5,7 @@
 //! moves its colored buffers there whole and leaves them there ([`super::super::resident`]).
 
 use super::super::arg::Value;
-use super::super::kernel::{Chosen, ShapeKey};
+use super::super::kernel::Chosen;
 use super::super::resident;
 use super::super::{MultiEvent, Placement, Spread};
 use super::terms::{mem_key, Copies, Decision, Feed, Held, Shape3};
@@ -288,63 +288,8 @@ impl RootLaunch<'_> {
         Ok(ev)
     }
 
-    /// The launch `s` (of `key`) run on the device the model chose for its shape, where it
-    /// may run there without analysis or pricing ([`RootLaunch::stays_whole`]), else `None`.
-    ///
-    /// # Safety
-    ///
-    /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
-    pub(super) unsafe fn stay(&self, s: &Shape3, key: &ShapeKey) -> Option<Result<MultiEvent>> {
-        let (chosen, timing) = self.stays_whole(key)?;
-        let d = chosen.device;
-        // SAFETY: the caller's contract, on one device: the kernel as written where that is
-        // the same launch, else its partitioned variant over the whole range.
-        let ran = || unsafe {
-            match self.as_written(s, d, chosen.partition.clone()) {
-                Ok(ran) => ran,
-                Err(partition) => self.resident(s, d, partition),
-            }
-        };
-        Some(self.timed_as(s, Some(chosen.priced.clone()), timing, ran))
-    }
-
-    /// The shape's choice of one device where the launch may run there without analysis or
-    /// pricing, and how the launch is timed ([`Figures::timing`]): the cost model chose it
-    /// from warm figures (not forced, not strict: strict mode still refuses what the contract
-    /// does not split) and every colored argument is held whole there already (moved by a
-    /// launch of the shape; nothing to move, and one device is always right), and no
-    /// re-sample of the split is due ([`Resample::due`](crate::plan::cost::Resample::due)).
-    /// Pricing again would choose it again: its figures do not change once warm (but by a
-    /// re-sample), and moving nothing is the least the one-device option can cost.
-    fn stays_whole(&self, key: &ShapeKey) -> Option<(Arc<Chosen>, Option<Timing>)> {
-        let k = self.kernel;
-        if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
-            return None;
-        }
-        let chosen = k.stays(key)?;
-        let whole = |v: &Value| match v {
-            Value::Colored(c) => c.residence.as_ref().and_then(|r| r.holder()),
-            Value::Plain(_) => Some((chosen.device, false)),
-        };
-        let there = self
-            .args
-            .iter()
-            .all(|v| whole(v).map(|h| h.0) == Some(chosen.device));
-        if !there {
-            return None;
-        }
-        // One look at the figures: a re-sample of the other option is due (the launch is
-        // priced again, which runs it), else the launch is counted.
-        let priced = &chosen.priced;
-        let timing = {
-            let mut f = lock(&chosen.figures);
-            (!f.resample.due(priced)).then(|| f.timing(priced))?
-        };
-        Some((chosen, timing))
-    }
-
     /// What the shape keeps of the cost model's choice `priced` for the launch `partition`
-    /// ([`RootLaunch::stays_whole`]): one device chosen from warm figures, else nothing.
+    /// ([`RootLaunch::stay`]): one device chosen from warm figures, else nothing.
     pub(super) fn keeps(
         &self,
         s: &Shape3,
@@ -357,7 +302,7 @@ impl RootLaunch<'_> {
         };
         Some(Chosen {
             device,
-            partition: partition.clone(),
+            partition: Arc::new(partition.clone()),
             priced: p.clone(),
             figures: self.shape_figures(s),
         })
@@ -379,7 +324,7 @@ impl RootLaunch<'_> {
     }
 
     /// [`timed`](Self::timed), timed as `timing` says (the figures already counted it).
-    fn timed_as(
+    pub(super) fn timed_as(
         &self,
         s: &Shape3,
         priced: Option<Priced>,
@@ -429,6 +374,6 @@ fn overlap(a: (usize, usize), b: (usize, usize)) -> usize {
 }
 
 /// The figures behind `m` (a panic elsewhere leaves them usable).
-fn lock(m: &Mutex<Figures>) -> MutexGuard<'_, Figures> {
+pub(super) fn lock(m: &Mutex<Figures>) -> MutexGuard<'_, Figures> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
