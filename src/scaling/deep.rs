@@ -90,10 +90,10 @@ impl fmt::Display for NoDeep {
 /// where there is none, an exchange: the part widened by `k - 1`, its margins allocated (a
 /// written argument's as wide as the launch's reads, for its turn as the input) and the stale
 /// elements fetched. `Err`: why not (the launch keeps margins as with `k = 1`).
-pub(super) fn plan(
+pub(super) fn plan<R: std::ops::Deref<Target = [Reach]>>(
     k: usize,
     views: &[View],
-    reach: impl Fn(usize) -> Option<Vec<Reach>>,
+    reach: impl Fn(usize) -> Option<R>,
 ) -> std::result::Result<Deep, NoDeep> {
     if k < 2 {
         return Err(NoDeep::DepthOne);
@@ -103,7 +103,7 @@ pub(super) fn plan(
         if rs.iter().any(|r| r.read.is_some() && r.write.is_some()) {
             return Err(NoDeep::ReadAndWritten);
         }
-        let fits = views.iter().zip(&rs).all(|(v, r)| {
+        let fits = views.iter().zip(rs.iter()).all(|(v, r)| {
             v.held
                 .is_some_and(|h| within(r.read, h) && within(r.write, h))
                 && r.read.is_none_or(|x| stale(x, &current(v)).is_empty())
@@ -126,7 +126,7 @@ pub(super) fn plan(
     let rs = reach(k - 1).ok_or(NoDeep::Unknown)?;
     let reads = (rs.iter().filter_map(|r| r.read)).reduce(hull);
     let mut keep = Vec::with_capacity(views.len());
-    for (v, r) in views.iter().zip(&rs) {
+    for (v, r) in views.iter().zip(rs.iter()) {
         let sizing = r.write.and(reads).map(|x| (x.0, x.1.min(v.len)));
         let need = [r.read, r.write, sizing]
             .into_iter()

@@ -15,7 +15,7 @@ use crate::plan::partition::Partition;
 use crate::range::Range;
 use crate::transform::footprint::Dir;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A colored argument whose parts may be widened: its index, the argument, its margins.
 type DeepArg<'a> = (usize, &'a ColoredArg, &'a Arc<dyn Coherence>);
@@ -36,8 +36,12 @@ pub(in crate::scaling) struct ReachKey {
 }
 
 /// The reaches a kernel keeps, per [`ReachKey`] and widening (in work-groups); dropped whole
-/// past [`KEPT_REACHES`] keys.
-pub(in crate::scaling) type Reaches = HashMap<ReachKey, HashMap<usize, Option<Vec<Reach>>>>;
+/// past [`KEPT_REACHES`] keys. A launch looks its key up once per device (hashing the key
+/// at every widening asked for cost more than the rest of the plan).
+pub(in crate::scaling) type Reaches = HashMap<ReachKey, Arc<Mutex<Widenings>>>;
+
+/// What one device's part reaches per widening (in work-groups), as far as asked.
+pub(in crate::scaling) type Widenings = HashMap<usize, Option<Arc<[Reach]>>>;
 
 /// At most this many kept keys per kernel (a chain needs one per device and shape).
 const KEPT_REACHES: usize = 4096;
@@ -135,19 +139,22 @@ impl RootLaunch<'_> {
                     })
                     .collect()
             };
-            let reach = |w: usize| {
-                let kept = (self.kernel.reaches.lock()).unwrap_or_else(|p| p.into_inner());
-                if let Some(r) = kept.get(&key).and_then(|per| per.get(&w)) {
-                    return r.clone();
-                }
-                drop(kept);
-                let r = computed(w);
+            let widenings = {
                 let mut kept = (self.kernel.reaches.lock()).unwrap_or_else(|p| p.into_inner());
-                if kept.len() >= KEPT_REACHES && !kept.contains_key(&key) {
-                    kept.clear();
+                match kept.get(&key) {
+                    Some(w) => w.clone(),
+                    None => {
+                        if kept.len() >= KEPT_REACHES {
+                            kept.clear();
+                        }
+                        kept.entry(key).or_default().clone()
+                    }
                 }
-                kept.entry(key.clone()).or_default().insert(w, r.clone());
-                r
+            };
+            let reach = |w: usize| {
+                let mut kept = widenings.lock().unwrap_or_else(|p| p.into_inner());
+                let r = kept.entry(w).or_insert_with(|| computed(w).map(Arc::from));
+                r.clone()
             };
             if k == 1 {
                 // Only first allocations, at the depth-1 plan's widening and fetches.
