@@ -110,7 +110,10 @@ fn heat_ping_pong_is_right_in_every_policy() {
             let (spread, priced) = last.expect("steps ran");
             let priced = priced.expect("the model priced the launch");
             eprintln!("heat {w} x {h}, step {steps}: {priced}");
-            assert_eq!(priced.why, Why::Cheaper, "{priced}");
+            // Chosen from warm figures, or the split at a halo depth kept for the shape being
+            // measured (windows of as many launches as the depth).
+            let deep = priced.why == Why::Measuring && priced.depth > 1;
+            assert!(priced.why == Why::Cheaper || deep, "{priced}");
             assert!(matches!(priced.split, Some(Time::Measured(_))), "{priced}");
             assert!(matches!(priced.one, Some(Time::Measured(_))), "{priced}");
             match priced.choice {

@@ -53,7 +53,7 @@ use std::fmt;
 
 mod depth;
 pub mod watch;
-pub use depth::{halo_depth, split_at_depth, Depth};
+pub use depth::{halo_depth, split_at_depth, Depth, Kept};
 pub use watch::{Figures, Observed, Resample};
 
 /// Launches of a shape measured for each option before the model trusts its figures (at
@@ -69,6 +69,11 @@ pub const AMORTISE: f64 = 8.0;
 /// The one-device option is measured only where moving the buffers costs at most this many
 /// split launches.
 pub const EXPLORE: f64 = 32.0;
+/// The split at a kept halo depth above 1 is measured (windows of launches) where its
+/// estimate is below this many times the one-device time: the estimate counts only the
+/// link's latency as what a deeper halo saves, not the host's enqueues of each exchange
+/// (two H200s, heat 4096^2 at depth 16: estimated 68 us a launch, measured 50).
+pub const EXPLORE_DEEP: f64 = 1.5;
 
 /// How a root device spreads launches over its devices (`RootDevice::with_spread`,
 /// `CLGROUPS_SPREAD`).
@@ -314,9 +319,10 @@ pub struct Priced {
     pub split: Option<Time>,
     /// The halo depth the split is priced (and runs) at.
     pub depth: usize,
-    /// The split's estimated seconds per launch at the [`Priced::depth`] the model chose,
-    /// where above 1 (`cost::split_at_depth`); the choice weighs this one.
-    pub deep: Option<f64>,
+    /// The split's time per launch at the [`Priced::depth`] the model chose, where above 1:
+    /// measured at a kept depth ([`Kept`]), else estimated (`cost::split_at_depth`); the choice
+    /// weighs this one.
+    pub deep: Option<Time>,
     /// The time per launch on one device, where priced.
     pub one: Option<Time>,
     /// The device the one-device option would use.
@@ -343,7 +349,7 @@ impl fmt::Display for Priced {
              {} B between devices per split launch",
             opt(self.split),
             match self.deep {
-                Some(s) => format!(", {:.1} us estimated at halo depth {}", s * 1e6, self.depth),
+                Some(t) => format!(", {t} at halo depth {}", self.depth),
                 None => format!(" at halo depth {}", self.depth),
             },
             self.device,
@@ -445,20 +451,36 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
         out.measure = true;
         return out;
     }
-    // The split at its cheapest depth (measured at depth 1 where the model chooses it).
+    // The split at its cheapest depth (measured at depth 1 where the model chooses it; at a
+    // kept depth, measured there once worth measuring).
     if let Depth::Chosen { rows, max, kept } = inputs.depth {
         // No bytes between devices: no exchange, nothing a depth saves.
         let exchange = kept.is_some() || on_link > 0.0;
         let latency = if exchange { link.latency } else { 0.0 };
         let max = max.max(1);
-        let k = kept.unwrap_or_else(|| halo_depth(latency, split.secs(), rows, max));
+        let k = kept.map_or_else(|| halo_depth(latency, split.secs(), rows, max), |k| k.depth);
         out.depth = k.clamp(1, max);
-        out.deep = (out.depth > 1).then(|| split_at_depth(split.secs(), latency, rows, out.depth));
+        let kept = kept.filter(|k| k.depth == out.depth && out.depth > 1);
+        let measured = kept
+            .filter(|k| k.measured.warm())
+            .and_then(|k| k.measured.time());
+        let estimate = split_at_depth(split.secs(), latency, rows, out.depth);
+        out.deep = match (out.depth > 1, measured) {
+            (false, _) => None,
+            (true, Some(m)) => Some(Time::Measured(m)),
+            (true, None) => Some(Time::Estimated(estimate)),
+        };
+        if kept.is_some() && measured.is_none() && estimate < EXPLORE_DEEP * one.secs() {
+            out.choice = analysed;
+            out.why = Why::Measuring;
+            out.measure = true;
+            return out;
+        }
     }
     // A move is shared by the launches after it: as many as this shape has run so far (a
     // chain that has run n launches is expected to run about n more), AMORTISE at least.
     let horizon = AMORTISE.max(f64::from(inputs.seen));
-    let cost_split = out.deep.unwrap_or(split.secs()) + to_parts / horizon;
+    let cost_split = out.deep.map_or(split.secs(), Time::secs) + to_parts / horizon;
     let cost_one = one.secs() + to_one / horizon;
     out.why = Why::Cheaper;
     if cost_one <= cost_split * (1.0 + watch::MARGIN) {

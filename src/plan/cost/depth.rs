@@ -6,8 +6,10 @@
 //! dependency once every `k` launches and computes `(k - 1) / rows` more on average (the bytes
 //! moved per launch stay the same: `k` times the halo once every `k` launches).
 
+use super::Sample;
+
 /// The halo depths a split may run at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Depth {
     /// This depth, the split's samples measured at it (forced with
     /// `RootDevice::with_halo_depth`, or 1 where the launch keeps no deeper margins).
@@ -19,8 +21,31 @@ pub enum Depth {
     Chosen {
         rows: usize,
         max: usize,
-        kept: Option<usize>,
+        kept: Option<Kept>,
     },
+}
+
+/// A halo depth kept for a shape and the split's times per launch measured at it (windows of
+/// as many launches as the depth: [`crate::plan::cost::watch::Timing::Open`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Kept {
+    /// The depth.
+    pub depth: usize,
+    /// The split's times per launch at it.
+    pub measured: Sample,
+}
+
+impl Kept {
+    /// Depth `depth`, with the shape's deep times (`deep`: [`Figures::deep`](super::Figures::deep))
+    /// where they were measured at it.
+    pub fn new(depth: usize, deep: (usize, Sample)) -> Kept {
+        let measured = if deep.0 == depth {
+            deep.1
+        } else {
+            Sample::default()
+        };
+        Kept { depth, measured }
+    }
 }
 
 /// Seconds per launch of a split at depth `k` whose depth-1 launch takes `split`, `latency` of

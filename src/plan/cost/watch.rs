@@ -72,6 +72,23 @@ pub struct Figures {
     pub spent: f64,
     /// When the option not running is sampled again.
     pub resample: Resample,
+    /// The split at a halo depth above 1, timed a window of launches at a time (its depth
+    /// and the times per launch): one launch of it does not show the exchange it saves, a
+    /// window of as many launches as the depth has exactly one.
+    pub deep: (usize, Sample),
+    /// The window of launches being timed, if one is open.
+    pub window: Option<Window>,
+}
+
+/// A window of a split's launches at a halo depth above 1 being timed ([`Timing::Open`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    /// The halo depth, and the window's length in launches.
+    pub depth: usize,
+    /// Its launches still to run after the current one.
+    pub left: u32,
+    /// The clock when it opened (seconds; [`Figures::opened`]).
+    pub start: Option<f64>,
 }
 
 /// When the option not running is sampled again (see the [module docs](self)).
@@ -166,6 +183,11 @@ pub enum Timing {
     Sample(Choice),
     /// An observation of the option chosen ([`Figures::observe`]).
     Observe(Choice),
+    /// The first launch of a window of a split at this halo depth (every queue finished
+    /// first, then the clock read: [`Figures::opened`]).
+    Open(usize),
+    /// The window's last launch (waited for, then the clock read: [`Figures::closed`]).
+    Close(usize),
 }
 
 /// What an observation says ([`Figures::observe`]).
@@ -183,8 +205,29 @@ pub enum Observed {
 impl Figures {
     /// Counts a launch priced `priced` and says whether (and how) to time it: a sample where
     /// the model measures its option, an observation of one launch chosen from warm figures
-    /// in every [`EVERY`] once they took [`SPAN`] seconds (not a split at a halo depth above
-    /// 1: one launch of it does not show the exchanges it saves), else `None`. A decision made is kept as [`Figures::last`].
+    /// in every [`EVERY`] once they took [`SPAN`] seconds, else `None`. A split at a halo
+    /// depth `k` above 1 is timed a window of `k` launches at a time instead
+    /// ([`Timing::Open`] ... [`Timing::Close`]), where measured or observed. A decision made
+    /// is kept as [`Figures::last`].
+    ///
+    /// ```
+    /// use clgroups::plan::cost::watch::{Figures, Timing};
+    /// use clgroups::plan::cost::{price, Depth, Inputs, Kept, Link, Right, Sample, SpreadPolicy, Why};
+    /// let mut f = Figures::default();
+    /// let i = Inputs { devices: 2, seen: 9, right: Right::Split,
+    ///     split: Sample::steady(5, 80e-6), one: Sample::steady(5, 75e-6), between: 4096,
+    ///     gather: vec![0, 0], scatter: 0, link: Link { bandwidth: 1e9, latency: 14e-6 },
+    ///     depth: Depth::Chosen { rows: 256, max: 16, kept: Some(Kept::new(4, f.deep)) },
+    ///     last: None, resample: Default::default() };
+    /// let p = price(&i, SpreadPolicy::Model); // the split at depth 4 measured
+    /// assert_eq!((p.why, p.depth), (Why::Measuring, 4));
+    /// assert_eq!(f.timing(&p), Some(Timing::Open(4)));
+    /// f.opened(0.5);
+    /// assert_eq!((f.timing(&p), f.timing(&p)), (None, None));
+    /// assert_eq!(f.timing(&p), Some(Timing::Close(4)));
+    /// assert_eq!(f.closed(0.5 + 0.25), Some(0.0625)); // 62.5 ms a launch
+    /// assert_eq!((f.deep.0, f.deep.1.time()), (4, Some(0.0625)));
+    /// ```
     pub fn timing(&mut self, priced: &Priced) -> Option<Timing> {
         if priced.why == Why::Resampling {
             self.resample.sampled();
@@ -197,27 +240,80 @@ impl Figures {
             }
             self.last = Some(priced.choice);
         }
-        if priced.measure {
+        let windowed = priced.choice == Choice::Split && priced.depth > 1;
+        if !windowed {
+            self.window = None;
+        }
+        if priced.measure && !windowed {
             return Some(Timing::Sample(priced.choice));
         }
-        if priced.why != Why::Cheaper {
+        let cheaper = priced.why == Why::Cheaper;
+        if !cheaper && !windowed {
             return None;
         }
-        let chosen = match priced.choice {
-            Choice::OneDevice(_) => priced.one,
-            Choice::Split | Choice::Merge => priced.split,
+        let chosen = match (priced.choice, priced.deep) {
+            (Choice::OneDevice(_), _) => priced.one,
+            (Choice::Split, Some(deep)) if windowed => Some(deep),
+            (Choice::Split | Choice::Merge, _) => priced.split,
         };
         let secs = chosen.map_or(0.0, |t| t.secs());
-        self.resample.count(secs);
-        if priced.depth > 1 {
-            return None;
+        if cheaper {
+            self.resample.count(secs);
+            if priced.depth > 1 && !windowed {
+                return None;
+            }
+            self.since += 1;
+            self.spent += secs;
         }
-        self.since += 1;
-        self.spent += secs;
+        if windowed {
+            return self.window_timing(priced);
+        }
         (self.since >= EVERY && self.spent >= SPAN).then(|| {
             (self.since, self.spent) = (0, 0.0);
             Timing::Observe(priced.choice)
         })
+    }
+
+    /// [`Figures::timing`] of a split at a halo depth above 1: the open window counts the
+    /// launch (its last closes it), else one opens where the model measures the split or an
+    /// observation is due.
+    fn window_timing(&mut self, priced: &Priced) -> Option<Timing> {
+        let k = priced.depth;
+        if let Some(w) = self.window.as_mut().filter(|w| w.depth == k) {
+            w.left = w.left.saturating_sub(1);
+            return (w.left == 0).then_some(Timing::Close(k));
+        }
+        let due = priced.measure || (self.since >= EVERY && self.spent >= SPAN);
+        if !due {
+            self.window = None;
+            return None;
+        }
+        (self.since, self.spent) = (0, 0.0);
+        self.window = Some(Window {
+            depth: k,
+            left: u32::try_from(k - 1).unwrap_or(u32::MAX),
+            start: None,
+        });
+        Some(Timing::Open(k))
+    }
+
+    /// The window opened ([`Timing::Open`]) at `now` (seconds, any fixed origin).
+    pub fn opened(&mut self, now: f64) {
+        if let Some(w) = self.window.as_mut() {
+            w.start = Some(now);
+        }
+    }
+
+    /// The window's last launch ([`Timing::Close`]) completed at `now`: records its time per
+    /// launch in [`Figures::deep`] and returns it (`None` where no window was open).
+    pub fn closed(&mut self, now: f64) -> Option<f64> {
+        let w = self.window.take()?;
+        let per = (now - w.start?).max(0.0) / w.depth.max(1) as f64;
+        if self.deep.0 != w.depth {
+            self.deep = (w.depth, Sample::default());
+        }
+        self.deep.1 = self.deep.1.with(per);
+        Some(per)
     }
 
     /// Takes `secs`, the time of a launch timed as `timing` says: records the sample, or
@@ -229,6 +325,7 @@ impl Figures {
                 None
             }
             Timing::Observe(c) => Some(self.observe(c, secs)),
+            Timing::Open(_) | Timing::Close(_) => None,
         }
     }
 
@@ -260,6 +357,7 @@ impl Figures {
             };
         }
         (self.split, self.one, self.slow) = (Sample::default(), Sample::default(), 0);
+        self.deep = Default::default();
         (self.since, self.spent, self.resample) = (0, 0.0, Resample::default());
         Observed::Remeasure { against }
     }

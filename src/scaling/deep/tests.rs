@@ -124,7 +124,10 @@ fn margins_wider_than_the_part_are_refused() {
     let r = plan(4, &views, |w| Some(blur_reach(own, w, 10, 400)));
     assert!(r.is_err());
     assert!(plan(2, &views, |w| Some(blur_reach(own, w, 10, 400))).is_ok());
-    assert_eq!(plan(1, &views, |_| None::<Vec<Reach>>), Err(NoDeep::DepthOne));
+    assert_eq!(
+        plan(1, &views, |_| None::<Vec<Reach>>),
+        Err(NoDeep::DepthOne)
+    );
     // Read and written.
     let both = |_| {
         Some(vec![

@@ -14,13 +14,13 @@ use crate::error::Result;
 use crate::launch::Arg;
 use crate::plan::cost::watch::Timing;
 use crate::plan::cost::{
-    Choice, Depth, Figures, Inputs, Observed, Priced, Right, SpreadPolicy, Why,
+    Choice, Depth, Figures, Inputs, Kept, Observed, Priced, Right, SpreadPolicy, Why,
 };
 use crate::plan::partition::Partition;
 use crate::queue::Queue;
 use opencl3::types::cl_event;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 impl RootLaunch<'_> {
@@ -82,7 +82,7 @@ impl RootLaunch<'_> {
             gather,
             scatter,
             link,
-            depth: self.depths(s, decision, partition),
+            depth: self.depths(s, decision, partition, &figures),
             last: figures.last,
             resample: figures.resample,
         };
@@ -98,8 +98,15 @@ impl RootLaunch<'_> {
     }
 
     /// The halo depths the split of `s` may run at: forced, chosen by the model (where its
-    /// parts may be widened: up to half the rows of the smallest part, at most 16), else 1.
-    fn depths(&self, s: &Shape3, decision: &Decision, partition: &Partition) -> Depth {
+    /// parts may be widened: up to half the rows of the smallest part, at most 16; a kept
+    /// depth with the shape's times measured at it, `figures`), else 1.
+    fn depths(
+        &self,
+        s: &Shape3,
+        decision: &Decision,
+        partition: &Partition,
+        figures: &Figures,
+    ) -> Depth {
         let deep = matches!(decision, Decision::Fetch(_, _, true));
         match (self.kernel.policy.halo_depth, deep) {
             (_, false) => Depth::Fixed(1),
@@ -110,7 +117,7 @@ impl RootLaunch<'_> {
                 Depth::Chosen {
                     rows,
                     max,
-                    kept: depths.get(&(s.global, s.local)).copied(),
+                    kept: (depths.get(&(s.global, s.local))).map(|&k| Kept::new(k, figures.deep)),
                 }
             }
         }
@@ -333,13 +340,29 @@ impl RootLaunch<'_> {
     ) -> Result<MultiEvent> {
         // The clock is read only for a timed launch (most are not).
         let timed = match timing {
-            Some(timing) => {
+            Some(Timing::Open(_)) => {
                 self.queues().iter().try_for_each(|q| q.finish())?;
-                Some((timing, Instant::now()))
+                self.with_figures(s, |f| f.opened(clock()));
+                None
             }
-            None => None,
+            Some(t @ (Timing::Sample(_) | Timing::Observe(_))) => {
+                self.queues().iter().try_for_each(|q| q.finish())?;
+                Some((t, Instant::now()))
+            }
+            Some(Timing::Close(_)) | None => None,
         };
         let mut ev = launch()?;
+        if let Some(Timing::Close(k)) = timing {
+            ev.wait()?;
+            let per = self.with_figures(s, |f| f.closed(clock()));
+            log::debug!(
+                "kernel `{}` global {:?}: a window of {k} launches at halo depth {k}: {:.1} us \
+                 a launch",
+                self.kernel.name(),
+                s.global.as_slice(),
+                per.unwrap_or(0.0) * 1e6
+            );
+        }
         if let Some((timing, start)) = timed {
             ev.wait()?;
             let secs = start.elapsed().as_secs_f64();
@@ -371,6 +394,12 @@ pub(super) fn depth_bounds(partition: &Partition) -> (usize, usize) {
 
 fn overlap(a: (usize, usize), b: (usize, usize)) -> usize {
     a.1.min(b.1).saturating_sub(a.0.max(b.0))
+}
+
+/// Seconds since the first reading (the clock of [`Figures::opened`] and [`Figures::closed`]).
+fn clock() -> f64 {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    ORIGIN.get_or_init(Instant::now).elapsed().as_secs_f64()
 }
 
 /// The figures behind `m` (a panic elsewhere leaves them usable).
