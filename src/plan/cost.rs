@@ -366,6 +366,15 @@ impl fmt::Display for Priced {
 }
 
 impl Priced {
+    /// Whether the model measures the split at this decision's halo depth at the shape's
+    /// next launches (once the depth is kept): above 1, estimated, and the estimate below
+    /// [`EXPLORE_DEEP`] times the one-device time. Such a decision is not kept for the
+    /// shape's later launches without pricing.
+    pub fn explores_deep(&self) -> bool {
+        let one = self.one.map_or(0.0, Time::secs);
+        self.depth > 1 && matches!(self.deep, Some(Time::Estimated(e)) if e < EXPLORE_DEEP * one)
+    }
+
     /// Whether this is a decision made (not a measurement) that differs from the shape's
     /// `last` one: what is worth logging at `info`.
     pub fn decided(&self, last: Option<Choice>) -> bool {
@@ -470,7 +479,7 @@ pub fn price(inputs: &Inputs, policy: SpreadPolicy) -> Priced {
             (true, Some(m)) => Some(Time::Measured(m)),
             (true, None) => Some(Time::Estimated(estimate)),
         };
-        if kept.is_some() && measured.is_none() && estimate < EXPLORE_DEEP * one.secs() {
+        if kept.is_some() && out.explores_deep() {
             out.choice = analysed;
             out.why = Why::Measuring;
             out.measure = true;

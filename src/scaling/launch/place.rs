@@ -303,7 +303,8 @@ impl RootLaunch<'_> {
         partition: &Partition,
         priced: Option<&Priced>,
     ) -> Option<Chosen> {
-        let p = priced.filter(|p| p.why == Why::Cheaper && !p.measure)?;
+        // A deeper halo still to measure: the next launches are priced (and measure it).
+        let p = priced.filter(|p| p.why == Why::Cheaper && !p.measure && !p.explores_deep())?;
         let Choice::OneDevice(device) = p.choice else {
             return None;
         };
