@@ -320,8 +320,8 @@ pub struct Priced {
     /// The halo depth the split is priced (and runs) at.
     pub depth: usize,
     /// The split's time per launch at the [`Priced::depth`] the model chose, where above 1:
-    /// measured at a kept depth ([`Kept`]), else estimated (`cost::split_at_depth`); the choice
-    /// weighs this one.
+    /// measured at a kept depth (windows of launches), else estimated
+    /// (`cost::split_at_depth`); the choice weighs this one.
     pub deep: Option<Time>,
     /// The time per launch on one device, where priced.
     pub one: Option<Time>,
@@ -368,8 +368,8 @@ impl fmt::Display for Priced {
 impl Priced {
     /// Whether the model measures the split at this decision's halo depth at the shape's
     /// next launches (once the depth is kept): above 1, estimated, and the estimate below
-    /// [`EXPLORE_DEEP`] times the one-device time. Such a decision is not kept for the
-    /// shape's later launches without pricing.
+    /// 1.5 times the one-device time (`plan::cost::EXPLORE_DEEP`). Such a decision is not
+    /// kept for the shape's later launches without pricing.
     pub fn explores_deep(&self) -> bool {
         let one = self.one.map_or(0.0, Time::secs);
         self.depth > 1 && matches!(self.deep, Some(Time::Estimated(e)) if e < EXPLORE_DEEP * one)

@@ -212,7 +212,8 @@ impl Figures {
     ///
     /// ```
     /// use clgroups::plan::cost::watch::{Figures, Timing};
-    /// use clgroups::plan::cost::{price, Depth, Inputs, Kept, Link, Right, Sample, SpreadPolicy, Why};
+    /// use clgroups::plan::cost::{price, Depth, Inputs, Kept, Link, Right, Sample};
+    /// use clgroups::plan::cost::{SpreadPolicy, Why};
     /// let mut f = Figures::default();
     /// let i = Inputs { devices: 2, seen: 9, right: Right::Split,
     ///     split: Sample::steady(5, 80e-6), one: Sample::steady(5, 75e-6), between: 4096,

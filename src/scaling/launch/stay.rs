@@ -137,31 +137,8 @@ impl RootLaunch<'_> {
         partition: Arc<Partition>,
     ) -> Result<MultiEvent> {
         let bit = 1u64.checked_shl(d as u32).unwrap_or(0);
-        let ran = self
-            .kernel
-            .memo
-            .written_ran
-            .fetch_or(bit, Ordering::Relaxed);
-        let first = ran & bit == 0 && self.compile_alone();
-        // SAFETY: the caller's contract, on one device holding every colored buffer whole.
-        unsafe { self.run_as_written(s, d, kernel, args, first, partition) }
-    }
-
-    /// Enqueues the kernel as written on `d` with `args` (`alone`: after every queue
-    /// finished, and waited for).
-    ///
-    /// # Safety
-    ///
-    /// As [`RootLaunch::as_written`].
-    unsafe fn run_as_written(
-        &self,
-        s: &Shape3,
-        d: usize,
-        kernel: &crate::kernel::Kernel,
-        args: Vec<Arg>,
-        alone: bool,
-        partition: Arc<Partition>,
-    ) -> Result<MultiEvent> {
+        let ran = (self.kernel.memo.written_ran).fetch_or(bit, Ordering::Relaxed);
+        let alone = ran & bit == 0 && self.compile_alone();
         if alone {
             self.queues().iter().try_for_each(|q| q.finish())?;
         }
