@@ -98,15 +98,17 @@ pub(super) fn plan<R: std::ops::Deref<Target = [Reach]>>(
     if k < 2 {
         return Err(NoDeep::DepthOne);
     }
+    // What each device holds current, once for every widening tried.
+    let current: Vec<Vec<Span>> = views.iter().map(current).collect();
     for w in (0..k).rev() {
         let Some(rs) = reach(w) else { continue };
         if rs.iter().any(|r| r.read.is_some() && r.write.is_some()) {
             return Err(NoDeep::ReadAndWritten);
         }
-        let fits = views.iter().zip(rs.iter()).all(|(v, r)| {
+        let fits = (views.iter().zip(&current).zip(rs.iter())).all(|((v, c), r)| {
             v.held
                 .is_some_and(|h| within(r.read, h) && within(r.write, h))
-                && r.read.is_none_or(|x| stale(x, &current(v)).is_empty())
+                && r.read.is_none_or(|x| stale(x, c).is_empty())
         });
         if fits {
             let keep = (views.iter())

@@ -22,7 +22,7 @@ use crate::transform::footprint::Footprint;
 use crate::Buffer;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One kernel on every device of a [`RootDevice`](super::RootDevice).
 ///
@@ -92,6 +92,11 @@ pub(super) struct Memo {
     /// The devices that ran the kernel as written (a bit each; on devices that compile
     /// alone its first run there runs by itself).
     pub(super) written_ran: AtomicU64,
+    /// What a launch's devices reach of each argument split by footprints, kept.
+    pub(super) runs: Mutex<launch::ArgRuns>,
+    /// The root device's name in errors (its devices' names: made once, a launch split by
+    /// footprints names it at every launch).
+    device: OnceLock<String>,
 }
 
 impl Default for Memo {
@@ -101,6 +106,8 @@ impl Default for Memo {
             chosen: Recent::default(),
             last: AtomicUsize::new(usize::MAX),
             written_ran: AtomicU64::new(0),
+            runs: Mutex::default(),
+            device: OnceLock::new(),
         }
     }
 }
@@ -404,7 +411,9 @@ impl RootKernel {
     pub(super) fn refused(&self, global: Range, local: Option<Range>, reason: Refusal) -> Error {
         Error::InvalidLaunch {
             kernel: self.name.clone(),
-            device: format!("root device [{}]", names(&self.devices())),
+            device: (self.memo.device)
+                .get_or_init(|| format!("root device [{}]", names(&self.devices())))
+                .clone(),
             global: global.as_slice().to_vec(),
             local: local.map(|l| l.as_slice().to_vec()).unwrap_or_default(),
             reason: Box::new(reason),

@@ -33,6 +33,7 @@ mod terms;
 pub(super) use between::Stage;
 pub(super) use deepen::Reaches;
 pub(super) use execute::sub_launch;
+pub(super) use footprint::ArgRuns;
 pub(super) use pure::Decided;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
