@@ -21,6 +21,7 @@ mod decide;
 mod deepen;
 mod execute;
 mod fallback;
+mod fetch;
 mod footprint;
 mod merge;
 mod order;

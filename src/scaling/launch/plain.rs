@@ -11,7 +11,8 @@
 use super::super::arg::Value;
 use super::super::kernel::{HaloRun, Purpose};
 use super::super::MultiEvent;
-use super::footprint::{joined, Fetched};
+use super::fetch::Fetched;
+use super::footprint::joined;
 use super::terms::{bounded_copy, copy, Fetch, Held, Runs};
 use super::RootLaunch;
 use crate::error::Result;
