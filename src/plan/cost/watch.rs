@@ -241,38 +241,43 @@ impl Figures {
             }
             self.last = Some(priced.choice);
         }
-        let windowed = priced.choice == Choice::Split && priced.depth > 1;
-        if !windowed {
-            self.window = None;
-        }
-        if priced.measure && !windowed {
-            return Some(Timing::Sample(priced.choice));
-        }
         let cheaper = priced.why == Why::Cheaper;
-        if !cheaper && !windowed {
-            return None;
-        }
-        let chosen = match (priced.choice, priced.deep) {
-            (Choice::OneDevice(_), _) => priced.one,
-            (Choice::Split, Some(deep)) if windowed => Some(deep),
-            (Choice::Split | Choice::Merge, _) => priced.split,
-        };
-        let secs = chosen.map_or(0.0, |t| t.secs());
-        if cheaper {
-            self.resample.count(secs);
-            if priced.depth > 1 && !windowed {
-                return None;
+        if priced.choice == Choice::Split && priced.depth > 1 {
+            if cheaper {
+                self.counted(priced.deep.or(priced.split).map_or(0.0, Time::secs));
             }
-            self.since += 1;
-            self.spent += secs;
-        }
-        if windowed {
             return self.window_timing(priced);
         }
+        self.window = None;
+        if priced.measure {
+            return Some(Timing::Sample(priced.choice));
+        }
+        if !cheaper {
+            return None;
+        }
+        let chosen = match priced.choice {
+            Choice::OneDevice(_) => priced.one,
+            Choice::Split | Choice::Merge => priced.split,
+        };
+        let secs = chosen.map_or(0.0, Time::secs);
+        if priced.depth > 1 {
+            // One device chosen over a deeper halo: not observed against the depth-1 split.
+            self.resample.count(secs);
+            return None;
+        }
+        self.counted(secs);
         (self.since >= EVERY && self.spent >= SPAN).then(|| {
             (self.since, self.spent) = (0, 0.0);
             Timing::Observe(priced.choice)
         })
+    }
+
+    /// Counts a launch chosen from warm figures taking `secs` by them (towards the next
+    /// re-sample and the next observation).
+    fn counted(&mut self, secs: f64) {
+        self.resample.count(secs);
+        self.since += 1;
+        self.spent += secs;
     }
 
     /// [`Figures::timing`] of a split at a halo depth above 1: the open window counts the
