@@ -6,7 +6,7 @@
 use super::super::arg::{ColoredArg, Value};
 use super::super::deep::{self, Reach, View};
 use super::super::margins::Coherence;
-use super::terms::{Fetch, Shape3};
+use super::terms::{kept_or_made, Fetch, Shape3};
 use super::RootLaunch;
 use crate::launch::Arg;
 use crate::plan::cost::SpreadPolicy;
@@ -139,18 +139,7 @@ impl RootLaunch<'_> {
                     })
                     .collect()
             };
-            let widenings = {
-                let mut kept = (self.kernel.reaches.lock()).unwrap_or_else(|p| p.into_inner());
-                match kept.get(&key) {
-                    Some(w) => w.clone(),
-                    None => {
-                        if kept.len() >= KEPT_REACHES {
-                            kept.clear();
-                        }
-                        kept.entry(key).or_default().clone()
-                    }
-                }
-            };
+            let widenings = kept_or_made(&self.kernel.reaches, key, KEPT_REACHES, Arc::default);
             let reach = |w: usize| {
                 let mut kept = widenings.lock().unwrap_or_else(|p| p.into_inner());
                 let r = kept.entry(w).or_insert_with(|| computed(w).map(Arc::from));

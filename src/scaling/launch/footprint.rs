@@ -9,7 +9,7 @@
 use super::super::arg::{ColoredArg, Value};
 use super::super::margins::{self, Keep};
 use super::super::{Access, Placement};
-use super::terms::{mem_key, Fetch, Run, Runs, Shape3};
+use super::terms::{kept_or_made, mem_key, Fetch, Run, Runs, Shape3};
 use super::RootLaunch;
 use crate::launch::Arg;
 use crate::plan::partition::{clipped, Partition};
@@ -186,18 +186,7 @@ impl RootLaunch<'_> {
                 }
                 Ok(Arc::new(reach))
             };
-            let reach = {
-                let mut kept = (self.kernel.memo.runs.lock()).unwrap_or_else(|p| p.into_inner());
-                match kept.get(&key) {
-                    Some(r) => r.clone(),
-                    None => {
-                        if kept.len() >= KEPT_RUNS {
-                            kept.clear();
-                        }
-                        kept.entry(key).or_insert_with(computed).clone()
-                    }
-                }
-            }?;
+            let reach = kept_or_made(&self.kernel.memo.runs, key, KEPT_RUNS, computed)?;
             let Value::Colored(c) = v else {
                 self.plain_plan(&mut plan, i, &reach, (step, &parts));
                 continue;

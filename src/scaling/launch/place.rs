@@ -339,17 +339,20 @@ impl RootLaunch<'_> {
         timing: Option<Timing>,
         launch: impl FnOnce() -> Result<MultiEvent>,
     ) -> Result<MultiEvent> {
-        // The clock is read only for a timed launch (most are not).
+        // The clock is read only for a timed launch (most are not), every queue finished
+        // first where the timing starts with this launch.
+        if matches!(
+            timing,
+            Some(Timing::Sample(_) | Timing::Observe(_) | Timing::Open(_))
+        ) {
+            self.queues().iter().try_for_each(|q| q.finish())?;
+        }
         let timed = match timing {
             Some(Timing::Open(_)) => {
-                self.queues().iter().try_for_each(|q| q.finish())?;
                 self.with_figures(s, |f| f.opened(clock()));
                 None
             }
-            Some(t @ (Timing::Sample(_) | Timing::Observe(_))) => {
-                self.queues().iter().try_for_each(|q| q.finish())?;
-                Some((t, Instant::now()))
-            }
+            Some(t @ (Timing::Sample(_) | Timing::Observe(_))) => Some((t, Instant::now())),
             Some(Timing::Close(_)) | None => None,
         };
         let mut ev = launch()?;

@@ -11,7 +11,9 @@ use crate::launch::Arg;
 use crate::plan::Refusal;
 use crate::range::Range;
 use opencl3::types::{cl_event, cl_mem};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
 
 /// What a launch does (see `RootLaunch::decide`).
 pub(super) enum Decision {
@@ -183,6 +185,25 @@ pub(super) fn check_sides(
         }
     }
     Ok(())
+}
+
+/// The value `key` has in `kept` (a kernel's memo of pure answers: [`super::deepen::Reaches`],
+/// [`super::footprint::ArgRuns`]), made by `make` and kept where it has none; the memo is
+/// dropped whole once it holds `most` keys.
+pub(super) fn kept_or_made<K: Eq + Hash, V: Clone>(
+    kept: &Mutex<HashMap<K, V>>,
+    key: K,
+    most: usize,
+    make: impl FnOnce() -> V,
+) -> V {
+    let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(v) = kept.get(&key) {
+        return v.clone();
+    }
+    if kept.len() >= most {
+        kept.clear();
+    }
+    kept.entry(key).or_insert_with(make).clone()
 }
 
 #[cfg(test)]
