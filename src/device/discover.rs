@@ -80,6 +80,14 @@ pub fn default_device() -> Result<Device> {
     }
 }
 
+/// The default device for a unit test, or `None` with the reason printed (no OpenCL device
+/// here: the test does not run).
+#[cfg(all(test, feature = "algorithms"))]
+pub(crate) fn test_device() -> Option<Device> {
+    let device = default_device().map_err(|e| eprintln!("not run: no OpenCL device ({e})"));
+    device.ok()
+}
+
 /// The first device a selector (see [`Selector`]) matches; the error,
 /// [`Error::NoDevice`], lists every device.
 ///

@@ -32,6 +32,8 @@ pub use caps::{
     EffectiveSubGroups, Provision, ShuffleBackend, SubGroupCapabilities, POLYFILLED_EXTENSIONS,
     SUB_GROUP_EXTENSIONS, UNKNOWN_SIMD_WIDTH,
 };
+#[cfg(all(test, feature = "algorithms"))]
+pub(crate) use discover::test_device;
 pub use discover::{default_device, devices, select_device};
 pub use identity::{Identity, Implementation};
 pub use select::Selector;
