@@ -363,3 +363,56 @@ fn two_dimensional_in(root: RootDevice) {
         common::partitioned::host_heat(&init, w, h)
     );
 }
+
+#[test]
+fn a_kept_launch_sees_new_scalars_buffers_and_argument_types() {
+    let n = 256;
+    for root in roots("a_kept_launch_sees_new_scalars", &[SpreadPolicy::Model]) {
+        let k = root.program(SOURCE).unwrap().kernel("saxpy").unwrap();
+        // Small integers: every product and sum is exact in floats.
+        let host: Vec<Vec<f32>> = (0..3)
+            .map(|j| (0..n).map(|i| ((i * (j + 1)) % 17) as f32).collect())
+            .collect();
+        let xs: Vec<_> = (host.iter())
+            .map(|x| ColoredBuffer::from_slice(&root, x).unwrap())
+            .collect();
+        let mut y = ColoredBuffer::from_slice(&root, &vec![0.0f32; n]).unwrap();
+        let mut want = vec![0.0f32; n];
+        let mut kept = 0;
+        // A chain the model keeps on one device (small launches), its scalar changed every
+        // seventh launch and its input buffer every launch: a launch run as the last one like
+        // it ran (the same plan and prepared launch) must see both.
+        for step in 0..60 {
+            let a = if step % 7 == 0 {
+                (step % 5) as f32
+            } else {
+                0.5
+            };
+            let x = &xs[step % 3];
+            // SAFETY: work-item i touches y[i] and x[i], i < n = y.len() = x.len().
+            let ev = unsafe { k.launch().arg(&mut y).arg(x).arg(a).range(n) }.unwrap();
+            kept += usize::from(resident(&ev).is_some_and(|(_, moved)| moved == 0));
+            for (w, v) in want.iter_mut().zip(&host[step % 3]) {
+                *w += a * v;
+            }
+        }
+        assert_eq!(
+            y.read().unwrap(),
+            want,
+            "{kept} of 60 launches kept on one device"
+        );
+        // Arguments of other types after the chain are refused before anything runs, never
+        // run as the kept launch.
+        let ints = ColoredBuffer::<i32>::new(&root, n).unwrap();
+        // SAFETY: refused before it is enqueued (an int buffer for a float pointer).
+        let wrong = unsafe { k.launch().arg(&mut y).arg(&ints).arg(0.5f32).range(n) };
+        assert!(
+            wrong.is_err(),
+            "an int buffer for `global const float *x` ran"
+        );
+        // SAFETY: refused before it is enqueued (an int for a float).
+        let wrong = unsafe { k.launch().arg(&mut y).arg(&xs[0]).arg(1i32).range(n) };
+        assert!(wrong.is_err(), "an int for `float a` ran");
+        assert_eq!(y.read().unwrap(), want);
+    }
+}

@@ -195,6 +195,12 @@ impl<'a> Launch<'a> {
         self
     }
 
+    /// The kernel this launch enqueues (its emulated build, where `or_emulated` chose it).
+    #[cfg(feature = "scaling")]
+    pub(crate) fn kernel(&self) -> &'a Kernel {
+        self.kernel
+    }
+
     /// A global offset (OpenCL order) for ND-range launches.
     ///
     /// ```

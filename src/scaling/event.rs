@@ -28,7 +28,7 @@ pub struct MultiEvent {
     pub(super) events: Vec<Option<Event>>,
     pub(super) spread: Spread,
     /// The cost model's decision and its figures, where it priced the launch.
-    pub(super) priced: Option<Priced>,
+    pub(super) priced: Option<Arc<Priced>>,
 }
 
 /// How a launch over several devices ran ([`MultiEvent::spread`]; see [the
@@ -141,7 +141,7 @@ impl MultiEvent {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn priced(&self) -> Option<&Priced> {
-        self.priced.as_ref()
+        self.priced.as_deref()
     }
 
     /// Per device, in device order, its sub-launch's event or `None` if it got no work.

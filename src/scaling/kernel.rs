@@ -94,6 +94,12 @@ pub(super) struct Memo {
     pub(super) written_ran: AtomicU64,
     /// What a launch's devices reach of each argument split by footprints, kept.
     pub(super) runs: Mutex<launch::ArgRuns>,
+    /// Launches run whole on one device as the kernel is written, by request, for the next
+    /// ones like them (`launch/stay.rs`).
+    pub(super) written: Recent<launch::Request, Arc<launch::WrittenRun>, WRITTEN>,
+    /// Bumped by every change of a shape's choice: a launch remembered under an older one is
+    /// not rerun.
+    generation: AtomicU64,
     /// The root device's name in errors (its devices' names: made once, a launch split by
     /// footprints names it at every launch).
     device: OnceLock<String>,
@@ -107,6 +113,8 @@ impl Default for Memo {
             last: AtomicUsize::new(usize::MAX),
             written_ran: AtomicU64::new(0),
             runs: Mutex::default(),
+            written: Recent::default(),
+            generation: AtomicU64::new(0),
             device: OnceLock::new(),
         }
     }
@@ -125,13 +133,16 @@ pub(super) type ShapeKey = (Range, Range, Range, [usize; 3]);
 /// kernel at a few sizes in turn; a shape beyond these is priced again from its figures).
 const CHOSEN: usize = 16;
 
+/// How many launches run as written a kernel remembers (a few shapes in turn).
+const WRITTEN: usize = 4;
+
 /// The cost model's choice of one device for a shape: the device, the plan's partition with
 /// every work-group there, the figures it priced, and the shape's figures (the launches it
 /// keeps there count and time themselves there, without a lookup).
 pub(super) struct Chosen {
     pub(super) device: usize,
     pub(super) partition: Arc<Partition>,
-    pub(super) priced: Priced,
+    pub(super) priced: Arc<Priced>,
     pub(super) figures: Arc<Mutex<Figures>>,
 }
 
@@ -291,10 +302,16 @@ impl RootKernel {
 
     /// Keeps (`Some`) or forgets the shape's choice of one device.
     pub(super) fn choose(&self, shape: ShapeKey, choice: Option<Chosen>) {
+        self.memo.generation.fetch_add(1, Ordering::AcqRel);
         match choice {
             Some(c) => self.memo.chosen.put(shape, Arc::new(c)),
             None => self.memo.chosen.forget(&shape),
         }
+    }
+
+    /// The generation of the shapes' choices ([`RootKernel::choose`] makes a new one).
+    pub(super) fn generation(&self) -> u64 {
+        self.memo.generation.load(Ordering::Acquire)
     }
 
     /// Whether the kernel's last launch ran whole on device `d` too (this launch runs there).

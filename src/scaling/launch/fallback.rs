@@ -73,10 +73,13 @@ impl RootLaunch<'_> {
         let ran = unsafe {
             match (how, shape) {
                 (RootFallback::PerDevice, Shape::NdRange(local)) => {
-                    let plan = self
-                        .kernel
-                        .plan(global, PlanShape::NdRange(local), self.offset)?;
-                    self.run(plan, false)
+                    let request = super::Request {
+                        global,
+                        shape: PlanShape::NdRange(local),
+                        offset: self.offset,
+                    };
+                    let plan = self.kernel.plan(global, request.shape, self.offset)?;
+                    self.run(plan, request)
                 }
                 (RootFallback::PerDevice, Shape::Plain) => self.per_device_range(global),
                 (RootFallback::OneDevice { gather }, shape) => {

@@ -36,6 +36,8 @@ pub(super) use deepen::Reaches;
 pub(super) use execute::sub_launch;
 pub(super) use footprint::ArgRuns;
 pub(super) use pure::Decided;
+pub(super) use stay::WrittenRun;
+pub(super) use terms::Request;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -213,11 +215,8 @@ impl<'a> RootLaunch<'a> {
             // SAFETY: the caller's contract, for the same range.
             return unsafe { self.fallback(global, Shape::NdRange(local)) };
         }
-        let plan = self
-            .kernel
-            .plan(global, PlanShape::NdRange(local), self.offset)?;
         // SAFETY: the caller's contract, for the same range.
-        unsafe { self.run(plan, false) }
+        unsafe { self.planned(global, PlanShape::NdRange(local)) }
     }
 
     /// Enqueues over a plain range, like [`crate::launch::Launch::range`]: the range is
@@ -249,18 +248,39 @@ impl<'a> RootLaunch<'a> {
             // SAFETY: the caller's contract, for the same range.
             return unsafe { self.fallback(user, Shape::Plain) };
         }
-        let plan = self.kernel.plan(user, PlanShape::Plain, self.offset)?;
         // SAFETY: the caller's contract for `user`; the rounded work-items are guarded.
-        unsafe { self.run(plan, true) }
+        unsafe { self.planned(user, PlanShape::Plain) }
+    }
+
+    /// Launches `global` asked as `shape`: as a remembered launch like it ran, where one may
+    /// be rerun ([`RootLaunch::rerun`]), else planned and run.
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the work-items of `global`.
+    unsafe fn planned(self, global: Range, shape: PlanShape) -> Result<MultiEvent> {
+        let request = Request {
+            global,
+            shape,
+            offset: self.offset,
+        };
+        // SAFETY: the caller's contract, for the same launch.
+        if let Some(ran) = unsafe { self.rerun(&request) } {
+            return ran;
+        }
+        let plan = self.kernel.plan(global, shape, self.offset)?;
+        // SAFETY: the caller's contract, for the same launch.
+        unsafe { self.run(plan, request) }
     }
 
     /// Launches `plan` (the `user` range, or a rounded range containing it, in work-groups
-    /// split over the devices; `plain`: asked as a plain range); the kernel sees `user`.
+    /// split over the devices) of `request`; the kernel sees `user`.
     ///
     /// # Safety
     ///
     /// The contract of [`RootLaunch::nd_range`] for the work-items of `plan.user`.
-    unsafe fn run(self, plan: Arc<Plan>, plain: bool) -> Result<MultiEvent> {
+    unsafe fn run(self, plan: Arc<Plan>, request: Request) -> Result<MultiEvent> {
+        let plain = request.shape == PlanShape::Plain;
         let (user, global) = (plan.user, plan.launch);
         let (Some(local), Some(split)) = (plan.local, plan.partition.as_ref()) else {
             return Err(self.kernel.refused(global, None, Refusal::NoPartition));
@@ -279,7 +299,7 @@ impl<'a> RootLaunch<'a> {
         };
         let key = (user, global, local, base);
         // SAFETY: the caller's contract, for the same launch.
-        if let Some(ran) = unsafe { self.stay(&shape, &key) } {
+        if let Some(ran) = unsafe { self.stay(&shape, &key, &request) } {
             return ran;
         }
         let split = split.partition.clone();
@@ -308,7 +328,7 @@ impl<'a> RootLaunch<'a> {
                         if let Some(priced) = &several.priced {
                             self.keep_depth(&shape, &inputs, priced);
                         }
-                        (several.partition, several.priced)
+                        (several.partition, several.priced.map(Arc::new))
                     }
                     None => (split, None),
                 }

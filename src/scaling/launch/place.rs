@@ -301,7 +301,7 @@ impl RootLaunch<'_> {
         &self,
         s: &Shape3,
         partition: &Partition,
-        priced: Option<&Priced>,
+        priced: Option<&Arc<Priced>>,
     ) -> Option<Chosen> {
         // A deeper halo still to measure: the next launches are priced (and measure it).
         let p = priced.filter(|p| p.why == Why::Cheaper && !p.measure && !p.explores_deep())?;
@@ -311,7 +311,7 @@ impl RootLaunch<'_> {
         Some(Chosen {
             device,
             partition: Arc::new(partition.clone()),
-            priced: p.clone(),
+            priced: Arc::clone(p),
             figures: self.shape_figures(s),
         })
     }
@@ -324,7 +324,7 @@ impl RootLaunch<'_> {
     pub(super) fn timed(
         &self,
         s: &Shape3,
-        priced: Option<Priced>,
+        priced: Option<Arc<Priced>>,
         launch: impl FnOnce() -> Result<MultiEvent>,
     ) -> Result<MultiEvent> {
         let timing = (priced.as_ref()).and_then(|p| self.with_figures(s, |f| f.timing(p)));
@@ -335,7 +335,7 @@ impl RootLaunch<'_> {
     pub(super) fn timed_as(
         &self,
         s: &Shape3,
-        priced: Option<Priced>,
+        priced: Option<Arc<Priced>>,
         timing: Option<Timing>,
         launch: impl FnOnce() -> Result<MultiEvent>,
     ) -> Result<MultiEvent> {

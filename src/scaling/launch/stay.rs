@@ -7,17 +7,26 @@
 //! arguments (the origins and the whole launch's size), which the driver sets and copies at
 //! every launch. Each colored argument's residence is looked at once (a lock), and the
 //! launch's partition and figures are the choice's own (no copy, no lookup).
+//!
+//! A launch run as written is remembered ([`WrittenRun`], by [`Request`]): the next one like
+//! it (the same request, the same scalars, colored buffers of the same types) reruns it
+//! ([`RootLaunch::rerun`]) with the same choice, plan and prepared inner launch, looking only
+//! at the residences and the figures: no planning, no lookup of the shape's choice, no check
+//! of the arguments again (a launch's host time bounds a chain of short launches).
 
 use super::super::arg::Value;
 use super::super::kernel::{Chosen, ShapeKey};
 use super::super::{MultiEvent, Spread};
 use super::place::lock;
-use super::terms::Shape3;
+use super::terms::{Request, Shape3};
 use super::{sub_launch, RootLaunch};
 use crate::error::Result;
-use crate::launch::{Arg, LocalSize};
+use crate::event::Event;
+use crate::kernel::ArgKey;
+use crate::launch::{Arg, LocalSize, Prepared, ScalarBytes};
 use crate::plan::cost::watch::Timing;
 use crate::plan::cost::SpreadPolicy;
+use crate::plan::launch::Plan;
 use crate::plan::partition::Partition;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -28,6 +37,56 @@ struct Stay {
     chosen: Arc<Chosen>,
     timing: Option<Timing>,
     written: Option<Vec<Arg>>,
+    /// The generation of the choices when `chosen` was looked up.
+    generation: u64,
+}
+
+/// A launch the stay path ran as the kernel is written on the chosen device, remembered for
+/// the next one like it ([`RootLaunch::rerun`]).
+pub(in crate::scaling) struct WrittenRun {
+    /// The generation of the shape's choices it was run under: any later choice (or a
+    /// choice forgotten) makes it stale.
+    generation: u64,
+    shape: Shape3,
+    chosen: Arc<Chosen>,
+    /// Per argument of the user's launch, what a launch like it passes there.
+    args: Vec<Slot>,
+    /// The inner launch's plan (the kernel as written on the chosen device) and the user's
+    /// range and offset where that plan passes them.
+    plan: Arc<Plan>,
+    user_range: Option<[u64; 6]>,
+}
+
+/// An argument of a [`WrittenRun`]: a colored buffer (whole on the device) of this element
+/// type, a scalar of this type and value (the inner plan may depend on a scalar: launch-time
+/// id conditions), or local memory of this size.
+enum Slot {
+    Colored(ArgKey),
+    Scalar(ArgKey, ScalarBytes),
+    Local(usize),
+}
+
+impl Slot {
+    /// The slot of `v`, passed to the kernel as written as `a`.
+    fn of(v: &Value, a: &Arg) -> Slot {
+        match (v, a) {
+            (Value::Plain(Arg::Scalar { bytes, .. }), _) => Slot::Scalar(a.key(), bytes.clone()),
+            (Value::Plain(Arg::Local(n)), _) => Slot::Local(*n),
+            _ => Slot::Colored(a.key()),
+        }
+    }
+
+    /// Whether the plain argument `a` fills this slot (a scalar of the same type and bytes,
+    /// local memory of the same size).
+    fn holds(&self, a: &Arg) -> bool {
+        match (self, a) {
+            (Slot::Scalar(key, was), Arg::Scalar { bytes, .. }) => {
+                a.key() == *key && bytes[..] == was[..]
+            }
+            (Slot::Local(m), Arg::Local(n)) => n == m,
+            _ => false,
+        }
+    }
 }
 
 impl RootLaunch<'_> {
@@ -37,26 +96,123 @@ impl RootLaunch<'_> {
     /// # Safety
     ///
     /// The contract of [`RootLaunch::nd_range`] for the launch `s`.
-    pub(super) unsafe fn stay(&self, s: &Shape3, key: &ShapeKey) -> Option<Result<MultiEvent>> {
+    pub(super) unsafe fn stay(
+        &self,
+        s: &Shape3,
+        key: &ShapeKey,
+        request: &Request,
+    ) -> Option<Result<MultiEvent>> {
         let Stay {
             chosen,
             timing,
             written,
+            generation,
         } = self.stays(s, key)?;
         let d = chosen.device;
         let kernel = self.kernel.as_written.get(d);
+        let priced = Arc::clone(&chosen.priced);
         // SAFETY: the caller's contract, on one device holding every colored buffer whole:
         // the kernel as written where that is the same launch, else its partitioned variant
         // over the whole range.
         let ran = || unsafe {
             match (kernel, written) {
                 (Some(kernel), Some(args)) => {
-                    self.as_written(s, d, kernel, args, chosen.partition.clone())
+                    let run = (request, generation, chosen);
+                    self.as_written(s, kernel, args, run)
                 }
                 _ => self.resident(s, d, Partition::clone(&chosen.partition)),
             }
         };
-        Some(self.timed_as(s, Some(chosen.priced.clone()), timing, ran))
+        Some(self.timed_as(s, Some(priced), timing, ran))
+    }
+
+    /// The launch of `request` rerun as a remembered one like it ([`WrittenRun`]) ran, where
+    /// there is one, its choice is current, every colored argument is held whole on its
+    /// device and no re-sample of the split is due; else `None` (the launch is planned).
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`RootLaunch::nd_range`] for the launch of `request`.
+    pub(super) unsafe fn rerun(&self, request: &Request) -> Option<Result<MultiEvent>> {
+        let k = self.kernel;
+        if k.policy.strict || k.policy.spread != SpreadPolicy::Model || crate::checked::enabled() {
+            return None;
+        }
+        let run = k.memo.written.get(request)?;
+        if run.generation != k.generation() || run.args.len() != self.args.len() {
+            return None;
+        }
+        let d = run.chosen.device;
+        let mut args = Vec::with_capacity(self.args.len());
+        for (v, slot) in self.args.iter().zip(&run.args) {
+            let arg = match (v, slot) {
+                (Value::Colored(c), Slot::Colored(key)) => {
+                    let held = c.residence.as_deref()?;
+                    let arg = held.held_on(d, |whole| whole.map(|w| Arg::bytes_as(w, c.elem)))?;
+                    // Shared placement: the parent is the whole.
+                    let arg = arg.or_else(|| c.whole.clone())?;
+                    (arg.key() == *key).then_some(arg)?
+                }
+                (Value::Plain(a), slot) if slot.holds(a) => a.clone(),
+                _ => return None,
+            };
+            args.push(arg);
+        }
+        // Events of another context: refused by the launch planned.
+        if !self.waits.is_empty() {
+            let context = k.as_written[d].program().queue().context().key();
+            crate::event::foreign_wait(&self.waits, context)
+                .is_none()
+                .then_some(())?;
+        }
+        let priced = &run.chosen.priced;
+        let timing = {
+            let mut f = lock(&run.chosen.figures);
+            (!f.resample.due(priced)).then(|| f.timing(priced))?
+        };
+        // SAFETY: the caller's contract, on one device holding every colored buffer whole, as
+        // the remembered launch ran (the same request, plan, scalars and argument types).
+        let ran = || unsafe { self.rerun_on(&run, args) };
+        Some(self.timed_as(&run.shape, Some(Arc::clone(priced)), timing, ran))
+    }
+
+    /// `run` rerun with `args` (the whole buffers on its device).
+    ///
+    /// # Safety
+    ///
+    /// As [`RootLaunch::rerun`].
+    unsafe fn rerun_on(&self, run: &WrittenRun, args: Vec<Arg>) -> Result<MultiEvent> {
+        let d = run.chosen.device;
+        let mut launch = sub_launch(&self.kernel.as_written[d], args, &self.waits);
+        if let Some(o) = self.offset {
+            launch = launch.offset(o);
+        }
+        let prepared = Prepared {
+            plan: Arc::clone(&run.plan),
+            user_range: run.user_range,
+            hidden: Vec::new(),
+        };
+        self.mark_written();
+        self.kernel.again_on(d);
+        // SAFETY: the caller's contract: the whole launch on d, every colored buffer whole
+        // there, prepared as the remembered launch like it was.
+        let event = unsafe { launch.execute(prepared)? };
+        Ok(self.on_one(d, event, run.chosen.partition.clone()))
+    }
+
+    /// The [`MultiEvent`] of a launch run whole on device `d` as `event`.
+    fn on_one(&self, d: usize, event: Event, partition: Arc<Partition>) -> MultiEvent {
+        let mut events: Vec<_> = (0..self.kernel.kernels.len()).map(|_| None).collect();
+        events[d] = Some(event);
+        MultiEvent {
+            partition,
+            events,
+            spread: Spread::Resident {
+                device: d,
+                moved: 0,
+            },
+            priced: None,
+        }
     }
 
     /// The shape's choice of one device where the launch may run there without analysis or
@@ -73,6 +229,7 @@ impl RootLaunch<'_> {
         if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
             return None;
         }
+        let generation = k.generation();
         let chosen = k.stays(key)?;
         let d = chosen.device;
         // One pass over the arguments, one look at each colored one's residence.
@@ -109,6 +266,7 @@ impl RootLaunch<'_> {
             chosen,
             timing,
             written,
+            generation,
         })
     }
 
@@ -120,28 +278,32 @@ impl RootLaunch<'_> {
         (s.user == s.global || s.plain) && !k.checked && k.rewrite_obstacle.is_none()
     }
 
-    /// The launch `s` run whole on device `d` as `kernel` (the kernel as written there) with
-    /// `args` (the whole buffers there). On devices that compile alone, the kernel's first
-    /// run on `d` runs by itself (every queue finished first, then waited for).
+    /// The launch `s` run whole on the device `run` chose as `kernel` (the kernel as written
+    /// there) with `args` (the whole buffers there), then remembered for `run`'s request
+    /// ([`WrittenRun`]). On devices that compile alone, the kernel's first run on the device
+    /// runs by itself (every queue finished first, then waited for).
     ///
     /// # Safety
     ///
     /// The contract of [`RootLaunch::nd_range`] for the launch `s`; every colored buffer
-    /// whole on `d`.
+    /// whole on the chosen device.
     unsafe fn as_written(
         &self,
         s: &Shape3,
-        d: usize,
         kernel: &crate::kernel::Kernel,
         args: Vec<Arg>,
-        partition: Arc<Partition>,
+        (request, generation, chosen): (&Request, u64, Arc<Chosen>),
     ) -> Result<MultiEvent> {
+        let d = chosen.device;
         let bit = 1u64.checked_shl(d as u32).unwrap_or(0);
         let ran = (self.kernel.memo.written_ran).fetch_or(bit, Ordering::Relaxed);
         let alone = ran & bit == 0 && self.compile_alone();
         if alone {
             self.queues().iter().try_for_each(|q| q.finish())?;
         }
+        let slots = (self.args.iter().zip(&args))
+            .map(|(v, a)| Slot::of(v, a))
+            .collect();
         let mut launch = sub_launch(kernel, args, &self.waits);
         if let Some(o) = self.offset {
             launch = launch.offset(o);
@@ -152,6 +314,17 @@ impl RootLaunch<'_> {
             true => l.prepare_range(s.user),
             false => l.prepare_nd(s.global, LocalSize::Exact(s.local)),
         })?;
+        // Remembered where a launch like it may skip the preparation: the kernel as written
+        // (not its emulated build), nothing hidden (checked mode).
+        let remembered = (std::ptr::eq(launch.kernel(), kernel) && prepared.hidden.is_empty())
+            .then(|| WrittenRun {
+                generation,
+                shape: *s,
+                chosen: Arc::clone(&chosen),
+                args: slots,
+                plan: Arc::clone(&prepared.plan),
+                user_range: prepared.user_range,
+            });
         // Written buffers: their parts (and margins) are stale from now on.
         self.mark_written();
         self.kernel.again_on(d);
@@ -161,16 +334,9 @@ impl RootLaunch<'_> {
         if alone {
             event.wait()?;
         }
-        let mut events: Vec<_> = (0..self.kernel.kernels.len()).map(|_| None).collect();
-        events[d] = Some(event);
-        Ok(MultiEvent {
-            partition,
-            events,
-            spread: Spread::Resident {
-                device: d,
-                moved: 0,
-            },
-            priced: None,
-        })
+        if let Some(run) = remembered {
+            self.kernel.memo.written.put(*request, Arc::new(run));
+        }
+        Ok(self.on_one(d, event, chosen.partition.clone()))
     }
 }

@@ -8,6 +8,7 @@ use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launch::Arg;
+use crate::plan::launch::Shape as PlanShape;
 use crate::plan::Refusal;
 use crate::range::Range;
 use opencl3::types::{cl_event, cl_mem};
@@ -43,12 +44,22 @@ pub(super) enum Feed {
 /// A launch's ranges: the user's range, the launched (possibly rounded) one, its
 /// work-groups, and its global offset (padded); and whether the user asked for a plain range
 /// (no local size: `RootLaunch::range`).
+#[derive(Clone, Copy)]
 pub(super) struct Shape3 {
     pub(super) user: Range,
     pub(super) global: Range,
     pub(super) local: Range,
     pub(super) base: [usize; 3],
     pub(super) plain: bool,
+}
+
+/// How the user asked for a launch: its range, plain or in work-groups, and its offset (the
+/// root plan is a function of them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(in crate::scaling) struct Request {
+    pub(super) global: Range,
+    pub(super) shape: PlanShape,
+    pub(super) offset: Option<Range>,
 }
 
 /// Per argument, per device, the copy that device receives instead of its part (empty:
