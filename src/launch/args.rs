@@ -57,6 +57,15 @@ pub struct Mem {
     guard: Option<Guard>,
 }
 
+// SAFETY: a `Mem` is a copy of a memory object's handle (and of its guard's), with sizes: it
+// neither retains nor releases the object, and a launch that passes it to the driver borrows
+// the `Buffer` that keeps it alive, on whatever thread. OpenCL 1.2+ makes every API call
+// thread-safe but clSetKernelArg (2.x adds clSetKernelArgSVMPointer, clSetKernelExecInfo) on
+// one kernel object, which concerns the kernel, not the `cl_mem` passed to it.
+unsafe impl Send for Mem {}
+// SAFETY: as for `Send`: `&Mem` only reads the handle and sizes.
+unsafe impl Sync for Mem {}
+
 #[cfg(test)]
 impl Mem {
     /// A memory object for tests of plans that never reach the driver.

@@ -24,7 +24,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// One kernel on every device of a [`RootDevice`](super::RootDevice).
+/// One kernel on every device of a [`RootDevice`](super::RootDevice). `Send + Sync`: threads
+/// may launch it at once (each device kernel's arguments are set and enqueued under its lock).
 ///
 /// ```
 /// use clgroups::{ColoredBuffer, RootDevice};

@@ -159,7 +159,7 @@ pub(super) fn mark_valid(valid: &mut Vec<Span>, r: Span) {
 }
 
 /// A colored buffer's margins as launches see them (its element type erased).
-pub(super) trait Coherence: fmt::Debug {
+pub(super) trait Coherence: fmt::Debug + Send + Sync {
     /// Device `d`'s own elements, where it may keep margins (one run, its whole part).
     fn own(&self, d: usize) -> Option<Span>;
     /// The sub-buffer alignment, in elements.
@@ -208,7 +208,7 @@ pub(crate) struct Margins<T: Pod> {
     lent: AtomicBool,
 }
 
-impl<T: Pod> Margins<T> {
+impl<T: Pod + Send + Sync> Margins<T> {
     /// No margins yet; `own[d]` the device's run where it may keep them, `align` the
     /// sub-buffer alignment in bytes.
     pub(super) fn new(own: Vec<Option<Span>>, align: usize) -> Self {
@@ -261,14 +261,14 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
-impl<T: Pod> fmt::Debug for Margins<T> {
+impl<T: Pod + Send + Sync> fmt::Debug for Margins<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let held: Vec<Option<Span>> = self.kept.iter().map(|k| k.get().map(|k| k.held)).collect();
         write!(f, "margins held {held:?}, valid {:?}", *self.lock())
     }
 }
 
-impl<T: Pod> Coherence for Margins<T> {
+impl<T: Pod + Send + Sync> Coherence for Margins<T> {
     fn own(&self, d: usize) -> Option<Span> {
         self.own.get(d).copied().flatten()
     }

@@ -8,7 +8,7 @@ use crate::ffi;
 use crate::queue::Queue;
 use std::sync::Arc;
 
-impl<T: Pod> ColoredBuffer<T> {
+impl<T: Pod + Send + Sync> ColoredBuffer<T> {
     /// Every device's part, to write: the margins of all of them become stale.
     pub(super) fn parts_to_write(&mut self) -> Result<Vec<Option<&mut Buffer<T>>>> {
         // Every element is overwritten: the parts hold the valid data from now on.

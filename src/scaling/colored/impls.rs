@@ -5,7 +5,7 @@ use super::ColoredBuffer;
 use crate::buffer::Pod;
 use std::fmt;
 
-impl<T: Pod> fmt::Debug for ColoredBuffer<T> {
+impl<T: Pod + Send + Sync> fmt::Debug for ColoredBuffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -21,13 +21,13 @@ impl<T: Pod> fmt::Debug for ColoredBuffer<T> {
 impl<T: Pod> super::super::arg::sealed::Sealed for &ColoredBuffer<T> {}
 impl<T: Pod> super::super::arg::sealed::Sealed for &mut ColoredBuffer<T> {}
 
-impl<T: Pod> RootArg for &ColoredBuffer<T> {
+impl<T: Pod + Send + Sync> RootArg for &ColoredBuffer<T> {
     fn to_root_arg(&self) -> RootArgValue {
         self.root_arg()
     }
 }
 
-impl<T: Pod> RootArg for &mut ColoredBuffer<T> {
+impl<T: Pod + Send + Sync> RootArg for &mut ColoredBuffer<T> {
     fn to_root_arg(&self) -> RootArgValue {
         self.root_arg()
     }

@@ -27,8 +27,9 @@ mod whole;
 /// the runs [`owned`](ColoredBuffer::owned)`()[i]`), in one buffer of the shared context with a
 /// sub-buffer per chunk ([`Placement::Shared`]) or in one buffer per device
 /// ([`Placement::Partitioned`]) that holds its elements and whatever else its [`Access`] asks
-/// for. Host reads and writes see one contiguous array. Elements are any [`Pod`] type, as in a
-/// [`Buffer`] (`[f32; 4]` for `float4`, `#[repr(C)]` structs, `half::f16`).
+/// for. Host reads and writes see one contiguous array. Elements are any [`Pod`] type that is
+/// `Send + Sync` (numbers, `[f32; 4]` for `float4`, `#[repr(C)]` structs, `half::f16`), so
+/// that the buffer and the kernels launched with it move between threads.
 ///
 /// ```
 /// use clgroups::{ColoredBuffer, RootDevice};
@@ -74,20 +75,13 @@ impl<T> ArgCache<T> {
     }
 }
 
-// SAFETY: of a cached `ColoredArg`, only `margins` is neither `Send` nor `Sync` by its type: it
-// is the buffer's own `Arc<Margins<T>>` (as `dyn Coherence`), which is both where `T` is (the
-// buffer holds it as such).
-unsafe impl<T: Send + Sync> Send for ArgCache<T> {}
-// SAFETY: as for `Send`.
-unsafe impl<T: Send + Sync> Sync for ArgCache<T> {}
-
 // A colored buffer (its cached launch argument included) moves and is shared between threads.
 const _: fn() = || {
     fn both<X: Send + Sync>() {}
     both::<ColoredBuffer<u8>>();
 };
 
-impl<T: Pod> ColoredBuffer<T> {
+impl<T: Pod + Send + Sync> ColoredBuffer<T> {
     /// An uninitialised buffer of `len` (≥ 1) elements in the root device's placement, in its
     /// [default page](RootDevice::default_page_size) (shared) or pages of one element
     /// (partitioned: chunks follow 1-D launches, cut by the same rule as the launch).
@@ -539,8 +533,7 @@ impl<T: Pod> ColoredBuffer<T> {
         // Its fields never change once made (the parts are replaced only through
         // `parts_to_write`, which forgets it).
         let arg = self.arg.0.get_or_init(|| {
-            // An `Arc`, not an `Rc`: launches on other threads drop their clones (`ArgCache`).
-            #[allow(clippy::arc_with_non_send_sync)]
+            // An `Arc`, not an `Rc`: launches on other threads drop their clones.
             Arc::new(ColoredArg {
                 elem: crate::buffer::ElemType::of::<T>(),
                 elem_size: size_of::<T>(),

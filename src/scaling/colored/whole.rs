@@ -10,7 +10,7 @@ use crate::buffer::Pod;
 use crate::error::Result;
 use crate::queue::Queue;
 
-impl<T: Pod> ColoredBuffer<T> {
+impl<T: Pod + Send + Sync> ColoredBuffer<T> {
     /// Moves the buffer back to its parts where a launch left it whole on one device (see
     /// [`super::resident`]), enqueued device to device.
     pub(in crate::scaling) fn settle(&self) -> Result<()> {

@@ -1,0 +1,81 @@
+//! The types a program shares between threads stay `Send + Sync`: this file does not compile
+//! if one of them loses either (a `RootKernel` once did, through its cache of launch
+//! decisions). At run time, one `RootKernel` launched from two threads at once, each with its
+//! own colored buffer and scalar, writes what each thread asked for (a device kernel's
+//! arguments are set and enqueued under its lock).
+
+mod common;
+
+use clgroups::scaling::{ColoredBuffer, MultiEvent, RootDevice, RootKernel, RootProgram};
+use clgroups::{Buffer, Device, Event, Kernel, Program, Queue, Range};
+
+const fn send_sync<T: Send + Sync>() {}
+
+const _: () = {
+    send_sync::<Device>();
+    send_sync::<Queue>();
+    send_sync::<Program>();
+    send_sync::<Kernel>();
+    send_sync::<Buffer<f32>>();
+    send_sync::<Event>();
+    send_sync::<RootDevice>();
+    send_sync::<RootProgram>();
+    send_sync::<RootKernel>();
+    send_sync::<ColoredBuffer<f32>>();
+    send_sync::<ColoredBuffer<[u32; 4]>>();
+    send_sync::<MultiEvent>();
+};
+
+/// The root device under test, or `None` after printing why not (no OpenCL device at all, or
+/// a single one that cannot be split).
+fn root(test: &str) -> Option<RootDevice> {
+    let why = match clgroups::devices() {
+        Ok(d) if !d.is_empty() => return common::root_device(test),
+        Ok(_) => "no device".to_string(),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        !common::multi_required(),
+        "CLGROUPS_REQUIRE_MULTI_DEVICE=1 but {why}"
+    );
+    eprintln!("{test}: not run: no OpenCL device ({why})");
+    None
+}
+
+#[test]
+fn one_root_kernel_launched_from_two_threads() {
+    let Some(root) = root("one_root_kernel_launched_from_two_threads") else {
+        return;
+    };
+    let src =
+        "kernel void put(global uint *x, uint v) { size_t i = get_global_id(0); x[i] = v + i; }";
+    let k = root.program(src).unwrap().kernel("put").unwrap();
+    let n = 64 * 4 * root.len();
+    std::thread::scope(|s| {
+        let runs: Vec<_> = (0..2u32)
+            .map(|t| {
+                let (k, root) = (&k, &root);
+                s.spawn(move || {
+                    let mut x = ColoredBuffer::<u32>::new(root, n).unwrap();
+                    let mut last = None;
+                    for r in 0..40 {
+                        let v = 1_000_000 * (t + 1) + 1000 * r;
+                        // SAFETY: work-item i writes x[i], i < n = x.len().
+                        let ev =
+                            unsafe { k.launch().arg(&mut x).arg(v).nd_range(n, Range::d1(64)) };
+                        let ev = ev.unwrap();
+                        let want: Vec<u32> = (0..n as u32).map(|i| v + i).collect();
+                        assert_eq!(x.read().unwrap(), want, "thread {t}, launch {r}");
+                        last = Some(ev);
+                    }
+                    last.unwrap()
+                })
+            })
+            .collect();
+        // The events come back to this thread, which waits for them.
+        for run in runs {
+            let ev: MultiEvent = run.join().unwrap();
+            ev.wait().unwrap();
+        }
+    });
+}
