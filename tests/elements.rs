@@ -314,6 +314,7 @@ fn fills_of_any_element_size() {
 
 /// Colored buffers take the same element types: `[f32; 4]` for `float4` over a root device,
 /// in each placement, element by element against the host.
+#[cfg(feature = "scaling")]
 #[test]
 fn float4_in_colored_buffers() {
     use clgroups::scaling::{ColoredBuffer, Placement};

@@ -91,7 +91,8 @@ pub enum SpreadPolicy {
 
 impl SpreadPolicy {
     /// The policy a word names (`model`, `split` or `one`, as [`Display`](fmt::Display) writes
-    /// them; ASCII case ignored).
+    /// them; ASCII case ignored). Only `scaling` reads `CLGROUPS_SPREAD`.
+    #[cfg(feature = "scaling")]
     pub(crate) fn from_word(text: &str) -> Option<Self> {
         let all = [Self::Model, Self::Split, Self::OneDevice];
         all.into_iter()

@@ -3,6 +3,7 @@
 //! tables ([`suite`]) and of the kernels that record their sub-groups ([`recorded`]).
 #![allow(dead_code)]
 
+#[cfg(feature = "scaling")]
 pub mod partitioned;
 pub mod recorded;
 pub mod shape;

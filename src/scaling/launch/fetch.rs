@@ -7,7 +7,8 @@ use super::super::arg::Value;
 use super::super::kernel::{HaloRun, Purpose};
 use super::super::margins::Keep;
 use super::super::{MultiEvent, Spread};
-use super::terms::{bounded_copy, copy, part_sized, Copies, Fetch, Held, Run, Runs, Shape3, Side};
+use super::terms::{bounded_copy, clip, copy, owned_in, part_sized, Copies, Fetch, Held, Run};
+use super::terms::{Runs, Shape3, Side};
 use super::RootLaunch;
 use crate::error::{Error, InputFault, Internal, Result};
 use crate::event::Event;
@@ -120,22 +121,13 @@ impl RootLaunch<'_> {
                     .kept(d)
                     .ok_or_else(|| Error::input(InputFault::Internal(Internal::NoMarginsKept)))?;
                 for &(a, b) in &k.fetch {
-                    for (e, runs) in c.owned.iter().enumerate().filter(|&(e, _)| e != d) {
-                        let Some((src, size)) = part_sized(c, e) else {
-                            continue;
-                        };
-                        for &(x, y) in runs {
-                            let (x, y) = (x.max(a), y.min(b));
-                            if x >= y {
-                                continue;
-                            }
-                            let (from, to) = ((x - c.stored[e].0) * es, (x - held.0) * es);
-                            let bytes = (y - x) * es;
-                            let dst = (buf.as_raw(), to, buf.len());
-                            let run = HaloRun::new(Purpose::Fetch, i, (d, e), (x, y));
-                            self.staged(run, (src, from, size), dst, bytes)?;
-                            fetched.between += bytes as u64;
-                        }
+                    for (e, (src, size), (x, y)) in owned_in(c, (a, b)).filter(|r| r.0 != d) {
+                        let (from, to) = ((x - c.stored[e].0) * es, (x - held.0) * es);
+                        let bytes = (y - x) * es;
+                        let dst = (buf.as_raw(), to, buf.len());
+                        let run = HaloRun::new(Purpose::Fetch, i, (d, e), (x, y));
+                        self.staged(run, (src, from, size), dst, bytes)?;
+                        fetched.between += bytes as u64;
                     }
                     m.fetched(d, (a, b));
                 }
@@ -171,16 +163,8 @@ impl RootLaunch<'_> {
                 let dst = copy.as_raw();
                 let whole = [(a, b)];
                 let wanted = (fill.get(i).and_then(|f| f.get(d)?.as_deref())).unwrap_or(&whole);
-                for (e, runs) in c.owned.iter().enumerate() {
-                    let Some((src, size)) = part_sized(c, e) else {
-                        continue;
-                    };
-                    let pieces = (runs.iter()).flat_map(|&o| wanted.iter().map(move |&w| (o, w)));
-                    for ((x, y), (lo, hi)) in pieces {
-                        let (x, y) = (x.max(a).max(lo), y.min(b).min(hi));
-                        if x >= y {
-                            continue;
-                        }
+                for (e, (src, size), owned) in owned_in(c, (a, b)) {
+                    for (x, y) in wanted.iter().filter_map(|&w| clip(owned, w)) {
                         let bytes = (y - x) * es;
                         let from = (x - c.stored[e].0) * es;
                         let to = (x - a) * es;
@@ -230,27 +214,16 @@ impl RootLaunch<'_> {
                     continue;
                 };
                 let (src, src_size) = (held.buf.as_raw(), held.buf.len());
-                let owners = c.owned.iter().enumerate();
-                for ((a, b), (e, runs)) in
-                    (written.iter()).flat_map(|&w| owners.clone().map(move |o| (w, o)))
-                {
-                    let Some((dst, dst_size)) = part_sized(c, e) else {
-                        continue;
-                    };
-                    for &(x, y) in runs {
-                        let (x, y) = (x.max(a), y.min(b));
-                        if x >= y {
-                            continue;
-                        }
-                        let (bytes, from, to) =
-                            ((y - x) * es, (x - held.lo) * es, (x - c.stored[e].0) * es);
-                        let run = HaloRun::new(Purpose::GiveBack, i, (e, d), (x, y));
-                        let (src, dst) = ((src, from, src_size), (dst, to, dst_size));
-                        let moved = (&mut fetched.within, &mut fetched.between);
-                        // SAFETY: the copy holds [x, y) from `held.lo` on; device e's part
-                        // holds its own run [x, y) from stored[e].0 on.
-                        unsafe { self.give_run(run, src, dst, bytes, &[], (moved, launched)) }?;
-                    }
+                let owned = (written.iter()).flat_map(|&w| owned_in(c, w));
+                for (e, (dst, dst_size), (x, y)) in owned {
+                    let (bytes, from, to) =
+                        ((y - x) * es, (x - held.lo) * es, (x - c.stored[e].0) * es);
+                    let run = HaloRun::new(Purpose::GiveBack, i, (e, d), (x, y));
+                    let (src, dst) = ((src, from, src_size), (dst, to, dst_size));
+                    let moved = (&mut fetched.within, &mut fetched.between);
+                    // SAFETY: the copy holds [x, y) from `held.lo` on; device e's part holds
+                    // its own run [x, y) from stored[e].0 on.
+                    unsafe { self.give_run(run, src, dst, bytes, &[], (moved, launched)) }?;
                 }
             }
         }

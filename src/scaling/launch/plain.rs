@@ -13,7 +13,7 @@ use super::super::kernel::{HaloRun, Purpose};
 use super::super::MultiEvent;
 use super::fetch::Fetched;
 use super::footprint::joined;
-use super::terms::{bounded_copy, copy, Fetch, Held, Runs};
+use super::terms::{bounded_copy, clip, copy, Fetch, Held, Runs};
 use super::RootLaunch;
 use crate::error::Result;
 use crate::launch::Arg;
@@ -84,11 +84,7 @@ impl RootLaunch<'_> {
                 let Some((a, b)) = *range else { continue };
                 let held = self.copy_of((i, d), kernels[d].program().queue(), (b - a) * es)?;
                 let runs = fetch.fill[i][d].as_deref().unwrap_or_default();
-                for &(x, y) in runs {
-                    let (x, y) = (x.max(a), y.min(b));
-                    if x >= y {
-                        continue;
-                    }
+                for (x, y) in runs.iter().filter_map(|&r| clip(r, (a, b))) {
                     let bytes = (y - x) * es;
                     let src = (mem.raw(), x * es, mem.bytes());
                     let dst = (held.as_raw(), (x - a) * es, held.len());

@@ -155,6 +155,26 @@ pub(super) fn part_sized(c: &ColoredArg, d: usize) -> Option<(cl_mem, usize)> {
     }
 }
 
+/// `[x, y)` clipped to `[a, b)`, where anything of it is left.
+pub(super) fn clip((x, y): (usize, usize), (a, b): (usize, usize)) -> Option<(usize, usize)> {
+    let (x, y) = (x.max(a), y.min(b));
+    (x < y).then_some((x, y))
+}
+
+/// Owner by owner, the runs of `c`'s elements it owns clipped to `span` (those that meet it),
+/// each with its owner and the owner's part and size in bytes ([`part_sized`]; owners without
+/// a part are passed over).
+pub(super) fn owned_in(
+    c: &ColoredArg,
+    span: (usize, usize),
+) -> impl Iterator<Item = (usize, (cl_mem, usize), (usize, usize))> + '_ {
+    (c.owned.iter().enumerate())
+        .filter_map(|(e, runs)| Some((e, part_sized(c, e)?, runs)))
+        .flat_map(move |(e, part, runs)| {
+            (runs.iter()).filter_map(move |&r| Some((e, part, clip(r, span)?)))
+        })
+}
+
 /// Copies `bytes` from byte `from` of `src` to byte `to` of `dst` on `q` after `waits`, once
 /// both ranges are checked to lie in their memory objects (of the sizes given): a plan that
 /// sized a copy wrongly (elements for bytes, pointees for elements) is a typed error, never a
@@ -219,7 +239,15 @@ pub(super) fn kept_or_made<K: Eq + Hash, V: Clone>(
 
 #[cfg(test)]
 mod tests {
-    use super::Fetch;
+    use super::{clip, Fetch};
+
+    #[test]
+    fn a_run_clipped_to_a_span_keeps_what_lies_in_it() {
+        assert_eq!(clip((2, 9), (4, 12)), Some((4, 9)));
+        assert_eq!(clip((5, 6), (4, 12)), Some((5, 6)));
+        assert_eq!(clip((0, 4), (4, 12)), None);
+        assert_eq!(clip((12, 20), (4, 12)), None);
+    }
 
     #[test]
     fn a_plan_moves_nothing_until_anything_is_copied_kept_or_widened() {
