@@ -1,8 +1,9 @@
 //! The types a program shares between threads stay `Send + Sync`: this file does not compile
 //! if one of them loses either (a `RootKernel` once did, through its cache of launch
 //! decisions). At run time, one `RootKernel` launched from two threads at once, each with its
-//! own colored buffer and scalar, writes what each thread asked for (a device kernel's
-//! arguments are set and enqueued under its lock).
+//! own colored buffers and scalar, writes what each thread asked for (a device kernel's
+//! arguments are set and enqueued under its lock; colored buffers are made on both threads at
+//! once: NVIDIA's OpenCL crashed migrating them over two GPUs, and no longer migrates them).
 
 mod common;
 
@@ -56,6 +57,14 @@ fn one_root_kernel_launched_from_two_threads() {
             .map(|t| {
                 let (k, root) = (&k, &root);
                 s.spawn(move || {
+                    // Colored buffers made on both threads at once (migrated ahead of use,
+                    // they crashed NVIDIA's OpenCL over two GPUs).
+                    for j in 0..8 {
+                        match j % 2 {
+                            0 => ColoredBuffer::<u32>::new(root, n).unwrap(),
+                            _ => ColoredBuffer::from_slice(root, &vec![j; n]).unwrap(),
+                        };
+                    }
                     let mut x = ColoredBuffer::<u32>::new(root, n).unwrap();
                     let mut last = None;
                     for r in 0..40 {

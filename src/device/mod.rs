@@ -336,6 +336,16 @@ impl Device {
         group_barrier_reason(backend, self.is_pocl(), self.kind())
     }
 
+    /// Whether buffers may be moved to this device ahead of use (`clEnqueueMigrateMemObjects`):
+    /// not on NVIDIA's own OpenCL, which crashed (SIGSEGV) when one thread migrated buffers of
+    /// a two-GPU context while another created or wrote buffers of it (two H200s,
+    /// `tests/thread_safety.rs`); it places a buffer on the device that first uses it anyway.
+    #[cfg(feature = "scaling")]
+    pub(crate) fn migrates_safely(&self) -> bool {
+        let id = &self.inner.identity;
+        id.implementation != Implementation::Nvidia || id.remote
+    }
+
     /// Whether PoCL runs the device's kernels: a PoCL device, or one PoCL serves behind PoCL-R
     /// (not a GPU another implementation serves through PoCL-R's client).
     pub(crate) fn is_pocl(&self) -> bool {

@@ -72,11 +72,13 @@ impl<K: PartialEq, V: Clone, const N: usize> Recent<K, V, N> {
         recent.insert(0, (key, value));
     }
 
-    /// Forgets `key`.
+    /// Forgets `key`; whether it was kept.
     #[cfg(feature = "scaling")]
-    pub(crate) fn forget(&self, key: &K) {
+    pub(crate) fn forget(&self, key: &K) -> bool {
         let mut recent = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let kept = recent.len();
         recent.retain(|(k, _)| k != key);
+        recent.len() < kept
     }
 }
 

@@ -301,12 +301,20 @@ impl RootKernel {
         self.memo.chosen.get(shape)
     }
 
-    /// Keeps (`Some`) or forgets the shape's choice of one device.
+    /// Keeps (`Some`) or forgets the shape's choice of one device. Once a choice is kept or
+    /// forgotten, launches remembered under an earlier one ([`RootKernel::generation`]) are
+    /// not rerun (the generation moves after the choice: a launch that read the new choice
+    /// under the old generation is stale too).
     pub(super) fn choose(&self, shape: ShapeKey, choice: Option<Chosen>) {
-        self.memo.generation.fetch_add(1, Ordering::AcqRel);
-        match choice {
-            Some(c) => self.memo.chosen.put(shape, Arc::new(c)),
+        let changed = match choice {
+            Some(c) => {
+                self.memo.chosen.put(shape, Arc::new(c));
+                true
+            }
             None => self.memo.chosen.forget(&shape),
+        };
+        if changed {
+            self.memo.generation.fetch_add(1, Ordering::AcqRel);
         }
     }
 

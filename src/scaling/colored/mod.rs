@@ -498,7 +498,9 @@ impl<T: Pod + Send + Sync> ColoredBuffer<T> {
     }
 
     /// Moves each device's chunk to its device (`clEnqueueMigrateMemObjects` on its queue)
-    /// and waits. Done on creation and after every host write.
+    /// and waits, where the device migrates safely (not NVIDIA's OpenCL, which places a chunk
+    /// where it is first used: its migrations crashed beside another thread's buffers). Done
+    /// on creation and after every host write.
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?;
@@ -511,6 +513,7 @@ impl<T: Pod + Send + Sync> ColoredBuffer<T> {
             .parts
             .iter()
             .zip(&self.queues)
+            .filter(|(_, q)| q.device().migrates_safely())
             .filter_map(|(part, q)| part.as_ref().map(|p| (p, q)))
             .map(|(p, q)| {
                 ffi::migrate(q.raw(), &[p.as_raw()]).map_err(|e| {
