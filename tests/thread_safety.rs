@@ -7,7 +7,9 @@
 
 mod common;
 
-use clgroups::scaling::{ColoredBuffer, MultiEvent, RootDevice, RootKernel, RootProgram};
+use clgroups::scaling::{
+    ColoredBuffer, MultiEvent, RootDevice, RootKernel, RootProgram, SpreadPolicy,
+};
 use clgroups::{Buffer, Device, Event, Kernel, Program, Queue, Range};
 
 const fn send_sync<T: Send + Sync>() {}
@@ -87,4 +89,54 @@ fn one_root_kernel_launched_from_two_threads() {
             ev.wait().unwrap();
         }
     });
+}
+
+#[test]
+fn one_input_shared_by_threads_that_split_and_stay() {
+    let Some(root) = root("one_input_shared_by_threads_that_split_and_stay") else {
+        return;
+    };
+    if root.len() < 2 {
+        eprintln!("one_input_shared_by_threads_that_split_and_stay: not run: one device");
+        return;
+    }
+    let src = r#"
+        kernel void scaled(global const int *x, global int *y, int a) {
+            size_t i = get_global_id(0);
+            y[i] = a * x[i] + (int)i;
+        }"#;
+    // One input read by both threads at once: one thread's launches split over the devices
+    // (each reads its part of `x`), the other's run on device 0 (moving `x` whole there), so
+    // `x` moves between its parts and device 0 while the other thread reads it.
+    let kernel = |policy| {
+        let root = root.clone().with_spread(policy);
+        root.program(src).unwrap().kernel("scaled").unwrap()
+    };
+    let (split, one) = (kernel(SpreadPolicy::Split), kernel(SpreadPolicy::OneDevice));
+    let n = 64 * 64 * root.len();
+    let host: Vec<i32> = (0..n as i32).map(|i| (i * 7) % 1001 - 500).collect();
+    let x = ColoredBuffer::from_slice(&root, &host).unwrap();
+    std::thread::scope(|s| {
+        for (t, k) in [&split, &one].into_iter().enumerate() {
+            let (x, root, host) = (&x, &root, &host);
+            s.spawn(move || {
+                let mut y = ColoredBuffer::<i32>::new(root, n).unwrap();
+                for r in 0..30 {
+                    let a = r % 7 - 3;
+                    // SAFETY: work-item i reads x[i] and writes y[i], i < n = x.len() = y.len().
+                    let ev = unsafe { k.launch().arg(x).arg(&mut y).arg(a).range(n) };
+                    let spread = ev.unwrap().spread().clone();
+                    let want: Vec<i32> = (host.iter().enumerate())
+                        .map(|(i, &v)| a * v + i as i32)
+                        .collect();
+                    assert_eq!(
+                        y.read().unwrap(),
+                        want,
+                        "thread {t}, launch {r}: {spread:?}"
+                    );
+                }
+            });
+        }
+    });
+    assert_eq!(x.read().unwrap(), host);
 }
