@@ -54,6 +54,18 @@ fn one_root_kernel_launched_from_two_threads() {
         "kernel void put(global uint *x, uint v) { size_t i = get_global_id(0); x[i] = v + i; }";
     let k = root.program(src).unwrap().kernel("put").unwrap();
     let n = 64 * 4 * root.len();
+    // A kernel's first run on a device compiles it there; PoCL before 4 must not compile on
+    // two devices at once, which a launch orders for its own parts but not for another
+    // thread's: the first runs happen here, before the threads.
+    let mut warm = ColoredBuffer::<u32>::new(&root, n).unwrap();
+    // SAFETY: work-item i writes warm[i], i < n = warm.len().
+    let ev = unsafe {
+        k.launch()
+            .arg(&mut warm)
+            .arg(0u32)
+            .nd_range(n, Range::d1(64))
+    };
+    ev.unwrap().wait().unwrap();
     std::thread::scope(|s| {
         let runs: Vec<_> = (0..2u32)
             .map(|t| {
@@ -116,6 +128,13 @@ fn one_input_shared_by_threads_that_split_and_stay() {
     let n = 64 * 64 * root.len();
     let host: Vec<i32> = (0..n as i32).map(|i| (i * 7) % 1001 - 500).collect();
     let x = ColoredBuffer::from_slice(&root, &host).unwrap();
+    // Each kernel's first runs before the threads (as above).
+    let mut warm = ColoredBuffer::<i32>::new(&root, n).unwrap();
+    for k in [&split, &one] {
+        // SAFETY: work-item i reads x[i] and writes warm[i], i < n = x.len() = warm.len().
+        let ev = unsafe { k.launch().arg(&x).arg(&mut warm).arg(0).range(n) };
+        ev.unwrap().wait().unwrap();
+    }
     std::thread::scope(|s| {
         for (t, k) in [&split, &one].into_iter().enumerate() {
             let (x, root, host) = (&x, &root, &host);
