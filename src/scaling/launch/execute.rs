@@ -197,12 +197,25 @@ impl RootLaunch<'_> {
     /// Every colored buffer the kernel may write (no `const` from the driver): the margins
     /// other devices keep of it are stale from this launch on.
     pub(super) fn mark_written(&self) {
+        self.written_colored().for_each(|c| c.written());
+    }
+
+    /// [`mark_written`](Self::mark_written) for a launch on one device holding every colored
+    /// buffer whole there: only their written-since flags (one store each; the margins kept of
+    /// their parts are marked stale when they move back to their parts, `resident::settle`).
+    pub(super) fn mark_written_whole(&self) {
+        (self.written_colored())
+            .filter_map(|c| c.residence.as_deref())
+            .for_each(|r| r.dirty());
+    }
+
+    /// The colored arguments the kernel may write (no `const` from the driver).
+    fn written_colored(&self) -> impl Iterator<Item = &ColoredArg> + '_ {
         let params = &self.kernel.params;
-        for (i, v) in self.args.iter().enumerate() {
-            if let (Value::Colored(c), true) = (v, params.get(i).is_none_or(|p| !p.read_only)) {
-                c.written();
-            }
-        }
+        (self.args.iter().enumerate()).filter_map(|(i, v)| match v {
+            Value::Colored(c) if params.get(i).is_none_or(|p| !p.read_only) => Some(&**c),
+            _ => None,
+        })
     }
 
     /// Indices of the kernel's global pointer parameters.

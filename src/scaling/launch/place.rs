@@ -276,7 +276,7 @@ impl RootLaunch<'_> {
             }
         }
         // Written buffers: their parts (and margins) are stale from now on.
-        self.mark_written();
+        self.mark_written_whole();
         // The colored buffers need no wait for the other queues: moving them whole waited for
         // every queue, and while they stay whole nothing but launches on device d touches them
         // (anything else moves them back first). Plain buffers may have commands pending on

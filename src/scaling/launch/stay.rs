@@ -192,7 +192,7 @@ impl RootLaunch<'_> {
             user_range: run.user_range,
             hidden: Vec::new(),
         };
-        self.mark_written();
+        self.mark_written_whole();
         self.kernel.again_on(d);
         // SAFETY: the caller's contract: the whole launch on d, every colored buffer whole
         // there, prepared as the remembered launch like it was.
@@ -326,7 +326,7 @@ impl RootLaunch<'_> {
                 user_range: prepared.user_range,
             });
         // Written buffers: their parts (and margins) are stale from now on.
-        self.mark_written();
+        self.mark_written_whole();
         self.kernel.again_on(d);
         // SAFETY: the caller's contract: the whole launch on d, every colored buffer whole
         // there.
