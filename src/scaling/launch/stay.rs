@@ -14,7 +14,7 @@
 //! at the residences and the figures: no planning, no lookup of the shape's choice, no check
 //! of the arguments again (a launch's host time bounds a chain of short launches).
 
-use super::super::arg::Value;
+use super::super::arg::{ColoredArg, Value};
 use super::super::kernel::{Chosen, ShapeKey};
 use super::super::{MultiEvent, Spread};
 use super::place::lock;
@@ -23,7 +23,8 @@ use super::{sub_launch, RootLaunch};
 use crate::error::Result;
 use crate::event::Event;
 use crate::kernel::ArgKey;
-use crate::launch::{Arg, LocalSize, Prepared, ScalarBytes};
+use crate::kernel::Kernel;
+use crate::launch::{Arg, Launch, LocalSize, Prepared, ScalarBytes};
 use crate::plan::cost::watch::Timing;
 use crate::plan::cost::SpreadPolicy;
 use crate::plan::launch::Plan;
@@ -135,7 +136,7 @@ impl RootLaunch<'_> {
     /// The contract of [`RootLaunch::nd_range`] for the launch of `request`.
     pub(super) unsafe fn rerun(&self, request: &Request) -> Option<Result<MultiEvent>> {
         let k = self.kernel;
-        if k.policy.strict || k.policy.spread != SpreadPolicy::Model || crate::checked::enabled() {
+        if !self.model_keeps() || crate::checked::enabled() {
             return None;
         }
         let run = k.memo.written.get(request)?;
@@ -147,10 +148,7 @@ impl RootLaunch<'_> {
         for (v, slot) in self.args.iter().zip(&run.args) {
             let arg = match (v, slot) {
                 (Value::Colored(c), Slot::Colored(key)) => {
-                    let held = c.residence.as_deref()?;
-                    let arg = held.held_on(d, |whole| whole.map(|w| Arg::bytes_as(w, c.elem)))?;
-                    // Shared placement: the parent is the whole.
-                    let arg = arg.or_else(|| c.whole.clone())?;
+                    let arg = whole_on(c, d)??;
                     (arg.key() == *key).then_some(arg)?
                 }
                 (Value::Plain(a), slot) if slot.holds(a) => a.clone(),
@@ -165,15 +163,12 @@ impl RootLaunch<'_> {
                 .is_none()
                 .then_some(())?;
         }
-        let priced = &run.chosen.priced;
-        let timing = {
-            let mut f = lock(&run.chosen.figures);
-            (!f.resample.due(priced)).then(|| f.timing(priced))?
-        };
+        let timing = kept_timing(&run.chosen)?;
         // SAFETY: the caller's contract, on one device holding every colored buffer whole, as
         // the remembered launch ran (the same request, plan, scalars and argument types).
         let ran = || unsafe { self.rerun_on(&run, args) };
-        Some(self.timed_as(&run.shape, Some(Arc::clone(priced)), timing, ran))
+        let priced = Arc::clone(&run.chosen.priced);
+        Some(self.timed_as(&run.shape, Some(priced), timing, ran))
     }
 
     /// `run` rerun with `args` (the whole buffers on its device).
@@ -183,10 +178,7 @@ impl RootLaunch<'_> {
     /// As [`RootLaunch::rerun`].
     unsafe fn rerun_on(&self, run: &WrittenRun, args: Vec<Arg>) -> Result<MultiEvent> {
         let d = run.chosen.device;
-        let mut launch = sub_launch(&self.kernel.as_written[d], args, &self.waits);
-        if let Some(o) = self.offset {
-            launch = launch.offset(o);
-        }
+        let launch = self.whole_launch(&self.kernel.as_written[d], args);
         let prepared = Prepared {
             plan: Arc::clone(&run.plan),
             user_range: run.user_range,
@@ -226,7 +218,7 @@ impl RootLaunch<'_> {
     /// is the least the one-device option can cost.
     fn stays(&self, s: &Shape3, key: &ShapeKey) -> Option<Stay> {
         let k = self.kernel;
-        if k.policy.strict || k.policy.spread != SpreadPolicy::Model {
+        if !self.model_keeps() {
             return None;
         }
         let generation = k.generation();
@@ -238,12 +230,7 @@ impl RootLaunch<'_> {
             .then(|| Vec::with_capacity(self.args.len()));
         for v in &self.args {
             let arg = match v {
-                Value::Colored(c) => {
-                    let held = c.residence.as_deref()?;
-                    // Shared placement: the parent is the whole.
-                    let arg = held.held_on(d, |whole| whole.map(|w| Arg::bytes_as(w, c.elem)))?;
-                    arg.or_else(|| c.whole.clone())
-                }
+                Value::Colored(c) => whole_on(c, d)?,
                 // A plain buffer: a part of an earlier launch on another queue may still use
                 // it (the partitioned variant's launch orders itself for it).
                 Value::Plain(Arg::Buffer { .. }) => None,
@@ -255,19 +242,30 @@ impl RootLaunch<'_> {
                 (Some(_), None) => {}
             }
         }
-        // One look at the figures: a re-sample of the other option is due (the launch is
-        // priced again, which runs it), else the launch is counted.
-        let priced = &chosen.priced;
-        let timing = {
-            let mut f = lock(&chosen.figures);
-            (!f.resample.due(priced)).then(|| f.timing(priced))?
-        };
+        let timing = kept_timing(&chosen)?;
         Some(Stay {
             chosen,
             timing,
             written,
             generation,
         })
+    }
+
+    /// Whether the cost model's choices are kept at all: it chooses (not forced) and strict
+    /// mode is off (strict mode still refuses what the contract does not split).
+    fn model_keeps(&self) -> bool {
+        let policy = &self.kernel.policy;
+        !policy.strict && policy.spread == SpreadPolicy::Model
+    }
+
+    /// `kernel` (the kernel as written on one device) launched with `args` (the whole buffers
+    /// there) at the launch's offset, after its events.
+    fn whole_launch<'k>(&'k self, kernel: &'k Kernel, args: Vec<Arg>) -> Launch<'k> {
+        let launch = sub_launch(kernel, args, &self.waits);
+        match self.offset {
+            Some(o) => launch.offset(o),
+            None => launch,
+        }
     }
 
     /// Whether the launch `s` may run whole on one device as the kernel is written: the
@@ -290,7 +288,7 @@ impl RootLaunch<'_> {
     unsafe fn as_written(
         &self,
         s: &Shape3,
-        kernel: &crate::kernel::Kernel,
+        kernel: &Kernel,
         args: Vec<Arg>,
         (request, generation, chosen): (&Request, u64, Arc<Chosen>),
     ) -> Result<MultiEvent> {
@@ -304,10 +302,7 @@ impl RootLaunch<'_> {
         let slots = (self.args.iter().zip(&args))
             .map(|(v, a)| Slot::of(v, a))
             .collect();
-        let mut launch = sub_launch(kernel, args, &self.waits);
-        if let Some(o) = self.offset {
-            launch = launch.offset(o);
-        }
+        let launch = self.whole_launch(kernel, args);
         // A plain range as one device runs it (its local size the driver's or the tuned one,
         // its rounding its own), an ND-range in the work-groups asked for.
         let (launch, prepared) = launch.or_emulated(|l| match s.plain {
@@ -339,4 +334,22 @@ impl RootLaunch<'_> {
         }
         Ok(self.on_one(d, event, chosen.partition.clone()))
     }
+}
+
+/// Colored argument `c`'s launch argument whole on device `d` (`Some(None)`: whole there with
+/// none to pass), `None` where it is not held whole there (one look at its residence; in
+/// shared placement the parent is the whole).
+fn whole_on(c: &ColoredArg, d: usize) -> Option<Option<Arg>> {
+    let held = c.residence.as_deref()?;
+    let arg = held.held_on(d, |whole| whole.map(|w| Arg::bytes_as(w, c.elem)))?;
+    Some(arg.or_else(|| c.whole.clone()))
+}
+
+/// How a launch kept by `chosen` is timed ([`Figures::timing`](crate::plan::cost::Figures::timing),
+/// one look at the shape's figures, which count it), `None` where a re-sample of the other
+/// option is due (the launch is priced again, which runs it).
+fn kept_timing(chosen: &Chosen) -> Option<Option<Timing>> {
+    let priced = &chosen.priced;
+    let mut f = lock(&chosen.figures);
+    (!f.resample.due(priced)).then(|| f.timing(priced))
 }
