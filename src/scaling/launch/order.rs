@@ -9,7 +9,7 @@ use super::super::kernel::{HaloRun, Purpose};
 use super::super::residence::Residence;
 use super::super::resident;
 use super::super::{Access, MultiEvent, Placement};
-use super::terms::part_sized;
+use super::terms::{clip, part_sized};
 use super::RootLaunch;
 use crate::error::Result;
 use crate::event::Event;
@@ -165,11 +165,10 @@ impl RootLaunch<'_> {
                     let waits: Vec<cl_event> = (launched.events[e].iter())
                         .flat_map(|ev| ev.raw.iter().map(|r| r.get()))
                         .collect();
-                    for &(a, b) in runs {
-                        let (a, b) = (a.max(lo), b.min(hi));
-                        if a >= b {
+                    for &owned in runs {
+                        let Some((a, b)) = clip(owned, (lo, hi)) else {
                             continue;
-                        }
+                        };
                         let src = (src, (a - c.stored[e].0) * es, src_size);
                         let dst = (dst, (a - lo) * es, dst_size);
                         // SAFETY: device e's part holds its own run [a, b) from stored[e].0 on;
