@@ -95,6 +95,8 @@ pub(super) struct Memo {
     pub(super) written_ran: AtomicU64,
     /// What a launch's devices reach of each argument split by footprints, kept.
     pub(super) runs: Mutex<launch::ArgRuns>,
+    /// Decisions that move margins, per margins' state (`launch/window.rs`).
+    pub(super) windows: launch::Windows,
     /// Launches run whole on one device as the kernel is written, by request, for the next
     /// ones like them (`launch/stay.rs`).
     pub(super) written: Recent<launch::Request, Arc<launch::WrittenRun>, WRITTEN>,
@@ -114,6 +116,7 @@ impl Default for Memo {
             last: AtomicUsize::new(usize::MAX),
             written_ran: AtomicU64::new(0),
             runs: Mutex::default(),
+            windows: launch::Windows::default(),
             written: Recent::default(),
             generation: AtomicU64::new(0),
             device: OnceLock::new(),

@@ -189,6 +189,18 @@ pub(super) trait Coherence: fmt::Debug + Send + Sync {
     /// Whether a part was lent out ([`ColoredBuffer::part`](super::ColoredBuffer::part)):
     /// writes through it are not seen, so margins are no longer kept nor trusted.
     fn lent(&self) -> bool;
+    /// What a launch's margin plans read of these margins now.
+    fn state(&self) -> MarginState;
+}
+
+/// What a launch's margin plans read of a colored buffer's margins ([`Coherence::state`]):
+/// whether a part was lent out, per device the elements its allocation holds (once made)
+/// and its current margin elements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct MarginState {
+    lent: bool,
+    held: Vec<Option<Span>>,
+    valid: Vec<Vec<Span>>,
 }
 
 /// Device `d`'s allocation with margins: its own part inside (a sub-buffer, released first),
@@ -343,6 +355,14 @@ impl<T: Pod + Send + Sync> Coherence for Margins<T> {
 
     fn lent(&self) -> bool {
         self.lent.load(Ordering::Relaxed)
+    }
+
+    fn state(&self) -> MarginState {
+        MarginState {
+            lent: self.lent(),
+            held: self.kept.iter().map(|k| k.get().map(|k| k.held)).collect(),
+            valid: self.lock().clone(),
+        }
     }
 }
 

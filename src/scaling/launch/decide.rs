@@ -9,6 +9,7 @@ use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::plan::partition::{clipped, Partition};
 use crate::plan::{Breach, Refusal};
+use std::sync::Arc;
 
 impl RootLaunch<'_> {
     /// Whether the launch splits as the contract says, is merged, or runs on one device;
@@ -90,7 +91,8 @@ impl RootLaunch<'_> {
         let why = match footprints {
             Some(Ok(fetch)) => {
                 let deep = self.deep_args(&unserved, &fetch).is_some();
-                return Ok((Decision::Fetch(fetch, why, deep), unserved));
+                let decision = Decision::Fetch(Arc::new(fetch), Arc::new(why), deep);
+                return Ok((decision, unserved));
             }
             Some(Err(not)) => Refusal::NoFootprintSplit {
                 why: why.into(),

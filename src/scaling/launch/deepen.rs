@@ -230,7 +230,7 @@ impl RootLaunch<'_> {
 
     /// The halo depth of launch `s`: forced, else the one the cost model chose for its shape
     /// (`plan::cost::Depth`, kept by [`RootLaunch::keep_depth`]), else 1.
-    fn depth(&self, s: &Shape3) -> usize {
+    pub(super) fn depth(&self, s: &Shape3) -> usize {
         let policy = &self.kernel.policy;
         match (policy.halo_depth, policy.spread) {
             (Some(k), _) => k,

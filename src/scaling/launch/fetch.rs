@@ -57,15 +57,17 @@ impl RootLaunch<'_> {
             })
             .chain((0..fetch.keep.len()).filter(|&i| fetch.keep[i].iter().any(Option::is_some)))
             .collect();
-        let kept: Vec<(usize, usize, &Keep)> = (fetch.keep.iter().enumerate())
-            .flat_map(|(i, per)| {
-                (per.iter().enumerate()).filter_map(move |(d, k)| Some((i, d, k.as_ref()?)))
-            })
-            .collect();
-        log::debug!(
-            "kernel `{}`: parts that keep their halos (argument, device, plan): {kept:?}",
-            self.kernel.name()
-        );
+        if log::log_enabled!(log::Level::Debug) {
+            let kept: Vec<(usize, usize, &Keep)> = (fetch.keep.iter().enumerate())
+                .flat_map(|(i, per)| {
+                    (per.iter().enumerate()).filter_map(move |(d, k)| Some((i, d, k.as_ref()?)))
+                })
+                .collect();
+            log::debug!(
+                "kernel `{}`: parts that keep their halos (argument, device, plan): {kept:?}",
+                self.kernel.name()
+            );
+        }
         log::debug!(
             "kernel `{}` over {} devices: split by its footprints, arguments {arguments:?} \
              fetched and written back ({} bytes between devices, {} within each): the own-id \

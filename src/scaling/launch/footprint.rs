@@ -100,15 +100,7 @@ impl RootLaunch<'_> {
             .collect();
         let parts = self.parts(s, plan);
         let partition = plan;
-        let none = vec![vec![None; parts.len()]; self.args.len()];
-        let mut plan = Fetch {
-            fetch: none.clone(),
-            fill: vec![vec![None; parts.len()]; self.args.len()],
-            back: vec![vec![None; parts.len()]; self.args.len()],
-            keep: vec![vec![None; parts.len()]; self.args.len()],
-            widen: vec![0; parts.len()],
-            after: vec![vec![None; parts.len()]; self.args.len()],
-        };
+        let mut plan = Fetch::none(self.args.len(), parts.len());
         for (i, v) in self.args.iter().enumerate() {
             if !unserved[i] {
                 continue;

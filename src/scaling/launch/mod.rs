@@ -30,6 +30,7 @@ mod plain;
 mod pure;
 mod stay;
 mod terms;
+mod window;
 
 pub(super) use between::Stage;
 pub(super) use deepen::Reaches;
@@ -38,6 +39,7 @@ pub(super) use footprint::ArgRuns;
 pub(super) use pure::Decided;
 pub(super) use stay::WrittenRun;
 pub(super) use terms::Request;
+pub(super) use window::Windows;
 
 /// A launch over several devices being prepared; [`RootLaunch::nd_range`] or
 /// [`RootLaunch::range`] enqueues it.
@@ -308,13 +310,23 @@ impl<'a> RootLaunch<'a> {
         let started = log::log_enabled!(log::Level::Trace).then(std::time::Instant::now);
         // Decisions that move nothing are made once per shape, scalars and buffers.
         let decide_key = self.decide_key(key);
-        let devices = self.kernel.kernels.len();
-        let decision = match self.kept_decision(&decide_key, devices) {
+        // Decisions that move margins once per margins' state (`window.rs`).
+        let decision = match self.kept_decision(&decide_key) {
             Some(kept) => kept,
             None => {
-                let (decision, unserved) = self.decide(&shape, &split)?;
-                self.keep_decision(decide_key, &decision, &unserved);
-                decision
+                let state = self.window_state(&split, self.depth(&shape));
+                let kept = (state.as_ref()).and_then(|st| self.kept_window(&decide_key, st));
+                match kept {
+                    Some(kept) => kept,
+                    None => {
+                        let (decision, unserved) = self.decide(&shape, &split)?;
+                        if let Some(state) = state {
+                            self.keep_window(&decide_key, state, &decision);
+                        }
+                        self.keep_decision(decide_key, &decision, &unserved);
+                        decision
+                    }
+                }
             }
         };
         // The planner's choice among the right executions (its pieces and partition on one

@@ -11,6 +11,7 @@ use super::terms::{Decision, Fetch};
 use super::RootLaunch;
 use crate::launch::{Arg, ScalarBytes};
 use crate::plan::Refusal;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, Weak};
 
 /// Decisions kept per kernel, the most recent first.
@@ -52,6 +53,22 @@ impl PartialEq for DecideKey {
     }
 }
 
+impl Eq for DecideKey {}
+
+impl Hash for DecideKey {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.shape.hash(h);
+        for a in &self.args {
+            match a {
+                ArgKey::Colored(c) => (0u8, c.as_ptr() as usize).hash(h),
+                ArgKey::Buffer(mem, bytes) => (1u8, mem, bytes).hash(h),
+                ArgKey::Scalar(bytes) => (2u8, &bytes[..]).hash(h),
+                ArgKey::Local(n) => (3u8, n).hash(h),
+            }
+        }
+    }
+}
+
 /// A decision that moves nothing (see the module docs).
 #[derive(Clone, Debug)]
 enum Pure {
@@ -59,8 +76,9 @@ enum Pure {
     /// Split by footprints: why the contract alone did not split it, and the arguments it
     /// did not serve.
     Fetch {
-        why: Refusal,
-        unserved: Vec<bool>,
+        fetch: Arc<Fetch>,
+        why: Arc<Refusal>,
+        unserved: Arc<[bool]>,
     },
 }
 
@@ -84,8 +102,8 @@ impl RootLaunch<'_> {
         DecideKey { shape, args }
     }
 
-    /// The decision kept for `key`, rebuilt for this launch (`devices` parts).
-    pub(super) fn kept_decision(&self, key: &DecideKey, devices: usize) -> Option<Decision> {
+    /// The decision kept for `key`, rebuilt for this launch.
+    pub(super) fn kept_decision(&self, key: &DecideKey) -> Option<Decision> {
         let kept = self
             .kernel
             .decided
@@ -100,8 +118,11 @@ impl RootLaunch<'_> {
         );
         Some(match pure {
             Pure::Split => Decision::Split,
-            Pure::Fetch { why, unserved } => {
-                let fetch = Fetch::none(self.args.len(), devices);
+            Pure::Fetch {
+                fetch,
+                why,
+                unserved,
+            } => {
                 // Whether its parts may be widened depends on the margins' state (lent or
                 // not), asked again.
                 let deep = self.deep_args(&unserved, &fetch).is_some();
@@ -116,8 +137,9 @@ impl RootLaunch<'_> {
         let pure = match decision {
             Decision::Split => Pure::Split,
             Decision::Fetch(f, why, _) if f.moves_nothing() => Pure::Fetch {
+                fetch: f.clone(),
                 why: why.clone(),
-                unserved: unserved.to_vec(),
+                unserved: unserved.into(),
             },
             _ => return,
         };

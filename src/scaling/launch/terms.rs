@@ -22,8 +22,8 @@ pub(super) enum Decision {
     Split,
     /// Split as the kernel's footprints prove: each device on its chunks and the ranges it
     /// fetches, why the contract alone did not split it, and whether its parts may be widened
-    /// (deeper margins: `RootLaunch::deep_args`).
-    Fetch(Fetch, Refusal, bool),
+    /// (deeper margins: `RootLaunch::deep_args`); shared with the kernel's kept decisions.
+    Fetch(Arc<Fetch>, Arc<Refusal>, bool),
     /// Whole copies of some arguments (how each is fed), and why the split cannot serve them.
     Merge(Vec<Feed>, Refusal),
     /// The whole launch on device 0, and why.
