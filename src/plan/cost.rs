@@ -376,6 +376,17 @@ impl Priced {
         self.depth > 1 && matches!(self.deep, Some(Time::Estimated(e)) if e < EXPLORE_DEEP * one)
     }
 
+    /// The halo depth a shape keeps from this decision priced from `inputs` (its later
+    /// launches run at it, `Depth::Chosen`'s `kept`): the model's first choice from warm
+    /// figures, where the split may run deeper and the launch exchanges halos. A launch that
+    /// moves nothing between devices (its buffers held whole on one device) prices no
+    /// exchange for a depth to save: its depth 1, kept, would stay (heat 4096² on two H200s
+    /// stayed on one device, 0.98×, where depth 16 runs at 1.5×).
+    pub fn depth_to_keep(&self, inputs: &Inputs) -> Option<usize> {
+        let chosen = matches!(inputs.depth, Depth::Chosen { kept: None, .. });
+        (chosen && self.why == Why::Cheaper && inputs.between > 0).then_some(self.depth)
+    }
+
     /// Whether this is a decision made (not a measurement) that differs from the shape's
     /// `last` one: what is worth logging at `info`.
     pub fn decided(&self, last: Option<Choice>) -> bool {

@@ -123,18 +123,16 @@ impl RootLaunch<'_> {
         }
     }
 
-    /// Keeps the halo depth `priced` chose for the shape of `s` (the model's first choice
-    /// from warm figures: its later launches run at it).
+    /// Keeps the halo depth `priced` chose for the shape of `s`, where it keeps one
+    /// (`Priced::depth_to_keep`).
     pub(super) fn keep_depth(&self, s: &Shape3, inputs: &Inputs, priced: &Priced) {
-        let chosen = matches!(inputs.depth, Depth::Chosen { kept: None, .. });
-        if chosen && priced.why == Why::Cheaper {
+        if let Some(depth) = priced.depth_to_keep(inputs) {
             let mut depths = (self.kernel.depths.lock()).unwrap_or_else(|p| p.into_inner());
-            depths.insert((s.global, s.local), priced.depth);
+            depths.insert((s.global, s.local), depth);
             log::debug!(
-                "kernel `{}` global {:?}: halo depth {} kept for this shape",
+                "kernel `{}` global {:?}: halo depth {depth} kept for this shape",
                 self.kernel.name(),
                 s.global.as_slice(),
-                priced.depth
             );
         }
     }

@@ -109,10 +109,21 @@ proptest! {
 /// run through the model with a clock: one device takes `one` seconds a launch, the split
 /// `split(depth)`. Returns the figures and every launch's decision.
 fn deep_replay(launches: usize, one: f64, split: impl Fn(usize) -> f64) -> (Figures, Vec<Priced>) {
+    deep_replay_moving(launches, one, split, |_, _| 4096)
+}
+
+/// [`deep_replay`], launch `i` moving `between(i, last choice)` bytes between devices.
+fn deep_replay_moving(
+    launches: usize,
+    one: f64,
+    split: impl Fn(usize) -> f64,
+    between: impl Fn(usize, Option<Choice>) -> u64,
+) -> (Figures, Vec<Priced>) {
     let (mut f, mut kept, mut clock) = (Figures::default(), None::<usize>, 0.0);
-    let mut all = Vec::with_capacity(launches);
-    for _ in 0..launches {
+    let mut all: Vec<Priced> = Vec::with_capacity(launches);
+    for n in 0..launches {
         let mut i = inputs(f.split, f.one);
+        i.between = between(n, all.last().map(|p| p.choice));
         (i.seen, i.last, i.gather, i.resample) = (f.seen, f.last, vec![0, 0], f.resample);
         let depth = |k| Kept::new(k, f.deep);
         i.depth = Depth::Chosen {
@@ -122,9 +133,7 @@ fn deep_replay(launches: usize, one: f64, split: impl Fn(usize) -> f64) -> (Figu
         };
         let p = price(&i, SpreadPolicy::Model);
         f.seen += 1;
-        if kept.is_none() && p.why == Why::Cheaper {
-            kept = Some(p.depth);
-        }
+        kept = kept.or(p.depth_to_keep(&i));
         // The launch runs at the depth kept before it (its plan is made first).
         let secs = match p.choice {
             Choice::OneDevice(_) => one,
@@ -226,4 +235,23 @@ fn a_window_is_dropped_when_the_chain_leaves_the_split() {
     assert_eq!(f.deep.1.count, 0);
     // The next split opens a new one.
     assert_eq!(f.timing(&deep), Some(Timing::Open(4)));
+}
+
+#[test]
+fn a_depth_is_kept_only_from_a_launch_that_exchanges() {
+    // Two H200s, heat 4096^2: while one device holds the buffers whole, every other launch's
+    // plan moves nothing between devices (its margins current); a depth kept from such a
+    // launch was 1, and the chain stayed on one device (0.98x) where depth 16 measures 45 us.
+    let moving = |n: usize, last: Option<Choice>| match (last, n % 2) {
+        (Some(Choice::OneDevice(_)), 1) => 0,
+        _ => 32768,
+    };
+    let (f, all) = deep_replay_moving(400, 76e-6, |k| if k > 1 { 45e-6 } else { 90e-6 }, moving);
+    let last = all.last().unwrap();
+    assert_eq!(f.deep.0, 16, "{last}");
+    assert_eq!(
+        (last.choice, last.why, last.depth),
+        (Choice::Split, Why::Cheaper, 16),
+        "{last}"
+    );
 }
