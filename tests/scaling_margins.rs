@@ -14,7 +14,7 @@ mod common;
 use common::colored;
 use common::partitioned::{heat_steps, host_blur, roots};
 
-use clgroups::scaling::{ColoredBuffer, MultiEvent, Spread};
+use clgroups::scaling::{ColoredBuffer, MultiEvent, Placement, Spread, SpreadPolicy};
 use clgroups::Range;
 
 /// The stencils (`tests/cl/stencils.cl`) and this test's own kernels.
@@ -259,6 +259,54 @@ fn margins_deeper_than_a_part_fall_back_to_one_step() {
                 "step {step}: halos at every step"
             );
             std::mem::swap(&mut x, &mut y);
+        }
+    }
+}
+
+#[test]
+fn margins_are_stale_once_a_chain_ran_whole_on_one_device() {
+    // A buffer moved whole to one device and written there leaves its parts' margins stale:
+    // a launch that splits again fetches them (two H200s: the blur of 2^28 and heat 8192²
+    // read stale halos once the cost model had moved the chain to one device and back).
+    let (n, local) = (64 * 40usize, 64usize);
+    let init = common::values(n, 12);
+    let Some(root) = common::root_device("margins_are_stale_once_a_chain_ran_whole_on_one_device")
+    else {
+        return;
+    };
+    let root = root.with_placement(Placement::Partitioned);
+    for depth in [1, 3] {
+        let split = root.clone().with_halo_depth(depth);
+        let one = root.clone().with_spread(SpreadPolicy::OneDevice);
+        let on_split = split.program(SOURCE).unwrap().kernel("blur").unwrap();
+        let on_one = one.program(SOURCE).unwrap().kernel("blur").unwrap();
+        let mut x = colored(&root, &init, local);
+        let mut y = colored(&root, &vec![0; n], local);
+        let mut want = init.clone();
+        for step in 0..20 {
+            let what = format!("depth {depth}, step {step}");
+            let (src, dst) = match step % 2 {
+                0 => (&mut x, &mut y),
+                _ => (&mut y, &mut x),
+            };
+            // Split, then whole on one device (steps 4 to 7), then split again where a window
+            // of deeper margins would still trust them (at depth 3 one opened at step 3).
+            let k = if (4..8).contains(&step) {
+                &on_one
+            } else {
+                &on_split
+            };
+            let launch = k.launch().arg(&*src).arg(&*dst).arg(n as u32);
+            // SAFETY: work-item i < n writes y[i] and reads x[i - 1 ..= i + 1] inside 0..n.
+            unsafe { launch.nd_range(n, Range::d1(local)) }
+                .unwrap()
+                .wait()
+                .unwrap();
+            want = host_blur(&want);
+            // Read at the end of each phase and at the first split after the one-device one.
+            if [3, 7, 8, 19].contains(&step) {
+                assert_eq!(dst.read().unwrap(), want, "{what}");
+            }
         }
     }
 }

@@ -209,6 +209,22 @@ impl RootLaunch<'_> {
             .for_each(|r| r.dirty());
     }
 
+    /// Marks stale the margins of every colored argument held whole on one device and
+    /// written there since it moved (a launch there marks only that: `mark_written_whole`),
+    /// before the launch's plan reads them; moving it back to its parts (`resident::settle`)
+    /// marks them too, but after the plan (a blur of 2^28 on two H200s read stale halos
+    /// once a chain had run on one device and split again within a window of deep margins).
+    pub(super) fn stale_margins_of_whole(&self) {
+        for v in &self.args {
+            let Value::Colored(c) = v else { continue };
+            if let (Some(r), Some(m)) = (&c.residence, &c.margins) {
+                if r.written_since() && r.holder().is_some() {
+                    m.written();
+                }
+            }
+        }
+    }
+
     /// The colored arguments the kernel may write (no `const` from the driver).
     fn written_colored(&self) -> impl Iterator<Item = &ColoredArg> + '_ {
         let params = &self.kernel.params;

@@ -308,6 +308,7 @@ impl<'a> RootLaunch<'a> {
         // The host's share of a launch (`RUST_LOG=...=trace`): where a GPU's step is shorter,
         // it bounds the chain (the analysis at halo depth 16 took 68 us on the H200 machine).
         let started = log::log_enabled!(log::Level::Trace).then(std::time::Instant::now);
+        self.stale_margins_of_whole();
         // Decisions that move nothing are made once per shape, scalars and buffers.
         let decide_key = self.decide_key(key);
         // Decisions that move margins once per margins' state (`window.rs`).
