@@ -1,9 +1,11 @@
 //! [`RootLaunch::decide`]: whether a launch splits as the contract says, splits by its
-//! footprints with fetched ranges, is merged, or runs on one device.
+//! footprints with fetched ranges, is merged, or runs on one device;
+//! [`RootLaunch::decision`]: that answer kept for the next launches like it, or made.
 
 use super::super::contract::{self, Cover, LaunchFacts};
 use super::super::Placement;
 use super::chunks::{shift, Span};
+use super::pure::DecideKey;
 use super::terms::{Decision, Shape3};
 use super::RootLaunch;
 use crate::error::{Error, Result};
@@ -12,6 +14,30 @@ use crate::plan::{Breach, Refusal};
 use std::sync::Arc;
 
 impl RootLaunch<'_> {
+    /// The decision for launch `s` split by `plan`, `key` its shape, scalars and buffers: the
+    /// one kept for them where it moves nothing (`pure.rs`) or, where it moves margins, for
+    /// their state too (`window.rs`); else made ([`RootLaunch::decide`]) and kept.
+    pub(super) fn decision(
+        &self,
+        s: &Shape3,
+        plan: &Partition,
+        key: DecideKey,
+    ) -> Result<Decision> {
+        if let Some(kept) = self.kept_decision(&key) {
+            return Ok(kept);
+        }
+        let state = self.window_state(plan, self.depth(s));
+        if let Some(kept) = (state.as_ref()).and_then(|st| self.kept_window(&key, st)) {
+            return Ok(kept);
+        }
+        let (decision, unserved) = self.decide(s, plan)?;
+        if let Some(state) = state {
+            self.keep_window(&key, state, &decision);
+        }
+        self.keep_decision(key, &decision, &unserved);
+        Ok(decision)
+    }
+
     /// Whether the launch splits as the contract says, is merged, or runs on one device;
     /// strict mode refuses what does not split. With the arguments the contract did not
     /// serve.

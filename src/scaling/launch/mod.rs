@@ -309,27 +309,7 @@ impl<'a> RootLaunch<'a> {
         // it bounds the chain (the analysis at halo depth 16 took 68 us on the H200 machine).
         let started = log::log_enabled!(log::Level::Trace).then(std::time::Instant::now);
         self.stale_margins_of_whole();
-        // Decisions that move nothing are made once per shape, scalars and buffers.
-        let decide_key = self.decide_key(key);
-        // Decisions that move margins once per margins' state (`window.rs`).
-        let decision = match self.kept_decision(&decide_key) {
-            Some(kept) => kept,
-            None => {
-                let state = self.window_state(&split, self.depth(&shape));
-                let kept = (state.as_ref()).and_then(|st| self.kept_window(&decide_key, st));
-                match kept {
-                    Some(kept) => kept,
-                    None => {
-                        let (decision, unserved) = self.decide(&shape, &split)?;
-                        if let Some(state) = state {
-                            self.keep_window(&decide_key, state, &decision);
-                        }
-                        self.keep_decision(decide_key, &decision, &unserved);
-                        decision
-                    }
-                }
-            }
-        };
+        let decision = self.decision(&shape, &split, self.decide_key(key))?;
         // The planner's choice among the right executions (its pieces and partition on one
         // device, or as planned), from the cost model's inputs.
         let (plan, priced) = match self.cost_inputs(&shape, &decision, &split)? {
