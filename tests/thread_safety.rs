@@ -4,13 +4,16 @@
 //! own colored buffers and scalar, writes what each thread asked for (a device kernel's
 //! arguments are set and enqueued under its lock; colored buffers are made on both threads at
 //! once: NVIDIA's OpenCL crashed migrating them over two GPUs, and no longer migrates them).
+//! Kernels run first from two threads at once, on two devices of one context, without a
+//! warm-up: PoCL before 4 compiles at a first run and must not compile twice at once, which
+//! every launch orders for the whole process (`launch::first_run`).
 
 mod common;
 
 use clgroups::scaling::{
     ColoredBuffer, MultiEvent, RootDevice, RootKernel, RootProgram, SpreadPolicy,
 };
-use clgroups::{Buffer, Device, Event, Kernel, Program, Queue, Range};
+use clgroups::{Buffer, Device, Event, Kernel, LocalSize, Program, Queue, Range};
 
 const fn send_sync<T: Send + Sync>() {}
 
@@ -54,18 +57,8 @@ fn one_root_kernel_launched_from_two_threads() {
         "kernel void put(global uint *x, uint v) { size_t i = get_global_id(0); x[i] = v + i; }";
     let k = root.program(src).unwrap().kernel("put").unwrap();
     let n = 64 * 4 * root.len();
-    // A kernel's first run on a device compiles it there; PoCL before 4 must not compile on
-    // two devices at once, which a launch orders for its own parts but not for another
-    // thread's: the first runs happen here, before the threads.
-    let mut warm = ColoredBuffer::<u32>::new(&root, n).unwrap();
-    // SAFETY: work-item i writes warm[i], i < n = warm.len().
-    let ev = unsafe {
-        k.launch()
-            .arg(&mut warm)
-            .arg(0u32)
-            .nd_range(n, Range::d1(64))
-    };
-    ev.unwrap().wait().unwrap();
+    // No warm-up: the kernel's first runs on each device (which PoCL before 4 compiles, and
+    // must not compile on two devices at once) are the threads' own, at once.
     std::thread::scope(|s| {
         let runs: Vec<_> = (0..2u32)
             .map(|t| {
@@ -128,13 +121,7 @@ fn one_input_shared_by_threads_that_split_and_stay() {
     let n = 64 * 64 * root.len();
     let host: Vec<i32> = (0..n as i32).map(|i| (i * 7) % 1001 - 500).collect();
     let x = ColoredBuffer::from_slice(&root, &host).unwrap();
-    // Each kernel's first runs before the threads (as above).
-    let mut warm = ColoredBuffer::<i32>::new(&root, n).unwrap();
-    for k in [&split, &one] {
-        // SAFETY: work-item i reads x[i] and writes warm[i], i < n = x.len() = warm.len().
-        let ev = unsafe { k.launch().arg(&x).arg(&mut warm).arg(0).range(n) };
-        ev.unwrap().wait().unwrap();
-    }
+    // Each kernel's first runs are the threads' own, at once (as above).
     std::thread::scope(|s| {
         for (t, k) in [&split, &one].into_iter().enumerate() {
             let (x, root, host) = (&x, &root, &host);
@@ -158,4 +145,78 @@ fn one_input_shared_by_threads_that_split_and_stay() {
         }
     });
     assert_eq!(x.read().unwrap(), host);
+}
+
+/// Kernels each thread of [`first_runs_of_fresh_kernels_on_two_devices_at_once`] builds.
+const FRESH_KERNELS: u32 = 12;
+
+#[test]
+fn first_runs_of_fresh_kernels_on_two_devices_at_once() {
+    let test = "first_runs_of_fresh_kernels_on_two_devices_at_once";
+    let Some(root) = root(test) else {
+        return;
+    };
+    if root.len() < 2 {
+        eprintln!("{test}: not run: one device");
+        return;
+    }
+    // PoCL before 4 compiles a kernel's work-group function at its first run for a local size
+    // (and range); two such compilations at once on two devices of one context aborted it or
+    // crashed LLVM. Every source here is new to the process and to PoCL's kernel cache (the
+    // salt), so every launch below is a first run, from two threads at once.
+    let salt = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        ^ u64::from(std::process::id());
+    let queues = &root.queues()[..2];
+    std::thread::scope(|s| {
+        for (t, q) in queues.iter().enumerate() {
+            s.spawn(move || {
+                for i in 0..FRESH_KERNELS {
+                    let (name, c) = (format!("fresh_{t}_{i}"), i as i32 + 7 * t as i32);
+                    // Every other kernel calls the sub-group layer (on PoCL 3.1 its emulation:
+                    // functions inlined into the kernel, more for PoCL's compiler to do); its
+                    // term is 0 (a sub-group's sum of ones is its size).
+                    let layer = match i % 2 {
+                        0 => "",
+                        _ => "+ sg_reduce_add(1) - (int)sg_get_local_range()",
+                    };
+                    let src = format!(
+                        "#include <clgroups/subgroup.h>\n\
+                         kernel void {name}(global int *x, int a) {{\n\
+                             int g = (int)get_global_id(0), salt = (int)({salt}UL & 0UL);\n\
+                             x[g] = a * g + {c} + salt {layer};\n\
+                         }}"
+                    );
+                    let k = Program::from_source(q, &src)
+                        .unwrap()
+                        .kernel(&name)
+                        .unwrap();
+                    // A plain range, then two local sizes (each a work-group function of its
+                    // own), over sizes that differ by kernel.
+                    let n = 256 + 64 * (i as usize % 4);
+                    let x = Buffer::<i32>::new(q, n).unwrap();
+                    for (r, local) in [None, Some(4 << (i % 3)), Some(64)].into_iter().enumerate() {
+                        let a = 3 * r as i32 + 1;
+                        // SAFETY: work-item g < n writes x[g], inside x (n elements).
+                        let ev = unsafe {
+                            let l = k.launch().arg(&x).arg(a);
+                            match local {
+                                None => l.range(n),
+                                Some(l1) => l.nd_range(n, LocalSize::Exact(Range::d1(l1))),
+                            }
+                        };
+                        ev.unwrap().wait().unwrap();
+                        let want: Vec<i32> = (0..n as i32).map(|g| a * g + c).collect();
+                        assert_eq!(
+                            x.read(q).unwrap(),
+                            want,
+                            "{name} on {}, {local:?}",
+                            q.device()
+                        );
+                    }
+                }
+            });
+        }
+    });
 }

@@ -201,9 +201,6 @@ pub(crate) struct State<T: Element> {
     /// where the device cannot take posts), and the number of the last post.
     mailbox: Option<std::result::Result<crate::ffi::Mailbox, ()>>,
     seq: u32,
-    /// What `multi` has run on this state at least once (its bits).
-    #[cfg(feature = "scaling")]
-    warm: u8,
     /// `multi`'s carry kernel (built on first use).
     #[cfg(feature = "scaling")]
     carry: Option<Kernel>,
@@ -298,8 +295,6 @@ impl<T: Element> State<T> {
             epoch: 1,
             mailbox: None,
             seq: 0,
-            #[cfg(feature = "scaling")]
-            warm: 0,
             #[cfg(feature = "scaling")]
             carry: None,
             tile,

@@ -5,8 +5,8 @@
 //!
 //! Devices that compile alone ([`crate::Device::compiles_alone`]: PoCL before 4 on CPUs, which
 //! compiles a kernel's work-group function at its first run and could crash doing so for two
-//! devices at once) run a state's *first* reduce, scan or carry by itself, waited for before
-//! the next device's part is enqueued; every later run overlaps.
+//! devices at once) need nothing here: every first run on them runs alone in the process, in
+//! the launch path every kernel goes through (`launch::first_run`).
 
 use super::plan::LaunchPlan;
 use super::post::Post;
@@ -17,11 +17,6 @@ use crate::launch::{Event, KernelArg};
 use crate::program::Program;
 use crate::queue::Queue;
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// What a state has run at least once ([`State::warm`] bits).
-const REDUCED: u8 = 1;
-const SCANNED: u8 = 2;
-const CARRIED: u8 = 4;
 
 /// The states of `op` for `queues`, locked in one order (by queue) whatever the order given,
 /// so that callers over the same queues cannot deadlock; guards in the order of `queues`.
@@ -37,11 +32,6 @@ fn locked<'a, T: Element>(
     guards.into_iter().map(|g| g.1).collect()
 }
 
-/// Whether `s`'s first run of `what` must run alone (its device compiles alone).
-fn alone<T: Element>(s: &State<T>, what: u8) -> bool {
-    s.queue.device().compiles_alone() && s.warm & what == 0
-}
-
 /// The reduction by `op` of each `(queue, input)`, all devices at once.
 pub(crate) fn reduce_each<T: Element>(
     jobs: &[(&Queue, &Buffer<T>)],
@@ -55,8 +45,8 @@ pub(crate) fn reduce_each<T: Element>(
         })
         .collect::<Result<Vec<_>>>()?;
     let mut guards = locked(&states, &queues);
-    // Per device: its post (`None`: the result is read), or its value when it ran alone.
-    let mut started: Vec<(Option<Post>, Option<T>)> = Vec::with_capacity(jobs.len());
+    // Per device: its post (`None`: the result is read).
+    let mut posts: Vec<Option<Post>> = Vec::with_capacity(jobs.len());
     for (s, &(q, input)) in guards.iter_mut().zip(jobs) {
         let post = match s.posts()? && s.posts_reduce() {
             true => s.next_post(),
@@ -64,18 +54,10 @@ pub(crate) fn reduce_each<T: Element>(
         };
         s.enqueue_reduce(input, &s.result, post)?;
         q.flush()?;
-        let first = alone(s, REDUCED);
-        s.warm |= REDUCED;
-        started.push(match first {
-            true => (None, Some(s.finish_reduce(post)?)),
-            false => (post, None),
-        });
+        posts.push(post);
     }
-    (guards.iter_mut().zip(started))
-        .map(|(s, (post, done))| match done {
-            Some(v) => Ok(v),
-            None => s.finish_reduce(post),
-        })
+    (guards.iter_mut().zip(posts))
+        .map(|(s, post)| s.finish_reduce(post))
         .collect()
 }
 
@@ -91,8 +73,8 @@ pub(crate) fn scan_each<T: Element>(
         .map(|&(q, x, y)| super::scan::checked_state(q, x, y))
         .collect::<Result<Vec<_>>>()?;
     let mut guards = locked(&states, &queues);
-    // Per device: the reads of its total, or the total when it ran alone.
-    let mut started: Vec<std::result::Result<T, Vec<PendingRead<T>>>> = Vec::new();
+    // Per device: the reads of its total.
+    let mut started: Vec<Vec<PendingRead<T>>> = Vec::with_capacity(jobs.len());
     for (s, &(q, x, y)) in guards.iter_mut().zip(jobs) {
         s.enqueue_scan(x, y, kind, Track::Events)?;
         let last = x
@@ -104,14 +86,9 @@ pub(crate) fn scan_each<T: Element>(
             reads.push(x.read_pending(q, last, 1)?);
         }
         q.flush()?;
-        // Waited for at once when alone: the next device's scan compiles after this one ran.
-        started.push(match alone(s, SCANNED) {
-            true => Ok(total(reads)?),
-            false => Err(reads),
-        });
-        s.warm |= SCANNED;
+        started.push(reads);
     }
-    (started.into_iter()).map(|r| r.or_else(total)).collect()
+    started.into_iter().map(total).collect()
 }
 
 /// The sum of the single elements `reads` bring.
@@ -132,10 +109,6 @@ pub(crate) fn add_each<T: Element>(jobs: &mut [(&Queue, &mut Buffer<T>, T)]) -> 
     for (s, (q, y, carry)) in guards.iter_mut().zip(jobs.iter_mut()) {
         let ev = s.enqueue_carry(y, *carry)?;
         q.flush()?;
-        if alone(s, CARRIED) {
-            ev.wait()?;
-        }
-        s.warm |= CARRIED;
         events.push(ev);
     }
     events.iter().try_for_each(Event::wait)

@@ -207,8 +207,8 @@ impl Device {
     }
 
     /// Whether kernels for this device must not be compiled while another device's are
-    /// (PoCL before 4 on CPUs, see [`compiles_alone`]).
-    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    /// (PoCL before 4 on CPUs, see [`compiles_alone`]): a kernel's first runs there run one
+    /// at a time in the process (`launch::first_run`).
     pub(crate) fn compiles_alone(&self) -> bool {
         self.inner.compiles_alone
     }
@@ -450,8 +450,9 @@ impl fmt::Debug for Device {
 /// version, lower case) must compile its kernels alone: PoCL before 4 compiles a kernel's
 /// work-group function in its worker threads at the first enqueue, and with two CPU devices
 /// of one context compiling at once it sometimes aborted ("Failed to create kernel compiler
-/// pass") or crashed in LLVM's pass manager (docs/devices.md). Launches over several such
-/// devices then run one device's part after another's (pure).
+/// pass") or crashed in LLVM's pass manager (docs/devices.md). A first run on such a device
+/// (a kernel object, global and local size, offset) then runs alone in the process, waited for
+/// where it is enqueued (`launch::first_run`) (pure).
 pub(crate) fn compiles_alone(platform_words: &str, kind: DeviceKind, identity: &Identity) -> bool {
     local_pocl_cpu(identity, kind) && pocl_major(platform_words).is_some_and(|m| m < 4)
 }

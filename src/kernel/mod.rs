@@ -19,6 +19,7 @@ pub use sub_groups::SubGroupQueries;
 use crate::device::ShuffleBackend;
 use crate::error::{Error, Result};
 use crate::ffi::{ClProgram, Owned};
+use crate::launch::first_run::Runs;
 pub use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::plan::uniform_branch::IdCondition;
@@ -94,6 +95,8 @@ struct KernelInner {
     /// with the same ones checks nothing again; see `Launch::check_arguments`); `None` before
     /// the first that passed.
     last_args: Mutex<Option<Vec<ArgKey>>>,
+    /// What its pieces ran, on a device that compiles alone (`launch::first_run`).
+    first_runs: Mutex<Runs>,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
     /// Why its result may depend on its work-group shape, or `None`.
@@ -266,6 +269,7 @@ impl Kernel {
                 plans: Plans::default(),
                 splittable,
                 last_args: Mutex::new(None),
+                first_runs: Mutex::default(),
                 hidden_scratch,
                 id_conditions: plan.id_conditions.clone(),
                 shape: plan.shape.clone(),
@@ -472,6 +476,11 @@ impl Kernel {
             .last_args
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What its pieces ran, on a device that compiles alone (`launch::first_run`).
+    pub(crate) fn first_runs(&self) -> MutexGuard<'_, Runs> {
+        (self.inner.first_runs.lock()).unwrap_or_else(|p| p.into_inner())
     }
 
     /// What the kernel imposes on its work-groups ([`crate::plan::work_group::choose`]).

@@ -1,6 +1,8 @@
 //! Executing a [`Prepared`] launch: set the arguments of each piece's variant and enqueue it,
-//! nothing else to decide.
+//! nothing else to decide (but, on a device that compiles alone, whether a piece is a first
+//! run, which runs alone: [`first_run`]).
 
+use super::first_run::{self, RunKey};
 use super::{Arg, Event, Launch, Prepared};
 use crate::error::{Error, Result};
 use crate::ffi;
@@ -72,7 +74,21 @@ impl Launch<'_> {
                 )
             })?;
         }
-        let detached = self.detached && self.waits.is_empty() && !crate::checked::enabled();
+        // On a device that compiles alone, a first run runs alone (`first_run`; the kernel's
+        // handle is locked, so no other thread runs this key meanwhile).
+        let first = match dev.compiles_alone() {
+            true => Some(RunKey {
+                kernel: guard.get() as usize,
+                global,
+                local,
+                offset,
+            })
+            .filter(|key| !self.kernel.first_runs().ran(key)),
+            false => None,
+        };
+        let alone = first.map(|_| first_run::alone());
+        let detached =
+            self.detached && self.waits.is_empty() && !crate::checked::enabled() && first.is_none();
         let waits = crate::event::wait_list(&self.waits)?;
         // A zero offset is passed as NULL, as raw OpenCL programs do (drivers may take a
         // slower path for an explicit offset).
@@ -81,13 +97,24 @@ impl Launch<'_> {
         let (g, l) = (global.as_slice(), local.as_ref().map(Range::as_slice));
         // SAFETY: every argument was just set; the caller vouches for the kernel's accesses;
         // the events waited for are live (the launch borrows them).
-        unsafe {
+        let event = unsafe {
             match detached {
                 true => ffi::enqueue_kernel_detached(q, &guard, at, g, l).map(|()| None),
                 false => ffi::enqueue_kernel(q, &guard, at, g, l, &waits).map(Some),
             }
         }
-        .map_err(|e| self.enqueue_error(e.0, global, local, offset))
+        .map_err(|e| self.enqueue_error(e.0, global, local, offset))?;
+        if let (Some(key), Some(ev)) = (first, &event) {
+            log::debug!(
+                "kernel `{name}` on {dev}: first run of global {global:?}, local {local:?}, \
+                 offset {offset:?}: alone in the process (the driver compiles it now)"
+            );
+            let what = || format!("the first run of `{name}` on {dev}, global {global:?}");
+            crate::wait::event_on(ev, true, what)?;
+            self.kernel.first_runs().record(key);
+        }
+        drop(alone);
+        Ok(event)
     }
 
     fn enqueue_error(

@@ -132,6 +132,11 @@ impl RootLaunch<'_> {
         // one at a time: a part's first run compiles it, and two at once could crash PoCL's
         // compiler; two parts of one kernel at once aborted PoCL 3.1 in CI. A launch on one
         // device does not wait (it cost a chain there 15-30 %; `resident` orders it).
+        // Compilations alone no longer need this (every first run on such a device runs alone
+        // in the process: `launch::first_run`), but `tests/scaling_cost.rs`'s blur gave a wrong
+        // result under the cost model, not understood (PoCL 3.1, cold kernel cache: once with
+        // parts at once, once with this order): so the order stays, with `place.rs`'s and
+        // `stay.rs`'s waits that go with it.
         let alone = busy.iter().filter(|&&b| b).count() > 1 && self.compile_alone();
         if alone {
             log::debug!("scaling: parts run one device at a time (the devices compile alone)");

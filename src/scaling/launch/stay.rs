@@ -279,7 +279,9 @@ impl RootLaunch<'_> {
     /// The launch `s` run whole on the device `run` chose as `kernel` (the kernel as written
     /// there) with `args` (the whole buffers there), then remembered for `run`'s request
     /// ([`WrittenRun`]). On devices that compile alone, the kernel's first run on the device
-    /// runs by itself (every queue finished first, then waited for).
+    /// runs by itself (every queue finished first, then waited for; the compilation alone
+    /// would need only `launch::first_run`, the queues finished are kept with `execute.rs`'s
+    /// order of a split launch's parts).
     ///
     /// # Safety
     ///
