@@ -133,10 +133,10 @@ impl RootLaunch<'_> {
         // compiler; two parts of one kernel at once aborted PoCL 3.1 in CI. A launch on one
         // device does not wait (it cost a chain there 15-30 %; `resident` orders it).
         // Compilations alone no longer need this (every first run on such a device runs alone
-        // in the process: `launch::first_run`), but `tests/scaling_cost.rs`'s blur gave a wrong
-        // result under the cost model, not understood (PoCL 3.1, cold kernel cache: once with
-        // parts at once, once with this order): so the order stays, with `place.rs`'s and
-        // `stay.rs`'s waits that go with it.
+        // in the process: `launch::first_run`); the order stays, with `place.rs`'s and
+        // `stay.rs`'s waits that go with it, until parts at once are tried again on PoCL 3.1
+        // (tried once: a wrong blur under the cost model, most likely the stale margins that
+        // `stale_margins_of_whole` fixes).
         let alone = busy.iter().filter(|&&b| b).count() > 1 && self.compile_alone();
         if alone {
             log::debug!("scaling: parts run one device at a time (the devices compile alone)");
