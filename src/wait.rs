@@ -12,7 +12,7 @@
 use crate::error::{Error, Result};
 use crate::ffi;
 use opencl3::command_queue::CommandQueue;
-use opencl3::event::{Event, CL_COMPLETE};
+use opencl3::event::{Event, CL_COMPLETE, CL_RUNNING};
 use opencl3::types::cl_int;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -122,6 +122,37 @@ pub(crate) fn event_on(event: &Event, on_cpu: bool, what: impl Fn() -> String) -
             command: what(),
             waited: limit,
         }),
+    }
+}
+
+/// Waits until `event`'s command has started or ended (its status `CL_RUNNING` or lower: a
+/// failure too), at most [`limit`]; `false` past it. PoCL marks a kernel command running once
+/// its work-group function is compiled ([`crate::launch`]'s first runs wait for that). The
+/// queue is flushed first; polls yield the core for [`CPU_SPIN`], then sleep between them.
+pub(crate) fn started(event: &Event, what: impl Fn() -> String) -> Result<bool> {
+    let limit = limit()?;
+    let queue = event
+        .command_queue()
+        .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?;
+    if !queue.is_null() {
+        opencl3::command_queue::flush(queue).map_err(|e| Error::cl("clFlush", e, what()))?;
+    }
+    let (start, mut nap) = (Instant::now(), NAP / 10);
+    loop {
+        let s = (event.command_execution_status())
+            .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?;
+        if s.0 <= CL_RUNNING {
+            return Ok(true);
+        }
+        if start.elapsed() >= limit {
+            return Ok(false);
+        }
+        if start.elapsed() < CPU_SPIN {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(NAP);
+        }
     }
 }
 

@@ -109,9 +109,14 @@ impl Launch<'_> {
                 "kernel `{name}` on {dev}: first run of global {global:?}, local {local:?}, \
                  offset {offset:?}: alone in the process (the driver compiles it now)"
             );
+            // Alone until the driver has compiled it (it marks a kernel command running once
+            // it has its work-group function), not until it ends: the launch stays
+            // asynchronous. Past the wait limit the launch goes on, not recorded (its own wait
+            // reports a stuck command).
             let what = || format!("the first run of `{name}` on {dev}, global {global:?}");
-            crate::wait::event_on(ev, true, what)?;
-            self.kernel.first_runs().record(key);
+            if crate::wait::started(ev, what)? {
+                self.kernel.first_runs().record(key);
+            }
         }
         drop(alone);
         Ok(event)

@@ -8,12 +8,14 @@
 //! Every kernel enqueue goes through [`Launch::execute`](super::Launch::execute): one device's
 //! launches, each device's part of a root launch, the algorithms' kernels. There, on such a
 //! device, a piece whose [`RunKey`] its kernel object has not run takes the process-wide
-//! [`alone`] lock, is enqueued, waited for and recorded ([`Runs`]), and releases the lock; a
-//! piece already run takes nothing. Other devices test one `bool`.
+//! [`alone`] lock, is enqueued, waited for until it runs (PoCL marks a kernel command running
+//! once its work-group function is compiled; waiting for its end made a long kernel's first
+//! launch block, and time out under `CLGROUPS_TIMEOUT`) and recorded ([`Runs`]), and releases
+//! the lock; a piece already run takes nothing. Other devices test one `bool`.
 //!
-//! The lock is taken after the piece's kernel handle is locked and held only while the piece
-//! runs, which needs no other lock: a piece's command waits only for commands already
-//! enqueued (its queue's, and the events it waits for), so the wait ends.
+//! The lock is taken after the piece's kernel handle is locked and held only until the piece
+//! starts, which needs no other lock: a piece's command waits only for commands already
+//! enqueued (its queue's, and the events it waits for); the wait is bounded all the same.
 
 #[cfg(doc)]
 use crate::device::Device;
