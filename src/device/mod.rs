@@ -208,7 +208,7 @@ impl Device {
 
     /// Whether kernels for this device must not be compiled while another device's are
     /// (PoCL before 4 on CPUs, see [`compiles_alone`]): a kernel's first runs there run one
-    /// at a time in the process (`launch::first_run`).
+    /// at a time in the process (`kernel::first_run`).
     pub(crate) fn compiles_alone(&self) -> bool {
         self.inner.compiles_alone
     }
@@ -452,7 +452,7 @@ impl fmt::Debug for Device {
 /// of one context compiling at once it sometimes aborted ("Failed to create kernel compiler
 /// pass") or crashed in LLVM's pass manager (docs/devices.md). A first run on such a device
 /// (a kernel object, global and local size, offset) then runs alone in the process, waited for
-/// where it is enqueued (`launch::first_run`) (pure).
+/// where it is enqueued (`kernel::first_run`) (pure).
 pub(crate) fn compiles_alone(platform_words: &str, kind: DeviceKind, identity: &Identity) -> bool {
     local_pocl_cpu(identity, kind) && pocl_major(platform_words).is_some_and(|m| m < 4)
 }

@@ -4,6 +4,7 @@
 
 mod args;
 mod emulated;
+pub(crate) mod first_run;
 mod plans;
 mod sub_groups;
 mod wrapped;
@@ -19,7 +20,6 @@ pub use sub_groups::SubGroupQueries;
 use crate::device::ShuffleBackend;
 use crate::error::{Error, Result};
 use crate::ffi::{ClProgram, Owned};
-use crate::launch::first_run::Runs;
 pub use crate::plan::local_size::Limits;
 use crate::plan::rounding::Variant;
 use crate::plan::uniform_branch::IdCondition;
@@ -30,6 +30,7 @@ use crate::transform::VariantKind;
 pub use crate::transform::{
     ArgumentObstacle, DriverCall, NoRewrite, Obstacle, Undecided, Use, UseKind, Via,
 };
+use first_run::Runs;
 use opencl3::error_codes::CL_INVALID_KERNEL_NAME;
 use opencl3::kernel::Kernel as ClKernel;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -95,7 +96,7 @@ struct KernelInner {
     /// with the same ones checks nothing again; see `Launch::check_arguments`); `None` before
     /// the first that passed.
     last_args: Mutex<Option<Vec<ArgKey>>>,
-    /// What its pieces ran, on a device that compiles alone (`launch::first_run`).
+    /// What its pieces ran, on a device that compiles alone (`first_run`).
     first_runs: Mutex<Runs>,
     /// Whether the last parameter is the hidden emulated sub-group scratch (set by the launch).
     hidden_scratch: bool,
@@ -478,7 +479,7 @@ impl Kernel {
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// What its pieces ran, on a device that compiles alone (`launch::first_run`).
+    /// What its pieces ran, on a device that compiles alone (`first_run`).
     pub(crate) fn first_runs(&self) -> MutexGuard<'_, Runs> {
         (self.inner.first_runs.lock()).unwrap_or_else(|p| p.into_inner())
     }

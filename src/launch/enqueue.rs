@@ -2,10 +2,10 @@
 //! nothing else to decide (but, on a device that compiles alone, whether a piece is a first
 //! run, which runs alone: [`first_run`]).
 
-use super::first_run::{self, RunKey};
 use super::{Arg, Event, Launch, Prepared};
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::kernel::first_run::{self, RunKey};
 use crate::plan::Refusal;
 use crate::range::Range;
 

@@ -63,7 +63,6 @@ pub(crate) use crate::plan::bounds;
 pub mod checked;
 pub(crate) mod emulated;
 mod enqueue;
-pub(crate) mod first_run;
 mod plain;
 mod prepare;
 pub(crate) mod uniform;

@@ -133,7 +133,7 @@ impl RootLaunch<'_> {
         // compiler; two parts of one kernel at once aborted PoCL 3.1 in CI. A launch on one
         // device does not wait (it cost a chain there 15-30 %; `resident` orders it).
         // Compilations alone no longer need this (every first run on such a device runs alone
-        // in the process: `launch::first_run`); the order stays, with `place.rs`'s and
+        // in the process: `kernel::first_run`); the order stays, with `place.rs`'s and
         // `stay.rs`'s waits that go with it, until parts at once are tried again on PoCL 3.1
         // (tried once: a wrong blur under the cost model, most likely the stale margins that
         // `stale_margins_of_whole` fixes).

@@ -280,7 +280,7 @@ impl RootLaunch<'_> {
     /// there) with `args` (the whole buffers there), then remembered for `run`'s request
     /// ([`WrittenRun`]). On devices that compile alone, the kernel's first run on the device
     /// runs by itself (every queue finished first, then waited for; the compilation alone
-    /// would need only `launch::first_run`, the queues finished are kept with `execute.rs`'s
+    /// would need only `kernel::first_run`, the queues finished are kept with `execute.rs`'s
     /// order of a split launch's parts).
     ///
     /// # Safety

@@ -5,7 +5,7 @@
 //! kernel first runs with a given local size (and global size and offset, which it may
 //! specialise on), and two such compilations at once (two devices of one context) sometimes
 //! aborted it ("Failed to create kernel compiler pass") or crashed LLVM (docs/devices.md).
-//! Every kernel enqueue goes through [`Launch::execute`](super::Launch::execute): one device's
+//! Every kernel enqueue goes through [`Launch::execute`](crate::launch::Launch::execute): one device's
 //! launches, each device's part of a root launch, the algorithms' kernels. There, on such a
 //! device, a piece whose [`RunKey`] its kernel object has not run takes the process-wide
 //! [`alone`] lock, is enqueued, waited for until it runs (PoCL marks a kernel command running
