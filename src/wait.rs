@@ -60,14 +60,7 @@ pub(crate) fn event_on(event: &Event, on_cpu: bool, what: impl Fn() -> String) -
             .map(|s| s.0)
             .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))
     };
-    // Nothing guarantees that a queued command is ever submitted until its queue is flushed
-    // (clWaitForEvents flushes implicitly; a callback or a status poll does not).
-    let queue = event
-        .command_queue()
-        .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?;
-    if !queue.is_null() {
-        opencl3::command_queue::flush(queue).map_err(|e| Error::cl("clFlush", e, what()))?;
-    }
+    flush_queue_of(event, &what)?;
     let s = status()?;
     if s == CL_COMPLETE || s < 0 {
         return finished(s, what);
@@ -127,16 +120,11 @@ pub(crate) fn event_on(event: &Event, on_cpu: bool, what: impl Fn() -> String) -
 
 /// Waits until `event`'s command has started or ended (its status `CL_RUNNING` or lower: a
 /// failure too), at most [`limit`]; `false` past it. PoCL marks a kernel command running once
-/// its work-group function is compiled ([`crate::launch`]'s first runs wait for that). The
+/// its work-group function is compiled (`kernel::first_run`'s first runs wait for that). The
 /// queue is flushed first; polls yield the core for [`CPU_SPIN`], then sleep between them.
 pub(crate) fn started(event: &Event, what: impl Fn() -> String) -> Result<bool> {
     let limit = limit()?;
-    let queue = event
-        .command_queue()
-        .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?;
-    if !queue.is_null() {
-        opencl3::command_queue::flush(queue).map_err(|e| Error::cl("clFlush", e, what()))?;
-    }
+    flush_queue_of(event, &what)?;
     let (start, mut nap) = (Instant::now(), NAP / 10);
     loop {
         let s = (event.command_execution_status())
@@ -154,6 +142,19 @@ pub(crate) fn started(event: &Event, what: impl Fn() -> String) -> Result<bool> 
             nap = (nap * 2).min(NAP);
         }
     }
+}
+
+/// Flushes `event`'s queue: nothing guarantees that a queued command is ever submitted until
+/// its queue is flushed (clWaitForEvents flushes implicitly; a callback or a status poll does
+/// not).
+fn flush_queue_of(event: &Event, what: impl Fn() -> String) -> Result<()> {
+    let queue = event
+        .command_queue()
+        .map_err(|e| Error::cl("clGetEventInfo", e.0, what()))?;
+    if !queue.is_null() {
+        opencl3::command_queue::flush(queue).map_err(|e| Error::cl("clFlush", e, what()))?;
+    }
+    Ok(())
 }
 
 /// Waits until every command enqueued on `queue` so far completes, at most [`limit`] (a marker

@@ -6,7 +6,7 @@
 //! Devices that compile alone ([`crate::Device::compiles_alone`]: PoCL before 4 on CPUs, which
 //! compiles a kernel's work-group function at its first run and could crash doing so for two
 //! devices at once) need nothing here: every first run on them runs alone in the process, in
-//! the launch path every kernel goes through (`launch::first_run`).
+//! the launch path every kernel goes through (`kernel::first_run`).
 
 use super::plan::LaunchPlan;
 use super::post::Post;

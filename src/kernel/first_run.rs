@@ -47,12 +47,12 @@ pub(crate) struct Runs {
 }
 
 impl Runs {
-    /// Whether a piece of `key` ran to completion before.
+    /// Whether a piece of `key` ran before (started: its work-group function compiled).
     pub(crate) fn ran(&self, key: &RunKey) -> bool {
         self.ran.contains(key)
     }
 
-    /// Records that a piece of `key` ran to completion (the set emptied first when full).
+    /// Records that a piece of `key` started (the set emptied first when full).
     pub(crate) fn record(&mut self, key: RunKey) {
         if self.ran.len() >= MAX_RUNS && !self.ran.contains(&key) {
             log::debug!("first runs: a kernel ran {MAX_RUNS} shapes; its record starts again");
