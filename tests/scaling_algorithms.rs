@@ -68,23 +68,41 @@ fn scans_match_the_host() {
 }
 
 #[test]
-fn layouts_without_exact_chunks_are_refused() {
-    for root in common::roots("layouts_without_exact_chunks_are_refused") {
+fn buffers_holding_halos_are_reduced_and_scanned_from_their_own_elements() {
+    for root in common::roots("buffers_holding_halos") {
         let n = 1 << 16;
         let xs = common::values(n, 3);
-        let mut x = ColoredBuffer::with_access(&root, n, Access::Halo(4)).unwrap();
-        x.write(&xs).unwrap();
-        let r = algorithms::reduce_sum(&root, &x);
-        match root.placement() {
-            Placement::Shared => assert!(r.is_ok()),
-            Placement::Partitioned => {
-                let e = r.unwrap_err().to_string();
-                assert!(e.contains("Halo(4)"), "{e}");
+        let sum = xs.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+        let mut inclusive = xs.clone();
+        (1..n).for_each(|i| inclusive[i] = inclusive[i - 1].wrapping_add(inclusive[i]));
+        // Parts holding 4 elements either side (partitioned placement): each device reduces
+        // or scans a copy of its own elements, the halos not counted twice.
+        for access in [Access::Halo(4), Access::Stencil(4)] {
+            let mut x = ColoredBuffer::with_access(&root, n, access).unwrap();
+            x.write(&xs).unwrap();
+            assert_eq!(
+                algorithms::reduce_sum(&root, &x).unwrap(),
+                sum,
+                "{access:?}"
+            );
+            let mut y = ColoredBuffer::new(&root, n).unwrap();
+            algorithms::inclusive_scan_sum(&root, &x, &mut y).unwrap();
+            assert!(
+                y.read().unwrap() == inclusive,
+                "{access:?}: the scan differs"
+            );
+            // A scan into such a buffer would leave its halos stale: refused there.
+            let r = algorithms::inclusive_scan_sum(&root, &y, &mut x);
+            match root.placement() {
+                Placement::Shared => r.unwrap(),
+                Placement::Partitioned => {
+                    let e = r.unwrap_err().to_string();
+                    assert!(e.contains("exactly their chunks"), "{e}");
+                }
             }
         }
         let mut r = ColoredBuffer::with_access(&root, n, Access::Replicated).unwrap();
         r.write(&xs).unwrap();
-        let sum = xs.iter().fold(0i32, |a, &b| a.wrapping_add(b));
         assert_eq!(algorithms::reduce_sum(&root, &r).unwrap(), sum);
     }
 }

@@ -12,8 +12,11 @@
 //! one device and wrote there is reduced there. A scan moves such a buffer back to its parts
 //! first.
 //!
-//! The buffers must hold exactly their chunks on every device (shared placement, or
-//! [`Access::Auto`] / [`Access::Partitioned`]); a replicated buffer is reduced on device 0.
+//! A replicated buffer is reduced on device 0. Where a device's part holds more than the
+//! elements it owns (halos of [`Access::Halo`] and [`Access::Stencil`], the runs of
+//! [`ColoredBuffer::for_launch`]), it copies its own elements on its device first; a scan's
+//! output must hold exactly its chunks on every device (shared placement, or [`Access::Auto`]
+//! / [`Access::Partitioned`]).
 //!
 //! ```
 //! use clgroups::scaling::{algorithms, ColoredBuffer, RootDevice};
@@ -29,8 +32,9 @@
 use super::Placement;
 use super::{Access, ColoredBuffer, RootDevice};
 use crate::algorithms::{self as single, multi, Element, ReduceOp, ScanKind};
-use crate::buffer::{Buffer, Scalar};
+use crate::buffer::{Buffer, Pod, Scalar};
 use crate::error::{Error, InputFault, Internal, Result};
+use crate::ffi;
 use crate::plan::cost::{price, Choice, Depth, Inputs, Priced, Right, SpreadPolicy};
 use crate::queue::Queue;
 
@@ -182,10 +186,8 @@ fn price_reduce<T: Element>(
     input: &ColoredBuffer<T>,
     op: ReduceOp,
 ) -> Result<Option<Priced>> {
-    let starts = input.starts();
-    let exact =
-        (0..root.len()).all(|d| input.stored()[d] == (starts[d], starts[d] + input.chunks()[d]));
     let policy = root.spread();
+    let exact = holds_its_chunks(input);
     if policy == SpreadPolicy::Split || root.len() < 2 || input.queues_len() != root.len() || !exact
     {
         return Ok(None);
@@ -237,7 +239,7 @@ fn reduce_parts<T: Element>(
 ) -> Result<T> {
     let parts = parts(root, input)?;
     let jobs: Vec<(&Queue, &Buffer<T>)> = (parts.iter())
-        .map(|&(d, buf)| (&root.queues()[d], buf))
+        .map(|(d, buf)| (&root.queues()[*d], &**buf))
         .collect();
     // Every device's reduce in flight at once; their results come back together (posts on
     // NVIDIA, reads elsewhere).
@@ -272,9 +274,11 @@ fn scan<T: Element>(
     }
     let ins = parts(root, input)?;
     let same = |a: Vec<usize>| a == ins.iter().map(|p| p.0).collect::<Vec<_>>();
-    if !same(parts(root, output)?.iter().map(|p| p.0).collect()) {
+    let outs = parts(root, output)?;
+    if !holds_its_chunks(output) || !same(outs.iter().map(|p| p.0).collect()) {
         return Err(Error::input(InputFault::ScanParts));
     }
+    drop(outs);
     let kind = match exclusive {
         true => ScanKind::Exclusive,
         false => ScanKind::Inclusive,
@@ -282,7 +286,7 @@ fn scan<T: Element>(
     // Every device scans its chunk at once; then each chunk's total comes back.
     let mut outs: Vec<(usize, &mut Buffer<T>)> = output.parts_mut()?;
     let jobs: Vec<(&Queue, &Buffer<T>, &Buffer<T>)> = (ins.iter().zip(&outs))
-        .map(|(&(d, x), (_, y))| (&root.queues()[d], x, &**y))
+        .map(|((d, x), (_, y))| (&root.queues()[*d], &**x, &**y))
         .collect();
     let totals: Vec<T> = multi::scan_each(&jobs, kind)?;
     if totals.len() < 2 {
@@ -306,12 +310,37 @@ fn scan<T: Element>(
     multi::add_each(&mut adds)
 }
 
-/// Device and buffer of every non-empty chunk, each holding exactly its chunk (device 0 alone
-/// for a replicated buffer in partitioned placement).
+/// Whether each device's part of `buf` holds exactly the elements it owns (no halo, no
+/// replica).
+fn holds_its_chunks<T: Scalar>(buf: &ColoredBuffer<T>) -> bool {
+    let starts = buf.starts();
+    (starts.iter().zip(buf.chunks()).zip(buf.stored())).all(|((&s, &c), &st)| st == (s, s + c))
+}
+
+/// A device's own elements of a colored buffer: its part, or a copy of them on its device.
+enum Own<'a, T: Pod> {
+    Part(&'a Buffer<T>),
+    Copy(Buffer<T>),
+}
+
+impl<T: Pod> std::ops::Deref for Own<'_, T> {
+    type Target = Buffer<T>;
+
+    fn deref(&self) -> &Buffer<T> {
+        match self {
+            Own::Part(b) => b,
+            Own::Copy(b) => b,
+        }
+    }
+}
+
+/// Device and own elements of every non-empty chunk (device 0 alone for a replicated buffer
+/// in partitioned placement): the part where it holds exactly them, else a copy of its owned
+/// runs made on its queue.
 fn parts<'a, T: Scalar>(
     root: &RootDevice,
     buf: &'a ColoredBuffer<T>,
-) -> Result<Vec<(usize, &'a Buffer<T>)>> {
+) -> Result<Vec<(usize, Own<'a, T>)>> {
     if buf.queues_len() != root.len() {
         return Err(Error::input(InputFault::ColoredDevices {
             buffer: buf.queues_len(),
@@ -322,20 +351,46 @@ fn parts<'a, T: Scalar>(
     // another queue may have written are waited for.
     buf.settle()?;
     buf.order_parts()?;
-    let starts = buf.starts();
-    let exact =
-        (0..root.len()).all(|d| buf.stored()[d] == (starts[d], starts[d] + buf.chunks()[d]));
-    if exact {
+    let held = |d| buf.held_part(d);
+    if holds_its_chunks(buf) {
         return Ok((0..root.len())
-            .filter_map(|d| buf.held_part(d).map(|p| (d, p)))
+            .filter_map(|d| held(d).map(|p| (d, Own::Part(p))))
             .collect());
     }
-    match (buf.access(), buf.held_part(0)) {
-        (Access::Replicated, Some(p)) => Ok(vec![(0, p)]),
-        _ => Err(Error::input(InputFault::NotOwnedRuns {
-            elem: T::CL_NAME,
-            access: format!("{:?}", buf.access()),
-            owned: buf.owned().iter().map(Vec::len).collect(),
-        })),
+    if let (Access::Replicated, Some(p)) = (buf.access(), held(0)) {
+        return Ok(vec![(0, Own::Part(p))]);
     }
+    let owning = (0..root.len()).filter(|&d| !buf.owned()[d].is_empty());
+    let copies = owning.filter_map(|d| Some((d, held(d)?)));
+    copies
+        .map(|(d, part)| {
+            let copy = own_copy(&root.queues()[d], part, buf.stored()[d], &buf.owned()[d])?;
+            Ok((d, Own::Copy(copy)))
+        })
+        .collect()
+}
+
+/// The runs `runs` of a part holding elements `stored`, copied one after the other into a new
+/// buffer on `q` (after the queue's earlier commands).
+fn own_copy<T: Pod>(
+    q: &Queue,
+    part: &Buffer<T>,
+    stored: (usize, usize),
+    runs: &[(usize, usize)],
+) -> Result<Buffer<T>> {
+    let es = size_of::<T>();
+    let copy = Buffer::<T>::new(q, runs.iter().map(|(a, b)| b - a).sum())?;
+    let mut at = 0;
+    for &(a, b) in runs {
+        // SAFETY: the part holds elements `stored` (its owned runs among them), the copy the
+        // runs' total; the copy follows the queue's earlier commands, which wrote the part
+        // (`order_parts`).
+        let ev = unsafe {
+            let from = (part.as_raw(), (a - stored.0) * es);
+            ffi::copy_bytes(q.raw(), from, (copy.as_raw(), at * es), (b - a) * es, &[])
+        };
+        drop(ev.map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0, q.device().to_string()))?);
+        at += b - a;
+    }
+    Ok(copy)
 }

@@ -263,7 +263,8 @@ pub enum InputFault {
     },
     /// A scan over colored buffers that do not hold exactly their chunks.
     ScanParts,
-    /// A reduce or scan of a colored buffer whose devices do not each hold the one run they own.
+    /// A scan (or a reduce on remote devices) of a colored buffer whose devices do not each
+    /// hold the one run they own.
     NotOwnedRuns {
         /// The element type.
         elem: &'static str,

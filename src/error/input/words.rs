@@ -166,8 +166,9 @@ impl fmt::Display for InputFault {
                 owned,
             } => write!(
                 f,
-                "reduce and scan need each device to hold exactly the one run of elements it \
-                 owns, or a replicated buffer; this ColoredBuffer<{elem}> is {access} in \
+                "a scan (and a reduce on remote devices) needs each device to hold exactly the \
+                 one run of elements it owns, or a replicated buffer; this ColoredBuffer<{elem}> \
+                 is {access} in \
                  partitioned placement (owned runs per device: {owned:?}): use Access::Auto or \
                  Access::Partitioned without ColoredBuffer::for_launch, or Access::Replicated"
             ),
