@@ -7,6 +7,8 @@ use crate::ffi::ClProgram;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use std::collections::HashMap;
 use std::fmt;
+#[cfg(feature = "scaling")]
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 /// An OpenCL context over one or more devices of one platform. Cheap to clone; `Send + Sync`.
@@ -219,6 +221,19 @@ struct QueueInner {
     context: Context,
     device: Device,
     profiling: bool,
+    #[cfg(feature = "scaling")]
+    uses: Uses,
+}
+
+/// What a root device's launches read to skip waiting for this queue: how many times its
+/// handle was taken for a command, whether it was lent out, and per other queue (by key) how
+/// many of that queue's commands this queue's commands follow already.
+#[cfg(feature = "scaling")]
+#[derive(Default)]
+struct Uses {
+    taken: std::sync::atomic::AtomicU64,
+    lent: std::sync::atomic::AtomicBool,
+    follows: Mutex<Vec<(usize, u64)>>,
 }
 
 impl Queue {
@@ -308,6 +323,8 @@ impl Queue {
                 context: context.clone(),
                 device: device.clone(),
                 profiling,
+                #[cfg(feature = "scaling")]
+                uses: Uses::default(),
             }),
         })
     }
@@ -375,7 +392,54 @@ impl Queue {
     }
 
     pub(crate) fn raw(&self) -> &CommandQueue {
+        #[cfg(feature = "scaling")]
+        self.inner.uses.taken.fetch_add(1, Ordering::SeqCst);
         &self.inner.raw
+    }
+
+    /// How many commands were enqueued on the queue so far, or more (a count that only grows:
+    /// every use of its handle but flushes, waits and [`Queue::marker`] counts); `None` once its
+    /// handle was lent out ([`Queue::as_opencl3`]: what is enqueued through it is not seen).
+    #[cfg(feature = "scaling")]
+    pub(crate) fn commands(&self) -> Option<u64> {
+        let uses = &self.inner.uses;
+        (!uses.lent.load(Ordering::SeqCst)).then(|| uses.taken.load(Ordering::SeqCst))
+    }
+
+    /// Enqueues a marker (it touches no memory: not counted by [`Queue::commands`]).
+    #[cfg(feature = "scaling")]
+    pub(crate) fn marker(
+        &self,
+    ) -> std::result::Result<crate::ffi::Owned<opencl3::event::Event>, opencl3::error_codes::ClError>
+    {
+        crate::ffi::marker(&self.inner.raw)
+    }
+
+    /// Whether this queue's next command follows every command enqueued on `other` so far:
+    /// a command of this queue waited for a marker after `other`'s first `n` commands, and
+    /// `other` has had no other since ([`Queue::commands`]).
+    #[cfg(feature = "scaling")]
+    pub(crate) fn follows(&self, other: &Queue) -> bool {
+        let Some(now) = other.commands() else {
+            return false;
+        };
+        let follows = self.inner.uses.follows.lock();
+        let follows = follows.unwrap_or_else(|p| p.into_inner());
+        follows
+            .iter()
+            .any(|&(key, n)| key == other.key() && n == now)
+    }
+
+    /// A command of this queue was enqueued after a marker that followed `other`'s first `n`
+    /// commands ([`Queue::commands`], read before the marker was enqueued).
+    #[cfg(feature = "scaling")]
+    pub(crate) fn now_follows(&self, other: &Queue, n: u64) {
+        let follows = self.inner.uses.follows.lock();
+        let mut follows = follows.unwrap_or_else(|p| p.into_inner());
+        match follows.iter_mut().find(|(key, _)| *key == other.key()) {
+            Some(entry) => entry.1 = entry.1.max(n),
+            None => follows.push((other.key(), n)),
+        }
     }
 
     /// The underlying [`opencl3`] command queue (in order; profiling as made), for OpenCL calls
@@ -391,11 +455,18 @@ impl Queue {
     /// # Ok::<(), clgroups::Error>(())
     /// ```
     pub fn as_opencl3(&self) -> &CommandQueue {
+        // What is enqueued through it is not counted: root launches wait for this queue
+        // from now on.
+        #[cfg(feature = "scaling")]
+        self.inner.uses.lent.store(true, Ordering::SeqCst);
         &self.inner.raw
     }
 
     /// Identity of the queue (for caches).
-    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))] // used by `algorithms` only
+    #[cfg_attr(
+        not(any(feature = "algorithms", feature = "scaling")),
+        allow(dead_code) // used by `algorithms` and `scaling` only
+    )]
     pub(crate) fn key(&self) -> usize {
         self.inner.raw.get() as usize
     }

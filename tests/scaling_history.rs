@@ -19,7 +19,7 @@ use common::{colored_as, placements, root_device};
 
 use clgroups::scaling::{algorithms, Access, ColoredBuffer, MultiEvent, RootDevice, RootKernel};
 use clgroups::scaling::{Spread, SpreadPolicy};
-use clgroups::Range;
+use clgroups::{Buffer, Event, Range};
 use std::collections::BTreeMap;
 
 /// The stencils and the history's own kernels, each writing only the elements the host model
@@ -160,6 +160,17 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
     let mut bufs: Vec<ColoredBuffer<i32>> = (accesses.iter().zip(&model))
         .map(|(&a, data)| colored_as(root, data, 4 * W, a))
         .collect();
+    // Two plain buffers of the root's context, which launches read and write whole, and which
+    // the host copies between on any of the root's queues (not waited for: later launches keep
+    // the order of one in-order queue).
+    let q0 = &root.queues()[0];
+    let mut plain_model: Vec<Vec<i32>> = (0..2)
+        .map(|p| common::values(N, seed * 8 + 5 + p))
+        .collect();
+    let mut plain: Vec<Buffer<i32>> = (plain_model.iter())
+        .map(|data| Buffer::from_slice(q0, data).unwrap())
+        .collect();
+    let mut copies: Vec<Event> = Vec::new();
     let mut pending: Vec<MultiEvent> = Vec::new();
     let mut log = Log::default();
     for step in 0..ops {
@@ -168,7 +179,7 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
         // The stencil-declared buffer (3) takes only kernels within its declared reach.
         let any = |rng: &mut Rng| rng.two(accesses.len());
         let auto = |rng: &mut Rng| rng.two(3);
-        let choice = rng.below(100);
+        let choice = rng.below(112);
         let mut launched: Option<MultiEvent> = None;
         match choice {
             0..=17 => {
@@ -295,6 +306,58 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
                     check(&got, &model[b][lo..hi], seed, &log);
                 }
             }
+            100..=103 => {
+                let (s, p) = (rng.below(accesses.len()), rng.below(2));
+                log.op(format!("{step}: add {s} into plain {p} ({name})"));
+                // SAFETY: work-item i < N reads x[i] and y[i], writes y[i].
+                let ev = unsafe {
+                    k.add
+                        .launch()
+                        .arg(&bufs[s])
+                        .arg(&plain[p])
+                        .nd_range(N, Range::d1(64))
+                };
+                launched = Some(ev.unwrap_or_else(|e| panic!("{}: {e}", log.recent())));
+                let src = model[s].clone();
+                (plain_model[p].iter_mut().zip(src)).for_each(|(y, x)| *y = (*y + x) & 0xffff);
+            }
+            104..=106 => {
+                let (p, d) = (rng.below(2), rng.below(3));
+                let by = rng.below(N) as u32;
+                log.op(format!("{step}: shift plain {p} -> {d} by {by} ({name})"));
+                let launch = k.shift.launch().arg(&plain[p]).arg(&bufs[d]).arg(N as u32);
+                // SAFETY: work-item i < N writes y[i] and reads x[(i + by) % N].
+                let ev = unsafe { launch.arg(by).nd_range(N, Range::d1(64)) };
+                launched = Some(ev.unwrap_or_else(|e| panic!("{}: {e}", log.recent())));
+                model[d] = (0..N)
+                    .map(|i| plain_model[p][(i + by as usize) % N])
+                    .collect();
+            }
+            107..=108 => {
+                // The host's own command on one of the root's queues, after the launches that
+                // wrote its source (the user orders that much), not waited for.
+                let (p, q) = (rng.below(2), rng.below(root.len()));
+                log.op(format!(
+                    "{step}: copy plain {p} to plain {} on queue {q}",
+                    1 - p
+                ));
+                pending.drain(..).for_each(|ev| ev.wait().unwrap());
+                let (a, b) = plain.split_at_mut(1);
+                let (src, dst) = if p == 0 {
+                    (&a[0], &mut b[0])
+                } else {
+                    (&b[0], &mut a[0])
+                };
+                copies.push(src.copy_to(&root.queues()[q], dst).unwrap());
+                plain_model[1 - p] = plain_model[p].clone();
+            }
+            109..=111 => {
+                let p = rng.below(2);
+                log.op(format!("{step}: read plain {p}"));
+                pending.drain(..).for_each(|ev| ev.wait().unwrap());
+                copies.drain(..).for_each(|ev| ev.wait().unwrap());
+                check(&plain[p].read(q0).unwrap(), &plain_model[p], seed, &log);
+            }
             _ => {
                 log.op(format!("{step}: wait for {} launches", pending.len()));
                 pending.drain(..).for_each(|ev| ev.wait().unwrap());
@@ -317,6 +380,12 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
     for (b, buf) in bufs.iter().enumerate() {
         log.op(format!("end: read {b}"));
         check(&buf.read().unwrap(), &model[b], seed, &log);
+    }
+    pending.drain(..).for_each(|ev| ev.wait().unwrap());
+    copies.drain(..).for_each(|ev| ev.wait().unwrap());
+    for (p, buf) in plain.iter().enumerate() {
+        log.op(format!("end: read plain {p}"));
+        check(&buf.read(q0).unwrap(), &plain_model[p], seed, &log);
     }
     log
 }

@@ -9,9 +9,10 @@
 
 mod common;
 
-use clgroups::launch::{Launch, Local, LocalSize};
-use clgroups::scaling::{ColoredBuffer, Placement, RootDevice, RootLaunch, Spread};
-use clgroups::{Buffer, Program, Queue, Range};
+use clgroups::launch::{Event, Launch, Local, LocalSize};
+use clgroups::scaling::Spread;
+use clgroups::scaling::{ColoredBuffer, MultiEvent, Placement, RootDevice, RootKernel, RootLaunch};
+use clgroups::{Buffer, Kernel, Program, Queue, Range};
 
 const SOURCE: &str = concat!(
     include_str!("cl/implicit_scaling.cl"),
@@ -134,14 +135,25 @@ impl Case {
 fn on_one_device(q: &Queue, c: &Case) -> Vec<Data> {
     let p = Program::from_source(q, SOURCE).unwrap();
     let k = p.kernel(c.kernel).unwrap();
-    let bufs: Vec<Option<Box<dyn Held>>> = (c.args.iter())
+    let bufs = one_device_buffers(q, c);
+    launch_one(&k, c, &bufs).wait().unwrap();
+    bufs.iter().flatten().map(|b| b.read(q)).collect()
+}
+
+/// The buffers of `c` on `q`'s device (`None` for the other arguments).
+fn one_device_buffers(q: &Queue, c: &Case) -> Vec<Option<Box<dyn Held>>> {
+    (c.args.iter())
         .map(|a| match a {
             A::Buf(d) | A::Plain(d) => Some(plain_held(q, d)),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Launches `c` with kernel `k` over `bufs` on one device.
+fn launch_one(k: &Kernel, c: &Case, bufs: &[Option<Box<dyn Held>>]) -> Event {
     let mut l = k.launch();
-    for (a, b) in c.args.iter().zip(&bufs) {
+    for (a, b) in c.args.iter().zip(bufs) {
         l = match (a, b) {
             (_, Some(b)) => b.one_arg(l),
             (A::I(v), _) => l.arg(*v),
@@ -159,8 +171,7 @@ fn on_one_device(q: &Queue, c: &Case) -> Vec<Data> {
             None => l.range(c.global),
         }
     };
-    ev.unwrap().wait().unwrap();
-    bufs.iter().flatten().map(|b| b.read(q)).collect()
+    ev.unwrap()
 }
 
 /// Every buffer of `c` after a launch over `root`, and how it ran.
@@ -172,17 +183,39 @@ fn on_root(root: &RootDevice, c: &Case) -> (Vec<Data>, Spread) {
 fn try_on_root(root: &RootDevice, c: &Case) -> clgroups::Result<(Vec<Data>, Spread)> {
     let p = root.program(SOURCE).unwrap();
     let k = p.kernel(c.kernel).unwrap();
-    let q0 = &root.queues()[0];
-    let bufs: Vec<Option<Box<dyn Held>>> = (c.args.iter())
+    let bufs = root_buffers(root, c);
+    root.finish().unwrap();
+    let ev = launch_root(&k, c, &bufs)?;
+    ev.wait().unwrap();
+    root.finish().unwrap();
+    let out = bufs
+        .iter()
+        .flatten()
+        .map(|b| b.read(&root.queues()[0]))
+        .collect();
+    Ok((out, ev.spread().clone()))
+}
+
+/// The buffers of `c` over `root`: colored, and plain ones on device 0 (`None` for the other
+/// arguments).
+fn root_buffers(root: &RootDevice, c: &Case) -> Vec<Option<Box<dyn Held>>> {
+    (c.args.iter())
         .map(|a| match a {
             A::Buf(d) => Some(colored_held(root, d)),
-            A::Plain(d) => Some(plain_held(q0, d)),
+            A::Plain(d) => Some(plain_held(&root.queues()[0], d)),
             _ => None,
         })
-        .collect();
-    root.finish().unwrap();
+        .collect()
+}
+
+/// Launches `c` with root kernel `k` over `bufs`.
+fn launch_root(
+    k: &RootKernel,
+    c: &Case,
+    bufs: &[Option<Box<dyn Held>>],
+) -> clgroups::Result<MultiEvent> {
     let mut l = k.launch();
-    for (a, b) in c.args.iter().zip(&bufs) {
+    for (a, b) in c.args.iter().zip(bufs) {
         l = match (a, b) {
             (_, Some(b)) => b.root_arg(l),
             (A::I(v), _) => l.arg(*v),
@@ -192,18 +225,13 @@ fn try_on_root(root: &RootDevice, c: &Case) -> clgroups::Result<(Vec<Data>, Spre
             _ => unreachable!(),
         };
     }
-    // SAFETY: as in `on_one_device`, for the whole launch.
-    let ev = unsafe {
+    // SAFETY: as in `launch_one`, for the whole launch.
+    unsafe {
         match c.local {
             Some(local) => l.nd_range(c.global, local),
             None => l.range(c.global),
         }
-    };
-    let ev = ev?;
-    ev.wait().unwrap();
-    root.finish().unwrap();
-    let out = bufs.iter().flatten().map(|b| b.read(q0)).collect();
-    Ok((out, ev.spread().clone()))
+    }
 }
 
 /// Asserts `got` equals `want` element by element (floats within 1e-5 relative: the
@@ -248,3 +276,5 @@ fn check(root: &RootDevice, c: &Case) -> Spread {
 mod cases;
 #[path = "scaling_implicit/order.rs"]
 mod order;
+#[path = "scaling_implicit/times.rs"]
+mod times;

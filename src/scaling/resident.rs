@@ -42,7 +42,8 @@ fn markers(queues: &[&Queue], except: usize) -> Result<Vec<Event>> {
 /// A marker on `q`, submitted: commands of other queues wait for it (launches on one device
 /// are not flushed, and on an idle queue it may complete before they are enqueued).
 pub(super) fn marker(q: &Queue) -> Result<Event> {
-    let m = ffi::marker(q.raw())
+    let m = q
+        .marker()
         .map_err(|e| Error::cl("clEnqueueMarkerWithWaitList", e.0, q.device().to_string()))?;
     q.flush()?;
     Ok(Event::new(m, q.device().clone(), None))

@@ -44,7 +44,7 @@ fn d1(n: usize) -> Range {
 }
 
 /// Every case that must run split or merged (never on one device).
-fn everyday_and_real() -> Vec<Case> {
+pub(super) fn everyday_and_real() -> Vec<Case> {
     use Data as D;
     use A::*;
     let (w, h) = (64usize, 61usize);

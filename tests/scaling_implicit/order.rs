@@ -307,6 +307,62 @@ fn split_launches_wait_for_reads_from_other_queues() {
     assert_eq!(x.read().unwrap(), xs);
 }
 
+/// Launches kept on one device with a plain buffer wait for another queue only where
+/// something was enqueued on it since they last did (`Queue::follows`): a chain of them puts
+/// no marker on the other queue, but a slow command the host enqueues there (a kernel
+/// writing the plain buffer, not waited for) is waited for by the next launch, which reads
+/// what it wrote, as on one in-order queue.
+#[test]
+fn launches_on_one_device_wait_for_new_commands_on_other_queues() {
+    let Some(root) = partitioned("launches_on_one_device_wait_for_new_commands") else {
+        return;
+    };
+    let root = root.with_spread(clgroups::scaling::SpreadPolicy::OneDevice);
+    let src = "
+        kernel void take(global const int *p, global int *y) {
+            size_t i = get_global_id(0);
+            y[i] = p[i];
+        }
+        kernel void slow_fill(global int *p, int v, int spin) {
+            int w = v;
+            for (int k = 0; k < spin; k++) w = (w * 7 + k) % 1000003;
+            p[get_global_id(0)] = w < 0 ? 0 : v;
+        }";
+    let take = root.program(src).unwrap().kernel("take").unwrap();
+    let n = 1 << 12;
+    let q0 = &root.queues()[0];
+    let plain = Buffer::from_slice(q0, &vec![0i32; n]).unwrap();
+    let y = ColoredBuffer::from_slice(&root, &vec![-1i32; n]).unwrap();
+    let run = || {
+        // SAFETY: work-item i < n reads p[i] and writes y[i], both of n elements.
+        let ev = unsafe { take.launch().arg(&plain).arg(&y).range(n) }.unwrap();
+        ev.wait().unwrap();
+        match ev.spread() {
+            Spread::Resident { device, .. } => *device,
+            other => panic!("forced onto one device: {other:?}"),
+        }
+    };
+    let d = (0..4).map(|_| run()).last().unwrap();
+    assert!(y.read().unwrap().iter().all(|&x| x == 0));
+    for (round, v) in [7, 11, 13].into_iter().enumerate() {
+        let other = &root.queues()[(d + 1 + round) % root.len()];
+        let fill = Program::from_source(other, src)
+            .unwrap()
+            .kernel("slow_fill")
+            .unwrap();
+        // SAFETY: work-item i < n writes p[i] of n elements.
+        let ev = unsafe { fill.launch().arg(&plain).arg(v).arg(20_000).range(n) }.unwrap();
+        assert_eq!(run(), d);
+        let got = y.read().unwrap();
+        assert!(
+            got.iter().all(|&x| x == v),
+            "round {round}: {:?}",
+            &got[..8]
+        );
+        ev.wait().unwrap();
+    }
+}
+
 /// A decision that moves nothing is kept per shape, scalars and buffers: a launch whose
 /// scalar moves what it reads (beyond each device's chunk) is decided anew, and the kept
 /// decision is used again only for the same values and buffers (alternating, 6 times each).

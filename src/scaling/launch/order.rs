@@ -14,17 +14,29 @@ use super::RootLaunch;
 use crate::error::Result;
 use crate::event::Event;
 use crate::launch::Arg;
+use crate::queue::Queue;
 use opencl3::event::CL_COMPLETE;
 use opencl3::types::cl_event;
 
 /// Markers on queues of a root device (by queue index), each complete when everything
-/// enqueued on its queue before it is (none for a single device: its queue is in order).
-pub(super) struct Order(Vec<(usize, Event)>);
+/// enqueued on its queue before it is (none for a single device: its queue is in order),
+/// with the queue's [`Queue::commands`] before it.
+pub(super) struct Order(Vec<(usize, Event, Option<u64>)>);
 
 impl Order {
     /// No markers: parts wait only for their own queue and the launch's events.
     pub(super) fn none() -> Order {
         Order(Vec::new())
+    }
+
+    /// The parts of a launch on the queues `busy` marks were enqueued after these markers:
+    /// from now on those queues follow what each marker followed ([`Queue::follows`]).
+    pub(super) fn followed(&self, queues: &[&Queue], busy: &[bool]) {
+        for (q, _, n) in &self.0 {
+            let Some(n) = n else { continue };
+            let after = (queues.iter().zip(busy).enumerate()).filter(|&(d, (_, &b))| b && d != *q);
+            after.for_each(|(_, (queue, _))| queue.now_follows(queues[*q], *n));
+        }
     }
 
     /// What device `d`'s part waits for: `waits`, then every other queue's marker that has
@@ -37,11 +49,11 @@ impl Order {
                     .map_or(true, |s| s.0 != CL_COMPLETE)
             })
         };
-        let others = (self.0.iter()).filter(|(i, m)| *i != d && pending(m));
+        let others = (self.0.iter()).filter(|(i, m, _)| *i != d && pending(m));
         waits
             .iter()
             .copied()
-            .chain(others.map(|(_, m)| m))
+            .chain(others.map(|(_, m, _)| m))
             .collect()
     }
 }
@@ -122,15 +134,23 @@ impl RootLaunch<'_> {
 
     /// Markers, enqueued now, on the queues that a device with parts (`busy`) other than the
     /// queue's own waits for (a launch on one device puts none on its own queue: the queue
-    /// keeps the order, and a marker there would only delay its part).
+    /// keeps the order, and a marker there would only delay its part), except on a queue
+    /// that every such device follows already ([`Queue::follows`]: nothing was enqueued on
+    /// it since their last wait for it; a chain of launches on one device with a plain buffer
+    /// put a marker on the other GPU's queue at every launch: 14 against 24 us on two H200s).
     pub(super) fn order_for(&self, busy: &[bool]) -> Result<Order> {
-        let kernels = &self.kernel.kernels;
-        if kernels.len() < 2 {
+        let queues = self.queues();
+        if queues.len() < 2 {
             return Ok(Order(Vec::new()));
         }
-        let waited = |q: usize| (busy.iter().enumerate()).any(|(d, &b)| b && d != q);
-        let markers = (kernels.iter().enumerate()).filter(|&(q, _)| waited(q));
-        let markers = markers.map(|(i, k)| Ok((i, resident::marker(k.program().queue())?)));
+        let waited = |q: usize| {
+            (busy.iter().enumerate()).any(|(d, &b)| b && d != q && !queues[d].follows(queues[q]))
+        };
+        let markers = (queues.iter().enumerate()).filter(|&(q, _)| waited(q));
+        let markers = markers.map(|(i, q)| {
+            let n = q.commands();
+            Ok((i, resident::marker(q)?, n))
+        });
         Ok(Order(markers.collect::<Result<Vec<_>>>()?))
     }
 }
