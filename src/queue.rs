@@ -5,6 +5,8 @@ use crate::device::Device;
 use crate::error::{Error, InputFault, Result};
 use crate::ffi::ClProgram;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+#[cfg(feature = "scaling")]
+use opencl3::{error_codes::ClError, event::Event as ClEvent};
 use std::collections::HashMap;
 use std::fmt;
 #[cfg(feature = "scaling")]
@@ -408,10 +410,7 @@ impl Queue {
 
     /// Enqueues a marker (it touches no memory: not counted by [`Queue::commands`]).
     #[cfg(feature = "scaling")]
-    pub(crate) fn marker(
-        &self,
-    ) -> std::result::Result<crate::ffi::Owned<opencl3::event::Event>, opencl3::error_codes::ClError>
-    {
+    pub(crate) fn marker(&self) -> std::result::Result<crate::ffi::Owned<ClEvent>, ClError> {
         crate::ffi::marker(&self.inner.raw)
     }
 
