@@ -63,6 +63,8 @@ pub(in crate::scaling) struct WrittenRun {
 /// id conditions), or local memory of this size.
 enum Slot {
     Colored(ArgKey),
+    /// A plain buffer: the same memory object again.
+    Plain(ArgKey),
     Scalar(ArgKey, ScalarBytes),
     Local(usize),
 }
@@ -73,18 +75,20 @@ impl Slot {
         match (v, a) {
             (Value::Plain(Arg::Scalar { bytes, .. }), _) => Slot::Scalar(a.key(), bytes.clone()),
             (Value::Plain(Arg::Local(n)), _) => Slot::Local(*n),
+            (Value::Plain(Arg::Buffer { .. }), _) => Slot::Plain(a.key()),
             _ => Slot::Colored(a.key()),
         }
     }
 
     /// Whether the plain argument `a` fills this slot (a scalar of the same type and bytes,
-    /// local memory of the same size).
+    /// local memory of the same size, the same plain buffer).
     fn holds(&self, a: &Arg) -> bool {
         match (self, a) {
             (Slot::Scalar(key, was), Arg::Scalar { bytes, .. }) => {
                 a.key() == *key && bytes[..] == was[..]
             }
             (Slot::Local(m), Arg::Local(n)) => n == m,
+            (Slot::Plain(key), Arg::Buffer { .. }) => a.key() == *key,
             _ => false,
         }
     }
@@ -155,6 +159,9 @@ impl RootLaunch<'_> {
                 _ => return None,
             };
             args.push(arg);
+        }
+        if !self.plain_ordered(d) {
+            return None;
         }
         // Events of another context: refused by the launch planned.
         if !self.waits.is_empty() {
@@ -231,9 +238,10 @@ impl RootLaunch<'_> {
         for v in &self.args {
             let arg = match v {
                 Value::Colored(c) => whole_on(c, d)?,
-                // A plain buffer: a part of an earlier launch on another queue may still use
-                // it (the partitioned variant's launch orders itself for it).
-                Value::Plain(Arg::Buffer { .. }) => None,
+                // A plain buffer: a command on another queue may still use it, unless device
+                // d's queue follows every other (else the partitioned variant's launch orders
+                // itself for it).
+                Value::Plain(a @ Arg::Buffer { .. }) => self.plain_ordered(d).then(|| a.clone()),
                 Value::Plain(a) => Some(a.clone()),
             };
             match (arg, &mut written) {
@@ -249,6 +257,16 @@ impl RootLaunch<'_> {
             written,
             generation,
         })
+    }
+
+    /// Whether a launch on device `d` alone may use the plain buffers among its arguments
+    /// without waiting for the other queues: there are none, or `d`'s queue follows every
+    /// other queue ([`Queue::follows`](crate::queue::Queue::follows)).
+    fn plain_ordered(&self, d: usize) -> bool {
+        let plain = (self.args.iter()).any(|v| matches!(v, Value::Plain(Arg::Buffer { .. })));
+        let queues = self.queues();
+        let follows = |q: usize| q == d || queues[d].follows(queues[q]);
+        !plain || (0..queues.len()).all(follows)
     }
 
     /// Whether the cost model's choices are kept at all: it chooses (not forced) and strict
