@@ -1,10 +1,11 @@
 //! A seeded random history of operations on colored buffers over one root device's devices,
 //! checked against a host model (Jepsen-style: many small operations, every answer compared).
-//! Each launch goes through one of four root devices over the same context — the cost model,
-//! the analysis's split with halo depths 1 and 3, and everything on one device — so buffers move
-//! whole to one device and back, margins are kept, deepened and made stale, in orders no
-//! hand-written test lists; launches are waited for or not; host writes, fills, reads, lent parts,
-//! reduces and scans come between them. Every read, reduce and scan is compared with the model,
+//! Each launch goes through one of five root devices over the same context — the cost model,
+//! the analysis's split with halo depths 1 and 3, everything on one device, and a split
+//! weighted 3 : 1 that does not follow the buffers' chunks — so buffers move whole to one
+//! device and back, margins are kept, deepened and made stale, in orders no hand-written test
+//! lists; launches are waited for or not; host writes, fills, reads, lent parts, reduces,
+//! scans and the host's copies between plain buffers come between them. Every read, reduce and scan is compared with the model,
 //! and every buffer at the end. The stale margins of 59ccaae (a chain split, run whole on one
 //! device, then split again inside a window of deeper margins) are one history of this kind.
 //!
@@ -73,14 +74,24 @@ impl Rng {
         (self.next() % n as u64) as usize
     }
 
-    fn two(&mut self, n: usize) -> (usize, usize) {
-        let a = self.below(n);
-        (a, (a + 1 + self.below(n - 1)) % n)
+    /// A source from `from` and a different destination from `to`.
+    fn pick(&mut self, from: &[usize], to: &[usize]) -> (usize, usize) {
+        let d = to[self.below(to.len())];
+        let others: Vec<usize> = from.iter().copied().filter(|&s| s != d).collect();
+        (others[self.below(others.len())], d)
     }
 }
 
-/// The roots launches go through: the cost model, the split at halo depths 1 and 3, one device.
+/// The history's buffers (see [`history`]) and those kernels write.
+const ALL: &[usize] = &[0, 1, 2, 3, 4];
+const WRITTEN: &[usize] = &[0, 1, 2, 3];
+
+/// The roots launches go through: the cost model, the split at halo depths 1 and 3, one device,
+/// and the split weighted 3 : 1 (device 0 three times each other's share).
 fn variants(root: &RootDevice) -> Vec<(&'static str, RootDevice)> {
+    let weights: Vec<f64> = (0..root.len())
+        .map(|d| if d == 0 { 3.0 } else { 1.0 })
+        .collect();
     vec![
         ("model", root.clone().with_spread(SpreadPolicy::Model)),
         ("split", root.clone().with_halo_depth(1)),
@@ -89,6 +100,8 @@ fn variants(root: &RootDevice) -> Vec<(&'static str, RootDevice)> {
             "one device",
             root.clone().with_spread(SpreadPolicy::OneDevice),
         ),
+        // Parts that do not follow the buffers' chunks.
+        ("weighted", root.clone().with_weights(&weights).unwrap()),
     ]
 }
 
@@ -152,8 +165,15 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
     let roots = variants(root);
     let kernels: Vec<Kernels> = roots.iter().map(|(_, r)| Kernels::new(r)).collect();
     let mut rng = Rng(seed);
-    // Three buffers the analysis reads (Auto) and one declared a stencil of one row.
-    let accesses = [Access::Auto, Access::Auto, Access::Auto, Access::Stencil(W)];
+    // Three buffers the analysis reads (Auto), one declared a stencil of one row and one
+    // replicated (kernels only read it).
+    let accesses = [
+        Access::Auto,
+        Access::Auto,
+        Access::Auto,
+        Access::Stencil(W),
+        Access::Replicated,
+    ];
     let mut model: Vec<Vec<i32>> = (0..accesses.len())
         .map(|b| common::values(N, seed * 8 + b as u64))
         .collect();
@@ -176,9 +196,12 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
     for step in 0..ops {
         let v = rng.below(roots.len());
         let (name, k) = (roots[v].0, &kernels[v]);
-        // The stencil-declared buffer (3) takes only kernels within its declared reach.
-        let any = |rng: &mut Rng| rng.two(accesses.len());
-        let auto = |rng: &mut Rng| rng.two(3);
+        // Kernels write the first four buffers, gathers (reverse, shift) and scans the first
+        // three (the stencil's halos would be stale), and read any but the stencil's beyond
+        // its declared reach.
+        let any = |rng: &mut Rng| rng.pick(ALL, WRITTEN);
+        let auto = |rng: &mut Rng| rng.pick(&[0, 1, 2, 4], &[0, 1, 2]);
+        let written = |rng: &mut Rng| WRITTEN[rng.below(WRITTEN.len())];
         let choice = rng.below(112);
         let mut launched: Option<MultiEvent> = None;
         match choice {
@@ -203,7 +226,7 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
                 model[d] = host_blur(&model[s]);
             }
             36..=45 => {
-                let b = rng.below(accesses.len());
+                let b = written(&mut rng);
                 log.op(format!("{step}: triple {b} ({name})"));
                 // SAFETY: work-item i < N reads and writes x[i].
                 let ev = unsafe { k.triple.launch().arg(&bufs[b]).nd_range(N, Range::d1(64)) };
@@ -277,8 +300,7 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
             92..=95 => {
                 // Into a buffer the analysis reads (a scan into the stencil's would leave its
                 // halos stale: refused), from any.
-                let (s, d) = any(&mut rng);
-                let (s, d) = if d == 3 { (d, s) } else { (s, d) };
+                let (s, d) = rng.pick(ALL, &[0, 1, 2]);
                 // Sums of sums would overflow the kernels' int arithmetic (undefined in C):
                 // only buffers of 16-bit values are scanned.
                 if model[s].iter().any(|x| x.unsigned_abs() > 0xffff) {
@@ -322,7 +344,7 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
                 (plain_model[p].iter_mut().zip(src)).for_each(|(y, x)| *y = (*y + x) & 0xffff);
             }
             104..=106 => {
-                let (p, d) = (rng.below(2), rng.below(3));
+                let (p, d) = (rng.below(2), written(&mut rng));
                 let by = rng.below(N) as u32;
                 log.op(format!("{step}: shift plain {p} -> {d} by {by} ({name})"));
                 let launch = k.shift.launch().arg(&plain[p]).arg(&bufs[d]).arg(N as u32);

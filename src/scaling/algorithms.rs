@@ -14,7 +14,8 @@
 //!
 //! A replicated buffer is reduced on device 0. Where a device's part holds more than the
 //! elements it owns (halos of [`Access::Halo`] and [`Access::Stencil`], the runs of
-//! [`ColoredBuffer::for_launch`]), it copies its own elements on its device first; a scan's
+//! [`ColoredBuffer::for_launch`], a replicated buffer scanned), it copies its own elements on
+//! its device first; a scan's
 //! output must hold exactly its chunks on every device (shared placement, or [`Access::Auto`]
 //! / [`Access::Partitioned`]).
 //!
@@ -237,7 +238,7 @@ fn reduce_parts<T: Element>(
     input: &ColoredBuffer<T>,
     op: ReduceOp,
 ) -> Result<T> {
-    let parts = parts(root, input)?;
+    let parts = parts(root, input, true)?;
     let jobs: Vec<(&Queue, &Buffer<T>)> = (parts.iter())
         .map(|(d, buf)| (&root.queues()[*d], &**buf))
         .collect();
@@ -272,9 +273,10 @@ fn scan<T: Element>(
             input: input.chunks().to_vec(),
         }));
     }
-    let ins = parts(root, input)?;
+    // A replicated input: each device scans its own chunk of its copy.
+    let ins = parts(root, input, false)?;
     let same = |a: Vec<usize>| a == ins.iter().map(|p| p.0).collect::<Vec<_>>();
-    let outs = parts(root, output)?;
+    let outs = parts(root, output, false)?;
     if !holds_its_chunks(output) || !same(outs.iter().map(|p| p.0).collect()) {
         return Err(Error::input(InputFault::ScanParts));
     }
@@ -335,11 +337,12 @@ impl<T: Pod> std::ops::Deref for Own<'_, T> {
 }
 
 /// Device and own elements of every non-empty chunk (device 0 alone for a replicated buffer
-/// in partitioned placement): the part where it holds exactly them, else a copy of its owned
-/// runs made on its queue.
+/// in partitioned placement where `whole` allows it): the part where it holds exactly them,
+/// else a copy of its owned runs made on its queue.
 fn parts<'a, T: Scalar>(
     root: &RootDevice,
     buf: &'a ColoredBuffer<T>,
+    whole: bool,
 ) -> Result<Vec<(usize, Own<'a, T>)>> {
     if buf.queues_len() != root.len() {
         return Err(Error::input(InputFault::ColoredDevices {
@@ -357,7 +360,7 @@ fn parts<'a, T: Scalar>(
             .filter_map(|d| held(d).map(|p| (d, Own::Part(p))))
             .collect());
     }
-    if let (Access::Replicated, Some(p)) = (buf.access(), held(0)) {
+    if let (Access::Replicated, Some(p), true) = (buf.access(), held(0), whole) {
         return Ok(vec![(0, Own::Part(p))]);
     }
     let owning = (0..root.len()).filter(|&d| !buf.owned()[d].is_empty());
