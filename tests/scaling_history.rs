@@ -165,6 +165,9 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
     let roots = variants(root);
     let kernels: Vec<Kernels> = roots.iter().map(|(_, r)| Kernels::new(r)).collect();
     let mut rng = Rng(seed);
+    // Chunks of slabs of 4 rows (the heat's work-groups), of single rows, of the blur's
+    // work-groups, and of 40 elements (following no work-group).
+    let page = [4 * W, W, 64, 40][seed as usize % 4];
     // Three buffers the analysis reads (Auto), one declared a stencil of one row and one
     // replicated (kernels only read it).
     let accesses = [
@@ -178,7 +181,7 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
         .map(|b| common::values(N, seed * 8 + b as u64))
         .collect();
     let mut bufs: Vec<ColoredBuffer<i32>> = (accesses.iter().zip(&model))
-        .map(|(&a, data)| colored_as(root, data, 4 * W, a))
+        .map(|(&a, data)| colored_as(root, data, page, a))
         .collect();
     // Two plain buffers of the root's context, which launches read and write whole, and which
     // the host copies between on any of the root's queues (not waited for: later launches keep
@@ -226,12 +229,24 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
                 model[d] = host_blur(&model[s]);
             }
             36..=45 => {
+                // Over the whole buffer or its first m elements, in work-groups of 64 or as a
+                // plain range (the local size the library's, rounded up past m).
                 let b = written(&mut rng);
-                log.op(format!("{step}: triple {b} ({name})"));
-                // SAFETY: work-item i < N reads and writes x[i].
-                let ev = unsafe { k.triple.launch().arg(&bufs[b]).nd_range(N, Range::d1(64)) };
+                let m = N - [0, rng.below(N / 2)][rng.below(2)];
+                let nd = m == N && rng.below(2) == 0;
+                log.op(format!("{step}: triple {b} over {m}, nd {nd} ({name})"));
+                let launch = k.triple.launch().arg(&bufs[b]);
+                // SAFETY: work-item i < m <= N reads and writes x[i].
+                let ev = unsafe {
+                    match nd {
+                        true => launch.nd_range(m, Range::d1(64)),
+                        false => launch.range(m),
+                    }
+                };
                 launched = Some(ev.unwrap_or_else(|e| panic!("{}: {e}", log.recent())));
-                model[b].iter_mut().for_each(|x| *x = (*x * 3 + 1) & 0xffff);
+                model[b][..m]
+                    .iter_mut()
+                    .for_each(|x| *x = (*x * 3 + 1) & 0xffff);
             }
             46..=53 => {
                 let (s, d) = any(&mut rng);
