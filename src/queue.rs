@@ -227,15 +227,29 @@ struct QueueInner {
     uses: Uses,
 }
 
-/// What a root device's launches read to skip waiting for this queue: how many times its
-/// handle was taken for a command, whether it was lent out, and per other queue (by key) how
-/// many of that queue's commands this queue's commands follow already.
+/// What a root device's launches read to skip waiting for this queue: its serial number (never
+/// reused, unlike its handle's address), how many times its handle was taken for a command,
+/// whether it was lent out, and per other queue (by serial) how many of that queue's commands
+/// this queue's commands follow already.
 #[cfg(feature = "scaling")]
-#[derive(Default)]
 struct Uses {
+    serial: u64,
     taken: std::sync::atomic::AtomicU64,
     lent: std::sync::atomic::AtomicBool,
-    follows: Mutex<Vec<(usize, u64)>>,
+    follows: Mutex<Vec<(u64, u64)>>,
+}
+
+#[cfg(feature = "scaling")]
+impl Uses {
+    fn new() -> Self {
+        static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Uses {
+            serial: SERIAL.fetch_add(1, Ordering::Relaxed),
+            taken: Default::default(),
+            lent: Default::default(),
+            follows: Default::default(),
+        }
+    }
 }
 
 impl Queue {
@@ -326,7 +340,7 @@ impl Queue {
                 device: device.clone(),
                 profiling,
                 #[cfg(feature = "scaling")]
-                uses: Uses::default(),
+                uses: Uses::new(),
             }),
         })
     }
@@ -424,9 +438,8 @@ impl Queue {
         };
         let follows = self.inner.uses.follows.lock();
         let follows = follows.unwrap_or_else(|p| p.into_inner());
-        follows
-            .iter()
-            .any(|&(key, n)| key == other.key() && n == now)
+        let serial = other.inner.uses.serial;
+        follows.iter().any(|&(s, n)| s == serial && n == now)
     }
 
     /// A command of this queue was enqueued after a marker that followed `other`'s first `n`
@@ -435,9 +448,10 @@ impl Queue {
     pub(crate) fn now_follows(&self, other: &Queue, n: u64) {
         let follows = self.inner.uses.follows.lock();
         let mut follows = follows.unwrap_or_else(|p| p.into_inner());
-        match follows.iter_mut().find(|(key, _)| *key == other.key()) {
+        let serial = other.inner.uses.serial;
+        match follows.iter_mut().find(|(s, _)| *s == serial) {
             Some(entry) => entry.1 = entry.1.max(n),
-            None => follows.push((other.key(), n)),
+            None => follows.push((serial, n)),
         }
     }
 
@@ -462,10 +476,7 @@ impl Queue {
     }
 
     /// Identity of the queue (for caches).
-    #[cfg_attr(
-        not(any(feature = "algorithms", feature = "scaling")),
-        allow(dead_code) // used by `algorithms` and `scaling` only
-    )]
+    #[cfg_attr(not(feature = "algorithms"), allow(dead_code))] // used by `algorithms` only
     pub(crate) fn key(&self) -> usize {
         self.inner.raw.get() as usize
     }

@@ -15,9 +15,8 @@
 //! A replicated buffer is reduced on device 0. Where a device's part holds more than the
 //! elements it owns (halos of [`Access::Halo`] and [`Access::Stencil`], the runs of
 //! [`ColoredBuffer::for_launch`], a replicated buffer scanned), it copies its own elements on
-//! its device first; a scan's
-//! output must hold exactly its chunks on every device (shared placement, or [`Access::Auto`]
-//! / [`Access::Partitioned`]).
+//! its device first; a scan's output must hold exactly its chunks on every device (shared
+//! placement, or [`Access::Auto`] / [`Access::Partitioned`]).
 //!
 //! ```
 //! use clgroups::scaling::{algorithms, ColoredBuffer, RootDevice};
