@@ -21,20 +21,9 @@ use clgroups::launch::LocalSize;
 use clgroups::{Buffer, Device, Kernel, PendingRead, Program, Queue, Range};
 use std::time::Instant;
 
-/// SplitMix64: the history's only source of randomness.
-struct Rng(u64);
+use common::rng::Rng;
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
     fn values(&mut self, n: usize) -> Vec<u32> {
         let s = self.next();
         (0..n as u64)

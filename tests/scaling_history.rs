@@ -16,6 +16,7 @@
 mod common;
 
 use common::partitioned::{host_blur, host_heat};
+use common::rng::Rng;
 use common::{colored_as, placements, root_device};
 
 use clgroups::scaling::{algorithms, Access, ColoredBuffer, MultiEvent, RootDevice, RootKernel};
@@ -58,22 +59,7 @@ const W: usize = 64;
 const H: usize = 40;
 const N: usize = W * H;
 
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
     /// A source from `from` and a different destination from `to`.
     fn pick(&mut self, from: &[usize], to: &[usize]) -> (usize, usize) {
         let d = to[self.below(to.len())];

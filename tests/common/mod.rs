@@ -6,6 +6,7 @@
 #[cfg(feature = "scaling")]
 pub mod partitioned;
 pub mod recorded;
+pub mod rng;
 pub mod shape;
 pub mod suite;
 pub mod tally;
