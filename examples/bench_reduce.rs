@@ -94,6 +94,8 @@ fn main() -> AnyResult<()> {
     );
     let mut rows = Vec::new();
     for log2 in args.min_log2..=max_log2 {
+        // Progress on stderr: a failure names the size it happened at (the table comes last).
+        eprintln!("bench_reduce: 2^{log2} elements");
         rows.extend(measure_size(&queue, 1 << log2, &args)?);
     }
     if args.launches > 0 {
