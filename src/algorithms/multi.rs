@@ -63,7 +63,7 @@ pub(crate) fn reduce_each<T: Element>(
     }
     (guards.iter_mut().zip(ends))
         .map(|(s, end)| match end {
-            Ok(post) => s.finish_reduce(Some(post)),
+            Ok(post) => s.finish_reduce(post),
             Err(read) => Ok(read.wait()?[0]),
         })
         .collect()
@@ -133,13 +133,10 @@ const CARRY: &str = "kernel void clg_add_carry(global CLG_T *y, const CLG_T c, c
 const CARRY_LOCAL: usize = 64;
 
 impl<T: Element> State<T> {
-    /// Awaits a reduce enqueued with `post` (or without: reads it).
-    fn finish_reduce(&mut self, post: Option<Post>) -> Result<T> {
-        match post {
-            Some(p) => match self.await_post(p)? {
-                Some(v) => Ok(v),
-                None => self.read_result(),
-            },
+    /// Awaits a reduce enqueued with `post` (reads its result where the post never came).
+    fn finish_reduce(&mut self, post: Post) -> Result<T> {
+        match self.await_post(post)? {
+            Some(v) => Ok(v),
             None => self.read_result(),
         }
     }

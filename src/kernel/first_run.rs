@@ -5,13 +5,14 @@
 //! kernel first runs with a given local size (and global size and offset, which it may
 //! specialise on), and two such compilations at once (two devices of one context) sometimes
 //! aborted it ("Failed to create kernel compiler pass") or crashed LLVM (docs/devices.md).
-//! Every kernel enqueue goes through [`Launch::execute`](crate::launch::Launch::execute): one device's
-//! launches, each device's part of a root launch, the algorithms' kernels. There, on such a
-//! device, a piece whose [`RunKey`] its kernel object has not run takes the process-wide
-//! [`alone`] lock, is enqueued, waited for until it runs (PoCL marks a kernel command running
-//! once its work-group function is compiled; waiting for its end made a long kernel's first
-//! launch block, and time out under `CLGROUPS_TIMEOUT`) and recorded ([`Runs`]), and releases
-//! the lock; a piece already run takes nothing. Other devices test one `bool`.
+//! Every kernel enqueue goes through [`Launch::execute`](crate::launch::Launch::execute): one
+//! device's launches, each device's part of a root launch, the algorithms' kernels. There, on
+//! such a device, a piece whose [`RunKey`] its kernel object has not run takes the
+//! process-wide [`alone`] lock, is enqueued, waited for until it runs (PoCL marks a kernel
+//! command running once its work-group function is compiled; waiting for its end made a long
+//! kernel's first launch block, and time out under `CLGROUPS_TIMEOUT`) and recorded
+//! ([`Runs`]), and releases the lock; a piece already run takes nothing. Other devices test one
+//! `bool`.
 //!
 //! The lock is taken after the piece's kernel handle is locked and held only until the piece
 //! starts, which needs no other lock: a piece's command waits only for commands already

@@ -28,7 +28,7 @@ impl RootLaunch<'_> {
             args.push(lo.to_arg());
             args.push(hi.to_arg());
         }
-        let q = self.kernel.kernels[d].program().queue();
+        let q = self.queue(d);
         let buf = Buffer::from_slice(q, &[0u32; CHECK_WORDS])?;
         args.push((&buf).to_arg());
         Ok(buf)

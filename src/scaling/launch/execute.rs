@@ -155,7 +155,7 @@ impl RootLaunch<'_> {
             }
             events.push(event);
         }
-        order.followed(&self.queues(), &busy);
+        order.followed(|d| self.queue(d), &busy);
         // A split flushes its busy queues, so that every part starts at once (a wait flushes
         // one queue at a time). A launch on one device is left as a plain launch is: its
         // wait, or a command of another queue waiting for it, flushes its queue (a flush per

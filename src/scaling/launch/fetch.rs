@@ -250,14 +250,13 @@ impl RootLaunch<'_> {
         (moved, launched): ((&mut u64, &mut u64), &mut MultiEvent),
     ) -> Result<()> {
         let (to, from) = (run.to, run.from);
-        let queue = |d: usize| self.kernel.kernels[d].program().queue();
         let mut push = |d: usize, raw| {
-            let ev = Event::new(raw, queue(d).device().clone(), None);
+            let ev = Event::new(raw, self.queue(d).device().clone(), None);
             Event::push(&mut launched.events[d], ev);
         };
         if to == from {
             // SAFETY: the caller's.
-            let ev = unsafe { bounded_copy(queue(from), src, dst, bytes, waits) }?;
+            let ev = unsafe { bounded_copy(self.queue(from), src, dst, bytes, waits) }?;
             push(from, ev);
             *moved.0 += bytes as u64;
             return Ok(());
@@ -286,7 +285,7 @@ impl RootLaunch<'_> {
         // SAFETY: device e's part holds the run from `from`; the receiver's copy holds the
         // run at `to`.
         let [_, into] = unsafe { self.move_run(key, (e, src), (d, dst), bytes, &waits) }?;
-        let device = self.kernel.kernels[d].program().queue().device().clone();
+        let device = self.queue(d).device().clone();
         last.insert(key, Event::new(into, device, None));
         Ok(())
     }

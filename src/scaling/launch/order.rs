@@ -29,13 +29,14 @@ impl Order {
         Order(Vec::new())
     }
 
-    /// The parts of a launch on the queues `busy` marks were enqueued after these markers:
-    /// from now on those queues follow what each marker followed ([`Queue::follows`]).
-    pub(super) fn followed(&self, queues: &[&Queue], busy: &[bool]) {
-        for (q, _, n) in &self.0 {
+    /// The parts of a launch on the queues `busy` marks (queue `d`: `queue(d)`) were enqueued
+    /// after these markers: from now on those queues follow what each marker followed
+    /// ([`Queue::follows`]).
+    pub(super) fn followed<'q>(&self, queue: impl Fn(usize) -> &'q Queue, busy: &[bool]) {
+        for &(q, _, n) in &self.0 {
             let Some(n) = n else { continue };
-            let after = (queues.iter().zip(busy).enumerate()).filter(|&(d, (_, &b))| b && d != *q);
-            after.for_each(|(_, (queue, _))| queue.now_follows(queues[*q], *n));
+            let after = (busy.iter().enumerate()).filter(|&(d, &b)| b && d != q);
+            after.for_each(|(d, _)| queue(d).now_follows(queue(q), n));
         }
     }
 
@@ -139,17 +140,17 @@ impl RootLaunch<'_> {
     /// it since their last wait for it; a chain of launches on one device with a plain buffer
     /// put a marker on the other GPU's queue at every launch: 14 against 24 us on two H200s).
     pub(super) fn order_for(&self, busy: &[bool]) -> Result<Order> {
-        let queues = self.queues();
-        if queues.len() < 2 {
+        let n = self.kernel.kernels.len();
+        if n < 2 {
             return Ok(Order(Vec::new()));
         }
+        let queue = |q: usize| self.queue(q);
         let waited = |q: usize| {
-            (busy.iter().enumerate()).any(|(d, &b)| b && d != q && !queues[d].follows(queues[q]))
+            (busy.iter().enumerate()).any(|(d, &b)| b && d != q && !queue(d).follows(queue(q)))
         };
-        let markers = (queues.iter().enumerate()).filter(|&(q, _)| waited(q));
-        let markers = markers.map(|(i, q)| {
-            let n = q.commands();
-            Ok((i, resident::marker(q)?, n))
+        let markers = (0..n).filter(|&q| waited(q)).map(|q| {
+            let commands = queue(q).commands();
+            Ok((q, resident::marker(queue(q))?, commands))
         });
         Ok(Order(markers.collect::<Result<Vec<_>>>()?))
     }

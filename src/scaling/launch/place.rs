@@ -24,6 +24,11 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 impl RootLaunch<'_> {
+    /// Device `d`'s queue.
+    pub(super) fn queue(&self, d: usize) -> &Queue {
+        self.kernel.kernels[d].program().queue()
+    }
+
     pub(super) fn queues(&self) -> Vec<&Queue> {
         (self.kernel.kernels.iter())
             .map(|k| k.program().queue())

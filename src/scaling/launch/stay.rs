@@ -235,13 +235,14 @@ impl RootLaunch<'_> {
         let mut written = self
             .may_run_as_written(s)
             .then(|| Vec::with_capacity(self.args.len()));
+        let plain_ordered = self.plain_ordered(d);
         for v in &self.args {
             let arg = match v {
                 Value::Colored(c) => whole_on(c, d)?,
                 // A plain buffer: a command on another queue may still use it, unless device
                 // d's queue follows every other (else the partitioned variant's launch orders
                 // itself for it).
-                Value::Plain(a @ Arg::Buffer { .. }) => self.plain_ordered(d).then(|| a.clone()),
+                Value::Plain(a @ Arg::Buffer { .. }) => plain_ordered.then(|| a.clone()),
                 Value::Plain(a) => Some(a.clone()),
             };
             match (arg, &mut written) {
@@ -264,9 +265,8 @@ impl RootLaunch<'_> {
     /// other queue ([`Queue::follows`](crate::queue::Queue::follows)).
     fn plain_ordered(&self, d: usize) -> bool {
         let plain = (self.args.iter()).any(|v| matches!(v, Value::Plain(Arg::Buffer { .. })));
-        let queues = self.queues();
-        let follows = |q: usize| q == d || queues[d].follows(queues[q]);
-        !plain || (0..queues.len()).all(follows)
+        let follows = |q: usize| q == d || self.queue(d).follows(self.queue(q));
+        !plain || (0..self.kernel.kernels.len()).all(follows)
     }
 
     /// Whether the cost model's choices are kept at all: it chooses (not forced) and strict
