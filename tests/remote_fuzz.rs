@@ -19,6 +19,7 @@ mod common;
 use clgroups::algorithms::reduce_sum;
 use clgroups::launch::LocalSize;
 use clgroups::{Buffer, Error, Program, Queue};
+use common::env_or;
 use opencl3::command_queue::enqueue_read_buffer;
 use opencl3::event::{Event, CL_COMPLETE};
 use opencl3::types::CL_NON_BLOCKING;
@@ -70,13 +71,6 @@ fn damaged_replies_give_errors_never_corruption() {
     eprintln!(
         "{runs} runs at rate {rate}: {damages} damaged replies; {right} calls right, {errors} errors, 0 wrong"
     );
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// One client process behind a proxy with `seed`: the proxy's log and the client's stdout,

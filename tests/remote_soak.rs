@@ -22,6 +22,7 @@ use clgroups::{Buffer, Device, Kernel, PendingRead, Program, Queue, Range};
 use std::time::Instant;
 
 use common::rng::Rng;
+use common::{env_or, pair};
 
 impl Rng {
     fn values(&mut self, n: usize) -> Vec<u32> {
@@ -30,12 +31,6 @@ impl Rng {
             .map(|i| (s ^ i.wrapping_mul(0x9e37_79b9)).wrapping_mul(2_654_435_761) as u32 >> 4)
             .collect()
     }
-}
-
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name).map_or(default, |v| {
-        v.parse().unwrap_or_else(|_| panic!("{name}={v}: a number"))
-    })
 }
 
 const AFFINE: &str = "kernel void affine(global uint *b, uint a, uint c) {
@@ -385,18 +380,6 @@ impl Soak<'_> {
             }
             None => self.finished(q),
         }
-    }
-}
-
-/// Two distinct slots, one shared and one mutable.
-fn pair(slots: &mut [Slot], i: usize, j: usize) -> (&Slot, &mut Slot) {
-    assert_ne!(i, j);
-    if i < j {
-        let (a, b) = slots.split_at_mut(j);
-        (&a[i], &mut b[0])
-    } else {
-        let (a, b) = slots.split_at_mut(i);
-        (&b[0], &mut a[j])
     }
 }
 

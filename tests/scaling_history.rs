@@ -15,12 +15,12 @@
 
 mod common;
 
-use common::partitioned::{host_blur, host_heat};
+use common::partitioned::{host_blur, host_heat, spread_words};
 use common::rng::Rng;
-use common::{colored_as, placements, root_device};
+use common::{colored_as, env_or, pair, placements, root_device};
 
+use clgroups::scaling::SpreadPolicy;
 use clgroups::scaling::{algorithms, Access, ColoredBuffer, MultiEvent, RootDevice, RootKernel};
-use clgroups::scaling::{Spread, SpreadPolicy};
 use clgroups::{Buffer, Event, Range};
 use std::collections::BTreeMap;
 
@@ -129,14 +129,7 @@ impl Log {
     }
 
     fn spread(&mut self, ev: &MultiEvent) {
-        let kind = match ev.spread() {
-            Spread::Split => "split",
-            Spread::Merged { .. } => "merged",
-            Spread::OneDevice(_) => "one device (refused)",
-            Spread::Resident { .. } => "resident on one device",
-            Spread::Fetched { .. } => "split by footprints",
-            _ => "other",
-        };
+        let kind = spread_words(ev.spread());
         *self.spreads.entry(kind.to_string()).or_default() += 1;
     }
 
@@ -308,7 +301,7 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
                     continue;
                 }
                 log.op(format!("{step}: inclusive scan {s} -> {d} ({name})"));
-                let (src, dst) = two_of(&mut bufs, s, d);
+                let (src, dst) = pair(&mut bufs, s, d);
                 algorithms::inclusive_scan_sum(&roots[v].1, src, dst).unwrap();
                 let mut sum = 0i32;
                 let scanned = (model[s].iter()).map(|&x| {
@@ -365,12 +358,7 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
                     1 - p
                 ));
                 pending.drain(..).for_each(|ev| ev.wait().unwrap());
-                let (a, b) = plain.split_at_mut(1);
-                let (src, dst) = if p == 0 {
-                    (&a[0], &mut b[0])
-                } else {
-                    (&b[0], &mut a[0])
-                };
+                let (src, dst) = pair(&mut plain, p, 1 - p);
                 copies.push(src.copy_to(&root.queues()[q], dst).unwrap());
                 plain_model[1 - p] = plain_model[p].clone();
             }
@@ -413,22 +401,6 @@ fn history(root: &RootDevice, seed: u64, ops: usize) -> Log {
     log
 }
 
-/// Two distinct buffers of `bufs`, the first to read and the second to write.
-fn two_of(
-    bufs: &mut [ColoredBuffer<i32>],
-    s: usize,
-    d: usize,
-) -> (&ColoredBuffer<i32>, &mut ColoredBuffer<i32>) {
-    assert_ne!(s, d);
-    if s < d {
-        let (a, b) = bufs.split_at_mut(d);
-        (&a[s], &mut b[0])
-    } else {
-        let (a, b) = bufs.split_at_mut(s);
-        (&b[0], &mut a[d])
-    }
-}
-
 /// `got` equals `want`, or a panic naming the seed, the first differing element and the
 /// operations before.
 fn check(got: &[i32], want: &[i32], seed: u64, log: &Log) {
@@ -446,20 +418,13 @@ fn check(got: &[i32], want: &[i32], seed: u64, log: &Log) {
     }
 }
 
-fn env_count(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 #[test]
 fn random_histories_equal_the_host_model() {
     let Some(root) = root_device("random_histories_equal_the_host_model") else {
         return;
     };
-    let ops = env_count("CLGROUPS_HISTORY_OPS", 400);
-    let seeds = env_count("CLGROUPS_HISTORY_SEEDS", 6) as u64;
+    let ops = env_or("CLGROUPS_HISTORY_OPS", 400);
+    let seeds = env_or("CLGROUPS_HISTORY_SEEDS", 6u64);
     for placement in placements(&root) {
         let root = root.clone().with_placement(placement);
         for seed in 0..seeds {

@@ -13,6 +13,27 @@ pub mod tally;
 
 use clgroups::{Buffer, Device, Queue};
 
+/// The value the environment variable `name` holds (a number, a rate), else `default`; a value
+/// that does not parse fails the test rather than being taken as the default.
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).map_or(default, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name}={v}: not a value of its kind"))
+    })
+}
+
+/// Two distinct elements of `items`: `i` to read and `j` to write.
+pub fn pair<T>(items: &mut [T], i: usize, j: usize) -> (&T, &mut T) {
+    assert_ne!(i, j);
+    if i < j {
+        let (a, b) = items.split_at_mut(j);
+        (&a[i], &mut b[0])
+    } else {
+        let (a, b) = items.split_at_mut(i);
+        (&b[0], &mut a[j])
+    }
+}
+
 /// The devices reached through PoCL-R (none, with a "not run" line, where there are none).
 pub fn remote_devices() -> Vec<Device> {
     let remote: Vec<Device> = clgroups::devices()

@@ -2,7 +2,7 @@
 //! host references, shared by the cost, footprint and margin tests.
 
 use super::colored;
-use clgroups::scaling::{MultiEvent, Placement, RootDevice, RootKernel};
+use clgroups::scaling::{MultiEvent, Placement, RootDevice, RootKernel, Spread};
 use clgroups::Range;
 
 /// The root devices under test in partitioned placement, strict and not (none, with a reason,
@@ -13,6 +13,18 @@ pub fn roots(test: &str) -> Vec<RootDevice> {
     };
     let root = root.with_placement(Placement::Partitioned);
     vec![root.clone(), root.strict()]
+}
+
+/// How a root launch ran, in a few words (the tests' summaries).
+pub fn spread_words(spread: &Spread) -> &'static str {
+    match spread {
+        Spread::Split => "split",
+        Spread::Merged { .. } => "merged",
+        Spread::OneDevice(_) => "one device (refused)",
+        Spread::Resident { .. } => "one device (kept)",
+        Spread::Fetched { .. } => "split by footprints",
+        _ => "other",
+    }
 }
 
 /// One step of the 2-D heat stencil over `t` (`w` by `h`, borders kept), in integers.

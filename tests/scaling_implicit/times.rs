@@ -4,6 +4,7 @@
 use super::cases::everyday_and_real;
 use super::*;
 use clgroups::scaling::SpreadPolicy;
+use common::partitioned::spread_words;
 
 /// A benchmark, not a check of speed (issue 36's target: every corpus kernel at least 0.95x
 /// of one device): each case on device 0 alone (a queue of the root's context) and over the
@@ -64,13 +65,7 @@ fn corpus_against_one_device() {
             }
         }
         let (t1, tn) = (median(t1) * 1e6, median(tn) * 1e6);
-        let how = match spread {
-            Some(Spread::Resident { .. }) => "one device (kept)",
-            Some(Spread::OneDevice(_)) => "one device (refused)",
-            Some(Spread::Merged { .. }) => "merged",
-            Some(Spread::Fetched { .. }) => "split by footprints",
-            _ => "split",
-        };
+        let how = spread.as_ref().map_or("not run", spread_words);
         eprintln!(
             "| {} | {t1:.1} | {tn:.1} | {:.2}x | {how} |",
             c.kernel,
