@@ -172,6 +172,12 @@ const BUILTINS: &[Builtin] = &[
     b("sg_get_local_linear_id", &[F::ID], None),
     b("sg_get_group_id", &[F::ID, F::SUB_GROUP_ID], None),
     b("sg_get_group_linear_id", &[F::ID, F::SUB_GROUP_ID], None),
+    // The build prelude's vote of the work-group (`transform::lockstep`).
+    b(
+        "clg_group_any",
+        &[F::WORK_GROUP, F::WORK_GROUP_FUNCTION],
+        None,
+    ),
     b("get_sub_group_size", &[F::POLYFILLED], None),
     b("get_max_sub_group_size", &[F::POLYFILLED], None),
     b("get_num_sub_groups", &[F::POLYFILLED], None),

@@ -189,7 +189,10 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
             );
         }
         let backend = d.sub_groups().effective.shuffle_backend;
-        for (kernel, why) in [("loop", "in a loop"), ("barrier_under_data", "a barrier")] {
+        for (kernel, why) in [
+            ("loop", "not shown uniform"),
+            ("barrier_under_data", "a barrier"),
+        ] {
             match p.kernel(kernel) {
                 // Where collectives are work-group barriers: refused before anything runs.
                 Err(e @ Error::Unsupported { .. }) if d.needs_group_uniform_collectives() => {

@@ -549,7 +549,7 @@ fn divergent_sub_group_calls_never_crash_the_host() {
                 (
                     "on_data",
                     "sg_shuffle at line 23 under a condition on get_global_id at line 23 (not \
-                     moved ahead: it runs in a loop",
+                     moved ahead: its condition is not shown uniform",
                 ),
             ];
             for (name, want) in cases {

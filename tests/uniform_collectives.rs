@@ -5,13 +5,13 @@
 //! sub-group maths. Where collectives are work-group barriers (the emulated backend, PoCL's
 //! native CPU sub-groups) clgroups rewrites them so the whole work-group reaches them
 //! (`transform::hoist`); a loop whose exit may differ between the sub-groups of a work-group
-//! (a `break` under a collective's result, or a collective in the loop's own condition) cannot
-//! be rewritten there and is refused before anything is enqueued, naming why. Each case
-//! runs in a child process, so a barrier that hangs or crashes PoCL fails the test.
+//! (a `break` under a collective's result, or a collective in the loop's own condition) runs
+//! in lockstep there (`transform::lockstep`, issue 38; refused before). Each case runs in a
+//! child process, so a barrier that hangs or crashes PoCL fails the test.
 
 mod common;
 
-use clgroups::{Buffer, Error, LocalSize, Program, Range};
+use clgroups::{Buffer, LocalSize, Program, Range};
 
 const SRC: &str = include_str!("cl/uniform_collectives.cl");
 
@@ -114,29 +114,11 @@ fn collectives_under_sub_group_uniform_conditions_match_the_host() {
             for t in [0i32, 3, 9] {
                 let out = Buffer::from_slice(&q, &vec![i32::MIN; global]).unwrap();
                 let sg = Buffer::from_slice(&q, &vec![u32::MAX; global]).unwrap();
-                let k = match p.kernel(kernel) {
-                    Ok(k) => k,
-                    // A loop that sub-groups may leave at different iterations: no rewrite
-                    // keeps it right where collectives are work-group barriers.
-                    Err(e @ Error::Unsupported { .. })
-                        if kernel.starts_with("loop_")
-                            && kernel != "loop_uniform_exit"
-                            && d.needs_group_uniform_collectives() =>
-                    {
-                        let why = match kernel {
-                            "loop_condition" => {
-                                "sub_group_any at line 96 under a condition on v \
-                                                 at line 96 (not moved ahead: it decides whether \
-                                                 its loop runs again"
-                            }
-                            _ => "follows an exit",
-                        };
-                        assert!(e.to_string().contains(why), "{e}");
-                        println!("{d}: {kernel} refused: {e}");
-                        break;
-                    }
-                    Err(e) => panic!("{d}: {kernel}: {e}"),
-                };
+                // Loops that sub-groups leave at different iterations run in lockstep where
+                // collectives are work-group barriers (`transform::lockstep`).
+                let k = p
+                    .kernel(kernel)
+                    .unwrap_or_else(|e| panic!("{d}: {kernel}: {e}"));
                 // SAFETY: work-item g reads x[g] and writes out[g], sg[g] (global elements
                 // each); the collectives are reached by whole sub-groups.
                 unsafe {

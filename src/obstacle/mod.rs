@@ -361,6 +361,9 @@ pub enum NoRewrite {
     LoopCondition,
     /// It follows a `return`, `break` or `continue` taken under the condition.
     AfterExit,
+    /// Its loop, run by the whole work-group in lockstep, would be left early by one work-item
+    /// (the `return` or `goto` in its body).
+    LeavesLoop(String),
     /// Its operand is not safe to evaluate everywhere (a load, a store, a division, a call of
     /// a function clgroups does not know, a macro, a preprocessor line): the token, and its line
     /// where the refusal names it.

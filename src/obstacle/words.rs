@@ -67,6 +67,11 @@ impl fmt::Display for NoRewrite {
                  leave the loop at different iterations",
             ),
             NoRewrite::AfterExit => f.write_str("it follows an exit taken under the condition"),
+            NoRewrite::LeavesLoop(token) => write!(
+                f,
+                "its loop's body leaves it with `{token}`, and the work-group must run the loop \
+                 in lockstep (its sub-groups may leave it at different iterations)"
+            ),
             NoRewrite::Unsafe { token, line } => {
                 write!(f, "its operand is not safe to evaluate everywhere (")?;
                 match line {

@@ -514,8 +514,23 @@ pub(super) fn prelude(device: &Device, size: usize) -> String {
             device.limits().max_work_group_size
         ));
     }
+    if device.needs_group_uniform_collectives() {
+        p.push_str(match backend {
+            ShuffleBackend::Emulated => GROUP_ANY_EMULATED,
+            _ => "#define clg_group_any(p) work_group_any((int)(p))\n",
+        });
+    }
     p
 }
+
+/// The vote of the work-group that loops run in lockstep take (`transform::lockstep`), on the
+/// emulated scratch (one slot per work-item), which the function calling it has.
+const GROUP_ANY_EMULATED: &str = "static inline int clg_wg_any(int p, __local ulong *s) { \
+    uint n = get_local_size(0) * get_local_size(1) * get_local_size(2); \
+    uint id = get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * \
+    get_local_id(2)); barrier(CLK_LOCAL_MEM_FENCE); s[id] = p != 0; \
+    barrier(CLK_LOCAL_MEM_FENCE); for (uint i = 0; i < n; ++i) if (s[i]) return 1; return 0; }\n\
+    #define clg_group_any(p) clg_wg_any((int)(p), clg_sg_scratch)\n";
 
 #[cfg(test)]
 mod tests {

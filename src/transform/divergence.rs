@@ -20,7 +20,10 @@
 //! operand. A `break` under such a condition makes its whole loop divergent (later iterations
 //! run for part of the work-items), a `return` everything from its outermost loop on. A loop's
 //! own condition (and a `for`'s increment) is under it too when it reads an id or a value loaded
-//! at one: a collective there runs as often as each sub-group loops. For the `non_uniform`
+//! at one: a collective there runs as often as each sub-group loops ([`super::lockstep`] runs
+//! such loops in lockstep where their trip count is uniform in each sub-group; calls of
+//! work-group functions whose result the work-group shares, `work_group_any`, depend on no
+//! work-item). For the `non_uniform`
 //! built-ins a condition on a value loaded at an id counts as well ([`Region::data`]). Before
 //! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
 //! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.

@@ -22,10 +22,13 @@
 //! The `non_uniform` built-ins, defined over the work-items that reach them, are masked instead
 //! ([`super::nu_mask`]), and so are the other collectives under conditions only on values
 //! loaded at an id (`if (x[g] > 0) s = sg_reduce_add(v);`): reductions, scans and votes over
-//! the work-items the conditions take, the rest computed ahead as they are. Nothing else moves: collectives in loops whose trip count depends on a
-//! work-item id (in their body or their own condition), after an exit under such a condition, or
-//! with an operand that reads memory stay as written, and [`super::divergence`] refuses them,
-//! naming the reason ([`NoRewrite`]).
+//! the work-items the conditions take, the rest computed ahead as they are. A loop whose trip
+//! count is uniform in each sub-group but not in the work-group (a collective in its condition,
+//! a `break` under one; loads at an index not included) runs in lockstep
+//! ([`super::lockstep`]), its body under a flag, where the rules above move its collectives.
+//! Nothing else moves: collectives in loops whose trip count a work-item's own value decides,
+//! after a `return` or `continue` under such a condition, or with an operand that reads memory
+//! stay as written, and [`super::divergence`] refuses them, naming the reason ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
 use super::edit::Edits;
@@ -136,6 +139,16 @@ fn fix(
             line: None,
         });
     }
+    // A loop that the region makes divergent: run in lockstep by the work-group (the call is
+    // then under an `if` of the next round).
+    if r.loop_header || matches!(s.text(r.key), "for" | "while" | "do") {
+        return super::lockstep::rewrite(s, f, regions, r.key, n).map(Some);
+    }
+    // After a `break` (or `return`) under the condition: the loop from its keyword on, where
+    // lockstep stops the work-item's loop instead (or says why not: a `return`).
+    if r.after_exit && matches!(s.text(r.span.0), "for" | "while" | "do") {
+        return super::lockstep::rewrite(s, f, regions, r.span.0, n).map(Some);
+    }
     if super::nu_mask::is_non_uniform(s.text(i)) {
         return super::nu_mask::masked(s, f, regions, i, n).map(Some);
     }
@@ -149,9 +162,6 @@ fn fix(
             Err(NoRewrite::NonUniform) => {}
             done => return done.map(Some),
         }
-    }
-    if r.loop_header {
-        return Err(NoRewrite::LoopCondition);
     }
     if r.after_exit {
         return Err(NoRewrite::AfterExit);

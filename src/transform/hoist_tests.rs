@@ -79,37 +79,22 @@ fn what_cannot_move_stays_and_says_why() {
             "reads `v`, written",
         ),
         (
-            "for (int i = 0; i < sub_group_reduce_max(v); ++i) r += sub_group_reduce_add(i);",
-            "sub_group_reduce_max at line 3 under a condition on v at line 3 (not moved \
-             ahead: it decides whether its loop runs again",
-        ),
-        // Loops whose own condition a collective of work-item values decides.
-        (
-            "while (sub_group_any(v + s < 30)) { r += 2; s++; }",
-            "sub_group_any at line 3 under a condition on v",
-        ),
-        (
-            "for (; sub_group_all(x[get_global_id(0)] > s); ) s++;",
-            "sub_group_all at line 3 under a condition on get_global_id at line 3 (not moved \
-             ahead: it decides whether its loop runs again",
-        ),
-        (
-            "do { s += 3; } while (sub_group_reduce_max(v) > s);",
-            "its loop runs again",
-        ),
-        (
-            "for (int i = 0; i < 4; i += sub_group_reduce_max(v)) s++;",
-            "its loop runs again",
-        ),
-        (
             "if (sub_group_any(v > t)) return; r = sub_group_reduce_add(v);",
             "follows an exit",
         ),
-        // The next iteration's collective runs for the sub-groups that did not leave.
+        // Loops that cannot run in lockstep: one work-item would leave it early; its trip
+        // count differs between the work-items of a sub-group.
         (
-            "for (int i = 0; i < 8; ++i) { s += sub_group_reduce_add(v); \
-             if (sub_group_any(s > t)) break; }",
-            "follows an exit",
+            "while (sub_group_any(v > s)) { if (s > 100) return; s++; }",
+            "leaves it with `return`",
+        ),
+        (
+            "for (int i = 0; i < v; ++i) r += sub_group_reduce_add(i);",
+            "not shown uniform in each sub-group (`v`",
+        ),
+        (
+            "for (int i = 0; i < 8; ++i) { r += sub_group_reduce_add(i); if (v > i) break; }",
+            "not shown uniform in each sub-group (`v`",
         ),
         (
             "r = v > 0 ? sub_group_non_uniform_broadcast(v, 0) : 0;",
@@ -129,7 +114,7 @@ fn what_cannot_move_stays_and_says_why() {
         ),
         (
             "for (int i = 0; i < v; ++i) if (i > 1) r = sub_group_non_uniform_reduce_add(i);",
-            "in a loop",
+            "not shown uniform",
         ),
         (
             "if (sub_group_any(v > 0)) sub_group_barrier(CLK_LOCAL_MEM_FENCE);",
@@ -200,4 +185,40 @@ fn rewrites_keep_the_lines_of_calls_and_operands_written_over_several() {
         assert_eq!(out.lines().count(), src.lines().count(), "{out}");
         assert!(refused(&out).is_empty(), "{out}");
     }
+}
+
+#[test]
+fn loops_of_sub_group_uniform_trip_counts_run_in_lockstep() {
+    for body in [
+        "for (int i = 0; i < sub_group_reduce_max(v); ++i) r += sub_group_reduce_add(i);",
+        "while (sub_group_any(v + s < 30)) { r += 2; s++; }",
+        "for (; sub_group_all(x[get_global_id(0)] > s); ) s++;",
+        "do { s += 3; } while (sub_group_reduce_max(v) > s);",
+        "for (int i = 0; i < 4; i += sub_group_reduce_max(v)) s++;",
+        "for (int i = 0; i < 8; ++i) { s += sub_group_reduce_add(v);\n\
+         if (sub_group_any(s > t)) break; }",
+    ] {
+        let src = kernel(body);
+        assert_eq!(refused(&src).len(), 1, "{body}");
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert!(
+            refused(&out).is_empty(),
+            "{body}: {:?}\n{out}",
+            refused(&out)
+        );
+        assert!(out.contains("clg_group_any(__clg_l"), "{out}");
+        assert_eq!(out.lines().count(), src.lines().count(), "{out}");
+    }
+    // A collective after a `continue` of the loop would still wait for the sub-groups that
+    // went on to the next iteration: refused, in lockstep or not.
+    let src = kernel(
+        "int n = sub_group_reduce_max(v);\nfor (int i = 0; i < n; ++i) {\n\
+         if (sub_group_all(v > i)) continue;\n r += sub_group_reduce_add(v); }",
+    );
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    let got = refused(&out);
+    assert!(
+        got.len() == 1 && got[0].1.contains("follows an exit"),
+        "{got:?}"
+    );
 }

@@ -42,6 +42,7 @@ mod hoist;
 mod id_condition;
 mod layer;
 mod lex;
+mod lockstep;
 mod macro_scratch;
 mod nu_mask;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's

@@ -26,15 +26,33 @@ fn uniform_call(word: &str) -> bool {
 pub(crate) struct Uniformity<'a> {
     tainted: &'a BTreeSet<Box<str>>,
     uniform: BTreeSet<&'a str>,
+    /// Whether values loaded at a work-item's index count too ([`Uniformity::strict`]).
+    loads: bool,
 }
 
 impl<'a> Uniformity<'a> {
     /// The variables of `f` whose every assignment is uniform in each sub-group and sits in no
     /// region of `regions` whose condition is not.
     pub(crate) fn new(s: &'a Scanned<'_>, f: &FunctionDef, regions: &[Region]) -> Self {
-        let regions: Vec<&Region> = regions.iter().filter(|r| !r.data).collect();
-        let tainted = &s.syntax(f).tainted;
-        let assigned = &s.syntax(f).assignments;
+        Self::with(s, f, regions, false)
+    }
+
+    /// [`Uniformity::new`] where a value loaded at a work-item's index (`x[get_global_id(0)]`)
+    /// is not uniform either: what a loop run in lockstep must show of its condition and
+    /// exits (`transform::lockstep`), since the work-items of a sub-group may differ there.
+    pub(crate) fn strict(s: &'a Scanned<'_>, f: &FunctionDef, regions: &[Region]) -> Self {
+        Self::with(s, f, regions, true)
+    }
+
+    fn with(s: &'a Scanned<'_>, f: &FunctionDef, regions: &[Region], loads: bool) -> Self {
+        let regions: Vec<&Region> = regions.iter().filter(|r| loads || !r.data).collect();
+        let syntax = s.syntax(f);
+        let tainted = if loads {
+            &syntax.deep_tainted
+        } else {
+            &syntax.tainted
+        };
+        let assigned = &syntax.assignments;
         let mut u = Uniformity {
             uniform: assigned
                 .iter()
@@ -42,6 +60,7 @@ impl<'a> Uniformity<'a> {
                 .filter(|w| tainted.contains(*w))
                 .collect(),
             tainted,
+            loads,
         };
         loop {
             let before = u.uniform.len();
@@ -89,11 +108,11 @@ impl<'a> Uniformity<'a> {
                 t = s.partner(t + 1) + 1;
                 continue;
             }
-            if w == "[" {
+            if w == "[" && !self.loads {
                 t = s.partner(t) + 1;
                 continue;
             }
-            let subscripted = t + 1 < s.tokens.len() && s.text(t + 1) == "[";
+            let subscripted = !self.loads && t + 1 < s.tokens.len() && s.text(t + 1) == "[";
             if self.tainted.contains(w) && !subscripted && !self.uniform.contains(w) {
                 return Some(t);
             }

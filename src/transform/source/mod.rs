@@ -269,7 +269,9 @@ pub(crate) mod scans;
 mod sub_group_attr;
 mod syntax;
 
-pub(crate) use syntax::{adjacent, any_word, assigns, id_word, statement_end, Conditional, Span};
+pub(crate) use syntax::{
+    adjacent, any_word, assigns, id_word, statement_end, Conditional, Span, LOCKSTEP_FLAG,
+};
 
 #[cfg(test)]
 mod tests;

@@ -160,8 +160,13 @@ fn chain(s: &Scanned<'_>, k: usize, body: Span, reach: &Reach) -> Option<(Span, 
     (a < k).then_some(((a, k), (k + width, b)))
 }
 
-/// The built-ins flagged [`Flags::ID`] and the variables assigned from an expression in which
-/// `mentions` finds one, transitively.
+/// The prefix of the flags of loops run in lockstep (`transform::lockstep`): each says whether
+/// its work-item still loops, which differs between the sub-groups of a work-group, so it is
+/// tainted whatever it is assigned.
+pub(crate) const LOCKSTEP_FLAG: &str = "__clg_l";
+
+/// The built-ins flagged [`Flags::ID`], the lockstep flags and the variables assigned from an
+/// expression in which `mentions` finds one, transitively.
 fn tainted(
     s: &Scanned<'_>,
     assignments: &[(usize, Span)],
@@ -171,7 +176,9 @@ fn tainted(
     loop {
         let before = tainted.len();
         for &(target, expr) in assignments {
-            if !tainted.contains(s.text(target)) && mentions(s, expr, &tainted).is_some() {
+            let flag = s.text(target).starts_with(LOCKSTEP_FLAG);
+            if !tainted.contains(s.text(target)) && (flag || mentions(s, expr, &tainted).is_some())
+            {
                 tainted.insert(s.text(target).into());
             }
         }
@@ -182,12 +189,14 @@ fn tainted(
 }
 
 /// The first token of `range` in `words`, outside subscripts and not subscripted (a value
-/// loaded from memory is data, even at a work-item's own index).
+/// loaded from memory is data, even at a work-item's own index), and outside the operands of
+/// calls whose result the whole work-group shares ([`group_uniform`]).
 pub(crate) fn id_word(s: &Scanned<'_>, range: Span, words: &BTreeSet<Box<str>>) -> Option<usize> {
     let mut t = range.0;
     while t < range.1 {
         match s.text(t) {
             "[" => t = s.partner(t),
+            _ if group_uniform(s, t) => t = s.partner(t + 1),
             // An array element is memory: data, whatever its index.
             w if words.contains(w) && s.text(t + 1) != "[" => return Some(t),
             _ => {}
@@ -197,9 +206,30 @@ pub(crate) fn id_word(s: &Scanned<'_>, range: Span, words: &BTreeSet<Box<str>>) 
     None
 }
 
-/// The first token of `range` in `words`, subscripts included.
+/// The first token of `range` in `words`, subscripts included (not in the operands of calls
+/// whose result the whole work-group shares).
 pub(crate) fn any_word(s: &Scanned<'_>, range: Span, words: &BTreeSet<Box<str>>) -> Option<usize> {
-    (range.0..range.1).find(|&t| words.contains(s.text(t)))
+    let mut t = range.0;
+    while t < range.1 {
+        match s.text(t) {
+            _ if group_uniform(s, t) => t = s.partner(t + 1),
+            w if words.contains(w) => return Some(t),
+            _ => {}
+        }
+        t += 1;
+    }
+    None
+}
+
+/// Whether token `t` calls a work-group function whose result every work-item of the
+/// work-group shares (`work_group_any`, `work_group_reduce_add`, the lockstep vote; not the
+/// scans), so that no condition on it depends on the work-item.
+fn group_uniform(s: &Scanned<'_>, t: usize) -> bool {
+    let flags = builtins::flags(s.text(t));
+    s.is_call(t)
+        && flags.has(Flags::WORK_GROUP_FUNCTION)
+        && flags.has(Flags::SHARED)
+        && !flags.has(Flags::PER_LANE)
 }
 
 /// The operands of the `&&` / `||` at token `k` (its first character) of `body`

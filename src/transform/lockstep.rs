@@ -1,0 +1,340 @@
+//! Loops whose trip count is uniform in each sub-group but not in the work-group, run by the
+//! whole work-group in lockstep where collectives are work-group barriers (the emulated
+//! backend, PoCL's native CPU sub-groups).
+//!
+//! A collective in a loop's condition (`while (sub_group_any(i < v))`, the vote loop) or body
+//! (`for (k = 0; k < sub_group_reduce_max(n); k++) s += sub_group_reduce_add(x[k]);`) is
+//! reached by a sub-group as often as that sub-group loops; where a collective is a barrier of
+//! the whole work-group, every work-item must reach it as often. So [`rewrite`] makes the loop
+//! run until no work-item of the work-group goes on, each work-item's own state in a flag
+//! `__clg_lN` (`while (C) S` becomes `{ int L = 1; for (;;) { L = L & ((C) != 0); if
+//! (!clg_group_any(L)) break; if (L) S } }`; `for` loops also keep their increment for the
+//! work-items still looping, `do` loops vote after their body). A work-item that finished
+//! evaluates the condition again on a state its body no longer changes, which the original
+//! evaluated last (so it must have no side effects: [`repeatable`]); its flag stays off. Inside,
+//! `break` becomes `{ L = 0; continue; }`; a `return` or `goto` in the body stays refused (a
+//! work-item leaving the loop would skip the barriers of the others). The body then sits
+//! under `if (L)`, where [`super::hoist`] and [`super::nu_mask`] treat its collectives as
+//! under any condition. `clg_group_any` is the build prelude's: the emulated scratch's vote of
+//! the work-group, or `work_group_any` on PoCL's native sub-groups (`program::build`).
+
+use super::divergence::Region;
+use super::edit::Edits;
+use super::lex::{Kind, Token};
+use super::sg_uniform::Uniformity;
+use super::source::{assigns, statement_end, FunctionDef, Scanned, Span, LOCKSTEP_FLAG};
+use super::statement::{increments, replaced_by, temporary, tokens_text};
+use crate::builtins::{self, Flags};
+use crate::obstacle::NoRewrite;
+
+/// The build prelude's vote of the whole work-group (an `int`, non-zero where any work-item
+/// passed non-zero).
+pub(crate) const GROUP_ANY: &str = "clg_group_any";
+
+/// The edits that run the `for`, `while` or `do` loop at token `key` of `f` in lockstep, or
+/// why it cannot (its condition is not shown uniform in each sub-group, or has side effects;
+/// its body returns). `n` numbers the flags.
+pub(crate) fn rewrite(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    regions: &[Region],
+    key: usize,
+    n: usize,
+) -> Result<Edits, NoRewrite> {
+    let syntax = s.syntax(f);
+    let Some(c) = syntax.constructs(key..key + 1).next().copied() else {
+        return Err(NoRewrite::Statement);
+    };
+    let kind = s.text(key);
+    if !matches!(kind, "for" | "while" | "do") {
+        return Err(NoRewrite::Loop);
+    }
+    let (init, cond, inc) = match kind {
+        "for" => for_parts(s, c.cond).ok_or(NoRewrite::Statement)?,
+        _ => (None, c.cond, None),
+    };
+    if cond.0 >= cond.1 {
+        return Err(NoRewrite::Loop);
+    }
+    // Its condition and the conditions of its exits shown uniform in each sub-group, loads at
+    // an index included: where the work-items of a sub-group could stop at different
+    // iterations, each sub-group's collectives would see the ones that stopped.
+    let u = Uniformity::strict(s, f, regions);
+    let body = c.body;
+    let breaks = jumps(s, f, body, "break");
+    let exits = (regions.iter())
+        .filter(|r| key < r.key && r.key < c.end && !r.loop_header)
+        .filter(|r| breaks.iter().any(|&t| r.span.0 <= t && t < r.span.1))
+        .map(|r| r.cond);
+    for range in std::iter::once(cond).chain(exits) {
+        if let Some(t) = u.first_divergent(s, range) {
+            return Err(NoRewrite::NotUniform(s.text(t).to_string()));
+        }
+    }
+    repeatable(s, cond)?;
+    if let Some(t) = (body.0..body.1).find(|&t| matches!(s.text(t), "return" | "goto")) {
+        return Err(NoRewrite::LeavesLoop(s.text(t).to_string()));
+    }
+    // A `do` loop's `continue` would skip the vote at its end.
+    if kind == "do" && !jumps(s, f, body, "continue").is_empty() {
+        return Err(NoRewrite::LeavesLoop("continue".into()));
+    }
+    let live = temporary(s, 'l', n);
+    debug_assert!(live.starts_with(LOCKSTEP_FLAG));
+    let first = temporary(s, 'f', n);
+    let any = GROUP_ANY;
+    let cond_text = tokens_text(s, cond.0, cond.1);
+    let vote = format!("{live} = {live} & (({cond_text}) != 0); if (!{any}({live})) break;");
+    let end_of = |t: usize| s.tokens[t].span.end;
+    let mut edits: Edits = Vec::new();
+    // The body under the flag: each statement of a block on its own where none may declare a
+    // name (collectives then move only in front of their own statement), else as a whole.
+    let guard = match statements(s, body) {
+        Some(starts) => {
+            for a in starts {
+                let at = s.tokens[a].span.start;
+                edits.push((at, at, format!("if ({live}) ")));
+            }
+            String::new()
+        }
+        None => format!(" if ({live})"),
+    };
+    match kind {
+        "while" => {
+            let close = s.partner(key + 1);
+            let head = format!("{{ int {live} = 1; for (;;) {{ {vote}{guard}");
+            edits.push(replaced_by(s, (key, close + 1), head));
+            edits.push((end_of(body.1 - 1), end_of(body.1 - 1), " } }".into()));
+        }
+        "for" => {
+            let close = s.partner(key + 1);
+            let text =
+                |r: Option<(usize, usize)>| r.map_or(String::new(), |(a, b)| tokens_text(s, a, b));
+            let step = match inc {
+                Some(r) if r.0 < r.1 => format!("if (!{first} & {live}) {{ {}; }} ", text(inc)),
+                _ => String::new(),
+            };
+            // The init before the loop (in the block that scopes it): the analysis reads a
+            // `for`'s whole header as its condition.
+            let init = match init {
+                Some(_) => format!("{}; ", text(init)),
+                None => String::new(),
+            };
+            let head = format!(
+                "{{ int {live} = 1, {first} = 1; {init}for (;; {first} = 0) {{ {step}{vote}{guard}"
+            );
+            edits.push(replaced_by(s, (key, close + 1), head));
+            edits.push((end_of(body.1 - 1), end_of(body.1 - 1), " } }".into()));
+        }
+        _ => {
+            // The vote after the body, where the condition stands (nothing conditional around
+            // a collective: PoCL's native sub-groups took one under `if (!first)` wrong).
+            let head = format!("{{ int {live} = 1; for (;;) {{{guard}");
+            edits.push(replaced_by(s, (key, key + 1), head));
+            edits.push(replaced_by(s, (body.1, c.end), format!("{vote} }} }}")));
+        }
+    }
+    // A `break` of this loop: the work-item stops looping.
+    for t in breaks {
+        let stop = format!("{{ {live} = 0; continue; }}");
+        edits.push(replaced_by(s, (t, t + 2), stop));
+    }
+    Ok(edits)
+}
+
+/// The `break`s (or `continue`s: `jump`) of the loop of `f` with body `body`, not those of a
+/// loop (or, for `break`, a `switch`) inside it.
+fn jumps(s: &Scanned<'_>, f: &FunctionDef, (a, b): (usize, usize), jump: &str) -> Vec<usize> {
+    let inner: Vec<(usize, usize)> = (s.syntax(f).constructs(a..b))
+        .filter(|i| match s.text(i.key) {
+            "for" | "while" | "do" => true,
+            w => w == "switch" && jump == "break",
+        })
+        .map(|i| (i.key, i.end))
+        .collect();
+    (a..b)
+        .filter(|&t| s.text(t) == jump && !inner.iter().any(|&(x, y)| x < t && t < y))
+        .collect()
+}
+
+/// The first tokens of the statements of block `body`, where none may declare a name or be
+/// labelled and no preprocessor line splits them; `None` otherwise (or for a single statement).
+fn statements(s: &Scanned<'_>, (a, b): (usize, usize)) -> Option<Vec<usize>> {
+    if s.text(a) != "{" || s.partner(a) + 1 != b {
+        return None;
+    }
+    if (a..b).any(|t| s.text(t).starts_with('#')) {
+        return None;
+    }
+    let keyword = |w: &str| {
+        matches!(
+            w,
+            "return"
+                | "break"
+                | "continue"
+                | "goto"
+                | "case"
+                | "default"
+                | "do"
+                | "else"
+                | "sizeof"
+                | "if"
+                | "for"
+                | "while"
+                | "switch"
+        )
+    };
+    let mut starts = Vec::new();
+    let mut t = a + 1;
+    while t < b - 1 {
+        let w = s.text(t);
+        let next = s.text(t + 1);
+        let ident = s.tokens[t].kind == Kind::Ident;
+        let declares = ident
+            && !keyword(w)
+            && (s.tokens[t + 1].kind == Kind::Ident || matches!(next, "*" | ":"));
+        if declares || QUALIFIERS.contains(&w) {
+            return None;
+        }
+        starts.push(t);
+        t = statement_end(s, t, b - 1);
+    }
+    Some(starts)
+}
+
+/// Words that start a declaration.
+const QUALIFIERS: [&str; 18] = [
+    "const",
+    "volatile",
+    "unsigned",
+    "signed",
+    "struct",
+    "union",
+    "enum",
+    "typedef",
+    "static",
+    "private",
+    "__private",
+    "local",
+    "__local",
+    "global",
+    "__global",
+    "constant",
+    "__constant",
+    "__attribute__",
+];
+
+/// A `for` header's `(init, condition, increment)` tokens (`None`: empty init or increment),
+/// split at its two top-level `;`.
+fn for_parts(s: &Scanned<'_>, (a, b): Span) -> Option<(Option<Span>, Span, Option<Span>)> {
+    let mut semis = Vec::new();
+    let mut t = a;
+    while t < b {
+        match s.text(t) {
+            "(" | "[" | "{" => t = s.partner(t),
+            ";" => semis.push(t),
+            _ => {}
+        }
+        t += 1;
+    }
+    let [x, y] = semis[..] else { return None };
+    let part = |p: usize, q: usize| (p < q).then_some((p, q));
+    Some((part(a, x), (x + 1, y), part(y + 1, b)))
+}
+
+/// Whether the condition `range` may be evaluated again by a work-item whose loop ended: no
+/// side effects (no assignment, increment, call of a function clgroups does not know, macro
+/// other than a constant's (`#define BOUND 30`) or `non_uniform` built-in, whose work-items
+/// would change). Loads and divisions may stay: the
+/// work-item repeats its last evaluation, on the state it had then.
+fn repeatable(s: &Scanned<'_>, (a, b): (usize, usize)) -> Result<(), NoRewrite> {
+    for t in a..b {
+        let w = s.text(t);
+        let unsafe_ = || NoRewrite::Unsafe {
+            token: w.to_string(),
+            line: Some(s.line(s.tokens[t].span.start)),
+        };
+        let constant =
+            |defs: &Vec<Vec<_>>| (defs.iter().flatten()).all(|k: &Token| k.kind != Kind::Ident);
+        if assigns(s, t) || increments(s, t) || s.macros.get(w).is_some_and(|d| !constant(d)) {
+            return Err(unsafe_());
+        }
+        if s.is_call(t) {
+            let flags = builtins::flags(w);
+            if flags.has(Flags::NAMES_NON_UNIFORM | Flags::NON_UNIFORM) {
+                return Err(NoRewrite::NonUniform);
+            }
+            let collective = super::layer::is_sub_group_collective(w) && !flags.has(Flags::BARRIER);
+            if !(collective || flags.has(Flags::QUERY | Flags::PURE)) {
+                return Err(unsafe_());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::hoist::uniform_collectives;
+    use super::super::layer::is_emulated_collective;
+
+    fn rewritten(body: &str) -> String {
+        let src = format!(
+            "kernel void k(global const int *x, global int *o) {{ int g = get_global_id(0); \
+             int v = x[g]; int i = 0, s = 0; {body} o[g] = s; }}"
+        );
+        uniform_collectives(&src, is_emulated_collective)
+    }
+
+    #[test]
+    fn vote_loops_run_in_lockstep() {
+        let out = rewritten("while (sub_group_any(i < v)) { if (i < v) s += i; i++; }");
+        assert!(
+            out.contains(
+                "{ int __clg_l0 = 1; for (;;) { __clg_l0 = __clg_l0 & \
+                 ((sub_group_any(i < v)) != 0); if (!clg_group_any(__clg_l0)) break; \
+                 { if (__clg_l0) if (i < v) s += i; if (__clg_l0) i++; } } }"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn for_loops_keep_their_increment_and_breaks_end_the_work_items_loop() {
+        let out = rewritten(
+            "for (int k = 0; k < sub_group_reduce_max(v); k++) {\
+             if (sub_group_all(k > 3)) break; s++; }",
+        );
+        let head = "{ int __clg_l0 = 1, __clg_f0 = 1; int k = 0; for (;; __clg_f0 = 0) \
+                    { if (!__clg_f0 & __clg_l0) { k++; }";
+        assert!(out.contains(head), "{out}");
+        assert!(out.contains("{ __clg_l0 = 0; continue; }"), "{out}");
+        assert!(!out.contains("break; s++"), "{out}");
+    }
+
+    #[test]
+    fn do_loops_vote_after_their_body() {
+        let out = rewritten("do { i++; } while (sub_group_all(i < v));\n s = i;");
+        assert!(
+            out.contains(
+                "{ int __clg_l0 = 1; for (;;) { { if (__clg_l0) i++; } __clg_l0 = __clg_l0 & \
+                 ((sub_group_all(i < v)) != 0); if (!clg_group_any(__clg_l0)) break; } }\n s = i;"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn loops_that_return_or_change_state_in_their_condition_stay() {
+        for body in [
+            "while (sub_group_any(i < v)) { if (i > 100) return; i++; }",
+            "while (sub_group_any(i++ < v)) s++;",
+            "do { if (i > 2) continue; s++; } while (sub_group_any(++i < v));",
+            "do { i++; if (i > 2) continue; s++; } while (sub_group_any(i < v));",
+            "while (i < get_local_id(0)) s += sub_group_reduce_add(1);",
+        ] {
+            let out = rewritten(body);
+            assert!(!out.contains("clg_group_any"), "{body}: {out}");
+        }
+    }
+}

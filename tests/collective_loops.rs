@@ -1,0 +1,136 @@
+//! Issue 38, item 2: sub-group collectives in loops whose trip count is uniform in each
+//! sub-group but not in the work-group (the vote loop `while (sub_group_any(i < v))`, a `do`
+//! loop on `sub_group_all`, bounds from a reduction, collectives in the body, a `break` under
+//! a vote, nested loops), where collectives are work-group barriers (the emulated backend,
+//! PoCL's native CPU sub-groups): run by the work-group in lockstep (`transform::lockstep`);
+//! refused before, "it decides whether its loop runs again". Checked against the host over
+//! the sub-groups each kernel reports, in work-groups that are and are not multiples of the
+//! sub-group size (`tests/common/recorded.rs`).
+
+mod common;
+
+use common::recorded::{self, GLOBAL, LOCALS};
+
+use clgroups::Buffer;
+
+const SRC: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+
+kernel void loops(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int i = 0, s = 0;
+    while (sub_group_any(i < v)) {
+        if (i < v)
+            s += i;
+        i++;
+    }
+    int j = 0;
+    do {
+        j++;
+    } while (sub_group_all(j < v));
+    int k;
+    for (k = 0; sub_group_reduce_max(v) > k; k++)
+        ;
+    int n = sub_group_reduce_max(v), t = 0;
+    for (int m = 0; m < n; m++)
+        t += sub_group_reduce_add(m < v ? 1 : 0);
+    int b = 0;
+    for (int m = 0; m < 100; m++) {
+        if (sub_group_any(m >= v))
+            break;
+        b++;
+    }
+    int w = 0;
+    for (int r = 0; r < 2; r++) {
+        int q = 0;
+        while (sub_group_any(q < v + r))
+            q++;
+        w += q;
+    }
+    out[8 * g] = s;
+    out[8 * g + 1] = j;
+    out[8 * g + 2] = k;
+    out[8 * g + 3] = t;
+    out[8 * g + 4] = b;
+    out[8 * g + 5] = w;
+    out[8 * g + 6] = i;
+    out[8 * g + 7] = 0;
+    ids[2 * g] = get_sub_group_id();
+    ids[2 * g + 1] = get_sub_group_local_id();
+}
+"#;
+
+/// The same vote loop written with the sub-group layer.
+const LAYER_SRC: &str = r#"
+#include <clgroups/subgroup.h>
+
+kernel void loops(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int i = 0, s = 0;
+    while (sg_any(i < v)) {
+        s += sg_reduce_add(i < v ? 1 : 0);
+        i++;
+    }
+    out[2 * g] = s;
+    out[2 * g + 1] = i;
+    ids[2 * g] = sg_get_group_id();
+    ids[2 * g + 1] = sg_get_local_id();
+}
+"#;
+
+/// What `loops` writes for one sub-group of values `v` (lane order), per lane.
+fn expected(v: &[i32]) -> Vec<[i32; 8]> {
+    let (max, min) = (*v.iter().max().unwrap(), *v.iter().min().unwrap());
+    let sum: i32 = v.iter().sum();
+    v.iter()
+        .map(|&x| {
+            let s = (0..x).sum();
+            [s, min.max(1), max, sum, min, 2 * max + 1, max, 0]
+        })
+        .collect()
+}
+
+/// Runs `src`'s `loops` (`width` ints per work-item) in every work-group size of [`LOCALS`]
+/// and checks each sub-group against `want`.
+fn check<const W: usize>(test: &str, src: &str, want: fn(&[i32]) -> Vec<[i32; W]>) {
+    recorded::in_child(test, src, |q, p| {
+        let d = q.device();
+        let k = p.kernel("loops").unwrap_or_else(|e| panic!("{d}: {e}"));
+        let x: Vec<i32> = (common::values(GLOBAL, 5).iter())
+            .map(|v| v.rem_euclid(9))
+            .collect();
+        let xb = Buffer::from_slice(q, &x).unwrap();
+        let mut checked = 0;
+        for local in LOCALS {
+            // SAFETY: work-item g reads x[g] and writes out[W g..W (g + 1)], ids[2g], ids[2g + 1].
+            let (got, sub_groups) = unsafe { recorded::launch(q, &k, &xb, (W, local), &[]) };
+            for gs in sub_groups {
+                let xs: Vec<i32> = gs.iter().map(|&g| x[g]).collect();
+                let have: Vec<[i32; W]> = (gs.iter())
+                    .map(|&g| std::array::from_fn(|f| got[W * g + f]))
+                    .collect();
+                assert_eq!(have, want(&xs), "{d}: local {local}: {gs:?} x {xs:?}");
+                checked += gs.len();
+            }
+        }
+        assert_eq!(checked, LOCALS.len() * GLOBAL);
+        println!("{d}: loops: right, {checked} work-items");
+    });
+}
+
+#[test]
+fn collectives_in_loops_match_the_host() {
+    check("collectives_in_loops_match_the_host", SRC, expected);
+}
+
+#[test]
+fn layer_collectives_in_loops_match_the_host() {
+    let want = |v: &[i32]| {
+        let max = *v.iter().max().unwrap();
+        let s = v.iter().sum();
+        vec![[s, max]; v.len()]
+    };
+    check("layer_collectives_in_loops_match_the_host", LAYER_SRC, want);
+}
