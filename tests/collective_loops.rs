@@ -1,11 +1,11 @@
 //! Issue 38, item 2: sub-group collectives in loops whose trip count is uniform in each
 //! sub-group but not in the work-group (the vote loop `while (sub_group_any(i < v))`, a `do`
 //! loop on `sub_group_all`, bounds from a reduction, collectives in the body, a `break` under
-//! a vote, nested loops), where collectives are work-group barriers (the emulated backend,
-//! PoCL's native CPU sub-groups): run by the work-group in lockstep (`transform::lockstep`);
-//! refused before, "it decides whether its loop runs again". Checked against the host over
-//! the sub-groups each kernel reports, in work-groups that are and are not multiples of the
-//! sub-group size (`tests/common/recorded.rs`).
+//! a vote, `for (;;)` left by one, nested loops), where collectives are work-group barriers
+//! (the emulated backend, PoCL's native CPU sub-groups): run by the work-group in lockstep
+//! (`transform::lockstep`); refused before, "it decides whether its loop runs again". Checked
+//! against the host over the sub-groups each kernel reports, in work-groups that are and are
+//! not multiples of the sub-group size (`tests/common/recorded.rs`).
 
 mod common;
 
@@ -55,7 +55,13 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
     out[8 * g + 4] = b;
     out[8 * g + 5] = w;
     out[8 * g + 6] = i;
-    out[8 * g + 7] = 0;
+    int e = 0;
+    for (;;) {
+        e++;
+        if (sub_group_all(e >= v))
+            break;
+    }
+    out[8 * g + 7] = e;
     ids[2 * g] = get_sub_group_id();
     ids[2 * g + 1] = get_sub_group_local_id();
 }
@@ -87,7 +93,7 @@ fn expected(v: &[i32]) -> Vec<[i32; 8]> {
     v.iter()
         .map(|&x| {
             let s = (0..x).sum();
-            [s, min.max(1), max, sum, min, 2 * max + 1, max, 0]
+            [s, min.max(1), max, sum, min, 2 * max + 1, max, max.max(1)]
         })
         .collect()
 }

@@ -53,9 +53,6 @@ pub(crate) fn rewrite(
         "for" => for_parts(s, c.cond).ok_or(NoRewrite::Statement)?,
         _ => (None, c.cond, None),
     };
-    if cond.0 >= cond.1 {
-        return Err(NoRewrite::Loop);
-    }
     // Its condition and the conditions of its exits shown uniform in each sub-group, loads at
     // an index included: where the work-items of a sub-group could stop at different
     // iterations, each sub-group's collectives would see the ones that stopped.
@@ -72,6 +69,18 @@ pub(crate) fn rewrite(
         }
     }
     repeatable(s, cond)?;
+    // A macro in the body may expand to several statements: kept together under one flag
+    // test, in a block (a single statement that holds one would change which follow the loop).
+    let expands = |t: usize| s.macros.get(s.text(t)).is_some_and(|d| !constant(d));
+    if let Some(t) = (body.0..body.1)
+        .find(|&t| expands(t))
+        .filter(|_| s.text(body.0) != "{")
+    {
+        return Err(NoRewrite::Unsafe {
+            token: s.text(t).to_string(),
+            line: Some(s.line(s.tokens[t].span.start)),
+        });
+    }
     if let Some(t) = (body.0..body.1).find(|&t| matches!(s.text(t), "return" | "goto")) {
         return Err(NoRewrite::LeavesLoop(s.text(t).to_string()));
     }
@@ -83,7 +92,11 @@ pub(crate) fn rewrite(
     debug_assert!(live.starts_with(LOCKSTEP_FLAG));
     let first = temporary(s, 'f', n);
     let any = GROUP_ANY;
-    let cond_text = tokens_text(s, cond.0, cond.1);
+    // `for (;;)`: a loop left only by its `break`s.
+    let cond_text = match cond.0 < cond.1 {
+        true => tokens_text(s, cond.0, cond.1),
+        false => "1".into(),
+    };
     let vote = format!("{live} = {live} & (({cond_text}) != 0); if (!{any}({live})) break;");
     let end_of = |t: usize| s.tokens[t].span.end;
     let mut edits: Edits = Vec::new();
@@ -163,7 +176,8 @@ fn statements(s: &Scanned<'_>, (a, b): (usize, usize)) -> Option<Vec<usize>> {
     if s.text(a) != "{" || s.partner(a) + 1 != b {
         return None;
     }
-    if (a..b).any(|t| s.text(t).starts_with('#')) {
+    let expands = |t: usize| s.macros.get(s.text(t)).is_some_and(|d| !constant(d));
+    if (a..b).any(|t| s.text(t).starts_with('#') || expands(t)) {
         return None;
     }
     let keyword = |w: &str| {
@@ -224,6 +238,11 @@ const QUALIFIERS: [&str; 18] = [
     "__attribute__",
 ];
 
+/// Whether a macro's definitions are constants (no identifier: `#define BOUND 30`).
+fn constant(defs: &[Vec<Token>]) -> bool {
+    (defs.iter().flatten()).all(|k| k.kind != Kind::Ident)
+}
+
 /// A `for` header's `(init, condition, increment)` tokens (`None`: empty init or increment),
 /// split at its two top-level `;`.
 fn for_parts(s: &Scanned<'_>, (a, b): Span) -> Option<(Option<Span>, Span, Option<Span>)> {
@@ -254,8 +273,6 @@ fn repeatable(s: &Scanned<'_>, (a, b): (usize, usize)) -> Result<(), NoRewrite> 
             token: w.to_string(),
             line: Some(s.line(s.tokens[t].span.start)),
         };
-        let constant =
-            |defs: &Vec<Vec<_>>| (defs.iter().flatten()).all(|k: &Token| k.kind != Kind::Ident);
         if assigns(s, t) || increments(s, t) || s.macros.get(w).is_some_and(|d| !constant(d)) {
             return Err(unsafe_());
         }
@@ -280,7 +297,7 @@ mod tests {
 
     fn rewritten(body: &str) -> String {
         let src = format!(
-            "kernel void k(global const int *x, global int *o) {{ int g = get_global_id(0); \
+            "#define STEP(i) i++; s++\n#define BOUND 30\nkernel void k(global const int *x, global int *o) {{ int g = get_global_id(0); \
              int v = x[g]; int i = 0, s = 0; {body} o[g] = s; }}"
         );
         uniform_collectives(&src, is_emulated_collective)
@@ -313,6 +330,14 @@ mod tests {
     }
 
     #[test]
+    fn endless_loops_left_by_a_vote_and_macros_in_blocks() {
+        let out = rewritten("for (;;) { i++; if (sub_group_all(i >= v)) break; }");
+        assert!(out.contains("__clg_l0 = __clg_l0 & ((1) != 0);"), "{out}");
+        let out = rewritten("while (sub_group_any(i < v + BOUND)) { STEP(i); }");
+        assert!(out.contains("if (__clg_l0) { STEP(i); }"), "{out}");
+    }
+
+    #[test]
     fn do_loops_vote_after_their_body() {
         let out = rewritten("do { i++; } while (sub_group_all(i < v));\n s = i;");
         assert!(
@@ -331,6 +356,7 @@ mod tests {
             "while (sub_group_any(i++ < v)) s++;",
             "do { if (i > 2) continue; s++; } while (sub_group_any(++i < v));",
             "do { i++; if (i > 2) continue; s++; } while (sub_group_any(i < v));",
+            "while (sub_group_any(i < v)) STEP(i);",
             "while (i < get_local_id(0)) s += sub_group_reduce_add(1);",
         ] {
             let out = rewritten(body);
