@@ -297,7 +297,8 @@ mod tests {
 
     fn rewritten(body: &str) -> String {
         let src = format!(
-            "#define STEP(i) i++; s++\n#define BOUND 30\nkernel void k(global const int *x, global int *o) {{ int g = get_global_id(0); \
+            "#define STEP(i) i++; s++\n#define BOUND 30\n\
+             kernel void k(global const int *x, global int *o) {{ int g = get_global_id(0); \
              int v = x[g]; int i = 0, s = 0; {body} o[g] = s; }}"
         );
         uniform_collectives(&src, is_emulated_collective)
