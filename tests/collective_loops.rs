@@ -1,7 +1,7 @@
 //! Issue 38, item 2: sub-group collectives in loops whose trip count is uniform in each
 //! sub-group but not in the work-group (the vote loop `while (sub_group_any(i < v))`, a `do`
 //! loop on `sub_group_all`, bounds from a reduction, collectives in the body, a `break` under
-//! a vote, `for (;;)` left by one, nested loops), where collectives are work-group barriers
+//! a vote, `for (;;)` left by one, a `continue` under one, nested loops), where collectives are work-group barriers
 //! (the emulated backend, PoCL's native CPU sub-groups): run by the work-group in lockstep
 //! (`transform::lockstep`); refused before, "it decides whether its loop runs again". Checked
 //! against the host over the sub-groups each kernel reports, in work-groups that are and are
@@ -48,20 +48,29 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
             q++;
         w += q;
     }
-    out[8 * g] = s;
-    out[8 * g + 1] = j;
-    out[8 * g + 2] = k;
-    out[8 * g + 3] = t;
-    out[8 * g + 4] = b;
-    out[8 * g + 5] = w;
-    out[8 * g + 6] = i;
+    out[10 * g] = s;
+    out[10 * g + 1] = j;
+    out[10 * g + 2] = k;
+    out[10 * g + 3] = t;
+    out[10 * g + 4] = b;
+    out[10 * g + 5] = w;
+    out[10 * g + 6] = i;
     int e = 0;
     for (;;) {
         e++;
         if (sub_group_all(e >= v))
             break;
     }
-    out[8 * g + 7] = e;
+    out[10 * g + 7] = e;
+    int c = 0, cs = 0;
+    for (int m = 0; m < n; m++) {
+        if (sub_group_all(m >= v - 2))
+            continue;
+        cs += sub_group_reduce_add(1);
+        c++;
+    }
+    out[10 * g + 8] = c;
+    out[10 * g + 9] = cs;
     ids[2 * g] = get_sub_group_id();
     ids[2 * g + 1] = get_sub_group_local_id();
 }
@@ -87,13 +96,20 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
 "#;
 
 /// What `loops` writes for one sub-group of values `v` (lane order), per lane.
-fn expected(v: &[i32]) -> Vec<[i32; 8]> {
+fn expected(v: &[i32]) -> Vec<[i32; 10]> {
     let (max, min) = (*v.iter().max().unwrap(), *v.iter().min().unwrap());
     let sum: i32 = v.iter().sum();
+    // Iterations `m` not skipped: those where some work-item has `m < v - 2`.
+    let kept = (max - 2).max(0);
+    let lanes = v.len() as i32;
     v.iter()
         .map(|&x| {
             let s = (0..x).sum();
-            [s, min.max(1), max, sum, min, 2 * max + 1, max, max.max(1)]
+            let low = [s, min.max(1), max, sum, min, 2 * max + 1, max, max.max(1)];
+            let mut all = [kept; 10];
+            all[..8].copy_from_slice(&low);
+            all[9] = kept * lanes;
+            all
         })
         .collect()
 }

@@ -144,10 +144,20 @@ fn fix(
     if r.loop_header || matches!(s.text(r.key), "for" | "while" | "do") {
         return super::lockstep::rewrite(s, f, regions, r.key, n).map(Some);
     }
-    // After a `break` (or `return`) under the condition: the loop from its keyword on, where
-    // lockstep stops the work-item's loop instead (or says why not: a `return`).
-    if r.after_exit && matches!(s.text(r.span.0), "for" | "while" | "do") {
-        return super::lockstep::rewrite(s, f, regions, r.span.0, n).map(Some);
+    // After a `break` (or `return`) under the condition: the loop from its keyword on; after a
+    // `continue`, the rest of its loop's body: run in lockstep, where flags stop the
+    // work-item's loop or iteration instead (or says why not: a `return`).
+    let is_loop = |k: usize| matches!(s.text(k), "for" | "while" | "do");
+    let exited = match r.after_exit {
+        true if is_loop(r.span.0) => Some(r.span.0),
+        true => (s.syntax(f).constructs(f.body.0 + 1..r.span.0))
+            .filter(|c| is_loop(c.key) && c.end == r.span.1)
+            .map(|c| c.key)
+            .last(),
+        false => None,
+    };
+    if let Some(key) = exited {
+        return super::lockstep::rewrite(s, f, regions, key, n).map(Some);
     }
     if super::nu_mask::is_non_uniform(s.text(i)) {
         return super::nu_mask::masked(s, f, regions, i, n).map(Some);

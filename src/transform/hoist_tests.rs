@@ -209,16 +209,32 @@ fn loops_of_sub_group_uniform_trip_counts_run_in_lockstep() {
         assert!(out.contains("clg_group_any(__clg_l"), "{out}");
         assert_eq!(out.lines().count(), src.lines().count(), "{out}");
     }
-    // A collective after a `continue` of the loop would still wait for the sub-groups that
-    // went on to the next iteration: refused, in lockstep or not.
+    // A `continue` before a collective: the rest of the iteration waits for a flag.
     let src = kernel(
         "int n = sub_group_reduce_max(v);\nfor (int i = 0; i < n; ++i) {\n\
          if (sub_group_all(v > i)) continue;\n r += sub_group_reduce_add(v); }",
     );
     let out = uniform_collectives(&src, is_sub_group_collective);
+    assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
+    for want in [
+        "{ int __clg_l0 = 1, __clg_l0k = 0, __clg_f0 = 1; int i = 0; for (;; __clg_f0 = 0) {",
+        "if (!clg_group_any(__clg_l0)) break; __clg_l0k = 0;",
+        "if (__clg_l0 & !__clg_l0k) if (__clg_u",
+        ") { __clg_l0k = 1; }",
+        "if (__clg_l0 & !__clg_l0k) r += __clg_u",
+    ] {
+        assert!(out.contains(want), "{want}\n{out}");
+    }
+    // Unless more of its statement follows it.
+    let src = kernel(
+        "int n = sub_group_reduce_max(v);\nfor (int i = 0; i < n; ++i) {\n\
+         if (sub_group_all(v > i)) { if (t > 0) continue; r++; }\n\
+         r += sub_group_reduce_add(v); }",
+    );
+    let out = uniform_collectives(&src, is_sub_group_collective);
     let got = refused(&out);
     assert!(
-        got.len() == 1 && got[0].1.contains("follows an exit"),
-        "{got:?}"
+        got.len() == 1 && got[0].1.contains("with `continue`"),
+        "{got:?}\n{out}"
     );
 }

@@ -59,9 +59,10 @@ pub(crate) fn rewrite(
     let u = Uniformity::strict(s, f, regions);
     let body = c.body;
     let breaks = jumps(s, f, body, "break");
+    let continues = jumps(s, f, body, "continue");
     let exits = (regions.iter())
         .filter(|r| key < r.key && r.key < c.end && !r.loop_header)
-        .filter(|r| breaks.iter().any(|&t| r.span.0 <= t && t < r.span.1))
+        .filter(|r| (breaks.iter().chain(&continues)).any(|&t| r.span.0 <= t && t < r.span.1))
         .map(|r| r.cond);
     for range in std::iter::once(cond).chain(exits) {
         if let Some(t) = u.first_divergent(s, range) {
@@ -85,7 +86,29 @@ pub(crate) fn rewrite(
         return Err(NoRewrite::LeavesLoop(s.text(t).to_string()));
     }
     // A `do` loop's `continue` would skip the vote at its end.
-    if kind == "do" && !jumps(s, f, body, "continue").is_empty() {
+    if kind == "do" && !continues.is_empty() {
+        return Err(NoRewrite::LeavesLoop("continue".into()));
+    }
+    // A `continue` ends the work-item's iteration: the statements of the body after it wait
+    // for a flag instead, so it must end its statement of the body (`if (c) continue;`).
+    let starts = statements(s, body);
+    let ends_its_statement = |t: usize| {
+        let Some(starts) = &starts else { return false };
+        let Some(&a) = starts.iter().rev().find(|&&a| a <= t) else {
+            return false;
+        };
+        let end = statement_end(s, a, body.1 - 1);
+        let mut at = t + 2;
+        while at < end {
+            at = match s.text(at) {
+                "}" => at + 1,
+                "else" => statement_end(s, at + 1, end),
+                _ => return false,
+            };
+        }
+        s.text(t + 1) == ";"
+    };
+    if !continues.iter().all(|&t| ends_its_statement(t)) {
         return Err(NoRewrite::LeavesLoop("continue".into()));
     }
     let live = temporary(s, 'l', n);
@@ -97,25 +120,41 @@ pub(crate) fn rewrite(
         true => tokens_text(s, cond.0, cond.1),
         false => "1".into(),
     };
-    let vote = format!("{live} = {live} & (({cond_text}) != 0); if (!{any}({live})) break;");
+    // The iteration's own flag where `continue`s end it (a lockstep flag too: always tainted).
+    let (skip, test) = match continues.is_empty() {
+        true => (String::new(), live.clone()),
+        false => (format!("{live}k"), format!("{live} & !{live}k")),
+    };
+    let reset = match skip.is_empty() {
+        true => String::new(),
+        false => format!(" {skip} = 0;"),
+    };
+    let vote = format!("{live} = {live} & (({cond_text}) != 0); if (!{any}({live})) break;{reset}");
+    let declare = match skip.is_empty() {
+        true => format!("int {live} = 1"),
+        false => format!("int {live} = 1, {skip} = 0"),
+    };
     let end_of = |t: usize| s.tokens[t].span.end;
     let mut edits: Edits = Vec::new();
     // The body under the flag: each statement of a block on its own where none may declare a
     // name (collectives then move only in front of their own statement), else as a whole.
-    let guard = match statements(s, body) {
+    let guard = match starts {
         Some(starts) => {
             for a in starts {
                 let at = s.tokens[a].span.start;
-                edits.push((at, at, format!("if ({live}) ")));
+                edits.push((at, at, format!("if ({test}) ")));
             }
             String::new()
         }
         None => format!(" if ({live})"),
     };
+    for t in continues {
+        edits.push(replaced_by(s, (t, t + 2), format!("{{ {skip} = 1; }}")));
+    }
     match kind {
         "while" => {
             let close = s.partner(key + 1);
-            let head = format!("{{ int {live} = 1; for (;;) {{ {vote}{guard}");
+            let head = format!("{{ {declare}; for (;;) {{ {vote}{guard}");
             edits.push(replaced_by(s, (key, close + 1), head));
             edits.push((end_of(body.1 - 1), end_of(body.1 - 1), " } }".into()));
         }
@@ -134,7 +173,7 @@ pub(crate) fn rewrite(
                 None => String::new(),
             };
             let head = format!(
-                "{{ int {live} = 1, {first} = 1; {init}for (;; {first} = 0) {{ {step}{vote}{guard}"
+                "{{ {declare}, {first} = 1; {init}for (;; {first} = 0) {{ {step}{vote}{guard}"
             );
             edits.push(replaced_by(s, (key, close + 1), head));
             edits.push((end_of(body.1 - 1), end_of(body.1 - 1), " } }".into()));
