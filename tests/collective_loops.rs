@@ -1,11 +1,11 @@
 //! Issue 38, item 2: sub-group collectives in loops whose trip count is uniform in each
 //! sub-group but not in the work-group (the vote loop `while (sub_group_any(i < v))`, a `do`
 //! loop on `sub_group_all`, bounds from a reduction, collectives in the body, a `break` under
-//! a vote, `for (;;)` left by one, a `continue` under one, nested loops), where collectives are work-group barriers
-//! (the emulated backend, PoCL's native CPU sub-groups): run by the work-group in lockstep
-//! (`transform::lockstep`); refused before, "it decides whether its loop runs again". Checked
-//! against the host over the sub-groups each kernel reports, in work-groups that are and are
-//! not multiples of the sub-group size (`tests/common/recorded.rs`).
+//! a vote, `for (;;)` left by one, a `continue` under one, nested loops), where collectives are
+//! work-group barriers (the emulated backend, PoCL's native CPU sub-groups): run by the
+//! work-group in lockstep (`transform::lockstep`); refused before, "it decides whether its
+//! loop runs again". Checked against the host over the sub-groups each kernel reports, in
+//! work-groups that are and are not multiples of the sub-group size (`tests/common/recorded.rs`).
 
 mod common;
 
