@@ -220,9 +220,25 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
         regions.push(r.clone());
         // An exit inside the region makes what follows it divergent too.
         let within = |t: usize| t.clamp(body.0, body.1) - body.0;
-        let [ret, brk, cont] = exit_counts
+        let [ret, mut brk, mut cont] = exit_counts
             .each_ref()
             .map(|n| n[within(region.1)] > n[within(region.0)]);
+        // A `break` or `continue` of a loop (`break`: or `switch`) inside the region leaves
+        // only that one.
+        if brk || cont {
+            let inner: Vec<(usize, usize, bool)> = (syntax.constructs(region.0..region.1))
+                .filter(|i| matches!(s.text(i.key), "for" | "while" | "do" | "switch"))
+                .map(|i| (i.key, i.end, s.text(i.key) == "switch"))
+                .collect();
+            let leaves = |w: &str| {
+                (region.0..region.1).any(|t| {
+                    s.text(t) == w
+                        && !(inner.iter())
+                            .any(|&(a, b, switch)| a < t && t < b && !(switch && w == "continue"))
+                })
+            };
+            (brk, cont) = (brk && leaves("break"), cont && leaves("continue"));
+        }
         // Later iterations of the loops around it run for part of the work-items too: after a
         // `return`, everything from the outermost loop on; after a `break`, the whole innermost
         // loop (its condition included); after a `continue`, the rest of the iteration.

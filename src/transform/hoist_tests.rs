@@ -237,4 +237,15 @@ fn loops_of_sub_group_uniform_trip_counts_run_in_lockstep() {
         got.len() == 1 && got[0].1.contains("with `continue`"),
         "{got:?}\n{out}"
     );
+    // Nor a loop of the kind inside another (the inner one's votes wait under the outer flag).
+    let src = kernel(
+        "int a = 0; while (sub_group_any(a < v)) { int b = 0;\n\
+         while (sub_group_any(b < v + a)) b++; r += b; a++; }",
+    );
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    let got = refused(&out);
+    assert!(
+        got.len() == 1 && got[0].1.contains("runs in a loop"),
+        "{got:?}\n{out}"
+    );
 }
