@@ -95,6 +95,30 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
 }
 "#;
 
+/// The extensions' built-ins in a vote loop: a `non_uniform` sum under the loop's own
+/// condition, a ballot's count.
+const EXTENSION_SRC: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#pragma OPENCL EXTENSION cl_khr_subgroup_non_uniform_arithmetic : enable
+#pragma OPENCL EXTENSION cl_khr_subgroup_ballot : enable
+
+kernel void loops(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int i = 0, a = 0, b = 0;
+    while (sub_group_any(i < v)) {
+        if (i < v)
+            a += sub_group_non_uniform_reduce_add(1);
+        b += (int)sub_group_ballot_bit_count(sub_group_ballot(i < v));
+        i++;
+    }
+    out[2 * g] = a;
+    out[2 * g + 1] = b;
+    ids[2 * g] = get_sub_group_id();
+    ids[2 * g + 1] = get_sub_group_local_id();
+}
+"#;
+
 /// What `loops` writes for one sub-group of values `v` (lane order), per lane.
 fn expected(v: &[i32]) -> Vec<[i32; 10]> {
     let (max, min) = (*v.iter().max().unwrap(), *v.iter().min().unwrap());
@@ -155,4 +179,19 @@ fn layer_collectives_in_loops_match_the_host() {
         vec![[s, max]; v.len()]
     };
     check("layer_collectives_in_loops_match_the_host", LAYER_SRC, want);
+}
+
+#[test]
+fn extension_built_ins_in_loops_match_the_host() {
+    let want = |v: &[i32]| {
+        // At iteration `i`, the work-items still below their own `v`.
+        let below = |i: i32| v.iter().filter(|&&x| i < x).count() as i32;
+        let b = v.iter().sum();
+        (v.iter()).map(|&x| [(0..x).map(below).sum(), b]).collect()
+    };
+    check(
+        "extension_built_ins_in_loops_match_the_host",
+        EXTENSION_SRC,
+        want,
+    );
 }
