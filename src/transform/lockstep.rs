@@ -22,7 +22,9 @@ use super::divergence::Region;
 use super::edit::Edits;
 use super::lex::{Kind, Token};
 use super::sg_uniform::Uniformity;
-use super::source::{assigns, statement_end, FunctionDef, Scanned, Span, LOCKSTEP_FLAG};
+use super::source::{
+    assigns, statement_end, Conditional, FunctionDef, Scanned, Span, LOCKSTEP_FLAG,
+};
 use super::statement::{increments, replaced_by, temporary, tokens_text};
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
@@ -32,8 +34,8 @@ use crate::obstacle::NoRewrite;
 pub(crate) const GROUP_ANY: &str = "clg_group_any";
 
 /// The edits that run the `for`, `while` or `do` loop at token `key` of `f` in lockstep, or
-/// why it cannot (its condition is not shown uniform in each sub-group, or has side effects;
-/// its body returns). `n` numbers the flags.
+/// why it cannot (its condition or exits are not shown uniform in each sub-group, its
+/// condition has side effects, its body returns). `n` numbers the flags.
 pub(crate) fn rewrite(
     s: &Scanned<'_>,
     f: &FunctionDef,
@@ -41,63 +43,117 @@ pub(crate) fn rewrite(
     key: usize,
     n: usize,
 ) -> Result<Edits, NoRewrite> {
-    let syntax = s.syntax(f);
-    let Some(c) = syntax.constructs(key..key + 1).next().copied() else {
-        return Err(NoRewrite::Statement);
-    };
-    let kind = s.text(key);
-    if !matches!(kind, "for" | "while" | "do") {
-        return Err(NoRewrite::Loop);
+    let l = Loop::read(s, f, key)?;
+    l.check(s, f, regions)?;
+    Ok(l.edits(s, n))
+}
+
+/// A loop's parts, as [`rewrite`] reads them.
+struct Loop<'s> {
+    /// Its keyword's token and text.
+    key: usize,
+    kind: &'s str,
+    /// The construct (its body, its end).
+    c: Conditional,
+    /// A `for`'s init and increment; the condition (empty: `for (;;)`).
+    init: Option<Span>,
+    cond: Span,
+    inc: Option<Span>,
+    /// Its own `break`s and `continue`s.
+    breaks: Vec<usize>,
+    continues: Vec<usize>,
+    /// Where the statements of its block start, where each may be guarded on its own.
+    starts: Option<Vec<usize>>,
+}
+
+impl<'s> Loop<'s> {
+    fn read(s: &'s Scanned<'_>, f: &FunctionDef, key: usize) -> Result<Self, NoRewrite> {
+        let Some(c) = s.syntax(f).constructs(key..key + 1).next().copied() else {
+            return Err(NoRewrite::Statement);
+        };
+        let kind = s.text(key);
+        let (init, cond, inc) = match kind {
+            "for" => for_parts(s, c.cond).ok_or(NoRewrite::Statement)?,
+            "while" | "do" => (None, c.cond, None),
+            _ => return Err(NoRewrite::Loop),
+        };
+        Ok(Loop {
+            key,
+            kind,
+            c,
+            init,
+            cond,
+            inc,
+            breaks: jumps(s, f, c.body, "break"),
+            continues: jumps(s, f, c.body, "continue"),
+            starts: statements(s, c.body),
+        })
     }
-    let (init, cond, inc) = match kind {
-        "for" => for_parts(s, c.cond).ok_or(NoRewrite::Statement)?,
-        _ => (None, c.cond, None),
-    };
-    // Its condition and the conditions of its exits shown uniform in each sub-group, loads at
-    // an index included: where the work-items of a sub-group could stop at different
-    // iterations, each sub-group's collectives would see the ones that stopped.
-    let u = Uniformity::strict(s, f, regions);
-    let body = c.body;
-    let breaks = jumps(s, f, body, "break");
-    let continues = jumps(s, f, body, "continue");
-    let exits = (regions.iter())
-        .filter(|r| key < r.key && r.key < c.end && !r.loop_header)
-        .filter(|r| (breaks.iter().chain(&continues)).any(|&t| r.span.0 <= t && t < r.span.1))
-        .map(|r| r.cond);
-    for range in std::iter::once(cond).chain(exits) {
-        if let Some(t) = u.first_divergent(s, range) {
-            return Err(NoRewrite::NotUniform(s.text(t).to_string()));
+
+    /// Why the loop cannot run in lockstep, if it cannot.
+    fn check(&self, s: &Scanned<'_>, f: &FunctionDef, regions: &[Region]) -> Result<(), NoRewrite> {
+        // Its condition and the conditions of its exits shown uniform in each sub-group, loads
+        // at an index included: where the work-items of a sub-group could stop at different
+        // iterations, each sub-group's collectives would see the ones that stopped.
+        let u = Uniformity::strict(s, f, regions);
+        let jumps: Vec<usize> = self.breaks.iter().chain(&self.continues).copied().collect();
+        let exits = (regions.iter())
+            .filter(|r| self.key < r.key && r.key < self.c.end && !r.loop_header)
+            .filter(|r| jumps.iter().any(|&t| r.span.0 <= t && t < r.span.1))
+            .map(|r| r.cond);
+        for range in std::iter::once(self.cond).chain(exits) {
+            if let Some(t) = u.first_divergent(s, range) {
+                return Err(NoRewrite::NotUniform(s.text(t).to_string()));
+            }
         }
+        repeatable(s, self.cond)?;
+        let body = self.c.body;
+        // A macro in the body may expand to several statements: kept together under one flag
+        // test, in a block (a single statement holding one would change which follow the loop).
+        let expands = |t: usize| s.macros.get(s.text(t)).is_some_and(|d| !constant(d));
+        if let Some(t) = (body.0..body.1)
+            .find(|&t| expands(t))
+            .filter(|_| s.text(body.0) != "{")
+        {
+            return Err(NoRewrite::Unsafe {
+                token: s.text(t).to_string(),
+                line: Some(s.line(s.tokens[t].span.start)),
+            });
+        }
+        if let Some(t) = (body.0..body.1).find(|&t| matches!(s.text(t), "return" | "goto")) {
+            return Err(NoRewrite::LeavesLoop(s.text(t).to_string()));
+        }
+        // A `do` loop's `break` or `continue` would skip the vote at its end.
+        if self.kind == "do" {
+            if let Some(w) = [&self.breaks, &self.continues]
+                .into_iter()
+                .find_map(|v| v.first().map(|&t| s.text(t)))
+            {
+                return Err(NoRewrite::LeavesLoop(w.into()));
+            }
+        }
+        // A `continue` ends the work-item's iteration: the statements of the body after it
+        // wait for a flag instead, so it must end its statement (`if (c) continue;`).
+        if !self
+            .continues
+            .iter()
+            .all(|&t| self.ends_its_statement(s, t))
+        {
+            return Err(NoRewrite::LeavesLoop("continue".into()));
+        }
+        Ok(())
     }
-    repeatable(s, cond)?;
-    // A macro in the body may expand to several statements: kept together under one flag
-    // test, in a block (a single statement that holds one would change which follow the loop).
-    let expands = |t: usize| s.macros.get(s.text(t)).is_some_and(|d| !constant(d));
-    if let Some(t) = (body.0..body.1)
-        .find(|&t| expands(t))
-        .filter(|_| s.text(body.0) != "{")
-    {
-        return Err(NoRewrite::Unsafe {
-            token: s.text(t).to_string(),
-            line: Some(s.line(s.tokens[t].span.start)),
-        });
-    }
-    if let Some(t) = (body.0..body.1).find(|&t| matches!(s.text(t), "return" | "goto")) {
-        return Err(NoRewrite::LeavesLoop(s.text(t).to_string()));
-    }
-    // A `do` loop's `continue` would skip the vote at its end.
-    if kind == "do" && !continues.is_empty() {
-        return Err(NoRewrite::LeavesLoop("continue".into()));
-    }
-    // A `continue` ends the work-item's iteration: the statements of the body after it wait
-    // for a flag instead, so it must end its statement of the body (`if (c) continue;`).
-    let starts = statements(s, body);
-    let ends_its_statement = |t: usize| {
-        let Some(starts) = &starts else { return false };
+
+    /// Whether the `continue` at token `t` is the last thing its statement of the body runs
+    /// (only `}` and `else` branches follow it there).
+    fn ends_its_statement(&self, s: &Scanned<'_>, t: usize) -> bool {
+        let Some(starts) = &self.starts else {
+            return false;
+        };
         let Some(&a) = starts.iter().rev().find(|&&a| a <= t) else {
             return false;
         };
-        let end = statement_end(s, a, body.1 - 1);
+        let end = statement_end(s, a, self.c.body.1 - 1);
         let mut at = t + 2;
         while at < end {
             at = match s.text(at) {
@@ -107,91 +163,100 @@ pub(crate) fn rewrite(
             };
         }
         s.text(t + 1) == ";"
-    };
-    if !continues.iter().all(|&t| ends_its_statement(t)) {
-        return Err(NoRewrite::LeavesLoop("continue".into()));
     }
-    let live = temporary(s, 'l', n);
-    debug_assert!(live.starts_with(LOCKSTEP_FLAG));
-    let first = temporary(s, 'f', n);
-    let any = GROUP_ANY;
-    // `for (;;)`: a loop left only by its `break`s.
-    let cond_text = match cond.0 < cond.1 {
-        true => tokens_text(s, cond.0, cond.1),
-        false => "1".into(),
-    };
-    // The iteration's own flag where `continue`s end it (a lockstep flag too: always tainted).
-    let (skip, test) = match continues.is_empty() {
-        true => (String::new(), live.clone()),
-        false => (format!("{live}k"), format!("{live} & !{live}k")),
-    };
-    let reset = match skip.is_empty() {
-        true => String::new(),
-        false => format!(" {skip} = 0;"),
-    };
-    let vote = format!("{live} = {live} & (({cond_text}) != 0); if (!{any}({live})) break;{reset}");
-    let declare = match skip.is_empty() {
-        true => format!("int {live} = 1"),
-        false => format!("int {live} = 1, {skip} = 0"),
-    };
-    let end_of = |t: usize| s.tokens[t].span.end;
-    let mut edits: Edits = Vec::new();
-    // The body under the flag: each statement of a block on its own where none may declare a
-    // name (collectives then move only in front of their own statement), else as a whole.
-    let guard = match starts {
-        Some(starts) => {
-            for a in starts {
-                let at = s.tokens[a].span.start;
-                edits.push((at, at, format!("if ({test}) ")));
+
+    /// The edits, its flags numbered `n`.
+    fn edits(&self, s: &Scanned<'_>, n: usize) -> Edits {
+        let (key, body) = (self.key, self.c.body);
+        let live = temporary(s, 'l', n);
+        debug_assert!(live.starts_with(LOCKSTEP_FLAG));
+        let first = temporary(s, 'f', n);
+        let any = GROUP_ANY;
+        // `for (;;)`: a loop left only by its `break`s.
+        let cond_text = match self.cond.0 < self.cond.1 {
+            true => tokens_text(s, self.cond.0, self.cond.1),
+            false => "1".into(),
+        };
+        // The iteration's own flag where `continue`s end it (a lockstep flag too: tainted).
+        let skip = format!("{live}k");
+        let (declare, test, reset) = match self.continues.is_empty() {
+            true => (format!("int {live} = 1"), live.clone(), String::new()),
+            false => (
+                format!("int {live} = 1, {skip} = 0"),
+                format!("{live} & !{skip}"),
+                format!(" {skip} = 0;"),
+            ),
+        };
+        let vote =
+            format!("{live} = {live} & (({cond_text}) != 0); if (!{any}({live})) break;{reset}");
+        let end_of = |t: usize| s.tokens[t].span.end;
+        let text = |r: Option<Span>| r.map_or(String::new(), |(a, b)| tokens_text(s, a, b));
+        let mut edits: Edits = Vec::new();
+        // The body under the flag: each statement of a block on its own where none may declare
+        // a name (collectives then move only in front of their own statement), else as a whole.
+        let guard = match &self.starts {
+            Some(starts) => {
+                for &a in starts {
+                    let at = s.tokens[a].span.start;
+                    edits.push((at, at, format!("if ({test}) ")));
+                }
+                String::new()
             }
-            String::new()
+            None => format!(" if ({live})"),
+        };
+        match self.kind {
+            "while" => {
+                let close = s.partner(key + 1);
+                let head = format!("{{ {declare}; for (;;) {{ {vote}{guard}");
+                edits.push(replaced_by(s, (key, close + 1), head));
+                edits.push((end_of(body.1 - 1), end_of(body.1 - 1), " } }".into()));
+            }
+            "for" => {
+                let close = s.partner(key + 1);
+                let step = match self.inc {
+                    Some(r) if r.0 < r.1 => {
+                        format!("if (!{first} & {live}) {{ {}; }} ", text(self.inc))
+                    }
+                    _ => String::new(),
+                };
+                // The init before the loop (in the block that scopes it): the analysis reads a
+                // `for`'s whole header as its condition.
+                let init = match self.init {
+                    Some(_) => format!("{}; ", text(self.init)),
+                    None => String::new(),
+                };
+                let head = format!(
+                    "{{ {declare}, {first} = 1; {init}for (;; {first} = 0) {{ {step}{vote}{guard}"
+                );
+                edits.push(replaced_by(s, (key, close + 1), head));
+                edits.push((end_of(body.1 - 1), end_of(body.1 - 1), " } }".into()));
+            }
+            _ => {
+                // The vote after the body, where the condition stands (nothing conditional
+                // around a collective: PoCL's native sub-groups took one under `if (!first)`
+                // wrong).
+                let head = format!("{{ {declare}; for (;;) {{{guard}");
+                edits.push(replaced_by(s, (key, key + 1), head));
+                edits.push(replaced_by(
+                    s,
+                    (body.1, self.c.end),
+                    format!("{vote} }} }}"),
+                ));
+            }
         }
-        None => format!(" if ({live})"),
-    };
-    for t in continues {
-        edits.push(replaced_by(s, (t, t + 2), format!("{{ {skip} = 1; }}")));
+        // A `break` of this loop: the work-item stops looping; a `continue`, its iteration.
+        for &t in &self.breaks {
+            edits.push(replaced_by(
+                s,
+                (t, t + 2),
+                format!("{{ {live} = 0; continue; }}"),
+            ));
+        }
+        for &t in &self.continues {
+            edits.push(replaced_by(s, (t, t + 2), format!("{{ {skip} = 1; }}")));
+        }
+        edits
     }
-    match kind {
-        "while" => {
-            let close = s.partner(key + 1);
-            let head = format!("{{ {declare}; for (;;) {{ {vote}{guard}");
-            edits.push(replaced_by(s, (key, close + 1), head));
-            edits.push((end_of(body.1 - 1), end_of(body.1 - 1), " } }".into()));
-        }
-        "for" => {
-            let close = s.partner(key + 1);
-            let text =
-                |r: Option<(usize, usize)>| r.map_or(String::new(), |(a, b)| tokens_text(s, a, b));
-            let step = match inc {
-                Some(r) if r.0 < r.1 => format!("if (!{first} & {live}) {{ {}; }} ", text(inc)),
-                _ => String::new(),
-            };
-            // The init before the loop (in the block that scopes it): the analysis reads a
-            // `for`'s whole header as its condition.
-            let init = match init {
-                Some(_) => format!("{}; ", text(init)),
-                None => String::new(),
-            };
-            let head = format!(
-                "{{ {declare}, {first} = 1; {init}for (;; {first} = 0) {{ {step}{vote}{guard}"
-            );
-            edits.push(replaced_by(s, (key, close + 1), head));
-            edits.push((end_of(body.1 - 1), end_of(body.1 - 1), " } }".into()));
-        }
-        _ => {
-            // The vote after the body, where the condition stands (nothing conditional around
-            // a collective: PoCL's native sub-groups took one under `if (!first)` wrong).
-            let head = format!("{{ int {live} = 1; for (;;) {{{guard}");
-            edits.push(replaced_by(s, (key, key + 1), head));
-            edits.push(replaced_by(s, (body.1, c.end), format!("{vote} }} }}")));
-        }
-    }
-    // A `break` of this loop: the work-item stops looping.
-    for t in breaks {
-        let stop = format!("{{ {live} = 0; continue; }}");
-        edits.push(replaced_by(s, (t, t + 2), stop));
-    }
-    Ok(edits)
 }
 
 /// The `break`s (or `continue`s: `jump`) of the loop of `f` with body `body`, not those of a
@@ -397,6 +462,7 @@ mod tests {
             "do { if (i > 2) continue; s++; } while (sub_group_any(++i < v));",
             "do { i++; if (i > 2) continue; s++; } while (sub_group_any(i < v));",
             "while (sub_group_any(i < v)) STEP(i);",
+            "do { i++; if (sub_group_all(i > 3)) break; } while (sub_group_any(i < v));",
             "while (i < get_local_id(0)) s += sub_group_reduce_add(1);",
         ] {
             let out = rewritten(body);
