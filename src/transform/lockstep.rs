@@ -77,6 +77,22 @@ impl<'s> Loop<'s> {
             "while" | "do" => (None, c.cond, None),
             _ => return Err(NoRewrite::Loop),
         };
+        // Delimited as the edits need: a body; a `do` loop's `while (cond);` right after it;
+        // each `break;` and `continue;` with its `;` (a text cut short has none of these).
+        let body = c.body;
+        let tail = |b: usize| {
+            s.text(b) == "while" && s.text(b + 1) == "(" && s.partner(b + 1) + 2 == c.end
+        };
+        let delimited = body.0 < body.1
+            && (kind != "do" || (body.1 + 2 < c.end && tail(body.1) && s.text(c.end - 1) == ";"));
+        if !delimited {
+            return Err(NoRewrite::Statement);
+        }
+        let (breaks, continues) = (jumps(s, f, body, "break"), jumps(s, f, body, "continue"));
+        let ends = |t: &usize| t + 1 < s.tokens.len() && s.text(t + 1) == ";";
+        if !breaks.iter().chain(&continues).all(ends) {
+            return Err(NoRewrite::Statement);
+        }
         Ok(Loop {
             key,
             kind,
@@ -84,9 +100,9 @@ impl<'s> Loop<'s> {
             init,
             cond,
             inc,
-            breaks: jumps(s, f, c.body, "break"),
-            continues: jumps(s, f, c.body, "continue"),
-            starts: statements(s, c.body),
+            breaks,
+            continues,
+            starts: statements(s, body),
         })
     }
 
@@ -274,8 +290,9 @@ fn jumps(s: &Scanned<'_>, f: &FunctionDef, (a, b): (usize, usize), jump: &str) -
         .collect()
 }
 
-/// The first tokens of the statements of block `body`, where none may declare a name or be
-/// labelled and no preprocessor line splits them; `None` otherwise (or for a single statement).
+/// The first tokens of the statements of block `body` (not the empty ones), where none may
+/// declare a name or be labelled, no preprocessor line splits them and there are at most
+/// [`MAX_GUARDS`]; `None` otherwise (or for a single statement).
 fn statements(s: &Scanned<'_>, (a, b): (usize, usize)) -> Option<Vec<usize>> {
     if s.text(a) != "{" || s.partner(a) + 1 != b {
         return None;
@@ -314,11 +331,21 @@ fn statements(s: &Scanned<'_>, (a, b): (usize, usize)) -> Option<Vec<usize>> {
         if declares || QUALIFIERS.contains(&w) {
             return None;
         }
-        starts.push(t);
+        // An empty statement needs no flag.
+        if w != ";" {
+            starts.push(t);
+        }
+        if starts.len() > MAX_GUARDS {
+            return None;
+        }
         t = statement_end(s, t, b - 1);
     }
     Some(starts)
 }
+
+/// At most this many statements of a body get a flag test of their own (more: the body gets
+/// one; each round of the hoist scans the text again).
+const MAX_GUARDS: usize = 64;
 
 /// Words that start a declaration.
 const QUALIFIERS: [&str; 18] = [
@@ -440,6 +467,24 @@ mod tests {
         assert!(out.contains("__clg_l0 = __clg_l0 & ((1) != 0);"), "{out}");
         let out = rewritten("while (sub_group_any(i < v + BOUND)) { STEP(i); }");
         assert!(out.contains("if (__clg_l0) { STEP(i); }"), "{out}");
+    }
+
+    #[test]
+    fn long_bodies_and_empty_statements_get_no_flag_test_each() {
+        // A fuzz case: 60,000 empty statements, each given a test, made the hoist's later
+        // rounds scan 800 KB (over a second on the GPU machine's host).
+        let out = rewritten(&format!(
+            "while (sub_group_any(i < v)) {{ i++;{} }}",
+            ";".repeat(5000)
+        ));
+        assert_eq!(out.matches("if (__clg_l0)").count(), 1, "{}", &out[..400]);
+        let many = "s++; ".repeat(super::MAX_GUARDS + 1);
+        let out = rewritten(&format!("while (sub_group_any(i < v)) {{ i++; {many}}}"));
+        assert!(
+            out.contains("break; if (__clg_l0) { i++; s++;"),
+            "{}",
+            &out[..400]
+        );
     }
 
     #[test]
