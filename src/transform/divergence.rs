@@ -131,6 +131,9 @@ pub(crate) struct Region {
     pub(crate) key: usize,
     /// Whether it is what follows an exit (`return`, `break`, `continue`) under the condition.
     pub(crate) after_exit: bool,
+    /// Such a region's loop that the exit leaves (a `return`: the outermost around it; `None`
+    /// outside loops).
+    pub(crate) exited: Option<usize>,
     /// Whether it is a loop's own condition (and a `for`'s increment), evaluated again on each
     /// iteration: as often as the loop runs.
     pub(crate) loop_header: bool,
@@ -183,6 +186,7 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
                     span: header,
                     key: k,
                     after_exit: false,
+                    exited: None,
                     loop_header: true,
                     data: false,
                     cond,
@@ -211,6 +215,7 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
             span: region,
             key: k,
             after_exit: false,
+            exited: None,
             loop_header: false,
             data,
             cond,
@@ -225,20 +230,8 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
             .map(|n| n[within(region.1)] > n[within(region.0)]);
         // A `break` or `continue` of a loop (`break`: or `switch`) inside the region leaves
         // only that one.
-        if brk || cont {
-            let inner: Vec<(usize, usize, bool)> = (syntax.constructs(region.0..region.1))
-                .filter(|i| matches!(s.text(i.key), "for" | "while" | "do" | "switch"))
-                .map(|i| (i.key, i.end, s.text(i.key) == "switch"))
-                .collect();
-            let leaves = |w: &str| {
-                (region.0..region.1).any(|t| {
-                    s.text(t) == w
-                        && !(inner.iter())
-                            .any(|&(a, b, switch)| a < t && t < b && !(switch && w == "continue"))
-                })
-            };
-            (brk, cont) = (brk && leaves("break"), cont && leaves("continue"));
-        }
+        brk = brk && !jumps(s, f, region, "break").is_empty();
+        cont = cont && !jumps(s, f, region, "continue").is_empty();
         // Later iterations of the loops around it run for part of the work-items too: after a
         // `return`, everything from the outermost loop on; after a `break`, the whole innermost
         // loop (its condition included); after a `continue`, the rest of the iteration.
@@ -249,14 +242,16 @@ pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
         let loops = enclosing_loops(s, f, region.0);
         let innermost = loops.iter().max_by_key(|l| l.0);
         if ret {
-            let start = loops.iter().map(|l| l.0).min().unwrap_or(region.1);
-            r.span = (start.min(region.1), body.1);
+            let outermost = loops.iter().map(|l| l.0).min();
+            r.exited = outermost;
+            r.span = (outermost.unwrap_or(region.1).min(region.1), body.1);
             regions.push(r);
         } else if let (true, Some(&l)) = (brk, innermost) {
-            r.span = l;
+            (r.span, r.exited) = (l, Some(l.0));
             regions.push(r);
         } else if brk || cont {
             r.span = (region.1, innermost.map_or(region.1, |l| l.1));
+            r.exited = innermost.map(|l| l.0);
             regions.push(r);
         }
     }
@@ -312,6 +307,21 @@ fn divergent_call(
         }
     }
     Ok(conds)
+}
+
+/// The `break`s (or `continue`s: `jump`) in tokens `span` of `f` that leave the construct
+/// around `span`: not those of a loop (or, for `break`, a `switch`) inside it.
+pub(crate) fn jumps(s: &Scanned<'_>, f: &FunctionDef, (a, b): Span, jump: &str) -> Vec<usize> {
+    let inner: Vec<Span> = (s.syntax(f).constructs(a..b))
+        .filter(|i| match s.text(i.key) {
+            "for" | "while" | "do" => true,
+            w => w == "switch" && jump == "break",
+        })
+        .map(|i| (i.key, i.end))
+        .collect();
+    (a..b)
+        .filter(|&t| s.text(t) == jump && !inner.iter().any(|&(x, y)| x < t && t < y))
+        .collect()
 }
 
 /// If `c` is a loop, the tokens evaluated on every iteration besides its body: the condition

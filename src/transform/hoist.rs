@@ -147,16 +147,7 @@ fn fix(
     // After a `break` (or `return`) under the condition: the loop from its keyword on; after a
     // `continue`, the rest of its loop's body: run in lockstep, where flags stop the
     // work-item's loop or iteration instead (or says why not: a `return`).
-    let is_loop = |k: usize| k < s.tokens.len() && matches!(s.text(k), "for" | "while" | "do");
-    let exited = match r.after_exit {
-        true if is_loop(r.span.0) => Some(r.span.0),
-        true => (s.syntax(f).constructs(f.body.0 + 1..r.span.0))
-            .filter(|c| is_loop(c.key) && c.end == r.span.1)
-            .map(|c| c.key)
-            .last(),
-        false => None,
-    };
-    if let Some(key) = exited {
+    if let Some(key) = r.exited {
         return super::lockstep::rewrite(s, f, regions, key, n).map(Some);
     }
     if super::nu_mask::is_non_uniform(s.text(i)) {

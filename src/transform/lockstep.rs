@@ -18,14 +18,14 @@
 //! under any condition. `clg_group_any` is the build prelude's: the emulated scratch's vote of
 //! the work-group, or `work_group_any` on PoCL's native sub-groups (`program::build`).
 
-use super::divergence::Region;
+use super::divergence::{jumps, Region};
 use super::edit::Edits;
 use super::lex::{Kind, Token};
 use super::sg_uniform::Uniformity;
 use super::source::{
     assigns, statement_end, Conditional, FunctionDef, Scanned, Span, LOCKSTEP_FLAG,
 };
-use super::statement::{increments, replaced_by, temporary, tokens_text};
+use super::statement::{increments, known_call, replaced_by, temporary, tokens_text, unsafe_at};
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
 
@@ -126,15 +126,11 @@ impl<'s> Loop<'s> {
         let body = self.c.body;
         // A macro in the body may expand to several statements: kept together under one flag
         // test, in a block (a single statement holding one would change which follow the loop).
-        let expands = |t: usize| s.macros.get(s.text(t)).is_some_and(|d| !constant(d));
         if let Some(t) = (body.0..body.1)
-            .find(|&t| expands(t))
+            .find(|&t| expands(s, t))
             .filter(|_| s.text(body.0) != "{")
         {
-            return Err(NoRewrite::Unsafe {
-                token: s.text(t).to_string(),
-                line: Some(s.line(s.tokens[t].span.start)),
-            });
+            return Err(unsafe_at(s, t, s.text(t)));
         }
         if let Some(t) = (body.0..body.1).find(|&t| matches!(s.text(t), "return" | "goto")) {
             return Err(NoRewrite::LeavesLoop(s.text(t).to_string()));
@@ -275,21 +271,6 @@ impl<'s> Loop<'s> {
     }
 }
 
-/// The `break`s (or `continue`s: `jump`) of the loop of `f` with body `body`, not those of a
-/// loop (or, for `break`, a `switch`) inside it.
-fn jumps(s: &Scanned<'_>, f: &FunctionDef, (a, b): (usize, usize), jump: &str) -> Vec<usize> {
-    let inner: Vec<(usize, usize)> = (s.syntax(f).constructs(a..b))
-        .filter(|i| match s.text(i.key) {
-            "for" | "while" | "do" => true,
-            w => w == "switch" && jump == "break",
-        })
-        .map(|i| (i.key, i.end))
-        .collect();
-    (a..b)
-        .filter(|&t| s.text(t) == jump && !inner.iter().any(|&(x, y)| x < t && t < y))
-        .collect()
-}
-
 /// The first tokens of the statements of block `body` (not the empty ones), where none may
 /// declare a name or be labelled, no preprocessor line splits them and there are at most
 /// [`MAX_GUARDS`]; `None` otherwise (or for a single statement).
@@ -297,8 +278,7 @@ fn statements(s: &Scanned<'_>, (a, b): (usize, usize)) -> Option<Vec<usize>> {
     if s.text(a) != "{" || s.partner(a) + 1 != b {
         return None;
     }
-    let expands = |t: usize| s.macros.get(s.text(t)).is_some_and(|d| !constant(d));
-    if (a..b).any(|t| s.text(t).starts_with('#') || expands(t)) {
+    if (a..b).any(|t| s.text(t).starts_with('#') || expands(s, t)) {
         return None;
     }
     let keyword = |w: &str| {
@@ -399,26 +379,23 @@ fn for_parts(s: &Scanned<'_>, (a, b): Span) -> Option<(Option<Span>, Span, Optio
 /// work-item repeats its last evaluation, on the state it had then.
 fn repeatable(s: &Scanned<'_>, (a, b): (usize, usize)) -> Result<(), NoRewrite> {
     for t in a..b {
-        let w = s.text(t);
-        let unsafe_ = || NoRewrite::Unsafe {
-            token: w.to_string(),
-            line: Some(s.line(s.tokens[t].span.start)),
-        };
-        if assigns(s, t) || increments(s, t) || s.macros.get(w).is_some_and(|d| !constant(d)) {
-            return Err(unsafe_());
+        if assigns(s, t) || increments(s, t) || expands(s, t) {
+            return Err(unsafe_at(s, t, s.text(t)));
         }
         if s.is_call(t) {
-            let flags = builtins::flags(w);
-            if flags.has(Flags::NAMES_NON_UNIFORM | Flags::NON_UNIFORM) {
+            // `sub_group_elect` and the clustered ones, `non_uniform` without the name.
+            if builtins::flags(s.text(t)).has(Flags::NON_UNIFORM) {
                 return Err(NoRewrite::NonUniform);
             }
-            let collective = super::layer::is_sub_group_collective(w) && !flags.has(Flags::BARRIER);
-            if !(collective || flags.has(Flags::QUERY | Flags::PURE)) {
-                return Err(unsafe_());
-            }
+            known_call(s, t, super::layer::is_sub_group_collective)?;
         }
     }
     Ok(())
+}
+
+/// Whether token `t` names a macro that may expand to more than a constant.
+fn expands(s: &Scanned<'_>, t: usize) -> bool {
+    s.macros.get(s.text(t)).is_some_and(|d| !constant(d))
 }
 
 #[cfg(test)]

@@ -247,10 +247,7 @@ pub(super) fn masked(
     let operand = (i + 2, close);
     pure(s, operand, collective)?;
     if let Some(t) = (operand.0..operand.1).find(|&t| s.is_call(t) && collective(s.text(t))) {
-        return Err(NoRewrite::Unsafe {
-            token: s.text(t).to_string(),
-            line: Some(s.line(s.tokens[t].span.start)),
-        });
+        return Err(super::statement::unsafe_at(s, t, s.text(t)));
     }
     let mut read = vec![operand];
     // The outermost condition, captured where it is not pure: (its tokens, the temporary).

@@ -21,12 +21,7 @@ pub(crate) fn pure(
 ) -> Result<(), NoRewrite> {
     for t in range.0..range.1 {
         let w = s.text(t);
-        let unsafe_ = |what: &str| {
-            Err(NoRewrite::Unsafe {
-                token: what.to_string(),
-                line: Some(s.line(s.tokens[t].span.start)),
-            })
-        };
+        let unsafe_ = |what: &str| Err(unsafe_at(s, t, what));
         let prev_op = t == range.0
             || matches!(
                 s.text(t - 1),
@@ -53,22 +48,40 @@ pub(crate) fn pure(
             "-" if adjacent(s, t) && s.text(t + 1) == ">" => return unsafe_("->"),
             "*" if prev_op => return unsafe_("*"),
             _ if assigns(s, t) || increments(s, t) => return unsafe_(w),
-            _ if s.is_call(t) => {
-                let flags = builtins::flags(w);
-                if flags.has(Flags::NAMES_NON_UNIFORM) {
-                    return Err(NoRewrite::NonUniform);
-                }
-                let known = (collective(w) && !flags.has(Flags::BARRIER))
-                    || flags.has(Flags::QUERY | Flags::PURE);
-                if !known {
-                    return unsafe_(w);
-                }
-            }
+            _ if s.is_call(t) => known_call(s, t, collective)?,
             _ if s.macros.contains_key(w) => return unsafe_(w),
             _ => {}
         }
     }
     Ok(())
+}
+
+/// Why call `t` may not be evaluated where the source does not evaluate it, if it may not:
+/// a `non_uniform` built-in (its work-items would change), or a function that is neither a
+/// collective `collective` tells (not a barrier), a query nor a known side-effect-free one.
+pub(crate) fn known_call(
+    s: &Scanned<'_>,
+    t: usize,
+    collective: fn(&str) -> bool,
+) -> Result<(), NoRewrite> {
+    let (w, flags) = (s.text(t), builtins::flags(s.text(t)));
+    if flags.has(Flags::NAMES_NON_UNIFORM) {
+        return Err(NoRewrite::NonUniform);
+    }
+    let known =
+        (collective(w) && !flags.has(Flags::BARRIER)) || flags.has(Flags::QUERY | Flags::PURE);
+    match known {
+        true => Ok(()),
+        false => Err(unsafe_at(s, t, w)),
+    }
+}
+
+/// The refusal of an operand for token `t` (`what`), naming its line.
+pub(crate) fn unsafe_at(s: &Scanned<'_>, t: usize, what: &str) -> NoRewrite {
+    NoRewrite::Unsafe {
+        token: what.to_string(),
+        line: Some(s.line(s.tokens[t].span.start)),
+    }
 }
 
 /// Whether token `t` is a number literal other than zero (a divisor that cannot trap).
