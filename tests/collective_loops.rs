@@ -1,11 +1,12 @@
 //! Issue 38, item 2: sub-group collectives in loops whose trip count is uniform in each
 //! sub-group but not in the work-group (the vote loop `while (sub_group_any(i < v))`, a `do`
 //! loop on `sub_group_all`, bounds from a reduction, collectives in the body, a `break` under
-//! a vote, `for (;;)` left by one, a `continue` under one, nested loops), where collectives are
-//! work-group barriers (the emulated backend, PoCL's native CPU sub-groups): run by the
-//! work-group in lockstep (`transform::lockstep`); refused before, "it decides whether its
-//! loop runs again". Checked against the host over the sub-groups each kernel reports, in
-//! work-groups that are and are not multiples of the sub-group size (`tests/common/recorded.rs`).
+//! a vote, `for (;;)` left by one, a `continue` under one, such loops inside each other),
+//! where collectives are work-group barriers (the emulated backend, PoCL's native CPU
+//! sub-groups): run by the work-group in lockstep (`transform::lockstep`); refused before, "it
+//! decides whether its loop runs again". Checked against the host over the sub-groups each
+//! kernel reports, in work-groups that are and are not multiples of the sub-group size
+//! (`tests/common/recorded.rs`).
 
 mod common;
 
@@ -119,6 +120,50 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
 }
 "#;
 
+/// Such loops inside each other: a vote loop in a vote loop (a reduction in the inner one), a
+/// vote loop before the `break` that makes its outer loop one, a `do` loop in a loop bounded
+/// by a reduction.
+const NESTED_SRC: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+
+kernel void loops(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int a = 0, z = 0;
+    while (sub_group_any(a < v)) {
+        int q = 0;
+        while (sub_group_any(q < a)) {
+            z += sub_group_reduce_add(1);
+            q++;
+        }
+        a++;
+    }
+    int y = 0;
+    for (int m = 0; m < 50; m++) {
+        int q = 0;
+        while (sub_group_any(q < v))
+            q++;
+        y += q;
+        if (sub_group_all(m >= v))
+            break;
+    }
+    int n = sub_group_reduce_max(v), c = 0;
+    for (int m = 0; m < n; m++) {
+        int q = m;
+        do {
+            q++;
+        } while (sub_group_any(q < v));
+        c += q - m;
+    }
+    out[4 * g] = a;
+    out[4 * g + 1] = z;
+    out[4 * g + 2] = y;
+    out[4 * g + 3] = c;
+    ids[2 * g] = get_sub_group_id();
+    ids[2 * g + 1] = get_sub_group_local_id();
+}
+"#;
+
 /// What `loops` writes for one sub-group of values `v` (lane order), per lane.
 fn expected(v: &[i32]) -> Vec<[i32; 10]> {
     let (max, min) = (*v.iter().max().unwrap(), *v.iter().min().unwrap());
@@ -194,4 +239,13 @@ fn extension_built_ins_in_loops_match_the_host() {
         EXTENSION_SRC,
         want,
     );
+}
+
+#[test]
+fn nested_loops_match_the_host() {
+    let want = |v: &[i32]| {
+        let (m, lanes) = (*v.iter().max().unwrap(), v.len() as i32);
+        vec![[m, lanes * m * (m - 1) / 2, m * (m + 1), m * (m + 1) / 2]; v.len()]
+    };
+    check("nested_loops_match_the_host", NESTED_SRC, want);
 }

@@ -139,15 +139,29 @@ fn fix(
             line: None,
         });
     }
-    // A loop that the region makes divergent: run in lockstep by the work-group (the call is
-    // then under an `if` of the next round).
-    if r.loop_header || matches!(s.text(r.key), "for" | "while" | "do") {
-        return super::lockstep::rewrite(s, f, regions, r.key, n).map(Some);
+    // A loop that the region makes divergent (the call is then under an `if` of the next
+    // round); after a `break` (or `return`) under the condition, the loop from its keyword on;
+    // after a `continue`, the rest of its loop's body: run in lockstep by the work-group, where
+    // flags stop the work-item's loop or iteration instead (or says why not: a `return`). The
+    // outermost such loop around the call first: its flag starts the inner loops' flags.
+    let lockstep =
+        |r: &Region| match r.loop_header || matches!(s.text(r.key), "for" | "while" | "do") {
+            true => Some(r.key),
+            false => r.exited,
+        };
+    if lockstep(r).is_some() {
+        let outermost = (regions.iter())
+            .filter(|r| r.span.0 <= i && i < r.span.1 && r.counts_for(s.text(i)))
+            .filter_map(lockstep)
+            .min();
+        if let Some(key) = outermost {
+            return super::lockstep::rewrite(s, f, regions, key, n).map(Some);
+        }
     }
-    // After a `break` (or `return`) under the condition: the loop from its keyword on; after a
-    // `continue`, the rest of its loop's body: run in lockstep, where flags stop the
-    // work-item's loop or iteration instead (or says why not: a `return`).
-    if let Some(key) = r.exited {
+    if let Some(key) = (s.text(r.key) == "if")
+        .then(|| super::lockstep::guarded_loop(s, f, r.key, i))
+        .flatten()
+    {
         return super::lockstep::rewrite(s, f, regions, key, n).map(Some);
     }
     if super::nu_mask::is_non_uniform(s.text(i)) {

@@ -237,15 +237,48 @@ fn loops_of_sub_group_uniform_trip_counts_run_in_lockstep() {
         got.len() == 1 && got[0].1.contains("with `continue`"),
         "{got:?}\n{out}"
     );
-    // Nor a loop of the kind inside another (the inner one's votes wait under the outer flag).
-    let src = kernel(
+    // A loop of the kind inside another: its flag starts from the outer one's (its votes are
+    // reached by the whole work-group), whichever loop's collective comes first.
+    for body in [
         "int a = 0; while (sub_group_any(a < v)) { int b = 0;\n\
          while (sub_group_any(b < v + a)) b++; r += b; a++; }",
+        "for (int m = 0; m < 9; m++) { int q = 0, z = m * 2;\n\
+         while (sub_group_any(q < v)) q++; r += q + z; if (sub_group_all(m >= v)) break; }",
+        "int a = 0, b; while (sub_group_any(a < v)) { for (b = 0; b < sub_group_reduce_max(a);\n\
+         b++) r += sub_group_reduce_add(b); a++; }",
+    ] {
+        let src = kernel(body);
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
+        assert!(out.contains("int __clg_l1 = (__clg_l0)"), "{out}");
+        assert!(!out.contains("if (__clg_l0) while"), "{out}");
+        assert_eq!(out.lines().count(), src.lines().count(), "{out}");
+    }
+    let src = kernel(
+        "int a = 0, b; while (sub_group_any(a < v)) { for (b = a; sub_group_any(b < v);\n\
+         b++) r++; a++; }",
     );
     let out = uniform_collectives(&src, is_sub_group_collective);
-    let got = refused(&out);
     assert!(
-        got.len() == 1 && got[0].1.contains("runs in a loop"),
-        "{got:?}\n{out}"
+        out.contains("if ((__clg_l0)) b = a; for (;; __clg_f1 = 0)"),
+        "{out}"
     );
+    // Not where the work-items whose outer loop ended would load where the source never did,
+    // nor where the outer loop's body runs under one test (a declaration that loads).
+    for (body, why) in [
+        (
+            "int a = 0; while (sub_group_any(a < v)) { int b = 0;\n\
+             while (sub_group_any(x[b] < v)) b++; a++; }",
+            "`[`",
+        ),
+        (
+            "int a = 0; while (sub_group_any(a < v)) { int b = x[a];\n\
+             while (sub_group_any(b < v)) b++; a++; }",
+            "runs in a loop",
+        ),
+    ] {
+        let out = uniform_collectives(&kernel(body), is_sub_group_collective);
+        let got = refused(&out);
+        assert!(got.len() == 1 && got[0].1.contains(why), "{got:?}\n{out}");
+    }
 }

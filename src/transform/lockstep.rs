@@ -15,7 +15,10 @@
 //! `break` becomes `{ L = 0; continue; }`; a `return` or `goto` in the body stays refused (a
 //! work-item leaving the loop would skip the barriers of the others). The body then sits
 //! under `if (L)`, where [`super::hoist`] and [`super::nu_mask`] treat its collectives as
-//! under any condition. `clg_group_any` is the build prelude's: the emulated scratch's vote of
+//! under any condition; its declarations with [`pure`] initializers run unguarded. A loop of
+//! the kind among those statements drops its flag test `if (G)` and starts its own flag from
+//! `G` instead ([`outer_guard`]), so its votes are reached by the whole work-group too.
+//! `clg_group_any` is the build prelude's: the emulated scratch's vote of
 //! the work-group, or `work_group_any` on PoCL's native sub-groups (`program::build`).
 
 use super::divergence::{jumps, Region};
@@ -25,7 +28,9 @@ use super::sg_uniform::Uniformity;
 use super::source::{
     assigns, statement_end, Conditional, FunctionDef, Scanned, Span, LOCKSTEP_FLAG,
 };
-use super::statement::{increments, known_call, replaced_by, temporary, tokens_text, unsafe_at};
+use super::statement::{
+    increments, known_call, pure, replaced_by, temporary, tokens_text, unsafe_at,
+};
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
 
@@ -64,6 +69,9 @@ struct Loop<'s> {
     continues: Vec<usize>,
     /// Where the statements of its block start, where each may be guarded on its own.
     starts: Option<Vec<usize>>,
+    /// The flag test `if (G)` of an enclosing lockstep loop right before it (its tokens and
+    /// `G`): the loop runs unguarded instead, its own flag starting from `G`.
+    outer: Option<(Span, String)>,
 }
 
 impl<'s> Loop<'s> {
@@ -103,6 +111,7 @@ impl<'s> Loop<'s> {
             breaks,
             continues,
             starts: statements(s, body),
+            outer: outer_guard(s, key),
         })
     }
 
@@ -123,6 +132,14 @@ impl<'s> Loop<'s> {
             }
         }
         repeatable(s, self.cond)?;
+        // Run from an enclosing loop's flag, work-items whose outer loop ended evaluate the
+        // condition and declare the init's names where the source never did: without loads.
+        if self.outer.is_some() {
+            pure(s, self.cond, super::layer::is_sub_group_collective)?;
+            if let Some(init) = self.init.filter(|&(a, _)| declares(s, a)) {
+                initializers_pure(s, init)?;
+            }
+        }
         let body = self.c.body;
         // A macro in the body may expand to several statements: kept together under one flag
         // test, in a block (a single statement holding one would change which follow the loop).
@@ -191,10 +208,15 @@ impl<'s> Loop<'s> {
         };
         // The iteration's own flag where `continue`s end it (a lockstep flag too: tainted).
         let skip = format!("{live}k");
+        // Inside an enclosing lockstep loop, the work-items it still runs.
+        let start = match &self.outer {
+            Some((_, g)) => format!("({g})"),
+            None => "1".into(),
+        };
         let (declare, test, reset) = match self.continues.is_empty() {
-            true => (format!("int {live} = 1"), live.clone(), String::new()),
+            true => (format!("int {live} = {start}"), live.clone(), String::new()),
             false => (
-                format!("int {live} = 1, {skip} = 0"),
+                format!("int {live} = {start}, {skip} = 0"),
                 format!("{live} & !{skip}"),
                 format!(" {skip} = 0;"),
             ),
@@ -204,6 +226,9 @@ impl<'s> Loop<'s> {
         let end_of = |t: usize| s.tokens[t].span.end;
         let text = |r: Option<Span>| r.map_or(String::new(), |(a, b)| tokens_text(s, a, b));
         let mut edits: Edits = Vec::new();
+        if let Some((guard, _)) = self.outer {
+            edits.push(replaced_by(s, guard, String::new()));
+        }
         // The body under the flag: each statement of a block on its own where none may declare
         // a name (collectives then move only in front of their own statement), else as a whole.
         let guard = match &self.starts {
@@ -233,9 +258,12 @@ impl<'s> Loop<'s> {
                 };
                 // The init before the loop (in the block that scopes it): the analysis reads a
                 // `for`'s whole header as its condition.
-                let init = match self.init {
-                    Some(_) => format!("{}; ", text(self.init)),
-                    None => String::new(),
+                let init = match (self.init, &self.outer) {
+                    (Some((a, _)), Some(_)) if !declares(s, a) => {
+                        format!("if ({start}) {}; ", text(self.init))
+                    }
+                    (Some(_), _) => format!("{}; ", text(self.init)),
+                    (None, _) => String::new(),
                 };
                 let head = format!(
                     "{{ {declare}, {first} = 1; {init}for (;; {first} = 0) {{ {step}{vote}{guard}"
@@ -281,46 +309,98 @@ fn statements(s: &Scanned<'_>, (a, b): (usize, usize)) -> Option<Vec<usize>> {
     if (a..b).any(|t| s.text(t).starts_with('#') || expands(s, t)) {
         return None;
     }
-    let keyword = |w: &str| {
-        matches!(
-            w,
-            "return"
-                | "break"
-                | "continue"
-                | "goto"
-                | "case"
-                | "default"
-                | "do"
-                | "else"
-                | "sizeof"
-                | "if"
-                | "for"
-                | "while"
-                | "switch"
-        )
-    };
     let mut starts = Vec::new();
     let mut t = a + 1;
     while t < b - 1 {
-        let w = s.text(t);
-        let next = s.text(t + 1);
-        let ident = s.tokens[t].kind == Kind::Ident;
-        let declares = ident
-            && !keyword(w)
-            && (s.tokens[t + 1].kind == Kind::Ident || matches!(next, "*" | ":"));
-        if declares || QUALIFIERS.contains(&w) {
+        let end = statement_end(s, t, b - 1);
+        // A label (`again:`) stays with its statement.
+        if s.tokens[t].kind == Kind::Ident && s.text(t + 1) == ":" {
             return None;
         }
-        // An empty statement needs no flag.
-        if w != ";" {
+        // A declaration runs for every work-item (its names stay in scope for the statements
+        // after it) where its initializers are pure; an empty statement needs no flag.
+        if declares(s, t) {
+            initializers_pure(s, (t, end)).ok()?;
+        } else if s.text(t) != ";" {
             starts.push(t);
         }
         if starts.len() > MAX_GUARDS {
             return None;
         }
-        t = statement_end(s, t, b - 1);
+        t = end;
     }
     Some(starts)
+}
+
+/// Whether the statement at token `t` declares a name (`int q = 0`, `float4 *p`, `const ...`).
+fn declares(s: &Scanned<'_>, t: usize) -> bool {
+    let w = s.text(t);
+    let keyword = matches!(
+        w,
+        "return"
+            | "break"
+            | "continue"
+            | "goto"
+            | "case"
+            | "default"
+            | "do"
+            | "else"
+            | "sizeof"
+            | "if"
+            | "for"
+            | "while"
+            | "switch"
+    );
+    // `p *= 2` is no declaration of `*p`.
+    let pointer = s.text(t + 1) == "*" && !assigns(s, t + 1);
+    let named = s.tokens[t].kind == Kind::Ident
+        && !keyword
+        && (s.tokens[t + 1].kind == Kind::Ident || pointer);
+    named || QUALIFIERS.contains(&w)
+}
+
+/// Whether the initializers of the declaration `(a, b)` (each declarator's after its `=`) are
+/// [`pure`]: a work-item that the source does not run it for may run it.
+fn initializers_pure(s: &Scanned<'_>, (a, b): Span) -> Result<(), NoRewrite> {
+    let mut value = None;
+    let mut t = a;
+    while t < b {
+        match s.text(t) {
+            "(" | "[" | "{" => t = s.partner(t),
+            "=" if value.is_none() && assigns(s, t) => value = Some(t + 1),
+            "," | ";" => {
+                if let Some(v) = value.take() {
+                    pure(s, (v, t), super::layer::is_sub_group_collective)?;
+                }
+            }
+            _ => {}
+        }
+        t += 1;
+    }
+    match value {
+        Some(v) => pure(s, (v, b), super::layer::is_sub_group_collective),
+        None => Ok(()),
+    }
+}
+
+/// The loop holding token `i` that the flag test `if (G)` at token `k` of an enclosing loop
+/// run in lockstep guards: run in lockstep too, from `G` (collectives move no further out).
+pub(crate) fn guarded_loop(s: &Scanned<'_>, f: &FunctionDef, k: usize, i: usize) -> Option<usize> {
+    let key = s.partner(k + 1) + 1;
+    outer_guard(s, key).filter(|g| g.0 .0 == k)?;
+    let c = s.syntax(f).constructs(key..key + 1).next()?;
+    (key < i && i < c.end && matches!(s.text(key), "for" | "while" | "do")).then_some(key)
+}
+
+/// The flag test `if (G)` that an enclosing loop run in lockstep put right before the loop
+/// at token `key` (its tokens, `G`'s text): `G` only flags, `&` and `!`.
+fn outer_guard(s: &Scanned<'_>, key: usize) -> Option<(Span, String)> {
+    let close = key.checked_sub(1).filter(|&c| s.text(c) == ")")?;
+    let open = s.partner(close);
+    let flag = |t: usize| matches!(s.text(t), "&" | "!") || s.text(t).starts_with(LOCKSTEP_FLAG);
+    let guarded = open > 0 && s.text(open - 1) == "if" && open + 1 < close;
+    (guarded && (open + 1..close).all(flag))
+        .then(|| ((open - 1, key), tokens_text(s, open + 1, close)))
 }
 
 /// At most this many statements of a body get a flag test of their own (more: the body gets
@@ -399,96 +479,5 @@ fn expands(s: &Scanned<'_>, t: usize) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::hoist::uniform_collectives;
-    use super::super::layer::is_emulated_collective;
-
-    fn rewritten(body: &str) -> String {
-        let src = format!(
-            "#define STEP(i) i++; s++\n#define BOUND 30\n\
-             kernel void k(global const int *x, global int *o) {{ int g = get_global_id(0); \
-             int v = x[g]; int i = 0, s = 0; {body} o[g] = s; }}"
-        );
-        uniform_collectives(&src, is_emulated_collective)
-    }
-
-    #[test]
-    fn vote_loops_run_in_lockstep() {
-        let out = rewritten("while (sub_group_any(i < v)) { if (i < v) s += i; i++; }");
-        assert!(
-            out.contains(
-                "{ int __clg_l0 = 1; for (;;) { __clg_l0 = __clg_l0 & \
-                 ((sub_group_any(i < v)) != 0); if (!clg_group_any(__clg_l0)) break; \
-                 { if (__clg_l0) if (i < v) s += i; if (__clg_l0) i++; } } }"
-            ),
-            "{out}"
-        );
-    }
-
-    #[test]
-    fn for_loops_keep_their_increment_and_breaks_end_the_work_items_loop() {
-        let out = rewritten(
-            "for (int k = 0; k < sub_group_reduce_max(v); k++) {\
-             if (sub_group_all(k > 3)) break; s++; }",
-        );
-        let head = "{ int __clg_l0 = 1, __clg_f0 = 1; int k = 0; for (;; __clg_f0 = 0) \
-                    { if (!__clg_f0 & __clg_l0) { k++; }";
-        assert!(out.contains(head), "{out}");
-        assert!(out.contains("{ __clg_l0 = 0; continue; }"), "{out}");
-        assert!(!out.contains("break; s++"), "{out}");
-    }
-
-    #[test]
-    fn endless_loops_left_by_a_vote_and_macros_in_blocks() {
-        let out = rewritten("for (;;) { i++; if (sub_group_all(i >= v)) break; }");
-        assert!(out.contains("__clg_l0 = __clg_l0 & ((1) != 0);"), "{out}");
-        let out = rewritten("while (sub_group_any(i < v + BOUND)) { STEP(i); }");
-        assert!(out.contains("if (__clg_l0) { STEP(i); }"), "{out}");
-    }
-
-    #[test]
-    fn long_bodies_and_empty_statements_get_no_flag_test_each() {
-        // A fuzz case: 60,000 empty statements, each given a test, made the hoist's later
-        // rounds scan 800 KB (over a second on the GPU machine's host).
-        let out = rewritten(&format!(
-            "while (sub_group_any(i < v)) {{ i++;{} }}",
-            ";".repeat(5000)
-        ));
-        assert_eq!(out.matches("if (__clg_l0)").count(), 1, "{}", &out[..400]);
-        let many = "s++; ".repeat(super::MAX_GUARDS + 1);
-        let out = rewritten(&format!("while (sub_group_any(i < v)) {{ i++; {many}}}"));
-        assert!(
-            out.contains("break; if (__clg_l0) { i++; s++;"),
-            "{}",
-            &out[..400]
-        );
-    }
-
-    #[test]
-    fn do_loops_vote_after_their_body() {
-        let out = rewritten("do { i++; } while (sub_group_all(i < v));\n s = i;");
-        assert!(
-            out.contains(
-                "{ int __clg_l0 = 1; for (;;) { { if (__clg_l0) i++; } __clg_l0 = __clg_l0 & \
-                 ((sub_group_all(i < v)) != 0); if (!clg_group_any(__clg_l0)) break; } }\n s = i;"
-            ),
-            "{out}"
-        );
-    }
-
-    #[test]
-    fn loops_that_return_or_change_state_in_their_condition_stay() {
-        for body in [
-            "while (sub_group_any(i < v)) { if (i > 100) return; i++; }",
-            "while (sub_group_any(i++ < v)) s++;",
-            "do { if (i > 2) continue; s++; } while (sub_group_any(++i < v));",
-            "do { i++; if (i > 2) continue; s++; } while (sub_group_any(i < v));",
-            "while (sub_group_any(i < v)) STEP(i);",
-            "do { i++; if (sub_group_all(i > 3)) break; } while (sub_group_any(i < v));",
-            "while (i < get_local_id(0)) s += sub_group_reduce_add(1);",
-        ] {
-            let out = rewritten(body);
-            assert!(!out.contains("clg_group_any"), "{body}: {out}");
-        }
-    }
-}
+#[path = "lockstep_tests.rs"]
+mod tests;
