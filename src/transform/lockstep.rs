@@ -360,13 +360,18 @@ fn declares(s: &Scanned<'_>, t: usize) -> bool {
 }
 
 /// Whether the initializers of the declaration `(a, b)` (each declarator's after its `=`) are
-/// [`pure`]: a work-item that the source does not run it for may run it.
+/// [`pure`] and its declarators call and change nothing (`a * f(x);` is no declaration): a
+/// work-item that the source does not run it for may run it.
 fn initializers_pure(s: &Scanned<'_>, (a, b): Span) -> Result<(), NoRewrite> {
     let mut value = None;
     let mut t = a;
     while t < b {
-        match s.text(t) {
-            "(" | "[" | "{" => t = s.partner(t),
+        let w = s.text(t);
+        if value.is_none() && (w == "(" || increments(s, t) || (w != "=" && assigns(s, t))) {
+            return Err(unsafe_at(s, t, w));
+        }
+        match w {
+            "(" | "{" => t = s.partner(t),
             "=" if value.is_none() && assigns(s, t) => value = Some(t + 1),
             "," | ";" => {
                 if let Some(v) = value.take() {

@@ -75,7 +75,12 @@ fn declarations_with_pure_initializers_run_unguarded() {
         out.contains("{ if (__clg_l0) s *= 2; if (__clg_l0) i++; }"),
         "{out}"
     );
-    for body in ["int q = x[i]; i++; s += q;", "again: i++;"] {
+    for body in [
+        "int q = x[i]; i++; s += q;",
+        "again: i++;",
+        "i * f(x); i++;",
+        "i * x[i++]; i++;",
+    ] {
         let out = rewritten(&format!("while (sub_group_any(i < v)) {{ {body} }}"));
         assert!(
             out.contains(&format!("if (__clg_l0) {{ {body} }}")),
