@@ -27,6 +27,7 @@ pub(super) fn build_cached(queue: &Queue, text: &str, options: &str) -> Result<A
         .map(crate::ffi::Owned::new)
         .map_err(|e| Error::cl("clCreateProgramWithSource", e.0, device.to_string()))?;
     log::debug!("building program on {device} with options {options:?}");
+    log::trace!("the text built on {device}:\n{text}");
     let c_options = std::ffi::CString::new(options.as_str()).map_err(|_| {
         Error::input(InputFault::OptionsNul {
             options: options.clone(),

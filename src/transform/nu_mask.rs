@@ -46,18 +46,25 @@ pub(super) fn is_non_uniform(word: &str) -> bool {
 /// The operation's identity for values like `v` (its text), where it has one.
 fn identity(op: &str, v: &str) -> Option<String> {
     let t = format!("__typeof__({v})");
-    // The type's largest (smallest) value, for integers; floating types get INFINITY.
+    // The type's largest (smallest) value: `±INFINITY` for floating types, else from the
+    // type's size and signedness; each branch converted to the type, the unused ones never
+    // evaluated. (A `_Generic` over the integer types gave an `int`'s inactive lanes their own
+    // value on NVIDIA's OpenCL: a masked `max` there was the unmasked one.)
     let bound = |max: bool| {
-        let ints = if max {
-            "char: 127, signed char: 127, uchar: 255, short: 32767, ushort: 65535, \
-             int: 2147483647, uint: 4294967295u, long: 9223372036854775807L, \
-             ulong: 18446744073709551615UL, default: INFINITY"
-        } else {
-            "char: -128, signed char: -128, uchar: 0, short: -32768, ushort: 0, \
-             int: -2147483647 - 1, uint: 0u, long: -9223372036854775807L - 1, ulong: 0UL, \
-             default: -INFINITY"
+        let bits = format!("(1UL << (8 * sizeof({t}) - 1))");
+        let (inf, signed, unsigned) = match max {
+            true => (
+                "INFINITY",
+                format!("({t})({bits} - 1UL)"),
+                format!("({t})-1"),
+            ),
+            false => (
+                "-INFINITY",
+                format!("({t})(0UL - {bits})"),
+                format!("({t})0"),
+            ),
         };
-        format!("_Generic(({v}), {ints})")
+        format!("(({t})0.5 != ({t})0 ? ({t}){inf} : ({t})-1 < ({t})0 ? {signed} : {unsigned})")
     };
     Some(match op {
         "add" => format!("-({t})0"),
@@ -360,11 +367,13 @@ mod tests {
             "__clg_u0 = sub_group_non_uniform_reduce_add((__typeof__(v))((((lane % 2u == 0u) != 0)) \
              ? (v) : -(__typeof__(v))0)); ",
             "sub_group_non_uniform_scan_exclusive_max((__typeof__(v & 7))((((lane % 2u == 0u) != 0)) \
-             ? (v & 7) : _Generic((v & 7), char: -128,",
+             ? (v & 7) : ((__typeof__(v & 7))0.5 != (__typeof__(v & 7))0 ? (__typeof__(v & 7))\
+             -INFINITY : (__typeof__(v & 7))-1 < (__typeof__(v & 7))0 ? (__typeof__(v & 7))(0UL - \
+             (1UL << (8 * sizeof(__typeof__(v & 7)) - 1))) : (__typeof__(v & 7))0))",
             // The else branch: the first condition false, the second true.
             "= (sub_group_scan_exclusive_add((((lane % 2u == 0u) == 0) & ((mode > 1u) != 0)) ? 1u \
              : 0u) == 0u); ",
-            ", default: INFINITY)), 4); ",
+            ": (__typeof__(v))-1)), 4); ",
             "sub_group_non_uniform_all(((((lane % 2u == 0u) == 0) & ((mode > 1u) != 0)) == 0) | \
              ((v > 0) != 0)); if (lane % 2u == 0u) {",
         ] {
@@ -388,8 +397,8 @@ mod tests {
         );
         assert!(refused.is_empty(), "{refused:?}\n{out}");
         for want in [
-            "= sub_group_reduce_max((__typeof__(v))((((v > 7) != 0)) ? (v) : _Generic((v), char: \
-             -128,",
+            "= sub_group_reduce_max((__typeof__(v))((((v > 7) != 0)) ? (v) : ((__typeof__(v))0.5 \
+             != (__typeof__(v))0 ? (__typeof__(v))-INFINITY",
             "= sg_inclusive_scan_add((__typeof__(v))((((v > 7) != 0)) ? (v) : -(__typeof__(v))0));",
             "= sg_any((((v > 7) != 0)) & ((v > 9) != 0));",
             "= sub_group_broadcast(v, 0u);",
