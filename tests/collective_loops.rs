@@ -122,7 +122,7 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
 
 /// Such loops inside each other: a vote loop in a vote loop (a reduction in the inner one), a
 /// vote loop before the `break` that makes its outer loop one, a `do` loop in a loop bounded
-/// by a reduction.
+/// by a reduction; and collectives after a `break` under a vote (the vote in a variable).
 const NESTED_SRC: &str = r#"
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
 
@@ -155,10 +155,26 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
         } while (sub_group_any(q < v));
         c += q - m;
     }
-    out[4 * g] = a;
-    out[4 * g + 1] = z;
-    out[4 * g + 2] = y;
-    out[4 * g + 3] = c;
+    int u = 0, d = 0;
+    for (int m = 0; m < 100; m++) {
+        if (sub_group_all(m >= v))
+            break;
+        u += sub_group_reduce_add(1);
+    }
+    for (int m = 0; m < 100; m++) {
+        int done = sub_group_all(m >= v);
+        if (done) {
+            d += 1000;
+            break;
+        }
+        d += sub_group_reduce_add(m);
+    }
+    out[6 * g] = a;
+    out[6 * g + 1] = z;
+    out[6 * g + 2] = y;
+    out[6 * g + 3] = c;
+    out[6 * g + 4] = u;
+    out[6 * g + 5] = d;
     ids[2 * g] = get_sub_group_id();
     ids[2 * g + 1] = get_sub_group_local_id();
 }
@@ -242,10 +258,11 @@ fn extension_built_ins_in_loops_match_the_host() {
 }
 
 #[test]
-fn nested_loops_match_the_host() {
+fn nested_loops_and_breaks_match_the_host() {
     let want = |v: &[i32]| {
         let (m, lanes) = (*v.iter().max().unwrap(), v.len() as i32);
-        vec![[m, lanes * m * (m - 1) / 2, m * (m + 1), m * (m + 1) / 2]; v.len()]
+        let sum = lanes * m * (m - 1) / 2;
+        vec![[m, sum, m * (m + 1), m * (m + 1) / 2, lanes * m, sum + 1000]; v.len()]
     };
-    check("nested_loops_match_the_host", NESTED_SRC, want);
+    check("nested_loops_and_breaks_match_the_host", NESTED_SRC, want);
 }

@@ -284,12 +284,18 @@ impl<'s> Loop<'s> {
                 ));
             }
         }
-        // A `break` of this loop: the work-item stops looping; a `continue`, its iteration.
+        // A `break` of this loop: the work-item stops looping (where it ends its statement of
+        // the body, the later statements wait for the flag: no `continue`, which would make
+        // their collectives follow an exit); a `continue`, its iteration.
         for &t in &self.breaks {
+            let rest = match self.ends_its_statement(s, t) {
+                true => "",
+                false => " continue;",
+            };
             edits.push(replaced_by(
                 s,
                 (t, t + 2),
-                format!("{{ {live} = 0; continue; }}"),
+                format!("{{ {live} = 0;{rest} }}"),
             ));
         }
         for &t in &self.continues {
