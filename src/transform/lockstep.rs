@@ -11,7 +11,9 @@
 //! (!clg_group_any(L)) break; if (L) S } }`; `for` loops also keep their increment for the
 //! work-items still looping, `do` loops vote after their body). A work-item that finished
 //! evaluates the condition again on a state its body no longer changes, which the original
-//! evaluated last (so it must have no side effects: [`repeatable`]); its flag stays off. Inside,
+//! evaluated last (so it must have no side effects: [`repeatable`]); its flag stays off. One
+//! that left by a `break` evaluates it on a state the original never did: in loops with a
+//! `break`, the condition must be [`pure`] (no loads). Inside,
 //! `break` becomes `{ L = 0; continue; }`; a `return` or `goto` in the body stays refused (a
 //! work-item leaving the loop would skip the barriers of the others). The body then sits
 //! under `if (L)`, where [`super::hoist`] and [`super::nu_mask`] treat its collectives as
@@ -132,10 +134,13 @@ impl<'s> Loop<'s> {
             }
         }
         repeatable(s, self.cond)?;
-        // Run from an enclosing loop's flag, work-items whose outer loop ended evaluate the
-        // condition and declare the init's names where the source never did: without loads.
-        if self.outer.is_some() {
+        // Work-items that left by a `break`, or (run from an enclosing loop's flag) whose outer
+        // loop ended, evaluate the condition on a state the source never evaluated it on (and
+        // declare the init's names): without loads or divisions.
+        if self.outer.is_some() || !self.breaks.is_empty() {
             pure(s, self.cond, super::layer::is_sub_group_collective)?;
+        }
+        if self.outer.is_some() {
             if let Some(init) = self.init.filter(|&(a, _)| declares(s, a)) {
                 initializers_pure(s, init)?;
             }

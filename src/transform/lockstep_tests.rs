@@ -114,6 +114,8 @@ fn loops_that_return_or_change_state_in_their_condition_stay() {
         "do { i++; if (i > 2) continue; s++; } while (sub_group_any(i < v));",
         "while (sub_group_any(i < v)) STEP(i);",
         "do { i++; if (sub_group_all(i > 3)) break; } while (sub_group_any(i < v));",
+        // After the `break`, `x[i]` would be read at an `i` the source never read it at.
+        "while (sub_group_any(x[i] > 0)) { i += 10; if (sub_group_all(i > v)) break; }",
         "while (i < get_local_id(0)) s += sub_group_reduce_add(1);",
     ] {
         let out = rewritten(body);
