@@ -180,6 +180,36 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
 }
 "#;
 
+/// Helper functions with collectives, written straight (no condition, no pointer), in a vote
+/// loop's body and under a vote: every work-item calls them ahead (`statement::pure_helper`).
+const HELPER_SRC: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+
+int helper(int v) { return sub_group_reduce_add(v); }
+int scaled(int v) {
+    int w = v * 2;
+    return helper(w) + sub_group_reduce_max(v);
+}
+int plain(int a, int b) { return a > b ? a - b : b - a; }
+
+kernel void loops(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int i = 0, s = 0;
+    while (sub_group_any(i < v)) {
+        s += helper(1) + scaled(i);
+        i++;
+    }
+    int u = -1;
+    if (sub_group_any(v > 3))
+        u = scaled(v) + plain(v, 2);
+    out[2 * g] = s;
+    out[2 * g + 1] = u;
+    ids[2 * g] = get_sub_group_id();
+    ids[2 * g + 1] = get_sub_group_local_id();
+}
+"#;
+
 /// What `loops` writes for one sub-group of values `v` (lane order), per lane.
 fn expected(v: &[i32]) -> Vec<[i32; 10]> {
     let (max, min) = (*v.iter().max().unwrap(), *v.iter().min().unwrap());
@@ -265,4 +295,19 @@ fn nested_loops_and_breaks_match_the_host() {
         vec![[m, sum, m * (m + 1), m * (m + 1) / 2, lanes * m, sum + 1000]; v.len()]
     };
     check("nested_loops_and_breaks_match_the_host", NESTED_SRC, want);
+}
+
+#[test]
+fn helpers_with_collectives_match_the_host() {
+    let want = |v: &[i32]| {
+        let (m, lanes) = (*v.iter().max().unwrap(), v.len() as i32);
+        let s = m * lanes + (2 * lanes + 1) * m * (m - 1) / 2;
+        let sum: i32 = v.iter().sum();
+        let u = |x: i32| match m > 3 {
+            true => 2 * sum + m + (x - 2).abs(),
+            false => -1,
+        };
+        v.iter().map(|&x| [s, u(x)]).collect()
+    };
+    check("helpers_with_collectives_match_the_host", HELPER_SRC, want);
 }

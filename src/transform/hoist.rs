@@ -26,16 +26,19 @@
 //! count is uniform in each sub-group but not in the work-group (a collective in its condition,
 //! a `break` under one; loads at an index not included) runs in lockstep
 //! ([`super::lockstep`]), its body under a flag, where the rules above move its collectives.
-//! Nothing else moves: collectives in loops whose trip count a work-item's own value decides,
-//! after a `return` or `continue` under such a condition, or with an operand that reads memory
-//! stay as written, and [`super::divergence`] refuses them, naming the reason ([`NoRewrite`]).
+//! A helper function that calls collectives and that any work-item may call (no condition, no
+//! pointer, load or store outside itself: [`super::statement::pure_helper`]) moves like a
+//! collective. Nothing else moves: collectives in loops whose trip count a work-item's own
+//! value decides, after a `return` or `continue` under such a condition, or with an operand
+//! that reads memory stay as written, and [`super::divergence`] refuses them, naming the
+//! reason ([`NoRewrite`]).
 
 use super::divergence::{self, Region};
 use super::edit::Edits;
 use super::sg_uniform::Uniformity;
 use super::source::{assigns, FunctionDef, Scanned};
 use super::statement::{
-    increments, place, pure, replaced_by, statement_start, tokens_text, unwritten,
+    increments, place, pure, pure_helper, replaced_by, statement_start, tokens_text, unwritten,
 };
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
@@ -96,8 +99,10 @@ fn first_fix(
 ) -> Option<Edits> {
     let regions = divergence::regions(s, f);
     let u = Uniformity::new(s, f, &regions);
+    // Helpers that call collectives, every work-item may call (`statement::pure_helper`):
+    // moved like a collective.
     divergence::evaluated_calls(s, f)
-        .filter(|&i| collective(s.text(i)))
+        .filter(|&i| collective(s.text(i)) || pure_helper(s, s.text(i)) == Some(true))
         .find_map(|i| fix(s, f, (&regions, &u), i, n).ok().flatten())
 }
 

@@ -282,3 +282,30 @@ fn loops_of_sub_group_uniform_trip_counts_run_in_lockstep() {
         assert!(got.len() == 1 && got[0].1.contains(why), "{got:?}\n{out}");
     }
 }
+
+#[test]
+fn straight_helpers_with_collectives_move_like_collectives() {
+    let helpers = "int h(int v) { int w = v * 2; return sub_group_reduce_add(w); }\n\
+                   int branchy(int v) { if (v > 0) return sub_group_reduce_add(v); return 0; }\n\
+                   int loads(global const int *p) { return sub_group_reduce_add(p[0]); }\n\
+                   int looped(int v) { int s = 0; for (int i = 0; i < v; i++) s += i;\n\
+                   return sub_group_reduce_add(s); }\n\
+                   global int g0 = 1;\n\
+                   int global_read(int v) { return sub_group_reduce_add(v + g0); }\n";
+    let src = format!(
+        "{helpers}{}",
+        kernel("if (sub_group_any(v > 0)) r = h(v + 1);")
+    );
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
+    assert!(out.contains("__typeof__(h(v + 1)) __clg_u"), "{out}");
+    for call in ["branchy(v)", "loads(x)", "looped(v)", "global_read(v)"] {
+        let src = format!(
+            "{helpers}{}",
+            kernel(&format!("if (sub_group_any(v > 0)) r = {call};"))
+        );
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        let got = refused(&out);
+        assert!(got.len() == 1 && got[0].0 == "k", "{call}: {got:?}\n{out}");
+    }
+}

@@ -7,6 +7,7 @@ use super::source::{adjacent, assigns, statement_end, FunctionDef, Scanned};
 use super::variant::GENERATED;
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
+use std::collections::{HashMap, HashSet};
 
 /// Whether token `t` is `++` or `--`.
 pub(crate) fn increments(s: &Scanned<'_>, t: usize) -> bool {
@@ -58,22 +59,141 @@ pub(crate) fn pure(
 
 /// Why call `t` may not be evaluated where the source does not evaluate it, if it may not:
 /// a `non_uniform` built-in (its work-items would change), or a function that is neither a
-/// collective `collective` tells (not a barrier), a query nor a known side-effect-free one.
+/// collective `collective` tells (not a barrier), a query, a known side-effect-free one nor a
+/// [`pure_helper`] without collectives.
 pub(crate) fn known_call(
     s: &Scanned<'_>,
     t: usize,
     collective: fn(&str) -> bool,
 ) -> Result<(), NoRewrite> {
-    let (w, flags) = (s.text(t), builtins::flags(s.text(t)));
-    if flags.has(Flags::NAMES_NON_UNIFORM) {
+    if builtins::flags(s.text(t)).has(Flags::NAMES_NON_UNIFORM) {
         return Err(NoRewrite::NonUniform);
     }
-    let known =
-        (collective(w) && !flags.has(Flags::BARRIER)) || flags.has(Flags::QUERY | Flags::PURE);
-    match known {
+    let w = s.text(t);
+    match known_built_in(s, t, collective) || pure_helper(s, w) == Some(false) {
         true => Ok(()),
         false => Err(unsafe_at(s, t, w)),
     }
+}
+
+/// Whether call `t` is of a collective `collective` tells (not a barrier, not `non_uniform`),
+/// a query or a known side-effect-free built-in.
+fn known_built_in(s: &Scanned<'_>, t: usize, collective: fn(&str) -> bool) -> bool {
+    let (w, flags) = (s.text(t), builtins::flags(s.text(t)));
+    !flags.has(Flags::NAMES_NON_UNIFORM)
+        && ((collective(w) && !flags.has(Flags::BARRIER)) || flags.has(Flags::QUERY | Flags::PURE))
+}
+
+/// Whether `name` is a helper function (not a kernel) that any work-item may call where the
+/// source does not, and whether it calls collectives (which every work-item then reaches):
+/// [`pure_helpers`], once per scan.
+pub(crate) fn pure_helper(s: &Scanned<'_>, name: &str) -> Option<bool> {
+    s.pure_helpers
+        .get_or_init(|| pure_helpers(s))
+        .get(name)
+        .copied()
+}
+
+/// The helpers free of side effects and safe to call with any arguments: a value returned, no
+/// pointer parameters, no loads, stores but to its own names, address taken, loop, jump,
+/// program-scope name, macro or division but by a non-zero literal, and calls only of known
+/// side-effect-free built-ins, other such helpers and collectives; one that calls collectives
+/// also without any condition (its collectives reached wherever it is). To a fixed point.
+fn pure_helpers(s: &Scanned<'_>) -> HashMap<String, bool> {
+    let globals = program_scope_names(s);
+    let collective: fn(&str) -> bool = super::layer::is_sub_group_collective;
+    let mut pure: HashMap<String, bool> = HashMap::new();
+    loop {
+        let mut found = Vec::new();
+        for f in s
+            .functions
+            .iter()
+            .filter(|f| !f.is_kernel && !pure.contains_key(&f.name))
+        {
+            let params = (f.open_paren + 1..s.partner(f.open_paren))
+                .all(|t| !matches!(s.text(t), "*" | "[") && !s.macros.contains_key(s.text(t)));
+            if f.returns_void(s) || !params {
+                continue;
+            }
+            let (mut calls, mut branches, mut returns) = (false, false, 0);
+            let body = f.body.0 + 1..f.body.1;
+            let safe = body.clone().all(|t| {
+                let w = s.text(t);
+                let unary = t == f.body.0 + 1 || OPERATORS.contains(&s.text(t - 1));
+                let and_or = |u: usize| s.text(u) == w && adjacent(s, t.min(u));
+                branches |= matches!(w, "if" | "?") || matches!(w, "&" | "|") && and_or(t + 1);
+                returns += usize::from(w == "return");
+                match w {
+                    "for" | "while" | "do" | "goto" | "switch" | "[" | "static" | "volatile" => {
+                        false
+                    }
+                    "local" | "__local" | "global" | "__global" | "asm" | "__asm__" => false,
+                    "-" if adjacent(s, t) && s.text(t + 1) == ">" => false,
+                    "*" if unary => false,
+                    "&" if unary && !and_or(t - 1) => false,
+                    "/" | "%" => nonzero_literal(s, t + 1),
+                    _ if globals.contains(w) || s.macros.contains_key(w) => false,
+                    _ if s.is_call(t) => match pure.get(w) {
+                        Some(&c) => {
+                            calls |= c;
+                            true
+                        }
+                        None => {
+                            calls |= collective(w);
+                            known_built_in(s, t, collective)
+                        }
+                    },
+                    _ => true,
+                }
+            });
+            if safe && !(calls && (branches || returns > 1)) {
+                found.push((f.name.clone(), calls));
+            }
+        }
+        if found.is_empty() {
+            return pure;
+        }
+        pure.extend(found);
+    }
+}
+
+/// Tokens after which `*` and `&` are unary.
+const OPERATORS: [&str; 21] = [
+    "(", ",", "+", "-", "*", "/", "%", "<", ">", "=", "!", "&", "|", "^", "?", ":", "~", ";", "{",
+    "}", "return",
+];
+
+/// The names of program-scope variables (declared outside every function, not by `typedef`).
+fn program_scope_names<'s>(s: &Scanned<'s>) -> HashSet<&'s str> {
+    let mut names = HashSet::new();
+    let mut functions = s.functions.iter().map(|f| f.tokens()).peekable();
+    let (mut t, mut typedef) = (0, false);
+    while t < s.tokens.len() {
+        if let Some(&(_, b)) = functions.peek().filter(|r| r.0 <= t) {
+            functions.next();
+            t = t.max(b);
+            continue;
+        }
+        let w = s.text(t);
+        let next = s.tokens.get(t + 1).map(|_| s.text(t + 1));
+        match w {
+            "{" | "(" => {
+                t = s.partner(t) + 1;
+                continue;
+            }
+            ";" => typedef = false,
+            "typedef" => typedef = true,
+            _ if !typedef
+                && s.tokens[t].kind == Kind::Ident
+                && matches!(next, Some("=" | ";" | "," | "[")) =>
+            {
+                names.insert(w);
+            }
+            _ => {}
+        }
+        t += 1;
+    }
+    names
 }
 
 /// The refusal of an operand for token `t` (`what`), naming its line.

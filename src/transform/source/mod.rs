@@ -152,6 +152,18 @@ pub(crate) struct FunctionDef {
     pub(crate) body: (usize, usize),
 }
 
+impl FunctionDef {
+    /// Its tokens, from the top-level item's first to the body's `}` (exclusive end).
+    pub(crate) fn tokens(&self) -> Span {
+        (self.item, self.body.1 + 1)
+    }
+
+    /// Whether it returns nothing (`void` before its name).
+    pub(crate) fn returns_void(&self, s: &Scanned<'_>) -> bool {
+        (self.decl..self.name_tok).any(|t| s.text(t) == "void")
+    }
+}
+
 /// A lexed source: tokens (directives excluded), bracket partners, functions and macros.
 pub(crate) struct Scanned<'a> {
     pub(crate) src: &'a str,
@@ -173,6 +185,9 @@ pub(crate) struct Scanned<'a> {
     pub(crate) includes: Vec<String>,
     /// Each function's statement and condition regions, once asked for ([`Scanned::syntax`]).
     syntax: Vec<OnceCell<syntax::Syntax>>,
+    /// The helpers any work-item may call, once asked for (`statement::pure_helper`): whether
+    /// each calls collectives.
+    pub(crate) pure_helpers: OnceCell<HashMap<String, bool>>,
 }
 
 impl<'a> Scanned<'a> {
@@ -215,6 +230,7 @@ impl<'a> Scanned<'a> {
             undefs,
             includes,
             syntax: Vec::new(),
+            pure_helpers: OnceCell::new(),
         };
         scanned.functions = scanned.find_functions();
         scanned.syntax = scanned.functions.iter().map(|_| OnceCell::new()).collect();
