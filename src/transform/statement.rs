@@ -98,12 +98,13 @@ pub(crate) fn pure_helper(s: &Scanned<'_>, name: &str) -> Option<bool> {
 /// pointer parameters, no loads, stores but to its own names, address taken, loop, jump,
 /// program-scope name, macro or division but by a non-zero literal, and calls only of known
 /// side-effect-free built-ins, other such helpers and collectives; one that calls collectives
-/// also without any condition (its collectives reached wherever it is). To a fixed point.
+/// also without any condition (its collectives reached wherever it is). A round over the
+/// functions per level of calls, at most [`HELPER_DEPTH`] (a deeper one counts as impure).
 fn pure_helpers(s: &Scanned<'_>) -> HashMap<String, bool> {
     let globals = program_scope_names(s);
     let collective: fn(&str) -> bool = super::layer::is_sub_group_collective;
     let mut pure: HashMap<String, bool> = HashMap::new();
-    loop {
+    for _ in 0..HELPER_DEPTH {
         let mut found = Vec::new();
         for f in s
             .functions
@@ -151,11 +152,15 @@ fn pure_helpers(s: &Scanned<'_>) -> HashMap<String, bool> {
             }
         }
         if found.is_empty() {
-            return pure;
+            break;
         }
         pure.extend(found);
     }
+    pure
 }
+
+/// How deep [`pure_helpers`] follows calls of helpers (a chain of thousands took a round each).
+const HELPER_DEPTH: usize = 16;
 
 /// Tokens after which `*` and `&` are unary.
 const OPERATORS: [&str; 21] = [
