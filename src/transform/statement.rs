@@ -23,26 +23,7 @@ pub(crate) fn pure(
     for t in range.0..range.1 {
         let w = s.text(t);
         let unsafe_ = |what: &str| Err(unsafe_at(s, t, what));
-        let prev_op = t == range.0
-            || matches!(
-                s.text(t - 1),
-                "(" | ","
-                    | "+"
-                    | "-"
-                    | "*"
-                    | "/"
-                    | "%"
-                    | "<"
-                    | ">"
-                    | "="
-                    | "!"
-                    | "&"
-                    | "|"
-                    | "^"
-                    | "?"
-                    | ":"
-                    | "~"
-            );
+        let prev_op = t == range.0 || OPERATORS.contains(&s.text(t - 1));
         match w {
             "[" => return unsafe_("["),
             "/" | "%" if !nonzero_literal(s, t + 1) => return unsafe_(w),
@@ -162,7 +143,7 @@ fn pure_helpers(s: &Scanned<'_>) -> HashMap<String, bool> {
 /// How deep [`pure_helpers`] follows calls of helpers (a chain of thousands took a round each).
 const HELPER_DEPTH: usize = 16;
 
-/// Tokens after which `*` and `&` are unary.
+/// Tokens after which `*` and `&` are unary (in [`pure`]'s operands and helpers' bodies).
 const OPERATORS: [&str; 21] = [
     "(", ",", "+", "-", "*", "/", "%", "<", ">", "=", "!", "&", "|", "^", "?", ":", "~", ";", "{",
     "}", "return",
