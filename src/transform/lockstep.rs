@@ -310,8 +310,9 @@ impl<'s> Loop<'s> {
     }
 }
 
-/// The first tokens of the statements of block `body` (not the empty ones), where none may
-/// declare a name or be labelled, no preprocessor line splits them and there are at most
+/// The first tokens of the statements of block `body` that get a flag test (not the empty
+/// ones, nor declarations, which run unguarded), where every declaration's initializers are
+/// pure, none is labelled, no preprocessor line splits them and there are at most
 /// [`MAX_GUARDS`]; `None` otherwise (or for a single statement).
 fn statements(s: &Scanned<'_>, (a, b): (usize, usize)) -> Option<Vec<usize>> {
     if s.text(a) != "{" || s.partner(a) + 1 != b {

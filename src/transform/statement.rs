@@ -24,11 +24,10 @@ pub(crate) fn pure(
         let w = s.text(t);
         let unsafe_ = |what: &str| Err(unsafe_at(s, t, what));
         let prev_op = t == range.0 || OPERATORS.contains(&s.text(t - 1));
+        if let Some(what) = hazard(s, t, prev_op) {
+            return unsafe_(what);
+        }
         match w {
-            "[" => return unsafe_("["),
-            "/" | "%" if !nonzero_literal(s, t + 1) => return unsafe_(w),
-            "-" if adjacent(s, t) && s.text(t + 1) == ">" => return unsafe_("->"),
-            "*" if prev_op => return unsafe_("*"),
             _ if assigns(s, t) || increments(s, t) => return unsafe_(w),
             _ if s.is_call(t) => known_call(s, t, collective)?,
             _ if s.macros.contains_key(w) => return unsafe_(w),
@@ -106,14 +105,10 @@ fn pure_helpers(s: &Scanned<'_>) -> HashMap<String, bool> {
                 branches |= matches!(w, "if" | "?") || matches!(w, "&" | "|") && and_or(t + 1);
                 returns += usize::from(w == "return");
                 match w {
-                    "for" | "while" | "do" | "goto" | "switch" | "[" | "static" | "volatile" => {
-                        false
-                    }
+                    "for" | "while" | "do" | "goto" | "switch" | "static" | "volatile" => false,
                     "local" | "__local" | "global" | "__global" | "asm" | "__asm__" => false,
-                    "-" if adjacent(s, t) && s.text(t + 1) == ">" => false,
-                    "*" if unary => false,
                     "&" if unary && !and_or(t - 1) => false,
-                    "/" | "%" => nonzero_literal(s, t + 1),
+                    _ if hazard(s, t, unary).is_some() => false,
                     _ if globals.contains(w) || s.macros.contains_key(w) => false,
                     _ if s.is_call(t) => match pure.get(w) {
                         Some(&c) => {
@@ -180,6 +175,18 @@ fn program_scope_names<'s>(s: &Scanned<'s>) -> HashSet<&'s str> {
         t += 1;
     }
     names
+}
+
+/// The load or trap at token `t`, named, if it is one (`unary`: a `*` there dereferences): an
+/// index, `->`, a dereference, a division but by a non-zero literal.
+fn hazard<'s>(s: &Scanned<'s>, t: usize, unary: bool) -> Option<&'s str> {
+    match s.text(t) {
+        "[" => Some("["),
+        w @ ("/" | "%") if !nonzero_literal(s, t + 1) => Some(w),
+        "-" if adjacent(s, t) && s.text(t + 1) == ">" => Some("->"),
+        "*" if unary => Some("*"),
+        _ => None,
+    }
 }
 
 /// The refusal of an operand for token `t` (`what`), naming its line.
