@@ -470,6 +470,22 @@ pub(crate) fn flags(word: &str) -> Flags {
     })
 }
 
+/// Whether `word` is a sub-group *collective* (a shuffle, broadcast, reduction, scan, vote or
+/// barrier of the layer or the standard), not a query such as `get_sub_group_local_id`.
+pub(crate) fn is_sub_group_collective(word: &str) -> bool {
+    let flags = flags(word);
+    flags.has(Flags::LAYER | Flags::SUB_GROUP) && !flags.has(Flags::QUERY | Flags::PLUMBING)
+}
+
+/// Whether a call of `word` gives every work-item of a sub-group the same value, whatever its
+/// operands: collectives whose result the sub-group (or work-group) shares, and the
+/// sub-group's own id.
+pub(crate) fn uniform_in_sub_group(word: &str) -> bool {
+    let f = flags(word);
+    let collective = is_sub_group_collective(word) || f.has(Flags::WORK_GROUP_FUNCTION);
+    (collective && f.has(Flags::SHARED) && !f.has(Flags::PER_LANE)) || f.has(Flags::SUB_GROUP_ID)
+}
+
 /// The built-ins known by name with any of `flag`'s bits, in table order.
 pub(crate) fn named(flag: Flags) -> impl Iterator<Item = &'static str> {
     BUILTINS

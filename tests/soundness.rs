@@ -496,17 +496,21 @@ kernel void on_data(global int *o, global const int *x) {
     if (v < -400) { o[get_global_id(0)] = v; return; }
     o[get_global_id(0)] = sg_reduce_max(v);
 }
+int positive_sum(int v) { if (v > 0) return sg_reduce_add(v); return 0; }
+kernel void via_parameter(global int *o, global const int *x) {
+    o[get_global_id(0)] = positive_sum(x[get_global_id(0)]);
+}
 kernel void uniform(global int *o, global const int *x, int n) {
     int v = x[get_global_id(0)];
     if (n > 0) v = sg_reduce_add(v);
     for (int i = 0; i < n; ++i) v = sg_shuffle_xor(v, 1u) + i;
     if (get_local_id(0) == 0) o[get_global_id(0)] = 0;
-    o[get_global_id(0)] = v;
+    o[get_global_id(0)] = v + positive_sum(n);
 }
 kernel void straight(global int *o, global const int *x, int n) {
     int v = sg_reduce_add(x[get_global_id(0)]);
     for (int i = 0; i < 3; ++i) v = sg_shuffle_xor(v, 1u) + i;
-    o[get_global_id(0)] = v;
+    o[get_global_id(0)] = v + sg_reduce_add(n);
 }
 "#;
 
@@ -518,7 +522,8 @@ kernel void straight(global int *o, global const int *x, int n) {
 /// refused like these where they cannot (in a loop whose trip count a loaded value decides:
 /// `on_data`; it ran before, giving unspecified values).
 /// Elsewhere (NVIDIA) they are the driver's business: checked only that clgroups does not refuse
-/// them (they are not launched). Everywhere, uniform conditions build and run correctly.
+/// them (they are not launched). Everywhere, uniform conditions build and run correctly, a
+/// helper's condition on its parameter included where the call passes a uniform value.
 #[test]
 fn divergent_sub_group_calls_never_crash_the_host() {
     common::in_child_with(
@@ -545,6 +550,11 @@ fn divergent_sub_group_calls_never_crash_the_host() {
                 (
                     "via_helper",
                     "`lane0` at line 19, with sg_barrier at line 18",
+                ),
+                (
+                    "via_parameter",
+                    "`positive_sum` at line 29, passed a value differing between work-items as \
+                     `v`: sg_reduce_add at line 27 under a condition on v at line 27",
                 ),
                 (
                     "on_data",

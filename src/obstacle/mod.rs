@@ -196,6 +196,18 @@ pub enum Obstacle {
         /// Why the function is refused.
         why: Box<Obstacle>,
     },
+    /// A call that passes a value differing between work-items to a parameter on which the
+    /// function's collective depends (`why`: the collective, as the call makes it divergent).
+    Passes {
+        /// The function.
+        function: String,
+        /// The call's line.
+        line: usize,
+        /// The parameter.
+        parameter: String,
+        /// The collective under a condition on it.
+        why: Box<Obstacle>,
+    },
     /// A launch-time condition, as written.
     Condition(String),
     /// The wrapper cannot pass one argument.
@@ -520,6 +532,16 @@ impl fmt::Display for Obstacle {
                 line,
                 why,
             } => write!(f, "`{function}` at line {line}, with {why}"),
+            Obstacle::Passes {
+                function,
+                line,
+                parameter,
+                why,
+            } => write!(
+                f,
+                "`{function}` at line {line}, passed a value differing between work-items as \
+                 `{parameter}`: {why}"
+            ),
             Obstacle::Condition(text) => f.write_str(text),
             Obstacle::Argument { index, why } => write!(f, "argument {index}: {why}"),
             Obstacle::CheckedRuns => {

@@ -28,7 +28,7 @@
 //! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
 //! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.
 
-use super::source::{any_word, id_word, Conditional, FunctionDef, Scanned, Span};
+use super::source::{any_word, id_word, Conditional, FunctionDef, Scanned, Span, Syntax};
 use crate::obstacle::{NoRewrite, Obstacle};
 use crate::plan::uniform_branch::IdCondition;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -150,6 +150,28 @@ pub(crate) struct Region {
 }
 
 impl Region {
+    /// What tells it from another region of its function: its construct, span and kind.
+    pub(super) fn site(&self) -> (usize, Span, bool, bool) {
+        (self.key, self.span, self.after_exit, self.loop_header)
+    }
+
+    /// Why the call at token `i` under the region is divergent.
+    pub(super) fn divergent(
+        &self,
+        s: &Scanned<'_>,
+        i: usize,
+        unmoved: Option<NoRewrite>,
+    ) -> Obstacle {
+        let line = |t: usize| s.line(s.tokens[t].span.start);
+        Obstacle::Divergent {
+            collective: s.text(i).to_string(),
+            line: line(i),
+            id: s.text(self.id).to_string(),
+            id_line: line(self.id),
+            unmoved,
+        }
+    }
+
     /// Whether the region counts for a call of `word`: [`Region::data`] ones only for the
     /// sub-group collectives themselves (which [`super::hoist`] masks or computes ahead there),
     /// not for the helpers and macros that use them.
@@ -160,8 +182,13 @@ impl Region {
 
 /// The regions of `f` whose execution depends on a work-item id.
 pub(crate) fn regions(s: &Scanned<'_>, f: &FunctionDef) -> Vec<Region> {
+    regions_in(s, f, s.syntax(f))
+}
+
+/// [`regions`] with `syntax`'s taint ([`Syntax::seeded`]: parameters a call passes values
+/// differing between work-items).
+pub(super) fn regions_in(s: &Scanned<'_>, f: &FunctionDef, syntax: &Syntax) -> Vec<Region> {
     let body = f.body;
-    let syntax = s.syntax(f);
     let (tainted, deep) = (&syntax.tainted, &syntax.deep_tainted);
     let mut regions: Vec<Region> = Vec::new();
     // Per exit word, how many of it lie before each token of the body: a region's exits in
@@ -291,14 +318,7 @@ fn divergent_call(
                 .filter(move |r| r.span.0 <= i && i < r.span.1 && r.counts_for(word))
         };
         if let Some(r) = under().find(|r| r.at_launch.is_none()) {
-            let line = |t: usize| s.line(s.tokens[t].span.start);
-            return Err(Obstacle::Divergent {
-                collective: s.text(i).to_string(),
-                line: line(i),
-                id: s.text(r.id).to_string(),
-                id_line: line(r.id),
-                unmoved: unmoved(s, f, &regions, i),
-            });
+            return Err(r.divergent(s, i, unmoved(s, f, &regions, i)));
         }
         for c in under().filter_map(|r| r.at_launch.as_ref()) {
             if !conds.contains(c) {
@@ -306,7 +326,10 @@ fn divergent_call(
             }
         }
     }
-    Ok(conds)
+    match super::passed::divergent_argument(s, f, s.syntax(f), uses, 0) {
+        Some(why) => Err(why),
+        None => Ok(conds),
+    }
 }
 
 /// The `break`s (or `continue`s: `jump`) in tokens `span` of `f` that leave the construct

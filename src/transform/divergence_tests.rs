@@ -225,3 +225,44 @@ kernel void a(global const int *x, global int *o) { int v = x[get_global_id(0)],
     );
     assert!(found.refused.is_empty(), "{:#?}\n{out}", found.refused);
 }
+
+/// A helper's collective under a condition on its parameter is divergent where a call passes
+/// that parameter a value differing between work-items, through helpers passing it on: the
+/// caller is refused, not the helper, nor the callers passing uniform values.
+#[test]
+fn parameters_follow_their_calls() {
+    let src = "
+int branchy(int v) { if (v > 0) return sub_group_reduce_add(v); return 0; }
+int twice(int v) { if (v > 1) return sub_group_reduce_max(v); return 0; }
+int relay(int w) { return twice(w + 1); }
+int data(global const int *p) { if (p[0] > 0) return sub_group_reduce_add(1); return 0; }
+kernel void a(global int *o) { o[get_global_id(0)] = branchy(o[get_global_id(0)]); }
+kernel void b(global int *o) { uint lid = get_local_id(0); o[lid] = relay((int)lid); }
+kernel void c(global int *o, int n) { o[get_global_id(0)] = branchy(n) + relay(n); }
+kernel void d(global int *o) { o[0] = branchy(sub_group_reduce_add(o[get_global_id(0)])); }
+kernel void e(global int *o) { o[get_global_id(0)] = data(o + get_global_id(0)); }
+kernel void f(global int *o) { o[0] = data(o + get_group_id(0)) + branchy(get_sub_group_id()); }
+";
+    let s = Scanned::new(src).unwrap();
+    let found = divergent_users(
+        &s,
+        crate::transform::layer::is_sub_group_collective,
+        crate::transform::hoist::obstacle,
+    );
+    let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
+    assert_eq!(refused, ["a", "b", "e"], "{:#?}", found.refused);
+    assert_eq!(
+        found.refused["a"].to_string(),
+        "`branchy` at line 6, passed a value differing between work-items as `v`: \
+         sub_group_reduce_add at line 2 under a condition on v at line 2"
+    );
+    let why = found.refused["b"].to_string();
+    assert!(
+        why.starts_with(
+            "`relay` at line 7, passed a value differing between work-items as `w`: \
+                         `twice` at line 4, passed"
+        ),
+        "{why}"
+    );
+    assert!(found.refused["e"].to_string().contains("as `p`"));
+}

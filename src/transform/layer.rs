@@ -38,8 +38,7 @@ pub fn is_layer_word(word: &str) -> bool {
 /// `sg_get_local_range`. PoCL 6.0 aborts the process for collectives in work-groups of one
 /// work-item (measured: every query runs there, every collective tried aborts).
 pub fn is_sub_group_collective(word: &str) -> bool {
-    let flags = builtins::flags(word);
-    flags.has(Flags::LAYER | Flags::SUB_GROUP) && !flags.has(Flags::QUERY | Flags::PLUMBING)
+    builtins::is_sub_group_collective(word)
 }
 
 /// [`is_layer_word`], or a standard sub-group built-in: on the `emulated` and `nvidia-ptx`

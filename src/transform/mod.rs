@@ -47,6 +47,7 @@ mod macro_scratch;
 mod nu_mask;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
 mod partitioned;
+mod passed;
 mod pipeline;
 mod polyfill;
 pub(crate) mod pp_eval;

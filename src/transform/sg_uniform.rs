@@ -8,18 +8,8 @@
 
 use super::divergence::Region;
 use super::source::{FunctionDef, Scanned};
-use crate::builtins::{self, Flags};
+use crate::builtins;
 use std::collections::BTreeSet;
-
-/// Values uniform in a sub-group whatever their operands: collectives of that kind, and the
-/// sub-group's own id.
-fn uniform_call(word: &str) -> bool {
-    let flags = builtins::flags(word);
-    let collective =
-        super::layer::is_sub_group_collective(word) || flags.has(Flags::WORK_GROUP_FUNCTION);
-    (collective && flags.has(Flags::SHARED) && !flags.has(Flags::PER_LANE))
-        || flags.has(Flags::SUB_GROUP_ID)
-}
 
 /// What [`uniform`] decides with: the function's tainted words and those of its variables
 /// shown uniform in each sub-group.
@@ -104,7 +94,7 @@ impl<'a> Uniformity<'a> {
         let mut t = range.0;
         while t < range.1 {
             let w = s.text(t);
-            if s.is_call(t) && uniform_call(w) {
+            if s.is_call(t) && builtins::uniform_in_sub_group(w) {
                 t = s.partner(t + 1) + 1;
                 continue;
             }

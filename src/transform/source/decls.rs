@@ -107,6 +107,30 @@ impl Scanned<'_> {
         (depth > 0).then_some(Obstacle::UnclosedIf)
     }
 
+    /// The names of `f`'s parameters (`None` where one has no name).
+    pub(crate) fn param_names(&self, f: &FunctionDef) -> Option<Vec<String>> {
+        let close = self.partner(f.open_paren);
+        let params = self.params(f, f.open_paren + 1, close).ok()?;
+        Some(params.into_iter().map(|p| p.name).collect())
+    }
+
+    /// The arguments of the call at token `call` (its name): each one's tokens.
+    pub(crate) fn arguments(&self, call: usize) -> Vec<(usize, usize)> {
+        let close = self.partner(call + 1);
+        let mut out = Vec::new();
+        let mut from = call + 2;
+        for i in self.top_level(from, close) {
+            if self.is_punct(i, ",") {
+                out.push((from, i));
+                from = i + 1;
+            }
+        }
+        if from < close {
+            out.push((from, close));
+        }
+        out
+    }
+
     /// The parameters in tokens `from..to` (inside the parentheses).
     fn params(&self, f: &FunctionDef, from: usize, to: usize) -> Result<Vec<Param>> {
         if from == to || (to == from + 1 && self.text(from) == "void") {

@@ -286,7 +286,7 @@ mod sub_group_attr;
 mod syntax;
 
 pub(crate) use syntax::{
-    adjacent, any_word, assigns, id_word, statement_end, Conditional, Span, LOCKSTEP_FLAG,
+    adjacent, any_word, assigns, id_word, statement_end, Conditional, Span, Syntax, LOCKSTEP_FLAG,
 };
 
 #[cfg(test)]

@@ -91,9 +91,26 @@ impl Syntax {
         let assignments = assignments(s, body);
         Syntax {
             conditionals,
-            tainted: tainted(s, &assignments, id_word),
-            deep_tainted: tainted(s, &assignments, any_word),
+            tainted: tainted(s, &assignments, id_word, BTreeSet::new()),
+            deep_tainted: tainted(s, &assignments, any_word, BTreeSet::new()),
             assignments,
+        }
+    }
+
+    /// The same function's with parameters `by_id` differing by a work-item's id and `deep` by
+    /// its id or a value loaded at it ([`id_word`], [`any_word`]): as the function is for a
+    /// call that passes them such values.
+    pub(crate) fn seeded(
+        &self,
+        s: &Scanned<'_>,
+        by_id: BTreeSet<Box<str>>,
+        deep: BTreeSet<Box<str>>,
+    ) -> Syntax {
+        Syntax {
+            conditionals: self.conditionals.clone(),
+            tainted: tainted(s, &self.assignments, id_word, by_id),
+            deep_tainted: tainted(s, &self.assignments, any_word, deep),
+            assignments: self.assignments.clone(),
         }
     }
 
@@ -165,14 +182,16 @@ fn chain(s: &Scanned<'_>, k: usize, body: Span, reach: &Reach) -> Option<(Span, 
 /// tainted whatever it is assigned.
 pub(crate) const LOCKSTEP_FLAG: &str = "__clg_l";
 
-/// The built-ins flagged [`Flags::ID`], the lockstep flags and the variables assigned from an
-/// expression in which `mentions` finds one, transitively.
+/// The built-ins flagged [`Flags::ID`], the lockstep flags, the words of `tainted` (parameters
+/// a call passes values differing between work-items: [`Syntax::seeded`]) and the variables
+/// assigned from an expression in which `mentions` finds one, transitively.
 fn tainted(
     s: &Scanned<'_>,
     assignments: &[(usize, Span)],
     mentions: fn(&Scanned<'_>, Span, &BTreeSet<Box<str>>) -> Option<usize>,
+    mut tainted: BTreeSet<Box<str>>,
 ) -> BTreeSet<Box<str>> {
-    let mut tainted: BTreeSet<Box<str>> = builtins::named(Flags::ID).map(Box::from).collect();
+    tainted.extend(builtins::named(Flags::ID).map(Box::from));
     loop {
         let before = tainted.len();
         for &(target, expr) in assignments {
