@@ -122,7 +122,8 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
 
 /// Such loops inside each other: a vote loop in a vote loop (a reduction in the inner one), a
 /// vote loop before the `break` that makes its outer loop one, a `do` loop in a loop bounded
-/// by a reduction; and collectives after a `break` under a vote (the vote in a variable).
+/// by a reduction; and collectives after a `break` under a vote (the vote in a variable, and
+/// a vote loop whose condition loads: `x[g]` masked by the flag once the `break` is taken).
 const NESTED_SRC: &str = r#"
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
 
@@ -169,12 +170,21 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
         }
         d += sub_group_reduce_add(m);
     }
-    out[6 * g] = a;
-    out[6 * g + 1] = z;
-    out[6 * g + 2] = y;
-    out[6 * g + 3] = c;
-    out[6 * g + 4] = u;
-    out[6 * g + 5] = d;
+    int h = 0, hs = 0;
+    while (sub_group_any(x[g] > h)) {
+        h++;
+        if (sub_group_all(h >= 4))
+            break;
+        hs += sub_group_reduce_add(1);
+    }
+    out[8 * g] = a;
+    out[8 * g + 1] = z;
+    out[8 * g + 2] = y;
+    out[8 * g + 3] = c;
+    out[8 * g + 4] = u;
+    out[8 * g + 5] = d;
+    out[8 * g + 6] = h;
+    out[8 * g + 7] = hs;
     ids[2 * g] = get_sub_group_id();
     ids[2 * g + 1] = get_sub_group_local_id();
 }
@@ -292,7 +302,20 @@ fn nested_loops_and_breaks_match_the_host() {
     let want = |v: &[i32]| {
         let (m, lanes) = (*v.iter().max().unwrap(), v.len() as i32);
         let sum = lanes * m * (m - 1) / 2;
-        vec![[m, sum, m * (m + 1), m * (m + 1) / 2, lanes * m, sum + 1000]; v.len()]
+        let (h, hs) = (m.min(4), m.min(3) * lanes);
+        vec![
+            [
+                m,
+                sum,
+                m * (m + 1),
+                m * (m + 1) / 2,
+                lanes * m,
+                sum + 1000,
+                h,
+                hs
+            ];
+            v.len()
+        ]
     };
     check("nested_loops_and_breaks_match_the_host", NESTED_SRC, want);
 }

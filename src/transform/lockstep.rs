@@ -13,7 +13,8 @@
 //! evaluates the condition again on a state its body no longer changes, which the original
 //! evaluated last (so it must have no side effects: [`repeatable`]); its flag stays off. One
 //! that left by a `break` evaluates it on a state the original never did: in loops with a
-//! `break`, the condition must be [`pure`] (no loads). Inside,
+//! `break`, the condition must be [`pure`] (no loads) but in its collectives' operands, which
+//! the flag masks ([`masked_operands`]: `sub_group_any(L ? (x[i] > 0) : 0)`). Inside,
 //! `break` becomes `{ L = 0; continue; }`; a `return` or `goto` in the body stays refused (a
 //! work-item leaving the loop would skip the barriers of the others). The body then sits
 //! under `if (L)`, where [`super::hoist`] and [`super::nu_mask`] treat its collectives as
@@ -50,8 +51,8 @@ pub(crate) fn rewrite(
     key: usize,
     n: usize,
 ) -> Result<Edits, NoRewrite> {
-    let l = Loop::read(s, f, key)?;
-    l.check(s, f, regions)?;
+    let mut l = Loop::read(s, f, key)?;
+    l.masked = l.check(s, f, regions)?;
     Ok(l.edits(s, n))
 }
 
@@ -74,6 +75,9 @@ struct Loop<'s> {
     /// The flag test `if (G)` of an enclosing lockstep loop right before it (its tokens and
     /// `G`): the loop runs unguarded instead, its own flag starting from `G`.
     outer: Option<(Span, String)>,
+    /// The collectives' operands in the condition that load, masked by the flag in the vote
+    /// ([`masked_operands`]).
+    masked: Vec<Span>,
 }
 
 impl<'s> Loop<'s> {
@@ -114,11 +118,17 @@ impl<'s> Loop<'s> {
             continues,
             starts: statements(s, body),
             outer: outer_guard(s, key),
+            masked: Vec::new(),
         })
     }
 
-    /// Why the loop cannot run in lockstep, if it cannot.
-    fn check(&self, s: &Scanned<'_>, f: &FunctionDef, regions: &[Region]) -> Result<(), NoRewrite> {
+    /// Why the loop cannot run in lockstep, if it cannot; else the operands to mask.
+    fn check(
+        &self,
+        s: &Scanned<'_>,
+        f: &FunctionDef,
+        regions: &[Region],
+    ) -> Result<Vec<Span>, NoRewrite> {
         // Its condition and the conditions of its exits shown uniform in each sub-group, loads
         // at an index included: where the work-items of a sub-group could stop at different
         // iterations, each sub-group's collectives would see the ones that stopped.
@@ -136,9 +146,11 @@ impl<'s> Loop<'s> {
         repeatable(s, self.cond)?;
         // Work-items that left by a `break`, or (run from an enclosing loop's flag) whose outer
         // loop ended, evaluate the condition on a state the source never evaluated it on (and
-        // declare the init's names): without loads or divisions.
+        // declare the init's names): without loads or divisions but in collectives' operands,
+        // which the flag masks.
+        let mut masked = Vec::new();
         if self.outer.is_some() || !self.breaks.is_empty() {
-            pure(s, self.cond, super::layer::is_sub_group_collective)?;
+            masked = masked_operands(s, self.cond)?;
         }
         if self.outer.is_some() {
             if let Some(init) = self.init.filter(|&(a, _)| declares(s, a)) {
@@ -175,7 +187,7 @@ impl<'s> Loop<'s> {
         {
             return Err(NoRewrite::LeavesLoop("continue".into()));
         }
-        Ok(())
+        Ok(masked)
     }
 
     /// Whether the `continue` at token `t` is the last thing its statement of the body runs
@@ -199,6 +211,18 @@ impl<'s> Loop<'s> {
         s.text(t + 1) == ";"
     }
 
+    /// The condition's text, each of [`Loop::masked`] evaluated only where `live` is set.
+    fn masked_condition(&self, s: &Scanned<'_>, live: &str) -> String {
+        let mut text = String::new();
+        let mut at = self.cond.0;
+        for &(a, b) in &self.masked {
+            let operand = tokens_text(s, a, b);
+            text += &format!("{} ({live} ? ({operand}) : 0) ", tokens_text(s, at, a));
+            at = b;
+        }
+        text + &tokens_text(s, at, self.cond.1)
+    }
+
     /// The edits, its flags numbered `n`.
     fn edits(&self, s: &Scanned<'_>, n: usize) -> Edits {
         let (key, body) = (self.key, self.c.body);
@@ -208,7 +232,7 @@ impl<'s> Loop<'s> {
         let any = GROUP_ANY;
         // `for (;;)`: a loop left only by its `break`s.
         let cond_text = match self.cond.0 < self.cond.1 {
-            true => tokens_text(s, self.cond.0, self.cond.1),
+            true => self.masked_condition(s, &live),
             false => "1".into(),
         };
         // The iteration's own flag where `continue`s end it (a lockstep flag too: tainted).
@@ -488,6 +512,40 @@ fn repeatable(s: &Scanned<'_>, (a, b): (usize, usize)) -> Result<(), NoRewrite> 
         }
     }
     Ok(())
+}
+
+/// The operands of the collectives in condition `cond` that are not [`pure`] (`x[i] > 0` in
+/// `sub_group_any(x[i] > 0)`), where the rest of it is. A work-item that stopped looping then
+/// evaluates them only as the flag's mask, `sub_group_any(L ? (x[i] > 0) : 0)`: its sub-group
+/// stopped with it (the exits are uniform in each sub-group), so the collective's result goes
+/// unused there, and the sub-groups still looping see their own operands.
+fn masked_operands(s: &Scanned<'_>, cond: Span) -> Result<Vec<Span>, NoRewrite> {
+    let collective = super::layer::is_sub_group_collective;
+    if pure(s, cond, collective).is_ok() {
+        return Ok(Vec::new());
+    }
+    let (mut masked, mut from, mut t) = (Vec::new(), cond.0, cond.0);
+    while t < cond.1 {
+        let w = s.text(t);
+        if s.is_call(t) && collective(w) && !builtins::flags(w).has(Flags::BARRIER) {
+            pure(s, (from, t + 2), collective)?;
+            for operand in s.arguments(t) {
+                // (a collective inside would run only where the flag is set)
+                if let Some(u) =
+                    (operand.0..operand.1).find(|&u| s.is_call(u) && collective(s.text(u)))
+                {
+                    return Err(unsafe_at(s, u, s.text(u)));
+                }
+                if pure(s, operand, collective).is_err() {
+                    masked.push(operand);
+                }
+            }
+            (from, t) = (s.partner(t + 1), s.partner(t + 1));
+        }
+        t += 1;
+    }
+    pure(s, (from, cond.1), collective)?;
+    Ok(masked)
 }
 
 /// Whether token `t` names a macro that may expand to more than a constant.

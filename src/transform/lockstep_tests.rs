@@ -115,10 +115,31 @@ fn loops_that_return_or_change_state_in_their_condition_stay() {
         "while (sub_group_any(i < v)) STEP(i);",
         "do { i++; if (sub_group_all(i > 3)) break; } while (sub_group_any(i < v));",
         // After the `break`, `x[i]` would be read at an `i` the source never read it at.
-        "while (sub_group_any(x[i] > 0)) { i += 10; if (sub_group_all(i > v)) break; }",
+        "while (x[i] > 0 && sub_group_any(i < v)) { i += 10; if (sub_group_all(i > v)) break; }",
+        "while (sub_group_any(x[sub_group_reduce_add(i)] > 0)) \
+         { if (sub_group_all(i > v)) break; }",
         "while (i < get_local_id(0)) s += sub_group_reduce_add(1);",
     ] {
         let out = rewritten(body);
         assert!(!out.contains("clg_group_any"), "{body}: {out}");
     }
+}
+
+/// A loop left by a `break` whose condition's collective loads: a work-item that left
+/// evaluates the operand only where its flag is set (its sub-group left with it).
+#[test]
+fn loads_in_a_votes_operand_are_masked_by_the_flag() {
+    let body = "while (sub_group_any(x[i] > 0)) { i += 10; if (sub_group_all(i > v)) break; }";
+    let out = rewritten(body);
+    assert!(
+        out.contains(
+            "__clg_l0 = __clg_l0 & ((sub_group_any( (__clg_l0 ? (x[i] > 0) : 0) )) != 0);"
+        ),
+        "{out}"
+    );
+    // An operand that loads nothing stays as written.
+    let body = "for (int k = 0; sub_group_broadcast(x[k], 0u) > 0; k++) \
+                { if (sub_group_all(k > v)) break; }";
+    let out = rewritten(body);
+    assert!(out.contains("(__clg_l0 ? (x[k]) : 0) , 0u)"), "{out}");
 }
