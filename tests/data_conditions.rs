@@ -6,7 +6,9 @@
 //! takes (the others contributing the identity: the original's value wherever every work-item
 //! of the sub-group takes the branch, the operation over those that do elsewhere), broadcasts
 //! and shuffles ahead as they are, and refuses what it cannot rewrite (a loop whose trip count
-//! a loaded value decides, a barrier) before anything is enqueued, naming why. Values drawn so
+//! a loaded value decides, a barrier, a helper that loads: run unchecked before) before
+//! anything is enqueued, naming why; a helper any work-item may call is computed ahead like
+//! the collectives it calls. Values drawn so
 //! that some sub-groups take the branch whole, some in part and some not at all; work-groups
 //! that are and are not multiples of the sub-group size (`tests/common/recorded.rs`).
 
@@ -80,7 +82,27 @@ kernel void broadcast(global const int *x, global int *out, global uint *ids) {
     RECORD;
 }
 
-/* Not rewritable: a loop whose trip count a loaded value decides, and a barrier. */
+/* A helper any work-item may call: computed ahead like the collective it calls. */
+int doubled_sum(int v) { return sub_group_reduce_add(2 * v); }
+kernel void helper(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int r = -7;
+    if (x[g] > 0) r = doubled_sum(v);
+    out[g] = r;
+    RECORD;
+}
+
+/* Not rewritable: a loop whose trip count a loaded value decides, a barrier, a helper that
+   loads. */
+int first_of(global const int *p) { return sg_reduce_add(p[0]); }
+kernel void helper_loading(global const int *x, global int *out) {
+    size_t g = get_global_id(0);
+    int r = 0;
+    if (x[g] > 0) r = first_of(x + g);
+    out[g] = r;
+}
+
 kernel void loop(global const int *x, global int *out) {
     size_t g = get_global_id(0);
     int v = x[g];
@@ -122,6 +144,8 @@ fn expected(kernel: &str, v: &[i32]) -> Vec<i32> {
                 "standard" => on(l, sum + 1000 * below.count() as i32),
                 // Computed ahead: lane 0's value, whether lane 0 takes the branch or not.
                 "broadcast" => on(l, v[0]),
+                // Computed ahead as it is: over every lane.
+                "helper" => on(l, 2 * v.iter().sum::<i32>()),
                 _ => unreachable!("{kernel}"),
             }
         })
@@ -156,6 +180,7 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
             "votes",
             "standard",
             "broadcast",
+            "helper",
         ] {
             let k = p
                 .kernel(kernel)
@@ -181,7 +206,7 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
             }
             println!("{d}: {kernel}: right");
         }
-        assert_eq!(checked + undefined, 6 * 5 * GLOBAL);
+        assert_eq!(checked + undefined, 7 * 5 * GLOBAL);
         println!("{d}: {checked} work-items checked");
         if undefined > 0 {
             println!(
@@ -192,6 +217,7 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
         for (kernel, why) in [
             ("loop", "not shown uniform"),
             ("barrier_under_data", "a barrier"),
+            ("helper_loading", "first_of at line"),
         ] {
             match p.kernel(kernel) {
                 // Where collectives are work-group barriers: refused before anything runs.

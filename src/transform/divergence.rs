@@ -23,10 +23,10 @@
 //! at one: a collective there runs as often as each sub-group loops ([`super::lockstep`] runs
 //! such loops in lockstep where their trip count is uniform in each sub-group; calls of
 //! work-group functions whose result the work-group shares, `work_group_any`, depend on no
-//! work-item). For the `non_uniform`
-//! built-ins a condition on a value loaded at an id counts as well ([`Region::data`]). Before
-//! this, the build moves what it soundly can out of such conditions ([`super::hoist`]); a
-//! refusal says why the call was not moved. Not seen: `goto`, and conditions inside macros.
+//! work-item). A condition on a value loaded at an id counts as well ([`Region::data`]), for
+//! the collectives and for the functions and macros that use them. Before this, the build
+//! moves what it soundly can out of such conditions ([`super::hoist`]); a refusal says why the
+//! call was not moved. Not seen: `goto`, and conditions inside macros.
 
 use super::source::{any_word, id_word, Conditional, FunctionDef, Scanned, Span, Syntax};
 use crate::obstacle::{NoRewrite, Obstacle};
@@ -138,8 +138,9 @@ pub(crate) struct Region {
     /// iteration: as often as the loop runs.
     pub(crate) loop_header: bool,
     /// Whether its condition reads a work-item's value only through memory loaded at an id
-    /// (`x[get_global_id(0)] > t`): it counts for the `non_uniform` built-ins alone
-    /// ([`Region::counts_for`]).
+    /// (`x[get_global_id(0)] > t`): [`super::hoist`] masks the collectives under it or
+    /// computes them ahead (and the helpers any work-item may call), where conditions on an id
+    /// must be shown uniform in each sub-group first; what stays there is refused.
     pub(crate) data: bool,
     /// The condition's tokens.
     pub(crate) cond: (usize, usize),
@@ -170,13 +171,6 @@ impl Region {
             id_line: line(self.id),
             unmoved,
         }
-    }
-
-    /// Whether the region counts for a call of `word`: [`Region::data`] ones only for the
-    /// sub-group collectives themselves (which [`super::hoist`] masks or computes ahead there),
-    /// not for the helpers and macros that use them.
-    pub(crate) fn counts_for(&self, word: &str) -> bool {
-        !self.data || super::layer::is_sub_group_collective(word)
     }
 }
 
@@ -311,11 +305,10 @@ fn divergent_call(
     let regions = regions(s, f);
     let mut conds: Vec<IdCondition> = Vec::new();
     for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
-        let word = s.text(i);
         let under = || {
             regions
                 .iter()
-                .filter(move |r| r.span.0 <= i && i < r.span.1 && r.counts_for(word))
+                .filter(move |r| r.span.0 <= i && i < r.span.1)
         };
         if let Some(r) = under().find(|r| r.at_launch.is_none()) {
             return Err(r.divergent(s, i, unmoved(s, f, &regions, i)));

@@ -129,7 +129,7 @@ fn fix(
 ) -> Result<Option<Edits>, NoRewrite> {
     let Some(r) = regions
         .iter()
-        .filter(|r| r.span.0 <= i && i < r.span.1 && r.counts_for(s.text(i)))
+        .filter(|r| r.span.0 <= i && i < r.span.1)
         .max_by_key(|r| r.span.0)
     else {
         return Ok(None);
@@ -156,7 +156,7 @@ fn fix(
         };
     if lockstep(r).is_some() {
         let outermost = (regions.iter())
-            .filter(|r| r.span.0 <= i && i < r.span.1 && r.counts_for(s.text(i)))
+            .filter(|r| r.span.0 <= i && i < r.span.1)
             .filter_map(lockstep)
             .min();
         if let Some(key) = outermost {

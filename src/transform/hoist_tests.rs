@@ -311,3 +311,31 @@ fn straight_helpers_with_collectives_move_like_collectives() {
         assert!(got.len() == 1 && got[0].0 == "k", "{call}: {got:?}\n{out}");
     }
 }
+
+/// Under a condition on a loaded value, helpers any work-item may call are computed ahead like
+/// the collectives they call; other helpers with collectives there are refused, not run
+/// unchecked.
+#[test]
+fn helpers_under_conditions_on_loaded_values() {
+    let helpers = "int h(int v) { return sub_group_reduce_add(v * 2); }\n\
+                   int loads(global const int *p) { return sub_group_reduce_add(p[0]); }\n";
+    let src = format!(
+        "{helpers}{}",
+        kernel("int w = x[get_global_id(0)]; if (w > 0) r = h(v + 1);")
+    );
+    assert_eq!(refused(&src).len(), 1, "{src}");
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
+    assert!(out.contains("__typeof__(h(v + 1)) __clg_u"), "{out}");
+    let src = format!(
+        "{helpers}{}",
+        kernel("if (x[get_global_id(0)] > 0) r = loads(x);")
+    );
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    let got = refused(&out);
+    assert_eq!(got.len(), 1, "{got:?}\n{out}");
+    assert!(
+        got[0].1.starts_with("loads at line 5 under a condition on"),
+        "{got:?}"
+    );
+}

@@ -83,10 +83,7 @@ fn divergent_in(
     let own: Vec<_> = regions(s, g).iter().map(Region::site).collect();
     let regions = regions_in(s, g, syntax);
     for i in evaluated_calls(s, g).filter(|&i| uses(s.text(i))) {
-        let word = s.text(i);
-        let under = |r: &&Region| {
-            r.span.0 <= i && i < r.span.1 && r.counts_for(word) && !own.contains(&r.site())
-        };
+        let under = |r: &&Region| r.span.0 <= i && i < r.span.1 && !own.contains(&r.site());
         if let Some(r) = regions.iter().find(under) {
             return Some(r.divergent(s, i, None));
         }
