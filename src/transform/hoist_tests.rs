@@ -339,3 +339,24 @@ fn helpers_under_conditions_on_loaded_values() {
         "{got:?}"
     );
 }
+
+/// A helper calling a built-in defined over the work-items that reach it (`sub_group_elect`,
+/// the clustered reductions) is not computed ahead: split sub-groups would change its value.
+#[test]
+fn helpers_with_built_ins_over_reaching_work_items_stay() {
+    for helper in [
+        "int lead(int v) { return v * sub_group_elect(); }\n",
+        "int part(int v) { return sub_group_clustered_reduce_add(v, 4u); }\n",
+    ] {
+        let name = &helper[4..8];
+        let src = format!(
+            "{helper}{}",
+            kernel(&format!(
+                "int w = x[get_global_id(0)]; if (w > 0) r = {name}(v);"
+            ))
+        );
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert!(!out.contains("__clg_u"), "{out}");
+        assert_eq!(refused(&out).len(), 1, "{out}");
+    }
+}

@@ -56,11 +56,12 @@ pub(crate) fn known_call(
     }
 }
 
-/// Whether call `t` is of a collective `collective` tells (not a barrier, not `non_uniform`),
-/// a query or a known side-effect-free built-in.
+/// Whether call `t` is of a collective `collective` tells (not a barrier, not one defined over
+/// the work-items that reach it: `non_uniform`, clustered, `sub_group_elect`), a query or a
+/// known side-effect-free built-in.
 fn known_built_in(s: &Scanned<'_>, t: usize, collective: fn(&str) -> bool) -> bool {
     let (w, flags) = (s.text(t), builtins::flags(s.text(t)));
-    !flags.has(Flags::NAMES_NON_UNIFORM)
+    !flags.has(Flags::NAMES_NON_UNIFORM | Flags::NON_UNIFORM)
         && ((collective(w) && !flags.has(Flags::BARRIER)) || flags.has(Flags::QUERY | Flags::PURE))
 }
 
