@@ -7,8 +7,8 @@
 //! of the sub-group takes the branch, the operation over those that do elsewhere), broadcasts
 //! and shuffles ahead as they are, and refuses what it cannot rewrite (a loop whose trip count
 //! a loaded value decides, a barrier, a helper that loads: run unchecked before) before
-//! anything is enqueued, naming why; a helper any work-item may call is computed ahead like
-//! the collectives it calls. Values drawn so
+//! anything is enqueued, naming why; a helper or macro any work-item may evaluate is computed
+//! ahead like the collectives it calls. Values drawn so
 //! that some sub-groups take the branch whole, some in part and some not at all; work-groups
 //! that are and are not multiples of the sub-group size (`tests/common/recorded.rs`).
 
@@ -82,13 +82,14 @@ kernel void broadcast(global const int *x, global int *out, global uint *ids) {
     RECORD;
 }
 
-/* A helper any work-item may call: computed ahead like the collective it calls. */
+/* A helper and a macro any work-item may evaluate: computed ahead like their collectives. */
 int doubled_sum(int v) { return sub_group_reduce_add(2 * v); }
+#define TRIPLE_SUM(v) (3 * sub_group_reduce_add(v))
 kernel void helper(global const int *x, global int *out, global uint *ids) {
     size_t g = get_global_id(0);
     int v = x[g];
     int r = -7;
-    if (x[g] > 0) r = doubled_sum(v);
+    if (x[g] > 0) r = doubled_sum(v) + TRIPLE_SUM(v);
     out[g] = r;
     RECORD;
 }
@@ -145,7 +146,7 @@ fn expected(kernel: &str, v: &[i32]) -> Vec<i32> {
                 // Computed ahead: lane 0's value, whether lane 0 takes the branch or not.
                 "broadcast" => on(l, v[0]),
                 // Computed ahead as it is: over every lane.
-                "helper" => on(l, 2 * v.iter().sum::<i32>()),
+                "helper" => on(l, 5 * v.iter().sum::<i32>()),
                 _ => unreachable!("{kernel}"),
             }
         })

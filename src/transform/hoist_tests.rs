@@ -360,3 +360,38 @@ fn helpers_with_built_ins_over_reaching_work_items_stay() {
         assert_eq!(refused(&out).len(), 1, "{out}");
     }
 }
+
+/// Function-like macros that expand to one call or one parenthesized expression, free of loads
+/// and stores, move like the collectives they call; others stay refused.
+#[test]
+fn pure_macros_move_like_collectives() {
+    let macros = "#define WSUM(x) sub_group_reduce_add(x)\n\
+                  #define WMAX(x) (sub_group_reduce_max(x) * 2)\n\
+                  #define BARE(x) sub_group_reduce_add(x) + 1\n\
+                  #define LOADS(p) (sub_group_reduce_add((p)[0]))\n\
+                  #define SHIFTS(x) (sub_group_reduce_add(x <<= 1))\n";
+    for (body, moved) in [
+        (
+            "if (sub_group_any(v > 3)) r = WSUM(v);",
+            "__typeof__(WSUM(v)) __clg_u",
+        ),
+        (
+            "int w = x[get_global_id(0)]; if (w > 0) r = WMAX(v + 1);",
+            "__typeof__(WMAX(v + 1)) __clg_u",
+        ),
+    ] {
+        let src = format!("{macros}{}", kernel(body));
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
+        assert!(out.contains(moved), "{out}");
+    }
+    for call in ["BARE(v)", "LOADS(x)", "SHIFTS(v)"] {
+        let src = format!(
+            "{macros}{}",
+            kernel(&format!("if (sub_group_any(v > 3)) r = {call};"))
+        );
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert!(!out.contains("__clg_u"), "{call}: {out}");
+        assert_eq!(refused(&out).len(), 1, "{call}: {out}");
+    }
+}

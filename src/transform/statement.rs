@@ -60,14 +60,19 @@ pub(crate) fn known_call(
 /// the work-items that reach it: `non_uniform`, clustered, `sub_group_elect`), a query or a
 /// known side-effect-free built-in.
 fn known_built_in(s: &Scanned<'_>, t: usize, collective: fn(&str) -> bool) -> bool {
-    let (w, flags) = (s.text(t), builtins::flags(s.text(t)));
+    known_built_in_word(s.text(t), collective)
+}
+
+/// [`known_built_in`] by name.
+fn known_built_in_word(w: &str, collective: fn(&str) -> bool) -> bool {
+    let flags = builtins::flags(w);
     !flags.has(Flags::NAMES_NON_UNIFORM | Flags::NON_UNIFORM)
         && ((collective(w) && !flags.has(Flags::BARRIER)) || flags.has(Flags::QUERY | Flags::PURE))
 }
 
-/// Whether `name` is a helper function (not a kernel) that any work-item may call where the
-/// source does not, and whether it calls collectives (which every work-item then reaches):
-/// [`pure_helpers`], once per scan.
+/// Whether `name` is a helper function (not a kernel) or function-like macro that any
+/// work-item may call where the source does not, and whether it calls collectives (which every
+/// work-item then reaches): [`pure_helpers`], once per scan.
 pub(crate) fn pure_helper(s: &Scanned<'_>, name: &str) -> Option<bool> {
     s.pure_helpers
         .get_or_init(|| pure_helpers(s))
@@ -80,7 +85,8 @@ pub(crate) fn pure_helper(s: &Scanned<'_>, name: &str) -> Option<bool> {
 /// program-scope name, macro or division but by a non-zero literal, and calls only of known
 /// side-effect-free built-ins, other such helpers and collectives; one that calls collectives
 /// also without any condition (its collectives reached wherever it is). A round over the
-/// functions per level of calls, at most [`HELPER_DEPTH`] (a deeper one counts as impure).
+/// functions per level of calls, at most [`HELPER_DEPTH`] (a deeper one counts as impure);
+/// then the function-like macros ([`pure_macro`]).
 fn pure_helpers(s: &Scanned<'_>) -> HashMap<String, bool> {
     let globals = program_scope_names(s);
     let collective: fn(&str) -> bool = super::layer::is_sub_group_collective;
@@ -133,7 +139,78 @@ fn pure_helpers(s: &Scanned<'_>) -> HashMap<String, bool> {
         }
         pure.extend(found);
     }
+    let macros = (s.macros.keys())
+        .filter(|m| s.is_fn_macro(m) && !pure.contains_key(*m))
+        .filter_map(|m| Some((m.clone(), pure_macro(s, m, &globals, &pure)?)))
+        .collect::<Vec<_>>();
+    pure.extend(macros);
     pure
+}
+
+/// Whether function-like macro `name` may be evaluated by any work-item where the source does
+/// not, and whether it calls collectives (moved like them: `#define WARP_SUM(x)
+/// sub_group_reduce_add(x)`): each of its replacement lists one call or one parenthesized
+/// expression (so that no operator at the call site binds into it), free of loads, stores,
+/// address taken, macros, program-scope names `globals`, `#`, divisions but by a non-zero
+/// literal, and calling only known side-effect-free built-ins, collectives and `helpers`.
+fn pure_macro(
+    s: &Scanned<'_>,
+    name: &str,
+    globals: &HashSet<&str>,
+    helpers: &HashMap<String, bool>,
+) -> Option<bool> {
+    let collective: fn(&str) -> bool = super::layer::is_sub_group_collective;
+    let mut calls = false;
+    for body in s.macros.get(name)? {
+        let w: Vec<&str> = body.iter().map(|t| &s.src[t.span.clone()]).collect();
+        let joined = |i: usize| body[i].span.end == body[i + 1].span.start;
+        // One call or one parenthesized expression: its first `(` closes at its end.
+        let open = match w.first() {
+            Some(&"(") => 0,
+            Some(_) if w.get(1) == Some(&"(") && body[0].kind == Kind::Ident => 1,
+            _ => return None,
+        };
+        let mut depth = 0i32;
+        for (i, &x) in w.iter().enumerate().skip(open) {
+            depth += i32::from(x == "(") - i32::from(x == ")");
+            if depth == 0 && i + 1 != w.len() {
+                return None;
+            }
+        }
+        for (i, &x) in w.iter().enumerate() {
+            let prev = i.checked_sub(1).map(|p| w[p]);
+            let unary = prev.is_none_or(|p| OPERATORS.contains(&p));
+            let next = w.get(i + 1).copied();
+            let after_op = |ops: &[&str]| prev.is_some_and(|p| ops.contains(&p) && joined(i - 1));
+            let doubled = i >= 2 && w[i - 2] == w[i - 1] && joined(i - 2);
+            let safe = match x {
+                "=" => {
+                    next == Some("=") || after_op(&["=", "!"]) || after_op(&["<", ">"]) && !doubled
+                }
+                "+" | "-" if next == Some(x) && joined(i) => false,
+                "-" if next == Some(">") && joined(i) => false,
+                "[" | "#" | ";" | "{" | "}" => false,
+                "*" | "&" if unary => false,
+                "/" | "%" => next.is_some_and(|n| n.parse::<u64>().is_ok_and(|v| v != 0)),
+                _ if globals.contains(x) || s.macros.contains_key(x) => false,
+                _ if next == Some("(") && body[i].kind == Kind::Ident => match helpers.get(x) {
+                    Some(&c) => {
+                        calls |= c;
+                        true
+                    }
+                    None => {
+                        calls |= collective(x);
+                        known_built_in_word(x, collective) || builtins::flags(x).has(Flags::ID)
+                    }
+                },
+                _ => true,
+            };
+            if !safe {
+                return None;
+            }
+        }
+    }
+    Some(calls)
 }
 
 /// How deep [`pure_helpers`] follows calls of helpers (a chain of thousands took a round each).
