@@ -369,7 +369,9 @@ fn pure_macros_move_like_collectives() {
                   #define WMAX(x) (sub_group_reduce_max(x) * 2)\n\
                   #define BARE(x) sub_group_reduce_add(x) + 1\n\
                   #define LOADS(p) (sub_group_reduce_add((p)[0]))\n\
-                  #define SHIFTS(x) (sub_group_reduce_add(x <<= 1))\n";
+                  #define SHIFTS(x) (sub_group_reduce_add(x <<= 1))\n\
+                  #define LOCAL(x) (sub_group_reduce_add(x + s))\n\
+                  #define CAST(x) ((float)sub_group_reduce_max((int)(x)))\n";
     for (body, moved) in [
         (
             "if (sub_group_any(v > 3)) r = WSUM(v);",
@@ -385,7 +387,14 @@ fn pure_macros_move_like_collectives() {
         assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
         assert!(out.contains(moved), "{out}");
     }
-    for call in ["BARE(v)", "LOADS(x)", "SHIFTS(v)"] {
+    let src = format!(
+        "{macros}{}",
+        kernel("if (sub_group_any(v > 3)) r = CAST(v);")
+    );
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    assert!(out.contains("__typeof__(CAST(v)) __clg_u"), "{out}");
+    // (`LOCAL` names the caller's `s`, which could change between the call and its new place.)
+    for call in ["BARE(v)", "LOADS(x)", "SHIFTS(v)", "LOCAL(v)"] {
         let src = format!(
             "{macros}{}",
             kernel(&format!("if (sub_group_any(v > 3)) r = {call};"))

@@ -163,6 +163,14 @@ fn pure_macro(
     let mut calls = false;
     for body in s.macros.get(name)? {
         let w: Vec<&str> = body.iter().map(|t| &s.src[t.span.clone()]).collect();
+        // Its parameters: the only variables it may name (a caller's local it names could
+        // change between where the call stood and where it moves).
+        let head = &s.src[..body.first()?.span.start];
+        let close = head.rfind(')')?;
+        let params: Vec<&str> = head[head[..close].rfind('(')? + 1..close]
+            .split(',')
+            .map(str::trim)
+            .collect();
         let joined = |i: usize| body[i].span.end == body[i + 1].span.start;
         // One call or one parenthesized expression: its first `(` closes at its end.
         let open = match w.first() {
@@ -203,6 +211,9 @@ fn pure_macro(
                         known_built_in_word(x, collective) || builtins::flags(x).has(Flags::ID)
                     }
                 },
+                _ if body[i].kind == Kind::Ident => {
+                    params.contains(&x) || type_word(x) || prev == Some(".")
+                }
                 _ => true,
             };
             if !safe {
@@ -211,6 +222,20 @@ fn pure_macro(
         }
     }
     Some(calls)
+}
+
+/// Whether `w` names a built-in scalar or vector type, or qualifies one (a cast's words).
+fn type_word(w: &str) -> bool {
+    let base = w.trim_end_matches(|c: char| c.is_ascii_digit());
+    let vector = base.len() == w.len() || matches!(&w[base.len()..], "2" | "3" | "4" | "8" | "16");
+    let scalar = base.strip_prefix('u').unwrap_or(base);
+    vector
+        && (matches!(scalar, "char" | "short" | "int" | "long")
+            || matches!(
+                base,
+                "float" | "double" | "half" | "bool" | "size_t" | "ptrdiff_t"
+            )
+            || matches!(w, "unsigned" | "signed" | "const" | "sizeof"))
 }
 
 /// How deep [`pure_helpers`] follows calls of helpers (a chain of thousands took a round each).
