@@ -294,13 +294,14 @@ fn straight_helpers_with_collectives_move_like_collectives() {
                    return sub_group_reduce_add(s); }\n\
                    global int g0 = 1;\n\
                    int global_read(int v) { return sub_group_reduce_add(v + g0); }\n";
+    // (A program-scope `constant` any work-item may read.)
     let src = format!(
-        "{helpers}{}",
-        kernel("if (sub_group_any(v > 0)) r = h(v + 1);")
+        "{helpers}constant int K = 3;\nint hk(int v) {{ return h(v) * K; }}\n{}",
+        kernel("if (sub_group_any(v > 0)) r = hk(v + 1);")
     );
     let out = uniform_collectives(&src, is_sub_group_collective);
     assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
-    assert!(out.contains("__typeof__(h(v + 1)) __clg_u"), "{out}");
+    assert!(out.contains("__typeof__(hk(v + 1)) __clg_u"), "{out}");
     for call in ["branchy(v)", "loads(x)", "looped(v)", "global_read(v)"] {
         let src = format!(
             "{helpers}{}",

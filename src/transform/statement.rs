@@ -82,11 +82,11 @@ pub(crate) fn pure_helper(s: &Scanned<'_>, name: &str) -> Option<bool> {
 
 /// The helpers free of side effects and safe to call with any arguments: a value returned, no
 /// pointer parameters, no loads, stores but to its own names, address taken, loop, jump,
-/// program-scope name, macro or division but by a non-zero literal, and calls only of known
-/// side-effect-free built-ins, other such helpers and collectives; one that calls collectives
-/// also without any condition (its collectives reached wherever it is). A round over the
-/// functions per level of calls, at most [`HELPER_DEPTH`] (a deeper one counts as impure);
-/// then the function-like macros ([`pure_macro`]).
+/// program-scope variable but a `constant` one, macro or division but by a non-zero literal,
+/// and calls only of known side-effect-free built-ins, other such helpers and collectives; one
+/// that calls collectives also without any condition (its collectives reached wherever it is).
+/// A round over the functions per level of calls, at most [`HELPER_DEPTH`] (a deeper one
+/// counts as impure); then the function-like macros ([`pure_macro`]).
 fn pure_helpers(s: &Scanned<'_>) -> HashMap<String, bool> {
     let globals = program_scope_names(s);
     let collective: fn(&str) -> bool = super::layer::is_sub_group_collective;
@@ -247,11 +247,12 @@ const OPERATORS: [&str; 21] = [
     "}", "return",
 ];
 
-/// The names of program-scope variables (declared outside every function, not by `typedef`).
+/// The names of program-scope variables a kernel may change (declared outside every function,
+/// not by `typedef`, not in the `constant` address space: those any work-item may read).
 fn program_scope_names<'s>(s: &Scanned<'s>) -> HashSet<&'s str> {
     let mut names = HashSet::new();
     let mut functions = s.functions.iter().map(|f| f.tokens()).peekable();
-    let (mut t, mut typedef) = (0, false);
+    let (mut t, mut typedef, mut constant) = (0, false, false);
     while t < s.tokens.len() {
         if let Some(&(_, b)) = functions.peek().filter(|r| r.0 <= t) {
             functions.next();
@@ -265,9 +266,11 @@ fn program_scope_names<'s>(s: &Scanned<'s>) -> HashSet<&'s str> {
                 t = s.partner(t) + 1;
                 continue;
             }
-            ";" => typedef = false,
+            ";" => (typedef, constant) = (false, false),
             "typedef" => typedef = true,
+            "constant" | "__constant" => constant = true,
             _ if !typedef
+                && !constant
                 && s.tokens[t].kind == Kind::Ident
                 && matches!(next, Some("=" | ";" | "," | "[")) =>
             {
