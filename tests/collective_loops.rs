@@ -190,14 +190,16 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
 }
 "#;
 
-/// Helper functions with collectives, written straight (no condition, no pointer), in a vote
-/// loop's body and under a vote: every work-item calls them ahead (`statement::pure_helper`).
+/// Helper functions with collectives, written straight (no condition, no pointer; a
+/// program-scope `constant` read), in a vote loop's body and under a vote: every work-item
+/// calls them ahead (`statement::pure_helper`).
 const HELPER_SRC: &str = r#"
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
 
+constant int TWO = 2;
 int helper(int v) { return sub_group_reduce_add(v); }
 int scaled(int v) {
-    int w = v * 2;
+    int w = v * TWO;
     return helper(w) + sub_group_reduce_max(v);
 }
 int plain(int a, int b) { return a > b ? a - b : b - a; }
