@@ -14,6 +14,16 @@ fn flagged(src: &str) -> Vec<String> {
         .collect()
 }
 
+/// What [`divergent_users`] finds in `src` for the standard and the layer's collectives.
+fn standard(src: &str) -> Divergence {
+    let s = Scanned::new(src).unwrap();
+    divergent_users(
+        &s,
+        crate::transform::layer::is_sub_group_collective,
+        crate::transform::hoist::obstacle,
+    )
+}
+
 #[test]
 fn work_item_dependent_conditions_are_found() {
     let src = "
@@ -84,12 +94,7 @@ for (int it = 0; sub_group_any(x[it] > 0) && it < n; ++it) s += x[it];
 while (sub_group_all(s < n)) s += 4;
 for (int j = sub_group_reduce_add(x[get_global_id(0)]); j < n; ++j) o[j] = 1; }
 ";
-    let s = Scanned::new(src).unwrap();
-    let found = divergent_users(
-        &s,
-        crate::transform::layer::is_sub_group_collective,
-        crate::transform::hoist::obstacle,
-    );
+    let found = standard(src);
     let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
     assert_eq!(refused, ["a", "b"], "{:#?}", found.refused);
     // Found, and movable: the build runs such loops in lockstep (`transform::lockstep`).
@@ -116,12 +121,7 @@ kernel void e(global int *o) { if (get_local_id(0) > 3 && sub_group_any(o[0] > 0
 kernel void f(global int *o, uint n) { size_t i = get_global_id(0); o[0] = i >= n || sub_group_all(1); }
 kernel void g(global int *o, int n) { o[0] = (n > 2 && o[1] & 1) || sub_group_all(1); }
 ";
-    let s = Scanned::new(src).unwrap();
-    let found = divergent_users(
-        &s,
-        crate::transform::layer::is_sub_group_collective,
-        crate::transform::hoist::obstacle,
-    );
+    let found = standard(src);
     let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
     assert_eq!(refused, ["b", "e"], "{:#?}", found.refused);
     let why = found.refused["e"].to_string();
@@ -200,12 +200,7 @@ kernel void a(global const int *x, global int *o) { int v = x[get_global_id(0)],
     if (sub_group_any(v > 50)) r = sub_group_reduce_add(v);
     if (v > 50) o[1] = sub_group_reduce_max(v); o[0] = r; }
 ";
-    let s = Scanned::new(src).unwrap();
-    let found = divergent_users(
-        &s,
-        crate::transform::layer::is_sub_group_collective,
-        crate::transform::hoist::obstacle,
-    );
+    let found = standard(src);
     let why = found.refused["a"].to_string();
     assert!(
         why.starts_with("sub_group_reduce_add at line 3 under a condition on v at line 3"),
@@ -243,12 +238,7 @@ kernel void d(global int *o) { o[0] = branchy(sub_group_reduce_add(o[get_global_
 kernel void e(global int *o) { o[get_global_id(0)] = data(o + get_global_id(0)); }
 kernel void f(global int *o) { o[0] = data(o + get_group_id(0)) + branchy(get_sub_group_id()); }
 ";
-    let s = Scanned::new(src).unwrap();
-    let found = divergent_users(
-        &s,
-        crate::transform::layer::is_sub_group_collective,
-        crate::transform::hoist::obstacle,
-    );
+    let found = standard(src);
     let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
     assert_eq!(refused, ["a", "b", "e"], "{:#?}", found.refused);
     assert_eq!(
