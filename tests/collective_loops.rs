@@ -192,7 +192,8 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
 
 /// Helper functions with collectives, written straight (no condition, no pointer; a
 /// program-scope `constant` read), in a vote loop's body and under a vote: every work-item
-/// calls them ahead (`statement::pure_helper`).
+/// calls them ahead (`statement::pure_helper`); and a helper whose collective a vote on its
+/// parameter guards, called with each work-item's value (moved ahead inside the helper).
 const HELPER_SRC: &str = r#"
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
 
@@ -203,6 +204,11 @@ int scaled(int v) {
     return helper(w) + sub_group_reduce_max(v);
 }
 int plain(int a, int b) { return a > b ? a - b : b - a; }
+int voted(int v) {
+    if (sub_group_any(v > 3))
+        return sub_group_reduce_add(v);
+    return 0;
+}
 
 kernel void loops(global const int *x, global int *out, global uint *ids) {
     size_t g = get_global_id(0);
@@ -215,8 +221,9 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
     int u = -1;
     if (sub_group_any(v > 3))
         u = scaled(v) + plain(v, 2);
-    out[2 * g] = s;
-    out[2 * g + 1] = u;
+    out[3 * g] = s;
+    out[3 * g + 1] = u;
+    out[3 * g + 2] = voted(v);
     ids[2 * g] = get_sub_group_id();
     ids[2 * g + 1] = get_sub_group_local_id();
 }
@@ -332,7 +339,8 @@ fn helpers_with_collectives_match_the_host() {
             true => 2 * sum + m + (x - 2).abs(),
             false => -1,
         };
-        v.iter().map(|&x| [s, u(x)]).collect()
+        let voted = if m > 3 { sum } else { 0 };
+        v.iter().map(|&x| [s, u(x), voted]).collect()
     };
     check("helpers_with_collectives_match_the_host", HELPER_SRC, want);
 }

@@ -8,7 +8,8 @@
 //! and shuffles ahead as they are, and refuses what it cannot rewrite (a loop whose trip count
 //! a loaded value decides, a barrier, a helper that loads: run unchecked before) before
 //! anything is enqueued, naming why; a helper or macro any work-item may evaluate is computed
-//! ahead like the collectives it calls. Values drawn so
+//! ahead like the collectives it calls, and a helper's condition on a parameter passed a
+//! loaded value is masked like the kernel's own. Values drawn so
 //! that some sub-groups take the branch whole, some in part and some not at all; work-groups
 //! that are and are not multiples of the sub-group size (`tests/common/recorded.rs`).
 
@@ -94,6 +95,14 @@ kernel void helper(global const int *x, global int *out, global uint *ids) {
     RECORD;
 }
 
+/* A helper's condition on its parameter, passed a loaded value: masked like the kernel's own. */
+int positive_sum(int v) { if (v > 0) return sub_group_reduce_add(v); return -7; }
+kernel void parameter(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    out[g] = positive_sum(x[g]);
+    RECORD;
+}
+
 /* Not rewritable: a loop whose trip count a loaded value decides, a barrier, a helper that
    loads. */
 int first_of(global const int *p) { return sg_reduce_add(p[0]); }
@@ -127,7 +136,7 @@ fn expected(kernel: &str, v: &[i32]) -> Vec<i32> {
         .map(|l| {
             let below = active.iter().filter(|&&k| k < l);
             match kernel {
-                "reduce" => on(l, sum),
+                "reduce" | "parameter" => on(l, sum),
                 "scans" => {
                     let incl: i32 = active.iter().filter(|&&k| k <= l).map(|&k| v[k]).sum();
                     on(l, incl + 1000 * below.count() as i32)
@@ -182,6 +191,7 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
             "standard",
             "broadcast",
             "helper",
+            "parameter",
         ] {
             let k = p
                 .kernel(kernel)
@@ -207,7 +217,7 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
             }
             println!("{d}: {kernel}: right");
         }
-        assert_eq!(checked + undefined, 7 * 5 * GLOBAL);
+        assert_eq!(checked + undefined, 8 * 5 * GLOBAL);
         println!("{d}: {checked} work-items checked");
         if undefined > 0 {
             println!(

@@ -498,7 +498,7 @@ kernel void on_data(global int *o, global const int *x) {
 }
 int positive_sum(int v) { if (v > 0) return sg_reduce_add(v); return 0; }
 kernel void via_parameter(global int *o, global const int *x) {
-    o[get_global_id(0)] = positive_sum(x[get_global_id(0)]);
+    o[get_global_id(0)] = positive_sum((int)get_local_id(0) - 3);
 }
 kernel void uniform(global int *o, global const int *x, int n) {
     int v = x[get_global_id(0)];

@@ -97,8 +97,11 @@ fn first_fix(
     collective: fn(&str) -> bool,
     n: usize,
 ) -> Option<Edits> {
-    let regions = divergence::regions(s, f);
-    let u = Uniformity::new(s, f, &regions);
+    // A helper as its callers' values make it (`passed::seeded_syntax`).
+    let seeded = super::passed::seeded_syntax(s, f);
+    let syntax = seeded.as_ref().unwrap_or_else(|| s.syntax(f));
+    let regions = divergence::regions_in(s, f, syntax);
+    let u = Uniformity::seeded(s, f, syntax, &regions);
     // Helpers that call collectives, every work-item may call (`statement::pure_helper`):
     // moved like a collective.
     divergence::evaluated_calls(s, f)

@@ -405,3 +405,16 @@ fn pure_macros_move_like_collectives() {
         assert_eq!(refused(&out).len(), 1, "{call}: {out}");
     }
 }
+
+/// A helper whose collective a vote on its parameter guards, called with a value differing
+/// between work-items: moved ahead inside the helper (the vote is uniform in each sub-group).
+#[test]
+fn votes_on_parameters_in_helpers_move() {
+    let src = "int voted(int v) { if (sub_group_any(v > 3)) return sub_group_reduce_add(v); \
+               return 0; }\n"
+        .to_string()
+        + &kernel("r = voted(v);");
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
+    assert!(out.contains("__clg_u0 = sub_group_reduce_add(v)"), "{out}");
+}

@@ -6,15 +6,88 @@
 //! call of a function that uses collectives is looked at with the parameters it passes such
 //! values tainted ([`Syntax::seeded`]), and through the helpers those pass them on to, as if
 //! the helper were written into the call; the caller is refused, not the helper.
+//!
+//! The hoist, which may only make a kernel right where it was defined, reads each helper with
+//! every parameter tainted that some call passes such a value ([`seeded_syntax`]): a
+//! collective under a vote on one (`if (sub_group_any(v > 3)) return sub_group_reduce_add(v);`)
+//! is moved ahead inside the helper, for every caller.
 
 use super::divergence::{evaluated_calls, regions, regions_in, Region};
-use super::source::{any_word, id_word, FunctionDef, Scanned, Span, Syntax};
+use super::source::{any_word, id_word, FunctionDef, Scanned, Span, Syntax, VaryingParams};
 use crate::builtins;
 use crate::obstacle::Obstacle;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// How deep calls are followed (OpenCL C has no recursion; a guard against malformed input).
 const CALL_DEPTH: usize = 16;
+
+/// `f` as [`divergent_argument`] would see it from a call passing each of its parameters that
+/// some call passes a value differing between work-items such a value; `None` where no call
+/// does.
+pub(super) fn seeded_syntax(s: &Scanned<'_>, f: &FunctionDef) -> Option<Syntax> {
+    let [by_id, deep] = s
+        .varying_params
+        .get_or_init(|| varying_params(s))
+        .get(&f.name)?;
+    Some(s.syntax(f).seeded(s, by_id.clone(), deep.clone()))
+}
+
+/// Rounds over the functions, callers (mostly defined after their helpers) first, until no
+/// call marks another parameter (each is marked at most once).
+fn varying_params(s: &Scanned<'_>) -> VaryingParams {
+    let by_name: HashMap<&str, &FunctionDef> =
+        (s.functions.iter()).map(|g| (g.name.as_str(), g)).collect();
+    let mut out: VaryingParams = HashMap::new();
+    loop {
+        let mut marked = false;
+        for f in s.functions.iter().rev() {
+            let seeded = out
+                .get(&f.name)
+                .map(|[a, b]| s.syntax(f).seeded(s, a.clone(), b.clone()));
+            let syntax = seeded.as_ref().unwrap_or_else(|| s.syntax(f));
+            for i in evaluated_calls(s, f) {
+                let Some(&g) = by_name.get(s.text(i)) else {
+                    continue;
+                };
+                let (by_id, deep) = passed(s, i, g, syntax);
+                if deep.is_empty() {
+                    continue;
+                }
+                let sets = out.entry(g.name.clone()).or_default();
+                for (set, names) in sets.iter_mut().zip([by_id, deep]) {
+                    for name in names {
+                        marked |= set.insert(name);
+                    }
+                }
+            }
+        }
+        if !marked {
+            return out;
+        }
+    }
+}
+
+/// The parameters of `g` that call `i` passes values differing between work-items under
+/// `syntax`'s taint: by an id, and by an id or a load.
+fn passed(
+    s: &Scanned<'_>,
+    i: usize,
+    g: &FunctionDef,
+    syntax: &Syntax,
+) -> (BTreeSet<Box<str>>, BTreeSet<Box<str>>) {
+    let (mut by_id, mut deep) = (BTreeSet::new(), BTreeSet::new());
+    let names = s.param_names(g).unwrap_or_default();
+    for (&arg, name) in s.arguments(i).iter().zip(&names) {
+        if varies(s, arg, &syntax.tainted, id_word) {
+            by_id.insert(Box::from(name.as_str()));
+        }
+        if varies(s, arg, &syntax.deep_tainted, any_word) {
+            deep.insert(Box::from(name.as_str()));
+        }
+    }
+    deep.extend(by_id.iter().cloned());
+    (by_id, deep)
+}
 
 /// The first call in `f` (with `syntax`'s taint) of a function using collectives (`uses`)
 /// whose arguments make one of them divergent, and why.
@@ -33,26 +106,14 @@ pub(super) fn divergent_argument(
         return None;
     }
     for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
-        let args = s.arguments(i);
         for g in s.functions.iter().filter(|g| g.name == s.text(i)) {
-            let Some(names) = s.param_names(g) else {
-                continue;
-            };
-            let (mut by_id, mut deep) = (BTreeSet::new(), BTreeSet::new());
-            for (&arg, name) in args.iter().zip(&names) {
-                if varies(s, arg, &syntax.tainted, id_word) {
-                    by_id.insert(Box::from(name.as_str()));
-                }
-                if varies(s, arg, &syntax.deep_tainted, any_word) {
-                    deep.insert(Box::from(name.as_str()));
-                }
-            }
-            deep.extend(by_id.iter().cloned());
+            let (by_id, deep) = passed(s, i, g, syntax);
             if deep.is_empty() {
                 continue;
             }
             let seeded = s.syntax(g).seeded(s, by_id, deep);
             if let Some(why) = divergent_in(s, g, &seeded, uses, depth) {
+                let names = s.param_names(g).unwrap_or_default();
                 let parameter = (names.iter())
                     .find(|n| seeded.deep_tainted.contains(n.as_str()))
                     .cloned()

@@ -7,7 +7,7 @@
 //! (`get_local_id(0) < 5`) stays refused.
 
 use super::divergence::Region;
-use super::source::{FunctionDef, Scanned};
+use super::source::{FunctionDef, Scanned, Syntax};
 use crate::builtins;
 use std::collections::BTreeSet;
 
@@ -24,19 +24,35 @@ impl<'a> Uniformity<'a> {
     /// The variables of `f` whose every assignment is uniform in each sub-group and sits in no
     /// region of `regions` whose condition is not.
     pub(crate) fn new(s: &'a Scanned<'_>, f: &FunctionDef, regions: &[Region]) -> Self {
-        Self::with(s, f, regions, false)
+        Self::with(s, f, s.syntax(f), regions, false)
+    }
+
+    /// [`Uniformity::new`] with `syntax`'s taint (`Syntax::seeded`: parameters that calls pass
+    /// values differing between work-items).
+    pub(crate) fn seeded(
+        s: &'a Scanned<'_>,
+        f: &FunctionDef,
+        syntax: &'a Syntax,
+        regions: &[Region],
+    ) -> Self {
+        Self::with(s, f, syntax, regions, false)
     }
 
     /// [`Uniformity::new`] where a value loaded at a work-item's index (`x[get_global_id(0)]`)
     /// is not uniform either: what a loop run in lockstep must show of its condition and
     /// exits (`transform::lockstep`), since the work-items of a sub-group may differ there.
     pub(crate) fn strict(s: &'a Scanned<'_>, f: &FunctionDef, regions: &[Region]) -> Self {
-        Self::with(s, f, regions, true)
+        Self::with(s, f, s.syntax(f), regions, true)
     }
 
-    fn with(s: &'a Scanned<'_>, f: &FunctionDef, regions: &[Region], loads: bool) -> Self {
+    fn with(
+        s: &'a Scanned<'_>,
+        f: &FunctionDef,
+        syntax: &'a Syntax,
+        regions: &[Region],
+        loads: bool,
+    ) -> Self {
         let regions: Vec<&Region> = regions.iter().filter(|r| loads || !r.data).collect();
-        let syntax = s.syntax(f);
         let tainted = if loads {
             &syntax.deep_tainted
         } else {

@@ -21,7 +21,7 @@ pub(crate) use super::lex::{Kind, Token};
 use crate::error::Result;
 use crate::obstacle::Obstacle;
 use std::cell::OnceCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
 /// One kernel definition found by [`Scanned::kernel_decls`]. Offsets are byte offsets into the scanned
@@ -188,7 +188,14 @@ pub(crate) struct Scanned<'a> {
     /// The helpers any work-item may call, once asked for (`statement::pure_helper`): whether
     /// each calls collectives.
     pub(crate) pure_helpers: OnceCell<HashMap<String, bool>>,
+    /// Per function, the parameters that some call passes values differing between work-items
+    /// (by an id; by an id or a load), once asked for (`transform::passed`).
+    pub(crate) varying_params: OnceCell<VaryingParams>,
 }
+
+/// Per function name, its parameters that calls pass values differing by a work-item's id, and
+/// those differing by its id or a value loaded at it.
+pub(crate) type VaryingParams = HashMap<String, [BTreeSet<Box<str>>; 2]>;
 
 impl<'a> Scanned<'a> {
     /// Lexes `src`, matches its brackets and finds its function definitions.
@@ -231,6 +238,7 @@ impl<'a> Scanned<'a> {
             includes,
             syntax: Vec::new(),
             pure_helpers: OnceCell::new(),
+            varying_params: OnceCell::new(),
         };
         scanned.functions = scanned.find_functions();
         scanned.syntax = scanned.functions.iter().map(|_| OnceCell::new()).collect();
