@@ -264,12 +264,14 @@ fn bounds_uniform_per_sub_group_only_are_refused_where_collectives_are_group_bar
     });
 }
 
-/// PoCL's CPU devices with native sub-groups count as barrier devices; the reason names them.
+/// PoCL's CPU devices with native sub-groups count as barrier devices; the reason names them
+/// (the emulated backend's where it is forced: `CLGROUPS_SHUFFLE_BACKEND=emulated`).
 #[test]
 fn pocl_native_cpu_devices_need_group_uniform_collectives() {
     let d = common::device();
     let pocl = d.identity().implementation == clgroups::device::Implementation::Pocl;
-    let native = d.sub_groups().driver.native();
+    let backend = d.sub_groups().effective.shuffle_backend;
+    let native = d.sub_groups().driver.native() && backend != ShuffleBackend::Emulated;
     if pocl && native && d.kind() == clgroups::device::DeviceKind::Cpu {
         assert!(d.needs_group_uniform_collectives());
         assert_eq!(d.group_uniform_reason(), Some(GroupBarriers::PoclCpu));
@@ -279,8 +281,9 @@ fn pocl_native_cpu_devices_need_group_uniform_collectives() {
             .to_string()
             .contains("PoCL"));
     }
-    if d.sub_groups().effective.shuffle_backend == ShuffleBackend::Emulated {
+    if backend == ShuffleBackend::Emulated {
         assert!(d.needs_group_uniform_collectives(), "{d}: emulated");
+        assert_eq!(d.group_uniform_reason(), Some(GroupBarriers::Emulated));
     }
     // A kernel with a collective under a local-id condition is refused at build there.
     let q = Queue::new(&d).unwrap();
