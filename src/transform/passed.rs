@@ -33,12 +33,14 @@ pub(super) fn seeded_syntax(s: &Scanned<'_>, f: &FunctionDef) -> Option<Syntax> 
 }
 
 /// Rounds over the functions, callers (mostly defined after their helpers) first, until no
-/// call marks another parameter (each is marked at most once).
+/// call marks another parameter (each is marked at most once), at most [`CALL_DEPTH`] rounds
+/// (a chain of helpers defined callers first takes a round per level; the parameters found so
+/// far then seed the hoist, and every call is still checked by [`divergent_argument`]).
 fn varying_params(s: &Scanned<'_>) -> VaryingParams {
     let by_name: HashMap<&str, &FunctionDef> =
         (s.functions.iter()).map(|g| (g.name.as_str(), g)).collect();
     let mut out: VaryingParams = HashMap::new();
-    loop {
+    for _ in 0..CALL_DEPTH {
         let mut marked = false;
         for f in s.functions.iter().rev() {
             let seeded = out
@@ -65,6 +67,8 @@ fn varying_params(s: &Scanned<'_>) -> VaryingParams {
             return out;
         }
     }
+    log::debug!("parameters differing between work-items: {CALL_DEPTH} rounds, not settled");
+    out
 }
 
 /// The parameters of `g` that call `i` passes values differing between work-items under

@@ -401,10 +401,11 @@ fn long_line(r: &mut Rng, text: &str, _: &[String]) -> String {
 }
 
 /// Kinds of [`nested`] text.
-const DEEP_KINDS: usize = 14;
+const DEEP_KINDS: usize = 15;
 
-/// Nesting `n` deep: brackets (balanced or not), `#if`s, chained macros, chained helper calls,
-/// nested conditions around collectives, nested ternaries, `sizeof`s, a macro defined again and
+/// Nesting `n` deep: brackets (balanced or not), `#if`s, chained macros, chained helper calls
+/// (callees first, or callers first passing a work-item's value down), nested conditions
+/// around collectives, nested ternaries, `sizeof`s, a macro defined again and
 /// again as itself, macros that each name the previous one twice (chains of definitions, some
 /// 30 characters a level, go a quarter as deep; conditions a twentieth).
 fn nested(kind: usize, n: usize) -> String {
@@ -440,6 +441,14 @@ fn nested(kind: usize, n: usize) -> String {
         9 => nest("sizeof(", "int", ")"),
         10 => conditions("if (x) { ", "x = sub_group_reduce_add(x);", " }"),
         11 => nest("-", "x", ""),
+        14 => {
+            // Callers first, a work-item's value passed down to a condition on it.
+            let last = (n / 4).max(2);
+            let c = chain(&|i| format!("int f{i}(int x) {{ return f{}(x + 1); }}\n", i + 1));
+            let tail =
+                format!("int f{last}(int x) {{ if (x > 0) return sub_group_reduce_add(x); }}");
+            format!("\nkernel void k() {{ f1((int)get_local_id(0)); }}\n{c}{tail}\n")
+        }
         12 => {
             let c = chain(&|_| "#define S S\n".to_string());
             format!("\n{c}kernel __attribute__((intel_reqd_sub_group_size(S))) void k() {{ }}\n")
