@@ -193,7 +193,8 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
 /// Helper functions with collectives, written straight (no condition, no pointer; a
 /// program-scope `constant` read), in a vote loop's body and under a vote: every work-item
 /// calls them ahead (`statement::pure_helper`); and a helper whose collective a vote on its
-/// parameter guards, called with each work-item's value (moved ahead inside the helper).
+/// parameter guards, called with each work-item's value (moved ahead inside the helper); a
+/// macro calling a helper (a use of its collectives, moved like it).
 const HELPER_SRC: &str = r#"
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
 
@@ -204,6 +205,7 @@ int scaled(int v) {
     return helper(w) + sub_group_reduce_max(v);
 }
 int plain(int a, int b) { return a > b ? a - b : b - a; }
+#define REDUCE(x) helper(x)
 int voted(int v) {
     if (sub_group_any(v > 3))
         return sub_group_reduce_add(v);
@@ -220,7 +222,7 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
     }
     int u = -1;
     if (sub_group_any(v > 3))
-        u = scaled(v) + plain(v, 2);
+        u = scaled(v) + plain(v, 2) + REDUCE(1);
     out[3 * g] = s;
     out[3 * g + 1] = u;
     out[3 * g + 2] = voted(v);
@@ -336,7 +338,7 @@ fn helpers_with_collectives_match_the_host() {
         let s = m * lanes + (2 * lanes + 1) * m * (m - 1) / 2;
         let sum: i32 = v.iter().sum();
         let u = |x: i32| match m > 3 {
-            true => 2 * sum + m + (x - 2).abs(),
+            true => 2 * sum + m + (x - 2).abs() + lanes,
             false => -1,
         };
         let voted = if m > 3 { sum } else { 0 };

@@ -57,8 +57,7 @@ pub(crate) fn divergent_users(
     collective: fn(&str) -> bool,
     unmoved: Unmoved,
 ) -> Divergence {
-    let users = super::layer::users(s, collective);
-    let macros = super::layer::macro_users(s, collective);
+    let (users, macros) = super::layer::users_through_calls(s, collective);
     let uses = |w: &str| collective(w) || users.contains(w) || macros.contains(w);
     let mut out = Divergence::default();
     for f in &s.functions {

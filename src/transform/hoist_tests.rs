@@ -418,3 +418,20 @@ fn votes_on_parameters_in_helpers_move() {
     assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
     assert!(out.contains("__clg_u0 = sub_group_reduce_add(v)"), "{out}");
 }
+
+/// A macro calling a helper with collectives counts as a use of them: under a vote it moves
+/// like the helper (it ran unchecked: a work-group barrier under a sub-group's condition).
+#[test]
+fn macros_calling_helpers_with_collectives_are_uses() {
+    let src = "int warp_sum(int v) { return sub_group_reduce_add(v); }\n\
+               #define REDUCE(x) warp_sum(x)\n"
+        .to_string()
+        + &kernel("if (sub_group_any(v > 3)) r = REDUCE(v);");
+    assert_eq!(refused(&src).len(), 1, "{src}");
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
+    assert!(out.contains("__typeof__(REDUCE(v)) __clg_u"), "{out}");
+    let src = src.replace("if (sub_group_any(v > 3))", "if (get_local_id(0) < 5)");
+    let out = uniform_collectives(&src, is_sub_group_collective);
+    assert_eq!(refused(&out).len(), 1, "{out}");
+}

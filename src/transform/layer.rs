@@ -79,13 +79,17 @@ pub(crate) fn users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<Strin
     users_and_macros(s, direct, false).0
 }
 
-/// Macros whose replacement has a word accepted by `direct` or names such a macro,
-/// transitively.
-pub(crate) fn macro_users(s: &Scanned<'_>, direct: fn(&str) -> bool) -> BTreeSet<String> {
-    users_and_macros(s, direct, false).1
+/// [`users`], and the macros whose replacement has a word accepted by `direct`, names such a
+/// macro or calls such a function (`#define REDUCE(x) warp_sum(x)`), transitively: what the
+/// divergence analysis checks.
+pub(crate) fn users_through_calls(
+    s: &Scanned<'_>,
+    direct: fn(&str) -> bool,
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    users_and_macros(s, direct, true)
 }
 
-/// [`users`] and [`macro_users`]: one graph of who names whom (a function's body naming a
+/// [`users`] and [`users_through_calls`]: one graph of who names whom (a function's body naming a
 /// macro or calling a function, a macro's replacement naming a macro or, with
 /// `through_calls`, calling a function), walked back from the direct users (a pass per level
 /// of calls took time quadratic in the length of a chain of helpers).

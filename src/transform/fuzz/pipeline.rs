@@ -153,7 +153,7 @@ fn layer_users(i: &Input<'_>) {
         .iter()
         .chain(&collectives)
         .all(|f| names.contains(f.as_str())));
-    _ = layer::macro_users(s, layer::is_emulated_collective);
+    _ = layer::users_through_calls(s, layer::is_emulated_collective);
 }
 
 /// The emulated backend's scratch, threaded through every function (the text still scans).
