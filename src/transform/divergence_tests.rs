@@ -237,10 +237,12 @@ kernel void c(global int *o, int n) { o[get_global_id(0)] = branchy(n) + relay(n
 kernel void d(global int *o) { o[0] = branchy(sub_group_reduce_add(o[get_global_id(0)])); }
 kernel void e(global int *o) { o[get_global_id(0)] = data(o + get_global_id(0)); }
 kernel void f(global int *o) { o[0] = data(o + get_group_id(0)) + branchy(get_sub_group_id()); }
+#define APPLY(x) branchy(x)
+kernel void g(global int *o, int n) { o[0] = APPLY(n); o[1] = APPLY((int)get_local_id(0)); }
 ";
     let found = standard(src);
     let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
-    assert_eq!(refused, ["a", "b", "e"], "{:#?}", found.refused);
+    assert_eq!(refused, ["a", "b", "e", "g"], "{:#?}", found.refused);
     assert_eq!(
         found.refused["a"].to_string(),
         "`branchy` at line 6, passed a value differing between work-items as `v`: \
@@ -255,4 +257,7 @@ kernel void f(global int *o) { o[0] = data(o + get_group_id(0)) + branchy(get_su
         "{why}"
     );
     assert!(found.refused["e"].to_string().contains("as `p`"));
+    // Through a macro, on the line that passes a work-item's id (and `n`).
+    let why = found.refused["g"].to_string();
+    assert!(why.starts_with("`branchy` at line 13, passed"), "{why}");
 }

@@ -48,17 +48,19 @@ fn varying_params(s: &Scanned<'_>) -> VaryingParams {
                 .map(|[a, b]| s.syntax(f).seeded(s, a.clone(), b.clone()));
             let syntax = seeded.as_ref().unwrap_or_else(|| s.syntax(f));
             for i in evaluated_calls(s, f) {
-                let Some(&g) = by_name.get(s.text(i)) else {
-                    continue;
-                };
-                let (by_id, deep) = passed(s, i, g, syntax);
-                if deep.is_empty() {
-                    continue;
-                }
-                let sets = out.entry(g.name.clone()).or_default();
-                for (set, names) in sets.iter_mut().zip([by_id, deep]) {
-                    for name in names {
-                        marked |= set.insert(name);
+                for (callee, through) in callees(s, i) {
+                    let Some(&g) = by_name.get(callee) else {
+                        continue;
+                    };
+                    let (by_id, deep) = passed(s, i, g, syntax, through);
+                    if deep.is_empty() {
+                        continue;
+                    }
+                    let sets = out.entry(g.name.clone()).or_default();
+                    for (set, names) in sets.iter_mut().zip([by_id, deep]) {
+                        for name in names {
+                            marked |= set.insert(name);
+                        }
                     }
                 }
             }
@@ -71,17 +73,50 @@ fn varying_params(s: &Scanned<'_>) -> VaryingParams {
     out
 }
 
+/// The functions call `i` reaches: the one it names, or (a function-like macro) those its
+/// replacement lists call, marked `true` (`#define APPLY(x) positive_sum(x)`).
+fn callees<'s>(s: &'s Scanned<'_>, i: usize) -> Vec<(&'s str, bool)> {
+    let mut out = vec![(s.text(i), false)];
+    if s.is_fn_macro(s.text(i)) {
+        for body in s.macros.get(s.text(i)).into_iter().flatten() {
+            let word = |k: usize| &s.src[body[k].span.clone()];
+            out.extend(
+                (0..body.len().saturating_sub(1))
+                    .filter(|&k| word(k + 1) == "(")
+                    .map(|k| (word(k), true)),
+            );
+        }
+    }
+    out
+}
+
 /// The parameters of `g` that call `i` passes values differing between work-items under
-/// `syntax`'s taint: by an id, and by an id or a load.
+/// `syntax`'s taint: by an id, and by an id or a load. Through a macro (`through`), every
+/// parameter where any of the call's arguments differs (the macro may pass it anywhere).
 fn passed(
     s: &Scanned<'_>,
     i: usize,
     g: &FunctionDef,
     syntax: &Syntax,
+    through: bool,
 ) -> (BTreeSet<Box<str>>, BTreeSet<Box<str>>) {
     let (mut by_id, mut deep) = (BTreeSet::new(), BTreeSet::new());
     let names = s.param_names(g).unwrap_or_default();
-    for (&arg, name) in s.arguments(i).iter().zip(&names) {
+    let args = s.arguments(i);
+    if through {
+        let id = args.iter().any(|&a| varies(s, a, &syntax.tainted, id_word));
+        let loaded = id
+            || args
+                .iter()
+                .any(|&a| varies(s, a, &syntax.deep_tainted, any_word));
+        let all = || names.iter().map(|n| Box::from(n.as_str())).collect();
+        let none = BTreeSet::new;
+        return (
+            if id { all() } else { none() },
+            if loaded { all() } else { none() },
+        );
+    }
+    for (&arg, name) in args.iter().zip(&names) {
         if varies(s, arg, &syntax.tainted, id_word) {
             by_id.insert(Box::from(name.as_str()));
         }
@@ -110,8 +145,11 @@ pub(super) fn divergent_argument(
         return None;
     }
     for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
-        for g in s.functions.iter().filter(|g| g.name == s.text(i)) {
-            let (by_id, deep) = passed(s, i, g, syntax);
+        let reached = callees(s, i).into_iter().flat_map(|(callee, through)| {
+            (s.functions.iter().filter(move |g| g.name == callee)).map(move |g| (g, through))
+        });
+        for (g, through) in reached {
+            let (by_id, deep) = passed(s, i, g, syntax, through);
             if deep.is_empty() {
                 continue;
             }
