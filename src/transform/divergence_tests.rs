@@ -239,10 +239,12 @@ kernel void e(global int *o) { o[get_global_id(0)] = data(o + get_global_id(0));
 kernel void f(global int *o) { o[0] = data(o + get_group_id(0)) + branchy(get_sub_group_id()); }
 #define APPLY(x) branchy(x)
 kernel void g(global int *o, int n) { o[0] = APPLY(n); o[1] = APPLY((int)get_local_id(0)); }
+int pick(int a, int b) { if (b > 0) return sub_group_reduce_add(a); return 0; }
+kernel void h(global int *o) { uint l = get_local_id(0); o[l] = pick((int)l, (int)l); }
 ";
     let found = standard(src);
     let refused: Vec<&str> = found.refused.keys().map(String::as_str).collect();
-    assert_eq!(refused, ["a", "b", "e", "g"], "{:#?}", found.refused);
+    assert_eq!(refused, ["a", "b", "e", "g", "h"], "{:#?}", found.refused);
     assert_eq!(
         found.refused["a"].to_string(),
         "`branchy` at line 6, passed a value differing between work-items as `v`: \
@@ -260,4 +262,10 @@ kernel void g(global int *o, int n) { o[0] = APPLY(n); o[1] = APPLY((int)get_loc
     // Through a macro, on the line that passes a work-item's id (and `n`).
     let why = found.refused["g"].to_string();
     assert!(why.starts_with("`branchy` at line 13, passed"), "{why}");
+    // The parameter named is the one the condition reads, not the first passed such a value.
+    let why = found.refused["h"].to_string();
+    assert!(
+        why.contains("as `b`: sub_group_reduce_add at line 14"),
+        "{why}"
+    );
 }

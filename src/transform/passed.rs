@@ -37,8 +37,6 @@ pub(super) fn seeded_syntax(s: &Scanned<'_>, f: &FunctionDef) -> Option<Syntax> 
 /// (a chain of helpers defined callers first takes a round per level; the parameters found so
 /// far then seed the hoist, and every call is still checked by [`divergent_argument`]).
 fn varying_params(s: &Scanned<'_>) -> VaryingParams {
-    let by_name: HashMap<&str, &FunctionDef> =
-        (s.functions.iter()).map(|g| (g.name.as_str(), g)).collect();
     let mut out: VaryingParams = HashMap::new();
     for _ in 0..CALL_DEPTH {
         let mut marked = false;
@@ -48,10 +46,8 @@ fn varying_params(s: &Scanned<'_>) -> VaryingParams {
                 .map(|[a, b]| s.syntax(f).seeded(s, a.clone(), b.clone()));
             let syntax = seeded.as_ref().unwrap_or_else(|| s.syntax(f));
             for i in evaluated_calls(s, f) {
-                for (callee, through) in callees(s, i) {
-                    let Some(&g) = by_name.get(callee) else {
-                        continue;
-                    };
+                let reached = callees(s, i).into_iter();
+                for (g, through) in reached.flat_map(|(c, t)| s.named(c).map(move |g| (g, t))) {
                     let (by_id, deep) = passed(s, i, g, syntax, through);
                     if deep.is_empty() {
                         continue;
@@ -145,21 +141,29 @@ pub(super) fn divergent_argument(
         return None;
     }
     for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
-        let reached = callees(s, i).into_iter().flat_map(|(callee, through)| {
-            (s.functions.iter().filter(move |g| g.name == callee)).map(move |g| (g, through))
-        });
+        let reached =
+            (callees(s, i).into_iter()).flat_map(|(c, t)| s.named(c).map(move |g| (g, t)));
         for (g, through) in reached {
             let (by_id, deep) = passed(s, i, g, syntax, through);
             if deep.is_empty() {
                 continue;
             }
-            let seeded = s.syntax(g).seeded(s, by_id, deep);
+            let seeded = s.syntax(g).seeded(s, by_id.clone(), deep.clone());
             if let Some(why) = divergent_in(s, g, &seeded, uses, depth) {
+                // The parameter named: the first (in order) whose value alone makes it so.
                 let names = s.param_names(g).unwrap_or_default();
-                let parameter = (names.iter())
-                    .find(|n| seeded.deep_tainted.contains(n.as_str()))
-                    .cloned()
-                    .unwrap_or_default();
+                let tainted: Vec<_> = (names.into_iter())
+                    .filter(|n| deep.contains(n.as_str()))
+                    .collect();
+                let alone = |p: &String| {
+                    let only = |set: &BTreeSet<Box<str>>| {
+                        set.iter().filter(|q| ***q == **p).cloned().collect()
+                    };
+                    let seeded = s.syntax(g).seeded(s, only(&by_id), only(&deep));
+                    divergent_in(s, g, &seeded, uses, depth).map(|why| (p.clone(), why))
+                };
+                let first = tainted.first().cloned().unwrap_or_default();
+                let (parameter, why) = tainted.iter().find_map(alone).unwrap_or((first, why));
                 return Some(Obstacle::Passes {
                     function: g.name.clone(),
                     line: s.line(s.tokens[i].span.start),

@@ -185,6 +185,8 @@ pub(crate) struct Scanned<'a> {
     pub(crate) includes: Vec<String>,
     /// Each function's statement and condition regions, once asked for ([`Scanned::syntax`]).
     syntax: Vec<OnceCell<syntax::Syntax>>,
+    /// The indices in `functions` of each name's definitions (`#if` branches may hold several).
+    by_name: HashMap<String, Vec<usize>>,
     /// The helpers any work-item may call, once asked for (`statement::pure_helper`): whether
     /// each calls collectives.
     pub(crate) pure_helpers: OnceCell<HashMap<String, bool>>,
@@ -237,12 +239,22 @@ impl<'a> Scanned<'a> {
             undefs,
             includes,
             syntax: Vec::new(),
+            by_name: HashMap::new(),
             pure_helpers: OnceCell::new(),
             varying_params: OnceCell::new(),
         };
         scanned.functions = scanned.find_functions();
         scanned.syntax = scanned.functions.iter().map(|_| OnceCell::new()).collect();
+        for (k, f) in scanned.functions.iter().enumerate() {
+            scanned.by_name.entry(f.name.clone()).or_default().push(k);
+        }
         Ok(scanned)
+    }
+
+    /// The definitions of the function `name` (none, one, or one per `#if` branch).
+    pub(crate) fn named(&self, name: &str) -> impl Iterator<Item = &FunctionDef> {
+        let found = self.by_name.get(name).map_or(&[][..], Vec::as_slice);
+        found.iter().map(|&k| &self.functions[k])
     }
 
     /// The text of token `i`.
