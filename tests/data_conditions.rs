@@ -8,8 +8,8 @@
 //! and shuffles ahead as they are, and refuses what it cannot rewrite (a loop whose trip count
 //! a loaded value decides, a barrier, a helper that loads: run unchecked before) before
 //! anything is enqueued, naming why; a helper or macro any work-item may evaluate is computed
-//! ahead like the collectives it calls, and a helper's condition on a parameter passed a
-//! loaded value is masked like the kernel's own. Values drawn so
+//! ahead like the collectives it calls (branches after them included), and a helper's
+//! condition on a parameter passed a loaded value is masked like the kernel's own. Values drawn so
 //! that some sub-groups take the branch whole, some in part and some not at all; work-groups
 //! that are and are not multiples of the sub-group size (`tests/common/recorded.rs`).
 
@@ -95,6 +95,22 @@ kernel void helper(global const int *x, global int *out, global uint *ids) {
     RECORD;
 }
 
+/* A helper branching after its collective (reached wherever the helper is): computed ahead. */
+int leader_sum(int v) {
+    int s = sub_group_reduce_add(v);
+    if (get_sub_group_local_id() == 0)
+        return s;
+    return -s;
+}
+kernel void leader(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int r = -7;
+    if (x[g] > 0) r = leader_sum(v + 1);
+    out[g] = r;
+    RECORD;
+}
+
 /* A helper's condition on its parameter, passed a loaded value: masked like the kernel's own. */
 int positive_sum(int v) { if (v > 0) return sub_group_reduce_add(v); return -7; }
 kernel void parameter(global const int *x, global int *out, global uint *ids) {
@@ -156,6 +172,10 @@ fn expected(kernel: &str, v: &[i32]) -> Vec<i32> {
                 "broadcast" => on(l, v[0]),
                 // Computed ahead as it is: over every lane.
                 "helper" => on(l, 5 * v.iter().sum::<i32>()),
+                "leader" => {
+                    let all: i32 = v.iter().map(|x| x + 1).sum();
+                    on(l, if l == 0 { all } else { -all })
+                }
                 _ => unreachable!("{kernel}"),
             }
         })
@@ -191,6 +211,7 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
             "standard",
             "broadcast",
             "helper",
+            "leader",
             "parameter",
         ] {
             let k = p
@@ -217,7 +238,7 @@ fn collectives_under_data_conditions_are_masked_or_refused() {
             }
             println!("{d}: {kernel}: right");
         }
-        assert_eq!(checked + undefined, 8 * 5 * GLOBAL);
+        assert_eq!(checked + undefined, 9 * 5 * GLOBAL);
         println!("{d}: {checked} work-items checked");
         if undefined > 0 {
             println!(

@@ -313,6 +313,46 @@ fn straight_helpers_with_collectives_move_like_collectives() {
     }
 }
 
+/// Helpers whose collectives are each reached wherever they are called (under no condition,
+/// before any `return`) move like collectives, branches after them included; those with a
+/// collective under a condition or after a `return` stay refused.
+#[test]
+fn helpers_branching_after_their_collectives_move() {
+    let helpers = "int leader(int v) { int s = sub_group_reduce_add(v);\n\
+                   if (get_sub_group_local_id() == 0) return s; return 0; }\n\
+                   int clamp_sum(int v) { int a = sub_group_reduce_max(v); return a > 9 ? 9 : a; }\n\
+                   int either(int v) { int a = sub_group_reduce_max(v);\n\
+                   return a > 0 ? a : sub_group_reduce_min(v); }\n\
+                   int late(int v) { if (v > 100) return 0; return sub_group_reduce_add(v); }\n\
+                   int chained(int v) { return v > 0 && sub_group_any(v > 1); }\n";
+    for (condition, call, moves) in [
+        ("sub_group_any(v > 0)", "leader(v)", true),
+        ("x[get_global_id(0)] > 0", "leader(v)", true),
+        ("sub_group_any(v > 0)", "clamp_sum(v + 1)", true),
+        ("sub_group_any(v > 0)", "either(v)", false),
+        ("x[get_global_id(0)] > 0", "late(v)", false),
+        // (Its own `&&` computes the collective ahead first.)
+        ("sub_group_any(v > 0)", "chained(v)", true),
+    ] {
+        let src = format!(
+            "{helpers}{}",
+            kernel(&format!("if ({condition}) r = {call};"))
+        );
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        let got = refused(&out);
+        match moves {
+            true => {
+                assert!(got.is_empty(), "{call}: {got:?}\n{out}");
+                assert!(
+                    out.contains(&format!("__typeof__({call}) __clg_u")),
+                    "{out}"
+                );
+            }
+            false => assert!(got.len() == 1 && got[0].0 == "k", "{call}: {got:?}\n{out}"),
+        }
+    }
+}
+
 /// Under a condition on a loaded value, helpers any work-item may call are computed ahead like
 /// the collectives they call; other helpers with collectives there are refused, not run
 /// unchecked.

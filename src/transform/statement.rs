@@ -3,7 +3,7 @@
 
 use super::edit::Edits;
 use super::lex::Kind;
-use super::source::{adjacent, assigns, statement_end, FunctionDef, Scanned};
+use super::source::{adjacent, assigns, statement_end, Conditional, FunctionDef, Scanned};
 use super::variant::GENERATED;
 use crate::builtins::{self, Flags};
 use crate::obstacle::NoRewrite;
@@ -84,7 +84,8 @@ pub(crate) fn pure_helper(s: &Scanned<'_>, name: &str) -> Option<bool> {
 /// pointer parameters, no loads, stores but to its own names, address taken, loop, jump,
 /// program-scope variable but a `constant` one, macro or division but by a non-zero literal,
 /// and calls only of known side-effect-free built-ins, other such helpers and collectives; one
-/// that calls collectives also without any condition (its collectives reached wherever it is).
+/// that calls collectives calls each under no condition and before any `return` (reached
+/// wherever it is: `int s = sub_group_reduce_add(v); if (lane == 0) return s; return 0;`).
 /// A round over the functions per level of calls, at most [`HELPER_DEPTH`] (a deeper one
 /// counts as impure); then the function-like macros ([`pure_macro`]).
 fn pure_helpers(s: &Scanned<'_>) -> HashMap<String, bool> {
@@ -103,34 +104,48 @@ fn pure_helpers(s: &Scanned<'_>) -> HashMap<String, bool> {
             if f.returns_void(s) || !params {
                 continue;
             }
-            let (mut calls, mut branches, mut returns) = (false, false, 0);
+            // Its calls of collectives (and of helpers calling them), each reached wherever
+            // the helper is: under no `if`, `?:`, `&&`, `||` and before the end of any `return`.
+            let (mut calls, mut always) = (false, true);
+            let conditionals = s.syntax(f).conditionals(f.body.0..f.body.1);
+            let first_return = (f.body.0..f.body.1).find(|&t| s.text(t) == "return");
+            let first_return = first_return.and_then(|r| (r..f.body.1).find(|&t| s.text(t) == ";"));
+            let mut collective_at = |t: usize| {
+                let under = |c: &Conditional| (c.body.0..c.body.1).contains(&t);
+                calls = true;
+                always &= first_return.is_none_or(|r| t < r) && !conditionals.iter().any(under);
+            };
             let body = f.body.0 + 1..f.body.1;
             let safe = body.clone().all(|t| {
                 let w = s.text(t);
                 let unary = t == f.body.0 + 1 || OPERATORS.contains(&s.text(t - 1));
                 let and_or = |u: usize| s.text(u) == w && adjacent(s, t.min(u));
-                branches |= matches!(w, "if" | "?") || matches!(w, "&" | "|") && and_or(t + 1);
-                returns += usize::from(w == "return");
                 match w {
                     "for" | "while" | "do" | "goto" | "switch" | "static" | "volatile" => false,
                     "local" | "__local" | "global" | "__global" | "asm" | "__asm__" => false,
                     "&" if unary && !and_or(t - 1) => false,
                     _ if hazard(s, t, unary).is_some() => false,
                     _ if globals.contains(w) || s.macros.contains_key(w) => false,
+                    // Keywords a `(` follows, not calls.
+                    "if" | "return" => true,
                     _ if s.is_call(t) => match pure.get(w) {
                         Some(&c) => {
-                            calls |= c;
+                            if c {
+                                collective_at(t);
+                            }
                             true
                         }
                         None => {
-                            calls |= collective(w);
+                            if collective(w) {
+                                collective_at(t);
+                            }
                             known_built_in(s, t, collective)
                         }
                     },
                     _ => true,
                 }
             });
-            if safe && !(calls && (branches || returns > 1)) {
+            if safe && always {
                 found.push((f.name.clone(), calls));
             }
         }
