@@ -1273,6 +1273,73 @@ fn switch_on_a_vote() {
     });
 }
 
+const MACRO_FLOW_SRC: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#define REC out[W*g] = get_sub_group_id(); out[W*g+1] = get_sub_group_local_id()
+#define W 4
+#define LOOP_WHILE_ANY while (sub_group_any(i < v))
+kernel void object_macro_loop(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int v = (x[g] % 50 + 50) % 7; int i = 0, s = 0;
+    LOOP_WHILE_ANY { s += sub_group_reduce_add(1); i++; }
+    out[W*g+2] = s; out[W*g+3] = i; REC;
+}
+#define UNTIL_ALL(c, body) while (!sub_group_all(c)) { body; }
+kernel void function_macro_loop(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int v = (x[g] % 50 + 50) % 7; int i = 0, s = 0;
+    UNTIL_ALL(i >= v, s += sub_group_reduce_add(1); i++);
+    out[W*g+2] = s; out[W*g+3] = i; REC;
+}
+#define IF_ANY(c) if (sub_group_any(c))
+kernel void function_macro_if(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int v = x[g] % 50; int r = -1;
+    IF_ANY(v > 40) r = sub_group_reduce_add(1);
+    out[W*g+2] = r; out[W*g+3] = 0; REC;
+}
+"#;
+
+/// **Finding: a vote loop or a vote `if` written by a macro runs unchecked, silently wrong.**
+/// `#define LOOP_WHILE_ANY while (sub_group_any(i < v))` then `LOOP_WHILE_ANY { s +=
+/// sub_group_reduce_add(1); i++; }`, the same through `#define UNTIL_ALL(c, body) while
+/// (!sub_group_all(c)) { body; }`, and `#define IF_ANY(c) if (sub_group_any(c))` are valid
+/// OpenCL that the same code without the macro runs right (in lockstep, or moved ahead); with
+/// the macro, neither lockstep nor the move applies and nothing is refused: PoCL 3.1 and PoCL
+/// 6.0 `emulated` give 40 / 5 where 48 / 6 (the loop), 4 where -1 (the `if`, in a sub-group
+/// that did not take it), and PoCL 3.1 segfaults in work-groups of 33. PoCL 6.0 `khr` is
+/// right (one sub-group per work-group). Where the
+/// macro is function-like and used in the condition only (`while (ANY_BELOW(i, v))`) or in
+/// the body (`BODY_SUM(s)`), the kernel is refused instead (naming the macro as the collective,
+/// and `__clg_l2`, an internal name, as the condition). Cause (guess): `transform/lockstep.rs`
+/// and `transform/hoist.rs` read the kernel's tokens before macro expansion; a vote or loop
+/// keyword inside a macro's replacement list is not seen.
+#[test]
+#[ignore = "finding: vote loops / vote ifs written by macros run unchecked on emulated: wrong values"]
+fn vote_flow_written_by_macros() {
+    let test = "vote_flow_written_by_macros";
+    in_child(test, &FINDING_ENV, || {
+        let q = common::queue();
+        let p = build(&q, MACRO_FLOW_SRC, "");
+        let loops = |s: &Sg| {
+            let most = s.xs.iter().map(|x| (x % 50 + 50) % 7).max().unwrap();
+            s.all(vec![most * s.xs.len() as i32, most])
+        };
+        let branch = |s: &Sg| match s.v().iter().any(|&e| e > 40) {
+            true => s.all(vec![s.xs.len() as i32, 0]),
+            false => s.all(vec![-1, 0]),
+        };
+        check_all(
+            &q,
+            &p,
+            &[
+                ("object_macro_loop", &loops),
+                ("function_macro_loop", &loops),
+                ("function_macro_if", &branch),
+            ],
+            &WIDE,
+            (4, 0),
+        );
+    });
+}
+
 /// Exploration harness, to reproduce a finding on another kernel: `HUNT_SRC` (a file),
 /// `HUNT_KERNEL` (names, comma-separated), `HUNT_GLOBAL` / `HUNT_LOCAL` (`24` or `8,3`),
 /// `HUNT_WIDTH` (ints per work-item), `HUNT_OPTS`, `HUNT_N` (the int argument), `HUNT_SEED`;
