@@ -1340,6 +1340,91 @@ fn vote_flow_written_by_macros() {
     });
 }
 
+const GOTO_SRC: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#define REC out[W*g] = get_sub_group_id(); out[W*g+1] = get_sub_group_local_id()
+#define W 4
+kernel void goto_loop(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int v = (x[g] % 50 + 50) % 7; int i = 0, s = 0;
+again:
+    s += sub_group_reduce_add(1);
+    i++;
+    if (sub_group_any(i < v)) goto again;
+    out[W*g+2] = s; out[W*g+3] = i; REC;
+}
+"#;
+
+/// **Finding: a loop written with `goto` under a vote runs unchecked, silently wrong.**
+/// `again: s += sub_group_reduce_add(1); i++; if (sub_group_any(i < v)) goto again;` is valid
+/// OpenCL C (each sub-group loops as one), the `do { } while (sub_group_any(i < v))` form runs
+/// in lockstep, but the `goto` form is neither run in lockstep nor refused: PoCL 3.1 and PoCL
+/// 6.0 `emulated` give 40 / 5 where 48 / 6. PoCL 6.0 `khr` is right (one sub-group per
+/// work-group). The docs refuse a `goto` in a lockstep loop's body; a backward `goto` that
+/// makes the loop is not seen at all (`transform/lockstep.rs`, `transform/divergence.rs`).
+#[test]
+#[ignore = "finding: a backward goto under a vote makes a loop that runs unchecked on emulated: wrong values"]
+fn goto_loop_under_a_vote() {
+    let test = "goto_loop_under_a_vote";
+    in_child(test, &FINDING_ENV, || {
+        let q = common::queue();
+        let p = build(&q, GOTO_SRC, "");
+        let model = |s: &Sg| {
+            let most = s.xs.iter().map(|x| (x % 50 + 50) % 7).max().unwrap().max(1);
+            s.all(vec![most * s.xs.len() as i32, most])
+        };
+        check_all(&q, &p, &[("goto_loop", &model)], &WIDE, (4, 0));
+    });
+}
+
+const SHORT_CIRCUIT_SRC: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#define REC out[W*g] = get_sub_group_id(); out[W*g+1] = get_sub_group_local_id()
+#define W 4
+kernel void ternary_condition(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int v = (x[g] % 50 + 50) % 7; int i = 0, s = 0;
+    while (i < n ? sub_group_any(i < v) : 0) { s += sub_group_reduce_add(1); i++; }
+    out[W*g+2] = s; out[W*g+3] = i; REC;
+}
+kernel void for_and_condition(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int v = (x[g] % 50 + 50) % 7; int i, s = 0;
+    for (i = 0; i < n && sub_group_any(i < v); i++) s += sub_group_reduce_add(1);
+    out[W*g+2] = s; out[W*g+3] = i; REC;
+}
+"#;
+
+/// **Finding: a lockstep loop whose condition holds its vote behind `?:` or `&&` keeps the
+/// vote conditional, so work-items whose loop already ended skip it: a segfault or a hang.**
+/// `while (i < n ? sub_group_any(i < v) : 0)` becomes `__clg_l0 = __clg_l0 & ((i < n ?
+/// sub_group_any(i < v) : 0) != 0);` inside the lockstep `for (;;)`: a work-item whose
+/// sub-group left the loop earlier still has `i < n` and reaches the vote, one whose sub-group
+/// went on to `i == n` does not. PoCL 3.1 and PoCL 6.0 `emulated` segfault in work-groups of
+/// 33 (right in groups of 12 by luck). `for (i = 0; i < n && sub_group_any(i < v); i++)` hangs
+/// PoCL 6.0 `khr` in work-groups of 12 (killed after 120 s; the `while` form of the same loop
+/// runs). Valid OpenCL: `i` is uniform in each sub-group. Expected: the vote computed by every
+/// work-item (as the docs do for `&&`/`||` chains under `if`: `((L) != 0) & ((R) != 0)`), or a
+/// refusal (`transform/lockstep.rs`).
+#[test]
+#[ignore = "finding: lockstep loop conditions with the vote behind ?: or && crash (emulated) or hang (PoCL 6.0 khr)"]
+fn lockstep_conditions_with_short_circuits() {
+    let test = "lockstep_conditions_with_short_circuits";
+    in_child(test, &FINDING_ENV, || {
+        let q = common::queue();
+        let p = build(&q, SHORT_CIRCUIT_SRC, "");
+        let model = |s: &Sg| {
+            let most = s.xs.iter().map(|x| (x % 50 + 50) % 7).max().unwrap();
+            let i = most.min(s.n);
+            s.all(vec![i * s.xs.len() as i32, i])
+        };
+        check_all(
+            &q,
+            &p,
+            &[("for_and_condition", &model), ("ternary_condition", &model)],
+            &WIDE,
+            (4, 4),
+        );
+    });
+}
+
 /// Exploration harness, to reproduce a finding on another kernel: `HUNT_SRC` (a file),
 /// `HUNT_KERNEL` (names, comma-separated), `HUNT_GLOBAL` / `HUNT_LOCAL` (`24` or `8,3`),
 /// `HUNT_WIDTH` (ints per work-item), `HUNT_OPTS`, `HUNT_N` (the int argument), `HUNT_SEED`;
