@@ -4,7 +4,13 @@
 //! neighbours, gathers and scatters, atomics, global offsets, 2-D transposes, tiling, grid-stride
 //! loops, wide stencils, narrow and wide element types, build options, coherence across chains.
 //! Every root is forced to split (`SpreadPolicy::Split`), in partitioned placement (depths 1
-//! and 3) and shared placement. Tests marked `#[ignore = "finding: ..."]` reproduce a bug.
+//! and 3) and shared placement. Tests marked `#[ignore = "finding: ..."]` reproduce a bug
+//! (`cargo test --release --test hunt_scaling -- --ignored finding`), `"note: ..."` a
+//! questionable behaviour. Findings: writes and changes through parenthesized lvalues
+//! (`(y[i + 1]) = v`, `(j) = ..`, `&(j)`, `(n) = ..`, `(k) += ..`), build options and `#if`
+//! branches unseen by the footprints, atomics and launch-value helpers unseen in included
+//! headers, token-pasted or `__sync_*` atomics merged, a lent part stale after a resident
+//! launch, a tiny colored buffer refused under a wider launch.
 
 mod common;
 
@@ -92,6 +98,8 @@ enum Arg {
     B(usize),
     I(i32),
     U(u32),
+    S(i16),
+    L(i64),
     Local(usize),
 }
 
@@ -108,6 +116,8 @@ struct Diff {
     alts: Vec<(RootDevice, RootProgram)>,
     /// Which root launches: 0 the main one, `i` `alts[i - 1]`.
     via: usize,
+    /// Root launches are not waited for (host accesses and later launches must order).
+    nowait: bool,
 }
 
 impl Diff {
@@ -127,6 +137,7 @@ impl Diff {
             spreads: Vec::new(),
             alts: Vec::new(),
             via: 0,
+            nowait: false,
         }
     }
 
@@ -166,6 +177,8 @@ impl Diff {
                 Arg::B(i) => self.bufs[i].one_arg(l),
                 Arg::I(v) => l.arg(v),
                 Arg::U(v) => l.arg(v),
+                Arg::S(v) => l.arg(v),
+                Arg::L(v) => l.arg(v),
                 Arg::Local(n) => l.arg(Local::<u8>::new(n)),
             };
         }
@@ -192,6 +205,8 @@ impl Diff {
                 Arg::B(i) => self.bufs[i].root_arg(l),
                 Arg::I(v) => l.arg(v),
                 Arg::U(v) => l.arg(v),
+                Arg::S(v) => l.arg(v),
+                Arg::L(v) => l.arg(v),
                 Arg::Local(n) => l.arg(Local::<u8>::new(n)),
             };
         }
@@ -205,7 +220,9 @@ impl Diff {
                 None => l.range(global),
             }
         }?;
-        ev.wait()?;
+        if !self.nowait {
+            ev.wait()?;
+        }
         let s = ev.spread().clone();
         self.spreads.push(format!("{kernel}: {}", words(&s)));
         Ok(s)
@@ -613,11 +630,6 @@ kernel void const_cast(global const int *x) {
     int i = get_global_id(0);
     ((global int *)x)[i] = x[i] + 1000;
 }
-#define CAT(a, b) a##b
-kernel void pasted_atomic(global int *h, global const int *x) {
-    int i = get_global_id(0);
-    CAT(ato, mic_inc)(&h[x[i] & 1]);
-}
 kernel void hist(global int *h, global const int *x, int nb) {
     int i = get_global_id(0);
     atomic_add(&h[(x[i] & 0xff) % nb], 1);
@@ -700,22 +712,24 @@ fn vectors_structs_views_atomics() {
     );
 }
 
+/// Note (documented, not a bug of the analysis): writes through a `const` pointee cast away,
+/// `((global int *)x)[i] = ...`, are lost in partitioned placement: "only reads" is the
+/// driver's `const`, so the buffer is replicated and not merged (root: x unchanged). Valid C
+/// where the buffer itself is writable; a refusal would be kinder.
 #[test]
-#[ignore = "probe: const cast away and atomics named by token pasting"]
-fn misbehaving_kernels() {
-    each_diff("misbehaving_kernels", WRITES_SRC, "", SIZES, |d, n| {
-        let x = ints(n, 11);
-        let xb = d.col(&x);
-        if std::env::var("HUNT_CONST").is_ok() {
+#[ignore = "note: writes through a const pointee cast away are dropped (const is trusted)"]
+fn note_const_cast_away_writes_are_lost() {
+    each_diff(
+        "note_const_cast_away_writes_are_lost",
+        WRITES_SRC,
+        "",
+        &[1, 64],
+        |d, n| {
+            let xb = d.col(&ints(n, 11));
             d.launch("const_cast", d1(n), None, &[B(xb)]);
             d.check("const_cast");
-        }
-        d.reset();
-        let ones = d.col(&vec![2i32; n]);
-        let h = d.col(&[0i32; 2]);
-        d.launch("pasted_atomic", d1(n), None, &[B(h), B(ones)]);
-        d.check("pasted_atomic");
-    });
+        },
+    );
 }
 
 const SHAPES_SRC: &str = r#"
@@ -1117,7 +1131,13 @@ fn repro_in_child(test: &str, src: &str, opts: &str, kernel: &str, n: usize, yle
         println!("CHILD-OK");
         std::process::exit(0);
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
+    // A corrupted heap may also hang the child (seen on 3 devices): 60 s, then killed.
+    let dir = std::env::temp_dir();
+    let (out_path, err_path) = (
+        dir.join(format!("{test}.{}.out", std::process::id())),
+        dir.join(format!("{test}.{}.err", std::process::id())),
+    );
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             test,
@@ -1127,17 +1147,27 @@ fn repro_in_child(test: &str, src: &str, opts: &str, kernel: &str, n: usize, yle
         ])
         .env(CHILD, "1")
         .env("CLGROUPS_CHECKED", "0")
-        .output()
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("{test}: child hung for 60 s (killed)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let status = child.wait().unwrap();
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
     let why = (stderr.lines())
         .find(|l| l.contains("WRONG") || l.contains("refused"))
         .unwrap_or("");
     assert!(
-        out.status.success() && stdout.contains("CHILD-OK"),
-        "{test}: child {:?}: {why}",
-        out.status
+        status.success() && stdout.contains("CHILD-OK"),
+        "{test}: child {status:?}: {why}"
     );
 }
 
@@ -1345,21 +1375,25 @@ fn work_item_builtins_report_the_whole_launch() {
     );
 }
 
+/// Note (contrived): a macro named like a work-item built-in (`#define get_global_id(d)
+/// get_local_id(d)`) also rewrites the partitioned variant's own `get_group_id` macro (defined
+/// through `get_global_id`, `src/transform/partitioned.rs`), so device 1's work-items see
+/// group 0 and write outside their part: heap corruption in release builds (PoCL aborts in
+/// `pocl_create_migration_commands`), `OutOfChunk` in checked mode. Runs with `HUNT_CRASH=1`
+/// (it takes the test binary down).
 #[test]
-#[ignore = "probe: a macro named like a work-item built-in"]
-fn probe_redefined_builtin() {
-    each_diff(
-        "probe_redefined_builtin",
-        BUILTINS_SRC,
-        "",
-        &[64],
-        |d, n| {
-            let y = d.col(&vec![-9i32; n]);
-            let x = d.col(&iota(n));
-            d.launch("redefined_builtin", d1(n), Some(d1(16)), &[B(y), B(x)]);
-            d.check("redefined_builtin");
-        },
-    );
+#[ignore = "note: #define get_global_id(d) get_local_id(d) breaks the partitioned variant's get_group_id"]
+fn note_redefined_builtin() {
+    if std::env::var("HUNT_CRASH").is_err() {
+        eprintln!("note_redefined_builtin: aborts the process; run with HUNT_CRASH=1");
+        return;
+    }
+    each_diff("note_redefined_builtin", BUILTINS_SRC, "", &[64], |d, n| {
+        let y = d.col(&vec![-9i32; n]);
+        let x = d.col(&iota(n));
+        d.launch("redefined_builtin", d1(n), Some(d1(16)), &[B(y), B(x)]);
+        d.check("redefined_builtin");
+    });
 }
 
 const PART_SRC: &str = r#"
@@ -1546,9 +1580,10 @@ fn header_dir() -> std::path::PathBuf {
 /// histogram over `n` ones with the increment in a header included through `-I` (or
 /// named through token pasting, `CAT(ato, mic_inc)`) counts each device's share once
 /// (`contract::uses_atomics` reads only the program's source; `launch/merge.rs` takes an
-/// element two devices changed alike). 2 devices, n = 64: h[0] = 32, one device 64.
+/// element two devices changed alike). 48 work-items in groups of 4 (equal shares): 2
+/// devices h[0] = 24, 3 devices 16; one device 48.
 #[test]
-#[ignore = "finding: atomics in an included header are merged: equal per-device counts kept once (h[0] = 32, not 64)"]
+#[ignore = "finding: atomics in an included header are merged: equal per-device counts kept once (h[0] = 24, not 48, on 2 devices)"]
 fn finding_atomics_in_a_header_are_merged() {
     const SRC: &str = "#include \"count.h\"
     kernel void hist(global int *h, global const int *x) {
@@ -1560,8 +1595,9 @@ fn finding_atomics_in_a_header_are_merged() {
     let opts = format!("-I {}", header_dir().display());
     let mut d = Diff::new("atomics in a header", &root, SRC, &opts);
     let h = d.col(&[0i32; 2]);
-    let x = d.col(&[0i32; 64]);
-    d.launch("hist", d1(64), None, &[B(h), B(x)]);
+    let x = d.col(&[0i32; 48]);
+    // 12 work-groups: equal shares on 2, 3 or 4 devices, so every device counts alike.
+    d.launch("hist", d1(48), Some(d1(4)), &[B(h), B(x)]);
     d.check("hist");
 }
 
@@ -1577,15 +1613,16 @@ fn finding_atomics_named_by_token_pasting_are_merged() {
     };
     let mut d = Diff::new("pasted atomics", &root, SRC, "");
     let h = d.col(&[0i32; 2]);
-    let x = d.col(&[0i32; 64]);
-    d.launch("hist", d1(64), None, &[B(h), B(x)]);
+    let x = d.col(&[0i32; 48]);
+    // 12 work-groups: equal shares on 2, 3 or 4 devices, so every device counts alike.
+    d.launch("hist", d1(48), Some(d1(4)), &[B(h), B(x)]);
     d.check("hist");
 }
 
 /// Finding 6c: clang's `__sync_fetch_and_add` (accepted by PoCL's compiler) is not seen as
 /// an atomic either.
 #[test]
-#[ignore = "finding: __sync_fetch_and_add is not seen as an atomic: merged, h[0] = 32 not 64"]
+#[ignore = "finding: __sync_fetch_and_add is not seen as an atomic: merged, h[0] = 24 not 48 on 2 devices"]
 fn finding_sync_builtins_are_merged() {
     const SRC: &str = "kernel void hist(global int *h, global const int *x) {
         __sync_fetch_and_add(&h[x[get_global_id(0)]], 1);
@@ -1595,8 +1632,9 @@ fn finding_sync_builtins_are_merged() {
     };
     let mut d = Diff::new("sync builtins", &root, SRC, "");
     let h = d.col(&[0i32; 2]);
-    let x = d.col(&[0i32; 64]);
-    d.launch("hist", d1(64), None, &[B(h), B(x)]);
+    let x = d.col(&[0i32; 48]);
+    // 12 work-groups: equal shares on 2, 3 or 4 devices, so every device counts alike.
+    d.launch("hist", d1(48), Some(d1(4)), &[B(h), B(x)]);
     d.check("hist");
 }
 
@@ -1828,4 +1866,81 @@ fn finding_declarations_in_both_if_branches() {
         64,
         64,
     );
+}
+
+const SCALARS_SRC: &str = r#"
+kernel void by_short(global int *y, global const int *x, short off, int n) {
+    int i = get_global_id(0);
+    if (i + off >= 0 && i + off < n) y[i] = x[i + off]; else y[i] = -1;
+}
+kernel void by_long(global int *y, global const int *x, long off, int n) {
+    int i = get_global_id(0);
+    if (i + off >= 0 && i + off < n) y[i] = x[i + off]; else y[i] = -1;
+}
+kernel void write_by_short(global int *y, global const int *x, short off, int n) {
+    int i = get_global_id(0);
+    if (i + off >= 0 && i + off < n) y[i + off] = x[i];
+}
+kernel void write_by_long(global int *y, global const int *x, long off, int n) {
+    int i = get_global_id(0);
+    if (i + off >= 0 && i + off < n) y[i + off] = x[i];
+}
+"#;
+
+/// Negative offsets in `short` and `long` scalar parameters.
+#[test]
+fn narrow_and_wide_signed_scalars() {
+    each_diff(
+        "narrow_and_wide_signed_scalars",
+        SCALARS_SRC,
+        "",
+        &[3, 64, 97],
+        |d, n| {
+            let ni = n as i32;
+            for off in [-3i64, -1, 1, 2] {
+                for k in ["by_short", "by_long", "write_by_short", "write_by_long"] {
+                    d.reset();
+                    let y = d.col(&vec![-9i32; n]);
+                    let x = d.col(&iota(n));
+                    let o = if k.ends_with("short") {
+                        Arg::S(off as i16)
+                    } else {
+                        Arg::L(off)
+                    };
+                    d.launch(k, d1(n), None, &[B(y), B(x), o, I(ni)]);
+                    d.check(&format!("{k} {off}"));
+                }
+            }
+        },
+    );
+}
+
+/// The chains of [`chain`] with no root launch waited for: host writes, fills, reduces and
+/// reads must order themselves after the launches before them.
+#[test]
+fn chains_never_waited_for() {
+    let sizes = [1usize, 3, 35, 64, 130];
+    for root in roots("chains_never_waited_for") {
+        let mut d = Diff::new("unwaited chains", &root, CHAIN_SRC, "");
+        d.nowait = true;
+        d.alt(root.clone().with_spread(SpreadPolicy::OneDevice), CHAIN_SRC);
+        d.alt(root.clone().with_spread(SpreadPolicy::Model), CHAIN_SRC);
+        d.alt(root.clone().with_halo_depth(2), CHAIN_SRC);
+        for &n in &sizes {
+            for seed in 0..common::env_or("HUNT_SEEDS", 3u64) {
+                for colored_b in [true, false] {
+                    d.reset();
+                    d.name = format!("unwaited chains n={n} seed={seed} colored b {colored_b}");
+                    chain_with(
+                        &mut d,
+                        n,
+                        seed + 100,
+                        common::env_or("HUNT_STEPS", 30usize),
+                        colored_b,
+                    );
+                }
+            }
+        }
+        eprintln!("unwaited chains [{}]: right", desc(&root));
+    }
 }
