@@ -68,10 +68,13 @@ fn in_child(test: &str, env: &[(&str, &str)], body: impl FnOnce()) {
         println!("CHILD-OK");
         std::process::exit(0);
     }
+    // The test's path in the binary (`findings_values::...`): libtest names its thread so.
+    let current = std::thread::current();
+    let path = current.name().filter(|n| n.ends_with(test)).unwrap_or(test);
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--exact",
-        test,
+        path,
         "--nocapture",
         "--test-threads=1",
         "--include-ignored",

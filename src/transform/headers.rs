@@ -107,6 +107,34 @@ mod tests {
         assert!(out.contains("\n#line 3 \"k.cl\"\nint b;\n"), "{out}");
     }
 
+    /// Every loop over the emulated scratch (`clg_s[..]`, after `clg_emu_publish`'s barriers)
+    /// runs the same trips in every work-item: PoCL (3.1, 6.0) miscompiles a loop whose trip
+    /// count differs between work-items after a barrier under a condition (`if (n == 3) r =
+    /// sub_group_scan_exclusive_add(1);` gave 0 on every lane).
+    #[test]
+    fn scratch_loops_run_the_same_trips_in_every_work_item() {
+        let mut loops = 0;
+        for (name, text) in HEADERS {
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                let Some(at) = line.find("for (") else {
+                    continue;
+                };
+                let next = lines.get(i + 1).copied().unwrap_or_default();
+                if line.contains("clg_s[") || next.contains("clg_s[") {
+                    loops += 1;
+                    let head = &line[at..];
+                    assert!(
+                        head.contains("; i < clg_max_range(); "),
+                        "{name}:{}: {line}",
+                        i + 1
+                    );
+                }
+            }
+        }
+        assert!(loops >= 6, "{loops} scratch loops found");
+    }
+
     #[test]
     fn unknown_header_is_an_error_with_its_line() {
         let e = inline_includes("\n#include <clgroups/nope.h>\n", "k.cl").unwrap_err();

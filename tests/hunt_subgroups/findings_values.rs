@@ -4,7 +4,7 @@
 use super::*;
 
 // ---------------------------------------------------------------------------------------------
-// Findings: each fails today where its doc comment says.
+// Findings: each failed where its doc comment says (those still `#[ignore]`d fail today).
 // ---------------------------------------------------------------------------------------------
 
 const UNIFORM_SRC: &str = r#"
@@ -42,7 +42,7 @@ kernel void reduce_switch(global const int *x, global int *out, int n) {
 }
 "#;
 
-/// **Finding: a scan or reduction under a condition on a kernel argument (`if (n == 3) r =
+/// **Finding (fixed): a scan or reduction under a condition on a kernel argument (`if (n == 3) r =
 /// sub_group_scan_exclusive_add(1);`, `n == 3 ? scan : 5`, `switch (n)`, the layer's
 /// `sg_inclusive_scan_add` too) gives wrong values, crashes or hangs on the emulated backend.**
 /// Every work-item reaches the collective (the condition is a kernel argument), so the kernel
@@ -73,10 +73,10 @@ kernel void reduce_switch(global const int *x, global int *out, int n) {
 ///
 /// The emulated scans and reductions (`cl/clgroups/detail/sg_emulated.h`,
 /// `CLG_EMU_ALGORITHMS`/`CLG_EMU_REDUCE`: `for (i < l)` / `for (i < n)` after
-/// `clg_emu_publish`'s barriers) are exactly that shape. A loop of uniform trip count
-/// (`for (i = 0; i < CLG_SUB_GROUP_SIZE; i++) if (i < l) ...`) ran right in the same position.
+/// `clg_emu_publish`'s barriers) were exactly that shape. Fixed: every loop over the emulated
+/// scratch runs `clg_max_range()` trips in every work-item and skips the lanes it does not need
+/// (`headers::tests::scratch_loops_run_the_same_trips_in_every_work_item`).
 #[test]
-#[ignore = "finding: collectives under a kernel-argument condition are wrong/crash/hang on emulated (PoCL's conditional-barrier miscompile)"]
 fn collectives_under_a_uniform_argument_condition() {
     let test = "collectives_under_a_uniform_argument_condition";
     in_child(test, &FINDING_ENV, || {

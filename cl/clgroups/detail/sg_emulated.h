@@ -28,13 +28,18 @@ CLG_FN CLG_OVL ulong clg_xchg(ulong v, uint src CLG_SP) { return clg_s[clg_emu_p
 CLG_FOREACH_TYPE(CLG_GEN_SHUFFLES)
 CLG_FOREACH_TYPE(CLG_GEN_RELATIVE)
 
-/* Reductions and scans read the sub-group's slots directly (2 barriers each), in lane order. */
+/* Reductions and scans read the sub-group's slots directly (2 barriers each), in lane order. Every loop
+ * after a barrier runs the same trips in every work-item (clg_max_range(), skipping the lanes it does not
+ * need): PoCL (3.1, 6.0) miscompiles a loop whose trip count differs between work-items after a barrier
+ * under a condition, as in `if (n == 3) r = sub_group_scan_exclusive_add(1);` (it ran the first
+ * work-item's count in every work-item). */
 #define CLG_EMU_REDUCE(T, NAME, OP)                                                                      \
     CLG_FN CLG_OVL T clg_reduce_##NAME(T x CLG_SP) {                                                     \
         uint base = clg_emu_publish(clg_bits(x) CLG_SA);                                                 \
         uint n = clg_range();                                                                            \
         T acc = clg_unbits_##T(clg_s[base]);                                                             \
-        for (uint i = 1; i < n; ++i) acc = OP(acc, clg_unbits_##T(clg_s[base + i]));                     \
+        for (uint i = 1; i < clg_max_range(); ++i)                                                       \
+            if (i < n) acc = OP(acc, clg_unbits_##T(clg_s[base + i]));                                   \
         return acc;                                                                                      \
     }
 
@@ -46,14 +51,16 @@ CLG_FOREACH_TYPE(CLG_GEN_RELATIVE)
         uint base = clg_emu_publish(clg_bits(x) CLG_SA);                                                 \
         uint l = clg_lane();                                                                             \
         T acc = clg_unbits_##T(clg_s[base]);                                                             \
-        for (uint i = 1; i <= l; ++i) acc += clg_unbits_##T(clg_s[base + i]);                           \
+        for (uint i = 1; i < clg_max_range(); ++i)                                                       \
+            if (i <= l) acc += clg_unbits_##T(clg_s[base + i]);                                          \
         return acc;                                                                                      \
     }                                                                                                    \
     CLG_FN CLG_OVL T clg_exclusive_scan_add(T x CLG_SP) {                                                \
         uint base = clg_emu_publish(clg_bits(x) CLG_SA);                                                 \
         uint l = clg_lane();                                                                             \
         T acc = (T)0;                                                                                    \
-        for (uint i = 0; i < l; ++i) acc += clg_unbits_##T(clg_s[base + i]);                             \
+        for (uint i = 0; i < clg_max_range(); ++i)                                                       \
+            if (i < l) acc += clg_unbits_##T(clg_s[base + i]);                                           \
         return acc;                                                                                      \
     }
 

@@ -29,19 +29,22 @@
 
 #ifdef CLG_BACKEND_EMULATED
 /* Inclusive and exclusive min/max scans: each lane reads the lower lanes' scratch slots (2 barriers; no
- * barrier in a loop, which PoCL's compiler handles slowly). */
+ * barrier in a loop, which PoCL's compiler handles slowly; loops of the same trips in every work-item, as
+ * in sg_emulated.h). */
 #define CLG_PF_GEN_SCAN(T, NAME, OP, IDENT)                                                              \
     CLG_FN CLG_OVL T clg_pf_gen_inclusive_##NAME(T x CLG_SP) {                                           \
         uint base = clg_emu_publish(clg_bits(x) CLG_SA);                                                 \
         uint l = clg_lane();                                                                             \
-        for (uint i = 0; i < l; ++i) x = OP(x, clg_unbits_##T(clg_s[base + i]));                         \
+        for (uint i = 0; i < clg_max_range(); ++i)                                                       \
+            if (i < l) x = OP(x, clg_unbits_##T(clg_s[base + i]));                                       \
         return x;                                                                                        \
     }                                                                                                    \
     CLG_FN CLG_OVL T clg_pf_gen_exclusive_##NAME(T x CLG_SP) {                                           \
         uint base = clg_emu_publish(clg_bits(x) CLG_SA);                                                 \
         uint l = clg_lane();                                                                             \
         T acc = (T)(IDENT);                                                                              \
-        for (uint i = 0; i < l; ++i) acc = OP(acc, clg_unbits_##T(clg_s[base + i]));                     \
+        for (uint i = 0; i < clg_max_range(); ++i)                                                       \
+            if (i < l) acc = OP(acc, clg_unbits_##T(clg_s[base + i]));                                   \
         return acc;                                                                                      \
     }
 #else

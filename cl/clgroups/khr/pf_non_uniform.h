@@ -65,12 +65,14 @@ CLG_NU_EQUAL_NARROW(half, float)
 #if CLG_PF_ARITHMETIC || CLG_PF_CLUSTERED
 
 #if defined(CLG_BACKEND_EMULATED)
-/* OP over the published values of lanes [lo, hi), from IDENT. */
+/* OP over the published values of lanes [lo, hi), from IDENT (a loop of the same trips in every
+ * work-item, as in sg_emulated.h). */
 #define CLG_NU_CORE(T, NAME, OP, IDENT)                                                                  \
     CLG_FN CLG_OVL T clg_nu_fold_##NAME(T x, uint lo, uint hi CLG_SP) {                                  \
         uint base = clg_emu_publish(clg_bits(x) CLG_SA);                                                 \
         T acc = (T)(IDENT);                                                                              \
-        for (uint i = lo; i < hi; ++i) acc = OP(acc, clg_unbits_##T(clg_s[base + i]));                   \
+        for (uint i = 0; i < clg_max_range(); ++i)                                                       \
+            if (i >= lo && i < hi) acc = OP(acc, clg_unbits_##T(clg_s[base + i]));                       \
         return acc;                                                                                      \
     }                                                                                                    \
     CLG_FN CLG_OVL T clg_pf_nu_reduce_##NAME(T x CLG_SP) { return clg_nu_fold_##NAME(x, 0u, clg_range() CLG_SA); } \
