@@ -445,6 +445,13 @@ impl Program {
         crate::plan::split::splittable(|w| self.inner.facts.uses(w))
     }
 
+    /// Why the source may hold code the scanner did not read (an `#include` of a header other
+    /// than clgroups' own, an include option, a build option's macro naming launch values).
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    pub(crate) fn unseen_code(&self) -> Option<crate::obstacle::Obstacle> {
+        crate::transform::unseen_code(&self.inner.facts.includes, &self.inner.options)
+    }
+
     /// What the one scan of the source found.
     pub(crate) fn facts(&self) -> &SourceFacts {
         &self.inner.facts

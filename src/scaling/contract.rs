@@ -139,7 +139,7 @@ pub(in crate::scaling) fn driver_params(k: &crate::Kernel) -> Vec<ParamFacts> {
 }
 
 /// Whether `source` (comments aside) names an atomic function or type (`atomic_*`,
-/// `atom_*`, `__opencl_atomic_*`, ...): writes of several devices merged element by element
+/// `atom_*`, `__opencl_atomic_*`, clang's `__sync_*`, ...) or pastes tokens: writes of several devices merged element by element
 /// could lose its updates, so such kernels are not merged. Conservative: any kernel of the
 /// source counts.
 pub(super) fn uses_atomics(source: &str) -> bool {
@@ -160,8 +160,13 @@ pub(super) fn uses_atomics(source: &str) -> bool {
         rest = &tail[end..];
     }
     code.push_str(rest);
-    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w.contains("atomic") || w.trim_start_matches('_').starts_with("atom_"))
+    // Token pasting (`ato ## mic_inc`) may make any name.
+    code.contains("##")
+        || (code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))).any(|w| {
+            w.contains("atomic")
+                || w.trim_start_matches('_').starts_with("atom_")
+                || w.starts_with("__sync_")
+        })
 }
 
 #[cfg(test)]
@@ -178,6 +183,10 @@ mod tests {
             "kernel void k(volatile global atomic_int *s) {}"
         ));
         assert!(uses_atomics("x = __opencl_atomic_fetch_add(p, 1, o, s);"));
+        assert!(uses_atomics("x = __sync_fetch_and_add(p, 1);"));
+        assert!(uses_atomics(
+            "#define CAT(a, b) a##b\nCAT(ato, mic_inc)(p);"
+        ));
         assert!(!uses_atomics(
             "// atomic_add(s, 1)\nkernel void k(global int *anatomy) {}"
         ));

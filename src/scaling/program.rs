@@ -99,6 +99,10 @@ impl RootProgram {
                 }
             },
         };
+        // A header the scanner did not read may hold atomics, launch values or changes of
+        // what the footprints read: every kernel runs as written (on one device).
+        let unseen = programs.first().and_then(Program::unseen_code);
+        let obstacle = obstacle.or(unseen);
         if let Some(why) = &obstacle {
             log::debug!("root program built as written, without partitioned variants: {why}");
         }

@@ -247,6 +247,14 @@ pub enum Refusal {
         /// The page size (bytes) that colors like the partition.
         page: usize,
     },
+    /// A device that gets work holds none of a colored buffer's elements (it is shorter than
+    /// the devices) and no copy of them: nothing can be passed there.
+    NoPart {
+        /// The device.
+        device: usize,
+        /// The argument.
+        arg: usize,
+    },
     /// Why the kernel's footprint does not split the launch.
     Footprint(Unsplit),
     /// The contract refuses the split ([`Refusal::Contract`] ...), and so does the footprint.
@@ -481,6 +489,11 @@ impl fmt::Display for Refusal {
                 f,
                 "argument {arg} (ColoredBuffer<{elem}>) is colored for an ND-range of {global:?} \
                  in work-groups of {local:?} without offset, not for this launch"
+            ),
+            NoPart { device, arg } => write!(
+                f,
+                "partitioned placement: device {device} gets work but holds none of argument \
+                 {arg} (a colored buffer shorter than the devices) and no copy of it"
             ),
             NotHeld {
                 device,

@@ -454,7 +454,8 @@ impl<T: Pod + Send + Sync> ColoredBuffer<T> {
     /// with margins once a launch made one: see [parts that keep their
     /// halos](super#memory-two-placements)), `None` when it holds no
     /// elements or `i` is out of range. Writes through it are not tracked, so from this call on
-    /// the buffer's parts keep no margins (launches copy halos as without them).
+    /// the buffer's parts keep no margins (launches copy halos as without them), and a launch
+    /// that moves it whole to one device moves it back to its parts after.
     ///
     /// ```
     /// let root = clgroups::RootDevice::from_env()?;

@@ -2,6 +2,7 @@
 //! footprints with fetched ranges, is merged, or runs on one device;
 //! [`RootLaunch::decision`]: that answer kept for the next launches like it, or made.
 
+use super::super::arg::Value;
 use super::super::contract::{self, Cover, LaunchFacts};
 use super::super::Placement;
 use super::chunks::{shift, Span};
@@ -11,6 +12,7 @@ use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::plan::partition::{clipped, Partition};
 use crate::plan::{Breach, Refusal};
+use crate::range::Range;
 use std::sync::Arc;
 
 impl RootLaunch<'_> {
@@ -102,7 +104,7 @@ impl RootLaunch<'_> {
             self.kernel.placement
         );
         let Some(refusal) = first else {
-            return Ok((Decision::Split, unserved));
+            return self.held_everywhere(Decision::Split, s, &subs, unserved);
         };
         let why = match &refusal {
             Error::InvalidLaunch { reason, .. } => (**reason).clone(),
@@ -118,7 +120,7 @@ impl RootLaunch<'_> {
             Some(Ok(fetch)) => {
                 let deep = self.deep_args(&unserved, &fetch).is_some();
                 let decision = Decision::Fetch(Arc::new(fetch), Arc::new(why), deep);
-                return Ok((decision, unserved));
+                return self.held_everywhere(decision, s, &subs, unserved);
             }
             Some(Err(not)) => Refusal::NoFootprintSplit {
                 why: why.into(),
@@ -154,8 +156,40 @@ impl RootLaunch<'_> {
         } else if self.kernel.policy.atomics {
             Decision::OneDevice(Refusal::Atomics(why.into()))
         } else {
-            Decision::Merge(self.feeds(&unserved), why)
+            let merge = Decision::Merge(self.feeds(&unserved), why);
+            return self.held_everywhere(merge, s, &subs, unserved);
         };
         Ok((decision, unserved))
+    }
+
+    /// `decision` (a split, fetch or merge over the devices of `subs` that get work), or, where
+    /// one of them holds none of a colored argument nor gets a copy of it, the launch on one
+    /// device (refused in strict mode).
+    fn held_everywhere(
+        &self,
+        decision: Decision,
+        s: &Shape3,
+        subs: &[Option<(Range, Range)>],
+        unserved: Vec<bool>,
+    ) -> Result<(Decision, Vec<bool>)> {
+        let fetch = match &decision {
+            Decision::Fetch(f, ..) => Some(&**f),
+            _ => None,
+        };
+        let copied = |i: usize, d: usize| fetch.is_some_and(|f| f.fetch[i][d].is_some());
+        let partless = (self.args.iter().enumerate()).find_map(|(i, v)| match v {
+            Value::Colored(c) if self.kernel.placement == Placement::Partitioned => (0..subs.len())
+                .find(|&d| subs[d].is_some() && c.part(d).is_none() && !copied(i, d))
+                .map(|d| (i, d)),
+            _ => None,
+        });
+        let Some((arg, device)) = partless else {
+            return Ok((decision, unserved));
+        };
+        let why = Refusal::NoPart { device, arg };
+        if self.kernel.policy.strict {
+            return Err(self.kernel.refused(s.global, Some(s.local), why));
+        }
+        Ok((Decision::OneDevice(why), unserved))
     }
 }

@@ -58,7 +58,9 @@ impl RootLaunch<'_> {
                 .iter()
                 .enumerate()
                 .any(|(i, v)| contract::check(i, k.params.get(i), v, &facts).is_err());
-        let splittable = kernels[0].program().splittable();
+        // Code the scanner did not read (a header) may ask for launch values.
+        let program = kernels[0].program();
+        let splittable = program.splittable() && program.unseen_code().is_none();
         let (how, why) = root_fallback(shared, splittable, lossy);
         // Buffers a launch left whole on one device move back to their parts first.
         self.settle_all()?;

@@ -294,6 +294,15 @@ impl RootLaunch<'_> {
         let ordered = plain || !stayed || (self.compile_alone() && !again);
         // SAFETY: the caller's contract; device d holds every colored buffer whole.
         let mut ev = unsafe { self.execute_in(s, whole, &copies, ordered, &[]) }?;
+        // A buffer with a part lent out (`part()`) moves back to its parts at once: the part
+        // must not go stale while it is whole here.
+        for v in &self.args {
+            if let Value::Colored(c) = v {
+                if c.margins.as_ref().is_some_and(|m| m.lent()) {
+                    resident::settle(c, &queues)?;
+                }
+            }
+        }
         ev.spread = Spread::Resident { device: d, moved };
         Ok(ev)
     }

@@ -23,10 +23,18 @@ impl Analysis<'_, '_> {
             let stable = self.stable_params.get(i).copied().unwrap_or(false);
             return stable.then(|| Poly::sym(Sym::Param(i as u16)));
         }
-        // An object-like macro of one integer literal.
+        // An object-like macro of one integer literal, defined once before the body, never
+        // `#undef`ined and not under `#if` (where a build option's `-D` may win instead).
         let defs = self.scanned.macros.get(name)?;
         let [def] = &defs[..] else { return None };
         let [tok] = &def[..] else { return None };
+        let scanned = self.scanned;
+        if scanned.undefs.iter().any(|u| u == name)
+            || tok.span.start > self.body_start
+            || scanned.under_conditional(tok.span.start)
+        {
+            return None;
+        }
         let text = self.scanned.src.get(tok.span.clone())?;
         let v = i64::try_from(parse_c_integer(text)?).ok()?;
         Some(Poly::constant(v))

@@ -9,7 +9,8 @@
 //! `for ([T] k = A; k < B; k++)` (`<=`, `++k`, `k += c` too) that the loop body does not change.
 //! Anything else makes the parameter's reads and writes unknown, as do a use of the
 //! parameter that is not `p[...]` (pointer arithmetic, an alias, a call, `&p[i]`), a macro
-//! whose body mentions it or whose call's arguments do, and token pasting anywhere.
+//! whose body mentions it or whose call's arguments do, and token pasting anywhere. A name in
+//! parentheses counts as the name (`(j) = 1` changes `j`, `(p[i]) = v` writes `p[i]`).
 
 use super::pointee::pointee_size;
 use super::{Footprint, Poly, Sym, Uses};
@@ -100,6 +101,7 @@ pub(crate) fn footprint(scanned: &Scanned, k: &KernelDecl) -> Footprint {
         loops: Vec::new(),
         steps: Vec::new(),
         scanned,
+        body_start: k.body.start,
         stable_params: Vec::new(),
     };
     // Scalar parameters the body never changes nor declares again.
@@ -213,6 +215,8 @@ pub(super) struct Analysis<'a, 's> {
     pub(super) loops: Vec<(Poly, Poly)>,
     pub(super) steps: Vec<Option<Poly>>,
     pub(super) scanned: &'s Scanned<'s>,
+    /// The byte offset of the body's `{`.
+    pub(super) body_start: usize,
     /// Per parameter: never changed nor declared again in the body.
     pub(super) stable_params: Vec<bool>,
 }
@@ -300,11 +304,16 @@ impl<'a> Analysis<'a, '_> {
     }
 
     /// Binds `name` over `region` to `value`, unless something in the region (other than
-    /// the tokens `own`) may change it or declare another `name`.
+    /// the tokens `own`) may change it or declare another `name`, or, in a source with `#if`
+    /// (whose branches may each declare it), anything else in the body declares a `name`.
     fn bind(&mut self, name: &'a str, region: (usize, usize), value: Option<Poly>, own: &[usize]) {
+        let others = |q: usize| !own.contains(&q) && self.t(q) == name;
+        let twice = self.scanned.has_conditionals()
+            && (0..self.toks.len()).any(|q| others(q) && self.declared(q));
         let stable = !self.tainted.contains(name)
+            && !twice
             && (region.0..region.1.min(self.toks.len()))
-                .all(|q| own.contains(&q) || self.t(q) != name || !self.changes_or_declares(q));
+                .all(|q| !others(q) || !self.changes_or_declares(q));
         let value = value.filter(|_| stable);
         self.bindings.push(Binding {
             name,
@@ -319,10 +328,19 @@ impl<'a> Analysis<'a, '_> {
         modified(self.toks, q) || self.declared(q)
     }
 
-    /// Whether an identifier before token `q` may declare it (`float q`, `idx_t q`).
+    /// Whether an identifier before token `q`, or before the parentheses around it, may
+    /// declare it (`float q`, `idx_t q`, `int (q)`; `f(q);` too, as it may be `T (q);`).
     pub(super) fn declared(&self, q: usize) -> bool {
         let keyword = ["return", "else", "do", "case", "sizeof"];
-        q > 0 && self.is_ident(q - 1) && !keyword.contains(&self.t(q - 1))
+        let mut q = q;
+        while q > 0 && self.t(q - 1) == "(" {
+            q -= 1;
+        }
+        let control = ["if", "while", "for", "switch"];
+        let statement = q < 2 || matches!(self.t(q - 2), ";" | "{" | "}") || self.is_ident(q - 2);
+        let through_parens =
+            q == 0 || self.t(q) != "(" || statement && !control.contains(&self.t(q - 1));
+        q > 0 && self.is_ident(q - 1) && !keyword.contains(&self.t(q - 1)) && through_parens
     }
 
     /// `for ([T] k = A; k < B; k++) BODY` at `j`.
@@ -453,12 +471,30 @@ impl<'a> Analysis<'a, '_> {
     }
 }
 
+/// The tokens `(first, last)` of the operand `toks[q..=end]` with the parentheses around it
+/// (`((j))`), unless they are a call's or a statement's (`f(j)`, `while (j)`).
+pub(super) fn parenthesized(toks: &[(Kind, &str)], q: usize, end: usize) -> (usize, usize) {
+    let (mut first, mut last) = (q, end);
+    while first >= 1 && at(toks, first - 1) == "(" && at(toks, last + 1) == ")" {
+        let before = first.checked_sub(2).and_then(|b| toks.get(b));
+        let opens_expr = before.is_none_or(|&(kind, w)| {
+            kind != Kind::Ident || matches!(w, "else" | "do" | "return" | "case")
+        });
+        if !opens_expr {
+            break;
+        }
+        (first, last) = (first - 1, last + 1);
+    }
+    (first, last)
+}
+
 /// Whether the identifier at `q` is assigned, incremented, decremented or has its address
-/// taken there (punctuation tokens are single characters).
+/// taken there, parenthesized or not (punctuation tokens are single characters).
 pub(super) fn modified(toks: &[(Kind, &str)], q: usize) -> bool {
     let t = |i: usize| at(toks, i);
+    let (first, q) = parenthesized(toks, q, q);
     let (n1, n2, n3) = (t(q + 1), t(q + 2), t(q + 3));
-    let p = |k: usize| q.checked_sub(k).map_or("", t);
+    let p = |k: usize| first.checked_sub(k).map_or("", t);
     (n1 == "=" && n2 != "=")
         || (matches!(n1, "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^") && n2 == "=")
         || (n1 == "+" && n2 == "+")
@@ -466,7 +502,7 @@ pub(super) fn modified(toks: &[(Kind, &str)], q: usize) -> bool {
         || matches!((n1, n2, n3), ("<", "<", "=") | (">", ">", "="))
         || (p(1) == "+" && p(2) == "+")
         || (p(1) == "-" && p(2) == "-")
-        || address_of(toks, q)
+        || address_of(toks, first)
 }
 
 /// Whether the `&` before token `q` takes its address (not `a & q`, nor `a && q`).

@@ -502,3 +502,58 @@ fn grid_stride_loops_reach_one_run_per_stride() {
         Some(vec![(128, 1000)])
     );
 }
+
+#[test]
+fn parenthesized_lvalues_are_changes() {
+    let p = one_d(10, 0, 10);
+    // `(y[i + 1]) = v` writes y[i + 1]; `&(y[i])` lets it escape.
+    let f = fp("kernel void k(global int *y) { int i = get_global_id(0); (y[i + 1]) = 0; }");
+    assert_eq!(f.reach(0, Dir::Write, &p, &[None]), Some(Some((1, 11))));
+    let f = fp("kernel void k(global int *y) { int i = get_global_id(0); ++((y[i])); }");
+    assert_eq!(f.reach(0, Dir::Write, &p, &[None]), Some(Some((0, 10))));
+    let f = fp("kernel void k(global int *y) { f(&(y[get_global_id(0)])); }");
+    assert_eq!(f.reach(0, Dir::Write, &p, &[None]), None);
+    // A local, parameter or loop variable changed through parentheses is unknown.
+    let changed = [
+        "kernel void k(global int *y, int n) { int j = get_global_id(0); (j) = n; y[j] = 0; }",
+        "kernel void k(global int *y) { int j = get_global_id(0); int *q = &(j); y[j] = 0; }",
+        "kernel void k(global int *y, int n) { (n) = 0; y[get_global_id(0) + n] = 0; }",
+        "kernel void k(global int *y) { for (int j = 0; j < 4; j++) { ((j)) += 2; y[j] = 0; } }",
+        "kernel void k(global int *y) { int j = 0; if (1) (j)++; y[j] = 0; }",
+        "kernel void k(global int *y, int j) { int (j) = 5; y[j] = 0; }",
+    ];
+    for src in changed {
+        assert_eq!(
+            fp(src).reach(0, Dir::Write, &p, &[None, Some(4)]),
+            None,
+            "{src}"
+        );
+    }
+    // A call's or a condition's parentheses change nothing.
+    let f = fp("kernel void k(global int *y, int n) { if (n) y[get_global_id(0) + n] = 0; }");
+    assert!(f.reach(0, Dir::Write, &p, &[None, Some(4)]).is_some());
+}
+
+#[test]
+fn macros_a_build_option_may_change_and_twice_declared_names_are_unknown() {
+    let p = one_d(10, 0, 10);
+    let unknown = [
+        // a default under `#ifndef` (`-DS=2` wins), one `#undef`ined, one defined twice
+        "#ifndef S\n#define S 1\n#endif\nkernel void k(global int *y) { y[get_global_id(0) * S] = 0; }",
+        "#define S 1\n#undef S\nkernel void k(global int *y) { y[get_global_id(0) * S] = 0; }",
+        // a local declared in both branches of an `#if`
+        "kernel void k(global int *y, int n) { int i = get_global_id(0);\n#if 1\nint j = n - i;\n#else\nint j = i;\n#endif\ny[j] = 0; }",
+    ];
+    for src in unknown {
+        assert_eq!(
+            fp(src).reach(0, Dir::Write, &p, &[None, Some(4)]),
+            None,
+            "{src}"
+        );
+    }
+    let known = "#define S 1\nkernel void k(global int *y) { y[get_global_id(0) * S] = 0; }";
+    assert_eq!(
+        fp(known).reach(0, Dir::Write, &p, &[None]),
+        Some(Some((0, 10)))
+    );
+}

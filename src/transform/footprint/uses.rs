@@ -2,7 +2,7 @@
 //! (`p[i].x`), and those of pointers declared once as `global T *a = p + E;` (or `= p;`)
 //! and used only as `a[F]` (read as `p[E + F]`).
 
-use super::parse::{address_of, Analysis};
+use super::parse::{address_of, parenthesized, Analysis};
 use super::{Poly, Uses};
 use crate::transform::lex::Kind;
 
@@ -38,12 +38,15 @@ impl Analysis<'_, '_> {
                 }
                 continue;
             }
-            // `&p[i]` lets the element escape; `a & p[i]` and `a && p[i]` only read it.
-            if address_of(self.toks, q) {
-                return unknown;
-            }
             let close = self.partner[q + 1];
             let index = self.expr(q + 2, close);
+            // `(p[i]) = v` writes as `p[i] = v` does.
+            let (first, close) = parenthesized(self.toks, q, close);
+            let prev = |k: usize| first.checked_sub(k).map_or("", |p| self.t(p));
+            // `&p[i]` lets the element escape; `a & p[i]` and `a && p[i]` only read it.
+            if address_of(self.toks, first) {
+                return unknown;
+            }
             // A member (`p[i].x = v` writes, `p[i].x` reads) counts as the element.
             let member = self.t(close + 1) == "." && self.is_ident(close + 2);
             let after = if member { close + 2 } else { close };

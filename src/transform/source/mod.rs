@@ -267,6 +267,19 @@ impl<'a> Scanned<'a> {
         self.directives.iter().any(|&(_, d)| d == Directive::If)
     }
 
+    /// Whether byte offset `at` lies between an `#if` (`#ifdef`, `#ifndef`) and its `#endif`.
+    pub(crate) fn under_conditional(&self, at: usize) -> bool {
+        let mut depth = 0i64;
+        for &(_, d) in self.directives.iter().take_while(|&&(o, _)| o < at) {
+            match d {
+                Directive::If => depth += 1,
+                Directive::EndIf => depth -= 1,
+                _ => {}
+            }
+        }
+        depth > 0
+    }
+
     /// Whether `name` has a function-like `#define` (`#define F(n) ...`).
     pub(crate) fn is_fn_macro(&self, name: &str) -> bool {
         self.fn_macros.contains(name)
