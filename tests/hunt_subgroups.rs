@@ -69,8 +69,9 @@ fn in_child(test: &str, env: &[(&str, &str)], body: impl FnOnce()) {
         std::process::exit(0);
     }
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    // The name alone (no `--exact`): the tests sit in modules (`findings_flow::...`), and no
+    // test's name is part of another's.
     cmd.args([
-        "--exact",
         test,
         "--nocapture",
         "--test-threads=1",

@@ -295,6 +295,97 @@ fn work_item_values_through_arrays_and_helpers() {
     });
 }
 
+const HIDDEN_WRITTEN_OUT_SRC: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#define REC out[W*g] = get_sub_group_id(); out[W*g+1] = get_sub_group_local_id()
+#define W 3
+kernel void array_element(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int r = -1; int a[2]; a[0] = x[g] % 50; a[1] = 0;
+    if (sub_group_any((a[0]) > 40)) r = sub_group_reduce_add(1);
+    out[W*g+2] = r; REC;
+}
+kernel void array_initializer(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int r = -1; int a[2] = { x[g] % 50, 0 };
+    if (sub_group_any((a[0]) > 40)) r = sub_group_reduce_add(1);
+    out[W*g+2] = r; REC;
+}
+int val(global const int *x) { return x[get_global_id(0)] % 50; }
+kernel void helper_value(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int r = -1;
+    if (sub_group_any((val(x)) > 40)) r = sub_group_reduce_add(1);
+    out[W*g+2] = r; REC;
+}
+uint my_lid(void) { return get_local_id(0); }
+kernel void helper_id(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int r = -1;
+    if (sub_group_any(((int)my_lid() * 4) > 40)) r = sub_group_reduce_add(1);
+    out[W*g+2] = r; REC;
+}
+void get(int *o, global const int *x) { *o = x[get_global_id(0)] % 50; }
+kernel void out_parameter(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int r = -1; int t = 0; get(&t, x);
+    if (sub_group_any((t) > 40)) r = sub_group_reduce_add(1);
+    out[W*g+2] = r; REC;
+}
+kernel void pointer_into_array(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int r = -1; int a[4] = {0, 0, 0, 0}; int *p = a + 1; *p = x[g] % 50;
+    if (sub_group_any((a[1]) > 40)) r = sub_group_reduce_add(1);
+    out[W*g+2] = r; REC;
+}
+kernel void memcpy_copy(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int r = -1; int t; __builtin_memcpy(&t, &x[g], 4); t %= 50;
+    if (sub_group_any((t) > 40)) r = sub_group_reduce_add(1);
+    out[W*g+2] = r; REC;
+}
+kernel void vote_in_array(global const int *x, global int *out, int n) {
+    size_t g = get_global_id(0); int v = x[g] % 50; int r = -1; int f[1];
+    f[0] = sub_group_any(v > 40);
+    if (f[0]) r = sub_group_reduce_add(1);
+    out[W*g+2] = r; REC;
+}
+"#;
+
+/// [`work_item_values_through_arrays_and_helpers`]'s kernels with the vote's `if` written out
+/// (the macro-written `if` is [`super::findings_flow::vote_flow_written_by_macros`]'s finding):
+/// the work-item's values reach the vote through a private array, an array initialiser, a
+/// helper's result or out-parameter, a pointer into an array, `__builtin_memcpy`, and each
+/// collective is moved ahead of its vote.
+#[test]
+fn work_item_values_through_arrays_and_helpers_written_out() {
+    let test = "work_item_values_through_arrays_and_helpers_written_out";
+    in_child(test, &FINDING_ENV, || {
+        let q = common::queue();
+        let p = build(&q, HIDDEN_WRITTEN_OUT_SRC, "");
+        let model = |s: &Sg| match s.v().iter().any(|&e| e > 40) {
+            true => s.all(vec![s.xs.len() as i32]),
+            false => s.all(vec![-1]),
+        };
+        let by_id = |s: &Sg| {
+            let local = s.local[0];
+            match s.gs.iter().any(|&g| (g % local) as i32 * 4 > 40) {
+                true => s.all(vec![s.xs.len() as i32]),
+                false => s.all(vec![-1]),
+            }
+        };
+        check_all(
+            &q,
+            &p,
+            &[
+                ("array_element", &model),
+                ("array_initializer", &model),
+                ("helper_value", &model),
+                ("helper_id", &by_id),
+                ("out_parameter", &model),
+                ("pointer_into_array", &model),
+                ("memcpy_copy", &model),
+                ("vote_in_array", &model),
+            ],
+            &[(&[96], &[12])],
+            (3, 0),
+        );
+    });
+}
+
 const SIZE_SRC: &str = r#"
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
 #pragma OPENCL EXTENSION cl_khr_subgroup_shuffle_relative : enable
