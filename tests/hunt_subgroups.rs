@@ -71,13 +71,8 @@ fn in_child(test: &str, env: &[(&str, &str)], body: impl FnOnce()) {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     // The name alone (no `--exact`): the tests sit in modules (`findings_flow::...`), and no
     // test's name is part of another's.
-    cmd.args([
-        test,
-        "--nocapture",
-        "--test-threads=1",
-        "--include-ignored",
-    ])
-    .env(CHILD, "1");
+    cmd.args([test, "--nocapture", "--test-threads=1", "--include-ignored"])
+        .env(CHILD, "1");
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -69,7 +69,10 @@ fn private_arrays(s: &Scanned<'_>) -> HashSet<usize> {
             .filter(|&t| {
                 let before = s.text(t - 1);
                 s.tokens[t - 1].kind == Kind::Ident
-                    && !matches!(before, "return" | "case" | "else" | "sizeof" | "do" | "goto")
+                    && !matches!(
+                        before,
+                        "return" | "case" | "else" | "sizeof" | "do" | "goto"
+                    )
             })
             .filter(|&t| {
                 // Not `local` memory: the qualifier's words back to the statement's start.
@@ -88,12 +91,19 @@ fn private_arrays(s: &Scanned<'_>) -> HashSet<usize> {
 /// [`Scanned::varying_helpers`]: rounds over the functions in source order (helpers mostly
 /// defined before their callers) until none is added, at most [`HELPER_ROUNDS`].
 fn varying_helpers(s: &Scanned<'_>) -> Seeds {
-    let outputs: Vec<(Vec<(usize, Span)>, Vec<Span>)> =
-        (s.functions.iter()).map(|f| (assignments(s, f.body), outputs(s, f))).collect();
+    // Per function: its assignments and what it gives its caller.
+    type Read = (Vec<(usize, Span)>, Vec<Span>);
+    let outputs: Vec<Read> = (s.functions.iter())
+        .map(|f| (assignments(s, f.body), outputs(s, f)))
+        .collect();
     let mut out: Seeds = Default::default();
     for _ in 0..HELPER_ROUNDS {
         let before = out[1].len() + out[0].len();
-        let helpers = s.functions.iter().zip(&outputs).filter(|(f, _)| !f.is_kernel);
+        let helpers = s
+            .functions
+            .iter()
+            .zip(&outputs)
+            .filter(|(f, _)| !f.is_kernel);
         for (f, (assigned, outputs)) in helpers {
             let [by_id, deep] = s.seeds_with(f.body, &out);
             let by_id = tainted(s, assigned, id_word, by_id);
@@ -237,7 +247,11 @@ pub(super) fn assignments(s: &Scanned<'_>, body: Span) -> Vec<(usize, Span)> {
     out.extend(escaped.into_iter().map(|(t, p)| (t, (p, p + 1))));
     for i in (body.0 + 1..body.1).filter(|&i| s.is_call(i)) {
         let call = (i, s.partner(i + 1) + 1);
-        out.extend((i + 2..call.1 - 1).filter(|&t| escapes(s, t)).map(|t| (t, call)));
+        out.extend(
+            (i + 2..call.1 - 1)
+                .filter(|&t| escapes(s, t))
+                .map(|t| (t, call)),
+        );
     }
     out
 }
