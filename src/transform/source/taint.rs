@@ -58,8 +58,9 @@ impl Scanned<'_> {
     }
 }
 
-/// The tokens that name a private array in the function around them ([`Scanned::is_private_array`]):
-/// each function's arrays declared `T name[..]` in its body, and every mention of those names there.
+/// The tokens that name a private array in the function around them
+/// ([`Scanned::is_private_array`]): each function's arrays declared `T name[..]` in its body,
+/// and every mention of those names there.
 fn private_arrays(s: &Scanned<'_>) -> HashSet<usize> {
     let mut out = HashSet::new();
     for f in &s.functions {
