@@ -44,9 +44,11 @@ impl Flags {
     /// A name of a result per work-item (`non_uniform`, `clustered`, `scan`, `shuffle`, `ballot`,
     /// `elect` in it).
     pub(crate) const PER_LANE: Flags = Flags(1 << 12);
-    /// The sub-group's own id: uniform in each sub-group.
+    /// The sub-group's own id or size: uniform in each sub-group.
     pub(crate) const SUB_GROUP_ID: Flags = Flags(1 << 13);
-    /// A value that differs between the work-items of a work-group (a sub-group's id too).
+    /// A value that differs between the work-items of a work-group (a sub-group's id and size
+    /// too; the collectives whose result differs between the work-items of a sub-group whatever
+    /// their operands: scans, `elect`, inverse ballots, clustered operations, block reads).
     pub(crate) const ID: Flags = Flags(1 << 14);
     /// A global-range query (size, offset, linear id): a called function would see a rounded
     /// range.
@@ -170,6 +172,7 @@ const BUILTINS: &[Builtin] = &[
     b("get_enqueued_local_size", &[F::SHAPE], None),
     b("sg_get_local_id", &[F::ID], None),
     b("sg_get_local_linear_id", &[F::ID], None),
+    b("sg_get_local_range", &[F::ID, F::SUB_GROUP_ID], None),
     b("sg_get_group_id", &[F::ID, F::SUB_GROUP_ID], None),
     b("sg_get_group_linear_id", &[F::ID, F::SUB_GROUP_ID], None),
     // The build prelude's vote of the work-group (`transform::lockstep`).
@@ -178,7 +181,12 @@ const BUILTINS: &[Builtin] = &[
         &[F::WORK_GROUP, F::WORK_GROUP_FUNCTION],
         None,
     ),
-    b("get_sub_group_size", &[F::POLYFILLED], None),
+    // Of another size in a partial last sub-group: uniform in each sub-group only.
+    b(
+        "get_sub_group_size",
+        &[F::POLYFILLED, F::ID, F::SUB_GROUP_ID],
+        None,
+    ),
     b("get_max_sub_group_size", &[F::POLYFILLED], None),
     b("get_num_sub_groups", &[F::POLYFILLED], None),
     b("get_enqueued_num_sub_groups", &[F::POLYFILLED], None),
@@ -215,11 +223,11 @@ const BUILTINS: &[Builtin] = &[
     b("sub_group_ballot_exclusive_scan", &[F::POLYFILLED], None),
     b("sub_group_ballot_find_lsb", &[F::POLYFILLED], None),
     b("sub_group_ballot_find_msb", &[F::POLYFILLED], None),
-    b("get_sub_group_eq_mask", &[F::POLYFILLED], None),
-    b("get_sub_group_ge_mask", &[F::POLYFILLED], None),
-    b("get_sub_group_gt_mask", &[F::POLYFILLED], None),
-    b("get_sub_group_le_mask", &[F::POLYFILLED], None),
-    b("get_sub_group_lt_mask", &[F::POLYFILLED], None),
+    b("get_sub_group_eq_mask", &[F::POLYFILLED, F::ID], None),
+    b("get_sub_group_ge_mask", &[F::POLYFILLED, F::ID], None),
+    b("get_sub_group_gt_mask", &[F::POLYFILLED, F::ID], None),
+    b("get_sub_group_le_mask", &[F::POLYFILLED, F::ID], None),
+    b("get_sub_group_lt_mask", &[F::POLYFILLED, F::ID], None),
     b("intel_sub_group_shuffle", &[F::POLYFILLED], None),
     b("intel_sub_group_shuffle_xor", &[F::POLYFILLED], None),
     b("intel_sub_group_shuffle_down", &[F::POLYFILLED], None),
@@ -436,9 +444,19 @@ const PATTERNS: &[(Pattern, Flags)] = &[
         Prefix("sub_group_clustered_"),
         all(&[F::NON_UNIFORM, F::CLUSTERED]),
     ),
-    (Is("sub_group_elect"), F::NON_UNIFORM),
+    (Is("sub_group_elect"), all(&[F::NON_UNIFORM, F::ID])),
     (Prefix("sub_group_reduce_"), F::MUST_REACH),
     (Prefix("sub_group_scan_"), F::MUST_REACH),
+    (Prefix("sub_group_scan_"), F::ID),
+    (Prefix("sub_group_non_uniform_scan_"), F::ID),
+    (Prefix("sub_group_clustered_"), F::ID),
+    (Prefix("work_group_scan_"), F::ID),
+    (Prefix("sg_inclusive_scan_"), F::ID),
+    (Prefix("sg_exclusive_scan_"), F::ID),
+    (Prefix("intel_sub_group_block_read"), F::ID),
+    (Is("sub_group_ballot_inclusive_scan"), F::ID),
+    (Is("sub_group_ballot_exclusive_scan"), F::ID),
+    (Is("sub_group_inverse_ballot"), F::ID),
     (Contains("reduce"), F::SHARED),
     (Contains("any"), F::SHARED),
     (Contains("all"), F::SHARED),

@@ -269,3 +269,44 @@ kernel void h(global int *o) { uint l = get_local_id(0); o[l] = pick((int)l, (in
         "{why}"
     );
 }
+
+/// A work-item's value reaching a condition through a helper's result or out-parameter, a
+/// private array (written, or through a pointer into it) or a collective whose result differs
+/// between the lanes (scans, `elect`) or between sub-groups (the size) counts: the collective
+/// under it moves where its condition is shown uniform in each sub-group, else stays refused.
+#[test]
+fn values_through_helpers_arrays_and_lane_varying_collectives_count() {
+    let src = "
+uint my_lid(void) { return get_local_id(0); }
+int val(global const int *x) { return x[get_global_id(0)] % 50; }
+void get(int *o, global const int *x) { *o = x[get_global_id(0)] % 50; }
+kernel void a(global int *o) { int r = 0;
+    if (my_lid() < 4u) r = sub_group_reduce_add(1); o[0] = r; }
+kernel void b(global int *o) { uint a[1]; a[0] = get_local_id(0); int r = 0;
+    if (a[0] < 4u) r = sub_group_reduce_add(1); o[0] = r; }
+kernel void c(global int *o) { uint a[2]; uint *p = a; *p = get_local_id(0); int r = 0;
+    if (a[0] < 4u) r = sub_group_reduce_add(1); o[0] = r; }
+kernel void d(global int *o) { int r = 0;
+    if (sub_group_scan_exclusive_add(1) < 2) r = sub_group_reduce_add(1); o[0] = r; }
+kernel void e(global int *o) { int r = 0, t = sub_group_elect();
+    if (t) r = sub_group_reduce_add(1); o[0] = r; }
+kernel void f(global int *o) { int r = 0;
+    if (get_sub_group_size() == 8) r = sub_group_reduce_add(1); o[0] = r; }
+kernel void g(global const int *x, global int *o) { int r = 0;
+    if (sub_group_any(val(x) > 40)) r = sub_group_reduce_add(1); o[0] = r; }
+kernel void h(global const int *x, global int *o) { int t = 0, r = 0; get(&t, x);
+    if (sub_group_any(t > 40)) r = sub_group_reduce_add(1); o[0] = r; }
+kernel void i(global const int *x, global int *o) { int t, r = 0;
+    __builtin_memcpy(&t, &x[get_global_id(0)], 4);
+    if (sub_group_any(t > 40)) r = sub_group_reduce_add(1); o[0] = r; }
+";
+    let refused = |src: &str| -> Vec<String> { standard(src).refused.into_keys().collect() };
+    assert_eq!(refused(src), ["a", "b", "c", "d", "e", "f", "g", "h", "i"]);
+    let out = crate::transform::hoist::uniform_collectives(
+        src,
+        crate::transform::layer::is_sub_group_collective,
+    );
+    assert_eq!(refused(&out), ["a", "b", "c", "d", "e"], "{out}");
+    let why = standard(src).refused["b"].to_string();
+    assert!(why.contains("under a condition on a at line 7"), "{why}");
+}

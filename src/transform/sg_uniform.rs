@@ -118,7 +118,11 @@ impl<'a> Uniformity<'a> {
                 t = s.partner(t) + 1;
                 continue;
             }
-            let subscripted = !self.loads && t + 1 < s.tokens.len() && s.text(t + 1) == "[";
+            // A private array's element is the work-item's own value, not memory.
+            let subscripted = !self.loads
+                && t + 1 < s.tokens.len()
+                && s.text(t + 1) == "["
+                && !s.is_private_array(t);
             if self.tainted.contains(w) && !subscripted && !self.uniform.contains(w) {
                 return Some(t);
             }

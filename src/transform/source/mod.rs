@@ -193,6 +193,11 @@ pub(crate) struct Scanned<'a> {
     /// Per function, the parameters that some call passes values differing between work-items
     /// (by an id; by an id or a load), once asked for (`transform::passed`).
     pub(crate) varying_params: OnceCell<VaryingParams>,
+    /// The tokens naming private arrays, once asked for ([`Scanned::is_private_array`]).
+    private_arrays: OnceCell<HashSet<usize>>,
+    /// The helpers whose result differs between work-items, once asked for
+    /// ([`Scanned::varying_helpers`]).
+    varying_helpers: OnceCell<[BTreeSet<Box<str>>; 2]>,
 }
 
 /// Per function name, its parameters that calls pass values differing by a work-item's id, and
@@ -242,6 +247,8 @@ impl<'a> Scanned<'a> {
             by_name: HashMap::new(),
             pure_helpers: OnceCell::new(),
             varying_params: OnceCell::new(),
+            private_arrays: OnceCell::new(),
+            varying_helpers: OnceCell::new(),
         };
         scanned.functions = scanned.find_functions();
         scanned.syntax = scanned.functions.iter().map(|_| OnceCell::new()).collect();
@@ -318,9 +325,10 @@ pub(crate) mod scans;
 mod sub_group_attr;
 mod syntax;
 
-pub(crate) use syntax::{
-    adjacent, any_word, assigns, id_word, statement_end, Conditional, Span, Syntax, LOCKSTEP_FLAG,
-};
+mod taint;
+
+pub(crate) use syntax::{adjacent, assigns, statement_end, Conditional, Span, Syntax};
+pub(crate) use taint::{any_word, id_word, LOCKSTEP_FLAG};
 
 #[cfg(test)]
 mod tests;

@@ -6,8 +6,8 @@
 //! analysis, the hoist, the mask and the uniformity analysis read them here
 //! ([`Scanned::syntax`]) instead of deriving them from the tokens again.
 
+use super::taint::{any_word, assignments, id_word, tainted, Seeds};
 use super::{FunctionDef, Kind, Scanned};
-use crate::builtins::{self, Flags};
 use std::collections::BTreeSet;
 use std::ops::Range;
 
@@ -42,12 +42,15 @@ pub(crate) struct Conditional {
 pub(crate) struct Syntax {
     /// Every construct and chain of the body, by key.
     conditionals: Vec<Conditional>,
-    /// The assignments to variables (`v = e`, `v += e`, declarations with an initialiser):
-    /// the variable's token and the expression's tokens.
+    /// The assignments to variables (`v = e`, `v += e`, declarations with an initialiser,
+    /// stores into private arrays, what a pointer or call may write: `super::taint`): the
+    /// variable's token and the expression's tokens.
     pub(crate) assignments: Vec<(usize, Span)>,
-    /// The built-ins flagged [`Flags::ID`] and the variables assigned from expressions that
-    /// mention one ([`id_word`]), transitively (stores to memory, `a[i] = ..`, are not
-    /// followed): what may differ between work-items.
+    /// What differs between work-items before any assignment ([`Scanned::seeds`]).
+    seeds: Seeds,
+    /// The seeds' words by an id and the variables assigned from expressions that mention one
+    /// ([`id_word`]), transitively (stores to memory, `x[i] = ..`, are not followed): what may
+    /// differ between work-items.
     pub(crate) tainted: BTreeSet<Box<str>>,
     /// The same with mentions anywhere, a subscript included (`v = x[get_global_id(0)]`,
     /// [`any_word`]): memory read at a work-item's own index too.
@@ -89,11 +92,13 @@ impl Syntax {
             })
             .collect();
         let assignments = assignments(s, body);
+        let seeds = s.seeds(body);
         Syntax {
             conditionals,
-            tainted: tainted(s, &assignments, id_word, BTreeSet::new()),
-            deep_tainted: tainted(s, &assignments, any_word, BTreeSet::new()),
+            tainted: tainted(s, &assignments, id_word, seeds[0].clone()),
+            deep_tainted: tainted(s, &assignments, any_word, seeds[1].clone()),
             assignments,
+            seeds,
         }
     }
 
@@ -103,14 +108,17 @@ impl Syntax {
     pub(crate) fn seeded(
         &self,
         s: &Scanned<'_>,
-        by_id: BTreeSet<Box<str>>,
-        deep: BTreeSet<Box<str>>,
+        mut by_id: BTreeSet<Box<str>>,
+        mut deep: BTreeSet<Box<str>>,
     ) -> Syntax {
+        by_id.extend(self.seeds[0].iter().cloned());
+        deep.extend(self.seeds[1].iter().cloned());
         Syntax {
             conditionals: self.conditionals.clone(),
             tainted: tainted(s, &self.assignments, id_word, by_id),
             deep_tainted: tainted(s, &self.assignments, any_word, deep),
             assignments: self.assignments.clone(),
+            seeds: self.seeds.clone(),
         }
     }
 
@@ -175,80 +183,6 @@ fn chain(s: &Scanned<'_>, k: usize, body: Span, reach: &Reach) -> Option<(Span, 
     };
     let (a, b) = (reach.after_assignment(k), reach.expression_end(k + width));
     (a < k).then_some(((a, k), (k + width, b)))
-}
-
-/// The prefix of the flags of loops run in lockstep (`transform::lockstep`): each says whether
-/// its work-item still loops, which differs between the sub-groups of a work-group, so it is
-/// tainted whatever it is assigned.
-pub(crate) const LOCKSTEP_FLAG: &str = "__clg_l";
-
-/// The built-ins flagged [`Flags::ID`], the lockstep flags, the words of `tainted` (parameters
-/// a call passes values differing between work-items: [`Syntax::seeded`]) and the variables
-/// assigned from an expression in which `mentions` finds one, transitively.
-fn tainted(
-    s: &Scanned<'_>,
-    assignments: &[(usize, Span)],
-    mentions: fn(&Scanned<'_>, Span, &BTreeSet<Box<str>>) -> Option<usize>,
-    mut tainted: BTreeSet<Box<str>>,
-) -> BTreeSet<Box<str>> {
-    tainted.extend(builtins::named(Flags::ID).map(Box::from));
-    loop {
-        let before = tainted.len();
-        for &(target, expr) in assignments {
-            let flag = s.text(target).starts_with(LOCKSTEP_FLAG);
-            if !tainted.contains(s.text(target)) && (flag || mentions(s, expr, &tainted).is_some())
-            {
-                tainted.insert(s.text(target).into());
-            }
-        }
-        if tainted.len() == before {
-            return tainted;
-        }
-    }
-}
-
-/// The first token of `range` in `words`, outside subscripts and not subscripted (a value
-/// loaded from memory is data, even at a work-item's own index), and outside the operands of
-/// calls whose result the whole work-group shares ([`group_uniform`]).
-pub(crate) fn id_word(s: &Scanned<'_>, range: Span, words: &BTreeSet<Box<str>>) -> Option<usize> {
-    let mut t = range.0;
-    while t < range.1 {
-        match s.text(t) {
-            "[" => t = s.partner(t),
-            _ if group_uniform(s, t) => t = s.partner(t + 1),
-            // An array element is memory: data, whatever its index.
-            w if words.contains(w) && s.text(t + 1) != "[" => return Some(t),
-            _ => {}
-        }
-        t += 1;
-    }
-    None
-}
-
-/// The first token of `range` in `words`, subscripts included (not in the operands of calls
-/// whose result the whole work-group shares).
-pub(crate) fn any_word(s: &Scanned<'_>, range: Span, words: &BTreeSet<Box<str>>) -> Option<usize> {
-    let mut t = range.0;
-    while t < range.1 {
-        match s.text(t) {
-            _ if group_uniform(s, t) => t = s.partner(t + 1),
-            w if words.contains(w) => return Some(t),
-            _ => {}
-        }
-        t += 1;
-    }
-    None
-}
-
-/// Whether token `t` calls a work-group function whose result every work-item of the
-/// work-group shares (`work_group_any`, `work_group_reduce_add`, the lockstep vote; not the
-/// scans), so that no condition on it depends on the work-item.
-fn group_uniform(s: &Scanned<'_>, t: usize) -> bool {
-    let flags = builtins::flags(s.text(t));
-    s.is_call(t)
-        && flags.has(Flags::WORK_GROUP_FUNCTION)
-        && flags.has(Flags::SHARED)
-        && !flags.has(Flags::PER_LANE)
 }
 
 /// The operands of the `&&` / `||` at token `k` (its first character) of `body`
@@ -383,43 +317,6 @@ pub(crate) fn assigns(s: &Scanned<'_>, t: usize) -> bool {
         "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^" => adjacent(s, t) && next(t) == "=",
         _ => false,
     }
-}
-
-/// The assignments of `body` to variables ([`Syntax::assignments`]).
-fn assignments(s: &Scanned<'_>, body: Span) -> Vec<(usize, Span)> {
-    let mut out = Vec::new();
-    for j in body.0 + 1..body.1 {
-        if s.text(j) != "=" || matches!(s.text(j + 1), "=") {
-            continue;
-        }
-        let mut target = j - 1;
-        if matches!(s.text(target), "=" | "!" | "<" | ">") {
-            continue; // a comparison
-        }
-        if matches!(
-            s.text(target),
-            "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^"
-        ) {
-            target -= 1;
-        }
-        // The expression: up to `;`, or `,` / `)` outside its own parentheses.
-        let (mut t, mut depth) = (j + 1, 0);
-        while t < body.1 {
-            match s.text(t) {
-                ";" | "}" => break,
-                "," | ")" if depth == 0 => break,
-                "(" => depth += 1,
-                ")" => depth -= 1,
-                "[" => t = s.partner(t),
-                _ => {}
-            }
-            t += 1;
-        }
-        if s.tokens[target].kind == Kind::Ident {
-            out.push((target, (j + 1, t)));
-        }
-    }
-    out
 }
 
 /// The token after the statement that starts at `i` (a block, or up to its `;`), no further
