@@ -470,6 +470,21 @@ const PATTERNS: &[(Pattern, Flags)] = &[
 
 /// The flags of `word`: its [`BUILTINS`] entry's and every matching [`PATTERNS`] entry's.
 pub(crate) fn flags(word: &str) -> Flags {
+    // The analyses ask for every token's flags, again and again: each word's are kept per
+    // thread (a few thousand distinct words at most in a source).
+    thread_local! {
+        static KNOWN: std::cell::RefCell<HashMap<Box<str>, Flags>> = Default::default();
+    }
+    if let Some(f) = KNOWN.with(|k| k.borrow().get(word).copied()) {
+        return f;
+    }
+    let f = flags_of(word);
+    KNOWN.with(|k| k.borrow_mut().insert(word.into(), f));
+    f
+}
+
+/// [`flags`], looked up.
+fn flags_of(word: &str) -> Flags {
     static BY_NAME: OnceLock<HashMap<&'static str, Flags>> = OnceLock::new();
     let by_name = BY_NAME.get_or_init(|| BUILTINS.iter().map(|b| (b.name, b.flags)).collect());
     let named = by_name.get(word).copied().unwrap_or_default();
@@ -491,7 +506,11 @@ pub(crate) fn flags(word: &str) -> Flags {
 /// Whether `word` is a sub-group *collective* (a shuffle, broadcast, reduction, scan, vote or
 /// barrier of the layer or the standard), not a query such as `get_sub_group_local_id`.
 pub(crate) fn is_sub_group_collective(word: &str) -> bool {
-    let flags = flags(word);
+    collective_flags(flags(word))
+}
+
+/// [`is_sub_group_collective`] of a word's flags.
+fn collective_flags(flags: Flags) -> bool {
     flags.has(Flags::LAYER | Flags::SUB_GROUP) && !flags.has(Flags::QUERY | Flags::PLUMBING)
 }
 
@@ -500,7 +519,7 @@ pub(crate) fn is_sub_group_collective(word: &str) -> bool {
 /// sub-group's own id.
 pub(crate) fn uniform_in_sub_group(word: &str) -> bool {
     let f = flags(word);
-    let collective = is_sub_group_collective(word) || f.has(Flags::WORK_GROUP_FUNCTION);
+    let collective = collective_flags(f) || f.has(Flags::WORK_GROUP_FUNCTION);
     (collective && f.has(Flags::SHARED) && !f.has(Flags::PER_LANE)) || f.has(Flags::SUB_GROUP_ID)
 }
 

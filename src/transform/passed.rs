@@ -150,7 +150,9 @@ pub(super) fn divergent_argument(
             }
             let seeded = s.syntax(g).seeded(s, by_id.clone(), deep.clone());
             if let Some(why) = divergent_in(s, g, &seeded, uses, depth) {
-                // The parameter named: the first (in order) whose value alone makes it so.
+                // The parameter named: the first (in order) whose value alone makes it so, for
+                // the outermost call only (each search follows the calls again: once per
+                // level would cost (parameters + 1) to the power of the depth).
                 let names = s.param_names(g).unwrap_or_default();
                 let tainted: Vec<_> = (names.into_iter())
                     .filter(|n| deep.contains(n.as_str()))
@@ -163,7 +165,9 @@ pub(super) fn divergent_argument(
                     divergent_in(s, g, &seeded, uses, depth).map(|why| (p.clone(), why))
                 };
                 let first = tainted.first().cloned().unwrap_or_default();
-                let (parameter, why) = tainted.iter().find_map(alone).unwrap_or((first, why));
+                let search = depth == 0 && tainted.len() > 1;
+                let found = search.then(|| tainted.iter().find_map(alone)).flatten();
+                let (parameter, why) = found.unwrap_or((first, why));
                 return Some(Obstacle::Passes {
                     function: g.name.clone(),
                     line: s.line(s.tokens[i].span.start),

@@ -45,12 +45,15 @@ impl Scanned<'_> {
     fn seeds_with(&self, body: Span, helpers: &Seeds) -> Seeds {
         let mut seeds: Seeds = Default::default();
         for t in body.0..body.1 {
+            // Built-ins and helpers alike are called.
+            if !self.is_call(t) {
+                continue;
+            }
             let w = self.text(t);
-            let call = || self.is_call(t);
-            if builtins::flags(w).has(Flags::ID) || helpers[0].contains(w) && call() {
+            if helpers[0].contains(w) || builtins::flags(w).has(Flags::ID) {
                 seeds[0].insert(w.into());
                 seeds[1].insert(w.into());
-            } else if helpers[1].contains(w) && call() {
+            } else if helpers[1].contains(w) {
                 seeds[1].insert(w.into());
             }
         }
@@ -246,13 +249,13 @@ pub(super) fn assignments(s: &Scanned<'_>, body: Span) -> Vec<(usize, Span)> {
         })
         .collect();
     out.extend(escaped.into_iter().map(|(t, p)| (t, (p, p + 1))));
+    // Each escaping token once (sorted), then those inside each call's parentheses.
+    let escaping: Vec<usize> = (body.0 + 1..body.1).filter(|&t| escapes(s, t)).collect();
     for i in (body.0 + 1..body.1).filter(|&i| s.is_call(i)) {
         let call = (i, s.partner(i + 1) + 1);
-        out.extend(
-            (i + 2..call.1 - 1)
-                .filter(|&t| escapes(s, t))
-                .map(|t| (t, call)),
-        );
+        let from = escaping.partition_point(|&t| t < i + 2);
+        let to = escaping.partition_point(|&t| t < call.1 - 1);
+        out.extend(escaping[from..to.max(from)].iter().map(|&t| (t, call)));
     }
     out
 }
