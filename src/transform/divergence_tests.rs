@@ -308,5 +308,5 @@ kernel void i(global const int *x, global int *o) { int t, r = 0;
     );
     assert_eq!(refused(&out), ["a", "b", "c", "d", "e"], "{out}");
     let why = standard(src).refused["b"].to_string();
-    assert!(why.contains("under a condition on a at line 7"), "{why}");
+    assert!(why.contains("under a condition on a at line 8"), "{why}");
 }

@@ -249,15 +249,29 @@ pub(super) fn assignments(s: &Scanned<'_>, body: Span) -> Vec<(usize, Span)> {
         })
         .collect();
     out.extend(escaped.into_iter().map(|(t, p)| (t, (p, p + 1))));
-    // Each escaping token once (sorted), then those inside each call's parentheses.
-    let escaping: Vec<usize> = (body.0 + 1..body.1).filter(|&t| escapes(s, t)).collect();
-    for i in (body.0 + 1..body.1).filter(|&i| s.is_call(i)) {
-        let call = (i, s.partner(i + 1) + 1);
-        let from = escaping.partition_point(|&t| t < i + 2);
-        let to = escaping.partition_point(|&t| t < call.1 - 1);
-        out.extend(escaping[from..to.max(from)].iter().map(|&t| (t, call)));
+    // Passed to a call: assigned the innermost call around it (asked per escaping token, not
+    // per call: calls nested thousands deep took time quadratic in their depth).
+    for t in (body.0 + 1..body.1).filter(|&t| escapes(s, t)) {
+        if let Some(i) = call_around(s, t, body.0) {
+            out.push((t, (i, s.partner(i + 1) + 1)));
+        }
     }
     out
+}
+
+/// The call whose operands hold token `t`, the innermost, back to the statement's start.
+fn call_around(s: &Scanned<'_>, t: usize, floor: usize) -> Option<usize> {
+    let mut k = t;
+    while k > floor + 1 {
+        k -= 1;
+        match s.text(k) {
+            ")" | "]" if s.partner(k) < k => k = s.partner(k),
+            "(" if s.partner(k) > t => return (k > 0 && s.is_call(k - 1)).then(|| k - 1),
+            ";" | "{" | "}" => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Whether token `t` lets its variable be written elsewhere: a private array's name not
