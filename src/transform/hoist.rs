@@ -258,7 +258,7 @@ fn hoist(
     if loops.into_iter().any(|c| around(c.cond) || around(c.body)) {
         return Err(NoRewrite::Loop);
     }
-    unwritten(s, start, i, &[(i + 2, close)])?;
+    unwritten(s, f, start, i, &[(i + 2, close)])?;
     let call = tokens_text(s, i, close + 1);
     Ok(place(s, f, start, (i, close), (&call, &call, ""), n))
 }
