@@ -403,6 +403,8 @@ pub enum NoRewrite {
     NonUniform,
     /// Its statement cannot be delimited.
     Statement,
+    /// It is in its loop's condition behind `?:` (or, in a `for`, `&&` / `||`: the token).
+    ShortCircuit(String),
 }
 
 impl fmt::Display for Obstacle {

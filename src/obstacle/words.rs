@@ -91,6 +91,11 @@ impl fmt::Display for NoRewrite {
                      and votes",
             ),
             NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
+            NoRewrite::ShortCircuit(t) => write!(
+                f,
+                "it is behind `{t}` in its loop's condition, which clgroups does not run in \
+                 lockstep (write the vote unconditionally: `int go = sub_group_any(..);`)"
+            ),
         }
     }
 }

@@ -130,8 +130,9 @@ kernel void vote_switch(global const int *x, global int *out, int n) {
 /// with "not moved ahead: it runs in a loop" — there is no loop (the `switch`'s `break` is
 /// probably read as a loop's). A `switch` on a loaded value (`switch (x[g] > 0)`) is refused
 /// with the same wrong reason. PoCL 3.1, PoCL 6.0 `khr` and `emulated`.
+/// Fixed: a collective in a `switch` on a value uniform in each sub-group moves ahead of the
+/// `switch`, as under an `if`.
 #[test]
-#[ignore = "finding: switch on a vote refused as 'it runs in a loop'"]
 fn switch_on_a_vote() {
     let test = "switch_on_a_vote";
     in_child(test, &FINDING_ENV, || {
@@ -275,8 +276,9 @@ kernel void for_and_condition(global const int *x, global int *out, int n) {
 /// runs). Valid OpenCL: `i` is uniform in each sub-group. Expected: the vote computed by every
 /// work-item (as the docs do for `&&`/`||` chains under `if`: `((L) != 0) & ((R) != 0)`), or a
 /// refusal (`transform/lockstep.rs`).
+/// Refused now where collectives are work-group barriers: "it is behind `?:` (`&&`) in its
+/// loop's condition, which clgroups does not run in lockstep".
 #[test]
-#[ignore = "finding: lockstep loop conditions with the vote behind ?: or && crash (emulated) or hang (PoCL 6.0 khr)"]
 fn lockstep_conditions_with_short_circuits() {
     let test = "lockstep_conditions_with_short_circuits";
     in_child(test, &FINDING_ENV, || {
@@ -287,12 +289,9 @@ fn lockstep_conditions_with_short_circuits() {
             let i = most.min(s.n);
             s.all(vec![i * s.xs.len() as i32, i])
         };
-        check_all(
-            &q,
-            &p,
-            &[("for_and_condition", &model), ("ternary_condition", &model)],
-            &WIDE,
-            (4, 4),
-        );
+        let kernels: [(&str, &Model); 2] =
+            [("for_and_condition", &model), ("ternary_condition", &model)];
+        let why = "in its loop's condition, which clgroups does not run in lockstep";
+        refused_or_checked(&q, &p, &kernels, why, &WIDE, (4, 4));
     });
 }
