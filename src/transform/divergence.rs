@@ -369,15 +369,39 @@ fn hidden_flow(
             false => t..t,
         };
         let args_use = args.clone().any(|u| s.is_call(u) && uses(s.text(u)));
-        let read = words.iter().any(|w| varying(w)) || args.clone().any(|u| varying(s.text(u)));
-        let flow = words.iter().find(|w| {
-            STATEMENT_FLOW.contains(&w.as_str())
-                || EXPRESSION_FLOW.contains(&w.as_str())
-                    && (args_use || words.iter().any(|w| uses(w)))
+        let args_read = args.clone().any(|u| varying(s.text(u)));
+        // A statement's condition (`if (..)`, loops, `switch`) or a jump reading a work-item's
+        // value; `?:`, `&&` or `||` around a collective of its arguments, or its own where
+        // they read one.
+        let flow = (0..words.len()).find(|&n| {
+            let w = words[n].as_str();
+            let read = match condition(words, n) {
+                Some(c) => c.iter().any(|w| varying(w)),
+                None => STATEMENT_FLOW.contains(&w) && words.iter().any(|w| varying(w)),
+            };
+            let own = args_read && words.iter().any(|w| uses(w));
+            STATEMENT_FLOW.contains(&w) && (read || args_read)
+                || EXPRESSION_FLOW.contains(&w) && (args_use && (args_read || read) || own)
         });
-        if let Some(word) = flow.filter(|_| read) {
+        if let Some(word) = flow.map(|n| words[n].clone()) {
             let flow = (name.to_string(), line(t), Some(word.clone()));
             return Some(Obstacle::HiddenFlow { collective, flow });
+        }
+    }
+    None
+}
+
+/// The words of the condition after word `n` of `words` where that is `if`, `while`, `for` or
+/// `switch` and the condition closes.
+fn condition(words: &[String], n: usize) -> Option<&[String]> {
+    if !matches!(words[n].as_str(), "if" | "while" | "for" | "switch") {
+        return None;
+    }
+    let mut depth = 0i32;
+    for (m, w) in words.iter().enumerate().skip(n + 1) {
+        depth += i32::from(w == "(") - i32::from(w == ")");
+        if depth == 0 {
+            return Some(&words[n + 1..m]);
         }
     }
     None

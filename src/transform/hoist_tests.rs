@@ -513,7 +513,8 @@ fn writes_in_the_condition_or_through_pointers_keep_the_collective_in_place() {
 fn votes_behind_short_circuits_in_loop_conditions_are_refused() {
     let cases = [
         (
-            "int i = 0; while (i < t ? sub_group_any(i < v) : 0) { s += sub_group_reduce_add(1); i++; }",
+            "int i = 0; while (i < t ? sub_group_any(i < v) : 0) \
+             { s += sub_group_reduce_add(1); i++; }",
             "behind `?:` in its loop's condition",
         ),
         (
