@@ -217,6 +217,33 @@ fn check_all(
     assert!(bad.is_empty(), "{d} ({backend}):\n{}", bad.join("\n"));
 }
 
+/// Where collectives are work-group barriers, asserts that each kernel of `kernels` is refused
+/// (before anything is enqueued) with a reason holding `why`; elsewhere checks it as
+/// [`check_all`] does.
+fn refused_or_checked(
+    q: &Queue,
+    p: &Program,
+    kernels: &[(&str, &Model<'_>)],
+    why: &str,
+    shapes: &[(&[usize], &[usize])],
+    (width, n): (usize, i32),
+) {
+    let d = q.device();
+    if !d.needs_group_uniform_collectives() {
+        return check_all(q, p, kernels, shapes, (width, n));
+    }
+    for &(name, _) in kernels {
+        match p.kernel(name) {
+            Err(e @ Error::Unsupported { .. }) => {
+                let text = e.to_string();
+                assert!(text.contains(why), "{}: {name}: {text}", device_line(d));
+                println!("{}: {name}: refused: {text}", device_line(d));
+            }
+            r => panic!("{}: {name}: {:?}", device_line(d), r.map(|_| ())),
+        }
+    }
+}
+
 fn device_line(d: &Device) -> String {
     format!("{d} ({})", d.sub_groups().effective.shuffle_backend)
 }

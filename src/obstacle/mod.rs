@@ -186,6 +186,14 @@ pub enum Obstacle {
         /// Why the collective is not moved ahead of the condition.
         unmoved: Option<NoRewrite>,
     },
+    /// A collective (or a call of a function or macro using one) in a function whose control
+    /// flow clgroups does not follow: a `goto`, or a macro whose replacement list holds `word`.
+    HiddenFlow {
+        /// The collective, its line.
+        collective: (String, usize),
+        /// The `goto` or the macro, its line, and the control-flow word of the macro.
+        flow: (String, usize, Option<String>),
+    },
     /// A call of a function refused or checked at launch (`why`: the function's reason, or its
     /// condition's text).
     Calls {
@@ -395,6 +403,8 @@ pub enum NoRewrite {
     NonUniform,
     /// Its statement cannot be delimited.
     Statement,
+    /// It is in its loop's condition behind `?:` (or, in a `for`, `&&` / `||`: the token).
+    ShortCircuit(String),
 }
 
 impl fmt::Display for Obstacle {
@@ -527,6 +537,7 @@ impl fmt::Display for Obstacle {
                     None => Ok(()),
                 }
             }
+            Obstacle::HiddenFlow { collective, flow } => words::hidden_flow(f, collective, flow),
             Obstacle::Calls {
                 function,
                 line,

@@ -91,8 +91,34 @@ impl fmt::Display for NoRewrite {
                      and votes",
             ),
             NoRewrite::Statement => f.write_str("clgroups cannot delimit its statement"),
+            NoRewrite::ShortCircuit(t) => write!(
+                f,
+                "it is behind `{t}` in its loop's condition, which clgroups does not run in \
+                 lockstep (write the vote unconditionally: `int go = sub_group_any(..);`)"
+            ),
         }
     }
+}
+
+/// [`super::Obstacle::HiddenFlow`]'s sentence.
+pub(super) fn hidden_flow(
+    f: &mut fmt::Formatter<'_>,
+    (collective, line): &(String, usize),
+    (flow, flow_line, word): &(String, usize, Option<String>),
+) -> fmt::Result {
+    write!(f, "{collective} at line {line} in a function with ")?;
+    match word {
+        Some(word) => write!(
+            f,
+            "macro `{flow}` (line {flow_line}), whose replacement list holds `{word}`: \
+             clgroups does not follow control flow written by macros"
+        )?,
+        None => write!(
+            f,
+            "`{flow}` at line {flow_line}: clgroups does not follow jumps"
+        )?,
+    }
+    f.write_str(", and every work-item of the work-group must reach each collective here")
 }
 
 /// [`super::Obstacle::Driver`]'s sentence: what was asked, then the driver's answer.

@@ -26,9 +26,11 @@
 //! work-item). A condition on a value loaded at an id counts as well ([`Region::data`]), for
 //! the collectives and for the functions and macros that use them. Before this, the build
 //! moves what it soundly can out of such conditions ([`super::hoist`]); a refusal says why the
-//! call was not moved. Not seen: `goto`, and conditions inside macros.
+//! call was not moved. Control flow the scanner does not follow is refused around collectives
+//! ([`hidden_flow`]): a `goto` in a function with such conditions, macros writing control flow.
 
 use super::source::{any_word, id_word, Conditional, FunctionDef, Scanned, Span, Syntax};
+use crate::builtins::{self, Flags};
 use crate::obstacle::{NoRewrite, Obstacle};
 use crate::plan::uniform_branch::IdCondition;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -302,6 +304,9 @@ fn divergent_call(
     unmoved: Unmoved,
 ) -> Result<Vec<IdCondition>, Obstacle> {
     let regions = regions(s, f);
+    if let Some(why) = hidden_flow(s, f, &regions, uses) {
+        return Err(why);
+    }
     let mut conds: Vec<IdCondition> = Vec::new();
     for i in evaluated_calls(s, f).filter(|&i| uses(s.text(i))) {
         let under = || {
@@ -322,6 +327,109 @@ fn divergent_call(
         Some(why) => Err(why),
         None => Ok(conds),
     }
+}
+
+/// Control flow in macros: a statement's, or an expression's (where the macro's text or
+/// arguments use collectives).
+const STATEMENT_FLOW: [&str; 9] = [
+    "if", "while", "for", "do", "switch", "goto", "return", "break", "continue",
+];
+const EXPRESSION_FLOW: [&str; 3] = ["?", "&&", "||"];
+
+/// Why `f`, which uses a collective (a word `uses` accepts), is refused for control flow the
+/// scanner does not follow: a `goto` where `f` has conditions on a work-item's value
+/// (`regions`), or a use of a macro whose replacement list (through the macros it names) holds
+/// control flow ([`STATEMENT_FLOW`], [`EXPRESSION_FLOW`]) and whose text or arguments read a
+/// work-item's value.
+fn hidden_flow(
+    s: &Scanned<'_>,
+    f: &FunctionDef,
+    regions: &[Region],
+    uses: &dyn Fn(&str) -> bool,
+) -> Option<Obstacle> {
+    let used = evaluated_calls(s, f).find(|&i| uses(s.text(i)))?;
+    let line = |t: usize| s.line(s.tokens[t].span.start);
+    let collective = (s.text(used).to_string(), line(used));
+    let body = f.body.0 + 1..f.body.1;
+    if let Some(t) = body
+        .clone()
+        .find(|&t| s.text(t) == "goto" && !regions.is_empty())
+    {
+        let flow = ("goto".to_string(), line(t), None);
+        return Some(Obstacle::HiddenFlow { collective, flow });
+    }
+    let deep = &s.syntax(f).deep_tainted;
+    let varying = |w: &str| deep.contains(w) || w == "[" || builtins::flags(w).has(Flags::ID);
+    let mut texts: HashMap<&str, Vec<String>> = HashMap::new();
+    for t in body.filter(|&t| s.macros.contains_key(s.text(t))) {
+        let name = s.text(t);
+        let words = texts.entry(name).or_insert_with(|| macro_words(s, name));
+        let args = match s.is_fn_macro(name) && s.text(t + 1) == "(" {
+            true => t + 2..s.partner(t + 1),
+            false => t..t,
+        };
+        let args_use = args.clone().any(|u| s.is_call(u) && uses(s.text(u)));
+        let args_read = args.clone().any(|u| varying(s.text(u)));
+        // A statement's condition (`if (..)`, loops, `switch`) or a jump reading a work-item's
+        // value; `?:`, `&&` or `||` around a collective of its arguments, or its own where
+        // they read one.
+        let flow = (0..words.len()).find(|&n| {
+            let w = words[n].as_str();
+            let read = match condition(words, n) {
+                Some(c) => c.iter().any(|w| varying(w)),
+                None => STATEMENT_FLOW.contains(&w) && words.iter().any(|w| varying(w)),
+            };
+            let own = args_read && words.iter().any(|w| uses(w));
+            STATEMENT_FLOW.contains(&w) && (read || args_read)
+                || EXPRESSION_FLOW.contains(&w) && (args_use && (args_read || read) || own)
+        });
+        if let Some(word) = flow.map(|n| words[n].clone()) {
+            let flow = (name.to_string(), line(t), Some(word.clone()));
+            return Some(Obstacle::HiddenFlow { collective, flow });
+        }
+    }
+    None
+}
+
+/// The words of the condition after word `n` of `words` where that is `if`, `while`, `for` or
+/// `switch` and the condition closes.
+fn condition(words: &[String], n: usize) -> Option<&[String]> {
+    if !matches!(words[n].as_str(), "if" | "while" | "for" | "switch") {
+        return None;
+    }
+    let mut depth = 0i32;
+    for (m, w) in words.iter().enumerate().skip(n + 1) {
+        depth += i32::from(w == "(") - i32::from(w == ")");
+        if depth == 0 {
+            return Some(&words[n + 1..m]);
+        }
+    }
+    None
+}
+
+/// The words of macro `name`'s replacement lists and of the macros they name (`&&` and `||`
+/// as one word each).
+fn macro_words(s: &Scanned<'_>, name: &str) -> Vec<String> {
+    let (mut words, mut todo, mut seen) = (Vec::new(), vec![name], BTreeSet::new());
+    while let Some(m) = todo.pop() {
+        if !seen.insert(m) {
+            continue;
+        }
+        for body in s.macros.get(m).into_iter().flatten() {
+            for (n, tok) in body.iter().enumerate() {
+                let w = &s.src[tok.span.clone()];
+                let next = body.get(n + 1).filter(|t| t.span.start == tok.span.end);
+                match next.map(|t| &s.src[t.span.clone()]) {
+                    Some(x) if x == w && matches!(w, "&" | "|") => words.push(format!("{w}{w}")),
+                    _ => words.push(w.to_string()),
+                }
+                if let Some((key, _)) = s.macros.get_key_value(w) {
+                    todo.push(key);
+                }
+            }
+        }
+    }
+    words
 }
 
 /// The `break`s (or `continue`s: `jump`) in tokens `span` of `f` that leave the construct

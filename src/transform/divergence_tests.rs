@@ -310,3 +310,65 @@ kernel void i(global const int *x, global int *o) { int t, r = 0;
     let why = standard(src).refused["b"].to_string();
     assert!(why.contains("under a condition on a at line 8"), "{why}");
 }
+
+#[test]
+fn gotos_and_control_flow_in_macros_around_collectives_are_refused() {
+    let head = "kernel void k(global const int *x, global int *o, int n) {\n\
+                int v = x[get_global_id(0)]; int i = 0, s = 0, r = 0;\n";
+    let refused = |defs: &str, body: &str| {
+        let src = format!("{defs}\n{head}{body}\no[0] = s + r; }}");
+        let d = standard(&src);
+        d.refused.get("k").map(|why| why.to_string())
+    };
+    let goto = "again: s += sub_group_reduce_add(1); i++; if (sub_group_any(i < v)) goto again;";
+    let why = refused("", goto).unwrap_or_default();
+    assert!(
+        why.contains("`goto` at line 4: clgroups does not follow jumps"),
+        "{why}"
+    );
+    let cases = [
+        (
+            "#define LOOP_WHILE_ANY while (sub_group_any(i < v))",
+            "LOOP_WHILE_ANY { s += sub_group_reduce_add(1); i++; }",
+            "macro `LOOP_WHILE_ANY` (line 4), whose replacement list holds `while`",
+        ),
+        (
+            "#define UNTIL_ALL(c, body) while (!sub_group_all(c)) { body; }",
+            "UNTIL_ALL(i >= v, s += sub_group_reduce_add(1); i++);",
+            "macro `UNTIL_ALL`",
+        ),
+        (
+            "#define IF_ANY(c) if (sub_group_any(c))\n#define WHEN(c) IF_ANY(c)",
+            "WHEN(v > 40) r = sub_group_reduce_add(1);",
+            "macro `WHEN` (line 5), whose replacement list holds `if`",
+        ),
+        (
+            "#define PICK(c, a) ((c) ? (a) : 0)",
+            "r = PICK(v > 0, sub_group_reduce_add(1));",
+            "holds `?`",
+        ),
+    ];
+    for (defs, body, want) in cases {
+        let why = refused(defs, body).unwrap_or_default();
+        assert!(why.contains(want), "{body}: {why}");
+    }
+    // Flow on values the work-group shares, `?:` around no collective, a `goto` where no
+    // condition reads a work-item's value: nothing hidden.
+    let fine = [
+        (
+            "#define IF_N if (n > 2)",
+            "IF_N r = sub_group_reduce_add(1);",
+        ),
+        (
+            "#define MIN(a, b) ((a) < (b) ? (a) : (b))",
+            "r = sub_group_reduce_add(MIN(v, 3));",
+        ),
+        (
+            "",
+            "again: s += sub_group_reduce_add(1); i++; if (i < n) goto again;",
+        ),
+    ];
+    for (defs, body) in fine {
+        assert_eq!(refused(defs, body), None, "{body}");
+    }
+}

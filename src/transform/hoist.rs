@@ -16,8 +16,8 @@
 //!   `R` before computes the same value now, and the others discard it;
 //! * a collective call (pure, not a barrier) under an `if` or a conditional expression: computed
 //!   into a temporary (`__typeof__(call) __clg_uN = call;`) in front of the statement holding the
-//!   condition, where none of its variables is written or declared between that point and the
-//!   call, and no loop or `switch` lies between them.
+//!   condition (or the `switch` on such a value), where none of its variables is written or
+//!   declared between that point and the call, and no loop or other `switch` lies between them.
 //!
 //! The `non_uniform` built-ins, defined over the work-items that reach them, are masked instead
 //! ([`super::nu_mask`]), and so are the other collectives under conditions only on values
@@ -157,7 +157,13 @@ fn fix(
             true => Some(r.key),
             false => r.exited,
         };
-    if lockstep(r).is_some() {
+    // Behind `?:` in a loop's condition, or `&&` / `||` in a `for`'s: the loop's lockstep
+    // decides (`lockstep::rewrite` refuses it), not the chain's rewrite.
+    let header = |h: &Region| h.loop_header && h.span.0 <= i && i < h.span.1;
+    let guarded = regions.iter().find(|h| header(h)).is_some_and(|h| {
+        s.text(r.key) == "?" || matches!(s.text(r.key), "&" | "|") && s.text(h.key) == "for"
+    });
+    if lockstep(r).is_some() || guarded {
         let outermost = (regions.iter())
             .filter(|r| r.span.0 <= i && i < r.span.1)
             .filter_map(lockstep)
@@ -203,7 +209,8 @@ fn fix(
             Err(_) => hoist(s, f, statement_start(s, f, key)?, i, n).map(Some),
         },
         "?" => hoist(s, f, statement_start(s, f, key)?, i, n).map(Some),
-        "if" => hoist(s, f, key, i, n).map(Some),
+        // A `switch` on a value uniform in each sub-group: an `if` chain.
+        "if" | "switch" => hoist(s, f, key, i, n).map(Some),
         _ => Err(NoRewrite::Loop),
     }
 }
@@ -251,14 +258,14 @@ fn hoist(
     }
     let close = s.partner(i + 1);
     pure(s, (i + 2, close), super::layer::is_sub_group_collective)?;
-    // No loop or switch between the statement and the call.
+    // No loop or switch between the statement (a `switch` itself) and the call.
     let around = |(a, b): (usize, usize)| a <= i && i < b;
     let loops = (s.syntax(f).constructs(start..i))
-        .filter(|c| matches!(s.text(c.key), "for" | "while" | "do" | "switch"));
+        .filter(|c| matches!(s.text(c.key), "for" | "while" | "do" | "switch") && c.key != start);
     if loops.into_iter().any(|c| around(c.cond) || around(c.body)) {
         return Err(NoRewrite::Loop);
     }
-    unwritten(s, start, i, &[(i + 2, close)])?;
+    unwritten(s, f, start, i, &[(i + 2, close)])?;
     let call = tokens_text(s, i, close + 1);
     Ok(place(s, f, start, (i, close), (&call, &call, ""), n))
 }

@@ -475,3 +475,69 @@ fn macros_calling_helpers_with_collectives_are_uses() {
     let out = uniform_collectives(&src, is_sub_group_collective);
     assert_eq!(refused(&out).len(), 1, "{out}");
 }
+
+#[test]
+fn writes_in_the_condition_or_through_pointers_keep_the_collective_in_place() {
+    let cases = [
+        // The condition assigns the operand before the call.
+        "if (sub_group_any(v > 40) && (s = 1)) r = sub_group_reduce_add(s);",
+        "if (sub_group_any(v > 40)) r = (s = 1) ? sub_group_reduce_add(s) : 0;",
+        // A store through a pointer to the operand, a call that may make one.
+        "int *p = &v; if (sub_group_any(v > 40)) { *p = 1; r = sub_group_reduce_add(v); }",
+        "int *p = &s; if (sub_group_any(v > 40)) { p[0]++; r = sub_group_reduce_add(s); }",
+        "int *p = &s; if (x[get_global_id(0)] > 0) { *p = 1; r = sub_group_reduce_add(s); }",
+    ];
+    for body in cases {
+        let src = kernel(body);
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        assert_eq!(out, src);
+        let got = refused(&out);
+        assert!(
+            got.len() == 1 && got[0].1.contains("written"),
+            "{body}: {got:?}"
+        );
+    }
+    // Stores through pointers that cannot reach the operand, the store after the call.
+    let moved = [
+        "int *p = &s; if (sub_group_any(v > 40)) { *p = 1; r = sub_group_reduce_add(v); }",
+        "if (sub_group_any(v > 40)) { o[0] = 1; r = sub_group_reduce_add(v); }",
+        "if (sub_group_any(v > 40)) v = sub_group_reduce_add(v);",
+    ];
+    for body in moved {
+        let out = uniform_collectives(&kernel(body), is_sub_group_collective);
+        assert!(refused(&out).is_empty(), "{body}: {out}");
+    }
+}
+
+#[test]
+fn votes_behind_short_circuits_in_loop_conditions_are_refused() {
+    let cases = [
+        (
+            "int i = 0; while (i < t ? sub_group_any(i < v) : 0) \
+             { s += sub_group_reduce_add(1); i++; }",
+            "behind `?:` in its loop's condition",
+        ),
+        (
+            "int i; for (i = 0; i < t && sub_group_any(i < v); i++) s += sub_group_reduce_add(1);",
+            "behind `&&` in its loop's condition",
+        ),
+    ];
+    for (body, why) in cases {
+        let src = kernel(body);
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        let got = refused(&out);
+        assert!(
+            got.len() == 1 && got[0].1.contains(why),
+            "{body}: {got:?}\n{out}"
+        );
+    }
+}
+
+#[test]
+fn collectives_in_a_switch_on_a_vote_move_ahead_of_it() {
+    let body = "switch (sub_group_any(v > 40)) { case 1: r = sub_group_reduce_add(1); break; \
+                default: r = -1; }";
+    let out = uniform_collectives(&kernel(body), is_sub_group_collective);
+    assert!(out.contains("= sub_group_reduce_add(1); switch ("), "{out}");
+    assert!(refused(&out).is_empty(), "{out}");
+}

@@ -133,6 +133,23 @@ impl<'s> Loop<'s> {
         // at an index included: where the work-items of a sub-group could stop at different
         // iterations, each sub-group's collectives would see the ones that stopped.
         let u = Uniformity::strict(s, f, regions);
+        // A collective behind `?:` in the condition (or `&&` / `||` in a `for`'s) would run for
+        // the work-items whose loop goes on only (a crash or a hang, measured).
+        let guard = (self.cond.0..self.cond.1).find(|&t| match s.text(t) {
+            "?" => true,
+            w @ ("&" | "|") => self.kind == "for" && s.text(t + 1) == w,
+            _ => false,
+        });
+        let collective =
+            |t: usize| s.is_call(t) && super::layer::is_sub_group_collective(s.text(t));
+        if let Some(t) = guard.filter(|&g| (g..self.cond.1).any(collective)) {
+            let op = if s.text(t) == "?" {
+                "?:"
+            } else {
+                &s.text(t).repeat(2)
+            };
+            return Err(NoRewrite::ShortCircuit(op.to_string()));
+        }
         let jumps: Vec<usize> = self.breaks.iter().chain(&self.continues).copied().collect();
         let exits = (regions.iter())
             .filter(|r| self.key < r.key && r.key < self.c.end && !r.loop_header)

@@ -272,7 +272,7 @@ pub(super) fn masked(
         pure(s, cond, collective)?;
         read.push(cond);
     }
-    unwritten(s, start, i, &read)?;
+    unwritten(s, f, start, i, &read)?;
     let conds = ifs.iter().map(|&(_, c, taken)| (c, taken));
     let mask: Vec<String> = (conds.chain(chains.iter().copied()))
         .map(|(c, taken)| {

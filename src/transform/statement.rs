@@ -359,16 +359,18 @@ pub(crate) fn statement_start(
     Ok(j)
 }
 
-/// Whether tokens `a` and `b` belong to one expression: no `;`, brace or top-level `,`
-/// between them.
+/// Whether token `b` lies in the expression that starts at token `a` and ends where a `)`
+/// or `]` closes what is open before `a` (`(w = 1)) r = call(w)`: not), a `;`, a brace or a
+/// top-level `,`.
 fn same_expression(s: &Scanned<'_>, a: usize, b: usize) -> bool {
     let mut depth = 0i32;
     for t in a..b {
         match s.text(t) {
             "(" | "[" => depth += 1,
+            ")" | "]" if depth == 0 => return false,
             ")" | "]" => depth -= 1,
             ";" | "{" | "}" => return false,
-            "," if depth <= 0 => return false,
+            "," if depth == 0 => return false,
             _ => {}
         }
     }
@@ -376,13 +378,17 @@ fn same_expression(s: &Scanned<'_>, a: usize, b: usize) -> bool {
 }
 
 /// Whether the variables read in `ranges` are neither written nor declared between statement
-/// token `start` and call `i`; else the first that is.
+/// token `start` and call `i` of `f` (the statement's condition included); else the first
+/// that is. A variable whose address `f` takes is taken as written by any store that may go
+/// through a pointer ([`indirect_write`]) between them.
 pub(crate) fn unwritten(
     s: &Scanned<'_>,
+    f: &FunctionDef,
     start: usize,
     i: usize,
     ranges: &[(usize, usize)],
 ) -> Result<(), NoRewrite> {
+    let indirect = indirect_write(s, start, i);
     let vars = ranges
         .iter()
         .flat_map(|&(a, b)| a..b)
@@ -402,12 +408,57 @@ pub(crate) fn unwritten(
                 || (t > 1 && increments(s, t - 2))
                 // `&v` (its address taken), not `a && v`.
                 || (prev == "&" && !(t > 1 && s.text(t - 2) == "&" && adjacent(s, t - 2)))
+                // `v.x = 1`
+                || (s.text(t + 1) == "." && assigns(s, t + 3))
         });
-        if touched {
+        if touched || indirect && address_taken(s, f, var) {
             return Err(NoRewrite::Written(var.to_string()));
         }
     }
     Ok(())
+}
+
+/// Whether `f` takes the address of variable `var` anywhere (`&var`, `&var.x`, `&(var)`):
+/// a pointer may then write it.
+fn address_taken(s: &Scanned<'_>, f: &FunctionDef, var: &str) -> bool {
+    (f.body.0 + 1..f.body.1).any(|t| {
+        let named = s.text(t + 1) == var || s.text(t + 1) == "(" && s.text(t + 2) == var;
+        // Not `a & v`, `a[0] & v`, `a && v`; after `)`, a cast's or an operand's: taken as one.
+        let prev = &s.tokens[t - 1];
+        let operand = matches!(prev.kind, Kind::Ident | Kind::Number) && s.text(t - 1) != "return"
+            || s.text(t - 1) == "]"
+            || s.text(t - 1) == "&" && adjacent(s, t - 1);
+        named && s.text(t) == "&" && !operand
+    })
+}
+
+/// Whether tokens `a..b` hold a store that may go through a pointer: an assignment or
+/// increment of anything but a plain name (`*p = 1`, `p[0]++`, `q->x = 1`, `s.x += 1`), a
+/// call of a function not known to be free of side effects, or a macro.
+fn indirect_write(s: &Scanned<'_>, a: usize, b: usize) -> bool {
+    let ident = |t: usize| s.tokens[t].kind == Kind::Ident;
+    // The name before token `t` is a whole target (not `p->x`, `s.x`, `*p`).
+    let plain_before = |t: usize| ident(t - 1) && !matches!(s.text(t - 2), "." | ">" | "*");
+    let plain_after = |t: usize| ident(t) && !matches!(s.text(t + 1), "[" | "." | "-");
+    (a..b).any(|t| {
+        let w = s.text(t);
+        if assigns(s, t) {
+            return !plain_before(t);
+        }
+        if increments(s, t) {
+            let postfix = t > a && adjacent(s, t - 1) && matches!(s.text(t - 1), ")" | "]")
+                || ident(t - 1) && !matches!(s.text(t - 1), "return");
+            return !if postfix {
+                plain_before(t)
+            } else {
+                plain_after(t + 2)
+            };
+        }
+        let keyword = matches!(w, "if" | "while" | "for" | "switch" | "return" | "sizeof");
+        let collective: fn(&str) -> bool = super::layer::is_sub_group_collective;
+        (s.is_call(t) && !keyword && !type_word(w) && known_call(s, t, collective).is_err())
+            || s.macros.contains_key(w)
+    })
 }
 
 /// The text of tokens `a..b` on one line: a space where the source has any.

@@ -199,8 +199,9 @@ kernel void vote_switch(global const int *x, global int *out, int n) {
 /// with "not moved ahead: it runs in a loop" — there is no loop (the `switch`'s `break` is
 /// probably read as a loop's). A `switch` on a loaded value (`switch (x[g] > 0)`) is refused
 /// with the same wrong reason. PoCL 3.1, PoCL 6.0 `khr` and `emulated`.
+/// Fixed: a collective in a `switch` on a value uniform in each sub-group moves ahead of the
+/// `switch`, as under an `if`.
 #[test]
-#[ignore = "finding: switch on a vote refused as 'it runs in a loop'"]
 fn switch_on_a_vote() {
     let test = "switch_on_a_vote";
     in_child(test, &FINDING_ENV, || {
@@ -251,9 +252,10 @@ kernel void function_macro_if(global const int *x, global int *out, int n) {
 /// the body (`BODY_SUM(s)`), the kernel is refused instead (naming the macro as the collective,
 /// and `__clg_l2`, an internal name, as the condition). Cause (guess): `transform/lockstep.rs`
 /// and `transform/hoist.rs` read the kernel's tokens before macro expansion; a vote or loop
-/// keyword inside a macro's replacement list is not seen.
+/// keyword inside a macro's replacement list is not seen. Fixed: where collectives are
+/// work-group barriers, a function using collectives and a macro whose replacement list holds
+/// control flow on a work-item's value is refused, naming the macro.
 #[test]
-#[ignore = "finding: vote loops / vote ifs written by macros run unchecked on emulated: wrong values"]
 fn vote_flow_written_by_macros() {
     let test = "vote_flow_written_by_macros";
     in_child(test, &FINDING_ENV, || {
@@ -267,17 +269,13 @@ fn vote_flow_written_by_macros() {
             true => s.all(vec![s.xs.len() as i32, 0]),
             false => s.all(vec![-1, 0]),
         };
-        check_all(
-            &q,
-            &p,
-            &[
-                ("object_macro_loop", &loops),
-                ("function_macro_loop", &loops),
-                ("function_macro_if", &branch),
-            ],
-            &WIDE,
-            (4, 0),
-        );
+        let kernels: [(&str, &Model); 3] = [
+            ("object_macro_loop", &loops),
+            ("function_macro_loop", &loops),
+            ("function_macro_if", &branch),
+        ];
+        let why = "clgroups does not follow control flow written by macros";
+        refused_or_checked(&q, &p, &kernels, why, &WIDE, (4, 0));
     });
 }
 
@@ -302,8 +300,9 @@ again:
 /// 6.0 `emulated` give 40 / 5 where 48 / 6. PoCL 6.0 `khr` is right (one sub-group per
 /// work-group). The docs refuse a `goto` in a lockstep loop's body; a backward `goto` that
 /// makes the loop is not seen at all (`transform/lockstep.rs`, `transform/divergence.rs`).
+/// Fixed: where collectives are work-group barriers, a function with collectives, a `goto` and
+/// a condition on a work-item's value is refused.
 #[test]
-#[ignore = "finding: a backward goto under a vote makes a loop that runs unchecked on emulated: wrong values"]
 fn goto_loop_under_a_vote() {
     let test = "goto_loop_under_a_vote";
     in_child(test, &FINDING_ENV, || {
@@ -313,7 +312,9 @@ fn goto_loop_under_a_vote() {
             let most = s.xs.iter().map(|x| (x % 50 + 50) % 7).max().unwrap().max(1);
             s.all(vec![most * s.xs.len() as i32, most])
         };
-        check_all(&q, &p, &[("goto_loop", &model)], &WIDE, (4, 0));
+        let kernels: [(&str, &Model); 1] = [("goto_loop", &model)];
+        let why = "clgroups does not follow jumps";
+        refused_or_checked(&q, &p, &kernels, why, &WIDE, (4, 0));
     });
 }
 
@@ -344,8 +345,9 @@ kernel void for_and_condition(global const int *x, global int *out, int n) {
 /// runs). Valid OpenCL: `i` is uniform in each sub-group. Expected: the vote computed by every
 /// work-item (as the docs do for `&&`/`||` chains under `if`: `((L) != 0) & ((R) != 0)`), or a
 /// refusal (`transform/lockstep.rs`).
+/// Refused now where collectives are work-group barriers: "it is behind `?:` (`&&`) in its
+/// loop's condition, which clgroups does not run in lockstep".
 #[test]
-#[ignore = "finding: lockstep loop conditions with the vote behind ?: or && crash (emulated) or hang (PoCL 6.0 khr)"]
 fn lockstep_conditions_with_short_circuits() {
     let test = "lockstep_conditions_with_short_circuits";
     in_child(test, &FINDING_ENV, || {
@@ -356,12 +358,9 @@ fn lockstep_conditions_with_short_circuits() {
             let i = most.min(s.n);
             s.all(vec![i * s.xs.len() as i32, i])
         };
-        check_all(
-            &q,
-            &p,
-            &[("for_and_condition", &model), ("ternary_condition", &model)],
-            &WIDE,
-            (4, 4),
-        );
+        let kernels: [(&str, &Model); 2] =
+            [("for_and_condition", &model), ("ternary_condition", &model)];
+        let why = "in its loop's condition, which clgroups does not run in lockstep";
+        refused_or_checked(&q, &p, &kernels, why, &WIDE, (4, 4));
     });
 }
