@@ -7,7 +7,7 @@ use super::super::contract::{self, Cover, LaunchFacts};
 use super::super::Placement;
 use super::chunks::{shift, Span};
 use super::pure::DecideKey;
-use super::terms::{Decision, Shape3};
+use super::terms::{Decision, Feed, Shape3};
 use super::RootLaunch;
 use crate::error::{Error, Result};
 use crate::plan::partition::{clipped, Partition};
@@ -172,11 +172,12 @@ impl RootLaunch<'_> {
         subs: &[Option<(Range, Range)>],
         unserved: Vec<bool>,
     ) -> Result<(Decision, Vec<bool>)> {
-        let fetch = match &decision {
-            Decision::Fetch(f, ..) => Some(&**f),
-            _ => None,
+        // Where the device gets a copy of the argument instead of its part.
+        let copied = |i: usize, d: usize| match &decision {
+            Decision::Fetch(f, ..) => f.fetch[i][d].is_some() || f.keep[i][d].is_some(),
+            Decision::Merge(feeds, _) => !matches!(feeds.get(i), Some(Feed::Direct) | None),
+            _ => false,
         };
-        let copied = |i: usize, d: usize| fetch.is_some_and(|f| f.fetch[i][d].is_some());
         let partless = (self.args.iter().enumerate()).find_map(|(i, v)| match v {
             Value::Colored(c) if self.kernel.placement == Placement::Partitioned => (0..subs.len())
                 .find(|&d| subs[d].is_some() && c.part(d).is_none() && !copied(i, d))
