@@ -275,6 +275,7 @@ impl<'a> Scanned<'a> {
     }
 
     /// Whether byte offset `at` lies between an `#if` (`#ifdef`, `#ifndef`) and its `#endif`.
+    #[cfg(feature = "scaling")] // the footprints'
     pub(crate) fn under_conditional(&self, at: usize) -> bool {
         let mut depth = 0i64;
         for &(_, d) in self.directives.iter().take_while(|&&(o, _)| o < at) {
