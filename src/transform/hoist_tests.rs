@@ -217,7 +217,8 @@ fn loops_of_sub_group_uniform_trip_counts_run_in_lockstep() {
     let out = uniform_collectives(&src, is_sub_group_collective);
     assert!(refused(&out).is_empty(), "{:?}\n{out}", refused(&out));
     for want in [
-        "{ int __clg_l0 = 1, __clg_l0k = 0, __clg_f0 = 1; int i = 0; for (;; __clg_f0 = 0) {",
+        "{ int __clg_l0 = 1, __clg_l0k = 0, __clg_f0 = 1; int i = 0; \
+         for (;; __clg_f0 = 0, barrier(CLK_LOCAL_MEM_FENCE)) {",
         "if (!clg_group_any(__clg_l0)) break; __clg_l0k = 0;",
         "if (__clg_l0 & !__clg_l0k) if (__clg_u",
         ") { __clg_l0k = 1; }",
@@ -260,7 +261,7 @@ fn loops_of_sub_group_uniform_trip_counts_run_in_lockstep() {
     );
     let out = uniform_collectives(&src, is_sub_group_collective);
     assert!(
-        out.contains("if ((__clg_l0)) b = a; for (;; __clg_f1 = 0)"),
+        out.contains("if ((__clg_l0)) b = a; for (;; __clg_f1 = 0, barrier(CLK_LOCAL_MEM_FENCE))"),
         "{out}"
     );
     // The work-items whose outer loop ended load nothing: their flag masks the vote's operand.

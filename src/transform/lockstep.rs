@@ -23,6 +23,11 @@
 //! `G` instead ([`outer_guard`]), so its votes are reached by the whole work-group too.
 //! `clg_group_any` is the build prelude's: the emulated scratch's vote of
 //! the work-group, or `work_group_any` on PoCL's native sub-groups (`program::build`).
+//! Each iteration ends with a work-group barrier ([`ITERATION_END`], in the `for (;;)`'s
+//! increment, which a `continue` reaches too): PoCL (3.1 and 6.0) miscompiles the loop without
+//! it where a branch ends the body after its last barrier and another starts it (the `for`
+//! loop's increment under its flag): the shuffle-up scan with an `if` in its body took the
+//! last step in no work-item on PoCL 6.0, and crashed both in plain OpenCL (docs/devices.md).
 
 use super::divergence::{jumps, Region};
 use super::edit::Edits;
@@ -40,6 +45,9 @@ use crate::obstacle::NoRewrite;
 /// The build prelude's vote of the whole work-group (an `int`, non-zero where any work-item
 /// passed non-zero).
 pub(crate) const GROUP_ANY: &str = "clg_group_any";
+
+/// The barrier every iteration of a loop run in lockstep ends with (see the module's doc).
+const ITERATION_END: &str = "barrier(CLK_LOCAL_MEM_FENCE)";
 
 /// The edits that run the `for`, `while` or `do` loop at token `key` of `f` in lockstep, or
 /// why it cannot (its condition or exits are not shown uniform in each sub-group, its
@@ -246,7 +254,7 @@ impl<'s> Loop<'s> {
         let live = temporary(s, 'l', n);
         debug_assert!(live.starts_with(LOCKSTEP_FLAG));
         let first = temporary(s, 'f', n);
-        let any = GROUP_ANY;
+        let (any, end) = (GROUP_ANY, ITERATION_END);
         // `for (;;)`: a loop left only by its `break`s.
         let cond_text = match self.cond.0 < self.cond.1 {
             true => self.masked_condition(s, &live),
@@ -290,7 +298,7 @@ impl<'s> Loop<'s> {
         match self.kind {
             "while" => {
                 let close = s.partner(key + 1);
-                let head = format!("{{ {declare}; for (;;) {{ {vote}{guard}");
+                let head = format!("{{ {declare}; for (;; {end}) {{ {vote}{guard}");
                 edits.push(replaced_by(s, (key, close + 1), head));
                 edits.push((end_of(body.1 - 1), end_of(body.1 - 1), " } }".into()));
             }
@@ -312,7 +320,8 @@ impl<'s> Loop<'s> {
                     (None, _) => String::new(),
                 };
                 let head = format!(
-                    "{{ {declare}, {first} = 1; {init}for (;; {first} = 0) {{ {step}{vote}{guard}"
+                    "{{ {declare}, {first} = 1; {init}for (;; {first} = 0, {end}) \
+                     {{ {step}{vote}{guard}"
                 );
                 edits.push(replaced_by(s, (key, close + 1), head));
                 edits.push((end_of(body.1 - 1), end_of(body.1 - 1), " } }".into()));
@@ -321,7 +330,7 @@ impl<'s> Loop<'s> {
                 // The vote after the body, where the condition stands (nothing conditional
                 // around a collective: PoCL's native sub-groups took one under `if (!first)`
                 // wrong).
-                let head = format!("{{ {declare}; for (;;) {{{guard}");
+                let head = format!("{{ {declare}; for (;; {end}) {{{guard}");
                 edits.push(replaced_by(s, (key, key + 1), head));
                 edits.push(replaced_by(
                     s,

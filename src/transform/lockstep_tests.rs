@@ -15,8 +15,9 @@ fn vote_loops_run_in_lockstep() {
     let out = rewritten("while (sub_group_any(i < v)) { if (i < v) s += i; i++; }");
     assert!(
         out.contains(
-            "{ int __clg_l0 = 1; for (;;) { __clg_l0 = __clg_l0 & \
-             ((sub_group_any(i < v)) != 0); if (!clg_group_any(__clg_l0)) break; \
+            "{ int __clg_l0 = 1; for (;; barrier(CLK_LOCAL_MEM_FENCE)) { \
+             __clg_l0 = __clg_l0 & ((sub_group_any(i < v)) != 0); \
+             if (!clg_group_any(__clg_l0)) break; \
              { if (__clg_l0) if (i < v) s += i; if (__clg_l0) i++; } } }"
         ),
         "{out}"
@@ -29,8 +30,9 @@ fn for_loops_keep_their_increment_and_breaks_end_the_work_items_loop() {
         "for (int k = 0; k < sub_group_reduce_max(v); k++) {\
          if (sub_group_all(k > 3)) break; s++; }",
     );
-    let head = "{ int __clg_l0 = 1, __clg_f0 = 1; int k = 0; for (;; __clg_f0 = 0) \
-                { if (!__clg_f0 & __clg_l0) { k++; }";
+    let head = "{ int __clg_l0 = 1, __clg_f0 = 1; int k = 0; \
+                for (;; __clg_f0 = 0, barrier(CLK_LOCAL_MEM_FENCE)) { \
+                if (!__clg_f0 & __clg_l0) { k++; }";
     assert!(out.contains(head), "{out}");
     // The `break` ends its statement: the later ones wait for the flag.
     assert!(
@@ -98,8 +100,9 @@ fn do_loops_vote_after_their_body() {
     let out = rewritten("do { i++; } while (sub_group_all(i < v));\n s = i;");
     assert!(
         out.contains(
-            "{ int __clg_l0 = 1; for (;;) { { if (__clg_l0) i++; } __clg_l0 = __clg_l0 & \
-             ((sub_group_all(i < v)) != 0); if (!clg_group_any(__clg_l0)) break; } }\n s = i;"
+            "{ int __clg_l0 = 1; for (;; barrier(CLK_LOCAL_MEM_FENCE)) { { if (__clg_l0) i++; } \
+             __clg_l0 = __clg_l0 & ((sub_group_all(i < v)) != 0); \
+             if (!clg_group_any(__clg_l0)) break; } }\n s = i;"
         ),
         "{out}"
     );
