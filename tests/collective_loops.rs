@@ -231,6 +231,45 @@ kernel void loops(global const int *x, global int *out, global uint *ids) {
 }
 "#;
 
+/// Loops whose bodies end with an `if` on the lane after a collective: the shuffle-up scan
+/// bounded by `get_sub_group_size()` (a partial sub-group loops less), a vote loop, a `do`
+/// loop. PoCL 6.0 took the scan's last step in no work-item before each lockstep iteration
+/// ended with a barrier (`hunt_subgroups`' `branches_and_loops_on_the_sub_group_size`).
+const LANE_SRC: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle_relative : enable
+
+kernel void loops(global const int *x, global int *out, global uint *ids) {
+    size_t g = get_global_id(0);
+    int v = x[g];
+    int t = v;
+    for (uint off = 1; off < get_sub_group_size(); off <<= 1) {
+        int o = sub_group_shuffle_up(t, off);
+        if (get_sub_group_local_id() >= off)
+            t += o;
+    }
+    int i = 0, s = 0;
+    while (sub_group_any(i < v)) {
+        int r = sub_group_reduce_add(1);
+        if (get_sub_group_local_id() < (uint)i)
+            s += r;
+        i++;
+    }
+    int j = 0, d = 0;
+    do {
+        int r = sub_group_reduce_max(j);
+        if (get_sub_group_local_id() & 1)
+            d += r;
+        j++;
+    } while (sub_group_any(j < v));
+    out[3 * g] = t;
+    out[3 * g + 1] = s;
+    out[3 * g + 2] = d;
+    ids[2 * g] = get_sub_group_id();
+    ids[2 * g + 1] = get_sub_group_local_id();
+}
+"#;
+
 /// What `loops` writes for one sub-group of values `v` (lane order), per lane.
 fn expected(v: &[i32]) -> Vec<[i32; 10]> {
     let (max, min) = (*v.iter().max().unwrap(), *v.iter().min().unwrap());
@@ -345,4 +384,24 @@ fn helpers_with_collectives_match_the_host() {
         v.iter().map(|&x| [s, u(x), voted]).collect()
     };
     check("helpers_with_collectives_match_the_host", HELPER_SRC, want);
+}
+
+#[test]
+fn lane_branches_ending_loop_bodies_match_the_host() {
+    let want = |v: &[i32]| {
+        let (m, lanes) = (*v.iter().max().unwrap(), v.len() as i32);
+        let j = m.max(1);
+        (0..v.len())
+            .map(|l| {
+                let t = v[..=l].iter().sum();
+                let s = lanes * (m - 1 - l as i32).max(0);
+                [t, s, if l % 2 == 1 { j * (j - 1) / 2 } else { 0 }]
+            })
+            .collect()
+    };
+    check(
+        "lane_branches_ending_loop_bodies_match_the_host",
+        LANE_SRC,
+        want,
+    );
 }
