@@ -339,6 +339,17 @@ fn d1(n: usize) -> Range {
 
 const SIZES: &[usize] = &[1, 2, 3, 7, 61, 64, 97, 130, 300];
 
+/// The sizes `test` runs over `root`: all of them, or in CI a third chosen per root
+/// (`common::sampled`: the roots of one run, and the runs, cover different sizes), unless
+/// `HUNT_SIZES` names them.
+fn sizes_for(test: &str, root: &RootDevice, sizes: &[usize]) -> Vec<usize> {
+    if std::env::var("HUNT_SIZES").is_ok() {
+        return sizes.to_vec();
+    }
+    let label = format!("{test} [{}]", desc(root));
+    common::sampled(&label, &root.devices()[0], sizes.to_vec())
+}
+
 impl Diff {
     /// Drops every buffer (the next size starts afresh).
     fn reset(&mut self) {
@@ -361,7 +372,7 @@ fn each_diff(
     };
     for root in roots(test) {
         let mut d = Diff::new(test, &root, src, options);
-        for &n in &sizes {
+        for n in sizes_for(test, &root, &sizes) {
             d.reset();
             d.name = format!("{test} n={n}");
             f(&mut d, n);

@@ -116,7 +116,7 @@ fn chains_across_spreads_with_host_access() {
         d.alt(root.clone().with_spread(SpreadPolicy::OneDevice), CHAIN_SRC);
         d.alt(root.clone().with_spread(SpreadPolicy::Model), CHAIN_SRC);
         d.alt(root.clone().with_halo_depth(2), CHAIN_SRC);
-        for &n in &sizes {
+        for n in sizes_for("chains_across_spreads_with_host_access", &root, &sizes) {
             for seed in 0..common::env_or("HUNT_SEEDS", 3u64) {
                 d.reset();
                 d.name = format!("chains n={n} seed={seed}");
@@ -196,7 +196,7 @@ fn chains_with_a_plain_buffer() {
         d.alt(root.clone().with_spread(SpreadPolicy::OneDevice), CHAIN_SRC);
         d.alt(root.clone().with_spread(SpreadPolicy::Model), CHAIN_SRC);
         d.alt(root.clone().with_halo_depth(2), CHAIN_SRC);
-        for &n in &sizes {
+        for n in sizes_for("chains_with_a_plain_buffer", &root, &sizes) {
             for seed in 0..common::env_or("HUNT_SEEDS", 3u64) {
                 d.reset();
                 d.name = format!("plain chains n={n} seed={seed}");
@@ -224,7 +224,7 @@ fn chains_never_waited_for() {
         d.alt(root.clone().with_spread(SpreadPolicy::OneDevice), CHAIN_SRC);
         d.alt(root.clone().with_spread(SpreadPolicy::Model), CHAIN_SRC);
         d.alt(root.clone().with_halo_depth(2), CHAIN_SRC);
-        for &n in &sizes {
+        for n in sizes_for("chains_never_waited_for", &root, &sizes) {
             for seed in 0..common::env_or("HUNT_SEEDS", 3u64) {
                 for colored_b in [true, false] {
                     d.reset();
