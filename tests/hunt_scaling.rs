@@ -239,6 +239,14 @@ impl Diff {
             .unwrap_or_else(|e| panic!("{name}: {kernel}: refused: {e}"))
     }
 
+    /// Buffer `i` of ints as the one device holds it (the root's, after a [`Diff::check`]).
+    fn ints_of(&self, i: usize) -> Vec<i32> {
+        let bytes = self.bufs[i].one_bytes(&self.q);
+        (bytes.chunks_exact(4))
+            .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
     /// Host write of `data` into buffer `i` on both sides.
     fn write<T: Pod>(&mut self, i: usize, data: &[T]) {
         self.bufs[i].write_bytes(&self.q, &self.root, bytemuck::cast_slice(data));

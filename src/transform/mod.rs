@@ -105,6 +105,8 @@ pub(crate) struct RootDecl {
     pub(crate) footprint: footprint::Footprint,
     /// Why the kernel cannot be split over devices ([`whole_launch_obstacle`]).
     pub(crate) whole_obstacle: Option<Obstacle>,
+    /// Per parameter: the source may write through it although its pointee is `const`.
+    pub(crate) const_dropped: Vec<bool>,
 }
 
 /// [`scan`] for a root program: one scan gives each kernel's contract facts too, and the text
@@ -134,6 +136,7 @@ pub(crate) fn scan_root(
                 .collect(),
             whole_obstacle: whole_launch_obstacle(&s, &decl),
             footprint: footprint::footprint(&s, &decl),
+            const_dropped: footprint::const_dropped(&s, &decl),
             decl,
         })
         .collect();
