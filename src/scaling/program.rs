@@ -81,6 +81,10 @@ impl RootProgram {
         let checked = super::checked_mode();
         // One scan: the kernels, their contract facts and the partitioned variants.
         let (decls, variants) = transform::scan_root(source, checked.clone().unwrap_or(false))?;
+        let variants = match transform::option_query(builder.options_text()) {
+            Some(why) => Err(why),
+            None => variants,
+        };
         let checked = checked?;
         let build_all = |b: &ProgramBuilder| {
             let built = root.queues().iter().map(|q| b.clone().build(q));
