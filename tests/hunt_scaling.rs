@@ -4,11 +4,13 @@
 //! neighbours, gathers and scatters, atomics, global offsets, 2-D transposes, tiling, grid-stride
 //! loops, wide stencils, narrow and wide element types, build options, coherence across chains.
 //! Every root is forced to split (`SpreadPolicy::Split`), in partitioned placement (depths 1
-//! and 3) and shared placement. Tests marked `#[ignore = "note: ..."]` show a questionable
-//! behaviour. The `findings` part holds the reproducers of fixed bugs: writes and changes
-//! through parenthesized lvalues, build options and `#if` branches unseen by the footprints,
-//! atomics and launch-value helpers in included headers, token-pasted or `__sync_*` atomics
-//! merged, a lent part stale after a resident launch, a tiny colored buffer refused.
+//! and 3) and shared placement. Tests marked `#[ignore = "note: ..."]` would show a
+//! questionable behaviour (the last two, writes through a `const` cast away and a macro named
+//! like a work-item built-in, are fixed). The `findings` part holds the reproducers of fixed
+//! bugs: writes and changes through parenthesized lvalues, build options and `#if` branches
+//! unseen by the footprints, atomics and launch-value helpers in included headers, token-pasted
+//! or `__sync_*` atomics merged, a lent part stale after a resident launch, a tiny colored
+//! buffer refused.
 
 mod common;
 
@@ -237,6 +239,14 @@ impl Diff {
         let name = self.name.clone();
         self.try_launch(kernel, global, local, None, args)
             .unwrap_or_else(|e| panic!("{name}: {kernel}: refused: {e}"))
+    }
+
+    /// Buffer `i` of ints as the one device holds it (the root's, after a [`Diff::check`]).
+    fn ints_of(&self, i: usize) -> Vec<i32> {
+        let bytes = self.bufs[i].one_bytes(&self.q);
+        (bytes.chunks_exact(4))
+            .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+            .collect()
     }
 
     /// Host write of `data` into buffer `i` on both sides.

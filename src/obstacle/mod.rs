@@ -124,6 +124,9 @@ pub enum Obstacle {
     UnreadOption(String),
     /// The source includes a header clgroups does not read.
     UnreadInclude(String),
+    /// The source or a build option defines a macro named like the work-item built-in
+    /// `0`, which the partitioned variants define or call.
+    DefinesQuery(String),
     /// Root-launch variants run over exact ranges.
     RootVariant,
     /// The kernel takes the emulated sub-group scratch.
@@ -479,6 +482,10 @@ impl fmt::Display for Obstacle {
             Obstacle::UnreadInclude(h) => {
                 write!(f, "the source includes `{h}`, which clgroups does not read")
             }
+            Obstacle::DefinesQuery(q) => write!(
+                f,
+                "a macro named `{q}` would change the partitioned variants' own `{q}`"
+            ),
             Obstacle::RootVariant => {
                 f.write_str("root-launch variants are launched over exact ND-ranges")
             }

@@ -115,6 +115,12 @@ impl ProgramBuilder {
         &self.source
     }
 
+    /// The compiler options.
+    #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
+    pub(crate) fn options_text(&self) -> &str {
+        &self.options
+    }
+
     /// This builder with another source (e.g. with generated variants).
     #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // used by `scaling` only
     pub(crate) fn with_source(mut self, source: String) -> Self {

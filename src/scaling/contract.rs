@@ -119,7 +119,8 @@ pub(super) struct ParamFacts {
     pub(super) name: String,
     /// A global pointer.
     pub(super) global: bool,
-    /// The pointee is `const` (driver's `CL_KERNEL_ARG_TYPE_QUALIFIER`, else the source).
+    /// The pointee is `const` (driver's `CL_KERNEL_ARG_TYPE_QUALIFIER`, else the source) and
+    /// the source shows no way to write through it (`footprint::const_dropped`).
     pub(super) read_only: bool,
     /// Proven to be indexed only by the work-item's own global id.
     pub(super) own_id: Option<IdIndex>,

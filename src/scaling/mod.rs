@@ -122,12 +122,14 @@
 //!   when one device does all the work.
 //!
 //! "Only read" comes from the driver (`CL_KERNEL_ARG_TYPE_QUALIFIER` has `const`), else from
-//! the parameter's text; a kernel that writes a replicated or halo buffer, or a plain buffer
-//! from several devices, is refused. The *global linear id* is `x + X * (y + Y * z)` (global
-//! ids `x, y, z` with the global offset included, `X` and `Y` the offset plus the global size
-//! of dimensions 0 and 1; `x` alone in 1-D). Each device's share of those ids must lie in its
-//! chunk of every proven, partitioned or halo buffer; when it does not, the error suggests a
-//! page size ([`ColoredBuffer::with_page`]) that makes the chunks match the partition.
+//! the parameter's text, unless the source may write through the pointer anyway (a cast, a
+//! macro, a helper or a variable without `const`); a kernel that writes a replicated or halo
+//! buffer, or a plain buffer from several devices, is refused. The *global linear id* is
+//! `x + X * (y + Y * z)` (global ids `x, y, z` with the global offset included, `X` and `Y` the
+//! offset plus the global size of dimensions 0 and 1; `x` alone in 1-D). Each device's share of
+//! those ids must lie in its chunk of every proven, partitioned or halo buffer; when it does
+//! not, the error suggests a page size ([`ColoredBuffer::with_page`]) that makes the chunks
+//! match the partition.
 //!
 //! Chunks match the partition when the partition splits the slowest dimension and the page
 //! is one work-group slab: `plan::coloring` and

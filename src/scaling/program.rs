@@ -81,6 +81,10 @@ impl RootProgram {
         let checked = super::checked_mode();
         // One scan: the kernels, their contract facts and the partitioned variants.
         let (decls, variants) = transform::scan_root(source, checked.clone().unwrap_or(false))?;
+        let variants = match transform::option_query(builder.options_text()) {
+            Some(why) => Err(why),
+            None => variants,
+        };
         let checked = checked?;
         let build_all = |b: &ProgramBuilder| {
             let built = root.queues().iter().map(|q| b.clone().build(q));
@@ -159,8 +163,13 @@ impl RootProgram {
             log::debug!("root kernel `{name}`: no partitioned variant: {why}");
             let kernels = self.programs.iter().map(|p| p.kernel(name));
             let kernels = kernels.collect::<Result<Vec<_>>>()?;
+            let mut params = driver_params(&kernels[0]);
+            let dropped = root_decl.map_or(&[][..], |r| &r.const_dropped[..]);
+            for (p, dropped) in params.iter_mut().zip(dropped) {
+                p.read_only &= !dropped;
+            }
             return Ok(RootKernel {
-                params: driver_params(&kernels[0]),
+                params,
                 as_written: kernels.clone(),
                 kernels,
                 guarded: None,
@@ -198,10 +207,11 @@ impl RootProgram {
             .enumerate()
             .map(|(i, p)| {
                 let driver = kernels[0].raw().get_arg_type_qualifier(i as u32).ok();
+                // `const` where the source shows no way to write through it.
                 let read_only = match driver {
                     Some(q) => q & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0,
                     None => p.const_pointee,
-                };
+                } && !facts.const_dropped[i];
                 ParamFacts {
                     name: p.name.clone(),
                     global: is_global_pointer(p),

@@ -67,7 +67,7 @@ pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
 pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;
 #[cfg(feature = "scaling")]
-pub(crate) use partitioned::{is_global_pointer, whole_launch_obstacle};
+pub(crate) use partitioned::{is_global_pointer, option_query, whole_launch_obstacle};
 pub(crate) use pipeline::{read as read_source, Source};
 pub(crate) use polyfill::{prelude as polyfill_prelude, probe_source as polyfill_probe};
 pub(crate) use rounded::{rounding_obstacle, shape_dependence, EXTRA_PARAM_COUNT};
@@ -105,6 +105,8 @@ pub(crate) struct RootDecl {
     pub(crate) footprint: footprint::Footprint,
     /// Why the kernel cannot be split over devices ([`whole_launch_obstacle`]).
     pub(crate) whole_obstacle: Option<Obstacle>,
+    /// Per parameter: the source may write through it although its pointee is `const`.
+    pub(crate) const_dropped: Vec<bool>,
 }
 
 /// [`scan`] for a root program: one scan gives each kernel's contract facts too, and the text
@@ -123,7 +125,11 @@ pub(crate) fn scan_root(
         }
     };
     let kernels = scanned_kernels(&s)?;
-    let variants = partitioned::with_partitioned_variants_on(&s, &kernels, checked);
+    let variants = match partitioned::defined_query(&s) {
+        Some(why) => Err(why),
+        None => partitioned::with_partitioned_variants_on(&s, &kernels, checked)
+            .map_err(|e| Obstacle::Unscanned(Box::new(e))),
+    };
     let decls = kernels
         .into_iter()
         .map(|decl| RootDecl {
@@ -134,13 +140,11 @@ pub(crate) fn scan_root(
                 .collect(),
             whole_obstacle: whole_launch_obstacle(&s, &decl),
             footprint: footprint::footprint(&s, &decl),
+            const_dropped: footprint::const_dropped(&s, &decl),
             decl,
         })
         .collect();
-    Ok((
-        decls,
-        variants.map_err(|e| Obstacle::Unscanned(Box::new(e))),
-    ))
+    Ok((decls, variants))
 }
 
 /// The kernels of a scanned source. Kernels defined more than once (under `#if` branches) are

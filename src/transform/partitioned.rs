@@ -21,10 +21,14 @@
 //! * around the variant, function-like `#define`s (undefined after it) that make
 //!   `get_global_size`, `get_global_offset`, `get_global_linear_id`, `get_num_groups` and
 //!   `get_group_id` report the whole launch, as on one device: a grid-stride loop over
-//!   `get_global_size(0)` covers the array once, not once per device. (In a rounded range
-//!   launch the global size is the user's range and the group count the groups covering it.) Functions the kernel
-//!   calls cannot see these values: [`whole_launch_obstacle`] names them, and launches over
-//!   several devices refuse such kernels.
+//!   `get_global_size(0)` covers the array once, not once per device. They reach the real
+//!   `get_global_id` and `get_local_size` through `clg_real_global_id` and
+//!   `clg_real_local_size`, defined before the user's code (a user macro of either name changes
+//!   the user's uses only); a source that `#define`s one of the names they define gets no
+//!   variants ([`defined_query`], and [`option_query`] for build options). (In a rounded range
+//!   launch the global size is the user's range and the group count the groups covering it.)
+//!   Functions the kernel calls cannot see these values: [`whole_launch_obstacle`] names them,
+//!   and launches over several devices refuse such kernels.
 //!
 //! **Checked variants** (`checked == true`) also take, per global pointer, `const ulong
 //! clg_lo_p, const ulong clg_hi_p` (the byte offsets in the whole array of what the device
@@ -79,10 +83,59 @@ pub(crate) fn with_partitioned_variants_on(
         "wrote partitioned variants of {} kernel(s) (checked: {checked})",
         kernels.len()
     );
-    Ok(match checked {
-        true => format!("{CHECK_HELPER}\n#line 1\n{out}"),
-        false => out,
-    })
+    let check = if checked {
+        format!("{CHECK_HELPER}\n")
+    } else {
+        String::new()
+    };
+    Ok(format!("{REAL_QUERIES}\n{check}#line 1\n{out}"))
+}
+
+/// The work-item built-ins the variants' own definitions call, bound before the user's code:
+/// a user macro of the same name changes the user's uses only.
+const REAL_QUERIES: &str = "size_t clg_real_global_id(uint clg_d) { \
+                            return get_global_id(clg_d); }\n\
+                            size_t clg_real_local_size(uint clg_d) { \
+                            return get_local_size(clg_d); }";
+
+/// The work-item built-ins [`REAL_QUERIES`] calls.
+const CALLED: &[&str] = &["get_global_id", "get_local_size"];
+
+/// The work-item built-ins the variants `#define` around themselves (and `#undef` after).
+const DEFINED: &[&str] = &[
+    "get_global_size",
+    "get_global_offset",
+    "get_global_linear_id",
+    "get_num_groups",
+    "get_group_id",
+];
+
+/// Why no partitioned variants are written for `scanned`: it `#define`s a work-item built-in
+/// the variants define themselves (the variants' definition would replace the user's).
+pub(crate) fn defined_query(scanned: &Scanned<'_>) -> Option<Obstacle> {
+    let defined = DEFINED.iter().find(|q| scanned.macros.contains_key(**q));
+    defined.map(|q| Obstacle::DefinesQuery(q.to_string()))
+}
+
+/// Why no partitioned variants are written under build `options`: a `-D` defines a work-item
+/// built-in the variants define or call (it would change [`REAL_QUERIES`] too).
+pub(crate) fn option_query(options: &str) -> Option<Obstacle> {
+    let mut words = options.split_whitespace();
+    while let Some(w) = words.next() {
+        let Some(rest) = w.strip_prefix("-D") else {
+            continue;
+        };
+        let rest = if rest.is_empty() {
+            words.next().unwrap_or("")
+        } else {
+            rest
+        };
+        let name = super::lex::leading_word(rest).0;
+        if DEFINED.contains(&name) || CALLED.contains(&name) {
+            return Some(Obstacle::DefinesQuery(name.to_string()));
+        }
+    }
+    None
 }
 
 /// Why kernel `k` of `src` cannot run split over several devices, or `None`: a function it
@@ -99,12 +152,13 @@ pub(crate) fn whole_launch_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Op
 
 /// The whole-launch queries of a variant, as `#define`s (see the module docs).
 fn whole_defines() -> String {
+    let user = DEFINES.replace("clg_user_", "clg_whole_");
     format!(
-        "{}\n#define get_num_groups(clg_d) ((get_global_size(clg_d) + get_local_size(clg_d) - 1) / \
-         get_local_size(clg_d))\n\
-         #define get_group_id(clg_d) ((get_global_id(clg_d) - get_global_offset(clg_d)) / \
-         get_local_size(clg_d))",
-        DEFINES.replace("clg_user_", "clg_whole_")
+        "{}\n#define get_num_groups(clg_d) ((get_global_size(clg_d) + clg_real_local_size(clg_d) \
+         - 1) / clg_real_local_size(clg_d))\n\
+         #define get_group_id(clg_d) ((clg_real_global_id(clg_d) - get_global_offset(clg_d)) / \
+         clg_real_local_size(clg_d))",
+        user.replace("get_global_id(", "clg_real_global_id(")
     )
 }
 
@@ -177,7 +231,7 @@ fn parameters(k: &KernelDecl, checked: bool) -> String {
 
 /// The first statement of guarded variants.
 fn guard() -> String {
-    GUARD.replace("clg_user_", "clg_whole_")
+    (GUARD.replace("clg_user_", "clg_whole_")).replace("get_global_id(", "clg_real_global_id(")
 }
 
 /// Writes `k`'s partitioned variant, or its guarded one when `guard` is given.
@@ -279,7 +333,8 @@ mod tests {
     fn exact_text_of_one_variant() {
         let out = with_partitioned_variants(SRC, &scan_kernels(SRC).unwrap(), false).unwrap();
         let want = format!(
-            "{}\n{}\n#line 2\nkernel void saxpy__clg_part(global float* restrict clg_part_y, \
+            "{REAL_QUERIES}\n#line 1\n{}\n{}\n#line 2\n\
+             kernel void saxpy__clg_part(global float* restrict clg_part_y, \
              global const float *clg_part_x, const float a, local float* t, \
              const ulong clg_origin_y, const ulong clg_origin_x, {WHOLE}) {{\n\
              global float* y = (global float*)((global const char*)clg_part_y - clg_origin_y); \
@@ -298,9 +353,13 @@ mod tests {
             d.contains("#define get_global_size(clg_d) ((clg_d) == 0 ? (size_t)clg_whole_size0")
         );
         assert!(d.contains(
-            "#define get_num_groups(clg_d) ((get_global_size(clg_d) + get_local_size(clg_d) - 1) / get_local_size(clg_d))"
+            "#define get_num_groups(clg_d) ((get_global_size(clg_d) + \
+             clg_real_local_size(clg_d) - 1) / clg_real_local_size(clg_d))"
         ));
-        assert!(d.contains("#define get_group_id(clg_d) ((get_global_id(clg_d) - get_global_offset(clg_d)) / get_local_size(clg_d))"));
+        assert!(d.contains(
+            "#define get_group_id(clg_d) ((clg_real_global_id(clg_d) - \
+             get_global_offset(clg_d)) / clg_real_local_size(clg_d))"
+        ));
         assert!(!d.contains("clg_user_"));
         for q in builtins::named(Flags::WHOLE_LAUNCH) {
             assert!(d.contains(&format!("#define {q}(")), "{q}");
@@ -311,11 +370,49 @@ mod tests {
         }
     }
 
+    /// The hunt's `note_redefined_builtin`: `get_group_id` was defined through the user's
+    /// `get_global_id` macro (local ids), so device 1's work-items saw group 0.
+    #[test]
+    fn user_macros_do_not_change_the_variants_own_queries() {
+        let src = "#define get_global_id(d) get_local_id(d)\n\
+                   kernel void k(global int *y) { \
+                   if (get_group_id(0) == 0) y[get_global_id(0)] = 1; }\n";
+        let s = Scanned::new(src).unwrap();
+        assert_eq!(defined_query(&s), None);
+        let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), false).unwrap();
+        assert!(out.starts_with(REAL_QUERIES));
+        let after = &out[out.find("#define get_global_id").unwrap()..];
+        let defines = after
+            .lines()
+            .filter(|l| l.starts_with("#define get_") || l.starts_with("if ("));
+        for l in defines.skip(1) {
+            assert!(
+                !l.contains("get_global_id(") && !l.contains("get_local_size("),
+                "{l}"
+            );
+        }
+        // Names the variants define themselves: none are written.
+        let src =
+            "#define get_group_id(d) 0\nkernel void k(global int *y) { y[0] = get_group_id(0); }";
+        let why = defined_query(&Scanned::new(src).unwrap()).unwrap();
+        assert_eq!(why, Obstacle::DefinesQuery("get_group_id".into()));
+        for (options, name) in [
+            ("-D get_local_size(d)=8", "get_local_size"),
+            ("-Dget_num_groups=1", "get_num_groups"),
+        ] {
+            assert_eq!(
+                option_query(options),
+                Some(Obstacle::DefinesQuery(name.into()))
+            );
+        }
+        assert_eq!(option_query("-DN=get_global_id(0) -cl-mad-enable"), None);
+    }
+
     #[test]
     fn checked_variants_check_every_subscript() {
         let src = "kernel void k(global int *y, global const int *ix, uint n) {\n  size_t i = get_global_id(0);\n  y[ix[i]] = y[i + 1] + n;\n}\n";
         let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), true).unwrap();
-        assert!(out.starts_with(CHECK_HELPER));
+        assert!(out.starts_with(&format!("{REAL_QUERIES}\n{CHECK_HELPER}\n#line 1\n")));
         // Bounds in bytes, as pointees wholly held (the first rounded up).
         const IX: &str = "(clg_lo_ix + sizeof(*ix) - 1) / sizeof(*ix)";
         const Y: &str = "(clg_lo_y + sizeof(*y) - 1) / sizeof(*y)";
@@ -358,9 +455,8 @@ mod tests {
             first_line.ends_with(&format!(" {}", guard())),
             "{first_line}"
         );
-        assert!(
-            guard().starts_with("if (get_global_id(0) - clg_whole_offset0 >= clg_whole_size0 || ")
-        );
+        assert!(guard()
+            .starts_with("if (clg_real_global_id(0) - clg_whole_offset0 >= clg_whole_size0 || "));
         let root = |n: &str| VariantKind::parse(n).is_some_and(|(_, v)| v.is_root());
         assert!(root("inc__clg_pguard") && root("inc__clg_part"));
         assert!(!root("inc"));

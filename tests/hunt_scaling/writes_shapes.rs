@@ -127,22 +127,24 @@ fn vectors_structs_views_atomics() {
     );
 }
 
-/// Note (documented, not a bug of the analysis): writes through a `const` pointee cast away,
-/// `((global int *)x)[i] = ...`, are lost in partitioned placement: "only reads" is the
-/// driver's `const`, so the buffer is replicated and not merged (root: x unchanged). Valid C
-/// where the buffer itself is writable; a refusal would be kinder.
+/// Fixed finding: writes through a `const` pointee cast away, `((global int *)x)[i] = ...`,
+/// were lost in partitioned placement: "only reads" was the driver's `const`, so the buffer was
+/// replicated and not merged (root: x unchanged). Valid C where the buffer itself is writable;
+/// the source now shows the cast (`footprint::const_dropped`), so `x` counts as written.
 #[test]
-#[ignore = "note: writes through a const pointee cast away are dropped (const is trusted)"]
-fn note_const_cast_away_writes_are_lost() {
+fn const_cast_away_writes_are_kept() {
     each_diff(
-        "note_const_cast_away_writes_are_lost",
+        "const_cast_away_writes_are_kept",
         WRITES_SRC,
         "",
         &[1, 64],
         |d, n| {
-            let xb = d.col(&ints(n, 11));
+            let x = ints(n, 11);
+            let xb = d.col(&x);
             d.launch("const_cast", d1(n), None, &[B(xb)]);
             d.check("const_cast");
+            let want: Vec<i32> = x.iter().map(|v| v + 1000).collect();
+            assert_eq!(d.ints_of(xb), want, "{}", d.name);
         },
     );
 }

@@ -166,13 +166,13 @@ impl RootLaunch<'_> {
             unified: true,
             gathered: gather,
         };
-        // Declared read-only kinds bind where the driver says the kernel writes.
+        // Declared read-only kinds bind where the driver or the source says the kernel writes.
         let declared: Vec<ParamFacts> = k
             .params
             .iter()
             .zip(k.kernels[0].args())
             .map(|(p, a)| ParamFacts {
-                read_only: a.is_const != Some(false),
+                read_only: p.read_only || a.is_const.is_none(),
                 ..p.clone()
             })
             .collect();

@@ -9,6 +9,7 @@
 //! split (an unknown write). Hulls are supersets: bounds checks (`if (x < w)`) are ignored,
 //! which only widens them.
 
+mod consts;
 mod expr;
 mod parse;
 mod pointee;
@@ -16,6 +17,7 @@ mod pointee;
 mod tests;
 mod uses;
 
+pub(crate) use consts::const_dropped;
 pub(crate) use parse::footprint;
 
 /// What an index may depend on.

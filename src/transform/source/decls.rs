@@ -109,9 +109,13 @@ impl Scanned<'_> {
 
     /// The names of `f`'s parameters (`None` where one has no name).
     pub(crate) fn param_names(&self, f: &FunctionDef) -> Option<Vec<String>> {
+        Some(self.params_of(f)?.into_iter().map(|p| p.name).collect())
+    }
+
+    /// `f`'s parameters (`None` where one has no name).
+    pub(crate) fn params_of(&self, f: &FunctionDef) -> Option<Vec<Param>> {
         let close = self.partner(f.open_paren);
-        let params = self.params(f, f.open_paren + 1, close).ok()?;
-        Some(params.into_iter().map(|p| p.name).collect())
+        self.params(f, f.open_paren + 1, close).ok()
     }
 
     /// The arguments of the call at token `call` (its name): each one's tokens.

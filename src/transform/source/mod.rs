@@ -162,6 +162,13 @@ impl FunctionDef {
     pub(crate) fn returns_void(&self, s: &Scanned<'_>) -> bool {
         (self.decl..self.name_tok).any(|t| s.text(t) == "void")
     }
+
+    /// Whether it returns a pointer: `Some(true)` to `const` (before its first `*`).
+    #[cfg(feature = "scaling")] // the footprints'
+    pub(crate) fn returned_pointer(&self, s: &Scanned<'_>) -> Option<bool> {
+        let star = (self.decl..self.name_tok).find(|&t| s.text(t) == "*")?;
+        Some((self.decl..star).any(|t| matches!(s.text(t), "const" | "__const")))
+    }
 }
 
 /// A lexed source: tokens (directives excluded), bracket partners, functions and macros.
