@@ -418,50 +418,11 @@ fn repro_yxn(test: &str, src: &str, opts: &str, kernel: &str, n: usize, ylen: us
 
 /// [`repro_yxn`] in a child process without checked mode (`test`: a test of `findings`).
 fn repro_in_child(test: &str, src: &str, opts: &str, kernel: &str, n: usize, ylen: usize) {
-    const CHILD: &str = "HUNT_CHILD";
-    if std::env::var(CHILD).is_ok() {
-        repro_yxn(test, src, opts, kernel, n, ylen);
-        println!("CHILD-OK");
-        std::process::exit(0);
-    }
     // A corrupted heap may also hang the child (seen on 3 devices): 60 s, then killed.
-    let dir = std::env::temp_dir();
-    let (out_path, err_path) = (
-        dir.join(format!("{test}.{}.out", std::process::id())),
-        dir.join(format!("{test}.{}.err", std::process::id())),
-    );
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            &format!("findings::{test}"),
-            "--nocapture",
-            "--include-ignored",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1")
-        .env("CLGROUPS_CHECKED", "0")
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > std::time::Duration::from_secs(60) {
-            child.kill().unwrap();
-            panic!("{test}: child hung for 60 s (killed)");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let status = child.wait().unwrap();
-    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
-    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
-    let why = (stderr.lines())
-        .find(|l| l.contains("WRONG") || l.contains("refused"))
-        .unwrap_or("");
-    assert!(
-        status.success() && stdout.contains("CHILD-OK"),
-        "{test}: child {status:?}: {why}"
-    );
+    let limit = Some(std::time::Duration::from_secs(60));
+    common::in_child_within(test, &[("CLGROUPS_CHECKED", "0")], limit, || {
+        repro_yxn(test, src, opts, kernel, n, ylen)
+    });
 }
 
 fn perm(n: usize, seed: u64) -> Vec<i32> {

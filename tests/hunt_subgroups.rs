@@ -47,6 +47,22 @@ impl Sg<'_> {
     }
 }
 
+/// The vote kernels' model: every lane `[the sub-group's size]` where the sub-group took the
+/// branch (`voted`), else `[-1]`.
+fn counted(s: &Sg, voted: bool) -> Vec<Vec<i32>> {
+    s.all(vec![if voted { s.xs.len() as i32 } else { -1 }])
+}
+
+/// [`counted`] under `sub_group_any(v > 40)`.
+fn any_above_40(s: &Sg) -> Vec<Vec<i32>> {
+    counted(s, s.v().iter().any(|&e| e > 40))
+}
+
+/// [`counted`] under `sub_group_any(get_local_id(0) * 4 > 40)` (1-D launches).
+fn any_id_above_40(s: &Sg) -> Vec<Vec<i32>> {
+    counted(s, s.gs.iter().any(|&g| (g % s.local[0]) as i32 * 4 > 40))
+}
+
 /// A sub-group of a launch: its work-group's coordinates and the sub-group id it reports.
 type SgKey = (Vec<usize>, i32);
 
@@ -58,40 +74,6 @@ fn range(dims: &[usize]) -> Range {
         2 => Range::d2(dims[0], dims[1]),
         _ => Range::d3(dims[0], dims[1], dims[2]),
     }
-}
-
-/// Runs `body` in a child process running `test` (ignored tests included), with `env`.
-fn in_child(test: &str, env: &[(&str, &str)], body: impl FnOnce()) {
-    const CHILD: &str = "CLGROUPS_TEST_CHILD";
-    if std::env::var(CHILD).is_ok() {
-        body();
-        println!("CHILD-OK");
-        std::process::exit(0);
-    }
-    // The test's path in the binary (`findings_values::...`): libtest names its thread so.
-    let current = std::thread::current();
-    let path = current.name().filter(|n| n.ends_with(test)).unwrap_or(test);
-    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        "--exact",
-        path,
-        "--nocapture",
-        "--test-threads=1",
-        "--include-ignored",
-    ])
-    .env(CHILD, "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success() && stdout.contains("CHILD-OK"),
-        "{test}: child {:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    eprintln!("{stdout}");
 }
 
 /// Builds `src` with `options` on the device under test.

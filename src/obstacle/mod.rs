@@ -180,7 +180,9 @@ pub enum Obstacle {
     Divergent {
         /// The collective.
         collective: String,
-        /// Its line.
+        /// The macro using it that the kernel calls there, where the kernel does not name it.
+        macro_name: Option<Box<str>>,
+        /// Its (or the macro's) line.
         line: usize,
         /// The work-item value the condition reads.
         id: String,
@@ -530,20 +532,17 @@ impl fmt::Display for Obstacle {
             ),
             Obstacle::Divergent {
                 collective,
+                macro_name,
                 line,
                 id,
                 id_line,
                 unmoved,
-            } => {
-                write!(
-                    f,
-                    "{collective} at line {line} under a condition on {id} at line {id_line}"
-                )?;
-                match unmoved {
-                    Some(why) => write!(f, " (not moved ahead: {why})"),
-                    None => Ok(()),
-                }
-            }
+            } => words::divergent(
+                f,
+                (collective, macro_name.as_deref(), *line),
+                (id, *id_line),
+                unmoved.as_ref(),
+            ),
             Obstacle::HiddenFlow { collective, flow } => words::hidden_flow(f, collective, flow),
             Obstacle::Calls {
                 function,

@@ -1,4 +1,5 @@
-//! How [`Via`], [`Use`], [`ArgumentObstacle`] and [`NoRewrite`] read in messages.
+//! How [`Via`], [`Use`], [`ArgumentObstacle`], [`NoRewrite`] and some of [`super::Obstacle`]'s
+//! variants read in messages.
 
 use super::{ArgumentObstacle, DriverCall, NoRewrite, Use, UseKind, Via};
 use opencl3::error_codes::ClError;
@@ -97,6 +98,25 @@ impl fmt::Display for NoRewrite {
                  lockstep (write the vote unconditionally: `int go = sub_group_any(..);`)"
             ),
         }
+    }
+}
+
+/// [`super::Obstacle::Divergent`]'s sentence: the collective (or the macro using it), its line; the
+/// condition's word and line; why it was not moved ahead.
+pub(super) fn divergent(
+    f: &mut fmt::Formatter<'_>,
+    (collective, macro_name, line): (&str, Option<&str>, usize),
+    (id, id_line): (&str, usize),
+    unmoved: Option<&NoRewrite>,
+) -> fmt::Result {
+    match macro_name {
+        Some(m) => write!(f, "macro `{m}` (using {collective}) at line {line}")?,
+        None => write!(f, "{collective} at line {line}")?,
+    }
+    write!(f, " under a condition on {id} at line {id_line}")?;
+    match unmoved {
+        Some(why) => write!(f, " (not moved ahead: {why})"),
+        None => Ok(()),
     }
 }
 

@@ -29,7 +29,10 @@
 //! call was not moved. Control flow the scanner does not follow is refused around collectives
 //! ([`hidden_flow`]): a `goto` in a function with such conditions, macros writing control flow.
 
-use super::source::{any_word, id_word, Conditional, FunctionDef, Scanned, Span, Syntax};
+use super::source::{
+    any_word, id_word, Conditional, FunctionDef, Scanned, Span, Syntax, LOCKSTEP_FLAG,
+};
+use super::variant::is_generated;
 use crate::builtins::{self, Flags};
 use crate::obstacle::{NoRewrite, Obstacle};
 use crate::plan::uniform_branch::IdCondition;
@@ -157,18 +160,32 @@ impl Region {
         (self.key, self.span, self.after_exit, self.loop_header)
     }
 
-    /// Why the call at token `i` under the region is divergent.
+    /// Why the call at token `i` under the region is divergent (`uses`: the collectives, to
+    /// name the one a macro called there uses).
     pub(super) fn divergent(
         &self,
         s: &Scanned<'_>,
         i: usize,
+        uses: &dyn Fn(&str) -> bool,
         unmoved: Option<NoRewrite>,
     ) -> Obstacle {
         let line = |t: usize| s.line(s.tokens[t].span.start);
+        let name = s.text(i);
+        let inner = match s.macros.contains_key(name) {
+            true => macro_words(s, name).into_iter().find(|w| uses(w)),
+            false => None,
+        };
+        // A name the rewrites made (a lockstep flag) that no word of the user's stands for.
+        let id = match s.text(self.id) {
+            w if w.starts_with(LOCKSTEP_FLAG) => "the work-items still running its loop",
+            w if is_generated(w) => "a collective computed ahead",
+            w => w,
+        };
         Obstacle::Divergent {
-            collective: s.text(i).to_string(),
+            macro_name: inner.is_some().then(|| name.into()),
+            collective: inner.unwrap_or_else(|| name.to_string()),
             line: line(i),
-            id: s.text(self.id).to_string(),
+            id: id.to_string(),
             id_line: line(self.id),
             unmoved,
         }
@@ -196,6 +213,12 @@ pub(super) fn regions_in(s: &Scanned<'_>, f: &FunctionDef, syntax: &Syntax) -> V
         n
     };
     let exit_counts = ["return", "break", "continue"].map(counts);
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut named = |t: usize| {
+        *names
+            .entry(s.text(t))
+            .or_insert_with(|| users_word(s, f, t))
+    };
     for c in syntax.conditionals(body.0 + 1..body.1) {
         let (k, cond, region) = (c.key, c.cond, c.body);
         // A loop's condition runs again on every iteration: a collective in it runs for the
@@ -212,7 +235,7 @@ pub(super) fn regions_in(s: &Scanned<'_>, f: &FunctionDef, syntax: &Syntax) -> V
                     loop_header: true,
                     data: false,
                     cond,
-                    id,
+                    id: named(id),
                     at_launch: None,
                 });
             }
@@ -241,7 +264,7 @@ pub(super) fn regions_in(s: &Scanned<'_>, f: &FunctionDef, syntax: &Syntax) -> V
             loop_header: false,
             data,
             cond,
-            id,
+            id: named(id),
             at_launch,
         };
         regions.push(r.clone());
@@ -280,6 +303,49 @@ pub(super) fn regions_in(s: &Scanned<'_>, f: &FunctionDef, syntax: &Syntax) -> V
     regions
 }
 
+/// The token a refusal names for the word at `t` that differs between work-items: `t`, unless
+/// the rewrites made that name (a lockstep flag, a collective computed ahead); then the first
+/// word of the user's differing between work-items that it is assigned from (a loop's flag:
+/// its condition, else what its loop's `break`s sit under), through the names made for loops
+/// around it; `t` where there is none.
+fn users_word(s: &Scanned<'_>, f: &FunctionDef, t: usize) -> usize {
+    if !is_generated(s.text(t)) {
+        return t;
+    }
+    let syntax = s.syntax(f);
+    let users = |set: &BTreeSet<Box<str>>| -> BTreeSet<Box<str>> {
+        set.iter().filter(|w| !is_generated(w)).cloned().collect()
+    };
+    let (tainted, deep) = (users(&syntax.tainted), users(&syntax.deep_tainted));
+    let found = |r: Span| id_word(s, r, &tainted).or_else(|| any_word(s, r, &deep));
+    let (mut todo, mut seen) = (vec![s.text(t)], BTreeSet::new());
+    while let Some(name) = todo.pop() {
+        if !seen.insert(name) {
+            continue;
+        }
+        let exprs = syntax.assignments.iter().filter(|a| s.text(a.0) == name);
+        for &(_, expr) in exprs {
+            if let Some(w) = found(expr) {
+                return w;
+            }
+            todo.extend(
+                (expr.0..expr.1)
+                    .map(|u| s.text(u))
+                    .filter(|w| is_generated(w)),
+            );
+        }
+        // The flag's block (`{ int L = 1; for (;; ..) { .. } }`): the conditions of its breaks.
+        let first = (f.body.0..f.body.1).find(|&u| s.text(u) == name);
+        let open = first.and_then(|u| (f.body.0..u).rev().find(|&o| s.text(o) == "{"));
+        if let Some(w) = open.filter(|_| name.starts_with(LOCKSTEP_FLAG)) {
+            if let Some(w) = found((w, s.partner(w))) {
+                return w;
+            }
+        }
+    }
+    t
+}
+
 /// The calls of `f` that run: not those in the operands of `sizeof` and `__typeof__`.
 pub(crate) fn evaluated_calls<'s>(
     s: &'s Scanned<'_>,
@@ -315,7 +381,7 @@ fn divergent_call(
                 .filter(move |r| r.span.0 <= i && i < r.span.1)
         };
         if let Some(r) = under().find(|r| r.at_launch.is_none()) {
-            return Err(r.divergent(s, i, unmoved(s, f, &regions, i)));
+            return Err(r.divergent(s, i, uses, unmoved(s, f, &regions, i)));
         }
         for c in under().filter_map(|r| r.at_launch.as_ref()) {
             if !conds.contains(c) {

@@ -542,3 +542,50 @@ fn collectives_in_a_switch_on_a_vote_move_ahead_of_it() {
     assert!(out.contains("= sub_group_reduce_add(1); switch ("), "{out}");
     assert!(refused(&out).is_empty(), "{out}");
 }
+
+/// Refusals name what the user wrote: the macro and the collective it uses, the loop's
+/// variable for the flag of a loop run in lockstep; never a name the rewrites made.
+#[test]
+fn refusals_of_macros_name_the_macro_and_the_users_variables() {
+    let any = "#define ANY_BELOW(i, v) sub_group_any((i) < (v))\n";
+    let sum = "#define BODY_SUM(s) s += sub_group_reduce_add(1)\n";
+    let cases = [
+        (
+            format!(
+                "{any}{}",
+                kernel("int i = 0; while (ANY_BELOW(i, v)) { r++; i++; }")
+            ),
+            "macro `ANY_BELOW` (using sub_group_any) at line 4 under a condition on v at line 4",
+        ),
+        (
+            format!(
+                "{sum}{}",
+                kernel("int i = 0; while (sub_group_any(i < v)) {\n BODY_SUM(r); i++; }")
+            ),
+            "macro `BODY_SUM` (using sub_group_reduce_add) at line 5 under a condition on v at \
+             line 4",
+        ),
+        (
+            format!(
+                "{sum}{}",
+                kernel(
+                    "int i = 0; for (;;) {\n BODY_SUM(r); if (sub_group_all(++i >= v)) break; }"
+                )
+            ),
+            "macro `BODY_SUM` (using sub_group_reduce_add) at line 5 under a condition on v at \
+             line 5",
+        ),
+    ];
+    for (src, want) in cases {
+        let out = uniform_collectives(&src, is_sub_group_collective);
+        let got = refused(&out);
+        assert!(
+            got.len() == 1 && got[0].1.starts_with(want),
+            "{got:?}\n{out}"
+        );
+        assert!(
+            !got[0].1.contains(crate::transform::variant::GENERATED),
+            "{got:?}"
+        );
+    }
+}

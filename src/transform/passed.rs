@@ -196,7 +196,7 @@ fn divergent_in(
     for i in evaluated_calls(s, g).filter(|&i| uses(s.text(i))) {
         let under = |r: &&Region| r.span.0 <= i && i < r.span.1 && !own.contains(&r.site());
         if let Some(r) = regions.iter().find(under) {
-            return Some(r.divergent(s, i, None));
+            return Some(r.divergent(s, i, uses, None));
         }
     }
     divergent_argument(s, g, syntax, uses, depth + 1)

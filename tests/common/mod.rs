@@ -226,30 +226,74 @@ pub fn colored_as<T: clgroups::buffer::Scalar>(
     b
 }
 
-/// Runs `body` in a child process (this test binary, running `test` alone, with `env` set) and
-/// returns its stdout, asserting that it exited normally and printed `CHILD-OK`: for tests whose
-/// failure mode is a crash or a hang of the process, or that need their own environment (the
-/// crate reads some variables once per process). In the child, runs `body`.
+/// Runs `body` in a child process (this test binary, running `test` alone, ignored or not,
+/// with `env` set) and returns its stdout, asserting that it exited normally and printed
+/// `CHILD-OK`: for tests whose failure mode is a crash or a hang of the process, or that need
+/// their own environment (the crate reads some variables once per process). In the child, runs
+/// `body`.
 pub fn in_child_with(test: &str, env: &[(&str, &str)], body: impl FnOnce()) -> String {
+    in_child_within(test, env, None, body)
+}
+
+/// [`in_child_with`], the child killed (and the test failed) once it has run for `limit`.
+pub fn in_child_within(
+    test: &str,
+    env: &[(&str, &str)],
+    limit: Option<std::time::Duration>,
+    body: impl FnOnce(),
+) -> String {
     const CHILD: &str = "CLGROUPS_TEST_CHILD";
     if std::env::var(CHILD).is_ok() {
         body();
         println!("CHILD-OK");
         std::process::exit(0);
     }
+    // The test's path in the binary (`findings::name` in a binary with modules): libtest names
+    // the test's thread so.
+    let current = std::thread::current();
+    let path = (current.name())
+        .filter(|n| *n == test || n.ends_with(&format!("::{test}")))
+        .unwrap_or(test);
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1");
+    cmd.args([
+        "--exact",
+        path,
+        "--nocapture",
+        "--test-threads=1",
+        "--include-ignored",
+    ])
+    .env(CHILD, "1")
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut child = cmd.spawn().unwrap();
+    let read = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            pipe.read_to_end(&mut text).unwrap();
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let start = std::time::Instant::now();
+    let mut hung = false;
+    while child.try_wait().unwrap().is_none() {
+        if limit.is_some_and(|l| start.elapsed() > l) {
+            child.kill().unwrap();
+            hung = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = child.wait().unwrap();
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
     assert!(
-        out.status.success() && stdout.contains("CHILD-OK"),
-        "{test}: child {:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+        !hung && status.success() && stdout.contains("CHILD-OK"),
+        "{test}: child {status:?}{}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        if hung { " (hung: killed)" } else { "" }
     );
     eprintln!("{stdout}");
     stdout

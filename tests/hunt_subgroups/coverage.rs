@@ -74,7 +74,7 @@ fn masked_types(s: &Sg) -> Vec<Vec<i32>> {
 #[test]
 fn extended_types_under_data_conditions_with_fast_math() {
     let test = "extended_types_under_data_conditions_with_fast_math";
-    in_child(test, &[], || {
+    common::in_child_with(test, &[], || {
         let q = common::queue();
         for options in ["", "-cl-fast-relaxed-math", "-cl-finite-math-only"] {
             let p = build(&q, TYPES_SRC, options);
@@ -116,7 +116,7 @@ kernel void partials(global const int *x, global int *out, int n) {
 #[test]
 fn per_sub_group_partials_in_2d_and_3d_groups() {
     let test = "per_sub_group_partials_in_2d_and_3d_groups";
-    in_child(test, &[], || {
+    common::in_child_with(test, &[], || {
         let q = common::queue();
         let p = build(&q, PARTIALS_SRC, "");
         let shapes: [(&[usize], &[usize]); 5] = [

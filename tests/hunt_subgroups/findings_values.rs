@@ -79,7 +79,7 @@ kernel void reduce_switch(global const int *x, global int *out, int n) {
 #[test]
 fn collectives_under_a_uniform_argument_condition() {
     let test = "collectives_under_a_uniform_argument_condition";
-    in_child(test, &FINDING_ENV, || {
+    common::in_child_with(test, &FINDING_ENV, || {
         let q = common::queue();
         let p = build(&q, UNIFORM_SRC, "");
         let lane =
@@ -136,7 +136,7 @@ kernel void data_alias(global const int *x, global int *out, int n) {
 #[test]
 fn writes_through_pointers_before_a_moved_collective() {
     let test = "writes_through_pointers_before_a_moved_collective";
-    in_child(test, &FINDING_ENV, || {
+    common::in_child_with(test, &FINDING_ENV, || {
         let q = common::queue();
         let p = build(&q, POINTERS_SRC, "");
         let vote = |s: &Sg| {
@@ -191,7 +191,7 @@ kernel void assign_in_condition(global const int *x, global int *out, int n) {
 #[test]
 fn assignment_in_a_vote_condition() {
     let test = "assignment_in_a_vote_condition";
-    in_child(test, &FINDING_ENV, || {
+    common::in_child_with(test, &FINDING_ENV, || {
         let q = common::queue();
         let p = build(&q, CONDITION_WRITE_SRC, "");
         let model = |s: &Sg| match s.v().iter().any(|&e| e > 40) {
@@ -265,20 +265,10 @@ kernel void vote_in_array(global const int *x, global int *out, int n) {
 #[test]
 fn work_item_values_through_arrays_and_helpers() {
     let test = "work_item_values_through_arrays_and_helpers";
-    in_child(test, &FINDING_ENV, || {
+    common::in_child_with(test, &FINDING_ENV, || {
         let q = common::queue();
         let p = build(&q, HIDDEN_SRC, "");
-        let model = |s: &Sg| match s.v().iter().any(|&e| e > 40) {
-            true => s.all(vec![s.xs.len() as i32]),
-            false => s.all(vec![-1]),
-        };
-        let by_id = |s: &Sg| {
-            let local = s.local[0];
-            match s.gs.iter().any(|&g| (g % local) as i32 * 4 > 40) {
-                true => s.all(vec![s.xs.len() as i32]),
-                false => s.all(vec![-1]),
-            }
-        };
+        let (model, by_id) = (any_above_40, any_id_above_40);
         check_all(
             &q,
             &p,
@@ -366,20 +356,10 @@ kernel void vote_in_array(global const int *x, global int *out, int n) {
 #[test]
 fn work_item_values_through_arrays_and_helpers_written_out() {
     let test = "work_item_values_through_arrays_and_helpers_written_out";
-    in_child(test, &FINDING_ENV, || {
+    common::in_child_with(test, &FINDING_ENV, || {
         let q = common::queue();
         let p = build(&q, HIDDEN_WRITTEN_OUT_SRC, "");
-        let model = |s: &Sg| match s.v().iter().any(|&e| e > 40) {
-            true => s.all(vec![s.xs.len() as i32]),
-            false => s.all(vec![-1]),
-        };
-        let by_id = |s: &Sg| {
-            let local = s.local[0];
-            match s.gs.iter().any(|&g| (g % local) as i32 * 4 > 40) {
-                true => s.all(vec![s.xs.len() as i32]),
-                false => s.all(vec![-1]),
-            }
-        };
+        let (model, by_id) = (any_above_40, any_id_above_40);
         check_all(
             &q,
             &p,
@@ -444,7 +424,7 @@ kernel void shuffle_up_scan(global const int *x, global int *out, int n) {
 #[test]
 fn branches_and_loops_on_the_sub_group_size() {
     let test = "branches_and_loops_on_the_sub_group_size";
-    in_child(test, &FINDING_ENV, || {
+    common::in_child_with(test, &FINDING_ENV, || {
         let q = common::queue();
         let p = build(&q, SIZE_SRC, "");
         let size_branch = |s: &Sg| {

@@ -128,7 +128,7 @@ kernel void group_return(global const int *x, global int *out, int n) {
 #[test]
 fn helpers_macros_variants_and_uniform_flow() {
     let test = "helpers_macros_variants_and_uniform_flow";
-    in_child(test, &[], || {
+    common::in_child_with(test, &[], || {
         let q = common::queue();
         let p = build(&q, SHAPES_SRC, "-DUSE_SCAN -DFACTOR=3");
         let sum = |v: &[i32]| v.iter().sum::<i32>();
@@ -256,7 +256,7 @@ kernel void s16_3x3(global const int *x, global int *out, int n) { BODY }
 #[test]
 fn required_sizes_with_required_work_group_sizes() {
     let test = "required_sizes_with_required_work_group_sizes";
-    in_child(test, &[], || {
+    common::in_child_with(test, &[], || {
         let q = common::queue();
         let p = build(&q, REQD_SRC, "");
         let mut bad = Vec::new();
@@ -343,7 +343,7 @@ kernel void member(global const int *x, global int *out, int n) {
 #[test]
 fn writes_between_a_vote_and_its_collective() {
     let test = "writes_between_a_vote_and_its_collective";
-    in_child(test, &[], || {
+    common::in_child_with(test, &[], || {
         let q = common::queue();
         let d = q.device();
         let p = build(&q, WRITES_SRC, "");
