@@ -362,3 +362,87 @@ fn plain_ranges_of_shape_dependent_kernels_keep_the_drivers_shape() {
         assert_eq!(b.read(&q).unwrap(), want, "n {n}, local {l}");
     }
 }
+
+/// A user macro named like `get_global_id` changes the user's uses only: the guard of the
+/// rounded variant (here over the last of 8 work-groups of 8 for a range of 61) still compares
+/// the real global id with the user's range. It compared the local id, so 64 work-items ran.
+const REDEFINED_ID: &str = r#"
+#define get_global_id(d) get_local_id(d)
+kernel __attribute__((reqd_work_group_size(8, 1, 1)))
+void lanes(global int *hits, global int *count) {
+    atomic_inc(&hits[get_global_id(0)]);
+    atomic_inc(count);
+}
+"#;
+
+/// Runs `lanes` of `src` (built with `options`) over `n` work-items: per lane, how many
+/// work-items of that local id ran, then how many ran; or the launch's error.
+fn run_lanes(q: &Queue, src: &str, options: &str, n: usize) -> clgroups::Result<Vec<i32>> {
+    let p = Program::builder(src).options(options).build(q)?;
+    let k = p.kernel("lanes")?;
+    let (hits, count) = (
+        Buffer::from_slice(q, &[0; 8])?,
+        Buffer::from_slice(q, &[0])?,
+    );
+    // SAFETY: `lanes` writes hits[local id] (below 8, its work-group size) and count[0].
+    unsafe { k.launch().arg(&hits).arg(&count).range(n) }?.wait()?;
+    Ok([hits.read(q)?, count.read(q)?].concat())
+}
+
+#[test]
+fn user_macros_named_like_work_item_queries_leave_the_guard_alone() {
+    let q = common::queue();
+    let got = run_lanes(&q, REDEFINED_ID, "", 61).unwrap();
+    assert_eq!(got, [8, 8, 8, 8, 8, 7, 7, 7, 61]);
+    // Defined by a build option, the macro would change the real query too: refused.
+    let bare = REDEFINED_ID.replacen("#define get_global_id(d) get_local_id(d)", "", 1);
+    let e = run_lanes(&q, &bare, "-Dget_global_id(d)=get_local_id(d)", 61).unwrap_err();
+    assert!(e.to_string().contains("`get_global_id`"), "{e}");
+    let got = run_lanes(&q, &bare, "-Dget_global_id(d)=get_local_id(d)", 64).unwrap();
+    assert_eq!(got, [8, 8, 8, 8, 8, 8, 8, 8, 64]);
+}
+
+/// A source that defines a query the rounded variants define runs unrounded: the variants'
+/// definition replaced the user's (`size` wrote 7727, not 5) and their `#undef` removed it for
+/// the kernels after them. So does a program whose build options define one (a `-D` changes
+/// the declaration of the built-in in PoCL's header too: it must stay a function's).
+#[test]
+fn sources_defining_a_rounded_query_run_unrounded() {
+    let body = "kernel void size(global int *o) { o[get_global_id(0)] = get_global_size(0); }\n\
+                kernel void after(global int *o) { o[get_global_id(0)] = get_global_size(0); }";
+    let q = common::queue();
+    let run = |src: &str, options: &str, mode: RoundingMode, kernel: &str, n: usize| {
+        let cfg = config(mode, None, false);
+        let p = Program::builder(src)
+            .options(options)
+            .rounding(cfg)
+            .build(&q)
+            .unwrap();
+        let k = p.kernel(kernel).unwrap();
+        if mode == RoundingMode::On {
+            let why = k.rounding_support().unwrap_err().to_string();
+            assert!(why.contains("`get_global_size`"), "{options}: {why}");
+        }
+        let out = poisoned(&q, n + 64);
+        // SAFETY: the kernels write o[get_global_id(0)], below n; `out` has n + 64.
+        unsafe { k.launch().arg(&out).range(n) }
+            .unwrap()
+            .wait()
+            .unwrap();
+        out.read(&q).unwrap()
+    };
+    for (src, options) in [
+        (format!("#define get_global_size(d) 5\n{body}"), ""),
+        (body.to_string(), "-Dget_global_size(d)=get_local_size(d)"),
+    ] {
+        for (kernel, n) in [("size", 7727), ("after", 4096)] {
+            let out = run(&src, options, RoundingMode::On, kernel, n);
+            let plain = run(&src, options, RoundingMode::Disable, kernel, n);
+            assert_eq!(out, plain, "{kernel} {options:?}");
+            if options.is_empty() {
+                assert!(out[..n].iter().all(|&v| v == 5), "{kernel}");
+            }
+            assert!(out[n..].iter().all(|&v| v == i32::POISON), "{kernel}");
+        }
+    }
+}

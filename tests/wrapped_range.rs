@@ -262,3 +262,29 @@ fn two_dimensional_ranges_are_guarded_in_both_dimensions() {
         }
     }
 }
+
+/// The wrapper's guard is written after the user's code: a user macro named like
+/// `get_global_id` changed it (it compared local ids with the range, so all 64 work-items of a
+/// range of 61 ran); it now compares the real global id.
+#[test]
+fn user_macros_named_like_work_item_queries_leave_the_wrapper_alone() {
+    let src = "#define get_global_id(d) get_local_id(d)\n#if RELAX == 1\n__kernel\n#else\n\
+               __kernel __attribute__((reqd_work_group_size(8, 1, 1)))\n#endif\n\
+               void lanes(global int *hits, global int *count) {\n\
+               atomic_inc(&hits[get_global_id(0)]);\n  atomic_inc(count);\n}\n";
+    let q = common::queue();
+    let p = Program::builder(src).build(&q).unwrap();
+    let k = p.kernel("lanes").unwrap();
+    assert!(k.rounding_support().is_err(), "the wrapper runs it");
+    let (hits, count) = (
+        Buffer::from_slice(&q, &[0; 8]).unwrap(),
+        Buffer::from_slice(&q, &[0]).unwrap(),
+    );
+    // SAFETY: `lanes` writes hits[local id] (below 8, its work-group size) and count[0].
+    unsafe { k.launch().arg(&hits).arg(&count).range(61) }
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(hits.read(&q).unwrap(), [8, 8, 8, 8, 8, 7, 7, 7]);
+    assert_eq!(count.read(&q).unwrap(), [61]);
+}

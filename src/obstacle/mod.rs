@@ -125,7 +125,7 @@ pub enum Obstacle {
     /// The source includes a header clgroups does not read.
     UnreadInclude(String),
     /// The source or a build option defines a macro named like the work-item built-in
-    /// `0`, which the partitioned variants define or call.
+    /// `0`, which clgroups' variants (rounded, partitioned) define or call.
     DefinesQuery(String),
     /// Root-launch variants run over exact ranges.
     RootVariant,
@@ -486,7 +486,7 @@ impl fmt::Display for Obstacle {
             }
             Obstacle::DefinesQuery(q) => write!(
                 f,
-                "a macro named `{q}` would change the partitioned variants' own `{q}`"
+                "a macro named `{q}` would change the `{q}` of clgroups' variants"
             ),
             Obstacle::RootVariant => {
                 f.write_str("root-launch variants are launched over exact ND-ranges")

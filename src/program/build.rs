@@ -110,6 +110,8 @@ impl KernelChoices {
             Err(Obstacle::TakesScratch)
         } else if rounding.mode == RoundingMode::Disable {
             Err(Obstacle::RoundingDisabled)
+        } else if let Some(why) = transform::rounded_option_query(&b.options) {
+            Err(why)
         } else {
             match facts.rounding_obstacles.get(&k.name).cloned().flatten() {
                 Some(why) => Err(why),

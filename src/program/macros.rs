@@ -3,7 +3,7 @@
 use super::build::{derived_geometry, prelude};
 use super::{polyfill, ProgramBuilder};
 use crate::queue::Queue;
-use crate::transform::{self, pp_eval::PpState, SourceFacts};
+use crate::transform::{self, pp_eval::PpState, BuildOption, SourceFacts};
 
 /// The macros a build's text starts with, as far as clgroups can tell them (see
 /// [`transform::pp_eval`]): the device's extensions and OpenCL C features
@@ -41,23 +41,21 @@ pub(super) fn compiler_macros(queue: &Queue, b: &ProgramBuilder, facts: &SourceF
             &v.to_string(),
         );
     }
-    let mut words = b.options.split_whitespace();
-    while let Some(w) = words.next() {
-        let (flag, arg) = match w {
-            "-D" | "-U" => (w, words.next().unwrap_or_default()),
-            _ if w.starts_with("-D") || w.starts_with("-U") => w.split_at(2),
-            _ => {
+    for o in transform::build_options(&b.options) {
+        match o {
+            BuildOption::Undefine(name) => st.undefine(name),
+            // A function-like macro's value is not known to `#if`s (only that it is defined).
+            BuildOption::Define { name, params, .. } if !params.is_empty() => st.forget(name),
+            BuildOption::Define { name, value, .. } => match value.unwrap_or("1") {
+                v if v.contains(['"', '\'']) => st.forget(name),
+                v => st.define(name, v),
+            },
+            BuildOption::Other(w) => {
                 if let Some(v) = w.strip_prefix("-cl-std=CL").and_then(version) {
                     st.define("__OPENCL_C_VERSION__", &v.to_string());
                 }
-                continue;
             }
-        };
-        let (name, value) = arg.split_once('=').unwrap_or((arg, "1"));
-        match flag {
-            "-U" => st.undefine(name),
-            _ if value.contains(['"', '\'']) => st.forget(name),
-            _ => st.define(name, value),
+            BuildOption::IncludePath(_) | BuildOption::Include(_) => {}
         }
     }
     let mut text = prelude(device, 0);

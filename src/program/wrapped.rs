@@ -78,7 +78,8 @@ impl Program {
         }
         build_cached(
             self.queue(),
-            &format!("{source}\n{wrapper}"),
+            // The wrapper's guard calls the real queries, bound before the user's code.
+            &transform::with_real_queries(format!("{source}\n{wrapper}")),
             &self.inner.options,
         )
         .map_err(|e| Obstacle::WrapperBuild(Box::new(e)))

@@ -25,6 +25,7 @@
 //! any buffer and an out-of-bounds read gives the guard's canary (`0` for a buffer without a
 //! guard: element 0 then takes the access).
 
+use super::queries::with_real_queries;
 use super::rounded::{self, line_of};
 use super::source::{KernelDecl, Kind, Param, Scanned};
 use super::variant::VariantKind;
@@ -355,12 +356,16 @@ pub(crate) fn with_checked_variants_on(
     round: &[String],
 ) -> Result<String> {
     let src = scanned.src;
+    let mut rounded = false;
     let out = rounded::with_variants(src, kernels, true, |out, _, k| {
         if round.contains(&k.name) {
+            rounded = true;
             write_checked_rounded(out, scanned, k);
         }
         write_checked(out, scanned, k);
     })?;
+    // Rounded variants call the real queries (see `super::queries`).
+    let out = if rounded { with_real_queries(out) } else { out };
     log::debug!(
         "wrote checked variants of {} kernel(s) (rounded too: {round:?})",
         kernels.len()

@@ -22,7 +22,9 @@
 //!   record ([`Violation`]).
 //!
 //! Inside: `lex` (tokens, brackets), `source` (the scanner), `layer` (layer use, scratch
-//! threading; `macro_scratch` inside `#define` replacement lists), `rounded`, `checked`, `partitioned`, `wrapper` (variants), `access` (index proofs),
+//! threading; `macro_scratch` inside `#define` replacement lists), `rounded`, `checked`,
+//! `partitioned`, `wrapper` (variants), `queries` (the built-ins the variants call, bound
+//! before the user's code), `options` (build options), `access` (index proofs),
 //! `footprint` (what each buffer parameter's accesses reach, as formulas), `headers`, `polyfill`,
 //! `build_log`; `pp_eval` (the `#if` decisions a build's macros make).
 
@@ -45,12 +47,14 @@ mod lex;
 mod lockstep;
 mod macro_scratch;
 mod nu_mask;
+mod options;
 #[cfg_attr(not(feature = "scaling"), allow(dead_code))] // the variants are the scaling's
 mod partitioned;
 mod passed;
 mod pipeline;
 mod polyfill;
 pub(crate) mod pp_eval;
+mod queries;
 mod rounded;
 mod sg_uniform;
 mod source;
@@ -66,11 +70,15 @@ pub(crate) use access::{own_id_index, IdIndex};
 pub(crate) use checked::{checked_pointers, Violation, CHECK_WORDS};
 pub(crate) use facts::{barrier_collectives, SourceFacts};
 pub(crate) use headers::inline_includes;
+pub(crate) use options::{parse as build_options, BuildOption};
 #[cfg(feature = "scaling")]
 pub(crate) use partitioned::{is_global_pointer, option_query, whole_launch_obstacle};
 pub(crate) use pipeline::{read as read_source, Source};
 pub(crate) use polyfill::{prelude as polyfill_prelude, probe_source as polyfill_probe};
-pub(crate) use rounded::{rounding_obstacle, shape_dependence, EXTRA_PARAM_COUNT};
+pub(crate) use queries::with_real_queries;
+pub(crate) use rounded::{
+    rounded_option_query, rounding_obstacle, shape_dependence, EXTRA_PARAM_COUNT,
+};
 pub use source::SubGroupSizeAttr;
 pub(crate) use source::{KernelDecl, Scanned};
 pub(crate) use variant::{is_generated, probe_canary, VariantKind};

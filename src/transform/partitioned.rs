@@ -45,6 +45,7 @@
 //! [`super::rounded`], so messages point to the original lines.
 
 use super::checked::{self, CHECK_HELPER};
+use super::queries::{self, with_real_queries};
 use super::rounded::{first_use, rounding_obstacle, DEFINES, GUARD, UNDEFS};
 use super::source::{KernelDecl, Param, Scanned};
 use super::variant::VariantKind;
@@ -83,23 +84,12 @@ pub(crate) fn with_partitioned_variants_on(
         "wrote partitioned variants of {} kernel(s) (checked: {checked})",
         kernels.len()
     );
-    let check = if checked {
-        format!("{CHECK_HELPER}\n")
-    } else {
-        String::new()
+    let out = match checked {
+        true => format!("{CHECK_HELPER}\n#line 1\n{out}"),
+        false => out,
     };
-    Ok(format!("{REAL_QUERIES}\n{check}#line 1\n{out}"))
+    Ok(with_real_queries(out))
 }
-
-/// The work-item built-ins the variants' own definitions call, bound before the user's code:
-/// a user macro of the same name changes the user's uses only.
-const REAL_QUERIES: &str = "size_t clg_real_global_id(uint clg_d) { \
-                            return get_global_id(clg_d); }\n\
-                            size_t clg_real_local_size(uint clg_d) { \
-                            return get_local_size(clg_d); }";
-
-/// The work-item built-ins [`REAL_QUERIES`] calls.
-const CALLED: &[&str] = &["get_global_id", "get_local_size"];
 
 /// The work-item built-ins the variants `#define` around themselves (and `#undef` after).
 const DEFINED: &[&str] = &[
@@ -111,31 +101,15 @@ const DEFINED: &[&str] = &[
 ];
 
 /// Why no partitioned variants are written for `scanned`: it `#define`s a work-item built-in
-/// the variants define themselves (the variants' definition would replace the user's).
+/// the variants define themselves ([`queries::defined_query`]).
 pub(crate) fn defined_query(scanned: &Scanned<'_>) -> Option<Obstacle> {
-    let defined = DEFINED.iter().find(|q| scanned.macros.contains_key(**q));
-    defined.map(|q| Obstacle::DefinesQuery(q.to_string()))
+    queries::defined_query(scanned, DEFINED)
 }
 
 /// Why no partitioned variants are written under build `options`: a `-D` defines a work-item
-/// built-in the variants define or call (it would change [`REAL_QUERIES`] too).
+/// built-in the variants define or call ([`queries::option_query`]).
 pub(crate) fn option_query(options: &str) -> Option<Obstacle> {
-    let mut words = options.split_whitespace();
-    while let Some(w) = words.next() {
-        let Some(rest) = w.strip_prefix("-D") else {
-            continue;
-        };
-        let rest = if rest.is_empty() {
-            words.next().unwrap_or("")
-        } else {
-            rest
-        };
-        let name = super::lex::leading_word(rest).0;
-        if DEFINED.contains(&name) || CALLED.contains(&name) {
-            return Some(Obstacle::DefinesQuery(name.to_string()));
-        }
-    }
-    None
+    queries::option_query(options, DEFINED)
 }
 
 /// Why kernel `k` of `src` cannot run split over several devices, or `None`: a function it
@@ -152,13 +126,12 @@ pub(crate) fn whole_launch_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Op
 
 /// The whole-launch queries of a variant, as `#define`s (see the module docs).
 fn whole_defines() -> String {
-    let user = DEFINES.replace("clg_user_", "clg_whole_");
     format!(
         "{}\n#define get_num_groups(clg_d) ((get_global_size(clg_d) + clg_real_local_size(clg_d) \
          - 1) / clg_real_local_size(clg_d))\n\
          #define get_group_id(clg_d) ((clg_real_global_id(clg_d) - get_global_offset(clg_d)) / \
          clg_real_local_size(clg_d))",
-        user.replace("get_global_id(", "clg_real_global_id(")
+        DEFINES.replace("clg_user_", "clg_whole_")
     )
 }
 
@@ -231,7 +204,7 @@ fn parameters(k: &KernelDecl, checked: bool) -> String {
 
 /// The first statement of guarded variants.
 fn guard() -> String {
-    (GUARD.replace("clg_user_", "clg_whole_")).replace("get_global_id(", "clg_real_global_id(")
+    GUARD.replace("clg_user_", "clg_whole_")
 }
 
 /// Writes `k`'s partitioned variant, or its guarded one when `guard` is given.
@@ -286,6 +259,7 @@ fn instrumented(scanned: &Scanned, k: &KernelDecl) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::queries::REAL_QUERIES;
     use super::*;
 
     #[test]
@@ -412,7 +386,8 @@ mod tests {
     fn checked_variants_check_every_subscript() {
         let src = "kernel void k(global int *y, global const int *ix, uint n) {\n  size_t i = get_global_id(0);\n  y[ix[i]] = y[i + 1] + n;\n}\n";
         let out = with_partitioned_variants(src, &scan_kernels(src).unwrap(), true).unwrap();
-        assert!(out.starts_with(&format!("{REAL_QUERIES}\n{CHECK_HELPER}\n#line 1\n")));
+        let start = format!("{REAL_QUERIES}\n#line 1\n{CHECK_HELPER}\n#line 1\n");
+        assert!(out.starts_with(&start));
         // Bounds in bytes, as pointees wholly held (the first rounded up).
         const IX: &str = "(clg_lo_ix + sizeof(*ix) - 1) / sizeof(*ix)";
         const Y: &str = "(clg_lo_y + sizeof(*y) - 1) / sizeof(*y)";

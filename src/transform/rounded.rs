@@ -21,14 +21,19 @@
 //! * Their parameters are `k`'s, plus six trailing ones: `const ulong clg_user_size0..2`, the
 //!   user's global range in OpenCL order padded with 1, then `const ulong clg_user_offset0..2`,
 //!   the user's global offset (0 when none).
-//! * The guard is
-//!   `if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || ... (1) ... || ... (2) ...) return;`.
+//! * The guard is `if (clg_real_global_id(0) - clg_user_offset0 >= clg_user_size0 || ...
+//!   (1) ... || ... (2) ...) return;`, where `clg_real_global_id` calls the real
+//!   `get_global_id` from before the user's code ([`super::queries`]: the text then starts
+//!   with it), so that a user macro named `get_global_id` changes the user's uses only.
 //! * Then comes `k`'s body, copied. Inside it (and in macros it expands), `get_global_size(d)`
 //!   reports the user's range (1 for `d >= 3`, as OpenCL does), `get_global_offset(d)` the
 //!   user's offset, and `get_global_linear_id()` is
 //!   `((id2 - off2) * u1 + (id1 - off1)) * u0 + (id0 - off0)` over the user's range `u` and
-//!   offset `off`. All three are function-like `#define`s placed right before the copied body
-//!   and `#undef`ed right after it, so code outside the variant is unaffected.
+//!   offset `off` (`id` the real global id). All three are function-like `#define`s placed right
+//!   before the copied body and `#undef`ed right after it, so code outside the variant is
+//!   unaffected; a source that `#define`s one of them gets no rounded variants, and neither
+//!   does a program whose build options define one of them or `get_global_id`
+//!   ([`Obstacle::DefinesQuery`]: its kernels run as written).
 //! * Not changed: `get_global_id` (so indexing is exactly as in the unrounded launch),
 //!   `get_work_dim`, and `get_num_groups`, `get_local_size`, `get_enqueued_local_size`,
 //!   `get_group_id`, `get_local_id` and `get_local_linear_id`, which describe the real launch.
@@ -50,6 +55,7 @@
 //! An early return makes the last work-group and sub-group partial, which breaks barriers,
 //! collectives and local memory. [`rounding_obstacle`] says why a kernel must run unrounded.
 
+use super::queries::{defined_query, with_real_queries};
 use super::source::{FunctionDef, KernelDecl, Kind, Scanned};
 use super::variant::VariantKind;
 use crate::builtins::{self, Flags};
@@ -59,9 +65,9 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 /// The guard, the first statement of the rounded variant.
-pub(crate) const GUARD: &str = "if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
-get_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
-get_global_id(2) - clg_user_offset2 >= clg_user_size2) return;";
+pub(crate) const GUARD: &str = "if (clg_real_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
+clg_real_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
+clg_real_global_id(2) - clg_user_offset2 >= clg_user_size2) return;";
 
 /// The trailing parameters of every variant: the user's range and offset.
 pub(crate) const EXTRA_PARAMS: &str =
@@ -84,16 +90,30 @@ pub(crate) const DEFINES: &str =
 (clg_d) == 1 ? (size_t)clg_user_size1 : (clg_d) == 2 ? (size_t)clg_user_size2 : (size_t)1)
 #define get_global_offset(clg_d) ((clg_d) == 0 ? (size_t)clg_user_offset0 : \
 (clg_d) == 1 ? (size_t)clg_user_offset1 : (clg_d) == 2 ? (size_t)clg_user_offset2 : (size_t)0)
-#define get_global_linear_id() ((((size_t)(get_global_id(2) - clg_user_offset2) * \
-(size_t)clg_user_size1 + (size_t)(get_global_id(1) - clg_user_offset1)) * \
-(size_t)clg_user_size0 + (size_t)(get_global_id(0) - clg_user_offset0)))";
+#define get_global_linear_id() ((((size_t)(clg_real_global_id(2) - clg_user_offset2) * \
+(size_t)clg_user_size1 + (size_t)(clg_real_global_id(1) - clg_user_offset1)) * \
+(size_t)clg_user_size0 + (size_t)(clg_real_global_id(0) - clg_user_offset0)))";
 
 pub(crate) const UNDEFS: &str =
     "#undef get_global_size\n#undef get_global_offset\n#undef get_global_linear_id";
 
+/// The work-item built-ins [`DEFINES`] defines (and [`UNDEFS`] undefines).
+pub(crate) const DEFINED: &[&str] = &[
+    "get_global_size",
+    "get_global_offset",
+    "get_global_linear_id",
+];
+
+/// Why no kernel of a program built with `options` may be rounded: a `-D` defines a query
+/// [`DEFINES`] defines or [`GUARD`] calls ([`super::queries::option_query`]).
+pub(crate) fn rounded_option_query(options: &str) -> Option<Obstacle> {
+    super::queries::option_query(options, DEFINED)
+}
+
 /// Why kernel `k` of `src` must not be rounded, or `None` when it may be.
 ///
-/// Refused: `local` pointer parameters; and, in the body, in functions it calls (found in `src`)
+/// Refused: every kernel of a source that `#define`s a query [`DEFINES`] defines;
+/// `local` pointer parameters; and, in the body, in functions it calls (found in `src`)
 /// and in `#define`d macros it uses, transitively: `barrier`, `*_barrier`, `work_group_*`,
 /// `async_work_group_*`, `wait_group_events`, anything containing `sub_group`/`subgroup`
 /// (`sub_group_*`, `get_sub_group_*`, `intel_sub_group_*`, ...), the layer's `sg_*`, the
@@ -101,7 +121,7 @@ pub(crate) const UNDEFS: &str =
 /// work-group size keeps the shape). Also refused: a called function that uses `get_global_size`, `get_global_offset` or
 /// `get_global_linear_id` (it would see the launched range). Comments and literals are ignored.
 pub(crate) fn rounding_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obstacle> {
-    let reason = obstacle(scanned, k);
+    let reason = defined_query(scanned, DEFINED).or_else(|| obstacle(scanned, k));
     if let Some(r) = &reason {
         log::debug!("not rounding kernel `{}`: {r}", k.name);
     }
@@ -282,12 +302,16 @@ pub fn with_rounded_variants(
     kernels: &[KernelDecl],
     keep_original: bool,
 ) -> Result<String> {
-    let out = with_variants(src, kernels, keep_original, write_variant)?;
+    let mut wrote = false;
+    let out = with_variants(src, kernels, keep_original, |out, src, k| {
+        wrote = true;
+        write_variant(out, src, k);
+    })?;
     log::debug!(
         "wrote rounded variants of {} kernel(s) (keep originals: {keep_original})",
         kernels.len()
     );
-    Ok(out)
+    Ok(if wrote { with_real_queries(out) } else { out })
 }
 
 /// `src` with `write(out, src, k)` called right after each kernel `k` of `kernels` (which
@@ -445,7 +469,8 @@ mod examples {
         let src =
             "kernel void fill(global int* o) {\n  o[get_global_id(0)] = get_global_size(0);\n}\n";
         let out = with_rounded_variants(src, &scan_kernels(src).unwrap(), true).unwrap();
-        assert!(out.starts_with(src.trim_end()));
+        // The real queries first (see `super::queries`), then the source.
+        assert!(out.contains(&format!("#line 1\n{}", src.trim_end())));
         assert!(out
             .contains("kernel void fill__clg_rounded(global int* o, const ulong clg_user_size0, "));
         assert_eq!(scan_kernels(&out).unwrap().len(), 3);

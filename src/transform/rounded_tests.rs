@@ -1,6 +1,12 @@
 //! Tests of [`super`]: rounded and sized variants, obstacles and guards.
 use super::*;
+use crate::transform::queries::REAL_QUERIES;
 use crate::transform::source::scan_kernels;
+
+/// What every text with variants starts with: the real queries, then the user's line 1.
+fn real() -> String {
+    format!("{REAL_QUERIES}\n#line 1\n")
+}
 
 fn rounded(src: &str, keep: bool) -> String {
     with_rounded_variants(src, &scan_kernels(src).unwrap(), keep).unwrap()
@@ -16,11 +22,13 @@ fn one_dimensional_variant_exact_text() {
     let src = "// fill\nkernel void fill(global int* o) {\n  o[get_global_id(0)] = get_global_size(0);\n} // end\nint after;\n";
     let body = "\n  o[get_global_id(0)] = get_global_size(0);\n";
     let expected = format!(
-        "// fill\nkernel void fill(global int* o) {{\n  o[get_global_id(0)] = get_global_size(0);\n}}\
+        "{}// fill\nkernel void fill(global int* o) {{\n  \
+         o[get_global_id(0)] = get_global_size(0);\n}}\
          \n#line 2\nkernel void fill__clg_rounded(global int* o, {EXTRA_PARAMS}) {{\
          \n{GUARD}\n{DEFINES}\n#line 2\n{body}\n{UNDEFS}\n}}\n#line 4\n\
          \n#line 2\nkernel void fill__clg_sized(global int* o, {EXTRA_PARAMS}) {{\
-         \n\n{DEFINES}\n#line 2\n{body}\n{UNDEFS}\n}}\n#line 4\n // end\nint after;\n"
+         \n\n{DEFINES}\n#line 2\n{body}\n{UNDEFS}\n}}\n#line 4\n // end\nint after;\n",
+        real()
     );
     assert_eq!(rounded(src, true), expected);
 }
@@ -29,9 +37,9 @@ fn one_dimensional_variant_exact_text() {
 fn key_lines_are_as_documented() {
     assert_eq!(
         GUARD,
-        "if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
-         get_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
-         get_global_id(2) - clg_user_offset2 >= clg_user_size2) return;"
+        "if (clg_real_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
+         clg_real_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
+         clg_real_global_id(2) - clg_user_offset2 >= clg_user_size2) return;"
     );
     assert!(DEFINES.starts_with("#define get_global_size(clg_d) ((clg_d) == 0 ? "));
     assert!(DEFINES.contains("\n#define get_global_offset(clg_d) ("));
@@ -50,7 +58,8 @@ fn three_dimensional_variant_without_parameters_and_with_attributes() {
         )
     };
     let expected = format!(
-        "{}{}\n",
+        "{}{}{}\n",
+        real(),
         one("vol__clg_rounded", GUARD),
         one("vol__clg_sized", "")
     );
@@ -103,7 +112,8 @@ fn several_kernels_keep_and_force() {
     // Only the kernels passed in are rounded.
     let only_b = &scan_kernels(src).unwrap()[1..];
     let out = with_rounded_variants(src, only_b, false).unwrap();
-    assert!(out.starts_with("kernel void a(global int* x) { x[0] = 1; }\n"));
+    let user = out.strip_prefix(&real()).unwrap();
+    assert!(user.starts_with("kernel void a(global int* x) { x[0] = 1; }\n"));
     assert_eq!(scan_kernels(&out).unwrap().len(), 3);
 }
 
@@ -115,9 +125,50 @@ fn line_directives_restore_original_numbering() {
     // rounded and sized variant of `a`, then of `b`
     let a = ["#line 1", "#line 2", "#line 4"];
     let b = ["#line 6", "#line 6", "#line 6"];
-    assert_eq!(directives, [a, a, b, b].concat());
+    assert_eq!(directives, [&["#line 1"][..], &a, &a, &b, &b].concat());
     // The text after the last directive continues original line 6.
     assert!(out.ends_with("}\n#line 6\n\n"));
+}
+
+/// A user macro named like `get_global_id` changes the user's uses only: the guard and the
+/// variants' definitions call `clg_real_global_id`, defined before the user's code (they
+/// called `get_global_id`, so the guard compared local ids with the user's range).
+#[test]
+fn user_macros_do_not_change_the_guard() {
+    let src = "#define get_global_id(d) get_local_id(d)\n\
+               kernel void k(global int *y) { y[get_global_id(0)] = 1; }\n";
+    assert_eq!(obstacle_of(src, 0), None);
+    let out = rounded(src, true);
+    assert!(out.starts_with(&format!("{}#define get_global_id", real())));
+    let variants = &out[out.find("k__clg_rounded").unwrap()..];
+    let ours = variants
+        .lines()
+        .filter(|l| l.starts_with("if (") || l.starts_with("#define"));
+    assert_eq!(ours.clone().count(), 1 + 2 * 3);
+    for l in ours {
+        assert!(!l.contains("get_global_id("), "{l}");
+    }
+    // No variants, no helpers.
+    assert_eq!(with_rounded_variants(src, &[], true).unwrap(), src);
+    // A source defining a query the variants define: no kernel of it is rounded.
+    let src = "#define get_global_offset(d) 0\nkernel void k(global int *y) { y[0] = 1; }\n\
+               kernel void m(global int *y) { y[1] = 1; }";
+    let why = "a macro named `get_global_offset` would change the `get_global_offset` of \
+               clgroups' variants";
+    assert_eq!(obstacle_of(src, 0).as_deref(), Some(why));
+    assert_eq!(obstacle_of(src, 1).as_deref(), Some(why));
+    // Build options: the queries the variants define or call, in either spelling.
+    for (options, name) in [
+        ("-D get_global_linear_id()=0", "get_global_linear_id"),
+        ("-Dget_global_id(d)=get_local_id(d)", "get_global_id"),
+    ] {
+        let why = Obstacle::DefinesQuery(name.into());
+        assert_eq!(rounded_option_query(options), Some(why), "{options}");
+    }
+    assert_eq!(
+        rounded_option_query("-Dget_num_groups(d)=1 -DN=get_global_id(0)"),
+        None
+    );
 }
 
 #[test]

@@ -23,6 +23,7 @@
 //! [`wrap_obstacle`] allows only kernels whose body, called functions and macros ask nothing
 //! whose answer a launch rounded up to whole work-groups changes.
 
+use super::options::{self, BuildOption};
 use super::rounded::{self, first_use, EXTRA_PARAMS, GUARD};
 use super::source::{KernelDecl, Scanned};
 use super::variant::VariantKind;
@@ -66,21 +67,35 @@ pub(crate) fn wrap_obstacle(scanned: &Scanned<'_>, k: &KernelDecl) -> Option<Obs
 }
 
 /// Why code the scanner did not read could make a wrapped kernel see the rounded-up range: a
-/// build option's macro (`-D STRIDE=get_global_size(0)`) naming what [`wrap_obstacle`] refuses,
-/// an include path or forced include in `options`, or an `#include` of a header other than
-/// clgroups' own (`includes`: what the source's include directives name,
-/// [`SourceFacts::includes`](super::SourceFacts)). `None` when there is none.
+/// build option's macro (`-D STRIDE=get_global_size(0)`, its name or value) naming what
+/// [`wrap_obstacle`] refuses, or defining a query the wrapper's guard calls
+/// ([`super::queries::option_query`]), an include path or forced include in `options`, or an
+/// `#include` of a header other than clgroups' own (`includes`: what the source's include
+/// directives name, [`SourceFacts::includes`](super::SourceFacts)). `None` when there is none.
 pub(crate) fn unseen_code(includes: &[String], options: &str) -> Option<Obstacle> {
-    if let Some(used) = super::lex::words(options).find_map(|w| {
+    let defined = options::parse(options).filter_map(|o| match o {
+        BuildOption::Define {
+            name,
+            params,
+            value,
+        } => Some([name, params, value.unwrap_or("")]),
+        _ => None,
+    });
+    let mut words = defined.flat_map(|texts| texts.into_iter().flat_map(super::lex::words));
+    if let Some(used) = words.find_map(|w| {
         let kind = rounded::forbidden(w, true).or_else(|| launch_query(w, true));
         kind.map(|kind| Use::new(w, kind))
     }) {
         return Some(Obstacle::BuildOption(used));
     }
-    if let Some(opt) = options
-        .split_whitespace()
-        .find(|o| o.starts_with("-I") || *o == "-include")
-    {
+    if let Some(why) = super::queries::option_query(options, &[]) {
+        return Some(why);
+    }
+    if let Some(opt) = options::parse(options).find_map(|o| match o {
+        BuildOption::IncludePath(_) => Some("-I"),
+        BuildOption::Include(_) => Some("-include"),
+        _ => None,
+    }) {
         return Some(Obstacle::UnreadOption(opt.to_string()));
     }
     (includes.iter())
@@ -229,9 +244,9 @@ mod tests {
              __global real* clg_arg5, int clg_arg6, int clg_arg7, \
              const ulong clg_user_size0, const ulong clg_user_size1, const ulong clg_user_size2, \
              const ulong clg_user_offset0, const ulong clg_user_offset1, const ulong clg_user_offset2) {\n    \
-             if (get_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
-             get_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
-             get_global_id(2) - clg_user_offset2 >= clg_user_size2) return;\n    \
+             if (clg_real_global_id(0) - clg_user_offset0 >= clg_user_size0 || \
+             clg_real_global_id(1) - clg_user_offset1 >= clg_user_size1 || \
+             clg_real_global_id(2) - clg_user_offset2 >= clg_user_size2) return;\n    \
              Xaxpy(clg_arg0, clg_arg1, clg_arg2, clg_arg3, clg_arg4, clg_arg5, clg_arg6, clg_arg7);\n}\n"
         );
     }
@@ -297,6 +312,31 @@ mod tests {
         assert!(why(src, "-DSTRIDE=get_global_size(0)").contains("`get_global_size`"));
         assert!(why(src, "-D SYNC=barrier(1)").contains("`barrier`"));
         assert!(why(src, "-I /opt/clblast").contains("`-I`"));
+        // Every spelling of the options that bring code: `-D` with its argument in the same
+        // word (read as the word `Dget_group_id` before), or the next.
+        for (options, cause) in [
+            ("-Dget_group_id(d)=0", "`get_group_id`"),
+            ("-D get_group_id(d)=0", "`get_group_id`"),
+            ("-DSYNC=barrier(1)", "`barrier`"),
+            (
+                "-DSYNC(x)=work_group_reduce_add(x)",
+                "`work_group_reduce_add`",
+            ),
+            ("-Dget_global_id(d)=get_local_id(d)", "`get_global_id`"),
+            ("-D get_global_id", "`get_global_id`"),
+            ("-Iinclude", "`-I`"),
+            ("-include clblast.h", "`-include`"),
+            ("-includeclblast.h", "`-include`"),
+        ] {
+            assert!(
+                why(src, options).contains(cause),
+                "{options}: {}",
+                why(src, options)
+            );
+        }
+        for options in ["-UN", "-U get_group_id", "-DN -cl-std=CL2.0", "-D N=4"] {
+            assert_eq!(unseen_code(src, options), None, "{options}");
+        }
         let inc = format!("#  include \"common.h\"\n{src}");
         assert!(why(&inc, "").contains("`common.h`"));
     }
